@@ -1,0 +1,95 @@
+"""What a loader produces for one source file: objects, comments and parse problems."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from linter.model.position import Span
+from linter.model.tree import YMap
+
+K8S = "k8s"
+DOCKERFILE = "dockerfile"
+SHELL = "shell"
+
+
+@dataclass(frozen=True, slots=True)
+class Comment:
+    """A comment's text (without the leading ``#``) and its 1-based position.
+
+    ``own_line`` is true when nothing but white space precedes the comment on its line: such a
+    directive also governs the next line that is not blank or a comment (``next_line``).
+    """
+
+    line: int
+    col: int
+    text: str
+    own_line: bool = False
+    next_line: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ParseIssue:
+    """A problem the loader met: becomes an SCH001 finding at ``span``."""
+
+    span: Span
+    message: str
+
+
+@dataclass(slots=True)
+class K8sObject:
+    """One Kubernetes object: a YAML document, or one item of a ``kind: List``."""
+
+    api_version: str
+    kind: str
+    name: str
+    namespace: str  # "" when the manifest names none (cluster-scoped or default namespace)
+    body: YMap
+    path: str  # display path of the file it came from
+    doc_index: int  # 0-based document index in the file
+    node_path: tuple[str | int, ...] = ()  # where ``body`` sits in its document (List items)
+
+    @property
+    def metadata(self) -> YMap:
+        meta = self.body.get("metadata")
+        return meta if isinstance(meta, YMap) else YMap(self.body.span)
+
+    @property
+    def labels(self) -> dict[str, Any]:
+        labels = self.metadata.get("labels")
+        return labels if isinstance(labels, dict) else {}
+
+    @property
+    def annotations(self) -> dict[str, Any]:
+        annotations = self.metadata.get("annotations")
+        return annotations if isinstance(annotations, dict) else {}
+
+    @property
+    def group(self) -> str:
+        return self.api_version.rpartition("/")[0] if "/" in self.api_version else ""
+
+    @property
+    def ref(self) -> tuple[str, str, str]:
+        return (self.kind, self.namespace, self.name)
+
+    @property
+    def span(self) -> Span:
+        """Where the object starts: its ``kind:`` key (the line a reader looks for)."""
+        return self.body.kspans.get("kind", self.body.span)
+
+    def describe(self) -> str:
+        return f"{self.kind} {self.namespace}/{self.name}" if self.namespace else f"{self.kind} {self.name}"
+
+
+@dataclass(slots=True)
+class Document:
+    """One loaded source file."""
+
+    path: str  # display path: relative to the working folder where possible, with /
+    kind: str  # K8S | DOCKERFILE | SHELL
+    objects: list[K8sObject] = field(default_factory=list)
+    dockerfile: Any = None  # linter.model.docker.Dockerfile
+    shell: Any = None  # linter.model.azcli.ShellScript
+    comments: list[Comment] = field(default_factory=list)
+    errors: list[ParseIssue] = field(default_factory=list)
+    skipped: str | None = None  # why nothing in the file was linted (no apiVersion/kind, ...)

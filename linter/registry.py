@@ -1,0 +1,118 @@
+"""The rule registry: collects ``@rule`` functions from rule packages and validates them.
+
+Rule packages are the built-in ``rules`` package and any distribution that declares an
+``mlops_lint.rules`` entry point (third-party packs, with their own code prefix). Codes follow
+``^[A-Z]{2,4}[0-9]{3}$``, slugs are kebab-case, and a duplicate code or slug fails at load.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from types import ModuleType
+from typing import Iterable
+
+from linter.rule import RuleMeta
+
+CODE_RE = re.compile(r"^[A-Z]{2,4}[0-9]{3}$")
+SLUG_RE = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
+PREFIX_RE = re.compile(r"^[A-Z]{2,4}[0-9]{0,3}$")
+
+
+class RegistryError(Exception):
+    pass
+
+
+@dataclass(frozen=True)
+class Registry:
+    rules: tuple[RuleMeta, ...]  # sorted by code
+
+    @property
+    def by_code(self) -> dict[str, RuleMeta]:
+        return {meta.code: meta for meta in self.rules}
+
+    def get(self, token: str) -> RuleMeta | None:
+        """A rule by code or slug (codes case-insensitive)."""
+        upper = token.strip().upper()
+        for meta in self.rules:
+            if meta.code == upper or meta.name == token.strip().lower():
+                return meta
+        return None
+
+    def resolve(self, token: str) -> list[RuleMeta]:
+        """Rules named by a selector: ``ALL``, a code, a slug or a code prefix (``GPU``, ``GPU00``)."""
+        token = token.strip()
+        upper = token.upper()
+        if upper == "ALL":
+            return list(self.rules)
+        exact = self.get(token)
+        if exact is not None:
+            return [exact]
+        if PREFIX_RE.match(upper):
+            return [meta for meta in self.rules if meta.code.startswith(upper)]
+        return []
+
+    def is_known_selector(self, token: str) -> bool:
+        return bool(self.resolve(token))
+
+
+def _modules(package: ModuleType) -> Iterable[ModuleType]:
+    yield package
+    if hasattr(package, "__path__"):
+        for info in sorted(pkgutil.walk_packages(package.__path__, package.__name__ + "."), key=lambda i: i.name):
+            yield importlib.import_module(info.name)
+
+
+def collect(modules: Iterable[ModuleType]) -> list[RuleMeta]:
+    found: list[RuleMeta] = []
+    for module in modules:
+        for value in vars(module).values():
+            meta = getattr(value, "__mlops_rule__", None)
+            if isinstance(meta, RuleMeta) and meta.module == module.__name__:
+                found.append(meta)
+    return found
+
+
+def validate(rules: list[RuleMeta]) -> Registry:
+    codes: dict[str, RuleMeta] = {}
+    slugs: dict[str, RuleMeta] = {}
+    for meta in rules:
+        if not CODE_RE.match(meta.code):
+            raise RegistryError(f"{meta.module}: rule code {meta.code!r} does not match {CODE_RE.pattern}")
+        if not SLUG_RE.match(meta.name):
+            raise RegistryError(f"{meta.module}: rule slug {meta.name!r} is not kebab-case")
+        if meta.code in codes:
+            raise RegistryError(f"duplicate rule code {meta.code}: {codes[meta.code].module} and {meta.module}")
+        if meta.name in slugs:
+            raise RegistryError(f"duplicate rule slug {meta.name}: {slugs[meta.name].module} and {meta.module}")
+        unknown = set(meta.defaults) - set(meta.options)
+        if unknown:
+            raise RegistryError(f"{meta.code}: defaults for undeclared options {sorted(unknown)}")
+        codes[meta.code] = meta
+        slugs[meta.name] = meta
+    return Registry(tuple(sorted(rules, key=lambda m: m.code)))
+
+
+def _entry_point_packages() -> list[ModuleType]:
+    from importlib.metadata import entry_points
+
+    packages = []
+    for point in entry_points(group="mlops_lint.rules"):
+        if point.value == "rules":
+            continue  # the built-in package is always loaded first
+        packages.append(point.load())
+    return packages
+
+
+@lru_cache(maxsize=1)
+def load_registry() -> Registry:
+    """Every rule, built-in and from plugins. Cached: rule modules are imported once."""
+    import rules as builtin
+
+    modules = list(_modules(builtin))
+    for package in _entry_point_packages():
+        modules.extend(_modules(package))
+    return validate(collect(modules))

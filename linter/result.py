@@ -1,0 +1,97 @@
+"""A finding after the engine has stamped it: what every report and the baseline consume."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+from linter.model.position import Span
+
+
+@dataclass(frozen=True, slots=True)
+class ObjectRef:
+    kind: str
+    namespace: str
+    name: str
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.namespace}/{self.name}" if self.namespace else f"{self.kind} {self.name}"
+
+
+@dataclass(frozen=True, slots=True)
+class Suppression:
+    kind: str  # "inSource" (comment or annotation) | "external" (baseline)
+    justification: str = ""
+    where: str = ""  # "comment line 12", "annotation mlops-lint.io/ignore", "baseline FILE"
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    rule: str
+    slug: str
+    severity: str  # error | warning | info (after per-rule overrides)
+    message: str
+    path: str  # display path, "/" separated, relative to the working folder where possible
+    span: Span
+    obj: ObjectRef | None = None
+    node: tuple[str | int, ...] = ()  # path of the node inside its document (for baselines)
+    fix: str | None = None
+    suppressions: tuple[Suppression, ...] = field(default=())
+
+    @property
+    def line(self) -> int:
+        return self.span.line
+
+    @property
+    def column(self) -> int:
+        return self.span.col
+
+    @property
+    def suppressed(self) -> bool:
+        return bool(self.suppressions)
+
+    def sort_key(self) -> tuple:
+        return (self.path, self.span.line, self.span.col, self.rule, self.message)
+
+    def identity(self) -> tuple:
+        """What stays the same when lines move: rule, file, object and node path (not the line)."""
+        obj = (self.obj.kind, self.obj.namespace, self.obj.name) if self.obj else ("", "", "")
+        node = self.node if self.node else (self.message,)
+        return (self.rule, self.path, obj, tuple(str(part) for part in node))
+
+    def fingerprint(self) -> str:
+        """A stable hash of :meth:`identity` (SARIF ``primaryLocationLineHash``, baselines)."""
+        text = "\x1f".join([self.rule, self.path, *self.identity()[2], *self.identity()[3]])
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+@dataclass(slots=True)
+class Note:
+    """Something the user should know that is not a finding (a Helm chart skipped, say)."""
+
+    path: str
+    message: str
+
+
+@dataclass(slots=True)
+class RunReport:
+    """Everything a report needs: sorted results (suppressed ones included), the rules that ran."""
+
+    results: list[Result]  # sorted by Result.sort_key(); suppressed results have .suppressions
+    rules: list  # RuleMeta of every rule that ran, sorted by code
+    files_linted: int
+    files_skipped: int = 0
+    notes: list[Note] = field(default_factory=list)
+    root: str = ""  # absolute path the display paths are relative to (SARIF %SRCROOT%)
+    version: str = ""
+    fail_on: str = "warning"
+
+    @property
+    def active(self) -> list[Result]:
+        return [r for r in self.results if not r.suppressions]
+
+    def counts(self) -> dict[str, int]:
+        counts = {"error": 0, "warning": 0, "info": 0}
+        for result in self.active:
+            counts[result.severity] += 1
+        return counts

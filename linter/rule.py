@@ -1,0 +1,154 @@
+"""The rule contract: metadata plus a pure function over a typed view.
+
+A rule module's docstring *is* its documentation (sections: What it does, Why is this bad?,
+Example, Use instead, Options, Fix safety, Known problems, References). The ``@rule`` decorator
+only attaches metadata to the function; nothing is registered as an import side effect (the
+registry collects decorated functions from the rule packages).
+
+A rule receives a view and a :class:`RuleContext` and yields :class:`Finding` (span + message,
+optionally a node path and a fix hint); the engine stamps id, slug, severity, file and object.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator, Mapping
+
+from linter.model.position import Span
+
+SEVERITIES = ("error", "warning", "info")
+SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
+SEVERITY_LETTERS = {"E": "error", "W": "warning", "I": "info"}
+
+
+# Scopes: what a rule is called with. The engine dispatches by scope, so a Container rule never
+# sees a ConfigMap and a Kind("ClusterQueue") rule runs only on ClusterQueues.
+@dataclass(frozen=True, slots=True)
+class Scope:
+    name: str
+    kinds: tuple[str, ...] = ()  # for OBJECT scopes: restrict to these kinds (empty = all)
+
+    def __str__(self) -> str:
+        return f"{self.name}({', '.join(self.kinds)})" if self.kinds else self.name
+
+
+CONTAINER = Scope("Container")  # every container, init container and ephemeral container
+POD = Scope("PodSpec")  # every pod template of every workload
+WORKLOAD = Scope("Workload")  # every object that carries pods
+OBJECT = Scope("Object")  # every Kubernetes object
+DOCKERFILE = Scope("Dockerfile")  # every Dockerfile
+SHELL = Scope("ShellScript")  # every shell script
+PROJECT = Scope("Project")  # once per run, over the whole index
+ENGINE = Scope("Engine")  # produced by the engine itself (SCH001, LNT001, LNT002)
+
+
+def Kind(*kinds: str) -> Scope:  # noqa: N802 - reads as a scope name, like kube-linter's matchers
+    return Scope("Object", tuple(kinds))
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """What a rule yields. ``node`` is the path inside the object (for baselines)."""
+
+    span: Span
+    message: str
+    node: tuple[str | int, ...] = ()
+    fix: str | None = None
+    obj: Any = None  # K8sObject, for PROJECT rules that report on another object
+    path: str | None = None  # file, for PROJECT rules that report outside any object
+
+
+@dataclass(frozen=True, slots=True)
+class RuleContext:
+    """What a rule may read besides its view: its options, the project index, the config."""
+
+    options: Mapping[str, Any]
+    index: Any  # linter.index.ProjectIndex
+    config: Any  # linter.config.Config
+
+
+@dataclass(frozen=True, slots=True)
+class RuleMeta:
+    code: str
+    name: str  # the slug
+    severity: str
+    scope: Scope
+    func: Callable[..., Iterator[Finding]] | None
+    doc: str
+    summary: str
+    options: Mapping[str, Any] = field(default_factory=dict)  # option -> type
+    defaults: Mapping[str, Any] = field(default_factory=dict)
+    since: str = "0.1.0"
+    status: str = "preview"  # preview | stable | deprecated | removed
+    opt_in: bool = False  # off unless selected by code, slug or prefix (not by ALL)
+    tags: tuple[str, ...] = ()
+    security_severity: str | None = None  # SARIF "security-severity" for security rules
+    module: str = ""
+
+    @property
+    def domain(self) -> str:
+        return self.code[:3]
+
+    @property
+    def help_uri(self) -> str:
+        return f"https://github.com/mlops-lint/mlops-lint/blob/main/docs/rules/{self.code}.md"
+
+
+def _summary(doc: str) -> str:
+    for line in doc.strip().splitlines():
+        if line.strip():
+            return line.strip().rstrip(".") + "."
+    return ""
+
+
+def rule(
+    *,
+    code: str,
+    name: str,
+    severity: str,
+    scope: Scope,
+    since: str = "0.1.0",
+    status: str = "preview",
+    options: Mapping[str, Any] | None = None,
+    defaults: Mapping[str, Any] | None = None,
+    opt_in: bool = False,
+    tags: tuple[str, ...] = (),
+    security_severity: str | None = None,
+) -> Callable[[Callable[..., Iterator[Finding]]], Callable[..., Iterator[Finding]]]:
+    """Attach rule metadata to a check function; the docs are the module docstring."""
+    if severity not in SEVERITIES:
+        raise ValueError(f"{code}: severity must be one of {SEVERITIES}, not {severity!r}")
+
+    def decorate(func: Callable[..., Iterator[Finding]]) -> Callable[..., Iterator[Finding]]:
+        module = sys.modules.get(func.__module__)
+        doc = (module.__doc__ if module is not None else None) or ""
+        func.__mlops_rule__ = RuleMeta(  # type: ignore[attr-defined]
+            code=code,
+            name=name,
+            severity=severity,
+            scope=scope,
+            func=func,
+            doc=doc.strip(),
+            summary=_summary(doc),
+            options=dict(options or {}),
+            defaults=dict(defaults or {}),
+            since=since,
+            status=status,
+            opt_in=opt_in,
+            tags=tuple(tags),
+            security_severity=security_severity,
+            module=func.__module__,
+        )
+        return func
+
+    return decorate
+
+
+def engine_rule(code: str, name: str, severity: str, *, opt_in: bool = False, tags: tuple[str, ...] = ()) -> Callable:
+    """Metadata for a finding the engine itself produces (parse errors, rule errors, suppressions).
+
+    The decorated function is a stub that is never called: it exists so the rule has a module,
+    docs and a registry entry like every other rule.
+    """
+    return rule(code=code, name=name, severity=severity, scope=ENGINE, opt_in=opt_in, tags=tags)

@@ -1,0 +1,88 @@
+"""Bytes to text: BOMs, UTF-16/32 with and without BOM, invalid UTF-8, binary files.
+
+Every source loader starts here, so an encoding problem is reported the same way for YAML,
+Dockerfiles and shell scripts: as a :class:`DecodeError` carrying a line and a message that a
+person can act on.
+"""
+
+from __future__ import annotations
+
+import codecs
+
+from linter.model.position import Span
+
+MAX_FILE_BYTES = 16 * 1024 * 1024
+
+
+class DecodeError(Exception):
+    def __init__(self, message: str, span: Span = Span(1, 1, 1, 2)):
+        super().__init__(message)
+        self.message = message
+        self.span = span
+
+
+_BOMS = (
+    (codecs.BOM_UTF32_LE, "utf-32-le"),
+    (codecs.BOM_UTF32_BE, "utf-32-be"),
+    (codecs.BOM_UTF8, "utf-8"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
+
+
+def _sniff_utf16(data: bytes) -> str | None:
+    """UTF-16 without a BOM: ASCII-heavy text has every other byte NUL."""
+    sample = data[:4096]
+    if len(sample) < 4:
+        return None
+    even_nul = sample[0::2].count(0)
+    odd_nul = sample[1::2].count(0)
+    half = len(sample) // 2
+    if odd_nul >= half * 0.7 and even_nul <= half * 0.1:
+        return "utf-16-le"
+    if even_nul >= half * 0.7 and odd_nul <= half * 0.1:
+        return "utf-16-be"
+    return None
+
+
+def _line_of_offset(data: bytes, offset: int) -> Span:
+    line = data.count(b"\n", 0, offset) + 1
+    col = offset - (data.rfind(b"\n", 0, offset) + 1) + 1
+    return Span(line, col, line, col + 1)
+
+
+def decode(data: bytes, max_bytes: int = MAX_FILE_BYTES) -> str:
+    """Decode a source file to text, or raise :class:`DecodeError`.
+
+    Line ends are kept as they are (the YAML parser and the line splitters understand CRLF).
+    """
+    if len(data) > max_bytes:
+        raise DecodeError(
+            f"file is {len(data) / 1048576:.1f} MiB, larger than the {max_bytes // 1048576} MiB "
+            "that mlops-lint parses; it was not linted"
+        )
+    for bom, encoding in _BOMS:
+        if data.startswith(bom):
+            try:
+                return data[len(bom):].decode(encoding)
+            except UnicodeDecodeError as exc:
+                raise DecodeError(f"invalid {encoding.upper()} after the byte-order mark: {exc.reason}") from None
+    if b"\x00" in data:
+        encoding = _sniff_utf16(data)
+        if encoding is not None:
+            try:
+                return data.decode(encoding)
+            except UnicodeDecodeError:
+                pass
+        offset = data.index(b"\x00")
+        raise DecodeError(
+            "file contains a NUL byte: it is binary, or text in an encoding other than UTF-8/UTF-16",
+            _line_of_offset(data, offset),
+        )
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DecodeError(
+            f"invalid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start}); save the file as UTF-8",
+            _line_of_offset(data, exc.start),
+        ) from None
