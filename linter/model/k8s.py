@@ -186,7 +186,7 @@ class Container:
         return self.body.get_map("securityContext")
 
 
-@dataclass(slots=True, eq=False)
+@dataclass(eq=False)
 class PodSpec:
     """One pod template (or a bare Pod's spec) inside a workload."""
 
@@ -421,3 +421,16 @@ def image_registry(name: str) -> str:
     if sep and ("." in first or ":" in first or first == "localhost"):
         return first
     return "docker.io"
+
+
+DEFAULT_GPU_RESOURCE_PREFIXES = ("nvidia.com/gpu", "nvidia.com/mig-", "amd.com/gpu")
+
+
+def gpu_resources(resources: dict[str, Resource], prefixes: Any = DEFAULT_GPU_RESOURCE_PREFIXES) -> dict[str, Resource]:
+    """The entries of a requests/limits section that are GPUs (names starting with a prefix)."""
+    return {name: res for name, res in resources.items() if name.startswith(tuple(prefixes))}
+
+
+def is_templated(value: str) -> bool:
+    """A value filled in later (``$(VAR)``, ``${VAR}``, ``{{ … }}``): its final text is unknown."""
+    return "$(" in value or "${" in value or "{{" in value

@@ -15,7 +15,7 @@ text could be that deep), alias expansion (a billion-laughs document is rejected
 size; aliases otherwise share one converted object), recursive aliases, and file size.
 
 Comments are needed only for suppressions, so they are read only in files that contain the
-``mlops-lint`` marker, from ruamel.yaml's comment tokens.
+``mlops-lint`` marker, from the gaps between libyaml's scanner tokens.
 """
 
 from __future__ import annotations
@@ -180,7 +180,7 @@ class _Converter:
     without ever expanding it.
     """
 
-    __slots__ = ("memo", "active", "duplicates", "total")
+    __slots__ = ("memo", "active", "duplicates")
 
     def __init__(self, duplicates: list[ParseIssue]):
         self.memo: dict[int, tuple[Any, int]] = {}
@@ -303,41 +303,16 @@ def _check_depth(text: str) -> None:
 # Comments
 
 
-def _comment_tokens(value: Any, out: list) -> None:
-    if value is None:
-        return
-    if isinstance(value, list):
-        for item in value:
-            _comment_tokens(item, out)
-    elif type(value).__name__ == "CommentToken":
-        out.append(value)
-
-
 def read_comments(text: str) -> list[Comment]:
-    """Comments of a YAML text, from ruamel.yaml's round-trip scanner."""
-    import ruamel.yaml  # imported only for files that carry a suppression marker
+    """Comments of a YAML text, exactly placed.
 
-    tokens: list = []
-    try:
-        for token in ruamel.yaml.YAML(typ="rt").scan(text):
-            _comment_tokens(getattr(token, "_comment", None), tokens)
-    except Exception:  # ruamel.yaml (YAML 1.2) disagrees with libyaml: use libyaml's tokens
-        return _comments_between_tokens(text)
-    comments: list[Comment] = []
-    seen: set[tuple[int, int]] = set()
-    for token in tokens:
-        line0, col0 = token.start_mark.line, token.start_mark.column
-        for offset, raw in enumerate(token.value.split("\n")):
-            body = raw.strip()
-            if not body.startswith("#"):
-                continue
-            col = col0 + 1 if offset == 0 else raw.index("#") + 1
-            where = (line0 + offset + 1, col)
-            if where not in seen:
-                seen.add(where)
-                comments.append(Comment(where[0], col, body[1:].strip()))
-    comments.sort(key=lambda c: (c.line, c.col))
-    return comments
+    libyaml's scanner drops comments but gives every token's exact start and end; a ``#`` that
+    no token covers and that follows white space (or starts a line) is, by YAML's grammar, a
+    comment. (ruamel.yaml's round-trip comment tokens were measured too: they merge consecutive
+    comment lines and can carry the mark of the preceding line break, which puts directives on
+    the wrong line.)
+    """
+    return _comments_between_tokens(text)
 
 
 def _comments_between_tokens(text: str) -> list[Comment]:
@@ -424,30 +399,27 @@ def _object(body: YMap, path: str, doc_index: int, node_path: tuple) -> K8sObjec
 def load_text(text: str, path: str, is_json: bool = False) -> Document:  # noqa: ARG001
     """Load YAML/JSON text into a :class:`Document` (never raises for bad input)."""
     doc = Document(path=path, kind=K8S)
+    duplicates: list[ParseIssue] = []
     if text.startswith("\ufeff"):
         text = text[1:]
     try:
         if _could_be_deep(text):
             _check_depth(text)
-        duplicates: list[ParseIssue] = []
         for index, node in enumerate(yaml.compose_all(text, Loader=_Loader)):
             if node is None:
                 continue
             _objects(_convert(node, duplicates), path, index, doc.objects)
-        doc.errors.extend(duplicates)
-    except _YamlError as exc:
-        doc.objects.clear()
+    except _YamlError as exc:  # documents before the bad one are still linted, as kubectl applies them
         doc.errors.append(ParseIssue(exc.span, exc.message))
     except yaml.YAMLError as exc:
-        doc.objects.clear()
         message = _yaml_message(exc)
         if "{{" in text:
             message += " (the file looks like a template: render it first, e.g. `helm template . | mlops-lint -`)"
         span = _problem_span(exc) if isinstance(exc, yaml.MarkedYAMLError) else Span(1, 1, 1, 2)
         doc.errors.append(ParseIssue(span, message))
     except (RecursionError, MemoryError):  # pragma: no cover - guarded above; last line of defence
-        doc.objects.clear()
         doc.errors.append(ParseIssue(Span(1, 1, 1, 2), "document too deeply nested or too large to parse"))
+    doc.errors[:0] = duplicates
     if not doc.errors and not doc.objects:
         doc.skipped = "no Kubernetes object (apiVersion and kind)"
     if MARKER in text:

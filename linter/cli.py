@@ -1,0 +1,192 @@
+"""Command line (SPEC section 1): click only; args -> Config -> engine -> report -> exit status.
+
+Exit status: 0 nothing at or above --fail-on, 1 at least one such finding, 2 usage error,
+invalid config, or a PATH that does not exist.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from linter import __version__
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+FORMATS = ("text", "json", "sarif", "github")
+
+
+class DefaultToCheck(click.Group):
+    """``mlops-lint [OPTIONS] [PATH ...]`` is ``mlops-lint check …``; a subcommand name wins
+    over a path of the same name (``./rules`` is a path)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if not args or (args[0] not in self.commands and args[0] not in ("--version", "--help", "-h")):
+            args = ["check", *args]
+        return super().parse_args(ctx, args)
+
+
+def _fail(message: str) -> "click.exceptions.Exit":
+    click.echo(f"mlops-lint: error: {message}", err=True)
+    return click.exceptions.Exit(EXIT_USAGE)
+
+
+def _registry():
+    from linter.registry import RegistryError, load_registry
+
+    try:
+        return load_registry()
+    except RegistryError as exc:
+        raise _fail(f"invalid rule package: {exc}") from None
+
+
+def _split(values: tuple[str, ...]) -> list[str]:
+    return [token.strip() for value in values for token in value.split(",") if token.strip()]
+
+
+@click.group(cls=DefaultToCheck, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", prog_name="mlops-lint", message="%(prog)s %(version)s")
+def main() -> None:
+    """Lint Kubernetes manifests, Dockerfiles and `az aks` scripts of ML workloads on AKS."""
+
+
+@main.command("check", context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("paths", nargs=-1, type=click.Path(path_type=str))
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True, help="Report format.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write the report to FILE.")
+@click.option("--config", "config_path", type=click.Path(path_type=Path), help="Config file (default: nearest .mlops-lint.yaml upward, else pyproject.toml).")
+@click.option("--select", multiple=True, help="Comma list of rule ids, slugs or prefixes to run (replaces the config's).")
+@click.option("--ignore", multiple=True, help="Comma list of rule ids, slugs or prefixes not to run.")
+@click.option("--profile", type=click.Choice(("aks-standard", "aks-automatic")), help="Cluster profile (default aks-standard).")
+@click.option("--fail-on", type=click.Choice(("error", "warning", "info", "never")), help="Lowest severity that makes exit 1 (default warning).")
+@click.option("--baseline", type=click.Path(dir_okay=False, path_type=Path), help="Ignore findings recorded in FILE.")
+@click.option("--write-baseline", type=click.Path(dir_okay=False, path_type=Path), help="Record the current findings in FILE and exit 0.")
+@click.option("--jobs", type=click.IntRange(min=1), help="Parallel workers (default: CPU count; 1 = in-process).")
+@click.option("--stdin-filename", help="Name (and type) of the document read from '-'.")
+@click.option("--no-color", is_flag=True, help="No ANSI colour in text output.")
+@click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary.")
+@click.option("--show-suppressed", is_flag=True, help="Also print suppressed findings (text).")
+def check(paths: tuple[str, ...], fmt: str, output: Path | None, config_path: Path | None, select: tuple[str, ...],
+          ignore: tuple[str, ...], profile: str | None, fail_on: str | None, baseline: Path | None,
+          write_baseline: Path | None, jobs: int | None, stdin_filename: str | None, no_color: bool, quiet: bool,
+          show_suppressed: bool) -> None:
+    """Lint PATHs (default "."; "-" reads stdin)."""
+    from dataclasses import replace
+
+    from linter.config import ConfigError, env_no_color, load_config
+    from linter.engine import LintRequest, default_jobs, lint
+    from linter.report import render
+    from linter.rule import SEVERITY_RANK
+
+    registry = _registry()
+    cwd = Path.cwd()
+    use_stdin = "-" in paths
+    file_paths = [Path(p) for p in paths if p != "-"] or ([] if use_stdin else [Path(".")])
+    missing = [str(p) for p in file_paths if not p.exists() and not p.is_symlink()]
+    if missing:
+        raise _fail(f"path does not exist: {', '.join(missing)}")
+    select_tokens, ignore_tokens = _split(select), _split(ignore)
+    for token in [*select_tokens, *ignore_tokens]:
+        if not registry.is_known_selector(token):
+            raise _fail(f"unknown rule or prefix {token!r} in --select/--ignore (see `mlops-lint rules`)")
+    start = file_paths[0] if file_paths else (cwd / stdin_filename if stdin_filename else cwd)
+    try:
+        config = load_config(config_path, registry, start=start if start.exists() else cwd)
+    except ConfigError as exc:
+        raise _fail(str(exc)) from None
+    if profile:
+        config = replace(config, profile=profile)
+    if fail_on:
+        config = replace(config, fail_on=fail_on)
+    stdin = (stdin_filename or "-", sys.stdin.buffer.read()) if use_stdin else None
+    request = LintRequest(
+        paths=file_paths, config=config, registry=registry, select=select_tokens or None, ignore=ignore_tokens,
+        jobs=jobs or default_jobs(), stdin=stdin, baseline=baseline, cwd=cwd,
+    )
+    try:
+        report = lint(request)
+    except ValueError as exc:  # an unreadable baseline
+        raise _fail(str(exc)) from None
+
+    if write_baseline is not None:
+        from linter.suppress import write_baseline as record
+
+        count = record(report.active, write_baseline, cwd)
+        click.echo(f"mlops-lint: recorded {count} findings in {write_baseline}", err=True)
+        raise click.exceptions.Exit(EXIT_CLEAN)
+
+    from linter.report.text import summary_line
+
+    color = fmt == "text" and output is None and not no_color and not env_no_color() and sys.stdout.isatty()
+    text = render(report, fmt, color=color, show_suppressed=show_suppressed, quiet=quiet)
+    if output is not None:
+        output.write_text(text, encoding="utf-8")
+        if not quiet:
+            click.echo(summary_line(report), err=True)
+    else:
+        click.echo(text, nl=False)
+        if fmt != "text" and not quiet and sys.stderr.isatty():
+            click.echo(summary_line(report), err=True)
+
+    if config.fail_on == "never":
+        raise click.exceptions.Exit(EXIT_CLEAN)
+    threshold = SEVERITY_RANK[config.fail_on]
+    failing = any(SEVERITY_RANK[r.severity] >= threshold for r in report.active)
+    raise click.exceptions.Exit(EXIT_FINDINGS if failing else EXIT_CLEAN)
+
+
+@main.command("rules")
+@click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text", show_default=True)
+def rules_command(fmt: str) -> None:
+    """The catalogue: id, slug, severity, summary."""
+    registry = _registry()
+    if fmt == "json":
+        payload = [
+            {"code": m.code, "slug": m.name, "severity": m.severity, "summary": m.summary, "scope": str(m.scope),
+             "status": m.status, "since": m.since, "opt_in": m.opt_in, "options": {k: repr_type(v) for k, v in m.options.items()},
+             "defaults": dict(m.defaults), "tags": list(m.tags)}
+            for m in registry.rules
+        ]
+        click.echo(json.dumps(payload, indent=2, ensure_ascii=False))
+        return
+    width = max((len(m.name) for m in registry.rules), default=10)
+    for meta in registry.rules:
+        flag = " (opt-in)" if meta.opt_in else ""
+        click.echo(f"{meta.code}  {meta.name:<{width}}  {meta.severity[0].upper()}  {meta.summary}{flag}")
+
+
+def repr_type(value: object) -> str:
+    return getattr(value, "__name__", None) or str(value)
+
+
+@main.command("explain")
+@click.argument("rule")
+def explain(rule: str) -> None:
+    """Full docs of one rule (id or slug)."""
+    registry = _registry()
+    meta = registry.get(rule)
+    if meta is None:
+        raise _fail(f"unknown rule {rule!r} (see `mlops-lint rules`)")
+    click.echo(f"# {meta.name} ({meta.code})\n")
+    facts = [f"Severity: {meta.severity}", f"Scope: {meta.scope}", f"Since: {meta.since} ({meta.status})"]
+    if meta.opt_in:
+        facts.append("Opt-in: runs only when selected by id, slug or prefix")
+    click.echo(" · ".join(facts) + "\n")
+    click.echo(meta.doc)
+    if meta.defaults:
+        click.echo("\nDefaults: " + ", ".join(f"{k} = {v!r}" for k, v in meta.defaults.items()))
+
+
+@main.command("init")
+@click.argument("folder", required=False, type=click.Path(file_okay=False, path_type=Path), default=Path("."))
+def init(folder: Path) -> None:
+    """Write a commented .mlops-lint.yaml."""
+    from linter.config import ConfigError, write_init
+
+    try:
+        target = write_init(folder)
+    except ConfigError as exc:
+        raise _fail(str(exc)) from None
+    click.echo(f"mlops-lint: wrote {target}", err=True)

@@ -1,0 +1,367 @@
+"""Configuration: ``.mlops-lint.yaml`` (nearest upward) or ``[tool.mlops-lint]`` in pyproject.toml.
+
+Validated by ``schemas/config.schema.json`` and by each rule's declared options; an invalid file is
+a :class:`ConfigError` that names the file, the line and column of the bad key (YAML), the key,
+and what was expected. The CLI turns it into exit status 2.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tomllib
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+CONFIG_NAMES = (".mlops-lint.yaml", ".mlops-lint.yml")
+PROFILES = ("aks-standard", "aks-automatic")
+FAIL_ON = ("error", "warning", "info", "never")
+
+# What the article uses when nothing is configured: pools labelled accelerator=nvidia (AKS also
+# labels GPU nodes kubernetes.azure.com/accelerator=nvidia) and tainted sku=gpu:NoSchedule.
+DEFAULT_GPU_NODE_LABELS = {"accelerator": "nvidia"}
+KNOWN_GPU_NODE_LABEL_KEYS = (
+    "accelerator",
+    "kubernetes.azure.com/accelerator",
+    "nvidia.com/gpu.present",
+    "nvidia.com/gpu.product",
+    "nvidia.com/gpu.deploy.device-plugin",
+    "nvidia.com/mig.config",
+    "karpenter.azure.com/sku-gpu-name",
+    "karpenter.azure.com/sku-gpu-manufacturer",
+    "karpenter.azure.com/sku-gpu-count",
+)
+DEFAULT_GPU_TAINTS = ({"key": "sku", "value": "gpu", "effect": "NoSchedule"},)
+KNOWN_GPU_TAINT_KEYS = ("sku", "nvidia.com/gpu", "kubernetes.azure.com/accelerator", "gpu")
+
+
+class ConfigError(Exception):
+    """An invalid configuration; ``str()`` is the whole message for the user."""
+
+
+@dataclass(frozen=True)
+class Config:
+    path: Path | None = None  # the config file in use
+    root: Path | None = None  # project root: the config file's folder (None: the PATHs themselves)
+    profile: str = "aks-standard"
+    select: tuple[str, ...] = ("ALL",)
+    ignore: tuple[str, ...] = ()
+    severity: dict[str, str] = field(default_factory=dict)
+    fail_on: str = "warning"
+    exclude: tuple[str, ...] = ()
+    trusted_registries: tuple[str, ...] | None = None
+    required_labels: tuple[str, ...] = ()
+    gpu_node_labels: dict[str, str] | None = None
+    gpu_taints: tuple[dict[str, str], ...] | None = None
+    node_pools: tuple[dict[str, Any], ...] = ()
+    kubernetes_version: str | None = None
+    crd_paths: tuple[str, ...] = ()
+    rule_options: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    @property
+    def effective_gpu_node_labels(self) -> dict[str, str]:
+        return dict(self.gpu_node_labels) if self.gpu_node_labels is not None else dict(DEFAULT_GPU_NODE_LABELS)
+
+    @property
+    def effective_gpu_taints(self) -> tuple[dict[str, str], ...]:
+        return self.gpu_taints if self.gpu_taints is not None else DEFAULT_GPU_TAINTS
+
+
+_KEYS = {
+    "profile": "profile",
+    "select": "select",
+    "ignore": "ignore",
+    "severity": "severity",
+    "fail-on": "fail_on",
+    "exclude": "exclude",
+    "trusted-registries": "trusted_registries",
+    "required-labels": "required_labels",
+    "gpu-node-labels": "gpu_node_labels",
+    "gpu-taints": "gpu_taints",
+    "node-pools": "node_pools",
+    "kubernetes-version": "kubernetes_version",
+    "crd-paths": "crd_paths",
+    "rules": "rule_options",
+}
+
+
+@lru_cache(maxsize=1)
+def config_schema() -> dict[str, Any]:
+    return json.loads((resources.files("linter") / "schemas" / "config.schema.json").read_text("utf-8"))
+
+
+def find_config(start: Path) -> Path | None:
+    """The nearest ``.mlops-lint.yaml`` upward from ``start``, else a pyproject.toml with
+    ``[tool.mlops-lint]`` (nearest upward)."""
+    start = start.resolve()
+    folder = start if start.is_dir() else start.parent
+    pyproject: Path | None = None
+    for candidate in (folder, *folder.parents):
+        for name in CONFIG_NAMES:
+            if (candidate / name).is_file():
+                return candidate / name
+        project = candidate / "pyproject.toml"
+        if pyproject is None and project.is_file() and _has_tool_table(project):
+            pyproject = project
+    return pyproject
+
+
+def _has_tool_table(path: Path) -> bool:
+    try:
+        return "mlops-lint" in tomllib.loads(path.read_text("utf-8")).get("tool", {})
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return False
+
+
+def _where(positions: dict[tuple, tuple[int, int]], path: tuple) -> str:
+    """``:line:col`` of the deepest known node on ``path``."""
+    for cut in range(len(path), -1, -1):
+        if path[:cut] in positions:
+            line, col = positions[path[:cut]]
+            return f":{line}:{col}"
+    return ""
+
+
+def _plain(node: Any, path: tuple, positions: dict[tuple, tuple[int, int]]) -> Any:
+    """ruamel round-trip data to plain Python, recording 1-based key positions by path."""
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+    if isinstance(node, CommentedMap):
+        result = {}
+        for key, value in node.items():
+            try:
+                line, col = node.lc.key(key)
+                positions[path + (key,)] = (line + 1, col + 1)
+            except (KeyError, TypeError):
+                pass
+            result[str(key) if not isinstance(key, str) else key] = _plain(value, path + (key,), positions)
+        return result
+    if isinstance(node, CommentedSeq):
+        items = []
+        for index, value in enumerate(node):
+            try:
+                line, col = node.lc.item(index)
+                positions[path + (index,)] = (line + 1, col + 1)
+            except (KeyError, TypeError, IndexError):
+                pass
+            items.append(_plain(value, path + (index,), positions))
+        return items
+    if hasattr(node, "value") and type(node).__module__.startswith("ruamel"):
+        return node.value if not isinstance(node, str) else str(node)
+    if isinstance(node, str):
+        return str(node)
+    return node
+
+
+def _read(path: Path) -> tuple[dict[str, Any], dict[tuple, tuple[int, int]], str]:
+    """Raw settings, key positions, and how to name the place in messages."""
+    try:
+        text = path.read_text("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read the config file: {exc}") from None
+    if path.name == "pyproject.toml":
+        try:
+            table = tomllib.loads(text).get("tool", {}).get("mlops-lint", {})
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+        if not isinstance(table, dict):
+            raise ConfigError(f"{path}: [tool.mlops-lint] must be a table")
+        return table, {}, f"{path} [tool.mlops-lint]"
+    import ruamel.yaml
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+    yaml = ruamel.yaml.YAML(typ="rt")
+    yaml.allow_duplicate_keys = False
+    try:
+        data = yaml.load(text)
+    except MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f":{mark.line + 1}:{mark.column + 1}" if mark else ""
+        raise ConfigError(f"{path}{where}: invalid YAML: {exc.problem or exc.context}") from None
+    except YAMLError as exc:
+        raise ConfigError(f"{path}: invalid YAML: {exc}") from None
+    if data is None:
+        return {}, {}, str(path)
+    positions: dict[tuple, tuple[int, int]] = {}
+    plain = _plain(data, (), positions)
+    if not isinstance(plain, dict):
+        raise ConfigError(f"{path}:1:1: the config file must be a mapping of settings, not {type(plain).__name__}")
+    return plain, positions, str(path)
+
+
+def _describe_error(error: Any) -> str:
+    path = list(error.absolute_path)
+    key = ".".join(str(p) for p in path) or "(top level)"
+    validator = error.validator
+    if validator == "additionalProperties":
+        extras = sorted(set(error.instance) - set(error.schema.get("properties", {})))
+        allowed = ", ".join(sorted(error.schema.get("properties", {})))
+        where = f"under '{key}'" if path else "at the top level"
+        return f"unknown key {', '.join(repr(e) for e in extras)} {where}; expected one of: {allowed}"
+    if validator == "enum":
+        return f"'{key}' is {error.instance!r}; expected one of: {', '.join(map(str, error.validator_value))}"
+    if validator == "type":
+        return f"'{key}' is {type(error.instance).__name__} {error.instance!r}; expected {error.validator_value}"
+    if validator == "required":
+        return f"'{key}' is missing {error.message.split(' is a required')[0]}"
+    if validator == "pattern":
+        return f"'{key}' is {error.instance!r}; expected a value matching {error.validator_value}"
+    if validator == "minimum":
+        return f"'{key}' is {error.instance!r}; expected at least {error.validator_value}"
+    return f"'{key}': {error.message}"
+
+
+def validate(raw: dict[str, Any], where: str, positions: dict[tuple, tuple[int, int]], registry: Any) -> None:
+    from jsonschema import Draft202012Validator
+
+    validator = Draft202012Validator(config_schema())
+    errors = sorted(validator.iter_errors(raw), key=lambda e: (list(map(str, e.absolute_path)), e.validator))
+    if errors:
+        error = errors[0]
+        raise ConfigError(f"{where}{_where(positions, tuple(error.absolute_path))}: {_describe_error(error)}")
+    for setting in ("select", "ignore"):
+        for index, value in enumerate(raw.get(setting, [])):
+            if not registry.is_known_selector(value):
+                raise ConfigError(
+                    f"{where}{_where(positions, (setting, index))}: '{setting}' names an unknown rule or prefix "
+                    f"{value!r} (see `mlops-lint rules`)"
+                )
+    for code in raw.get("severity", {}):
+        if registry.get(code) is None:
+            raise ConfigError(f"{where}{_where(positions, ('severity', code))}: 'severity' names an unknown rule {code!r}")
+    for code, options in raw.get("rules", {}).items():
+        meta = registry.get(code)
+        if meta is None:
+            raise ConfigError(f"{where}{_where(positions, ('rules', code))}: 'rules' names an unknown rule {code!r}")
+        for option, value in options.items():
+            if option not in meta.options:
+                known = ", ".join(sorted(meta.options)) or "none"
+                raise ConfigError(
+                    f"{where}{_where(positions, ('rules', code, option))}: unknown option {option!r} for rule "
+                    f"{meta.code}; its options: {known}"
+                )
+            expected = meta.options[option]
+            if not _matches_type(value, expected):
+                raise ConfigError(
+                    f"{where}{_where(positions, ('rules', code, option))}: option {option!r} of {meta.code} is "
+                    f"{value!r}; expected {getattr(expected, '__name__', str(expected))}"
+                )
+    pools = raw.get("node-pools", [])
+    for index, pool in enumerate(pools):
+        low, high = pool.get("min-count"), pool.get("max-count")
+        if isinstance(low, int) and isinstance(high, int) and low > high:
+            raise ConfigError(
+                f"{where}{_where(positions, ('node-pools', index, 'min-count'))}: node pool {pool['name']!r} has "
+                f"min-count {low} > max-count {high}"
+            )
+
+
+def _matches_type(value: Any, expected: Any) -> bool:
+    origin = getattr(expected, "__origin__", None)
+    if origin is list:
+        (item,) = getattr(expected, "__args__", (object,))
+        return isinstance(value, list) and all(_matches_type(v, item) for v in value)
+    if origin is dict:
+        return isinstance(value, dict)
+    if expected is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if expected is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if isinstance(expected, type):
+        return isinstance(value, expected)
+    return True
+
+
+def normalise_severity_keys(severity: dict[str, str], registry: Any) -> dict[str, str]:
+    return {registry.get(code).code: level for code, level in severity.items()}
+
+
+def load_config(path: Path | None, registry: Any, *, start: Path | None = None) -> Config:
+    """Load and validate ``path``, or the config found upward from ``start``, or the defaults."""
+    if path is None and start is not None:
+        path = find_config(start)
+    if path is None:
+        return Config()
+    path = Path(path)
+    if not path.exists():
+        raise ConfigError(f"{path}: config file does not exist")
+    raw, positions, where = _read(path)
+    validate(raw, where, positions, registry)
+    values: dict[str, Any] = {}
+    for key, attribute in _KEYS.items():
+        if key not in raw:
+            continue
+        value = raw[key]
+        if isinstance(value, list):
+            value = tuple(value)
+        values[attribute] = value
+    if "severity" in values:
+        values["severity"] = normalise_severity_keys(values["severity"], registry)
+    if "rule_options" in values:
+        values["rule_options"] = {registry.get(k).code: dict(v) for k, v in values["rule_options"].items()}
+    if "gpu_taints" in values:
+        values["gpu_taints"] = tuple(dict(t) for t in values["gpu_taints"])
+    if "node_pools" in values:
+        values["node_pools"] = tuple(dict(p) for p in values["node_pools"])
+    if "gpu_node_labels" in values:
+        values["gpu_node_labels"] = {str(k): str(v) for k, v in values["gpu_node_labels"].items()}
+    return Config(path=path.resolve(), root=path.resolve().parent, **values)
+
+
+INIT_TEMPLATE = """\
+# mlops-lint configuration. Every key is optional; the values shown are the defaults unless noted.
+# Reference: `mlops-lint rules` lists every rule, `mlops-lint explain RULE` documents one.
+
+# aks-standard: you own the node pools (AKS and placement rules apply).
+# aks-automatic: AKS provisions nodes from pod requests (AKS rules and GPU006 are off).
+profile: aks-standard
+
+# Rules to run: ids (GPU001), slugs (gpu-limit-missing), prefixes (GPU) or ALL.
+# ALL leaves out opt-in rules such as LNT001 (unused-suppression): select those by name.
+select: [ALL]
+ignore: []
+
+# Per-rule severity overrides: error | warning | info.
+severity: {}
+#   IMG002: error
+
+# Lowest severity that makes the exit status 1: error | warning | info | never.
+fail-on: warning
+
+# gitignore-style patterns (relative to this file's folder) of paths not to read.
+exclude: []
+#   - "vendor/**"
+
+# Registries images may come from; IMG004 runs only when this list is set.
+# trusted-registries: [myacr.azurecr.io, nvcr.io, mcr.microsoft.com]
+
+# Labels every training workload must carry (OBS004).
+required-labels: []
+
+# How your GPU nodes are selected and tainted (the defaults follow the AKS article).
+gpu-node-labels: {accelerator: nvidia}
+gpu-taints: [{key: sku, value: gpu, effect: NoSchedule}]
+
+# Cluster facts when no `az aks` script in the project creates the node pools.
+node-pools: []
+#   - {name: gpunp, vm-size: Standard_NC24ads_A100_v4, labels: {accelerator: nvidia},
+#      taints: ["sku=gpu:NoSchedule"], min-count: 0, max-count: 4}
+
+# Per-rule options: {RULE: {option: value}} (see `mlops-lint explain RULE`).
+rules: {}
+"""
+
+
+def write_init(folder: Path) -> Path:
+    target = folder / CONFIG_NAMES[0]
+    if target.exists():
+        raise ConfigError(f"{target}: already exists; not overwritten")
+    target.write_text(INIT_TEMPLATE, encoding="utf-8")
+    return target
+
+
+def env_no_color() -> bool:
+    return "NO_COLOR" in os.environ

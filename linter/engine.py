@@ -1,0 +1,366 @@
+"""The engine: load each file once, index the project, dispatch rules by scope, stamp findings.
+
+    discover -> load (process pool for --jobs N) -> ProjectIndex -> rules -> suppress -> report
+
+Rules are dispatched by scope, so a rule only ever sees the views it asked for; a rule that
+raises becomes an LNT002 finding naming the rule and the object, and the run goes on. Findings
+are reported only for target files, but every rule sees the whole project through the index.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+from linter.config import Config
+from linter.discover import SourceFile
+from linter.index import ProjectIndex
+from linter.model.document import DOCKERFILE, K8S, SHELL, Document, K8sObject, ParseIssue
+from linter.model.position import Span
+from linter.registry import Registry
+from linter.result import ObjectRef, Result
+from linter.rule import (CONTAINER, DOCKERFILE as DOCKERFILE_SCOPE, ENGINE, OBJECT, POD, PROJECT, SHELL as SHELL_SCOPE,
+                         WORKLOAD, Finding, RuleContext, RuleMeta)
+
+PARSE_ERROR = "SCH001"
+UNUSED_SUPPRESSION = "LNT001"
+RULE_ERROR = "LNT002"
+PARALLEL_MIN_FILES = 48  # below this, a process pool costs more than it saves
+
+
+# ---------------------------------------------------------------------------------------------
+# Loading
+
+
+def display_path(path: Path, cwd: Path) -> str:
+    try:
+        return path.relative_to(cwd).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def load_bytes(data: bytes, display: str, kind: str) -> Document:
+    """Parse one file's bytes with the loader of its kind (never raises for bad input)."""
+    if kind == DOCKERFILE:
+        from linter.sources import dockerfile as loader
+    elif kind == SHELL:
+        from linter.sources import shell as loader
+    else:
+        from linter.sources import yaml_k8s as loader
+    return loader.load(data, display)
+
+
+def load_file(source: SourceFile, display: str) -> Document:
+    try:
+        data = source.path.read_bytes()
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        return Document(path=display, kind=source.kind,
+                        errors=[ParseIssue(Span(1, 1, 1, 2), f"cannot read the file: {reason}")])
+    return load_bytes(data, display, source.kind)
+
+
+def _load_chunk(chunk: list[tuple[SourceFile, str]]) -> list[Document]:
+    return [load_file(source, display) for source, display in chunk]
+
+
+def load_all(items: list[tuple[SourceFile, str]], jobs: int) -> list[Document]:
+    """Load every file, in a process pool when ``jobs`` > 1 (the order of the result is fixed)."""
+    if jobs <= 1 or len(items) < PARALLEL_MIN_FILES:
+        return _load_chunk(items)
+    size = max(8, len(items) // (jobs * 8))
+    chunks = [items[i:i + size] for i in range(0, len(items), size)]
+    import multiprocessing
+
+    context = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+        documents: list[Document] = []
+        for part in pool.map(_load_chunk, chunks):
+            documents.extend(part)
+    return documents
+
+
+# ---------------------------------------------------------------------------------------------
+# Rule selection
+
+
+def enabled_rules(registry: Registry, config: Config, select: Iterable[str] | None = None,
+                  ignore: Iterable[str] = ()) -> list[RuleMeta]:
+    """Rules that run: select (ALL = every rule that is not opt-in) minus ignore, minus the
+    rules the profile turns off."""
+    chosen: dict[str, RuleMeta] = {}
+    for token in (list(select) if select is not None else list(config.select)):
+        for meta in registry.resolve(token):
+            if token.strip().upper() == "ALL" and meta.opt_in:
+                continue
+            chosen[meta.code] = meta
+    for token in [*config.ignore, *ignore]:
+        for meta in registry.resolve(token):
+            chosen.pop(meta.code, None)
+    if config.profile == "aks-automatic":
+        for code in list(chosen):
+            if code.startswith("AKS") or code == "GPU006":
+                chosen.pop(code)
+    return sorted((m for m in chosen.values() if m.status != "removed"), key=lambda m: m.code)
+
+
+# ---------------------------------------------------------------------------------------------
+# Running rules
+
+
+@dataclass
+class _Buckets:
+    container: list[RuleMeta] = field(default_factory=list)
+    pod: list[RuleMeta] = field(default_factory=list)
+    workload: list[RuleMeta] = field(default_factory=list)
+    any_object: list[RuleMeta] = field(default_factory=list)
+    by_kind: dict[str, list[RuleMeta]] = field(default_factory=lambda: defaultdict(list))
+    dockerfile: list[RuleMeta] = field(default_factory=list)
+    shell: list[RuleMeta] = field(default_factory=list)
+    project: list[RuleMeta] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, rules: Iterable[RuleMeta]) -> "_Buckets":
+        buckets = cls()
+        for meta in rules:
+            scope = meta.scope
+            if scope == CONTAINER:
+                buckets.container.append(meta)
+            elif scope == POD:
+                buckets.pod.append(meta)
+            elif scope == WORKLOAD:
+                buckets.workload.append(meta)
+            elif scope.name == OBJECT.name and scope.kinds:
+                for kind in scope.kinds:
+                    buckets.by_kind[kind].append(meta)
+            elif scope == OBJECT:
+                buckets.any_object.append(meta)
+            elif scope == DOCKERFILE_SCOPE:
+                buckets.dockerfile.append(meta)
+            elif scope == SHELL_SCOPE:
+                buckets.shell.append(meta)
+            elif scope == PROJECT:
+                buckets.project.append(meta)
+            elif scope != ENGINE:
+                raise ValueError(f"{meta.code}: unknown scope {scope}")
+        return buckets
+
+
+def _ref(obj: K8sObject | None) -> ObjectRef | None:
+    return ObjectRef(obj.kind, obj.namespace, obj.name) if obj is not None else None
+
+
+class Runner:
+    """Calls rules on views and stamps what they yield (one instance per run)."""
+
+    def __init__(self, rules: list[RuleMeta], index: ProjectIndex, config: Config):
+        self.index = index
+        self.config = config
+        self.enabled = {meta.code for meta in rules}
+        self.buckets = _Buckets.of(rules)
+        self.contexts = {
+            meta.code: RuleContext({**meta.defaults, **config.rule_options.get(meta.code, {})}, index, config)
+            for meta in rules
+        }
+        self.out: list[tuple[Result, K8sObject | None]] = []
+
+    def severity(self, meta_code: str, default: str) -> str:
+        return self.config.severity.get(meta_code, default)
+
+    def stamp(self, meta: RuleMeta, finding: Finding, path: str, obj: K8sObject | None, base: tuple = ()) -> None:
+        target = finding.obj if finding.obj is not None else obj
+        node_base = target.node_path if target is not None and finding.obj is not None else base
+        self.out.append((
+            Result(
+                rule=meta.code,
+                slug=meta.name,
+                severity=self.severity(meta.code, meta.severity),
+                message=finding.message,
+                path=finding.path or (target.path if target is not None else path),
+                span=finding.span,
+                obj=_ref(target),
+                node=tuple(node_base) + tuple(finding.node),
+                fix=finding.fix,
+            ),
+            target,
+        ))
+
+    def call(self, meta: RuleMeta, view: Any, path: str, obj: K8sObject | None, span: Span) -> None:
+        base = obj.node_path if obj is not None else ()
+        try:
+            for finding in meta.func(view, self.contexts[meta.code]):  # type: ignore[misc]
+                self.stamp(meta, finding, path, obj, base)
+        except Exception as exc:  # noqa: BLE001 - a broken rule must never stop the run
+            self.rule_error(meta, exc, path, obj, span)
+
+    def rule_error(self, meta: RuleMeta, exc: Exception, path: str, obj: K8sObject | None, span: Span) -> None:
+        if RULE_ERROR not in self.enabled:
+            return
+        where = f" on {obj.describe()}" if obj is not None else ""
+        self.out.append((
+            Result(RULE_ERROR, "rule-error", self.severity(RULE_ERROR, "error"),
+                   f"rule {meta.code} ({meta.name}) raised {type(exc).__name__}: {exc}{where}; "
+                   "other rules still ran (please report this)",
+                   path, span, _ref(obj), (meta.code,)),
+            obj,
+        ))
+
+    def parse_errors(self, document: Document) -> None:
+        if PARSE_ERROR not in self.enabled:
+            return
+        for issue in document.errors:
+            self.out.append((
+                Result(PARSE_ERROR, "parse-error", self.severity(PARSE_ERROR, "error"), issue.message,
+                       document.path, issue.span, None, ("parse", issue.message)),
+                None,
+            ))
+
+    def document(self, document: Document) -> None:
+        self.parse_errors(document)
+        b = self.buckets
+        for obj in document.objects:
+            for meta in b.any_object:
+                self.call(meta, obj, document.path, obj, obj.span)
+            for meta in b.by_kind.get(obj.kind, ()):
+                self.call(meta, obj, document.path, obj, obj.span)
+            if not (b.workload or b.pod or b.container):
+                continue
+            workload = self.index.workload(obj)
+            if workload is None:
+                continue
+            for meta in b.workload:
+                self.call(meta, workload, document.path, obj, obj.span)
+            for pod in workload.pods:
+                for meta in b.pod:
+                    self.call(meta, pod, document.path, obj, pod.span)
+                for container in pod.containers:
+                    for meta in b.container:
+                        self.call(meta, container, document.path, obj, container.span)
+        if document.dockerfile is not None:
+            for meta in b.dockerfile:
+                self.call(meta, document.dockerfile, document.path, None, Span(1, 1, 1, 2))
+        if document.shell is not None:
+            for meta in b.shell:
+                self.call(meta, document.shell, document.path, None, Span(1, 1, 1, 2))
+
+    def project(self, targets: set[str]) -> None:
+        start = len(self.out)
+        for meta in self.buckets.project:
+            self.call(meta, self.index, "", None, Span(1, 1, 1, 2))
+        self.out[start:] = [pair for pair in self.out[start:] if pair[0].path in targets]
+
+
+def run_rules(documents: list[Document], targets: set[str], rules: list[RuleMeta], config: Config,
+              index: ProjectIndex | None = None) -> list[tuple[Result, K8sObject | None]]:
+    index = index or ProjectIndex(documents)
+    runner = Runner(rules, index, config)
+    for document in documents:
+        if document.path in targets:
+            runner.document(document)
+    runner.project(targets)
+    return runner.out
+
+
+def iter_target_documents(documents: list[Document], targets: set[str]) -> Iterator[Document]:
+    return (d for d in documents if d.path in targets)
+
+
+def default_jobs() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+K8S_KIND = K8S  # re-exported for callers that classify stdin
+
+
+# ---------------------------------------------------------------------------------------------
+# One whole run
+
+
+@dataclass
+class LintRequest:
+    paths: list[Path]  # what to report on (files or folders); empty with stdin
+    config: Config
+    registry: Registry
+    select: list[str] | None = None  # --select replaces the config's select
+    ignore: list[str] = field(default_factory=list)  # --ignore adds to the config's ignore
+    jobs: int = 1
+    stdin: tuple[str, bytes] | None = None  # (--stdin-filename or "-", content)
+    baseline: Path | None = None
+    cwd: Path = field(default_factory=Path.cwd)
+
+
+def lint(request: LintRequest) -> "RunReport":  # noqa: F821 - imported below
+    from linter import __version__, suppress
+    from linter.discover import classify, walk
+    from linter.result import Note, RunReport
+
+    config, registry, cwd = request.config, request.registry, request.cwd.resolve()
+    rules = enabled_rules(registry, config, request.select, request.ignore)
+    enabled = {meta.code for meta in rules}
+    targets_found = walk(request.paths, root=config.root, exclude=config.exclude)
+    if config.root is not None:
+        context_found = walk([config.root], root=config.root, exclude=config.exclude)
+    else:
+        context_found = targets_found
+    by_path: dict[Path, SourceFile] = {f.path: f for f in context_found.files}
+    for source in targets_found.files:
+        by_path.setdefault(source.path, source)
+    target_paths = {display_path(f.path, cwd) for f in targets_found.files}
+
+    stdin_doc: Document | None = None
+    if request.stdin is not None:
+        name, data = request.stdin
+        shown = name if name not in ("", "-") else "<stdin>"
+        kind = classify(Path(shown), sniff=False) or K8S
+        absolute = (cwd / shown).resolve() if shown != "<stdin>" else None
+        if absolute is not None:
+            by_path.pop(absolute, None)
+            shown = display_path(absolute, cwd)
+        stdin_doc = load_bytes(data, shown, kind)
+        target_paths.add(shown)
+
+    items = [(source, display_path(path, cwd)) for path, source in sorted(by_path.items(), key=lambda kv: str(kv[0]))]
+    documents = load_all(items, request.jobs)
+    if stdin_doc is not None:
+        documents.append(stdin_doc)
+    documents.sort(key=lambda d: d.path)
+
+    index = ProjectIndex(documents)
+    pairs = run_rules(documents, target_paths, rules, config, index)
+    targets_docs = {d.path: d for d in documents if d.path in target_paths}
+    baseline = suppress.Baseline.load(request.baseline, cwd) if request.baseline else None
+    results, unused = suppress.apply(
+        pairs, targets_docs, baseline=baseline,
+        baseline_base=request.baseline.resolve().parent if request.baseline else None,
+        cwd=cwd, enabled_codes=enabled, registry=registry,
+    )
+    if UNUSED_SUPPRESSION in enabled:
+        meta = registry.get(UNUSED_SUPPRESSION)
+        for directive in unused:
+            known = registry.get(directive.token)
+            what = f"names no rule {directive.token!r}" if known is None else f"suppressed no {known.code} finding"
+            results.append(Result(
+                UNUSED_SUPPRESSION, meta.name, config.severity.get(meta.code, meta.severity),
+                f"unused suppression: {directive.where} {what}", directive.path, directive.span,
+                _ref(directive.obj), ("suppression", directive.where, directive.token),
+            ))
+    results.sort(key=Result.sort_key)
+    notes = [Note(display_path(Path(n.path), cwd), n.message) for n in targets_found.notes]
+    skipped = sum(1 for d in targets_docs.values() if d.skipped)
+    return RunReport(
+        results=results,
+        rules=rules,
+        files_linted=len(targets_docs),
+        files_skipped=skipped,
+        notes=notes,
+        root=str(cwd),
+        version=__version__,
+        fail_on=config.fail_on,
+    )

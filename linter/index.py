@@ -1,0 +1,93 @@
+"""The project model: every object of every file, indexed once, read-only to rules.
+
+Lookups that cross files are O(1): by kind, by (kind, namespace, name), by name within a kind,
+and each object's workload view (its pod templates) is built once and shared by every rule.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Iterable, Iterator
+
+from linter.model.document import Document, K8sObject
+from linter.model.k8s import Workload, workload_of
+
+DEFAULT_NAMESPACE = "default"
+
+
+class ProjectIndex:
+    """Objects by kind / namespace / name / labels, workloads, Dockerfiles and scripts."""
+
+    def __init__(self, documents: Iterable[Document]):
+        self.documents: tuple[Document, ...] = tuple(documents)
+        self.objects: tuple[K8sObject, ...] = tuple(o for d in self.documents for o in d.objects)
+        by_kind: dict[str, list[K8sObject]] = defaultdict(list)
+        by_ref: dict[tuple[str, str, str], K8sObject] = {}
+        for obj in self.objects:
+            by_kind[obj.kind].append(obj)
+            by_ref.setdefault((obj.kind, obj.namespace or DEFAULT_NAMESPACE, obj.name), obj)
+        self._by_kind = {kind: tuple(items) for kind, items in by_kind.items()}
+        self._by_ref = by_ref
+        self._workloads: dict[int, Workload | None] = {}
+        self._defaults: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
+        self.dockerfiles = tuple(d for d in self.documents if d.dockerfile is not None)
+        self.scripts = tuple(d for d in self.documents if d.shell is not None)
+
+    def of_kind(self, *kinds: str) -> tuple[K8sObject, ...]:
+        if len(kinds) == 1:
+            return self._by_kind.get(kinds[0], ())
+        return tuple(o for kind in kinds for o in self._by_kind.get(kind, ()))
+
+    def has_kind(self, kind: str) -> bool:
+        return kind in self._by_kind
+
+    def get(self, kind: str, name: str, namespace: str | None = None) -> K8sObject | None:
+        """The object of ``kind`` named ``name``; ``namespace`` None for cluster-scoped kinds."""
+        if namespace is None:
+            for obj in self._by_kind.get(kind, ()):
+                if obj.name == name:
+                    return obj
+            return None
+        return self._by_ref.get((kind, namespace or DEFAULT_NAMESPACE, name))
+
+    def workload(self, obj: K8sObject) -> Workload | None:
+        key = id(obj)
+        if key not in self._workloads:
+            self._workloads[key] = workload_of(obj)
+        return self._workloads[key]
+
+    def container_defaults(self, namespace: str) -> tuple[frozenset[str], frozenset[str]]:
+        """Resources a LimitRange of ``namespace`` fills in for containers: (requests, limits).
+
+        A LimitRange item of type Container defaults a container's limits from ``default`` and
+        its requests from ``defaultRequest`` (or, failing that, from ``default``: Kubernetes
+        copies the defaulted limit into a missing request).
+        """
+        key = namespace or DEFAULT_NAMESPACE
+        cached = self._defaults.get(key)
+        if cached is not None:
+            return cached
+        requests: set[str] = set()
+        limits: set[str] = set()
+        for obj in self.of_kind("LimitRange"):
+            if (obj.namespace or DEFAULT_NAMESPACE) != key:
+                continue
+            spec = obj.body.get("spec")
+            items = spec.get("limits") if isinstance(spec, dict) else None
+            for item in items if isinstance(items, list) else ():
+                if not isinstance(item, dict) or item.get("type", "Container") != "Container":
+                    continue
+                default = item.get("default") if isinstance(item.get("default"), dict) else {}
+                default_request = item.get("defaultRequest") if isinstance(item.get("defaultRequest"), dict) else {}
+                limits.update(map(str, default))
+                requests.update(map(str, default_request))
+                requests.update(map(str, default))
+        result = (frozenset(requests), frozenset(limits))
+        self._defaults[key] = result
+        return result
+
+    def workloads(self) -> Iterator[Workload]:
+        for obj in self.objects:
+            workload = self.workload(obj)
+            if workload is not None:
+                yield workload

@@ -1,0 +1,206 @@
+"""Suppressions: inline comments, object annotations, and the baseline; unused ones are LNT001.
+
+Forms (SPEC section 3):
+
+- ``# mlops-lint: disable=GPU001,shm-missing reason…`` on the finding's line, or on its own line
+  above it (stacked directives above one line all apply to it);
+- ``# mlops-lint: disable-file=IMG002`` anywhere in a file;
+- annotations ``mlops-lint.io/ignore: "GPU001,shm-missing"`` and
+  ``ignore-check.mlops-lint.io/GPU001: "reason"`` on the object;
+- a baseline file of earlier findings, matched by rule, file, object and node path (never the
+  line), so it survives lines moving.
+
+A regular expression reads only a comment's body, never the file.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Iterable
+
+from linter.model.document import Comment, Document, K8sObject
+from linter.model.position import Span
+from linter.result import Result, Suppression
+
+DIRECTIVE = re.compile(r"^mlops-lint:\s*(disable-file|disable)\s*=\s*([A-Za-z0-9_\-]+(?:\s*,\s*[A-Za-z0-9_\-]+)*)\s*(.*)$")
+ANNOTATION_LIST = "mlops-lint.io/ignore"
+ANNOTATION_PREFIX = "ignore-check.mlops-lint.io/"
+BASELINE_VERSION = 1
+
+
+@dataclass
+class Directive:
+    """One rule token of one suppression, and whether it suppressed anything."""
+
+    token: str
+    reason: str
+    span: Span
+    where: str
+    path: str
+    lines: frozenset[int] = frozenset()  # empty: the whole file / the whole object
+    obj: K8sObject | None = None
+    used: bool = False
+
+
+@dataclass
+class FileSuppressions:
+    line: list[Directive] = field(default_factory=list)
+    file: list[Directive] = field(default_factory=list)
+
+
+def parse_comment(comment: Comment, path: str) -> list[Directive]:
+    match = DIRECTIVE.match(comment.text)
+    if match is None:
+        return []
+    kind, tokens, reason = match.groups()
+    span = Span(comment.line, comment.col, comment.line, comment.col + 1 + len(comment.text))
+    if kind == "disable-file":
+        lines: frozenset[int] = frozenset()
+    else:
+        lines = frozenset({comment.line} | ({comment.next_line} if comment.own_line and comment.next_line else set()))
+    where = f"comment at line {comment.line}"
+    return [
+        Directive(token.strip(), reason.strip(), span, where, path, lines)
+        for token in tokens.split(",")
+        if token.strip()
+    ]
+
+
+def file_suppressions(document: Document) -> FileSuppressions:
+    found = FileSuppressions()
+    for comment in document.comments:
+        for directive in parse_comment(comment, document.path):
+            (found.file if not directive.lines else found.line).append(directive)
+    return found
+
+
+def annotation_suppressions(obj: K8sObject) -> list[Directive]:
+    meta = obj.metadata
+    annotations = meta.get("annotations")
+    if not isinstance(annotations, dict):
+        return []
+    spans = getattr(annotations, "kspans", {})
+    found: list[Directive] = []
+    for key, value in annotations.items():
+        span = spans.get(key, meta.span)
+        if key == ANNOTATION_LIST and isinstance(value, str):
+            for token in value.split(","):
+                if token.strip():
+                    found.append(Directive(token.strip(), "", span, f"annotation {key}", obj.path, obj=obj))
+        elif isinstance(key, str) and key.startswith(ANNOTATION_PREFIX):
+            token = key[len(ANNOTATION_PREFIX):]
+            found.append(Directive(token, str(value or ""), span, f"annotation {key}", obj.path, obj=obj))
+    return found
+
+
+def _matches(token: str, result: Result) -> bool:
+    return token.upper() == result.rule or token.lower() == result.slug
+
+
+@dataclass
+class Baseline:
+    entries: Counter
+    where: str
+
+    @staticmethod
+    def key(result: Result, base: Path, cwd: Path) -> tuple:
+        rule, path, obj, node = result.identity()
+        absolute = (cwd / path).resolve() if not Path(path).is_absolute() else Path(path)
+        try:
+            path = absolute.relative_to(base).as_posix()
+        except ValueError:
+            path = absolute.as_posix()
+        return (rule, path, tuple(obj), tuple(node))
+
+    @classmethod
+    def load(cls, file: Path, cwd: Path) -> "Baseline":
+        try:
+            data = json.loads(file.read_text("utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ValueError(f"{file}: cannot read the baseline: {exc}") from None
+        if not isinstance(data, dict) or not isinstance(data.get("findings"), list):
+            raise ValueError(f"{file}: not an mlops-lint baseline (expected an object with a 'findings' list)")
+        entries: Counter = Counter()
+        for entry in data["findings"]:
+            try:
+                obj = entry.get("object") or {}
+                entries[(entry["rule"], entry["path"], (obj.get("kind", ""), obj.get("namespace", ""),
+                         obj.get("name", "")), tuple(str(p) for p in entry.get("node", [])))] += 1
+            except (AttributeError, KeyError, TypeError):
+                raise ValueError(f"{file}: malformed baseline entry {entry!r}") from None
+        return cls(entries, str(file))
+
+
+def write_baseline(results: Iterable[Result], file: Path, cwd: Path) -> int:
+    base = file.resolve().parent
+    findings = []
+    for result in results:
+        rule, path, obj, node = Baseline.key(result, base, cwd)
+        findings.append({
+            "rule": rule,
+            "path": path,
+            "object": {"kind": obj[0], "namespace": obj[1], "name": obj[2]},
+            "node": list(node),
+            "message": result.message,
+        })
+    findings.sort(key=lambda f: (f["path"], f["rule"], json.dumps(f["object"]), f["node"]))
+    payload = {"version": BASELINE_VERSION, "tool": "mlops-lint", "findings": findings}
+    file.write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return len(findings)
+
+
+def apply(
+    pairs: list[tuple[Result, K8sObject | None]],
+    documents: dict[str, Document],
+    *,
+    baseline: Baseline | None,
+    baseline_base: Path | None,
+    cwd: Path,
+    enabled_codes: set[str],
+    registry: Any,
+) -> tuple[list[Result], list[Directive]]:
+    """Mark suppressed results; return them with every directive that suppressed nothing."""
+    per_file = {path: file_suppressions(doc) for path, doc in documents.items() if doc.comments}
+    per_object: dict[int, list[Directive]] = {}
+    for doc in documents.values():
+        for obj in doc.objects:
+            directives = annotation_suppressions(obj)
+            if directives:
+                per_object[id(obj)] = directives
+    remaining = Counter(baseline.entries) if baseline else Counter()
+    out: list[Result] = []
+    for result, obj in pairs:
+        marks: list[Suppression] = []
+        fs = per_file.get(result.path)
+        if fs is not None:
+            for directive in fs.file + [d for d in fs.line if result.span.line in d.lines]:
+                if _matches(directive.token, result):
+                    directive.used = True
+                    marks.append(Suppression("inSource", directive.reason, directive.where))
+        if obj is not None:
+            for directive in per_object.get(id(obj), ()):
+                if _matches(directive.token, result):
+                    directive.used = True
+                    marks.append(Suppression("inSource", directive.reason, directive.where))
+        if not marks and baseline is not None and baseline_base is not None:
+            key = Baseline.key(result, baseline_base, cwd)
+            if remaining[key] > 0:
+                remaining[key] -= 1
+                marks.append(Suppression("external", "recorded in the baseline", f"baseline {baseline.where}"))
+        out.append(replace(result, suppressions=tuple(marks)) if marks else result)
+    unused: list[Directive] = []
+    for fs in per_file.values():
+        unused.extend(d for d in fs.file + fs.line if not d.used and _reportable(d, enabled_codes, registry))
+    for directives in per_object.values():
+        unused.extend(d for d in directives if not d.used and _reportable(d, enabled_codes, registry))
+    return out, unused
+
+
+def _reportable(directive: Directive, enabled_codes: set[str], registry: Any) -> bool:
+    """Unused only counts for rules that ran (a disabled rule cannot use its suppression)."""
+    meta = registry.get(directive.token)
+    return meta is None or meta.code in enabled_codes

@@ -1,0 +1,1 @@
+"""The built-in rules of mlops-lint: one module per rule, one package per domain (SPEC section 6)."""

@@ -1,0 +1,1 @@
+"""GPU: scheduling GPU workloads (article: "Schedule GPU workloads", "Partition … with MIG", "Isolate GPU workloads")."""

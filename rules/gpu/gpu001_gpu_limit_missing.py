@@ -1,0 +1,56 @@
+"""A container requests a GPU without setting the same GPU in its limits.
+
+## What it does
+Flags containers (init and sidecar containers included) that list `nvidia.com/gpu`,
+`nvidia.com/mig-<profile>` or another GPU resource under `resources.requests` but not under
+`resources.limits`. The finding points at the request.
+
+## Why is this bad?
+Kubernetes schedules GPUs as extended resources, which cannot be overcommitted: an extended
+resource may be given in limits alone (the request then defaults to it) or in both, but a
+request without a limit is rejected by the API server (`Limit must be set for non
+overcommitable resources`), so the workload never starts. The article: "a pod requests a GPU
+by setting nvidia.com/gpu in both resources.requests and resources.limits".
+
+## Example
+```yaml
+    resources:
+      requests:
+        nvidia.com/gpu: 1
+```
+
+Use instead:
+```yaml
+    resources:
+      requests:
+        nvidia.com/gpu: 1
+      limits:
+        nvidia.com/gpu: 1
+```
+
+## Options
+- `gpu-resource-prefixes` (list of strings): resource names that count as GPUs; a name
+  matches when it starts with one of them. Default: `nvidia.com/gpu`, `nvidia.com/mig-`,
+  `amd.com/gpu`.
+
+## References
+- Kubernetes, Schedule GPUs: https://kubernetes.io/docs/tasks/manage-gpus/scheduling-gpus/
+- Kubernetes, extended resources: https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/#extended-resources
+"""
+
+from linter.model.k8s import DEFAULT_GPU_RESOURCE_PREFIXES, Container, gpu_resources
+from linter.rule import CONTAINER, Finding, rule
+
+
+@rule(code="GPU001", name="gpu-limit-missing", severity="error", scope=CONTAINER,
+      options={"gpu-resource-prefixes": list[str]}, defaults={"gpu-resource-prefixes": list(DEFAULT_GPU_RESOURCE_PREFIXES)},
+      tags=("gpu", "scheduling"))
+def check(container: Container, ctx):
+    limits = container.limits
+    for name, request in gpu_resources(container.requests, ctx.options["gpu-resource-prefixes"]).items():
+        if name not in limits:
+            yield Finding(
+                request.key_span,
+                f"{container.kind_label} `{container.name}` requests {request.raw} {name} but sets no {name} limit",
+                node=container.path + ("resources", "requests", name),
+            )

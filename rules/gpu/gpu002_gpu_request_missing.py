@@ -1,0 +1,54 @@
+"""A container sets a GPU limit without the matching request.
+
+## What it does
+Flags containers (init and sidecar containers included) with a GPU resource
+(`nvidia.com/gpu`, `nvidia.com/mig-<profile>`, …) under `resources.limits` but not under
+`resources.requests`. The finding points at the limit.
+
+## Why is this bad?
+Kubernetes treats a GPU limit as the request when only the limit is given, so the pod does
+schedule; but the article asks for both fields because "setting both fields makes workload
+intent explicit and helps policy validation": quota tools, admission policies and reviewers
+read `requests`, and a template that sets one and not the other is easy to break when edited.
+
+## Example
+```yaml
+    resources:
+      limits:
+        nvidia.com/gpu: 1
+```
+
+Use instead:
+```yaml
+    resources:
+      requests:
+        nvidia.com/gpu: 1
+      limits:
+        nvidia.com/gpu: 1
+```
+
+## Options
+- `gpu-resource-prefixes` (list of strings): resource names that count as GPUs. Default:
+  `nvidia.com/gpu`, `nvidia.com/mig-`, `amd.com/gpu`.
+
+## References
+- Kubernetes, Schedule GPUs: https://kubernetes.io/docs/tasks/manage-gpus/scheduling-gpus/
+"""
+
+from linter.model.k8s import DEFAULT_GPU_RESOURCE_PREFIXES, Container, gpu_resources
+from linter.rule import CONTAINER, Finding, rule
+
+
+@rule(code="GPU002", name="gpu-request-missing", severity="warning", scope=CONTAINER,
+      options={"gpu-resource-prefixes": list[str]}, defaults={"gpu-resource-prefixes": list(DEFAULT_GPU_RESOURCE_PREFIXES)},
+      tags=("gpu", "scheduling"))
+def check(container: Container, ctx):
+    requests = container.requests
+    for name, limit in gpu_resources(container.limits, ctx.options["gpu-resource-prefixes"]).items():
+        if name not in requests:
+            yield Finding(
+                limit.key_span,
+                f"{container.kind_label} `{container.name}` limits {name} to {limit.raw} but does not request it; "
+                "Kubernetes copies the limit, but the intent should be explicit",
+                node=container.path + ("resources", "limits", name),
+            )

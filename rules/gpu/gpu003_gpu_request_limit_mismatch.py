@@ -1,0 +1,76 @@
+"""A GPU request that differs from its limit, or a GPU quantity that is not a positive whole number.
+
+## What it does
+For every GPU resource of a container (init and sidecar containers included), flags:
+- a request and a limit of the same GPU resource with different values (pointing at the limit);
+- a GPU quantity in requests or limits that is not a positive whole number: `0.5`, `500m`,
+  `0`, `-1`, `"one"` (pointing at the value).
+
+Quantities are compared exactly as Kubernetes parses them, so `1` and `"1"` are equal.
+
+## Why is this bad?
+GPUs are extended resources: they are handed out whole and cannot be overcommitted, so
+Kubernetes rejects a pod whose GPU request differs from its limit, and a fractional GPU is not
+a valid request (share GPUs with MIG profiles or time-slicing instead). A quantity of zero asks
+for nothing and usually hides a templating mistake. The workload never starts, and the error
+surfaces only at apply time.
+
+## Example
+```yaml
+    resources:
+      requests:
+        nvidia.com/gpu: 1
+      limits:
+        nvidia.com/gpu: 2
+```
+
+Use instead:
+```yaml
+    resources:
+      requests:
+        nvidia.com/gpu: 2
+      limits:
+        nvidia.com/gpu: 2
+```
+
+## Options
+- `gpu-resource-prefixes` (list of strings): resource names that count as GPUs. Default:
+  `nvidia.com/gpu`, `nvidia.com/mig-`, `amd.com/gpu`.
+
+## References
+- Kubernetes, Schedule GPUs ("you can specify GPU limits without specifying requests …
+  if you specify both, they must be equal"): https://kubernetes.io/docs/tasks/manage-gpus/scheduling-gpus/
+- NVIDIA MIG with Kubernetes: https://docs.nvidia.com/datacenter/cloud-native/kubernetes/latest/index.html
+"""
+
+from linter.model.k8s import DEFAULT_GPU_RESOURCE_PREFIXES, Container, gpu_resources
+from linter.model.quantity import format_quantity
+from linter.rule import CONTAINER, Finding, rule
+
+
+@rule(code="GPU003", name="gpu-request-limit-mismatch", severity="error", scope=CONTAINER,
+      options={"gpu-resource-prefixes": list[str]}, defaults={"gpu-resource-prefixes": list(DEFAULT_GPU_RESOURCE_PREFIXES)},
+      tags=("gpu", "scheduling"))
+def check(container: Container, ctx):
+    prefixes = ctx.options["gpu-resource-prefixes"]
+    requests = gpu_resources(container.requests, prefixes)
+    limits = gpu_resources(container.limits, prefixes)
+    who = f"{container.kind_label} `{container.name}`"
+    for section, entries in (("requests", requests), ("limits", limits)):
+        for name, entry in entries.items():
+            if entry.value is None or entry.value <= 0 or entry.value.denominator != 1:
+                yield Finding(
+                    entry.value_span,
+                    f"{who} {section} {entry.raw!r} {name}; GPUs are whole devices: use a positive whole number",
+                    node=container.path + ("resources", section, name),
+                )
+    for name, limit in limits.items():
+        request = requests.get(name)
+        if request is None or request.value is None or limit.value is None or request.value == limit.value:
+            continue
+        yield Finding(
+            limit.value_span,
+            f"{who} requests {format_quantity(request.value)} {name} but limits it to {format_quantity(limit.value)}; "
+            "GPU requests and limits must be equal",
+            node=container.path + ("resources", "limits", name),
+        )

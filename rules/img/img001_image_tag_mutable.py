@@ -1,0 +1,55 @@
+"""A container image with no tag, or with the `latest` tag.
+
+## What it does
+Flags containers (init, sidecar and ephemeral containers included) whose `image` has no tag
+and no digest (`pytorch/pytorch`), or uses the tag `latest`. An image pinned by digest alone
+(`repo@sha256:…`) is immutable and is not flagged. Images whose reference is filled in later
+(`$(IMAGE)`, `${TAG}`, `{{ .Values.image }}`) are skipped: their final text is unknown.
+
+## Why is this bad?
+A missing tag means `latest`, and `latest` moves: two replicas of one job, or the job and its
+restart after preemption, can run different framework and CUDA builds. The article: "Use an
+explicit, CUDA-enabled base image tag … instead of an untagged base image reference", and
+reference specific versions "in your Kubernetes deployment manifests to ensure consistency
+across environments". Kubernetes also pulls `latest` on every start (`imagePullPolicy:
+Always`), which slows scale-up of GPU nodes. AKS Deployment Safeguards reject `latest`.
+
+## Example
+```yaml
+      containers:
+      - name: trainer
+        image: pytorch/pytorch:latest
+```
+
+Use instead:
+```yaml
+      containers:
+      - name: trainer
+        image: pytorch/pytorch:2.4.1-cuda12.4-cudnn9-runtime@sha256:0a3b9fedefe1f61ac4d5a9de9015c0863db27ca0fde2d4e37e6268147980b726
+```
+
+## References
+- Kubernetes, Images (tags and digests): https://kubernetes.io/docs/concepts/containers/images/
+- AKS Deployment Safeguards: https://learn.microsoft.com/azure/aks/deployment-safeguards
+"""
+
+from linter.model.k8s import Container, is_templated, parse_image
+from linter.rule import CONTAINER, Finding, rule
+
+
+@rule(code="IMG001", name="image-tag-mutable", severity="error", scope=CONTAINER, tags=("images", "supply-chain"))
+def check(container: Container, ctx):
+    image = container.image
+    if not image or is_templated(image):
+        return
+    name, tag, digest = parse_image(image)
+    if digest:
+        return
+    who = f"{container.kind_label} `{container.name}`"
+    if tag is None:
+        message = f"{who} image `{image}` has no tag, so it runs whatever `latest` points to"
+    elif tag == "latest":
+        message = f"{who} image `{image}` uses the mutable tag `latest`"
+    else:
+        return
+    yield Finding(container.image_span, message, node=container.path + ("image",))

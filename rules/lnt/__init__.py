@@ -1,0 +1,1 @@
+"""LNT: the linter's own findings (suppressions, rule errors)."""

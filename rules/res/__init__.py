@@ -1,0 +1,1 @@
+"""RES: resources and shared memory (article: "Configure shared memory and resource management")."""

@@ -1,0 +1,55 @@
+"""A container without a memory limit.
+
+## What it does
+Flags containers and init containers (sidecars included) with no `memory` entry under
+`resources.limits`, unless a LimitRange of the same namespace in the project sets a default
+memory limit. Ephemeral debug containers are not checked (Kubernetes allows no resources on
+them). The finding points at `limits:`, else `resources:`, else the container's name.
+
+## Why is this bad?
+Without a memory limit a leaking data loader or an oversized batch grows until the node runs
+out of memory and the kubelet evicts pods, possibly other teams' jobs on the same GPU node.
+The article: "Set memory limits above the observed peak", and include `/dev/shm`, since
+"memory-backed emptyDir usage counts toward the pod's memory consumption". A limit turns a
+node-wide incident into one OOMKilled container that its controller restarts from the last
+checkpoint.
+
+## Example
+```yaml
+        resources:
+          requests:
+            cpu: "4"
+            memory: 16Gi
+```
+
+Use instead:
+```yaml
+        resources:
+          requests:
+            cpu: "4"
+            memory: 16Gi
+          limits:
+            memory: 16Gi
+```
+
+## References
+- Kubernetes, memory limits: https://kubernetes.io/docs/tasks/configure-pod-container/assign-memory-resource/
+- Kubernetes, LimitRange defaults: https://kubernetes.io/docs/concepts/policy/limit-range/
+"""
+
+from linter.model.k8s import Container
+from linter.rule import CONTAINER, Finding, rule
+
+
+@rule(code="RES002", name="memory-limit-missing", severity="warning", scope=CONTAINER, tags=("resources",))
+def check(container: Container, ctx):
+    if container.is_ephemeral or "memory" in container.limits:
+        return
+    _, defaulted = ctx.index.container_defaults(container.obj.namespace)
+    if "memory" in defaulted:
+        return
+    yield Finding(
+        container.section_span("limits"),
+        f"{container.kind_label} `{container.name}` has no memory limit",
+        node=container.path + ("resources", "limits"),
+    )

@@ -1,0 +1,1 @@
+"""SCH: parsing and schemas."""
