@@ -84,7 +84,7 @@ def check(paths: tuple[str, ...], fmt: str, output: Path | None, config_path: Pa
     cwd = Path.cwd()
     use_stdin = "-" in paths
     file_paths = [Path(p) for p in paths if p != "-"] or ([] if use_stdin else [Path(".")])
-    missing = [str(p) for p in file_paths if not p.exists() and not p.is_symlink()]
+    missing = [p for p in paths if p != "-" and not Path(p).exists() and not Path(p).is_symlink()]
     if missing:
         raise _fail(f"path does not exist: {', '.join(missing)}")
     select_tokens, ignore_tokens = _split(select), _split(ignore)
@@ -117,10 +117,14 @@ def check(paths: tuple[str, ...], fmt: str, output: Path | None, config_path: Pa
         click.echo(f"mlops-lint: recorded {count} findings in {write_baseline}", err=True)
         raise click.exceptions.Exit(EXIT_CLEAN)
 
-    from linter.report.text import summary_line
+    from linter.report.text import format_result, summary_line
 
     color = fmt == "text" and output is None and not no_color and not env_no_color() and sys.stdout.isatty()
-    text = render(report, fmt, color=color, show_suppressed=show_suppressed, quiet=quiet)
+    if fmt == "text" and quiet:  # findings only: no file grouping, notes or summary
+        shown = report.results if show_suppressed else report.active
+        text = "".join(format_result(r, color=color) + "\n" for r in shown)
+    else:
+        text = render(report, fmt, color=color, show_suppressed=show_suppressed)
     if output is not None:
         output.write_text(text, encoding="utf-8")
         if not quiet:

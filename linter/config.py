@@ -221,7 +221,11 @@ def validate(raw: dict[str, Any], where: str, positions: dict[tuple, tuple[int, 
     errors = sorted(validator.iter_errors(raw), key=lambda e: (list(map(str, e.absolute_path)), e.validator))
     if errors:
         error = errors[0]
-        raise ConfigError(f"{where}{_where(positions, tuple(error.absolute_path))}: {_describe_error(error)}")
+        path = tuple(error.absolute_path)
+        if error.validator == "additionalProperties":  # point at the first unknown key itself
+            extras = sorted(set(error.instance) - set(error.schema.get("properties", {})))
+            path += (extras[0],) if extras else ()
+        raise ConfigError(f"{where}{_where(positions, path)}: {_describe_error(error)}")
     for setting in ("select", "ignore"):
         for index, value in enumerate(raw.get(setting, [])):
             if not registry.is_known_selector(value):

@@ -33,6 +33,7 @@ class SourceFile:
 class Discovery:
     files: list[SourceFile] = field(default_factory=list)
     notes: list[Note] = field(default_factory=list)
+    skipped: list[tuple[Path, str]] = field(default_factory=list)  # files seen but not read, and why
 
 
 def is_dockerfile_name(name: str) -> bool:
@@ -83,7 +84,7 @@ def _exclude_spec(patterns: Iterable[str]):
         return None
     import pathspec
 
-    return pathspec.PathSpec.from_lines("gitwildmatch", patterns)
+    return pathspec.PathSpec.from_lines("gitignore", patterns)
 
 
 def _relative(path: Path, root: Path) -> str | None:
@@ -115,13 +116,17 @@ def walk(paths: Iterable[Path], *, root: Path | None, exclude: Iterable[str] = (
 
     for given in paths:
         given = given.absolute()
-        if given.is_file() or (given.exists() and not given.is_dir()):
+        if not given.is_dir():  # files, and links whose target is gone (reported as unreadable)
             add(given, classify(given) or K8S)
             continue
         for folder, dirs, files in os.walk(given, followlinks=False):
             here = Path(folder)
             if "Chart.yaml" in files and "templates" in dirs:
                 dirs.remove("templates")
+                for inner, _, names in os.walk(here / "templates", followlinks=False):
+                    for name in sorted(names):
+                        if classify(Path(inner) / name, sniff=False) is not None:
+                            found.skipped.append((Path(inner) / name, "Helm chart template"))
                 if here not in charts:
                     charts.add(here)
                     found.notes.append(
@@ -140,6 +145,7 @@ def walk(paths: Iterable[Path], *, root: Path | None, exclude: Iterable[str] = (
                     target = path.resolve()
                     if root is not None and _relative(target, root.resolve()) is None:
                         found.notes.append(Note(str(path), f"not read: the link points outside the project ({target})"))
+                        found.skipped.append((path, "link out of the project"))
                         continue
                 add(path, kind)
     found.files.sort(key=lambda f: str(f.path))

@@ -9,6 +9,7 @@ are reported only for target files, but every rule sees the whole project throug
 
 from __future__ import annotations
 
+import gc
 import os
 from collections import defaultdict
 from concurrent.futures import ProcessPoolExecutor
@@ -65,7 +66,20 @@ def load_file(source: SourceFile, display: str) -> Document:
 
 
 def _load_chunk(chunk: list[tuple[SourceFile, str]]) -> list[Document]:
-    return [load_file(source, display) for source, display in chunk]
+    """Load files with the cyclic garbage collector paused.
+
+    Loaded trees are acyclic and all kept, so every collection pass during loading would only
+    rescan a growing heap (measured: 4x slower on the corpus); the documents are frozen out of
+    the collector's view afterwards.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return [load_file(source, display) for source, display in chunk]
+    finally:
+        if enabled:
+            gc.enable()
+        gc.freeze()
 
 
 def load_all(items: list[tuple[SourceFile, str]], jobs: int) -> list[Document]:
@@ -77,10 +91,17 @@ def load_all(items: list[tuple[SourceFile, str]], jobs: int) -> list[Document]:
     import multiprocessing
 
     context = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
-        documents: list[Document] = []
-        for part in pool.map(_load_chunk, chunks):
-            documents.extend(part)
+    enabled = gc.isenabled()
+    gc.disable()  # unpickling builds the same acyclic trees: see _load_chunk
+    try:
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+            documents: list[Document] = []
+            for part in pool.map(_load_chunk, chunks):
+                documents.extend(part)
+    finally:
+        if enabled:
+            gc.enable()
+        gc.freeze()
     return documents
 
 
@@ -363,4 +384,16 @@ def lint(request: LintRequest) -> "RunReport":  # noqa: F821 - imported below
         root=str(cwd),
         version=__version__,
         fail_on=config.fail_on,
+        file_status=dict(sorted({
+            **{display_path(path, cwd): f"skipped: {why}" for path, why in targets_found.skipped},
+            **{path: _status(doc) for path, doc in targets_docs.items()},
+        }.items())),
     )
+
+
+def _status(document: Document) -> str:
+    if document.errors and not (document.objects or document.dockerfile or document.shell):
+        return "parse error"
+    if document.skipped:
+        return f"skipped: {document.skipped}"
+    return "linted"

@@ -61,7 +61,9 @@ class ProjectIndex:
 
         A LimitRange item of type Container defaults a container's limits from ``default`` and
         its requests from ``defaultRequest`` (or, failing that, from ``default``: Kubernetes
-        copies the defaulted limit into a missing request).
+        copies the defaulted limit into a missing request). The API server fills ``default`` from
+        ``max`` and ``defaultRequest`` from ``min`` when those are unset
+        (``SetDefaults_LimitRangeItem``), so a LimitRange with bounds only defaults them too.
         """
         key = namespace or DEFAULT_NAMESPACE
         cached = self._defaults.get(key)
@@ -77,11 +79,12 @@ class ProjectIndex:
             for item in items if isinstance(items, list) else ():
                 if not isinstance(item, dict) or item.get("type", "Container") != "Container":
                     continue
-                default = item.get("default") if isinstance(item.get("default"), dict) else {}
-                default_request = item.get("defaultRequest") if isinstance(item.get("defaultRequest"), dict) else {}
-                limits.update(map(str, default))
-                requests.update(map(str, default_request))
-                requests.update(map(str, default))
+                default, default_request, low, high = (
+                    item.get(section) if isinstance(item.get(section), dict) else {}
+                    for section in ("default", "defaultRequest", "min", "max")
+                )
+                limits.update(map(str, default), map(str, high))  # max -> default limit
+                requests.update(map(str, default_request), map(str, default), map(str, high), map(str, low))
         result = (frozenset(requests), frozenset(limits))
         self._defaults[key] = result
         return result

@@ -85,6 +85,7 @@ class RunReport:
     root: str = ""  # absolute path the display paths are relative to (SARIF %SRCROOT%)
     version: str = ""
     fail_on: str = "warning"
+    file_status: dict[str, str] = field(default_factory=dict)  # target path -> linted | skipped: … | parse error
 
     @property
     def active(self) -> list[Result]:

@@ -7,6 +7,8 @@ For every GPU resource of a container (init and sidecar containers included), fl
   `0`, `-1`, `"one"` (pointing at the value).
 
 Quantities are compared exactly as Kubernetes parses them, so `1` and `"1"` are equal.
+Quantities filled in later (`${GPU_COUNT}`, `$(GPUS)`, `{{ .Values.gpus }}`) are skipped: their
+final value is unknown.
 
 ## Why is this bad?
 GPUs are extended resources: they are handed out whole and cannot be overcommitted, so
@@ -43,7 +45,7 @@ Use instead:
 - NVIDIA MIG with Kubernetes: https://docs.nvidia.com/datacenter/cloud-native/kubernetes/latest/index.html
 """
 
-from linter.model.k8s import DEFAULT_GPU_RESOURCE_PREFIXES, Container, gpu_resources
+from linter.model.k8s import DEFAULT_GPU_RESOURCE_PREFIXES, Container, gpu_resources, is_templated
 from linter.model.quantity import format_quantity
 from linter.rule import CONTAINER, Finding, rule
 
@@ -58,6 +60,8 @@ def check(container: Container, ctx):
     who = f"{container.kind_label} `{container.name}`"
     for section, entries in (("requests", requests), ("limits", limits)):
         for name, entry in entries.items():
+            if isinstance(entry.raw, str) and is_templated(entry.raw):
+                continue
             if entry.value is None or entry.value <= 0 or entry.value.denominator != 1:
                 yield Finding(
                     entry.value_span,

@@ -3,7 +3,8 @@
 ## What it does
 Flags containers and init containers (sidecars included) with no `memory` entry under
 `resources.limits`, unless a LimitRange of the same namespace in the project sets a default
-memory limit. Ephemeral debug containers are not checked (Kubernetes allows no resources on
+memory limit (`default`, or `max`, which Kubernetes uses as the default when `default` is unset).
+Ephemeral debug containers are not checked (Kubernetes allows no resources on
 them). The finding points at `limits:`, else `resources:`, else the container's name.
 
 ## Why is this bad?

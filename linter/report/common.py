@@ -1,0 +1,77 @@
+"""What every report shares: the Emitter protocol, options, severity maps, ordering and counts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from linter import __version__
+from linter.model.position import Span
+from linter.result import Note, Result, RunReport
+
+TOOL_NAME = "mlops-lint"
+INFORMATION_URI = "https://github.com/mlops-lint/mlops-lint"
+
+# One severity vocabulary in, one word per output format out.
+TEXT_WORD = {"error": "ERROR", "warning": "WARNING", "info": "INFO"}
+SARIF_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
+GITHUB_COMMAND = {"error": "error", "warning": "warning", "info": "notice"}
+
+
+@dataclass(frozen=True, slots=True)
+class RenderOptions:
+    color: bool = False  # ANSI colour (text only); the CLI decides TTY / --no-color
+    show_suppressed: bool = False  # print suppressed results too (text only)
+
+
+class Emitter(Protocol):
+    """A report format: a pure function from a run to the bytes to write (as str)."""
+
+    def __call__(self, report: RunReport, options: RenderOptions) -> str: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Tally:
+    files: int
+    skipped: int
+    errors: int
+    warnings: int
+    info: int
+    suppressed: int
+
+    @property
+    def problems(self) -> int:
+        return self.errors + self.warnings + self.info
+
+
+def tally(report: RunReport) -> Tally:
+    """Counts of active results per severity, plus suppressed results and files."""
+    counts = report.counts()
+    return Tally(
+        files=report.files_linted,
+        skipped=report.files_skipped,
+        errors=counts["error"],
+        warnings=counts["warning"],
+        info=counts["info"],
+        suppressed=len(report.results) - len(report.active),
+    )
+
+
+def ordered(results: list[Result]) -> list[Result]:
+    """Results in report order (path, line, column, rule), whatever order they came in."""
+    return sorted(results, key=Result.sort_key)
+
+
+def ordered_notes(notes: list[Note]) -> list[Note]:
+    return sorted(notes, key=lambda n: (n.path, n.message))
+
+
+def tool_version(report: RunReport) -> str:
+    return report.version or __version__
+
+
+def annotation_span(span: Span) -> Span:
+    """A span consumers accept: the end strictly after the start (an empty span covers one column)."""
+    if (span.end_line, span.end_col) <= (span.line, span.col):
+        return Span(span.line, span.col, span.line, span.col + 1)
+    return span

@@ -1,0 +1,35 @@
+"""GitHub Actions workflow commands: one ``::error file=…,line=…::message`` per active finding."""
+
+from __future__ import annotations
+
+from linter.report.common import GITHUB_COMMAND, RenderOptions, annotation_span, ordered
+from linter.result import Result, RunReport
+
+
+def escape_data(text: str) -> str:
+    """GitHub's escaping of a command's message (``%``, CR, LF)."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    """GitHub's escaping of a property value: the message escapes plus ``:`` and ``,``."""
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def annotation(result: Result) -> str:
+    """One workflow command; columns only on one-line spans (GitHub drops them otherwise)."""
+    span = annotation_span(result.span)
+    props = [("file", result.path), ("line", str(span.line))]
+    if span.end_line == span.line:
+        props.append(("col", str(span.col)))
+    props.append(("endLine", str(span.end_line)))
+    if span.end_line == span.line:
+        props.append(("endColumn", str(span.end_col)))
+    props.append(("title", f"{result.rule} {result.slug}"))
+    joined = ",".join(f"{key}={escape_property(value)}" for key, value in props)
+    return f"::{GITHUB_COMMAND[result.severity]} {joined}::{escape_data(result.message)}"
+
+
+def emit(report: RunReport, options: RenderOptions) -> str:
+    lines = [annotation(r) for r in ordered(report.active)]
+    return "".join(f"{line}\n" for line in lines)

@@ -1,0 +1,51 @@
+"""The machine report (``--format json``): the contract in ``schemas/findings.schema.json``."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from linter.report.common import RenderOptions, ordered, ordered_notes, tally, tool_version
+from linter.result import Result, RunReport
+
+
+def finding(result: Result) -> dict[str, Any]:
+    """One result as a JSON object (suppressed ones included, with ``suppressed: true``)."""
+    obj = result.obj
+    return {
+        "rule": result.rule,
+        "slug": result.slug,
+        "severity": result.severity,
+        "message": result.message,
+        "path": result.path,
+        "line": result.span.line,
+        "column": result.span.col,
+        "end_line": result.span.end_line,
+        "end_column": result.span.end_col,
+        "object": {"kind": obj.kind, "namespace": obj.namespace, "name": obj.name} if obj else None,
+        "fix": result.fix,
+        "suppressed": result.suppressed,
+        "suppressions": [{"kind": s.kind, "justification": s.justification} for s in result.suppressions],
+    }
+
+
+def document(report: RunReport) -> dict[str, Any]:
+    """The whole report as plain data, in a fixed key order."""
+    counts = tally(report)
+    return {
+        "version": tool_version(report),
+        "findings": [finding(r) for r in ordered(report.results)],
+        "summary": {
+            "files": counts.files,
+            "skipped": counts.skipped,
+            "errors": counts.errors,
+            "warnings": counts.warnings,
+            "info": counts.info,
+            "suppressed": counts.suppressed,
+        },
+        "notes": [{"path": n.path, "message": n.message} for n in ordered_notes(report.notes)],
+    }
+
+
+def emit(report: RunReport, options: RenderOptions) -> str:
+    return json.dumps(document(report), indent=2, sort_keys=False, ensure_ascii=False) + "\n"

@@ -1,0 +1,46 @@
+"""Reading a rule's markdown docstring: its ``## Section`` bodies and a plain-text rendering."""
+
+from __future__ import annotations
+
+import re
+
+_SECTION = re.compile(r"^##\s+(.+?)\s*$")
+_HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*$")
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_LINK = re.compile(r"\[([^\]]+)\]\(([^)\s]+)\)")
+
+
+def sections(doc: str) -> dict[str, str]:
+    """``{"What it does": "...", ...}`` for every ``## Title`` outside code fences."""
+    found: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    fenced = False
+    for line in doc.splitlines():
+        if _FENCE.match(line):
+            fenced = not fenced
+        heading = None if fenced else _SECTION.match(line)
+        if heading:
+            current = found.setdefault(heading.group(1), [])
+        elif current is not None:
+            current.append(line)
+    return {title: "\n".join(body).strip() for title, body in found.items()}
+
+
+def plain_text(markdown: str) -> str:
+    """Markdown without heading marks or link syntax, code blocks indented (SARIF ``help.text``)."""
+    lines = []
+    fenced = False
+    for line in markdown.strip().splitlines():
+        if _FENCE.match(line):
+            fenced = not fenced
+        elif fenced:
+            lines.append(f"    {line}")
+        else:
+            heading = _HEADING.match(line)
+            lines.append(heading.group(1) if heading else _LINK.sub(r"\1 (\2)", line))
+    return "\n".join(lines)
+
+
+def clip(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` characters, an ellipsis marking the cut."""
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"

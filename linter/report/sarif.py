@@ -1,0 +1,178 @@
+"""SARIF 2.1.0 for GitHub code scanning, built from ``sarif_om`` objects.
+
+Paths are repo-relative URIs under ``%SRCROOT%``; ``primaryLocationLineHash`` is the result's
+line-independent fingerprint plus an occurrence counter, so alerts survive lines moving above them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path, PurePosixPath
+from urllib.parse import quote
+
+import sarif_om as om
+
+from linter.report.common import (
+    INFORMATION_URI,
+    SARIF_LEVEL,
+    TOOL_NAME,
+    RenderOptions,
+    annotation_span,
+    ordered,
+    ordered_notes,
+    tool_version,
+)
+from linter.report.ruledoc import clip, plain_text, sections
+from linter.report.sarif_json import to_json
+from linter.result import Note, Result, RunReport
+from linter.rule import ENGINE, RuleMeta
+
+SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
+SARIF_VERSION = "2.1.0"
+SRCROOT = "%SRCROOT%"
+DESCRIPTION_LIMIT = 1024  # GitHub: shortDescription / fullDescription text
+MAX_TAGS = 20  # GitHub: tags per rule
+
+
+def _text(text: str, markdown: str | None = None) -> om.MultiformatMessageString:
+    return om.MultiformatMessageString(text=text, markdown=markdown or None)
+
+
+def precision(meta: RuleMeta) -> str:
+    """``medium`` when the docs admit false positives (a ``Known problems`` section), else ``high``."""
+    return "medium" if "Known problems" in sections(meta.doc) else "high"
+
+
+def rule_tags(meta: RuleMeta) -> list[str]:
+    """The domain (``gpu``) then the rule's own tags, without duplicates, at most 20."""
+    return list(dict.fromkeys([meta.domain.lower(), *meta.tags]))[:MAX_TAGS]
+
+
+def rule_descriptor(meta: RuleMeta) -> om.ReportingDescriptor:
+    """``tool.driver.rules[]`` entry: the same metadata as ``mlops-lint explain``."""
+    short = meta.summary or f"{meta.name} ({meta.code})."
+    what = sections(meta.doc).get("What it does", "")
+    properties: dict[str, object] = {"tags": rule_tags(meta), "precision": precision(meta)}
+    if meta.security_severity:
+        properties["security-severity"] = str(meta.security_severity)
+    return om.ReportingDescriptor(
+        id=meta.code,
+        name=meta.name,
+        short_description=_text(clip(short, DESCRIPTION_LIMIT)),
+        full_description=_text(clip(plain_text(what) if what else short, DESCRIPTION_LIMIT)),
+        help=_text(plain_text(meta.doc) if meta.doc else short, meta.doc),
+        help_uri=meta.help_uri if meta.func is not None or meta.doc else None,
+        default_configuration=om.ReportingConfiguration(level=SARIF_LEVEL[meta.severity]),
+        properties=properties,
+    )
+
+
+def stub_meta(result: Result) -> RuleMeta:
+    """Minimal metadata for a result whose rule is not in ``report.rules``."""
+    return RuleMeta(
+        code=result.rule, name=result.slug, severity=result.severity, scope=ENGINE, func=None, doc="", summary=""
+    )
+
+
+def rule_table(report: RunReport) -> list[RuleMeta]:
+    """Every rule that ran plus any rule only seen in results, sorted by code (``ruleIndex`` order)."""
+    table: dict[str, RuleMeta] = {}
+    for meta in report.rules:
+        table.setdefault(meta.code, meta)
+    for result in ordered(report.results):
+        table.setdefault(result.rule, stub_meta(result))
+    return [table[code] for code in sorted(table)]
+
+
+def artifact_location(path: str) -> om.ArtifactLocation:
+    """A repo-relative, percent-encoded URI under ``%SRCROOT%`` (absolute paths become file URIs)."""
+    pure = PurePosixPath(path)
+    if pure.is_absolute():
+        return om.ArtifactLocation(uri=pure.as_uri())
+    return om.ArtifactLocation(uri=quote(pure.as_posix(), safe="/"), uri_base_id=SRCROOT)
+
+
+def root_uri(root: str) -> str | None:
+    """``file:///abs/root/`` (trailing slash, as SARIF requires for a base), or None if unknown."""
+    if not root or not Path(root).is_absolute():
+        return None
+    return Path(root).as_uri().rstrip("/") + "/"
+
+
+def region(result: Result) -> om.Region:
+    span = annotation_span(result.span)
+    return om.Region(start_line=span.line, start_column=span.col, end_line=span.end_line, end_column=span.end_col)
+
+
+def line_hashes(results: list[Result]) -> list[str]:
+    """``fingerprint:occurrence`` per result, counting identical fingerprints from 1."""
+    seen: Counter[str] = Counter()
+    hashes = []
+    for result in results:
+        fingerprint = result.fingerprint()
+        seen[fingerprint] += 1
+        hashes.append(f"{fingerprint}:{seen[fingerprint]}")
+    return hashes
+
+
+def object_properties(result: Result) -> dict[str, object] | None:
+    if result.obj is None:
+        return None
+    obj = {"kind": result.obj.kind, "namespace": result.obj.namespace, "name": result.obj.name}
+    return {"object": {key: value for key, value in obj.items() if value}}
+
+
+def sarif_result(result: Result, rule_index: int, line_hash: str) -> om.Result:
+    location = om.PhysicalLocation(artifact_location=artifact_location(result.path), region=region(result))
+    suppressions = [om.Suppression(kind=s.kind, justification=s.justification or None) for s in result.suppressions]
+    return om.Result(
+        rule_id=result.rule,
+        rule_index=rule_index,
+        level=SARIF_LEVEL[result.severity],
+        message=om.Message(text=result.message),
+        locations=[om.Location(physical_location=location)],
+        partial_fingerprints={"primaryLocationLineHash": line_hash},
+        properties=object_properties(result),
+        suppressions=suppressions or None,
+    )
+
+
+def notification(note: Note) -> om.Notification:
+    location = om.Location(physical_location=om.PhysicalLocation(artifact_location=artifact_location(note.path)))
+    return om.Notification(message=om.Message(text=note.message), level="note", locations=[location])
+
+
+def build_log(report: RunReport) -> om.SarifLog:
+    """The whole log: one run, one driver, every rule, every result (suppressed ones marked)."""
+    rules = rule_table(report)
+    index = {meta.code: i for i, meta in enumerate(rules)}
+    results = ordered(report.results)
+    version = tool_version(report)
+    driver = om.ToolComponent(
+        name=TOOL_NAME,
+        semantic_version=version,
+        version=version,
+        information_uri=INFORMATION_URI,
+        rules=[rule_descriptor(meta) for meta in rules],
+    )
+    notes = [notification(n) for n in ordered_notes(report.notes)]
+    base = root_uri(report.root)
+    run = om.Run(
+        tool=om.Tool(driver=driver),
+        results=[sarif_result(r, index[r.rule], h) for r, h in zip(results, line_hashes(results))],
+        invocations=[om.Invocation(execution_successful=True, tool_execution_notifications=notes or None)],
+        original_uri_base_ids={SRCROOT: om.ArtifactLocation(uri=base)} if base else None,
+        column_kind="unicodeCodePoints",
+    )
+    return om.SarifLog(runs=[run], version=SARIF_VERSION, schema_uri=SCHEMA_URI)
+
+
+def document(report: RunReport) -> dict:
+    """The log as plain JSON data, ``$schema`` and ``version`` first."""
+    data = to_json(build_log(report))
+    return {"$schema": data.pop("$schema"), "version": data.pop("version"), **data}
+
+
+def emit(report: RunReport, options: RenderOptions) -> str:
+    return json.dumps(document(report), indent=2, ensure_ascii=False) + "\n"

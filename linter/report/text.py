@@ -1,0 +1,88 @@
+"""The human report: ``path:line:col: SEVERITY ID slug: message [Kind ns/name]``, grouped by file."""
+
+from __future__ import annotations
+
+from itertools import groupby
+
+from linter.report.common import TEXT_WORD, RenderOptions, Tally, ordered, ordered_notes, tally
+from linter.result import Note, Result, RunReport
+
+_RESET = "\x1b[0m"
+_BOLD = "1"
+_DIM = "2"
+_GREEN = "1;32"
+_SEVERITY_STYLE = {"error": "1;31", "warning": "1;33", "info": "1;36"}
+
+
+def _paint(text: str, style: str, color: bool) -> str:
+    return f"\x1b[{style}m{text}{_RESET}" if color else text
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}" if count == 1 or word == "info" else f"{count} {word}s"
+
+
+def one_line(text: str) -> str:
+    """``text`` with line breaks turned into spaces: one finding, one line."""
+    return " ".join(text.splitlines())
+
+
+def suppression_reason(result: Result) -> str:
+    """Why a result is suppressed: the justifications, else where the suppression came from."""
+    return one_line("; ".join(s.justification or s.where or s.kind for s in result.suppressions))
+
+
+def format_result(result: Result, *, color: bool = False) -> str:
+    """One finding as one line (suppressed ones marked with their reason)."""
+    location = _paint(f"{result.path}:{result.line}:{result.column}:", _BOLD, color)
+    severity = _paint(TEXT_WORD[result.severity], _SEVERITY_STYLE[result.severity], color)
+    line = f"{location} {severity} {result.rule} {result.slug}: {one_line(result.message)}"
+    if result.obj is not None:
+        line += f" [{result.obj}]"
+    if result.suppressed:
+        line = f"{line} {_paint(f'(suppressed: {suppression_reason(result)})', _DIM, color)}"
+    return line
+
+
+def format_note(note: Note) -> str:
+    return f"note: {note.path}: {one_line(note.message)}"
+
+
+def _summary(counts: Tally) -> str:
+    files = _plural(counts.files, "file")
+    if counts.problems:
+        by_severity = ", ".join(
+            [_plural(counts.errors, "error"), _plural(counts.warnings, "warning"), _plural(counts.info, "info")]
+        )
+        line = f"Found {_plural(counts.problems, 'problem')} ({by_severity}) in {files}"
+    else:
+        line = f"All checks passed ({files})"
+    if counts.suppressed:
+        line += f"; {counts.suppressed} suppressed"
+    return line + "."
+
+
+def summary_line(report: RunReport, *, color: bool = False) -> str:
+    """``Found 3 problems (1 error, 2 warnings, 0 info) in 12 files; 1 suppressed.`` (no newline)."""
+    counts = tally(report)
+    worst = "error" if counts.errors else "warning" if counts.warnings else "info" if counts.info else None
+    style = _SEVERITY_STYLE[worst] if worst else _GREEN
+    return _paint(_summary(counts), style, color)
+
+
+def render_findings(report: RunReport, options: RenderOptions = RenderOptions()) -> str:
+    """The finding lines only, one block per file, blocks separated by a blank line."""
+    shown = [r for r in ordered(report.results) if options.show_suppressed or not r.suppressed]
+    blocks = [
+        "\n".join(format_result(r, color=options.color) for r in group)
+        for _, group in groupby(shown, key=lambda r: r.path)
+    ]
+    return "\n\n".join(blocks)
+
+
+def emit(report: RunReport, options: RenderOptions) -> str:
+    """Findings by file, a blank line, notes, then the summary line."""
+    findings = render_findings(report, options)
+    trailer = [format_note(n) for n in ordered_notes(report.notes)] + [summary_line(report, color=options.color)]
+    head = f"{findings}\n\n" if findings else ""
+    return head + "\n".join(trailer) + "\n"

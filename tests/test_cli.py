@@ -1,0 +1,277 @@
+"""The command line as users and CI see it: exit codes, config errors, stdin, jobs, baselines,
+context vs targets."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import jsonschema
+import pytest
+from click.testing import CliRunner
+
+from linter.cli import main
+
+REPO = Path(__file__).resolve().parents[1]
+
+VIOLATING = """\
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: train
+  namespace: ml
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: trainer
+        image: nvcr.io/nvidia/pytorch:24.05-py3@sha256:{digest}
+        resources:
+          requests:
+            cpu: "4"
+            memory: 16Gi
+            nvidia.com/gpu: 1
+          limits:
+            memory: 16Gi
+""".replace("{digest}", "a" * 64)
+
+CLEAN = VIOLATING + "            nvidia.com/gpu: 1\n"
+
+
+def run(args: list[str], cwd: Path, input: bytes | None = None):
+    runner = CliRunner()
+    old = Path.cwd()
+    os.chdir(cwd)
+    try:
+        return runner.invoke(main, args, input=input, catch_exceptions=False)
+    finally:
+        os.chdir(old)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "deploy").mkdir()
+    (tmp_path / "deploy" / "job.yaml").write_text(VIOLATING)
+    (tmp_path / "deploy" / "clean.yaml").write_text(CLEAN.replace("name: train", "name: clean"))
+    return tmp_path
+
+
+def test_clean_file_exits_0(project: Path) -> None:
+    result = run(["deploy/clean.yaml"], project)
+    assert result.exit_code == 0, result.output
+    assert "All checks passed" in result.output
+
+
+def test_findings_exit_1_with_exact_position(project: Path) -> None:
+    result = run(["deploy/job.yaml", "--no-color"], project)
+    assert result.exit_code == 1
+    assert "deploy/job.yaml:17:13: ERROR GPU001 gpu-limit-missing: container `trainer` requests 1 nvidia.com/gpu" in result.output
+    assert "[Job ml/train]" in result.output
+
+
+def test_check_subcommand_is_the_default(project: Path) -> None:
+    assert run(["check", "deploy/job.yaml"], project).output == run(["deploy/job.yaml"], project).output
+
+
+def test_missing_path_exits_2(project: Path) -> None:
+    result = run(["nope/"], project)
+    assert result.exit_code == 2
+    assert "path does not exist: nope/" in result.output
+
+
+def test_unknown_selector_exits_2(project: Path) -> None:
+    result = run(["--select", "GPU999", "deploy"], project)
+    assert result.exit_code == 2
+    assert "GPU999" in result.output
+
+
+@pytest.mark.parametrize(
+    ("config", "expected"),
+    [
+        ("fail-on: warn\n", ".mlops-lint.yaml:1:1: 'fail-on' is 'warn'; expected one of: error, warning, info, never"),
+        ("profile: aks-standard\nselekt: [GPU]\n", ".mlops-lint.yaml:2:1: unknown key 'selekt' at the top level"),
+        ("select:\n  - GPU\n  - BOGUS1\n", ".mlops-lint.yaml:3:5: 'select' names an unknown rule or prefix 'BOGUS1'"),
+        ("severity: {GPU001: fatal}\n", ".mlops-lint.yaml:1:12: 'severity.GPU001' is 'fatal'; expected one of: error, warning, info"),
+        ("rules: {GPU001: {colour: red}}\n", "unknown option 'colour' for rule GPU001"),
+        ("node-pools:\n  - {name: gpu, vm-size: Standard_NC4as_T4_v3, min-count: 3, max-count: 1}\n",
+         "node pool 'gpu' has min-count 3 > max-count 1"),
+        ("a: [\n", ".mlops-lint.yaml:2:1: invalid YAML"),
+    ],
+)
+def test_bad_config_exits_2_naming_key_and_line(project: Path, config: str, expected: str) -> None:
+    (project / ".mlops-lint.yaml").write_text(config)
+    result = run(["deploy"], project)
+    assert result.exit_code == 2
+    assert expected in result.output
+
+
+def test_pyproject_config_is_used(project: Path) -> None:
+    (project / "pyproject.toml").write_text('[tool.mlops-lint]\nignore = ["GPU001"]\n')
+    result = run(["deploy/job.yaml"], project)
+    assert "GPU001" not in result.output
+    (project / "pyproject.toml").write_text('[tool.mlops-lint]\nfail-on = "fatal"\n')
+    assert run(["deploy/job.yaml"], project).exit_code == 2
+
+
+def test_fail_on_thresholds(project: Path) -> None:
+    warning_only = VIOLATING.replace("            nvidia.com/gpu: 1\n", "").replace("@sha256:" + "a" * 64, "")
+    (project / "w.yaml").write_text(warning_only.replace("name: train\n", "name: w\n"))
+    assert run(["w.yaml", "--no-color"], project).output.count("WARNING IMG002") == 1
+    assert run(["w.yaml"], project).exit_code == 1
+    assert run(["w.yaml", "--fail-on", "error"], project).exit_code == 0
+    assert run(["--fail-on", "never", "deploy/job.yaml"], project).exit_code == 0
+    assert run(["--fail-on", "error", "deploy/job.yaml"], project).exit_code == 1
+    assert run(["--ignore", "GPU001", "--fail-on", "error", "deploy/job.yaml"], project).exit_code == 0
+
+
+def test_severity_override_changes_exit(project: Path) -> None:
+    (project / ".mlops-lint.yaml").write_text("severity: {GPU001: info}\nfail-on: warning\n")
+    result = run(["deploy/job.yaml"], project)
+    assert result.exit_code == 0
+    assert "INFO GPU001" in result.output
+
+
+def test_subcommand_name_wins_but_dot_slash_is_a_path(tmp_path: Path) -> None:
+    (tmp_path / "rules").mkdir()
+    (tmp_path / "rules" / "job.yaml").write_text(VIOLATING)
+    as_path = run(["./rules", "--no-color"], tmp_path)
+    assert as_path.exit_code == 1 and "rules/job.yaml:17:13" in as_path.output
+    catalogue = run(["rules"], tmp_path)
+    assert catalogue.exit_code == 0 and "GPU001  gpu-limit-missing" in catalogue.output
+
+
+def test_stdin_with_filename(project: Path) -> None:
+    result = run(["-", "--stdin-filename", "deploy/piped.yaml", "--format", "json"], project, input=VIOLATING.encode())
+    assert result.exit_code == 1
+    findings = json.loads(result.output)["findings"]
+    assert {(f["path"], f["rule"], f["line"]) for f in findings} == {("deploy/piped.yaml", "GPU001", 17)}
+
+
+def test_json_report_matches_schema(project: Path) -> None:
+    schema = json.loads((REPO / "schemas" / "findings.schema.json").read_text())
+    result = run(["deploy", "--format", "json"], project)
+    report = json.loads(result.output)
+    jsonschema.validate(report, schema)
+    assert report["summary"]["files"] == 2
+
+
+def test_jobs_output_identical(tmp_path: Path) -> None:
+    source = REPO / "fixtures"
+    copies = tmp_path / "many"
+    for index in range(6):
+        shutil.copytree(source, copies / f"copy{index}", ignore=shutil.ignore_patterns("training-image"))
+    outputs = {jobs: run(["many", "--jobs", jobs, "--format", "json", "--select", "ALL,LNT001"], tmp_path).output
+               for jobs in ("1", "2")}
+    assert len(list(copies.rglob("*.yaml"))) >= 48  # enough files to use the process pool
+    assert outputs["1"] == outputs["2"]
+    assert json.loads(outputs["1"])["findings"]
+
+
+def test_baseline_survives_lines_moving(project: Path) -> None:
+    baseline = project / "baseline.json"
+    result = run(["deploy", "--write-baseline", str(baseline)], project)
+    assert result.exit_code == 0
+    recorded = json.loads(baseline.read_text())["findings"]
+    assert {f["rule"] for f in recorded} == {"GPU001"}
+    job = project / "deploy" / "job.yaml"
+    job.write_text("# a comment\n# another\n" + job.read_text())
+    assert run(["deploy", "--baseline", str(baseline)], project).exit_code == 0
+    job.write_text(job.read_text().replace("image: nvcr.io/nvidia/pytorch:24.05-py3@sha256:" + "a" * 64,
+                                           "image: nvcr.io/nvidia/pytorch:latest"))
+    again = run(["deploy", "--baseline", str(baseline), "--no-color"], project)
+    assert again.exit_code == 1
+    assert "IMG001" in again.output and "GPU001" not in again.output
+
+
+def test_context_is_project_root_targets_are_paths(tmp_path: Path) -> None:
+    """A LimitRange elsewhere in the project defaults requests for the linted file (RES001)."""
+    (tmp_path / ".mlops-lint.yaml").write_text("select: [RES001]\n")
+    (tmp_path / "base").mkdir()
+    (tmp_path / "apps").mkdir()
+    (tmp_path / "base" / "limits.yaml").write_text(
+        "apiVersion: v1\nkind: LimitRange\nmetadata: {name: d, namespace: ml}\nspec:\n  limits:\n"
+        "  - type: Container\n    defaultRequest: {cpu: 500m, memory: 1Gi}\n"
+    )
+    pod = ("apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: NS}\nspec:\n  containers:\n"
+           "  - name: c\n    image: x:1\n")
+    (tmp_path / "apps" / "in-ml.yaml").write_text(pod.replace("NS", "ml"))
+    (tmp_path / "apps" / "in-other.yaml").write_text(pod.replace("NS", "other"))
+    result = run(["apps", "--no-color"], tmp_path)
+    assert "apps/in-ml.yaml" not in result.output
+    assert "apps/in-other.yaml:6:5: WARNING RES001" in result.output
+    assert "base/limits.yaml" not in result.output  # context, not a target
+
+
+def test_exclude_and_skipped_dirs(project: Path) -> None:
+    (project / ".mlops-lint.yaml").write_text('exclude: ["deploy/job.yaml"]\n')
+    (project / "node_modules").mkdir()
+    (project / "node_modules" / "x.yaml").write_text(VIOLATING)
+    result = run(["."], project)
+    assert result.exit_code == 0, result.output
+
+
+def test_helm_templates_skipped_with_note(tmp_path: Path) -> None:
+    chart = tmp_path / "chart"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: c\nversion: 0.1.0\n")
+    (chart / "templates" / "job.yaml").write_text("{{- if .Values.x }}\nkind: Job\n{{- end }}\n")
+    result = run([".", "--no-color"], tmp_path)
+    assert result.exit_code == 0
+    assert "Helm chart templates skipped" in result.output
+
+
+def test_template_outside_chart_gets_hint(tmp_path: Path) -> None:
+    (tmp_path / "t.yaml").write_text("apiVersion: v1\nkind: Pod\nmetadata:\n  name: {{ .Values.name }\n")
+    result = run(["t.yaml", "--no-color"], tmp_path)
+    assert result.exit_code == 1
+    assert "SCH001 parse-error" in result.output and "helm template" in result.output
+
+
+def test_parse_error_does_not_stop_other_files(project: Path) -> None:
+    (project / "deploy" / "broken.yaml").write_text("apiVersion: v1\nkind: Pod\nmetadata: [\n")
+    result = run(["deploy", "--no-color"], project)
+    assert "deploy/broken.yaml:4:1: ERROR SCH001 parse-error" in result.output
+    assert "deploy/job.yaml:17:13: ERROR GPU001" in result.output
+
+
+def test_dangling_link_is_a_finding_not_a_crash(project: Path) -> None:
+    (project / "deploy" / "gone.yaml").symlink_to(project / "deploy" / "missing.yaml")
+    result = run(["deploy/gone.yaml", "--no-color"], project)
+    assert result.exit_code == 1
+    assert "deploy/gone.yaml:1:1: ERROR SCH001 parse-error: cannot read the file" in result.output
+
+
+def test_inline_suppression_and_show_suppressed(project: Path) -> None:
+    job = project / "deploy" / "job.yaml"
+    job.write_text(job.read_text().replace("            nvidia.com/gpu: 1\n",
+                                           "            nvidia.com/gpu: 1  # mlops-lint: disable=gpu-limit-missing webhook\n", 1))
+    assert run(["deploy/job.yaml"], project).exit_code == 0
+    shown = run(["deploy/job.yaml", "--show-suppressed", "--no-color"], project)
+    assert "GPU001" in shown.output and "webhook" in shown.output
+
+
+def test_output_file_and_summary_on_stderr(project: Path) -> None:
+    result = run(["deploy", "--format", "sarif", "-o", "out.sarif"], project)
+    assert result.exit_code == 1
+    sarif = json.loads((project / "out.sarif").read_text())
+    assert sarif["version"] == "2.1.0"
+    assert [r["ruleId"] for r in sarif["runs"][0]["results"]] == ["GPU001"]
+
+
+def test_explain_rules_init_version(tmp_path: Path) -> None:
+    explained = run(["explain", "gpu-limit-missing"], tmp_path)
+    assert explained.exit_code == 0
+    assert explained.output.startswith("# gpu-limit-missing (GPU001)\n")
+    assert "## Why is this bad?" in explained.output
+    assert run(["explain", "NOPE001"], tmp_path).exit_code == 2
+    listing = json.loads(run(["rules", "--format", "json"], tmp_path).output)
+    assert {"GPU001", "SCH001", "LNT001", "LNT002"} <= {r["code"] for r in listing}
+    assert run(["init"], tmp_path).exit_code == 0
+    assert (tmp_path / ".mlops-lint.yaml").exists()
+    assert run(["init"], tmp_path).exit_code == 2  # never overwrites
+    assert run(["tmp.yaml"], tmp_path).exit_code == 2  # written config is valid; the path is not
+    assert run(["."], tmp_path).exit_code == 0
+    assert run(["--version"], tmp_path).output.startswith("mlops-lint ")

@@ -1,0 +1,237 @@
+"""Meta-tests over the rule catalogue (kube-linter's checks-list diff, ruff's docs checks).
+
+Every registered rule has fixtures, complete docs in the documented order, options that match its
+declared options, and a code, slug and module path that follow the naming scheme; the registry
+rejects clashing codes and slugs; and a rule that raises becomes one LNT002 finding while the other
+rules of the run still report.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from linter.config import Config
+from linter.engine import run_rules
+from linter.model.document import K8S
+from linter.registry import CODE_RE, SLUG_RE, RegistryError, load_registry, validate
+from linter.result import ObjectRef
+from linter.rule import CONTAINER, RuleMeta, rule
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURES = REPO / "fixtures" / "rules"
+ENGINE_ONLY = {"LNT002"}  # produced when a rule crashes: no manifest can trigger it on purpose
+
+REGISTRY = load_registry()
+RULES = [meta for meta in REGISTRY.rules if meta.status != "removed"]
+CODES = [meta.code for meta in RULES]
+
+# Doc sections in the order STYLE.md gives them; the first five are required.
+SECTION_ORDER = ["What it does", "Why is this bad?", "Example", "Use instead", "Options", "Fix safety",
+                 "Known problems", "References"]
+REQUIRED = ["What it does", "Why is this bad?", "Example", "Use instead", "References"]
+
+
+def sections(doc: str) -> list[tuple[str, list[str]]]:
+    """(title, body lines) of each ``## Title`` section; a ``Use instead:`` paragraph (ruff's form)
+    opens a section of its own."""
+    found: list[tuple[str, list[str]]] = []
+    in_code = False
+    for line in doc.splitlines():
+        if line.strip().startswith("```"):
+            in_code = not in_code
+        if not in_code and line.startswith("## "):
+            found.append((line[3:].strip(), []))
+        elif not in_code and line.startswith("Use instead"):
+            found.append(("Use instead", [line]))
+        elif found:
+            found[-1][1].append(line)
+    return found
+
+
+def meta_of(code: str) -> RuleMeta:
+    meta = REGISTRY.get(code)
+    assert meta is not None
+    return meta
+
+
+# ---------------------------------------------------------------------------------------------
+# Fixtures
+
+
+@pytest.mark.parametrize("code", [c for c in CODES if c not in ENGINE_ONLY])
+def test_every_rule_has_fixtures(code: str) -> None:
+    folder = FIXTURES / code
+    assert folder.is_dir(), f"{code} has no fixtures/rules/{code}/ folder"
+    names = [p.name for p in folder.iterdir() if p.is_file()]
+    assert any(n.startswith("fail") for n in names), f"fixtures/rules/{code}/ has no fail.* file"
+    assert any(n.startswith("pass") for n in names), f"fixtures/rules/{code}/ has no pass.* file"
+    assert "expected.txt" in names, f"fixtures/rules/{code}/ has no expected.txt"
+
+
+def test_every_fixture_folder_names_a_rule() -> None:
+    folders = {p.name for p in FIXTURES.iterdir() if p.is_dir()}
+    assert folders, "no fixture folders"
+    assert folders - set(CODES) == set(), "fixture folders for rules that are not registered"
+    assert folders & ENGINE_ONLY == set()
+
+
+# ---------------------------------------------------------------------------------------------
+# Docs
+
+
+@pytest.mark.parametrize("code", CODES)
+def test_doc_sections_present_and_ordered(code: str) -> None:
+    meta = meta_of(code)
+    assert meta.summary and not meta.doc.startswith("#"), f"{code}: the doc must open with a one-line summary"
+    titles = [title for title, _ in sections(meta.doc)]
+    unknown = [t for t in titles if t not in SECTION_ORDER]
+    assert not unknown, f"{code}: unknown doc sections {unknown}"
+    assert len(titles) == len(set(titles)), f"{code}: a doc section appears twice: {titles}"
+    missing = [t for t in REQUIRED if t not in titles]
+    assert not missing, f"{code}: doc lacks {missing}"
+    ranks = [SECTION_ORDER.index(t) for t in titles]
+    assert ranks == sorted(ranks), f"{code}: doc sections out of order: {titles} (expected order {SECTION_ORDER})"
+    for title, body in sections(meta.doc):
+        assert "".join(body).strip(), f"{code}: section {title!r} is empty"
+
+
+OPTION_ITEM = re.compile(r"^- `([^`]+)`")
+
+
+@pytest.mark.parametrize("code", CODES)
+def test_options_section_matches_declared_options(code: str) -> None:
+    meta = meta_of(code)
+    by_title = dict(sections(meta.doc))
+    if not meta.options:
+        assert "Options" not in by_title, f"{code}: documents options but declares none"
+        return
+    assert "Options" in by_title, f"{code}: declares options {sorted(meta.options)} but has no ## Options section"
+    documented = {m.group(1) for line in by_title["Options"] if (m := OPTION_ITEM.match(line.strip()))}
+    assert documented - set(meta.options) == set(), f"{code}: documents undeclared options"
+    assert set(meta.options) - documented == set(), f"{code}: declared options missing from ## Options"
+    assert set(meta.defaults) <= set(meta.options)
+
+
+# ---------------------------------------------------------------------------------------------
+# Names
+
+
+@pytest.mark.parametrize("code", CODES)
+def test_code_slug_and_module_path(code: str) -> None:
+    meta = meta_of(code)
+    assert CODE_RE.match(meta.code)
+    assert SLUG_RE.match(meta.name), f"{code}: slug {meta.name!r} is not kebab-case"
+    assert not meta.name.startswith(("no-", "ensure-")), f"{code}: slug {meta.name!r} names the fix, not the problem"
+    domain = meta.code[:3].lower()
+    stem = f"{meta.code.lower()}_{meta.name.replace('-', '_')}"
+    assert meta.module == f"rules.{domain}.{stem}", f"{code}: defined in {meta.module}, expected rules.{domain}.{stem}"
+    assert (REPO / "rules" / domain / f"{stem}.py").is_file()
+
+
+def _fake(code: str, slug: str) -> RuleMeta:
+    def check(container, ctx):
+        yield from ()
+
+    return rule(code=code, name=slug, severity="warning", scope=CONTAINER)(check).__mlops_rule__
+
+
+def test_registry_rejects_duplicate_codes_and_slugs() -> None:
+    validate([_fake("TST001", "first-fake"), _fake("TST002", "second-fake")])  # the control: distinct is fine
+    with pytest.raises(RegistryError, match="duplicate rule code TST001"):
+        validate([_fake("TST001", "first-fake"), _fake("TST001", "second-fake")])
+    with pytest.raises(RegistryError, match="duplicate rule slug first-fake"):
+        validate([_fake("TST001", "first-fake"), _fake("TST002", "first-fake")])
+    with pytest.raises(RegistryError, match="duplicate rule code GPU001"):
+        validate([*REGISTRY.rules, _fake("GPU001", "another-gpu-rule")])
+    with pytest.raises(RegistryError, match="duplicate rule slug gpu-limit-missing"):
+        validate([*REGISTRY.rules, _fake("TST003", "gpu-limit-missing")])
+
+
+# ---------------------------------------------------------------------------------------------
+# LNT002: a crashing rule is a finding, and the run goes on
+
+CRASH_DOC = """\
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: should-crash
+  namespace: ml-training
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      # crash: here
+      - name: trainer
+        image: pytorch/pytorch:2.4.1-cuda12.4-cudnn9-runtime
+        resources:
+          requests:
+            # expect: GPU001
+            nvidia.com/gpu: 1
+      - name: evaluator
+        image: pytorch/pytorch:2.4.1-cuda12.4-cudnn9-runtime
+---
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: other-job
+  namespace: ml-training
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: evaluator
+        image: pytorch/pytorch:2.4.1-cuda12.4-cudnn9-runtime
+        resources:
+          requests:
+            # expect: GPU001
+            nvidia.com/gpu: 2
+"""
+
+
+def test_rule_that_raises_becomes_one_lnt002_and_other_rules_still_report() -> None:
+    from linter.engine import load_bytes
+
+    def check(container, ctx):
+        if container.name == "trainer" and container.obj.name == "should-crash":
+            raise KeyError("resources")
+        yield from ()
+
+    crashing = rule(code="TST900", name="crashes-on-trainer", severity="warning", scope=CONTAINER)(check).__mlops_rule__
+    document = load_bytes(CRASH_DOC.encode(), "jobs.yaml", K8S)
+    assert not document.errors and len(document.objects) == 2
+    rules = [crashing, meta_of("GPU001"), meta_of("LNT002")]
+    results = [result for result, _ in run_rules([document], {"jobs.yaml"}, rules, Config())]
+
+    lines = CRASH_DOC.splitlines()
+    errors = [r for r in results if r.rule == "LNT002"]
+    assert len(errors) == 1, errors
+    error = errors[0]
+    assert error.slug == "rule-error" and error.severity == "error" and error.path == "jobs.yaml"
+    assert "TST900" in error.message and "crashes-on-trainer" in error.message and "KeyError" in error.message
+    assert "Job ml-training/should-crash" in error.message
+    assert error.obj == ObjectRef("Job", "ml-training", "should-crash")
+    assert error.line == lines.index("      # crash: here") + 2  # the crashing container's name
+
+    gpu = {(r.line, r.obj) for r in results if r.rule == "GPU001"}
+    expected_lines = [i + 2 for i, line in enumerate(lines) if line.strip() == "# expect: GPU001"]
+    assert gpu == {(expected_lines[0], ObjectRef("Job", "ml-training", "should-crash")),
+                   (expected_lines[1], ObjectRef("Job", "ml-training", "other-job"))}
+    assert {r.rule for r in results} == {"GPU001", "LNT002"}
+
+
+def test_rule_errors_are_not_reported_unless_lnt002_runs() -> None:
+    from linter.engine import load_bytes
+
+    def check(container, ctx):
+        raise RuntimeError("boom")
+        yield  # pragma: no cover - makes this a generator
+
+    crashing = rule(code="TST901", name="always-crashes", severity="warning", scope=CONTAINER)(check).__mlops_rule__
+    document = load_bytes(CRASH_DOC.encode(), "jobs.yaml", K8S)
+    results = [r for r, _ in run_rules([document], {"jobs.yaml"}, [crashing, meta_of("GPU001")], Config())]
+    assert {r.rule for r in results} == {"GPU001"} and len(results) == 2

@@ -1,0 +1,478 @@
+"""The typed views reach every container of every pod-carrying kind, and quantities parse exactly.
+
+A container rule (GPU001) is run over one small manifest per kind. Each pod template holds an init
+container and an app container that violate it, plus one that does not; the rule must fire once per
+violating container, on the line below each ``# expect: GPU001`` marker, with a node path that
+starts at the kind's pod template (the place Kubernetes, Kubeflow, Volcano, KubeRay and JobSet keep
+it) and leads back to the offending request in the document.
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from decimal import Decimal
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from linter.config import Config
+from linter.engine import LintRequest, lint
+from linter.model.quantity import parse_quantity
+from linter.model.tree import dig
+from linter.registry import load_registry
+from linter.result import ObjectRef, Result
+from linter.sources.yaml_k8s import load_text
+
+MARKER = re.compile(r"^\s*# expect: GPU001\s*$")
+
+# One pod spec, indented at column 0; %RESTART% is the restart policy the kind allows.
+POD_SPEC = """\
+restartPolicy: %RESTART%
+nodeSelector:
+  accelerator: nvidia
+initContainers:
+- name: gpu-preflight
+  image: nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04
+  resources:
+    requests:
+      # expect: GPU001
+      nvidia.com/gpu: 1
+containers:
+- name: trainer
+  image: pytorch/pytorch:2.4.1-cuda12.4-cudnn9-runtime
+  resources:
+    requests:
+      cpu: "4"
+      # expect: GPU001
+      nvidia.com/gpu: 1
+    limits:
+      cpu: "4"
+- name: dont-fire-exporter
+  image: nvcr.io/nvidia/k8s/dcgm-exporter:3.3.8-3.6.0-ubuntu22.04
+  resources:
+    requests: {nvidia.com/gpu: 1}
+    limits: {nvidia.com/gpu: 1}
+"""
+
+INIT_SUFFIX = ("initContainers", 0, "resources", "requests", "nvidia.com/gpu")
+APP_SUFFIX = ("containers", 0, "resources", "requests", "nvidia.com/gpu")
+
+# kind -> (manifest with %POD% lines where pod specs go, restart policy, pod template paths in text order)
+KINDS: dict[str, tuple[str, str, list[tuple]]] = {
+    "Pod": ("""\
+        apiVersion: v1
+        kind: Pod
+        metadata: {name: should-fire, namespace: ml-training}
+        spec:
+          %POD%
+        """, "Never", [("spec",)]),
+    "Deployment": ("""\
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata: {name: should-fire, namespace: ml-training}
+        spec:
+          replicas: 2
+          selector: {matchLabels: {app: inference}}
+          template:
+            metadata: {labels: {app: inference}}
+            spec:
+              %POD%
+        """, "Always", [("spec", "template", "spec")]),
+    "StatefulSet": ("""\
+        apiVersion: apps/v1
+        kind: StatefulSet
+        metadata: {name: should-fire, namespace: ml-training}
+        spec:
+          serviceName: trainer
+          replicas: 4
+          selector: {matchLabels: {app: trainer}}
+          template:
+            metadata: {labels: {app: trainer}}
+            spec:
+              %POD%
+        """, "Always", [("spec", "template", "spec")]),
+    "DaemonSet": ("""\
+        apiVersion: apps/v1
+        kind: DaemonSet
+        metadata: {name: should-fire, namespace: kube-system}
+        spec:
+          selector: {matchLabels: {app: gpu-burn-in}}
+          template:
+            metadata: {labels: {app: gpu-burn-in}}
+            spec:
+              %POD%
+        """, "Always", [("spec", "template", "spec")]),
+    "ReplicaSet": ("""\
+        apiVersion: apps/v1
+        kind: ReplicaSet
+        metadata: {name: should-fire, namespace: ml-serving}
+        spec:
+          replicas: 1
+          selector: {matchLabels: {app: inference}}
+          template:
+            metadata: {labels: {app: inference}}
+            spec:
+              %POD%
+        """, "Always", [("spec", "template", "spec")]),
+    "Job": ("""\
+        apiVersion: batch/v1
+        kind: Job
+        metadata: {name: should-fire, namespace: ml-training}
+        spec:
+          backoffLimit: 3
+          template:
+            spec:
+              %POD%
+        """, "Never", [("spec", "template", "spec")]),
+    "CronJob": ("""\
+        apiVersion: batch/v1
+        kind: CronJob
+        metadata: {name: should-fire, namespace: ml-training}
+        spec:
+          schedule: "0 2 * * *"
+          jobTemplate:
+            spec:
+              template:
+                spec:
+                  %POD%
+        """, "OnFailure", [("spec", "jobTemplate", "spec", "template", "spec")]),
+    "PyTorchJob": ("""\
+        apiVersion: kubeflow.org/v1
+        kind: PyTorchJob
+        metadata: {name: should-fire, namespace: ml-training}
+        spec:
+          pytorchReplicaSpecs:
+            Master:
+              replicas: 1
+              restartPolicy: OnFailure
+              template:
+                spec:
+                  %POD%
+            Worker:
+              replicas: 3
+              restartPolicy: OnFailure
+              template:
+                spec:
+                  %POD%
+        """, "OnFailure", [("spec", "pytorchReplicaSpecs", "Master", "template", "spec"),
+                           ("spec", "pytorchReplicaSpecs", "Worker", "template", "spec")]),
+    "TFJob": ("""\
+        apiVersion: kubeflow.org/v1
+        kind: TFJob
+        metadata: {name: should-fire, namespace: ml-training}
+        spec:
+          tfReplicaSpecs:
+            Chief:
+              replicas: 1
+              template:
+                spec:
+                  %POD%
+            Worker:
+              replicas: 2
+              template:
+                spec:
+                  %POD%
+            PS:
+              replicas: 1
+              template:
+                spec:
+                  %POD%
+        """, "OnFailure", [("spec", "tfReplicaSpecs", role, "template", "spec") for role in ("Chief", "Worker", "PS")]),
+    "MPIJob": ("""\
+        apiVersion: kubeflow.org/v2beta1
+        kind: MPIJob
+        metadata: {name: should-fire, namespace: ml-training}
+        spec:
+          slotsPerWorker: 1
+          mpiReplicaSpecs:
+            Launcher:
+              replicas: 1
+              template:
+                spec:
+                  %POD%
+            Worker:
+              replicas: 2
+              template:
+                spec:
+                  %POD%
+        """, "OnFailure", [("spec", "mpiReplicaSpecs", role, "template", "spec") for role in ("Launcher", "Worker")]),
+    "Volcano Job": ("""\
+        apiVersion: batch.volcano.sh/v1alpha1
+        kind: Job
+        metadata: {name: should-fire, namespace: ml-training}
+        spec:
+          schedulerName: volcano
+          minAvailable: 3
+          tasks:
+          - name: master
+            replicas: 1
+            template:
+              spec:
+                %POD%
+          - name: worker
+            replicas: 2
+            template:
+              spec:
+                %POD%
+        """, "OnFailure", [("spec", "tasks", 0, "template", "spec"), ("spec", "tasks", 1, "template", "spec")]),
+    "RayCluster": ("""\
+        apiVersion: ray.io/v1
+        kind: RayCluster
+        metadata: {name: should-fire, namespace: ml-training}
+        spec:
+          headGroupSpec:
+            rayStartParams: {dashboard-host: 0.0.0.0}
+            template:
+              spec:
+                %POD%
+          workerGroupSpecs:
+          - groupName: gpu-workers
+            replicas: 2
+            rayStartParams: {}
+            template:
+              spec:
+                %POD%
+        """, "Always", [("spec", "headGroupSpec", "template", "spec"),
+                        ("spec", "workerGroupSpecs", 0, "template", "spec")]),
+    "JobSet": ("""\
+        apiVersion: jobset.x-k8s.io/v1alpha2
+        kind: JobSet
+        metadata: {name: should-fire, namespace: ml-training}
+        spec:
+          replicatedJobs:
+          - name: leader
+            replicas: 1
+            template:
+              spec:
+                template:
+                  spec:
+                    %POD%
+          - name: workers
+            replicas: 2
+            template:
+              spec:
+                parallelism: 4
+                completions: 4
+                template:
+                  spec:
+                    %POD%
+        """, "Never", [("spec", "replicatedJobs", 0, "template", "spec", "template", "spec"),
+                       ("spec", "replicatedJobs", 1, "template", "spec", "template", "spec")]),
+}
+
+
+def build(kind: str) -> str:
+    wrapper, restart, _ = KINDS[kind]
+    pod = POD_SPEC.replace("%RESTART%", restart)
+    out = []
+    for line in textwrap.dedent(wrapper).splitlines():
+        if line.strip() == "%POD%":
+            indent = line[: line.index("%")]
+            out.extend(indent + pod_line if pod_line else "" for pod_line in pod.splitlines())
+        else:
+            out.append(line)
+    return "\n".join(out) + "\n"
+
+
+def marker_lines(text: str) -> list[int]:
+    """1-based numbers of the lines directly below ``# expect: GPU001`` markers, in text order."""
+    return [index + 2 for index, line in enumerate(text.splitlines()) if MARKER.match(line)]
+
+
+def lint_text(tmp_path: Path, text: str, name: str = "manifest.yaml") -> list[Result]:
+    (tmp_path / name).write_text(text, encoding="utf-8")
+    report = lint(LintRequest(paths=[tmp_path / name], config=Config(), registry=load_registry(),
+                              select=["GPU001"], cwd=tmp_path))
+    return report.active
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_container_rule_reaches_every_container_of_every_kind(kind: str, tmp_path: Path) -> None:
+    text = build(kind)
+    templates = KINDS[kind][2]
+    lines = marker_lines(text)
+    assert len(lines) == 2 * len(templates)  # the manifest is built as intended
+    expected = set()
+    for number, prefix in enumerate(templates):
+        init_line, app_line = lines[2 * number: 2 * number + 2]  # init containers come first in POD_SPEC
+        expected.add((init_line, prefix + INIT_SUFFIX))
+        expected.add((app_line, prefix + APP_SUFFIX))
+
+    results = lint_text(tmp_path, text)
+    assert all(r.rule == "GPU001" for r in results)
+    assert len(results) == len(expected), [(r.line, r.node) for r in results]  # once per violating container
+    assert {(r.line, r.node) for r in results} == expected
+    api_kind = "Job" if kind == "Volcano Job" else kind
+    namespace = "kube-system" if kind == "DaemonSet" else "ml-serving" if kind == "ReplicaSet" else "ml-training"
+    assert {r.obj for r in results} == {ObjectRef(api_kind, namespace, "should-fire")}
+
+    body = load_text(text, "manifest.yaml").objects[0].body
+    for result in results:
+        assert dig(body, *result.node) == 1, result.node  # the node path leads to the request
+        assert result.span == dig(body, *result.node[:-1]).kspans["nvidia.com/gpu"]
+
+
+def test_same_shape_in_an_unknown_group_is_not_a_workload(tmp_path: Path) -> None:
+    text = build("Job").replace("apiVersion: batch/v1", "apiVersion: example.com/v1")
+    assert lint_text(tmp_path, text) == []
+
+
+LIST = """\
+apiVersion: v1
+kind: List
+metadata:
+  resourceVersion: ""
+items:
+- apiVersion: batch/v1
+  kind: Job
+  metadata:
+    name: train-a
+    namespace: ml-training
+    uid: 6f9c2a3e-5d8b-4c1e-9a7f-0b2d4e6f8a1c
+    managedFields:
+    - apiVersion: batch/v1
+      fieldsType: FieldsV1
+      fieldsV1:
+        f:spec:
+          f:template:
+            f:spec:
+              f:containers:
+                k:{"name":"trainer"}:
+                  f:resources:
+                    f:requests:
+                      f:nvidia.com/gpu: {}
+      manager: kubectl-client-side-apply
+      operation: Update
+      time: "2024-05-27T10:00:00Z"
+  spec:
+    backoffLimit: 3
+    template:
+      spec:
+        restartPolicy: Never
+        containers:
+        - name: trainer
+          image: pytorch/pytorch:2.4.1-cuda12.4-cudnn9-runtime
+          resources:
+            requests:
+              # expect: GPU001
+              nvidia.com/gpu: 1
+  status:
+    active: 1
+    startTime: "2024-05-27T10:00:01Z"
+- apiVersion: v1
+  kind: Pod
+  metadata:
+    name: train-b-7x2lq
+    namespace: ml-training
+    managedFields:
+    - apiVersion: v1
+      fieldsType: FieldsV1
+      fieldsV1:
+        f:status:
+          f:containerStatuses: {}
+      manager: kubelet
+      operation: Update
+      subresource: status
+  spec:
+    restartPolicy: Never
+    initContainers:
+    - name: gpu-preflight
+      image: nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04
+      resources:
+        requests:
+          # expect: GPU001
+          nvidia.com/gpu: 1
+    containers:
+    - name: trainer
+      image: pytorch/pytorch:2.4.1-cuda12.4-cudnn9-runtime
+      resources:
+        requests: {nvidia.com/gpu: 1}
+        limits: {nvidia.com/gpu: 1}
+  status:
+    phase: Running
+    containerStatuses:
+    - name: trainer
+      ready: true
+      resources:
+        requests:
+          nvidia.com/gpu: "1"
+"""
+
+
+def test_kind_list_items_are_linted_and_status_is_not(tmp_path: Path) -> None:
+    results = lint_text(tmp_path, LIST)
+    assert {r.line for r in results} == set(marker_lines(LIST))
+    assert len(results) == 2
+    by_item = {r.node[:2]: r for r in results}
+    assert set(by_item) == {("items", 0), ("items", 1)}
+    assert by_item[("items", 0)].obj == ObjectRef("Job", "ml-training", "train-a")
+    assert by_item[("items", 1)].obj == ObjectRef("Pod", "ml-training", "train-b-7x2lq")
+    assert by_item[("items", 0)].node[2:] == ("spec", "template", "spec") + APP_SUFFIX
+    assert by_item[("items", 1)].node[2:] == ("spec",) + INIT_SUFFIX
+
+    objects = load_text(LIST, "list.yaml").objects
+    assert [o.node_path for o in objects] == [("items", 0), ("items", 1)]
+    assert all("status" not in o.body and "managedFields" not in o.metadata for o in objects)
+
+
+# ---------------------------------------------------------------------------------------------
+# Quantities (k8s.io/apimachinery/pkg/api/resource)
+
+BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
+DECIMAL = {"n": Fraction(1, 10**9), "u": Fraction(1, 10**6), "m": Fraction(1, 10**3), "": 1, "k": 10**3,
+           "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18}
+EXPONENT = {"e3": 10**3, "E3": 10**3, "e-2": Fraction(1, 100), "E+6": 10**6, "e0": 1}
+SUFFIXES = {**BINARY, **DECIMAL, **EXPONENT}
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("500m", Fraction(1, 2)),
+        ("1.5", Fraction(3, 2)),
+        ("8Gi", 8 * 2**30),
+        ("8G", 8 * 10**9),
+        ("1e3", Fraction(1000)),
+        ("2E-1", Fraction(1, 5)),
+        (".5", Fraction(1, 2)),
+        ("0.1", Fraction(1, 10)),  # exact: not the float 0.1000000000000000055…
+        ("1Gi", 1073741824),
+        ("1G", 1000000000),
+        ("-2", -2),
+        ("+250m", Fraction(1, 4)),
+        (16, 16),
+        (0.5, Fraction(1, 2)),
+    ],
+)
+def test_quantity_exact_values(text, value) -> None:
+    parsed = parse_quantity(text)
+    assert isinstance(parsed, Fraction)
+    assert parsed == value
+
+
+@pytest.mark.parametrize("text", ["1.2.3", "Gi", "", "m", "1gi", "1K", "1 Gi", "one", "0x10", "1e", "1.5.Gi",
+                                  True, False, None, [1], {"cpu": 1}, float("nan"), float("inf")])
+def test_quantity_invalid(text) -> None:
+    assert parse_quantity(text) is None
+
+
+def test_quantity_comparisons_are_exact() -> None:
+    assert parse_quantity("0.1") + parse_quantity("0.2") == parse_quantity("300m")
+    assert parse_quantity("1Gi") > parse_quantity("1G")
+    assert parse_quantity("500m") == parse_quantity("0.5") == parse_quantity(0.5)
+    assert parse_quantity("1") == parse_quantity(1) == parse_quantity("1000m")
+
+
+@given(n=st.integers(min_value=-(10**15), max_value=10**15), suffix=st.sampled_from(sorted(SUFFIXES)))
+def test_quantity_integer_times_suffix(n: int, suffix: str) -> None:
+    assert parse_quantity(f"{n}{suffix}") == n * SUFFIXES[suffix]
+
+
+@given(d=st.decimals(min_value=-(10**9), max_value=10**9, places=4, allow_nan=False, allow_infinity=False),
+       suffix=st.sampled_from(sorted(BINARY) + sorted(DECIMAL)))
+def test_quantity_decimal_times_suffix(d: Decimal, suffix: str) -> None:
+    assert parse_quantity(f"{d:f}{suffix}") == Fraction(d) * SUFFIXES[suffix]
