@@ -14,7 +14,7 @@ from report_samples import JOB, RULES, SPACED, sample_report, shifted
 from linter.model.position import Span
 from linter.report import FORMATS, render, summary_line
 from linter.report.github import escape_data, escape_property
-from linter.report.ruledoc import clip, plain_text, sections
+from linter.report.ruledoc import clip, plain_text, sections, unwrap
 from linter.report.sarif_json import to_json
 from linter.result import Result, RunReport
 
@@ -365,4 +365,12 @@ def test_plain_text_and_clip():
     assert plain_text("## Title\nSee [docs](https://x.y).\n```yaml\na: 1\n```") == "Title\nSee docs (https://x.y).\n    a: 1"
     assert clip("abcdef", 4) == "abc…" and len(clip("x" * 2000, 1024)) == 1024
     assert clip("abc", 4) == "abc"
+
+
+def test_unwrap_joins_prose_but_keeps_lists_and_code():
+    assert unwrap("Flags containers\nthat request GPUs.\n\nSecond\nparagraph.") == (
+        "Flags containers that request GPUs.\n\nSecond paragraph."
+    )
+    assert unwrap("- one\n- two") == "- one\n- two"
+    assert unwrap("Code:\n    a: 1\n    b: 2") == "Code:\n    a: 1\n    b: 2"
 

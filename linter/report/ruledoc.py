@@ -8,6 +8,7 @@ _SECTION = re.compile(r"^##\s+(.+?)\s*$")
 _HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _LINK = re.compile(r"\[([^\]]+)\]\(([^)\s]+)\)")
+_BLOCK_LINE = re.compile(r"^\s*([-*+>|]|\d+[.)])\s|^\s{4}")  # list, quote, table or code lines
 
 
 def sections(doc: str) -> dict[str, str]:
@@ -39,6 +40,15 @@ def plain_text(markdown: str) -> str:
             heading = _HEADING.match(line)
             lines.append(heading.group(1) if heading else _LINK.sub(r"\1 (\2)", line))
     return "\n".join(lines)
+
+
+def unwrap(text: str) -> str:
+    """Hard-wrapped prose paragraphs joined into one line each (lists, tables and code kept)."""
+    paragraphs = re.split(r"\n\s*\n", text.strip())
+    return "\n\n".join(
+        p if any(_BLOCK_LINE.match(line) for line in p.splitlines()) else " ".join(p.split("\n"))
+        for p in paragraphs
+    )
 
 
 def clip(text: str, limit: int) -> str:

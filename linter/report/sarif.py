@@ -23,7 +23,7 @@ from linter.report.common import (
     ordered_notes,
     tool_version,
 )
-from linter.report.ruledoc import clip, plain_text, sections
+from linter.report.ruledoc import clip, plain_text, sections, unwrap
 from linter.report.sarif_json import to_json
 from linter.result import Note, Result, RunReport
 from linter.rule import ENGINE, RuleMeta
@@ -60,9 +60,9 @@ def rule_descriptor(meta: RuleMeta) -> om.ReportingDescriptor:
         id=meta.code,
         name=meta.name,
         short_description=_text(clip(short, DESCRIPTION_LIMIT)),
-        full_description=_text(clip(plain_text(what) if what else short, DESCRIPTION_LIMIT)),
+        full_description=_text(clip(unwrap(plain_text(what)) if what else short, DESCRIPTION_LIMIT)),
         help=_text(plain_text(meta.doc) if meta.doc else short, meta.doc),
-        help_uri=meta.help_uri if meta.func is not None or meta.doc else None,
+        help_uri=None if is_stub(meta) else meta.help_uri,
         default_configuration=om.ReportingConfiguration(level=SARIF_LEVEL[meta.severity]),
         properties=properties,
     )
@@ -73,6 +73,11 @@ def stub_meta(result: Result) -> RuleMeta:
     return RuleMeta(
         code=result.rule, name=result.slug, severity=result.severity, scope=ENGINE, func=None, doc="", summary=""
     )
+
+
+def is_stub(meta: RuleMeta) -> bool:
+    """A descriptor made up by :func:`stub_meta`: no docs page to point at."""
+    return meta.func is None and not meta.doc
 
 
 def rule_table(report: RunReport) -> list[RuleMeta]:
