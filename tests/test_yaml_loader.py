@@ -1,0 +1,162 @@
+"""The YAML/JSON loader: exact positions, YAML 1.1 scalars, encodings, and bounded hostile input."""
+
+from __future__ import annotations
+
+import codecs
+import time
+
+import pytest
+
+from linter.model.position import Span
+from linter.sources import yaml_k8s
+from linter.sources.text import MAX_FILE_BYTES
+
+POD = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: c\n    image: x:1\n"
+
+
+def load(text: str | bytes, path: str = "t.yaml"):
+    data = text.encode("utf-8") if isinstance(text, str) else text
+    return yaml_k8s.load(data, path)
+
+
+def test_positions_are_one_based_keys_and_values() -> None:
+    doc = load(POD)
+    (obj,) = doc.objects
+    container = obj.body["spec"]["containers"][0]
+    assert container.kspans["image"] == Span(8, 5, 8, 10)
+    assert container.vspans["image"] == Span(8, 12, 8, 15)
+    assert obj.span == Span(2, 1, 2, 5)  # the kind: key
+    assert (obj.kind, obj.name, obj.namespace) == ("Pod", "p", "")
+
+
+@pytest.mark.parametrize("encoding", ["utf-8-sig", "utf-16", "utf-16-le", "utf-16-be", "utf-32"])
+def test_encodings_with_and_without_bom(encoding: str) -> None:
+    data = POD.encode(encoding)
+    doc = load(data)
+    assert not doc.errors
+    assert doc.objects[0].body["spec"]["containers"][0].vspans["image"] == Span(8, 12, 8, 15)
+
+
+def test_crlf_line_ends_keep_positions() -> None:
+    doc = load(POD.replace("\n", "\r\n"))
+    assert doc.objects[0].body["spec"]["containers"][0].vspans["image"] == Span(8, 12, 8, 15)
+
+
+def test_invalid_utf8_and_nul_bytes_are_parse_errors_with_lines() -> None:
+    (issue,) = load(b"apiVersion: v1\nkind: Pod\nmetadata: {name: \xff}\n").errors
+    assert issue.span.line == 3 and "invalid UTF-8" in issue.message
+    (issue,) = load(b"apiVersion: v1\n\x00\x01\x02binary\x00\xff\xfe\x00\x00\x00").errors
+    assert issue.span.line == 2 and "NUL byte" in issue.message
+
+
+def test_file_size_limit() -> None:
+    (issue,) = load(b"a: b\n" * (MAX_FILE_BYTES // 5 + 10)).errors
+    assert "larger than the 16 MiB" in issue.message
+
+
+def test_yaml_11_scalars_as_kubernetes_reads_them() -> None:
+    text = POD + "  x: {a: yes, b: on, c: 'yes', d: 0777, e: 1e3, f: 0x1F, g: ~, h: 1.5, i: 12:30, j: 2024-01-01, k: Off}\n"
+    values = dict(load(text).objects[0].body["spec"]["x"])
+    assert values == {"a": True, "b": True, "c": "yes", "d": 511, "e": 1000.0, "f": 31, "g": None, "h": 1.5,
+                      "i": "12:30", "j": "2024-01-01", "k": False}
+
+
+def test_custom_and_python_tags_are_never_constructed() -> None:
+    text = POD + "  x: !!python/object/apply:os.system ['echo pwned']\n  y: !custom {a: 1}\n  z: !!binary aGk=\n"
+    spec = load(text).objects[0].body["spec"]
+    assert spec["x"] == ["echo pwned"] and spec["y"] == {"a": 1} and spec["z"] == "aGk="
+
+
+def test_duplicate_keys_are_findings_and_last_value_wins() -> None:
+    doc = load(POD + "    image: y:2\n")
+    (issue,) = doc.errors
+    assert issue.span == Span(9, 5, 9, 10)
+    assert issue.message == 'duplicate key "image" (first at line 8); the last value wins'
+    assert doc.objects[0].body["spec"]["containers"][0]["image"] == "y:2"
+
+
+def test_anchors_aliases_and_merge_keys() -> None:
+    text = ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n"
+            "  - &base {name: a, image: 'x:1', resources: {limits: {cpu: 1}}}\n"
+            "  - <<: *base\n    name: b\n")
+    first, second = load(text).objects[0].body["spec"]["containers"]
+    assert second["name"] == "b" and second["image"] == "x:1"  # explicit keys win over merged ones
+    assert second.kspans["name"] == Span(8, 5, 8, 9)
+    assert second["resources"] is first["resources"]  # aliases share one converted object
+
+
+def test_multi_document_empty_documents_and_list_items() -> None:
+    listing = ("apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: a, "
+               "managedFields: [{}]}\n  status: {x: 1}\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: b}\n")
+    doc = load("---\n---\n" + POD + "---\n# only a comment\n---\n" + listing + "---\nvalues: 1\n")
+    kinds = [(o.kind, o.name, o.doc_index, o.node_path) for o in doc.objects]
+    assert kinds == [("Pod", "p", 1, ()), ("ConfigMap", "a", 3, ("items", 0)), ("ConfigMap", "b", 3, ("items", 1))]
+    assert "status" not in doc.objects[1].body and "managedFields" not in doc.objects[1].body["metadata"]
+
+
+def test_files_without_kubernetes_objects_are_skipped_silently() -> None:
+    doc = load("replicaCount: 2\nimage: {repository: x}\n", "values.yaml")
+    assert not doc.errors and not doc.objects and doc.skipped
+
+
+def test_error_in_a_later_document_keeps_earlier_ones() -> None:
+    doc = load(POD + "---\napiVersion: v1\nkind: Pod\nmetadata: [\n")
+    assert [o.name for o in doc.objects] == ["p"]
+    (issue,) = doc.errors
+    assert issue.span.line == 13 and issue.message.startswith("invalid YAML:")
+
+
+def test_json_manifests_have_positions() -> None:
+    text = '{\n  "apiVersion": "v1",\n  "kind": "Pod",\n  "metadata": {"name": "j"},\n  "spec": {"containers": []}\n}\n'
+    (obj,) = load(text, "pod.json").objects
+    assert obj.name == "j" and obj.body.kspans["kind"] == Span(3, 3, 3, 9)
+
+
+def test_alias_bomb_is_rejected_fast() -> None:
+    lines = ["apiVersion: v1", "kind: ConfigMap", "a0: &a0 [x, x, x, x, x, x, x, x, x]"]
+    lines += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]" for i in range(1, 12)]
+    start = time.perf_counter()
+    doc = load("\n".join(lines) + "\n")
+    assert time.perf_counter() - start < 2
+    (issue,) = doc.errors
+    assert "alias bomb" in issue.message and not doc.objects
+
+
+def test_recursive_alias_is_an_error() -> None:
+    (issue,) = load("apiVersion: v1\nkind: X\na: &a [*a]\n").errors
+    assert "recursive alias" in issue.message
+
+
+@pytest.mark.parametrize("depth", [300, 10_000, 200_000])
+def test_deep_nesting_is_bounded(depth: int) -> None:
+    start = time.perf_counter()
+    (issue,) = load("[" * depth + "]" * depth).errors
+    assert "nesting deeper than 256" in issue.message
+    assert time.perf_counter() - start < 10
+
+
+def test_block_nesting_is_bounded() -> None:
+    text = "".join("  " * i + f"k{i}:\n" for i in range(3000))
+    (issue,) = load(text).errors
+    assert "nesting deeper" in issue.message
+
+
+def test_comments_are_found_only_outside_scalars() -> None:
+    text = ("apiVersion: v1\nkind: ConfigMap  # mlops-lint: disable=X\nmetadata: {name: 'a # b'}\n"
+            "data:\n  s: |\n    # mlops-lint: disable=NOT-A-COMMENT\n  # mlops-lint: disable=Y\n  t: a#b\n")
+    comments = load(text).comments
+    assert [(c.line, c.col, c.text, c.own_line) for c in comments] == [
+        (2, 18, "mlops-lint: disable=X", False),
+        (7, 3, "mlops-lint: disable=Y", True),
+    ]
+    assert comments[1].next_line == 8
+
+
+def test_templates_get_a_render_hint() -> None:
+    (issue,) = load("apiVersion: v1\nkind: Pod\nmetadata:\n  name: {{ .Values.name }\n").errors
+    assert "helm template" in issue.message
+
+
+def test_utf16_without_bom_is_sniffed() -> None:
+    data = codecs.encode(POD, "utf-16-le")
+    assert load(data).objects[0].name == "p"
