@@ -88,3 +88,32 @@ def test_multitool_does_flag_a_bad_log(tmp_path):
     }
     errors = [r for r in validate(json.dumps(bad), tmp_path) if r["level"] == "error"]
     assert any(r["ruleId"].startswith("GH") for r in errors), describe(errors)
+
+
+def test_real_run_with_findings_suppressions_and_parse_errors(tmp_path):
+    """End to end: the CLI's SARIF for the rule fixtures (parse errors, inline and annotation
+    suppressions, every rule firing) passes the official schema and GitHub's rules."""
+    import jsonschema
+    from click.testing import CliRunner
+
+    from linter.cli import main
+
+    old = Path.cwd()
+    os.chdir(REPO)
+    try:
+        result = CliRunner().invoke(main, ["fixtures/rules", "--select", "ALL,LNT001", "--format", "sarif"],
+                                    catch_exceptions=False)
+    finally:
+        os.chdir(old)
+    assert result.exit_code == 1
+    log = json.loads(result.output)
+    (run,) = log["runs"]
+    rules_hit = {r["ruleId"] for r in run["results"]}
+    assert {"SCH001", "GPU001", "LNT001"} <= rules_hit
+    assert any(r.get("suppressions") for r in run["results"])
+    schema = REPO.parent / "shared" / "sarif" / "sarif-schema-2.1.0.json"
+    if schema.is_file():
+        jsonschema.Draft4Validator(json.loads(schema.read_text())).validate(log)
+    found = validate(result.output, tmp_path)
+    errors = [r for r in found if r["level"] == "error"]
+    assert not errors, describe(errors)
