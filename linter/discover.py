@@ -20,7 +20,6 @@ SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", ".venv", "venv", "
                        ".pytest_cache", ".ruff_cache", ".terraform"})
 YAML_SUFFIXES = (".yaml", ".yml", ".json")
 SHELL_SUFFIXES = (".sh", ".bash")
-SHEBANG_SHELLS = ("sh", "bash", "dash")
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,24 +37,13 @@ class Discovery:
 
 def is_dockerfile_name(name: str) -> bool:
     lower = name.lower()
+    if lower.endswith(".dockerignore"):  # BuildKit's per-Dockerfile ignore file (Dockerfile.dockerignore)
+        return False
     return (
         lower in ("dockerfile", "containerfile")
         or lower.startswith(("dockerfile.", "dockerfile-", "dockerfile_", "containerfile."))
         or lower.endswith((".dockerfile", ".containerfile"))
     )
-
-
-def is_shell_shebang(first_line: bytes) -> bool:
-    if not first_line.startswith(b"#!"):
-        return False
-    words = first_line[2:].decode("utf-8", "replace").split()
-    if not words:
-        return False
-    program = os.path.basename(words[0])
-    if program == "env":
-        rest = [w for w in words[1:] if not w.startswith("-")]
-        program = os.path.basename(rest[0]) if rest else ""
-    return program in SHEBANG_SHELLS
 
 
 def classify(path: Path, *, sniff: bool = True) -> str | None:
@@ -71,7 +59,9 @@ def classify(path: Path, *, sniff: bool = True) -> str | None:
     if sniff and "." not in name:
         try:
             with open(path, "rb") as handle:
-                if is_shell_shebang(handle.readline(128)):
+                from linter.sources.shell import is_shell_shebang
+
+                if is_shell_shebang(handle.readline(128).decode("utf-8", "replace")):
                     return SHELL
         except OSError:
             return None

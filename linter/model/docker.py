@@ -93,7 +93,7 @@ class Instruction:
     exec_args: list[str] | None = None
     stage_index: int | None = None
     heredocs: tuple[Heredoc, ...] = ()
-    sub: "Instruction | None" = None
+    sub: Instruction | None = None
 
     def flag(self, name: str) -> Flag | None:
         """The last ``--name`` flag (``name`` with or without dashes), or None."""
@@ -101,7 +101,7 @@ class Instruction:
         return found[-1] if found else None
 
     @property
-    def effective(self) -> "Instruction":
+    def effective(self) -> Instruction:
         """The instruction that takes effect: the trigger of an ONBUILD, else itself."""
         return self.sub if self.sub is not None else self
 

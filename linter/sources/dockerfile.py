@@ -5,9 +5,10 @@ Why not a library. Two PyPI parsers were measured on realistic files (ARG before
 continuations, CRLF, ONBUILD):
 
 * ``dockerfile-parse`` 2.0.1 gives 0-based start/end lines but no columns; it knows no heredocs
-  (body lines come back as instructions ``SET``, ``PIP``, ``EOF``), ignores ``# escape=```,
-  ends a continuation at a blank line (the next line becomes an instruction ``&&``), drops an
-  instruction whose continuation reaches EOF, and reports no errors at all.
+  (body lines come back as instructions ``SET``, ``PIP``, ``EOF``), ends a continuation at a
+  blank line (the next line becomes an instruction ``&&``), drops an instruction whose
+  continuation reaches EOF, and reports no errors at all (escape directive, comments inside
+  continuations, CRLF and ARG substitution in ``parent_images`` it gets right).
 * ``dockerfile`` 3.4.0 wraps BuildKit v0.12.5's Go parser: lines, heredocs, escape and
   continuations are right, but it gives no columns (``original`` is the joined line), stops at the
   first error with a message and no line, accepts unknown instructions and files without FROM
@@ -29,9 +30,14 @@ What BuildKit does, and so this module:
   instruction, which may then have no arguments.
 * Keywords are case-insensitive; only ``#`` at the start of a line (after white space) starts a
   comment. Heredocs (``<<EOF``, ``<<-EOF``, ``<<"EOF"``, ``3<<EOF``, several on one line) are
-  read for RUN, COPY and ADD (and their ONBUILD forms) in shell form, bodies in order.
+  read for RUN, COPY and ADD (and their ONBUILD forms) in shell form, bodies in order; an
+  unterminated one takes the rest of the file as its body.
+* Builder flags are the leading ``--name`` and ``--name=value`` words (``--`` ends them):
+  ``RUN --network none x`` has a flag ``network`` without a value, as BuildKit reads it.
 * The exec form is a JSON array of strings; anything else that is not valid JSON is the shell
-  form; a valid array holding a non-string is an error.
+  form; a valid array holding a non-string is an error. Text after the closing bracket makes it
+  the shell form, as current BuildKit decodes with ``json.Unmarshal`` (v0.12 and older read the
+  first JSON value and ignored the rest).
 
 Errors (ParseIssue → SCH001) are what makes ``docker build`` fail before running anything: the
 parser's own (duplicate or invalid directive, unterminated heredoc, non-string JSON array, ENV and
@@ -85,7 +91,8 @@ _TOKEN_WHITESPACE = frozenset("\t\v\f\r ")
 
 # Go's unicode.IsSpace: ASCII white space, NEL, NBSP and the Unicode Z* spaces (Python's
 # ``str.isspace`` also accepts U+001C..U+001F, which Go does not).
-_GO_SPACES = "\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+_GO_SPACES = ("\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+              "\u2028\u2029\u202f\u205f\u3000")
 _SPACE_SET = frozenset(_GO_SPACES)
 _PLAIN_WORD = re.compile(f"[^{_GO_SPACES}]+")
 
@@ -543,10 +550,12 @@ def _expand(text: str, env: dict[str, str | _Unknown], escape: str) -> str | Non
 
 
 class _Expander:
+    """BuildKit's word lexer for FROM and ARG values, on known ARG values only."""
+
     def __init__(self, text: str, env: dict[str, str | _Unknown], escape: str):
         self.text, self.env, self.escape, self.pos = text, env, escape, 0
 
-    def word(self, stop: tuple[str, ...]) -> str | _Unknown:
+    def word(self, stop: tuple[str, ...], in_double: bool = False) -> str | _Unknown:
         out: list[str] = []
         unknown = False
         text = self.text
@@ -558,15 +567,15 @@ class _Expander:
                 if self.pos + 1 < len(text):
                     out.append(text[self.pos + 1])
                 self.pos += 2
-            elif ch == "'":
+            elif ch == "'" and not in_double:
                 close = text.find("'", self.pos + 1)
                 if close < 0:
                     return _UNKNOWN
                 out.append(text[self.pos + 1:close])
                 self.pos = close + 1
-            elif ch == '"':
+            elif ch == '"' and not in_double:
                 self.pos += 1
-                part = self.word(('"',))
+                part = self.word(('"',), in_double=True)
                 if self.pos >= len(text):
                     return _UNKNOWN
                 self.pos += 1

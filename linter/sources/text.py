@@ -46,8 +46,11 @@ def _sniff_utf16(data: bytes) -> str | None:
 
 
 def _line_of_offset(data: bytes, offset: int) -> Span:
+    """The 1-based line and code-point column of a byte offset (the bytes before it on its line
+    are decoded leniently, so a column counts characters, as every other span does)."""
     line = data.count(b"\n", 0, offset) + 1
-    col = offset - (data.rfind(b"\n", 0, offset) + 1) + 1
+    start = data.rfind(b"\n", 0, offset) + 1
+    col = len(data[start:offset].decode("utf-8", "replace")) + 1
     return Span(line, col, line, col + 1)
 
 

@@ -1,0 +1,215 @@
+"""The typed model of a shell script: commands, assignments and the ``az aks`` commands in it.
+
+Built by :mod:`linter.sources.shell`. A value that the script does not determine (``$(...)``,
+backticks, a variable the script never assigns, ``$1``) is :data:`UNKNOWN`, never a guess:
+test with ``value is UNKNOWN`` (or :func:`is_known`), not with truthiness.
+
+The tables below describe the Azure CLI's ``az aks`` argument parser (azure-cli ``_params.py``,
+see ``shared/facts/aks-platform.md`` section C): which options are switches, which take several
+space-separated values, and which short names and aliases mean the same option.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Final
+
+from linter.model.position import Span
+
+
+class _Unknown:
+    """The type of :data:`UNKNOWN` (a single instance)."""
+
+    _instance: _Unknown | None = None
+
+    def __new__(cls) -> _Unknown:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "UNKNOWN"
+
+    def __reduce__(self) -> str:  # pickles (``--jobs``) back to the same singleton
+        return "UNKNOWN"
+
+
+UNKNOWN: Final = _Unknown()
+Value = str | _Unknown
+
+
+def is_known(value: object) -> bool:
+    return value is not UNKNOWN
+
+
+# Options that take no value. ``--enable-*`` / ``--disable-*`` options not listed in
+# VALUE_OPTIONS are switches too (in azure-cli nearly all of them are ``store_true`` or
+# three-state flags); a switch followed by ``true``/``false`` takes it as its value.
+SWITCHES: Final = frozenset({
+    "--enable-cluster-autoscaler", "-e", "--disable-cluster-autoscaler", "-d",
+    "--update-cluster-autoscaler", "-u", "--enable-blob-driver", "--disable-blob-driver",
+    "--enable-file-driver", "--disable-file-driver", "--enable-disk-driver", "--disable-disk-driver",
+    "--enable-managed-identity", "--generate-ssh-keys", "--no-ssh-key", "-x", "--no-wait", "--yes", "-y",
+    "--enable-aad", "--enable-azure-rbac", "--enable-oidc-issuer", "--enable-workload-identity",
+    "--enable-node-public-ip", "--enable-encryption-at-host", "--enable-ultra-ssd", "--enable-fips-image",
+    "--enable-private-cluster", "--skip-gpu-driver-install", "--debug", "--verbose", "--only-show-errors",
+    "--help", "-h",
+})
+# ``--enable-*`` options that take a value.
+VALUE_OPTIONS: Final = frozenset({"--enable-addons", "-a"})
+# Options taking one or more values: every following token up to the next option.
+MULTI_VALUE: Final = frozenset({
+    "--labels", "--nodepool-labels", "--node-taints", "--nodepool-taints", "--node-init-taints",
+    "--zones", "-z", "--cluster-autoscaler-profile", "--ca-profile", "--tags", "--nodepool-tags",
+})
+# Short names and aliases of the four commands linted (az aks create, update, nodepool add, update).
+ALIASES: Final = {
+    "-g": "--resource-group", "-n": "--name", "-s": "--node-vm-size", "-c": "--node-count",
+    "-e": "--enable-cluster-autoscaler", "-d": "--disable-cluster-autoscaler",
+    "-u": "--update-cluster-autoscaler", "-m": "--max-pods", "-z": "--zones", "-k": "--kubernetes-version",
+    "-a": "--enable-addons", "-x": "--no-ssh-key", "-y": "--yes", "-l": "--location", "-o": "--output",
+    "-h": "--help", "--ca-profile": "--cluster-autoscaler-profile",
+}
+
+
+def canonical(option: str) -> str:
+    """The long name of an option as the CLI knows it (``-s`` -> ``--node-vm-size``)."""
+    return ALIASES.get(option, option)
+
+
+def is_switch(option: str) -> bool:
+    name = canonical(option)
+    if name in SWITCHES or option in SWITCHES:
+        return True
+    return name.startswith(("--enable-", "--disable-")) and name not in VALUE_OPTIONS
+
+
+def takes_many(option: str) -> bool:
+    return canonical(option) in MULTI_VALUE
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    """One shell word after expansion: ``raw`` as written (quotes kept), ``value`` expanded.
+
+    A word whose unquoted expansion splits into several fields gives several tokens with the
+    same ``raw`` and ``span``.
+    """
+
+    raw: str
+    value: Value
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class FlagValue:
+    """A value given to an ``az`` option: as written, resolved (or UNKNOWN), and where."""
+
+    raw: str
+    value: Value
+    span: Span
+
+    @property
+    def known(self) -> bool:
+        return self.value is not UNKNOWN
+
+
+@dataclass(frozen=True, slots=True)
+class AzFlag:
+    """One occurrence of an option: ``name`` as written (``--labels``, ``-s``), ``span`` of the name."""
+
+    name: str
+    span: Span
+    values: tuple[FlagValue, ...] = ()
+
+    @property
+    def canonical(self) -> str:
+        return canonical(self.name)
+
+    @property
+    def value(self) -> FlagValue | None:
+        return self.values[0] if self.values else None
+
+
+@dataclass(frozen=True, slots=True)
+class Assignment:
+    """``NAME=value`` (also after export/readonly/local/declare/typeset), a ``for`` variable or a ``read``.
+
+    ``scope`` is ``"shell"`` for assignments that persist and ``"command"`` for ``NAME=v cmd``
+    prefixes, which set the variable only in that command's environment.
+    """
+
+    name: str
+    raw: str
+    value: Value
+    span: Span
+    keyword: str | None = None  # export, readonly, local, declare, typeset, for, read
+    scope: str = "shell"
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    """A simple command: its words after reserved words (if/then/do/...), ``sudo``/``time``/
+    ``env`` and ``NAME=value`` prefixes are removed."""
+
+    words: tuple[Token, ...]
+    span: Span
+
+    @property
+    def name(self) -> Value:
+        return self.words[0].value if self.words else ""
+
+
+@dataclass(slots=True)
+class AzCommand:
+    """An ``az aks ...`` or ``az aks nodepool ...`` command.
+
+    ``options`` lists every option in order; ``flags`` maps each option name *as written* to all
+    its values in order (empty for a switch). ``has_unknown_words`` is set when a word's value is
+    unknown and was not taken as an option value (``$EXTRA_ARGS``): it may hold more options.
+    """
+
+    group: str  # "aks" | "aks nodepool"
+    verb: str
+    span: Span
+    command: Command
+    options: tuple[AzFlag, ...] = ()
+    flags: dict[str, list[FlagValue]] = field(default_factory=dict)
+    positional: tuple[Token, ...] = ()
+    has_unknown_words: bool = False
+
+    def is_(self, group: str, verb: str) -> bool:
+        return self.group == group and self.verb == verb
+
+    def flag(self, *names: str) -> AzFlag | None:
+        """The last occurrence of any of ``names`` (aliases match: ``-s`` for ``--node-vm-size``)."""
+        wanted = {canonical(name) for name in names}
+        found = None
+        for option in self.options:
+            if option.canonical in wanted:
+                found = option
+        return found
+
+    def has(self, *names: str) -> bool:
+        return self.flag(*names) is not None
+
+    def values(self, *names: str) -> list[FlagValue]:
+        """The values of the last occurrence of the option (argparse keeps the last one)."""
+        option = self.flag(*names)
+        return list(option.values) if option is not None else []
+
+    def value(self, *names: str) -> FlagValue | None:
+        option = self.flag(*names)
+        return option.value if option is not None else None
+
+
+@dataclass(slots=True)
+class ShellScript:
+    """What a shell script runs, in order."""
+
+    commands: list[Command] = field(default_factory=list)
+    assignments: list[Assignment] = field(default_factory=list)
+    az_commands: list[AzCommand] = field(default_factory=list)
+
+    def az(self, group: str, verb: str) -> list[AzCommand]:
+        return [c for c in self.az_commands if c.group == group and c.verb == verb]
