@@ -275,3 +275,30 @@ def test_explain_rules_init_version(tmp_path: Path) -> None:
     assert run(["tmp.yaml"], tmp_path).exit_code == 2  # written config is valid; the path is not
     assert run(["."], tmp_path).exit_code == 0
     assert run(["--version"], tmp_path).output.startswith("mlops-lint ")
+
+
+def test_dockerfile_and_shell_parse_errors_and_inline_suppressions(tmp_path: Path) -> None:
+    (tmp_path / "train.Dockerfile").write_text(
+        "FROM pytorch/pytorch:2.4.1-cuda12.4-cudnn9-runtime\n"
+        "# mlops-lint: disable=SCH001 our frontend knows RUNN\n"
+        "RUNN echo hi\n"
+        "RUNX echo again\n"
+    )
+    (tmp_path / "pool.sh").write_text(
+        "#!/usr/bin/env bash\n"
+        "# mlops-lint: disable=parse-error nothing to suppress here\n"
+        "az aks nodepool add --name gpunp --node-vm-size Standard_NC4as_T4_v3\n"
+        "echo 'never closed\n"
+    )
+    (tmp_path / "provision").write_text("#!/bin/sh\naz aks update --name c --enable-blob-driver\n")
+    result = run([".", "--select", "ALL,LNT001", "--no-color"], tmp_path)
+    lines = result.output.splitlines()
+    assert lines[:2] == [
+        # the directive governs line 3 only, not the error on line 4
+        "pool.sh:2:1: INFO LNT001 unused-suppression: unused suppression: comment at line 2 suppressed no SCH001 finding",
+        "pool.sh:4:6: ERROR SCH001 parse-error: unterminated single quote: no closing ' before the end of the file; "
+        "this command was skipped and reading resumed on the next line",
+    ]
+    assert "train.Dockerfile:3:1" not in result.output  # suppressed by the comment on the line above
+    assert "train.Dockerfile:4:1: ERROR SCH001 parse-error: unknown instruction: RUNX (did you mean RUN?)" in lines
+    assert lines[-1] == "Found 3 problems (2 errors, 0 warnings, 1 info) in 3 files; 1 suppressed."  # shebang script read
