@@ -189,26 +189,20 @@ class Runner:
         }
         self.out: list[tuple[Result, K8sObject | None]] = []
 
-    def severity(self, meta_code: str, default: str) -> str:
-        return self.config.severity.get(meta_code, default)
+    def emit(self, code: str, slug: str, severity: str, message: str, path: str, span: Span,
+             obj: K8sObject | None, node: tuple, fix: str | None = None) -> None:
+        """Record one finding, with the configured severity override applied."""
+        self.out.append((
+            Result(code, slug, self.config.severity.get(code, severity), message, path, span, _ref(obj), node, fix),
+            obj,
+        ))
 
     def stamp(self, meta: RuleMeta, finding: Finding, path: str, obj: K8sObject | None, base: tuple = ()) -> None:
         target = finding.obj if finding.obj is not None else obj
         node_base = target.node_path if target is not None and finding.obj is not None else base
-        self.out.append((
-            Result(
-                rule=meta.code,
-                slug=meta.name,
-                severity=self.severity(meta.code, meta.severity),
-                message=finding.message,
-                path=finding.path or (target.path if target is not None else path),
-                span=finding.span,
-                obj=_ref(target),
-                node=tuple(node_base) + tuple(finding.node),
-                fix=finding.fix,
-            ),
-            target,
-        ))
+        self.emit(meta.code, meta.name, meta.severity, finding.message,
+                  finding.path or (target.path if target is not None else path), finding.span, target,
+                  tuple(node_base) + tuple(finding.node), finding.fix)
 
     def call(self, meta: RuleMeta, view: Any, path: str, obj: K8sObject | None, span: Span) -> None:
         base = obj.node_path if obj is not None else ()
@@ -219,26 +213,17 @@ class Runner:
             self.rule_error(meta, exc, path, obj, span)
 
     def rule_error(self, meta: RuleMeta, exc: Exception, path: str, obj: K8sObject | None, span: Span) -> None:
-        if RULE_ERROR not in self.enabled:
-            return
-        where = f" on {obj.describe()}" if obj is not None else ""
-        self.out.append((
-            Result(RULE_ERROR, "rule-error", self.severity(RULE_ERROR, "error"),
-                   f"rule {meta.code} ({meta.name}) raised {type(exc).__name__}: {exc}{where}; "
-                   "other rules still ran (please report this)",
-                   path, span, _ref(obj), (meta.code,)),
-            obj,
-        ))
+        if RULE_ERROR in self.enabled:
+            where = f" on {obj.describe()}" if obj is not None else ""
+            self.emit(RULE_ERROR, "rule-error", "error",
+                      f"rule {meta.code} ({meta.name}) raised {type(exc).__name__}: {exc}{where}; "
+                      "other rules still ran (please report this)", path, span, obj, (meta.code,))
 
     def parse_errors(self, document: Document) -> None:
-        if PARSE_ERROR not in self.enabled:
-            return
-        for issue in document.errors:
-            self.out.append((
-                Result(PARSE_ERROR, "parse-error", self.severity(PARSE_ERROR, "error"), issue.message,
-                       document.path, issue.span, None, ("parse", issue.message)),
-                None,
-            ))
+        if PARSE_ERROR in self.enabled:
+            for issue in document.errors:
+                self.emit(PARSE_ERROR, "parse-error", "error", issue.message, document.path, issue.span, None,
+                          ("parse", issue.message))
 
     def document(self, document: Document) -> None:
         self.parse_errors(document)

@@ -424,6 +424,11 @@ def image_registry(name: str) -> str:
 
 
 DEFAULT_GPU_RESOURCE_PREFIXES = ("nvidia.com/gpu", "nvidia.com/mig-", "amd.com/gpu")
+# The option every GPU resource rule declares, as ``@rule(**GPU_RESOURCE_OPTION)``.
+GPU_RESOURCE_OPTION = {
+    "options": {"gpu-resource-prefixes": list[str]},
+    "defaults": {"gpu-resource-prefixes": list(DEFAULT_GPU_RESOURCE_PREFIXES)},
+}
 
 
 def gpu_resources(resources: dict[str, Resource], prefixes: Any = DEFAULT_GPU_RESOURCE_PREFIXES) -> dict[str, Resource]:

@@ -38,13 +38,12 @@ Use instead:
 - Kubernetes, extended resources: https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/#extended-resources
 """
 
-from linter.model.k8s import DEFAULT_GPU_RESOURCE_PREFIXES, Container, gpu_resources
+from linter.model.k8s import GPU_RESOURCE_OPTION, Container, gpu_resources
 from linter.rule import CONTAINER, Finding, rule
 
 
 @rule(code="GPU001", name="gpu-limit-missing", severity="error", scope=CONTAINER,
-      options={"gpu-resource-prefixes": list[str]}, defaults={"gpu-resource-prefixes": list(DEFAULT_GPU_RESOURCE_PREFIXES)},
-      tags=("gpu", "scheduling"))
+      tags=("gpu", "scheduling"), **GPU_RESOURCE_OPTION)
 def check(container: Container, ctx):
     limits = container.limits
     for name, request in gpu_resources(container.requests, ctx.options["gpu-resource-prefixes"]).items():

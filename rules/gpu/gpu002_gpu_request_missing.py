@@ -35,13 +35,12 @@ Use instead:
 - Kubernetes, Schedule GPUs: https://kubernetes.io/docs/tasks/manage-gpus/scheduling-gpus/
 """
 
-from linter.model.k8s import DEFAULT_GPU_RESOURCE_PREFIXES, Container, gpu_resources
+from linter.model.k8s import GPU_RESOURCE_OPTION, Container, gpu_resources
 from linter.rule import CONTAINER, Finding, rule
 
 
 @rule(code="GPU002", name="gpu-request-missing", severity="warning", scope=CONTAINER,
-      options={"gpu-resource-prefixes": list[str]}, defaults={"gpu-resource-prefixes": list(DEFAULT_GPU_RESOURCE_PREFIXES)},
-      tags=("gpu", "scheduling"))
+      tags=("gpu", "scheduling"), **GPU_RESOURCE_OPTION)
 def check(container: Container, ctx):
     requests = container.requests
     for name, limit in gpu_resources(container.limits, ctx.options["gpu-resource-prefixes"]).items():

@@ -45,14 +45,13 @@ Use instead:
 - NVIDIA MIG with Kubernetes: https://docs.nvidia.com/datacenter/cloud-native/kubernetes/latest/index.html
 """
 
-from linter.model.k8s import DEFAULT_GPU_RESOURCE_PREFIXES, Container, gpu_resources, is_templated
+from linter.model.k8s import GPU_RESOURCE_OPTION, Container, gpu_resources, is_templated
 from linter.model.quantity import format_quantity
 from linter.rule import CONTAINER, Finding, rule
 
 
 @rule(code="GPU003", name="gpu-request-limit-mismatch", severity="error", scope=CONTAINER,
-      options={"gpu-resource-prefixes": list[str]}, defaults={"gpu-resource-prefixes": list(DEFAULT_GPU_RESOURCE_PREFIXES)},
-      tags=("gpu", "scheduling"))
+      tags=("gpu", "scheduling"), **GPU_RESOURCE_OPTION)
 def check(container: Container, ctx):
     prefixes = ctx.options["gpu-resource-prefixes"]
     requests = gpu_resources(container.requests, prefixes)
