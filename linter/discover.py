@@ -105,7 +105,10 @@ def walk(paths: Iterable[Path], *, root: Path | None, exclude: Iterable[str] = (
             found.files.append(SourceFile(path, kind))
 
     for given in paths:
+        # One spelling per file: folders resolved (as the config's root is), a file's own name kept
+        # (a linked file is reported under the name the user gave).
         given = given.absolute()
+        given = given.parent.resolve() / given.name if not given.is_dir() else given.resolve()
         if not given.is_dir():  # files, and links whose target is gone (reported as unreadable)
             add(given, classify(given) or K8S)
             continue

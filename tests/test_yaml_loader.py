@@ -131,7 +131,8 @@ def test_recursive_alias_is_an_error() -> None:
 def test_deep_nesting_is_bounded(depth: int) -> None:
     start = time.perf_counter()
     (issue,) = load("[" * depth + "]" * depth).errors
-    assert "nesting deeper than 256" in issue.message
+    # ours at 256 levels; a libyaml build with its own limit (0.2.5+: 1000) may stop it first
+    assert "nesting deeper than 256" in issue.message or "exceeded maximum nesting depth" in issue.message
     assert time.perf_counter() - start < 10
 
 
