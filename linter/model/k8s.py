@@ -12,6 +12,7 @@ finding needs: the bad value, else its key, else (for a missing field) the paren
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cached_property
@@ -437,5 +438,24 @@ def gpu_resources(resources: dict[str, Resource], prefixes: Any = DEFAULT_GPU_RE
 
 
 def is_templated(value: str) -> bool:
-    """A value filled in later (``$(VAR)``, ``${VAR}``, ``{{ … }}``): its final text is unknown."""
-    return "$(" in value or "${" in value or "{{" in value
+    """A value filled in later (``$(VAR)``, ``${VAR}``, ``$VAR``, ``{{ … }}``): its final text is unknown."""
+    return "$" in value or "{{" in value
+
+
+# The image reference grammar of distribution/reference: optional registry host[:port], then
+# lowercase path components, then an optional tag and digest.
+_REFERENCE = re.compile(
+    r"^(?:(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*|\[[0-9a-fA-F:]+\])"
+    r"(?::[0-9]+)?/)?"
+    r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*"
+    r"(?::[\w][\w.-]{0,127})?(?:@[^@\s]+)?$"  # a malformed digest is still a reference: IMG002 names it
+)
+
+
+def image_reference(image: str | None) -> tuple[str, str | None, str | None] | None:
+    """(name, tag, digest) of a real image reference; ``None`` for placeholders that are filled
+    in later (``$IMAGE``, ``{{ .Values.image }}``) or are not image references at all
+    (``FILLED_BY_THE_VALIDATOR``, ``<your-image>``): rules about tags cannot judge those."""
+    if not image or is_templated(image) or not _REFERENCE.match(image):
+        return None
+    return parse_image(image)

@@ -4,7 +4,9 @@
 Flags containers (init, sidecar and ephemeral containers included) whose `image` has no tag
 and no digest (`pytorch/pytorch`), or uses the tag `latest`. An image pinned by digest alone
 (`repo@sha256:…`) is immutable and is not flagged. Images whose reference is filled in later
-(`$(IMAGE)`, `${TAG}`, `{{ .Values.image }}`) are skipped: their final text is unknown.
+(`$(IMAGE)`, `${TAG}`, `$IMAGE`, `{{ .Values.image }}`) and placeholders that are not image
+references at all (`<your-image>`, `FILLED_BY_THE_VALIDATOR`) are skipped: their final text is
+unknown.
 
 ## Why is this bad?
 A missing tag means `latest`, and `latest` moves: two replicas of one job, or the job and its
@@ -33,16 +35,17 @@ Use instead:
 - AKS Deployment Safeguards: https://learn.microsoft.com/azure/aks/deployment-safeguards
 """
 
-from linter.model.k8s import Container, is_templated, parse_image
+from linter.model.k8s import Container, image_reference
 from linter.rule import CONTAINER, Finding, rule
 
 
 @rule(code="IMG001", name="image-tag-mutable", severity="error", scope=CONTAINER, tags=("images", "supply-chain"))
 def check(container: Container, ctx):
     image = container.image
-    if not image or is_templated(image):
+    reference = image_reference(image)
+    if reference is None:
         return
-    name, tag, digest = parse_image(image)
+    _, tag, digest = reference
     if digest:
         return
     who = f"{container.kind_label} `{container.name}`"

@@ -3,7 +3,8 @@
 ## What it does
 Flags containers (init, sidecar and ephemeral containers included) whose `image` carries no
 `@sha256:` digest, or a digest that is malformed (a `sha256` digest is 64 hex characters).
-Images whose reference is filled in later (`$(IMAGE)`, `${TAG}`, `{{ … }}`) are skipped.
+Images whose reference is filled in later (`$(IMAGE)`, `${TAG}`, `$IMAGE`, `{{ … }}`) and
+placeholders that are not image references (`<your-image>`, `FILLED_BY_THE_VALIDATOR`) are skipped.
 
 ## Why is this bad?
 Tags are mutable: a registry push can move `2.4.1-cuda12.4` to a different build, so the
@@ -34,7 +35,7 @@ manifest your release pipeline produces, and suppress this rule on development o
 
 import re
 
-from linter.model.k8s import Container, is_templated, parse_image
+from linter.model.k8s import Container, image_reference
 from linter.rule import CONTAINER, Finding, rule
 
 _DIGEST = re.compile(r"^(sha256:[a-f0-9]{64}|sha384:[a-f0-9]{96}|sha512:[a-f0-9]{128})$")
@@ -43,9 +44,10 @@ _DIGEST = re.compile(r"^(sha256:[a-f0-9]{64}|sha384:[a-f0-9]{96}|sha512:[a-f0-9]
 @rule(code="IMG002", name="image-not-pinned", severity="warning", scope=CONTAINER, tags=("images", "supply-chain"))
 def check(container: Container, ctx):
     image = container.image
-    if not image or is_templated(image):
+    reference = image_reference(image)
+    if reference is None:
         return
-    _, _, digest = parse_image(image)
+    _, _, digest = reference
     who = f"{container.kind_label} `{container.name}`"
     if digest is None:
         message = f"{who} image `{image}` is not pinned by digest (@sha256:…)"
