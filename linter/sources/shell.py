@@ -201,6 +201,16 @@ class _Lexer:
 
     def paren(self, at: int) -> int:
         """``$(...)`` or ``$((...))`` starting at the ``$``."""
+        label = "$((" if self.text.startswith("$((", at) else "$("
+        return self._group(at, "(", ")", label)
+
+    def brace(self, at: int) -> int:
+        """``${...}`` starting at the ``$``."""
+        return self._group(at, "{", "}", "${")
+
+    def _group(self, at: int, opening: str, closing: str, label: str) -> int:
+        """The end of a ``$``-group whose opener follows ``at``: quotes, escapes, backticks and
+        nested groups inside it are skipped whole, bare ``opening``/``closing`` are counted."""
         text, k, depth = self.text, at + 2, 1
         while k < self.n:
             ch = text[k]
@@ -216,42 +226,17 @@ class _Lexer:
                 k = self.brace(k)
             elif ch == "$" and text[k + 1:k + 2] == "(":
                 k = self.paren(k)
-            elif ch == "(":
+            elif ch == opening:
                 depth += 1
                 k += 1
-            elif ch == ")":
+            elif ch == closing:
                 depth -= 1
                 k += 1
                 if depth == 0:
                     return k
             else:
                 k += 1
-        raise _Unclosed("$(" if not text.startswith("$((", at) else "$((", at, 2)
-
-    def brace(self, at: int) -> int:
-        """``${...}`` starting at the ``$``."""
-        text, k, depth = self.text, at + 2, 1
-        while k < self.n:
-            ch = text[k]
-            if ch == "\\":
-                k += 2
-            elif ch == "'":
-                k = self.single(k)
-            elif ch == '"':
-                k = self.double(k)
-            elif ch == "$" and text[k + 1:k + 2] == "(":
-                k = self.paren(k)
-            elif ch == "{":
-                depth += 1
-                k += 1
-            elif ch == "}":
-                depth -= 1
-                k += 1
-                if depth == 0:
-                    return k
-            else:
-                k += 1
-        raise _Unclosed("${", at, 2)
+        raise _Unclosed(label, at, 2)
 
     def word(self, at: int) -> int:
         text, k = self.text, at
