@@ -74,7 +74,7 @@ from linter.model.docker import (
 from linter.model.document import DOCKERFILE, Comment, Document, ParseIssue
 from linter.model.position import FILE_START, Span
 from linter.sources.comments import place_comments
-from linter.sources.text import DecodeError, decode
+from linter.sources.text import load_decoded
 
 VALID_DIRECTIVES = frozenset({"syntax", "escape", "check"})
 HEREDOC_INSTRUCTIONS = frozenset({"RUN", "COPY", "ADD"})
@@ -940,8 +940,4 @@ def load_text(text: str, path: str) -> Document:
 
 
 def load(data: bytes, path: str) -> Document:
-    try:
-        text = decode(data)
-    except DecodeError as exc:
-        return Document(path=path, kind=DOCKERFILE, errors=[ParseIssue(exc.span, exc.message)])
-    return load_text(text, path)
+    return load_decoded(data, path, DOCKERFILE, load_text)

@@ -56,7 +56,7 @@ from linter.model.azcli import (
 from linter.model.document import SHELL, Comment, Document, ParseIssue
 from linter.model.position import Span
 from linter.sources.comments import place_comments
-from linter.sources.text import DecodeError, decode
+from linter.sources.text import load_decoded
 
 SHEBANG_SHELLS = frozenset({"sh", "bash", "dash"})
 OPERATORS = ("&&", "||", ";;&", ";;", ";&", "|&", ";", "|", "&", "(", ")")
@@ -917,8 +917,4 @@ def load_text(text: str, path: str) -> Document:
 
 
 def load(data: bytes, path: str) -> Document:
-    try:
-        text = decode(data)
-    except DecodeError as exc:
-        return Document(path=path, kind=SHELL, errors=[ParseIssue(exc.span, exc.message)])
-    return load_text(text, path)
+    return load_decoded(data, path, SHELL, load_text)

@@ -8,7 +8,9 @@ person can act on.
 from __future__ import annotations
 
 import codecs
+from typing import Callable
 
+from linter.model.document import Document, ParseIssue
 from linter.model.position import Span
 
 MAX_FILE_BYTES = 16 * 1024 * 1024
@@ -89,3 +91,12 @@ def decode(data: bytes, max_bytes: int = MAX_FILE_BYTES) -> str:
             f"invalid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start}); save the file as UTF-8",
             _line_of_offset(data, exc.start),
         ) from None
+
+
+def load_decoded(data: bytes, path: str, kind: str, load_text: Callable[[str, str], Document]) -> Document:
+    """Decode ``data`` and hand the text to a loader; an encoding problem is the file's SCH001."""
+    try:
+        text = decode(data)
+    except DecodeError as exc:
+        return Document(path=path, kind=kind, errors=[ParseIssue(exc.span, exc.message)])
+    return load_text(text, path)

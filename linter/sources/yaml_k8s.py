@@ -30,7 +30,7 @@ from linter.model.document import K8S, Comment, Document, K8sObject, ParseIssue
 from linter.model.position import Span
 from linter.model.tree import YMap, YSeq
 from linter.sources.comments import place_comments
-from linter.sources.text import DecodeError, decode
+from linter.sources.text import load_decoded
 
 try:  # libyaml is part of every PyYAML wheel; the pure-Python loader is a slow fallback.
     from yaml import CSafeLoader as _BaseLoader
@@ -396,7 +396,7 @@ def _object(body: YMap, path: str, doc_index: int, node_path: tuple) -> K8sObjec
     )
 
 
-def load_text(text: str, path: str, is_json: bool = False) -> Document:  # noqa: ARG001
+def load_text(text: str, path: str) -> Document:
     """Load YAML/JSON text into a :class:`Document` (never raises for bad input)."""
     doc = Document(path=path, kind=K8S)
     duplicates: list[ParseIssue] = []
@@ -428,8 +428,4 @@ def load_text(text: str, path: str, is_json: bool = False) -> Document:  # noqa:
 
 
 def load(data: bytes, path: str) -> Document:
-    try:
-        text = decode(data)
-    except DecodeError as exc:
-        return Document(path=path, kind=K8S, errors=[ParseIssue(exc.span, exc.message)])
-    return load_text(text, path, is_json=path.endswith(".json"))
+    return load_decoded(data, path, K8S, load_text)
