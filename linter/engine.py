@@ -1,6 +1,10 @@
 """The engine: load each file once, index the project, dispatch rules by scope, stamp findings.
 
-    discover -> load (process pool for --jobs N) -> ProjectIndex -> rules -> suppress -> report
+    discover -> load -> ProjectIndex -> rules -> suppress -> report
+
+With ``--jobs N`` (and enough files), the files that mention a cross-file kind are loaded first
+and shared with N forked workers; each worker loads and lints its own files completely and sends
+back only findings (see ``_lint_parallel``). Output is byte-identical to ``--jobs 1``.
 
 Rules are dispatched by scope, so a rule only ever sees the views it asked for; a rule that
 raises becomes an LNT002 finding naming the rule and the object, and the run goes on. Findings
@@ -15,7 +19,7 @@ from collections import defaultdict
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable
 
 from linter.config import Config
 from linter.discover import SourceFile
@@ -80,29 +84,6 @@ def _load_chunk(chunk: list[tuple[SourceFile, str]]) -> list[Document]:
         if enabled:
             gc.enable()
         gc.freeze()
-
-
-def load_all(items: list[tuple[SourceFile, str]], jobs: int) -> list[Document]:
-    """Load every file, in a process pool when ``jobs`` > 1 (the order of the result is fixed)."""
-    if jobs <= 1 or len(items) < PARALLEL_MIN_FILES:
-        return _load_chunk(items)
-    size = max(8, len(items) // (jobs * 8))
-    chunks = [items[i:i + size] for i in range(0, len(items), size)]
-    import multiprocessing
-
-    context = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
-    enabled = gc.isenabled()
-    gc.disable()  # unpickling builds the same acyclic trees: see _load_chunk
-    try:
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
-            documents: list[Document] = []
-            for part in pool.map(_load_chunk, chunks):
-                documents.extend(part)
-    finally:
-        if enabled:
-            gc.enable()
-        gc.freeze()
-    return documents
 
 
 # ---------------------------------------------------------------------------------------------
@@ -271,10 +252,6 @@ def run_rules(documents: list[Document], targets: set[str], rules: list[RuleMeta
     return runner.out
 
 
-def iter_target_documents(documents: list[Document], targets: set[str]) -> Iterator[Document]:
-    return (d for d in documents if d.path in targets)
-
-
 def default_jobs() -> int:
     try:
         return max(1, len(os.sched_getaffinity(0)))
@@ -309,7 +286,6 @@ def lint(request: LintRequest) -> "RunReport":  # noqa: F821 - imported below
 
     config, registry, cwd = request.config, request.registry, request.cwd.resolve()
     rules = enabled_rules(registry, config, request.select, request.ignore)
-    enabled = {meta.code for meta in rules}
     targets_found = walk(request.paths, root=config.root, exclude=config.exclude)
     if config.root is not None:
         context_found = walk([config.root], root=config.root, exclude=config.exclude)
@@ -333,47 +309,132 @@ def lint(request: LintRequest) -> "RunReport":  # noqa: F821 - imported below
         target_paths.add(shown)
 
     items = [(source, display_path(path, cwd)) for path, source in sorted(by_path.items(), key=lambda kv: str(kv[0]))]
-    documents = load_all(items, request.jobs)
-    if stdin_doc is not None:
-        documents.append(stdin_doc)
-    documents.sort(key=lambda d: d.path)
-
-    index = ProjectIndex(documents)
-    pairs = run_rules(documents, target_paths, rules, config, index)
-    targets_docs = {d.path: d for d in documents if d.path in target_paths}
-    baseline = suppress.Baseline.load(request.baseline, cwd) if request.baseline else None
-    results, unused = suppress.apply(
-        pairs, targets_docs, baseline=baseline,
-        baseline_base=request.baseline.resolve().parent if request.baseline else None,
-        cwd=cwd, enabled_codes=enabled, registry=registry,
-    )
-    if UNUSED_SUPPRESSION in enabled:
-        meta = registry.get(UNUSED_SUPPRESSION)
-        for directive in unused:
-            known = registry.get(directive.token)
-            what = f"names no rule {directive.token!r}" if known is None else f"suppressed no {known.code} finding"
-            results.append(Result(
-                UNUSED_SUPPRESSION, meta.name, config.severity.get(meta.code, meta.severity),
-                f"unused suppression: {directive.where} {what}", directive.path, directive.span,
-                _ref(directive.obj), ("suppression", directive.where, directive.token),
-            ))
+    job = _Job(rules, config, registry, target_paths)
+    parallel = request.jobs > 1 and len(items) >= PARALLEL_MIN_FILES and not any(m.scope == PROJECT for m in rules)
+    if parallel:
+        results, statuses = _lint_parallel(items, stdin_doc, job, request.jobs)
+    else:
+        results, statuses = _lint_in_process(items, stdin_doc, job)
+    if request.baseline is not None:
+        baseline = suppress.Baseline.load(request.baseline, cwd)
+        results = suppress.apply_baseline(results, baseline, request.baseline.resolve().parent, cwd)
     results.sort(key=Result.sort_key)
     notes = [Note(display_path(Path(n.path), cwd), n.message) for n in targets_found.notes]
-    skipped = sum(1 for d in targets_docs.values() if d.skipped)
     return RunReport(
         results=results,
         rules=rules,
-        files_linted=len(targets_docs),
-        files_skipped=skipped,
+        files_linted=len(statuses),
+        files_skipped=sum(1 for status in statuses.values() if status.startswith("skipped")),
         notes=notes,
         root=str(cwd),
         version=__version__,
         fail_on=config.fail_on,
         file_status=dict(sorted({
             **{display_path(path, cwd): f"skipped: {why}" for path, why in targets_found.skipped},
-            **{path: _status(doc) for path, doc in targets_docs.items()},
+            **statuses,
         }.items())),
     )
+
+
+@dataclass(frozen=True)
+class _Job:
+    """What every file of a run is linted with (shared with pool workers by fork)."""
+
+    rules: list[RuleMeta]
+    config: Config
+    registry: Registry
+    targets: set[str]
+
+    @property
+    def enabled(self) -> set[str]:
+        return {meta.code for meta in self.rules}
+
+
+def _suppressed(pairs: list[tuple[Result, K8sObject | None]], documents: dict[str, Document], job: _Job) -> list[Result]:
+    """Comments and annotations applied; LNT001 for those that suppressed nothing."""
+    from linter import suppress
+
+    results, unused = suppress.apply(pairs, documents, enabled_codes=job.enabled, registry=job.registry)
+    if UNUSED_SUPPRESSION in job.enabled:
+        results.extend(suppress.unused_results(unused, job.registry, job.config.severity))
+    return results
+
+
+def _lint_in_process(items: list[tuple[SourceFile, str]], stdin_doc: Document | None,
+                     job: _Job) -> tuple[list[Result], dict[str, str]]:
+    documents = _load_chunk(items)
+    if stdin_doc is not None:
+        documents.append(stdin_doc)
+    documents.sort(key=lambda d: d.path)
+    pairs = run_rules(documents, job.targets, job.rules, job.config, ProjectIndex(documents))
+    targets = {d.path: d for d in documents if d.path in job.targets}
+    return _suppressed(pairs, targets, job), {path: _status(doc) for path, doc in targets.items()}
+
+
+# A parallel run: the few files that mention a cross-file kind (REFERENCE_KINDS) are parsed first
+# and shared with the workers through fork; each worker then parses its own files and lints them
+# completely, sending back only findings. Shipping parsed trees between processes was measured
+# to cost as much as parsing them.
+_WORKER_STATE: tuple[_Job, ProjectIndex] | None = None
+
+
+def _worker_lint(chunk: list[tuple[SourceFile, str]]) -> list[tuple[str, str, list[Result]]]:
+    assert _WORKER_STATE is not None
+    job, index = _WORKER_STATE
+    out = []
+    for document in _load_chunk(chunk):
+        if document.path not in job.targets:
+            continue
+        runner = Runner(job.rules, index, job.config)
+        runner.document(document)
+        out.append((document.path, _status(document), _suppressed(runner.out, {document.path: document}, job)))
+    return out
+
+
+def _mentions_reference_kind(source: SourceFile) -> bool:
+    from linter.index import REFERENCE_KINDS
+
+    if source.kind != K8S:
+        return False
+    try:
+        data = source.path.read_bytes()
+    except OSError:
+        return False
+    return any(kind.encode() in data for kind in REFERENCE_KINDS) or b"\x00" in data  # UTF-16: look inside
+
+
+def _lint_parallel(items: list[tuple[SourceFile, str]], stdin_doc: Document | None, job: _Job,
+                   jobs: int) -> tuple[list[Result], dict[str, str]]:
+    global _WORKER_STATE
+    import multiprocessing
+
+    from linter.index import REFERENCE_KINDS
+
+    shared = _load_chunk([item for item in items if _mentions_reference_kind(item[0])])
+    if stdin_doc is not None:
+        shared.append(stdin_doc)
+    index = ProjectIndex([d for d in shared if any(o.kind in REFERENCE_KINDS for o in d.objects)],
+                         only_kinds=REFERENCE_KINDS)
+    results: list[Result] = []
+    statuses: dict[str, str] = {}
+    if stdin_doc is not None and stdin_doc.path in job.targets:
+        runner = Runner(job.rules, index, job.config)
+        runner.document(stdin_doc)
+        results.extend(_suppressed(runner.out, {stdin_doc.path: stdin_doc}, job))
+        statuses[stdin_doc.path] = _status(stdin_doc)
+    size = max(4, len(items) // (jobs * 8))
+    chunks = [items[i:i + size] for i in range(0, len(items), size)]
+    _WORKER_STATE = (job, index)
+    try:
+        context = multiprocessing.get_context("fork")
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+            for part in pool.map(_worker_lint, chunks):
+                for path, status, found in part:
+                    statuses[path] = status
+                    results.extend(found)
+    finally:
+        _WORKER_STATE = None
+    return results, statuses
 
 
 def _status(document: Document) -> str:

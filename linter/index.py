@@ -6,6 +6,7 @@ and each object's workload view (its pod templates) is built once and shared by 
 
 from __future__ import annotations
 
+import weakref
 from collections import defaultdict
 from typing import Iterable, Iterator
 
@@ -13,12 +14,21 @@ from linter.model.document import Document, K8sObject
 from linter.model.k8s import Workload, workload_of
 
 DEFAULT_NAMESPACE = "default"
+# Kinds that rules look up across files. A parallel run indexes only these (each worker parses
+# its own files, and only files that mention one of these kinds are shared with every worker);
+# a lookup of any other kind there raises, so a new cross-file rule cannot silently see less.
+REFERENCE_KINDS = frozenset({"LimitRange"})
+
+
+class PartialIndexError(LookupError):
+    pass
 
 
 class ProjectIndex:
     """Objects by kind / namespace / name / labels, workloads, Dockerfiles and scripts."""
 
-    def __init__(self, documents: Iterable[Document]):
+    def __init__(self, documents: Iterable[Document], *, only_kinds: frozenset[str] | None = None):
+        self.only_kinds = only_kinds
         self.documents: tuple[Document, ...] = tuple(documents)
         self.objects: tuple[K8sObject, ...] = tuple(o for d in self.documents for o in d.objects)
         by_kind: dict[str, list[K8sObject]] = defaultdict(list)
@@ -28,21 +38,33 @@ class ProjectIndex:
             by_ref.setdefault((obj.kind, obj.namespace or DEFAULT_NAMESPACE, obj.name), obj)
         self._by_kind = {kind: tuple(items) for kind, items in by_kind.items()}
         self._by_ref = by_ref
-        self._workloads: dict[int, Workload | None] = {}
+        # id(obj) -> (weak reference to obj, its view): the reference guards against an id reused by
+        # a later object once a worker has let the earlier document go.
+        self._workloads: dict[int, tuple[weakref.ref, Workload | None]] = {}
         self._defaults: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
         self.dockerfiles = tuple(d for d in self.documents if d.dockerfile is not None)
         self.scripts = tuple(d for d in self.documents if d.shell is not None)
 
+    def _check(self, kind: str) -> None:
+        if self.only_kinds is not None and kind not in self.only_kinds:
+            raise PartialIndexError(
+                f"kind {kind!r} is not in linter.index.REFERENCE_KINDS, so a parallel run does not index it; add it there"
+            )
+
     def of_kind(self, *kinds: str) -> tuple[K8sObject, ...]:
+        for kind in kinds:
+            self._check(kind)
         if len(kinds) == 1:
             return self._by_kind.get(kinds[0], ())
         return tuple(o for kind in kinds for o in self._by_kind.get(kind, ()))
 
     def has_kind(self, kind: str) -> bool:
+        self._check(kind)
         return kind in self._by_kind
 
     def get(self, kind: str, name: str, namespace: str | None = None) -> K8sObject | None:
         """The object of ``kind`` named ``name``; ``namespace`` None for cluster-scoped kinds."""
+        self._check(kind)
         if namespace is None:
             for obj in self._by_kind.get(kind, ()):
                 if obj.name == name:
@@ -51,10 +73,14 @@ class ProjectIndex:
         return self._by_ref.get((kind, namespace or DEFAULT_NAMESPACE, name))
 
     def workload(self, obj: K8sObject) -> Workload | None:
+        """The workload view of ``obj`` (None if its kind carries no pods), built once."""
         key = id(obj)
-        if key not in self._workloads:
-            self._workloads[key] = workload_of(obj)
-        return self._workloads[key]
+        cached = self._workloads.get(key)
+        if cached is not None and cached[0]() is obj:
+            return cached[1]
+        workload = workload_of(obj)
+        self._workloads[key] = (weakref.ref(obj), workload)
+        return workload
 
     def container_defaults(self, namespace: str) -> tuple[frozenset[str], frozenset[str]]:
         """Resources a LimitRange of ``namespace`` fills in for containers: (requests, limits).
@@ -90,6 +116,8 @@ class ProjectIndex:
         return result
 
     def workloads(self) -> Iterator[Workload]:
+        if self.only_kinds is not None:
+            raise PartialIndexError("a parallel run does not index every workload; use a PROJECT-scope rule")
         for obj in self.objects:
             workload = self.workload(obj)
             if workload is not None:

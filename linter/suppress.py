@@ -24,7 +24,7 @@ from typing import Any, Iterable
 
 from linter.model.document import Comment, Document, K8sObject
 from linter.model.position import Span
-from linter.result import Result, Suppression
+from linter.result import ObjectRef, Result, Suppression
 
 DIRECTIVE = re.compile(r"^mlops-lint:\s*(disable-file|disable)\s*=\s*([A-Za-z0-9_\-]+(?:\s*,\s*[A-Za-z0-9_\-]+)*)\s*(.*)$")
 ANNOTATION_LIST = "mlops-lint.io/ignore"
@@ -157,13 +157,11 @@ def apply(
     pairs: list[tuple[Result, K8sObject | None]],
     documents: dict[str, Document],
     *,
-    baseline: Baseline | None,
-    baseline_base: Path | None,
-    cwd: Path,
     enabled_codes: set[str],
     registry: Any,
 ) -> tuple[list[Result], list[Directive]]:
-    """Mark suppressed results; return them with every directive that suppressed nothing."""
+    """Mark results suppressed by comments and annotations; return them with every directive
+    that suppressed nothing. (The baseline comes after, over the whole run: :func:`apply_baseline`.)"""
     per_file = {path: file_suppressions(doc) for path, doc in documents.items() if doc.comments}
     per_object: dict[int, list[Directive]] = {}
     for doc in documents.values():
@@ -171,7 +169,6 @@ def apply(
             directives = annotation_suppressions(obj)
             if directives:
                 per_object[id(obj)] = directives
-    remaining = Counter(baseline.entries) if baseline else Counter()
     out: list[Result] = []
     for result, obj in pairs:
         marks: list[Suppression] = []
@@ -186,11 +183,6 @@ def apply(
                 if _matches(directive.token, result):
                     directive.used = True
                     marks.append(Suppression("inSource", directive.reason, directive.where))
-        if not marks and baseline is not None and baseline_base is not None:
-            key = Baseline.key(result, baseline_base, cwd)
-            if remaining[key] > 0:
-                remaining[key] -= 1
-                marks.append(Suppression("external", "recorded in the baseline", f"baseline {baseline.where}"))
         out.append(replace(result, suppressions=tuple(marks)) if marks else result)
     unused: list[Directive] = []
     for fs in per_file.values():
@@ -198,6 +190,38 @@ def apply(
     for directives in per_object.values():
         unused.extend(d for d in directives if not d.used and _reportable(d, enabled_codes, registry))
     return out, unused
+
+
+def apply_baseline(results: list[Result], baseline: Baseline, base: Path, cwd: Path) -> list[Result]:
+    """Mark the results recorded in ``baseline`` (each entry matches one result at most)."""
+    remaining = Counter(baseline.entries)
+    out = []
+    for result in results:
+        if not result.suppressions:
+            key = Baseline.key(result, base, cwd)
+            if remaining[key] > 0:
+                remaining[key] -= 1
+                result = replace(result, suppressions=(
+                    Suppression("external", "recorded in the baseline", f"baseline {baseline.where}"),))
+        out.append(result)
+    return out
+
+
+def unused_results(unused: list[Directive], registry: Any, severity: dict[str, str]) -> list[Result]:
+    """LNT001 findings for directives that suppressed nothing."""
+    meta = registry.get("LNT001")
+    found = []
+    for directive in unused:
+        known = registry.get(directive.token)
+        what = f"names no rule {directive.token!r}" if known is None else f"suppressed no {known.code} finding"
+        obj = directive.obj
+        found.append(Result(
+            meta.code, meta.name, severity.get(meta.code, meta.severity),
+            f"unused suppression: {directive.where} {what}", directive.path, directive.span,
+            ObjectRef(obj.kind, obj.namespace, obj.name) if obj is not None else None,
+            ("suppression", directive.where, directive.token),
+        ))
+    return found
 
 
 def _reportable(directive: Directive, enabled_codes: set[str], registry: Any) -> bool:

@@ -302,3 +302,39 @@ def test_dockerfile_and_shell_parse_errors_and_inline_suppressions(tmp_path: Pat
     assert "train.Dockerfile:3:1" not in result.output  # suppressed by the comment on the line above
     assert "train.Dockerfile:4:1: ERROR SCH001 parse-error: unknown instruction: RUNX (did you mean RUN?)" in lines
     assert lines[-1] == "Found 3 problems (2 errors, 0 warnings, 1 info) in 3 files; 1 suppressed."  # shebang script read
+
+
+def test_parallel_run_sees_cross_file_kinds_and_suppressions(tmp_path: Path) -> None:
+    """The process pool shares the files that mention cross-file kinds (a LimitRange here) with
+    every worker: findings, suppressions, LNT001 and the baseline are the same as in-process."""
+    (tmp_path / "limits.yaml").write_text(
+        "apiVersion: v1\nkind: LimitRange\nmetadata: {name: d, namespace: ns3}\nspec:\n  limits:\n"
+        "  - type: Container\n    default: {memory: 1Gi}\n    defaultRequest: {cpu: 500m, memory: 1Gi}\n"
+    )
+    for index in range(60):
+        pod = ("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p%d\n  namespace: ns%d\n"
+               "  annotations: {mlops-lint.io/ignore: \"IMG002%s\"}\nspec:\n  containers:\n"
+               "  - name: c  # mlops-lint: disable=RES002\n    image: x:%d\n") % (index, index % 5, ",GPU001" if index % 7 == 0 else "", index)
+        (tmp_path / f"pod{index:02}.yaml").write_text(pod)
+    baseline = tmp_path / "b.json"
+    assert run([".", "--jobs", "1", "--write-baseline", str(baseline), "--select", "RES001"], tmp_path).exit_code == 0
+    outputs = {jobs: run([".", "--jobs", jobs, "--format", "json", "--select", "ALL,LNT001", "--baseline", str(baseline)],
+                         tmp_path).output for jobs in ("1", "2")}
+    assert outputs["1"] == outputs["2"]
+    findings = json.loads(outputs["1"])["findings"]
+    res001 = [f for f in findings if f["rule"] == "RES001"]
+    assert res001 and all(f["suppressed"] for f in res001)  # all in the baseline
+    assert not any(f["path"].startswith("pod") and f["rule"] == "RES002" and not f["suppressed"] for f in findings)
+    unused = [f for f in findings if f["rule"] == "LNT001"]
+    # ns3 pods get their memory limit from the LimitRange, so their RES002 comment is unused
+    assert {f["path"] for f in unused if "RES002" in f["message"]} == {f"pod{i:02}.yaml" for i in range(60) if i % 5 == 3}
+    assert len([f for f in unused if "GPU001" in f["message"]]) == len([i for i in range(60) if i % 7 == 0])
+
+
+def test_partial_index_refuses_kinds_it_does_not_hold() -> None:
+    from linter.index import PartialIndexError, ProjectIndex
+
+    index = ProjectIndex([], only_kinds=frozenset({"LimitRange"}))
+    assert index.of_kind("LimitRange") == ()
+    with pytest.raises(PartialIndexError, match="REFERENCE_KINDS"):
+        index.get("StorageClass", "x")

@@ -36,7 +36,7 @@ class ParseIssue:
     message: str
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, weakref_slot=True)
 class K8sObject:
     """One Kubernetes object: a YAML document, or one item of a ``kind: List``."""
 
