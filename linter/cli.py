@@ -49,7 +49,12 @@ def _split(values: tuple[str, ...]) -> list[str]:
 @click.group(cls=DefaultToCheck, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", prog_name="mlops-lint", message="%(prog)s %(version)s")
 def main() -> None:
-    """Lint Kubernetes manifests, Dockerfiles and `az aks` scripts of ML workloads on AKS."""
+    """Lint Kubernetes manifests, Dockerfiles and `az aks` scripts of ML workloads on AKS.
+
+    \b
+    mlops-lint [OPTIONS] [PATH ...]   lint (the same as `check`; see `mlops-lint check --help`)
+    mlops-lint rules | explain RULE | init | --version
+    """
 
 
 @main.command("check", context_settings={"help_option_names": ["-h", "--help"]})

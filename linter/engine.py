@@ -310,7 +310,8 @@ def lint(request: LintRequest) -> "RunReport":  # noqa: F821 - imported below
 
     items = [(source, display_path(path, cwd)) for path, source in sorted(by_path.items(), key=lambda kv: str(kv[0]))]
     job = _Job(rules, config, registry, target_paths)
-    parallel = request.jobs > 1 and len(items) >= PARALLEL_MIN_FILES and not any(m.scope == PROJECT for m in rules)
+    parallel = (request.jobs > 1 and len(items) >= PARALLEL_MIN_FILES and _can_fork()
+                and not any(m.scope == PROJECT for m in rules))
     if parallel:
         results, statuses = _lint_parallel(items, stdin_doc, job, request.jobs)
     else:
@@ -389,6 +390,12 @@ def _worker_lint(chunk: list[tuple[SourceFile, str]]) -> list[tuple[str, str, li
         runner.document(document)
         out.append((document.path, _status(document), _suppressed(runner.out, {document.path: document}, job)))
     return out
+
+
+def _can_fork() -> bool:
+    import multiprocessing
+
+    return "fork" in multiprocessing.get_all_start_methods()
 
 
 def _mentions_reference_kind(source: SourceFile) -> bool:
