@@ -108,6 +108,8 @@ class Container:
 
     @property
     def kind_label(self) -> str:
+        if self.is_sidecar:
+            return "sidecar container"
         return {"containers": "container", "initContainers": "init container"}.get(self.field, "ephemeral container")
 
     @property

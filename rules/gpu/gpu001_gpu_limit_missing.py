@@ -3,7 +3,8 @@
 ## What it does
 Flags containers (init and sidecar containers included) that list `nvidia.com/gpu`,
 `nvidia.com/mig-<profile>` or another GPU resource under `resources.requests` but not under
-`resources.limits`. The finding points at the request.
+`resources.limits`, unless a LimitRange of the same namespace in the project gives that GPU a
+default limit (Kubernetes then fills it in). The finding points at the request.
 
 ## Why is this bad?
 Kubernetes schedules GPUs as extended resources, which cannot be overcommitted: an extended
@@ -46,8 +47,9 @@ from linter.rule import CONTAINER, Finding, rule
       tags=("gpu", "scheduling"), **GPU_RESOURCE_OPTION)
 def check(container: Container, ctx):
     limits = container.limits
+    _, defaulted = ctx.index.container_defaults(container.obj.namespace)
     for name, request in gpu_resources(container.requests, ctx.options["gpu-resource-prefixes"]).items():
-        if name not in limits:
+        if name not in limits and name not in defaulted:
             yield Finding(
                 request.key_span,
                 f"{container.kind_label} `{container.name}` requests {request.raw} {name} but sets no {name} limit",
