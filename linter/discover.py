@@ -110,7 +110,11 @@ def walk(paths: Iterable[Path], *, root: Path | None, exclude: Iterable[str] = (
         given = given.absolute()
         given = given.parent.resolve() / given.name if not given.is_dir() else given.resolve()
         if not given.is_dir():  # files, and links whose target is gone (reported as unreadable)
-            add(given, classify(given) or K8S)
+            if given.exists() and not given.is_file():
+                found.notes.append(Note(str(given), "not read: not a regular file"))
+                found.skipped.append((given, "not a regular file"))
+            else:
+                add(given, classify(given) or K8S)
             continue
         for folder, dirs, files in os.walk(given, followlinks=False):
             here = Path(folder)
@@ -133,6 +137,10 @@ def walk(paths: Iterable[Path], *, root: Path | None, exclude: Iterable[str] = (
                     continue
                 kind = classify(path)
                 if kind is None:
+                    continue
+                if path.exists() and not path.is_file():  # a FIFO or device: reading it could block forever
+                    found.notes.append(Note(str(path), "not read: not a regular file"))
+                    found.skipped.append((path, "not a regular file"))
                     continue
                 if path.is_symlink():
                     target = path.resolve()

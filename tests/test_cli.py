@@ -338,3 +338,13 @@ def test_partial_index_refuses_kinds_it_does_not_hold() -> None:
     assert index.of_kind("LimitRange") == ()
     with pytest.raises(PartialIndexError, match="REFERENCE_KINDS"):
         index.get("StorageClass", "x")
+
+
+def test_fifo_named_yaml_is_skipped_not_read(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "pipe.yaml")
+    (tmp_path / "job.yaml").write_text(VIOLATING)
+    result = run([".", "--no-color"], tmp_path)
+    assert result.exit_code == 1
+    assert "note: pipe.yaml: not read: not a regular file" in result.output
+    assert "job.yaml:17:13: ERROR GPU001" in result.output
+    assert "not a regular file" in run(["pipe.yaml"], tmp_path).output  # given directly: not read either
