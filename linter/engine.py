@@ -128,25 +128,16 @@ class _Buckets:
     @classmethod
     def of(cls, rules: Iterable[RuleMeta]) -> "_Buckets":
         buckets = cls()
+        plain = {CONTAINER: buckets.container, POD: buckets.pod, WORKLOAD: buckets.workload,
+                 OBJECT: buckets.any_object, DOCKERFILE_SCOPE: buckets.dockerfile, SHELL_SCOPE: buckets.shell,
+                 PROJECT: buckets.project}
         for meta in rules:
             scope = meta.scope
-            if scope == CONTAINER:
-                buckets.container.append(meta)
-            elif scope == POD:
-                buckets.pod.append(meta)
-            elif scope == WORKLOAD:
-                buckets.workload.append(meta)
+            if scope in plain:
+                plain[scope].append(meta)
             elif scope.name == OBJECT.name and scope.kinds:
                 for kind in scope.kinds:
                     buckets.by_kind[kind].append(meta)
-            elif scope == OBJECT:
-                buckets.any_object.append(meta)
-            elif scope == DOCKERFILE_SCOPE:
-                buckets.dockerfile.append(meta)
-            elif scope == SHELL_SCOPE:
-                buckets.shell.append(meta)
-            elif scope == PROJECT:
-                buckets.project.append(meta)
             elif scope != ENGINE:
                 raise ValueError(f"{meta.code}: unknown scope {scope}")
         return buckets
@@ -258,8 +249,6 @@ def default_jobs() -> int:
     except AttributeError:  # pragma: no cover - not Linux
         return max(1, os.cpu_count() or 1)
 
-
-K8S_KIND = K8S  # re-exported for callers that classify stdin
 
 
 # ---------------------------------------------------------------------------------------------
@@ -417,6 +406,8 @@ def _lint_parallel(items: list[tuple[SourceFile, str]], stdin_doc: Document | No
 
     from linter.index import REFERENCE_KINDS
 
+    # parsed here for the shared index, and again by the worker that lints them: only the few
+    # files that mention a reference kind pay twice
     shared = _load_chunk([item for item in items if _mentions_reference_kind(item[0])])
     if stdin_doc is not None:
         shared.append(stdin_doc)

@@ -162,15 +162,7 @@ class _Lexer:
 
     def ansi(self, at: int) -> int:
         """``$'...'`` starting at the ``$``."""
-        text, k = self.text, at + 2
-        while k < self.n:
-            if text[k] == "\\":
-                k += 2
-            elif text[k] == "'":
-                return k + 1
-            else:
-                k += 1
-        raise _Unclosed("$' quote", at, 2)
+        return self._escaped_until(at, 2, "'", "$' quote")
 
     def double(self, at: int) -> int:
         text, k = self.text, at + 1
@@ -189,15 +181,19 @@ class _Lexer:
         raise _Unclosed("double quote", at, 1)
 
     def backtick(self, at: int) -> int:
-        text, k = self.text, at + 1
+        return self._escaped_until(at, 1, "`", "backtick")
+
+    def _escaped_until(self, at: int, opener: int, terminator: str, label: str) -> int:
+        """The end of a quote whose only escape is the backslash (``$'…'``, backticks)."""
+        text, k = self.text, at + opener
         while k < self.n:
             if text[k] == "\\":
                 k += 2
-            elif text[k] == "`":
+            elif text[k] == terminator:
                 return k + 1
             else:
                 k += 1
-        raise _Unclosed("backtick", at, 1)
+        raise _Unclosed(label, at, opener)
 
     def paren(self, at: int) -> int:
         """``$(...)`` or ``$((...))`` starting at the ``$``."""
