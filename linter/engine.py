@@ -228,6 +228,8 @@ class Runner:
     def project(self, targets: set[str]) -> None:
         start = len(self.out)
         for meta in self.buckets.project:
+            if meta.requires and not any(self.index.has_kind(kind) for kind in meta.requires):
+                continue  # a reference rule with nothing to refer to (SPEC section 6)
             self.call(meta, self.index, "", None, Span(1, 1, 1, 2))
         self.out[start:] = [pair for pair in self.out[start:] if pair[0].path in targets]
 
@@ -299,12 +301,9 @@ def lint(request: LintRequest) -> "RunReport":  # noqa: F821 - imported below
 
     items = [(source, display_path(path, cwd)) for path, source in sorted(by_path.items(), key=lambda kv: str(kv[0]))]
     job = _Job(rules, config, registry, target_paths)
-    parallel = (request.jobs > 1 and len(items) >= PARALLEL_MIN_FILES and _can_fork()
-                and not any(m.scope == PROJECT for m in rules))
-    if parallel:
-        results, statuses = _lint_parallel(items, stdin_doc, job, request.jobs)
-    else:
-        results, statuses = _lint_in_process(items, stdin_doc, job)
+    parallel = request.jobs > 1 and len(items) >= PARALLEL_MIN_FILES and _can_fork()
+    outcome = _lint_parallel(items, stdin_doc, job, request.jobs) if parallel else None
+    results, statuses = outcome if outcome is not None else _lint_in_process(items, stdin_doc, job)
     if request.baseline is not None:
         baseline = suppress.Baseline.load(request.baseline, cwd)
         results = suppress.apply_baseline(results, baseline, request.baseline.resolve().parent, cwd)
@@ -390,29 +389,41 @@ def _can_fork() -> bool:
 def _mentions_reference_kind(source: SourceFile) -> bool:
     from linter.index import REFERENCE_KINDS
 
-    if source.kind != K8S:
+    if source.kind not in (K8S, SHELL):
         return False
     try:
         data = source.path.read_bytes()
     except OSError:
         return False
+    if source.kind == SHELL:
+        return b"aks" in data  # `az aks …` commands describe the cluster's node pools
     return any(kind.encode() in data for kind in REFERENCE_KINDS) or b"\x00" in data  # UTF-16: look inside
 
 
+def _project_rules_apply(rules: list[RuleMeta], index: ProjectIndex) -> bool:
+    """Whether a PROJECT rule will run: one without ``requires`` always does, one with it only
+    when the (partial) index holds a required kind."""
+    return any(meta.scope == PROJECT and (not meta.requires or any(index.has_kind(k) for k in meta.requires))
+               for meta in rules)
+
+
 def _lint_parallel(items: list[tuple[SourceFile, str]], stdin_doc: Document | None, job: _Job,
-                   jobs: int) -> tuple[list[Result], dict[str, str]]:
+                   jobs: int) -> tuple[list[Result], dict[str, str]] | None:
+    """A parallel run, or None when a PROJECT rule must see every object (run in-process then)."""
     global _WORKER_STATE
     import multiprocessing
 
     from linter.index import REFERENCE_KINDS
 
     # parsed here for the shared index, and again by the worker that lints them: only the few
-    # files that mention a reference kind pay twice
+    # files that mention a reference kind (or scripts that may define node pools) pay twice
     shared = _load_chunk([item for item in items if _mentions_reference_kind(item[0])])
     if stdin_doc is not None:
         shared.append(stdin_doc)
-    index = ProjectIndex([d for d in shared if any(o.kind in REFERENCE_KINDS for o in d.objects)],
+    index = ProjectIndex([d for d in shared if d.shell is not None or any(o.kind in REFERENCE_KINDS for o in d.objects)],
                          only_kinds=REFERENCE_KINDS)
+    if _project_rules_apply(job.rules, index):
+        return None
     results: list[Result] = []
     statuses: dict[str, str] = {}
     if stdin_doc is not None and stdin_doc.path in job.targets:

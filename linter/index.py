@@ -17,7 +17,15 @@ DEFAULT_NAMESPACE = "default"
 # Kinds that rules look up across files. A parallel run indexes only these (each worker parses
 # its own files, and only files that mention one of these kinds are shared with every worker);
 # a lookup of any other kind there raises, so a new cross-file rule cannot silently see less.
-REFERENCE_KINDS = frozenset({"LimitRange"})
+REFERENCE_KINDS = frozenset({
+    "LimitRange",  # container defaults
+    "StorageClass", "PersistentVolumeClaim", "PersistentVolume",  # storage and reclaim policies
+    "LocalQueue", "ClusterQueue", "ResourceFlavor", "Cohort", "Queue", "PriorityClass",  # queues
+    "NetworkPolicy",  # distributed training traffic
+    "PodMonitor", "ServiceMonitor",  # observability
+    "DaemonSet", "ClusterPolicy",  # device plugins, DCGM exporters, the GPU Operator
+    "CustomResourceDefinition",  # schemas of custom resources
+})
 
 
 class PartialIndexError(LookupError):

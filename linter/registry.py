@@ -91,6 +91,13 @@ def validate(rules: list[RuleMeta]) -> Registry:
         unknown = set(meta.defaults) - set(meta.options)
         if unknown:
             raise RegistryError(f"{meta.code}: defaults for undeclared options {sorted(unknown)}")
+        if meta.requires:
+            from linter.index import REFERENCE_KINDS
+            from linter.rule import PROJECT
+
+            if meta.scope != PROJECT or not set(meta.requires) <= REFERENCE_KINDS:
+                raise RegistryError(f"{meta.code}: `requires` is for PROJECT rules and must name kinds in "
+                                    f"linter.index.REFERENCE_KINDS, not {sorted(set(meta.requires) - REFERENCE_KINDS)}")
         codes[meta.code] = meta
         slugs[meta.name] = meta
     return Registry(tuple(sorted(rules, key=lambda m: m.code)))

@@ -84,6 +84,9 @@ class RuleMeta:
     opt_in: bool = False  # off unless selected by code, slug or prefix (not by ALL)
     tags: tuple[str, ...] = ()
     security_severity: str | None = None  # SARIF "security-severity" for security rules
+    # PROJECT rules: run only when the project holds an object of one of these kinds (each must
+    # be in linter.index.REFERENCE_KINDS); a parallel run stays parallel when none is present
+    requires: tuple[str, ...] = ()
     module: str = ""
 
     @property
@@ -115,6 +118,7 @@ def rule(
     opt_in: bool = False,
     tags: tuple[str, ...] = (),
     security_severity: str | None = None,
+    requires: tuple[str, ...] = (),
 ) -> Callable[[Callable[..., Iterator[Finding]]], Callable[..., Iterator[Finding]]]:
     """Attach rule metadata to a check function; the docs are the module docstring."""
     if severity not in SEVERITIES:
@@ -138,6 +142,7 @@ def rule(
             opt_in=opt_in,
             tags=tuple(tags),
             security_severity=security_severity,
+            requires=tuple(requires),
             module=func.__module__,
         )
         return func

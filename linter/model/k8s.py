@@ -21,6 +21,7 @@ from typing import Any, Iterator
 from linter.model.document import K8sObject
 from linter.model.position import Span
 from linter.model.quantity import parse_quantity
+from linter.model.selectors import Placement, placement_of
 from linter.model.tree import YMap, YSeq
 
 Path = tuple[str | int, ...]
@@ -259,6 +260,11 @@ class PodSpec:
     def volumes(self) -> list[tuple[int, YMap]]:
         items = self.spec.get_seq("volumes")
         return list(items.maps()) if items is not None else []
+
+    @cached_property
+    def placement(self) -> "Placement":
+        """nodeSelector and required node affinity (``linter.model.selectors.Placement``)."""
+        return placement_of(self.spec)
 
     @property
     def priority_class_name(self) -> str | None:
