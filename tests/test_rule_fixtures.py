@@ -12,12 +12,14 @@ repository root, and:
     first non-space character and a one-line span ends within the line.
 
 A fixture that needs more rules than its own (LNT001 reports suppressions of other rules) says so
-in a ``# select: LNT001, GPU001`` comment; the union over the files of a run is selected.
+in a ``# select: LNT001, GPU001`` comment; the union over the files of a run is selected. A rule
+that needs settings reads them from ``mlops-lint.yaml`` in its folder.
 Expectations are read from the fixture text here, in the test; the linter itself never greps.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -25,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from linter.config import Config
+from linter.config import Config, load_config
 from linter.engine import LintRequest, lint
 from linter.registry import load_registry
 from linter.report import render
@@ -106,12 +108,22 @@ class Run:
         return [r for r in self.report.active if path is None or r.path == rel(path)]
 
 
+def fixture_config(code: str) -> Config:
+    """``fixtures/rules/<CODE>/mlops-lint.yaml`` when the rule needs settings (IMG004's
+    trusted-registries, node pools …), else the defaults. Its folder is not made the project root:
+    fail and pass files stay separate projects."""
+    path = FIXTURES / code / "mlops-lint.yaml"
+    if not path.is_file():
+        return Config()
+    return dataclasses.replace(load_config(path, load_registry()), root=None)
+
+
 @lru_cache(maxsize=None)
 def _run(code: str, which: str) -> Run:
     files = fail_files(code) if which == "fail" else pass_files(code)
     select = tuple(sorted({code} | declared_select(files)))
-    report = lint(LintRequest(paths=list(files), config=Config(), registry=load_registry(), select=list(select),
-                              cwd=REPO))
+    report = lint(LintRequest(paths=list(files), config=fixture_config(code), registry=load_registry(),
+                              select=list(select), cwd=REPO))
     return Run(tuple(files), select, report)
 
 

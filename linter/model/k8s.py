@@ -261,6 +261,11 @@ class PodSpec:
         items = self.spec.get_seq("volumes")
         return list(items.maps()) if items is not None else []
 
+    @property
+    def uses_gpu(self) -> bool:
+        """Whether any container requests or limits a GPU (``nvidia.com/gpu``, MIG, ``amd.com/gpu``)."""
+        return any(gpu_resources(c.requests) or gpu_resources(c.limits) for c in self.containers)
+
     @cached_property
     def placement(self) -> "Placement":
         """nodeSelector and required node affinity (``linter.model.selectors.Placement``)."""
@@ -270,6 +275,13 @@ class PodSpec:
     def priority_class_name(self) -> str | None:
         value = self.spec.get("priorityClassName")
         return value if isinstance(value, str) else None
+
+
+# Kinds that run to completion: training, fine-tuning, batch evaluation (group, kind).
+TRAINING_KINDS = frozenset({
+    ("batch", "Job"), ("batch", "CronJob"), ("batch.volcano.sh", "Job"), ("ray.io", "RayJob"),
+    ("jobset.x-k8s.io", "JobSet"), *(("kubeflow.org", kind) for kind in REPLICA_SPEC_FIELDS),
+})
 
 
 @dataclass(slots=True, eq=False)
@@ -282,6 +294,20 @@ class Workload:
     @property
     def kind(self) -> str:
         return self.obj.kind
+
+    @property
+    def is_training(self) -> bool:
+        """A run-to-completion workload (Job, CronJob, Kubeflow and Volcano jobs, RayJob, JobSet),
+        or a bare Pod that is not restarted forever (``restartPolicy`` Never or OnFailure)."""
+        if (self.obj.group, self.kind) in TRAINING_KINDS:
+            return True
+        if self.kind == "Pod" and self.obj.group == "" and self.pods:
+            return self.pods[0].spec.get("restartPolicy") in ("Never", "OnFailure")
+        return False
+
+    @property
+    def uses_gpu(self) -> bool:
+        return any(pod.uses_gpu for pod in self.pods)
 
     def containers(self) -> Iterator[Container]:
         for pod in self.pods:
