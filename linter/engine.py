@@ -172,7 +172,7 @@ class Runner:
     def stamp(self, meta: RuleMeta, finding: Finding, path: str, obj: K8sObject | None, base: tuple = ()) -> None:
         target = finding.obj if finding.obj is not None else obj
         node_base = target.node_path if target is not None and finding.obj is not None else base
-        self.emit(meta.code, meta.name, meta.severity, finding.message,
+        self.emit(meta.code, meta.name, finding.severity or meta.severity, finding.message,
                   finding.path or (target.path if target is not None else path), finding.span, target,
                   tuple(node_base) + tuple(finding.node), finding.fix)
 

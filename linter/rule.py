@@ -57,6 +57,9 @@ class Finding:
     fix: str | None = None
     obj: Any = None  # K8sObject, for PROJECT rules that report on another object
     path: str | None = None  # file, for PROJECT rules that report outside any object
+    # a rule whose SPEC entry grades its findings (RES006: E, or W with little headroom) gives the
+    # lower grade here; the rule's declared severity stays the default, and config overrides win
+    severity: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
