@@ -235,3 +235,62 @@ def test_rule_errors_are_not_reported_unless_lnt002_runs() -> None:
     document = load_bytes(CRASH_DOC.encode(), "jobs.yaml", K8S)
     results = [r for r, _ in run_rules([document], {"jobs.yaml"}, [crashing, meta_of("GPU001")], Config())]
     assert {r.rule for r in results} == {"GPU001"} and len(results) == 2
+
+
+# ---------------------------------------------------------------------------------------------
+# Graded findings and PROJECT rules that need a kind
+
+
+def test_a_finding_may_lower_its_grade_and_config_overrides_still_win() -> None:
+    import dataclasses
+
+    from linter.engine import load_bytes
+    from linter.rule import Finding
+
+    def check(container, ctx):
+        yield Finding(container.span, "graded", severity="warning" if container.name == "evaluator" else None)
+
+    graded = rule(code="TST902", name="graded-finding", severity="error", scope=CONTAINER)(check).__mlops_rule__
+    document = load_bytes(CRASH_DOC.encode(), "jobs.yaml", K8S)
+    results = [r for r, _ in run_rules([document], {"jobs.yaml"}, [graded], Config())]
+    assert sorted(r.severity for r in results) == ["error", "warning", "warning"]
+    override = dataclasses.replace(Config(), severity={"TST902": "info"})
+    results = [r for r, _ in run_rules([document], {"jobs.yaml"}, [graded], override)]
+    assert {r.severity for r in results} == {"info"}
+
+
+def test_a_project_rule_with_requires_runs_only_when_the_kind_is_present() -> None:
+    from linter.engine import load_bytes
+    from linter.rule import PROJECT, Finding
+
+    calls = []
+
+    def check(index, ctx):
+        calls.append(index)
+        for obj in index.of_kind("PriorityClass"):
+            yield Finding(obj.span, "seen", obj=obj)
+
+    meta = rule(code="TST903", name="needs-priority-classes", severity="info", scope=PROJECT,
+                requires=("PriorityClass",))(check).__mlops_rule__
+    jobs = load_bytes(CRASH_DOC.encode(), "jobs.yaml", K8S)
+    assert run_rules([jobs], {"jobs.yaml"}, [meta], Config()) == [] and calls == []
+    classes = load_bytes(b"apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata:\n  name: batch\nvalue: 1\n",
+                         "classes.yaml", K8S)
+    results = [r for r, _ in run_rules([jobs, classes], {"jobs.yaml", "classes.yaml"}, [meta], Config())]
+    assert [(r.path, r.line, r.obj.name) for r in results] == [("classes.yaml", 2, "batch")] and len(calls) == 1
+
+
+def test_requires_must_name_reference_kinds_of_project_rules() -> None:
+    from linter.rule import PROJECT
+
+    def check(index, ctx):
+        yield from ()
+
+    bad_kind = rule(code="TST904", name="needs-services", severity="info", scope=PROJECT,
+                    requires=("Service",))(check).__mlops_rule__
+    with pytest.raises(RegistryError, match="REFERENCE_KINDS"):
+        validate([*REGISTRY.rules, bad_kind])
+    not_project = rule(code="TST905", name="container-needs", severity="info", scope=CONTAINER,
+                       requires=("PriorityClass",))(check).__mlops_rule__
+    with pytest.raises(RegistryError, match="PROJECT"):
+        validate([*REGISTRY.rules, not_project])
