@@ -1,0 +1,294 @@
+"""The CustomResourceDefinitions a run knows: the project's own, and the config's ``crd-paths``.
+
+A custom resource is validated against the CRD of its group and kind that serves its version.
+The project's CRDs (``ctx.index``) are what gets applied with the manifests, so when the project
+defines a group/kind, only its CRDs count; ``crd-paths`` (CRDs of the cluster, files or folders
+relative to the config file's folder) fill in the rest. With several candidates, the one nearest
+to the object's file wins (same file, then the longest common folder).
+
+``crd-paths`` files are read once per process and cached by path: YAML or JSON CRDs
+(``apiextensions.k8s.io/v1`` or ``v1beta1``, ``kind: List`` too), or a JSON Schema file of one
+version in the CRDs-catalog form ``<group>_<kind>_<version>.json`` (as kubeconform and datree's
+catalog name them). A file that cannot be read or holds neither is a :class:`CrdPathError`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import weakref
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from linter.validation.convert import convert_root
+
+CRD_SUFFIXES = (".yaml", ".yml", ".json")
+_CATALOG_NAME = re.compile(r"^(?P<group>[^_]+)_(?P<kind>[^_]+)_(?P<version>v[0-9]+(?:(?:alpha|beta)[0-9]+)?)\.json$")
+
+
+class CrdPathError(Exception):
+    """A ``crd-paths`` entry that cannot be used; ``str()`` says why."""
+
+
+@dataclass
+class CrdVersion:
+    name: str
+    served: bool
+    storage: bool
+    schema: Any  # the openAPIV3Schema, None when the version has none
+    preserve_unknown: bool = False
+    deprecated: bool = False
+
+
+@dataclass(eq=False)
+class Crd:
+    group: str
+    kind: str
+    name: str  # metadata.name (plural.group), or the file name of a catalog schema
+    where: str  # "path:line", for messages
+    path: str  # file the CRD came from (for the nearest-file choice)
+    versions: dict[str, CrdVersion]
+    _validators: dict[tuple[str, str], Any] = field(default_factory=dict)
+
+    @property
+    def served(self) -> list[str]:
+        return [v.name for v in self.versions.values() if v.served]
+
+    @property
+    def storage(self) -> str | None:
+        for version in self.versions.values():
+            if version.storage:
+                return version.name
+        return None
+
+    def serves(self, version: str) -> bool:
+        entry = self.versions.get(version)
+        return entry is not None and entry.served
+
+    def replacement(self) -> str | None:
+        """The version to move to: the storage version if served, else the preferred served one."""
+        from linter.validation.builtin import preferred_version
+
+        if self.storage and self.serves(self.storage):
+            return self.storage
+        served = self.served
+        return preferred_version(served) if served else None
+
+    def validator(self, version: str, release: Any) -> Any:
+        """The validator of ``version`` (None without a schema), built once per Kubernetes release."""
+        from linter.validation.validate import Validator
+
+        key = (version, release.version)
+        if key not in self._validators:
+            entry = self.versions.get(version)
+            validator = None
+            if entry is not None and isinstance(entry.schema, dict):
+                schema = convert_root(entry.schema, preserve_unknown=entry.preserve_unknown)
+                schema["$defs"] = release.defs  # ObjectMeta and friends
+                validator = Validator(schema)
+            self._validators[key] = validator
+        return self._validators[key]
+
+
+def _bool(value: Any, default: bool) -> bool:
+    return value if isinstance(value, bool) else default
+
+
+def parse_crd(body: Any, path: str, line: int = 1) -> Crd | None:
+    """A CRD object (plain or positioned data) as a :class:`Crd`; None when it names no group/kind."""
+    if not isinstance(body, dict) or body.get("kind") != "CustomResourceDefinition":
+        return None
+    spec = body.get("spec")
+    if not isinstance(spec, dict):
+        return None
+    names = spec.get("names") if isinstance(spec.get("names"), dict) else {}
+    group, kind = spec.get("group"), names.get("kind")
+    if not isinstance(group, str) or not isinstance(kind, str):
+        return None
+    meta = body.get("metadata") if isinstance(body.get("metadata"), dict) else {}
+    legacy = str(body.get("apiVersion", "")).endswith("/v1beta1")
+    preserve = _bool(spec.get("preserveUnknownFields"), legacy)  # v1beta1 kept unknown fields by default
+    validation = spec.get("validation") if isinstance(spec.get("validation"), dict) else {}
+    shared_schema = validation.get("openAPIV3Schema")
+    versions: dict[str, CrdVersion] = {}
+    entries = spec.get("versions") if isinstance(spec.get("versions"), list) else []
+    if not entries and isinstance(spec.get("version"), str):
+        entries = [{"name": spec["version"], "served": True, "storage": True}]
+    for entry in entries:
+        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+            continue
+        schema_holder = entry.get("schema") if isinstance(entry.get("schema"), dict) else {}
+        schema = schema_holder.get("openAPIV3Schema", shared_schema)
+        versions[entry["name"]] = CrdVersion(
+            name=entry["name"], served=_bool(entry.get("served"), True), storage=_bool(entry.get("storage"), False),
+            schema=schema if isinstance(schema, dict) else None, preserve_unknown=preserve,
+            deprecated=_bool(entry.get("deprecated"), False),
+        )
+    name = meta.get("name") if isinstance(meta.get("name"), str) else f"{names.get('plural', kind.lower())}.{group}"
+    return Crd(group, kind, name, f"{path}:{line}", path, versions)
+
+
+def parse_catalog_schema(schema: Any, path: str) -> Crd | None:
+    """A CRDs-catalog JSON Schema file (``monitoring.coreos.com_podmonitor_v1.json``) as a one-version CRD."""
+    match = _CATALOG_NAME.match(os.path.basename(path))
+    if match is None or not isinstance(schema, dict) or not isinstance(schema.get("properties"), dict):
+        return None
+    version = CrdVersion(match.group("version"), True, True, schema)
+    return Crd(match.group("group"), match.group("kind"), os.path.basename(path), f"{path}:1", path,
+               {version.name: version})
+
+
+# ---------------------------------------------------------------------------------------------
+# crd-paths
+
+
+_PATH_CACHE: dict[tuple[str, int, int], list[Crd]] = {}
+
+
+def _files(target: Path) -> list[Path]:
+    if target.is_dir():
+        return sorted(p for p in target.rglob("*") if p.suffix.lower() in CRD_SUFFIXES and p.is_file())
+    return [target]
+
+
+def _documents(text: str, path: Path) -> list[Any]:
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    if path.suffix.lower() == ".json":
+        try:
+            return [json.loads(text)]
+        except ValueError:
+            pass  # JSON with comments or YAML in a .json file: try YAML
+    try:
+        return [doc for doc in yaml.load_all(text, Loader=loader) if doc is not None]
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f":{mark.line + 1}:{mark.column + 1}" if mark is not None else ""
+        raise CrdPathError(f"{path}{where}: not valid YAML or JSON ({getattr(exc, 'problem', None) or exc})") from None
+
+
+def load_file(path: Path) -> list[Crd]:
+    """The CRDs of one file, cached by (path, size, mtime)."""
+    try:
+        stat = path.stat()
+    except OSError as exc:
+        raise CrdPathError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    key = (str(path), stat.st_size, stat.st_mtime_ns)
+    cached = _PATH_CACHE.get(key)
+    if cached is not None:
+        return cached
+    try:
+        text = path.read_text("utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CrdPathError(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
+    found: list[Crd] = []
+    for document in _documents(text, path):
+        items = document.get("items") if isinstance(document, dict) and document.get("kind") == "List" else [document]
+        for item in items if isinstance(items, list) else []:
+            crd = parse_crd(item, str(path)) or parse_catalog_schema(item, str(path))
+            if crd is not None:
+                found.append(crd)
+    if not found:
+        raise CrdPathError(f"{path}: holds no CustomResourceDefinition (nor a <group>_<kind>_<version>.json schema)")
+    _PATH_CACHE[key] = found
+    return found
+
+
+def resolve_paths(entries: Iterable[str], base: Path) -> list[Path]:
+    return [(base / entry).resolve() if not os.path.isabs(entry) else Path(entry) for entry in entries]
+
+
+def load_paths(entries: Iterable[str], base: Path) -> list[Crd]:
+    """Every CRD under ``entries`` (files or folders, relative to ``base``)."""
+    found: list[Crd] = []
+    for target in resolve_paths(entries, base):
+        if not target.exists():
+            raise CrdPathError(f"{target}: no such file or folder")
+        files = _files(target)
+        if target.is_dir() and not files:
+            raise CrdPathError(f"{target}: the folder holds no .yaml, .yml or .json file")
+        for file in files:
+            try:
+                found.extend(load_file(file))
+            except CrdPathError:
+                if not target.is_dir():
+                    raise
+                # inside a folder, files that are not CRDs (a kustomization, a README) are skipped
+    return found
+
+
+def config_base(config: Any) -> Path:
+    path = getattr(config, "path", None)
+    return Path(path).parent if path else Path.cwd()
+
+
+# ---------------------------------------------------------------------------------------------
+# What a run knows
+
+
+Table = dict[tuple[str, str], list[Crd]]  # (group, kind lower-cased) -> CRDs
+
+
+def _table(crds: Iterable[Crd]) -> Table:
+    table: Table = {}
+    for crd in crds:
+        table.setdefault((crd.group, crd.kind.lower()), []).append(crd)
+    return table
+
+
+_PROJECT: "weakref.WeakKeyDictionary[Any, Table]" = weakref.WeakKeyDictionary()
+_CONFIGURED: dict[tuple[str, tuple[str, ...]], Table] = {}
+
+
+def project_table(index: Any) -> Table:
+    table = _PROJECT.get(index)
+    if table is None:
+        crds = []
+        for obj in index.of_kind("CustomResourceDefinition"):
+            crd = parse_crd(obj.body, obj.path, obj.span.line)
+            if crd is not None:
+                crds.append(crd)
+        table = _table(crds)
+        _PROJECT[index] = table
+    return table
+
+
+def configured_table(config: Any) -> Table:
+    entries = tuple(getattr(config, "crd_paths", ()) or ())
+    if not entries:
+        return {}
+    base = config_base(config)
+    key = (str(base), entries)
+    table = _CONFIGURED.get(key)
+    if table is None:
+        table = _table(load_paths(entries, base))
+        _CONFIGURED[key] = table
+    return table
+
+
+def candidates(index: Any, config: Any, group: str, kind: str) -> list[Crd]:
+    """The CRDs that define ``group``/``kind`` for this run (the project's win over crd-paths)."""
+    key = (group, kind.lower())
+    return project_table(index).get(key) or configured_table(config).get(key) or []
+
+
+def _closeness(a: str, b: str) -> int:
+    if a == b:
+        return 1 << 20
+    common = 0
+    for x, y in zip(a.split("/")[:-1], b.split("/")[:-1]):
+        if x != y:
+            break
+        common += 1
+    return common
+
+
+def find(index: Any, config: Any, group: str, kind: str, version: str, path: str) -> Crd | None:
+    """The CRD that serves ``group/version`` ``kind`` for an object of file ``path``, nearest first."""
+    serving = [crd for crd in candidates(index, config, group, kind) if crd.serves(version)]
+    if not serving:
+        return None
+    return max(serving, key=lambda crd: (_closeness(crd.path, path), -len(crd.path)))

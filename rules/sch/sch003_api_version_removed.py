@@ -1,0 +1,70 @@
+"""An apiVersion that the target Kubernetes version, or the installed CRD, no longer serves.
+
+## What it does
+Reports the `apiVersion` of an object whose API is gone, and names the one to use instead:
+
+- built-in APIs removed by the configured `kubernetes-version` (default 1.35), from the
+  Kubernetes deprecation guide: `extensions/v1beta1` and `apps/v1beta1`/`v1beta2` workloads (1.16),
+  `networking.k8s.io/v1beta1` Ingress, `rbac…/v1beta1`, `apiextensions.k8s.io/v1beta1` (1.22),
+  `batch/v1beta1` CronJob, `policy/v1beta1` PodDisruptionBudget and PodSecurityPolicy,
+  `autoscaling/v2beta1` (1.25), `autoscaling/v2beta2` (1.26), `storage.k8s.io/v1beta1`
+  CSIStorageCapacity (1.27), `flowcontrol.apiserver.k8s.io` betas (1.26, 1.29, 1.32);
+- any other version of a built-in kind that the target release does not serve (alpha versions
+  long gone, `apps/v2`, or a version first served by a later release);
+- a custom resource whose CustomResourceDefinition (in the project or under `crd-paths`)
+  does not serve its version, or marks it `served: false`: the CRD's storage version is named;
+- without such a CRD, versions the ML operators' current releases no longer serve:
+  `kubeflow.org/v1alpha*`/`v1beta*` TFJob and PyTorchJob (use `kubeflow.org/v1`), MPIJob
+  `v1alpha*` (use `v2beta1`), Kueue `v1alpha1`, kube-batch and Volcano alpha scheduling APIs.
+
+The config's `kubernetes-version` (e.g. `"1.30"`) is the release compared with; `crd-paths`
+adds the cluster's CustomResourceDefinitions.
+
+## Why is this bad?
+The API server refuses an object whose apiVersion it does not serve ("no matches for kind"),
+so the job is never created, often discovered only when a cluster upgrade lands. The article
+asks to "install a Training Operator release compatible with your Kubernetes version" and "a
+Volcano release compatible with the cluster before applying its CRDs": the manifests must use
+the versions that those releases and the cluster serve.
+
+## Example
+```yaml
+apiVersion: batch/v1beta1
+kind: CronJob
+metadata:
+  name: nightly-eval
+```
+
+Use instead:
+```yaml
+apiVersion: batch/v1
+kind: CronJob
+metadata:
+  name: nightly-eval
+```
+
+## Known problems
+- Deprecated versions that are still served (Kueue's `v1beta1`, `deprecated: true` in its CRD;
+  built-in APIs removed only after the target version) are not reported: the object still applies.
+- A CRD in the project or under `crd-paths` overrides the built-in table of operator versions:
+  if it serves the version, the version is fine (KAITO's `kaito.sh/v1alpha1` Workspace and
+  KubeRay's `ray.io/v1alpha1` are still served by their CRDs, so they are not in the table).
+- A built-in version that the target release does not serve yet is reported too (it does not
+  apply either); set `kubernetes-version` to the cluster's version if it is newer.
+
+## References
+- Kubernetes deprecated API migration guide: https://kubernetes.io/docs/reference/using-api/deprecation-guide/
+- CRD versions (served, storage, deprecated): https://kubernetes.io/docs/tasks/extend-kubernetes/custom-resources/custom-resource-definition-versioning/
+- Kubeflow Training Operator: https://www.kubeflow.org/docs/components/trainer/legacy-v1/
+"""
+
+from linter.rule import OBJECT, Finding, rule
+from linter.validation.versions import check as served
+
+
+@rule(code="SCH003", name="api-version-removed", severity="error", scope=OBJECT, tags=("schema", "upgrade"))
+def check(obj, ctx):
+    problem = served(obj, ctx.index, ctx.config)
+    if problem is not None:
+        fix = f"apiVersion: {problem.replacement}" if problem.replacement else None
+        yield Finding(obj.body.value_span("apiVersion"), problem.message, node=("apiVersion",), fix=fix)
