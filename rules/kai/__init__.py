@@ -1,0 +1,1 @@
+"""KAI: KAITO workspaces (article: "Fine-tune a model with KAITO")."""

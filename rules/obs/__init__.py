@@ -1,0 +1,1 @@
+"""OBS: monitoring GPU and training workloads (article: "Monitor GPU utilization and training throughput")."""

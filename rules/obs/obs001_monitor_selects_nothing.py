@@ -1,0 +1,161 @@
+"""A PodMonitor or ServiceMonitor selects no pod of the project.
+
+## What it does
+For every `PodMonitor` and `ServiceMonitor` (Prometheus Operator `monitoring.coreos.com`, or
+Azure Monitor managed Prometheus `azmonitoring.coreos.com`):
+
+- a PodMonitor is flagged when its `spec.selector` matches the labels of no pod template in the
+  namespaces of its `spec.namespaceSelector` (`any: true`; `matchNames`; else the monitor's own
+  namespace);
+- a ServiceMonitor is flagged when its `spec.selector` matches no Service of those namespaces,
+  or when the Services it matches select (by their `spec.selector`) no pod template.
+
+Label selectors follow Kubernetes semantics (`matchLabels`, `matchExpressions` with `In`,
+`NotIn`, `Exists`, `DoesNotExist`; `{}` selects everything). Pods carry their template's labels
+plus those their controller sets with a known value (`job-name` of a Job,
+`training.kubeflow.org/job-name` and `replica-type` of Kubeflow jobs, KubeRay's `ray.io/node-type`
+and `app.kubernetes.io/name: kuberay`, Volcano and JobSet names); a selector term on a label only
+the cluster knows (`pod-template-hash`, `controller-uid`, generated names) is taken to hold. When
+the project holds an NVIDIA GPU Operator `ClusterPolicy` that deploys the DCGM exporter
+(`spec.dcgmExporter.enabled`, true unless false), the exporter pods it creates
+(`app: nvidia-dcgm-exporter`, port `metrics`) and their Service (`nvidia-dcgm-exporter`, port
+`gpu-metrics`) count as present in every namespace.
+
+This is a reference rule, per namespace: a monitor is judged only when the project holds pod
+templates (PodMonitor) or Services (ServiceMonitor) in the namespaces it watches; otherwise
+those pods are taken to come from elsewhere (a Helm chart, an operator). The finding points at
+the monitor's `selector:` key (or `spec:` when there is none).
+
+## Why is this bad?
+A monitor that selects nothing scrapes nothing, silently: no GPU utilisation, memory or XID
+metrics, no training throughput, and every alert built on them stays green. The article:
+"Verify the exporter service or pod port name before applying the monitor" and "Adjust the
+label selector to match the labels used by your installed exporter".
+
+## Example
+```yaml
+apiVersion: azmonitoring.coreos.com/v1
+kind: PodMonitor
+metadata:
+  name: training-metrics-demo
+  namespace: ml-observability
+spec:
+  selector:
+    matchLabels:
+      app: training-metrics   # the Deployment's pods are app=training-metrics-demo
+  podMetricsEndpoints:
+  - port: metrics
+```
+
+Use instead:
+```yaml
+spec:
+  selector:
+    matchLabels:
+      app: training-metrics-demo
+  podMetricsEndpoints:
+  - port: metrics
+```
+
+## Known problems
+- Labels added after the manifest (a mutating webhook, Kustomize `commonLabels` applied later,
+  an operator other than those above) are not seen. Pods created by other operators than the
+  GPU Operator's DCGM exporter are not modelled: keep the operator's own objects out of the
+  monitor's namespaces, or suppress the finding.
+- A Prometheus `podMonitorSelector`/`serviceMonitorSelector` that ignores the monitor is not
+  checked.
+
+## References
+- Prometheus Operator, PodMonitor and ServiceMonitor API: https://prometheus-operator.dev/docs/api-reference/api/#monitoring.coreos.com/v1.PodMonitor
+- Azure Monitor managed Prometheus, custom scrape with PodMonitor/ServiceMonitor: https://learn.microsoft.com/azure/azure-monitor/containers/prometheus-metrics-scrape-crd
+- Kubernetes, Labels and selectors: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/
+"""
+
+from __future__ import annotations
+
+from linter.model.monitoring import (GPU_OPERATOR_DCGM_LABELS, monitor_namespaces, monitor_selector, monitors,
+                                     operator_targets, pod_targets, selected_services, selected_targets,
+                                     selects_operator_objects, service_selector, service_targets)
+from linter.model.selectors import selector_matches
+from linter.rule import PROJECT, Finding, rule
+
+
+def _where(monitor) -> tuple:
+    spec = monitor.body.get_map("spec")
+    if "selector" in spec:
+        return spec.key_span("selector"), ("spec", "selector")
+    return monitor.body.key_span("spec"), ("spec",)
+
+
+def _selector_text(monitor) -> str:
+    """``app=x, tier In (a, b), gpu Exists`` for messages."""
+    selector = monitor_selector(monitor)
+    if selector is None:
+        return "its selector"
+    match_labels, expressions = selector.get("matchLabels"), selector.get("matchExpressions")
+    terms = [f"{k}={v}" for k, v in match_labels.items()] if isinstance(match_labels, dict) else []
+    for expression in expressions if isinstance(expressions, list) else ():
+        if isinstance(expression, dict):
+            values = expression.get("values")
+            shown = f" ({', '.join(map(str, values))})" if isinstance(values, list) and values else ""
+            terms.append(f"{expression.get('key')} {expression.get('operator')}{shown}")
+    return "`" + ", ".join(terms) + "`" if terms else "its selector"
+
+
+@rule(code="OBS001", name="monitor-selects-nothing", severity="warning", scope=PROJECT,
+      requires=("PodMonitor", "ServiceMonitor"), tags=("observability",))
+def check(index, ctx):
+    targets = pod_targets(index)
+    virtual = operator_targets(index)
+    services = [s for s in index.objects if s.kind == "Service" and s.group == ""]
+    for monitor in monitors(index):
+        selector = monitor_selector(monitor)
+        if selector is None:
+            continue  # the CRD requires a selector: a schema error, not judged here
+        namespaces = monitor_namespaces(monitor)
+        span, node = _where(monitor)
+        if monitor.kind == "PodMonitor":
+            local = [t for t in targets if t.in_namespace(namespaces)]
+            if not local or selects_operator_objects(selector, local + virtual):
+                continue  # the pods come from elsewhere: nothing in the project to refer to
+            if selected_targets(monitor, local + virtual):
+                continue
+            yield Finding(
+                span,
+                f"PodMonitor `{monitor.name}` selects no pod: no pod template in {namespaces.describe()} matches "
+                f"{_selector_text(monitor)} ({len(local)} pod template{'s' if len(local) != 1 else ''} there); "
+                "match the labels of the pods to scrape",
+                obj=monitor, node=node,
+            )
+            continue
+        local_services = [s for s in services if namespaces.holds(s.namespace or "default")]
+        if not local_services or selects_operator_objects(selector, local_services):
+            continue
+        if virtual and selector_matches(selector, GPU_OPERATOR_DCGM_LABELS):
+            continue  # the GPU Operator's nvidia-dcgm-exporter Service
+        matched = selected_services(monitor, local_services)
+        if not matched:
+            yield Finding(
+                span,
+                f"ServiceMonitor `{monitor.name}` selects no Service: no Service in {namespaces.describe()} matches "
+                f"{_selector_text(monitor)} (the Service's own labels are matched, not its selector); "
+                "match the labels of the Service to scrape",
+                obj=monitor, node=node,
+            )
+            continue
+        if any(service_selector(s) is None for s in matched):
+            continue  # a Service without selector: its endpoints are managed by hand
+        namespaces_of = {s.namespace or "default" for s in matched}
+        if not any(t.namespace in namespaces_of for t in targets):
+            continue  # the pods behind these Services come from elsewhere
+        if any(selects_operator_objects(service_selector(s), targets) for s in matched):
+            continue
+        if any(service_targets(s, targets + virtual) for s in matched):
+            continue
+        names = ", ".join(f"`{s.name}`" for s in matched[:3])
+        yield Finding(
+            span,
+            f"ServiceMonitor `{monitor.name}` selects Service {names}, but no pod template of the project matches "
+            "the Service's selector, so there is nothing behind it to scrape; align the Service's selector with the pods' labels",
+            obj=monitor, node=node,
+        )

@@ -1,0 +1,142 @@
+"""A claim names a StorageClass that exists neither in the project nor on AKS.
+
+## What it does
+Flags PersistentVolumeClaims, StatefulSet `volumeClaimTemplates` and generic ephemeral volume
+templates whose class (the `volume.beta.kubernetes.io/storage-class` annotation, else
+`spec.storageClassName`) is none of:
+
+- a StorageClass of the project;
+- the `storageClassName` of a PersistentVolume of the project (a static PV binds to claims of
+  its class even when no StorageClass object of that name exists);
+- an AKS built-in class: `default`, `managed-csi`, `managed-csi-premium`,
+  `managed-csi-premium-v2`, `azurefile-csi`, `azurefile-csi-premium`, `azureblob-nfs-premium`,
+  `azureblob-fuse-premium`, the legacy `managed`, `managed-premium`, `azurefile`,
+  `azurefile-premium`, and Azure Container Storage's `local-csi`, `azuresan-csi`, `acstor-<pool>`.
+
+This is a reference rule: it runs only when the project defines at least one StorageClass; a
+project without any is taken to get its classes from elsewhere (a platform repository, a CSI
+driver's chart). An empty class (`""`, static binding), a missing one (the cluster default) and a
+name filled in later (`${SC}`, `{{ … }}`) are not judged. The finding points at the class name
+and suggests the closest known name.
+
+## Why is this bad?
+No provisioner answers a claim for a class that does not exist: the claim stays `Pending`, and
+every pod that mounts it stays `Pending` with it, holding its queue slot while the GPUs it waits
+for sit idle. The article asks to "select storage based on access pattern, throughput, sharing,
+and recovery requirements": the class is where that choice is made (Azure Disk, Azure Files,
+Blob), so a misspelt or missing class silently loses it. The Blob classes
+(`azureblob-nfs-premium`, `azureblob-fuse-premium`) exist only once the Blob CSI driver is enabled
+(`az aks update --enable-blob-driver`).
+
+## Example
+```yaml
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: shared-training-data
+spec:
+  accessModes: [ReadWriteMany]
+  storageClassName: azurefile-premium-csi
+```
+
+Use instead:
+```yaml
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: shared-training-data
+spec:
+  accessModes: [ReadWriteMany]
+  storageClassName: azurefile-csi-premium
+```
+
+## Known problems
+- Classes created outside the project (by a platform team, an operator, another cluster add-on)
+  are unknown to the linter; add their manifests to the project, or suppress the finding.
+- Built-in classes that exist only with an add-on (Blob CSI driver, Azure Container Storage) or
+  a Kubernetes version (`managed-csi-premium-v2` from 1.35) are accepted without checking that
+  the add-on is enabled.
+
+## References
+- Kubernetes, Storage Classes: https://kubernetes.io/docs/concepts/storage/storage-classes/
+- AKS, Storage classes: https://learn.microsoft.com/azure/aks/concepts-storage#storage-classes
+- AKS, Azure Blob CSI driver: https://learn.microsoft.com/azure/aks/azure-blob-csi
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import Iterator
+
+from linter.model.document import K8sObject
+from linter.model.k8s import is_templated
+from linter.model.storage import (BUILTIN_STORAGE_CLASSES, Claim, builtin_class, claim_templates, ephemeral_claim,
+                                  pvc_claim)
+from linter.rule import OBJECT, Finding, rule
+
+LEGACY = frozenset({"managed", "managed-premium", "azurefile", "azurefile-premium"})
+
+
+def _claims(obj: K8sObject, index) -> Iterator[tuple[str, Claim]]:
+    if obj.kind == "PersistentVolumeClaim" and obj.group == "":
+        claim = pvc_claim(obj)
+        if claim is not None:
+            yield f"PVC `{claim.name}`", claim
+        return
+    for claim in claim_templates(obj):
+        yield f"volumeClaimTemplate `{claim.name}`", claim
+    workload = index.workload(obj)
+    for pod in workload.pods if workload is not None else ():
+        for volume_index, volume in pod.volumes:
+            claim = ephemeral_claim(pod, volume_index, volume)
+            if claim is not None:
+                yield f"ephemeral volume `{volume.get('name')}`", claim
+
+
+def _known(index) -> set[str]:
+    names = {sc.name for sc in index.of_kind("StorageClass")}
+    for pv in index.of_kind("PersistentVolume"):
+        spec = pv.body.get("spec")
+        name = spec.get("storageClassName") if isinstance(spec, dict) else None
+        if isinstance(name, str) and name:
+            names.add(name)
+    return names
+
+
+def _closest(name: str, known: set[str]) -> list[str]:
+    """The known class a misspelling most likely meant: the same words in another order first
+    (`azurefile-premium-csi`), then by similarity; legacy built-in names come last."""
+    def score(candidate: str) -> float:
+        same_words = sorted(candidate.split("-")) == sorted(name.split("-"))
+        legacy = candidate in LEGACY
+        return difflib.SequenceMatcher(None, name, candidate).ratio() + (0.5 if same_words else 0) - (0.05 if legacy else 0)
+
+    candidates = [c for c in known | set(BUILTIN_STORAGE_CLASSES) if c != name]
+    best = max(candidates, key=lambda c: (score(c), c), default=None)
+    return [best] if best is not None and score(best) >= 0.75 else []
+
+
+@rule(code="STO004", name="storage-class-unknown", severity="warning", scope=OBJECT, tags=("storage",))
+def check(obj: K8sObject, ctx):
+    index = ctx.index
+    if not index.has_kind("StorageClass"):
+        return  # a reference rule: the project's classes come from elsewhere
+    known: set[str] | None = None
+    for subject, claim in _claims(obj, index):
+        name = claim.class_name
+        if not name or is_templated(name) or builtin_class(name) is not None:
+            continue
+        if known is None:
+            known = _known(index)
+        if name in known:
+            continue
+        close = _closest(name, known)
+        defined = ", ".join(f"`{n}`" for n in sorted(known)[:4])
+        hint = f"; did you mean `{close[0]}`?" if close else f"; the project defines {defined}"
+        yield Finding(
+            claim.class_span,
+            f"{subject} names StorageClass `{name}`, which is neither a StorageClass of the project nor an AKS "
+            f"built-in class, so the claim stays Pending{hint}",
+            node=claim.class_node,
+            fix=f"storageClassName: {close[0]}" if close else None,
+        )

@@ -1,0 +1,109 @@
+"""A checkpointing training pod is killed too soon after SIGTERM to save its last checkpoint.
+
+## What it does
+Flags pod templates of training workloads (Job, CronJob, Kubeflow and Volcano jobs, RayJob,
+JobSet, a run-to-completion Pod) that write checkpoints and whose
+`terminationGracePeriodSeconds` is below 60 seconds, or unset (Kubernetes then gives 30). A pod
+writes checkpoints when one of its containers (app containers and native sidecars) has a
+writable mount whose path, volume name or claim name mentions checkpoints (`checkpoint` or
+`ckpt`, any case), or names a checkpoint destination in an env var or flag
+(`CHECKPOINT_DIR=/ckpt`, `--checkpoint-dir /ckpt`), the same evidence STO001 and STO002 use.
+The finding points at the value, or at the pod template's `spec:` key when the field is unset.
+
+## Why is this bad?
+On preemption, eviction, a node drain or a scale-down the kubelet sends SIGTERM, waits the grace
+period, then sends SIGKILL. A trainer that saves on SIGTERM needs that time to serialise model,
+optimizer and data-loader state to network storage; killed halfway it leaves a partial file, and
+the run resumes from an older checkpoint or not at all. The article: "Write checkpoints
+periodically and before graceful termination", and its checkpointed Job sets
+`terminationGracePeriodSeconds: 120` and "handles SIGTERM so preemption can preserve recent
+progress". Long checkpoints also make "preemption expensive".
+
+## Example
+```yaml
+    spec:
+      restartPolicy: OnFailure
+      containers:
+      - name: trainer
+        volumeMounts:
+        - name: checkpoints
+          mountPath: /checkpoints
+```
+
+Use instead:
+```yaml
+    spec:
+      restartPolicy: OnFailure
+      terminationGracePeriodSeconds: 120
+      containers:
+      - name: trainer
+        volumeMounts:
+        - name: checkpoints
+          mountPath: /checkpoints
+```
+
+## Options
+- `min-grace-period-seconds` (integer): the shortest grace period accepted. Default: 60.
+
+## Known problems
+- Only training workloads are checked; an inference server that mounts a model "checkpoint"
+  reads it. The evidence is the same as STO002's (see its Known problems): a trainer that
+  checkpoints without saying so in a mount, env var or flag is not seen.
+- The right grace period depends on the checkpoint's size and the storage's throughput; measure
+  the save time and raise the option accordingly. AKS007 checks that the cluster autoscaler's
+  `max-graceful-termination-sec` does not cut the period short on scale-down.
+
+## References
+- Kubernetes, Pod termination: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/#pod-termination
+- Kubernetes, PodSpec `terminationGracePeriodSeconds`: https://kubernetes.io/docs/reference/kubernetes-api/workload-resources/pod-v1/#lifecycle
+"""
+
+from __future__ import annotations
+
+from linter.model.k8s import PodSpec
+from linter.model.storage import checkpoint_mounts, checkpoint_paths
+from linter.rule import POD, Finding, rule
+
+KUBERNETES_DEFAULT = 30
+
+
+def _evidence(pod: PodSpec) -> str | None:
+    """Why the pod writes checkpoints (the first container that says so), or None."""
+    for container in pod.containers:
+        if container.is_ephemeral or (container.is_init and not container.is_sidecar):
+            continue
+        mounts = checkpoint_mounts(container)
+        if mounts:
+            return f"{container.kind_label} `{container.name}`: {mounts[0].reason}"
+        paths = checkpoint_paths(container)
+        if paths:
+            return f"{container.kind_label} `{container.name}`: {paths[0].describe()}"
+    return None
+
+
+@rule(code="STO005", name="grace-period-too-short", severity="warning", scope=POD, tags=("storage", "checkpoints"),
+      options={"min-grace-period-seconds": int}, defaults={"min-grace-period-seconds": 60})
+def check(pod: PodSpec, ctx):
+    if pod.workload is None or not pod.workload.is_training:
+        return
+    minimum = ctx.options["min-grace-period-seconds"]
+    value = pod.spec.get("terminationGracePeriodSeconds")
+    if "terminationGracePeriodSeconds" in pod.spec and (not isinstance(value, int) or isinstance(value, bool)):
+        return  # filled in later, or not a number (the schema rules say so)
+    if (KUBERNETES_DEFAULT if value is None else value) >= minimum:
+        return
+    why = _evidence(pod)
+    if why is None:
+        return
+    who = f"{pod.role} pods write" if pod.role else "the pod writes"
+    if value is None:
+        span, said = pod.span, f"terminationGracePeriodSeconds is unset (Kubernetes gives {KUBERNETES_DEFAULT} s)"
+    else:
+        span, said = pod.spec.value_span("terminationGracePeriodSeconds"), f"terminationGracePeriodSeconds is {value}"
+    yield Finding(
+        span,
+        f"{who} checkpoints ({why}) but {said}: SIGKILL follows SIGTERM before a final checkpoint can be "
+        f"saved; allow at least {minimum} s",
+        node=pod.path + ("terminationGracePeriodSeconds",),
+        fix=f"terminationGracePeriodSeconds: {max(minimum, 120)}",
+    )

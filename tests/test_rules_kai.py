@@ -1,0 +1,80 @@
+"""KAITO Workspace rules beyond the fixtures: which sizes are GPU sizes, which hosts are public."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from linter.config import Config
+from linter.engine import LintRequest, lint
+from linter.registry import load_registry
+from rules.kai.kai002_kaito_input_public_url import public_host
+
+REGISTRY = load_registry()
+
+
+def workspace(resource: str = "", tuning: str = "", api: str = "kaito.sh/v1beta1") -> str:
+    head = (f"apiVersion: {api}\nkind: Workspace\nmetadata: {{name: ws, namespace: ml}}\nresource:\n"
+            f"  labelSelector: {{matchLabels: {{apps: ws}}}}\n  {resource}\n")
+    return head + tuning
+
+
+def run(tmp_path: Path, text: str, select: str) -> list:
+    (tmp_path / "ws.yaml").write_text(text, encoding="utf-8")
+    return lint(LintRequest(paths=[tmp_path / "ws.yaml"], config=Config(root=tmp_path), registry=REGISTRY,
+                            select=[select], cwd=tmp_path)).active
+
+
+@pytest.mark.parametrize("size, fires", [
+    ("Standard_NC24ads_A100_v4", False), ("standard_nc24ads_a100_v4", False), ("Standard_NC6s_v3", False),
+    ("Standard_ND96isr_MI300X_v5", False), ("Standard_NV36ads_A10_v5", False), ("Standard_NC4as_T4_v3_promo", False),
+    ("Standard_NC999ads_X1_v9", False),  # an N-series name the catalogue does not list yet
+    ("Standard_D8s_v5", True), ("Standard_E16as_v5", True), ("Standard_F8s_v2", True), ("Standard_DS3_v2", True),
+    ("Standard_L8s_v3", True), ("m5.xlarge", True),
+    ("<your-vm-sku>", False), ("${GPU_NODE_SIZE}", False), ("GPU_SKU_HERE", False), ('""', False),
+])
+def test_instance_types(tmp_path: Path, size: str, fires: bool) -> None:
+    found = run(tmp_path, workspace(f"instanceType: {size}"), "KAI001")
+    assert bool(found) is fires
+    if fires:
+        assert (found[0].line, found[0].column) == (6, 17) and found[0].fix == "instanceType: Standard_NC24ads_A100_v4"
+
+
+def test_other_groups_named_workspace_are_ignored(tmp_path: Path) -> None:
+    assert run(tmp_path, workspace("instanceType: Standard_D8s_v5", api="example.com/v1"), "KAI001") == []
+
+
+@pytest.mark.parametrize("url, host", [
+    ("https://huggingface.co/datasets/x/y.json", "huggingface.co"),
+    ("HTTPS://Example.COM/data.parquet", "example.com"),
+    ("http://20.81.111.85/d.jsonl", "20.81.111.85"),
+    ("http://10.0.0.4/d.jsonl", None), ("http://192.168.1.9/d", None), ("http://127.0.0.1:8080/d", None),
+    ("http://svc.ns.svc.cluster.local/d", None), ("http://minio.data.svc/d", None), ("http://dataset-cache/d", None),
+    ("https://acct.privatelink.blob.core.windows.net/c/d", None), ("http://localhost/d", None),
+    ("s3://bucket/key", None), ("file:///data/x", None), ("not a url", None),
+])
+def test_public_hosts(url: str, host) -> None:
+    assert public_host(url) == host
+
+
+def test_sas_token_is_called_a_credential(tmp_path: Path) -> None:
+    tuning = textwrap.dedent("""\
+    tuning:
+      input:
+        urls: ["https://acct.blob.core.windows.net/c/d.json?sv=2022-11-02&sig=abc"]
+      output: {image: myacr.azurecr.io/a:1}
+    """)
+    found = run(tmp_path, workspace("instanceType: Standard_NC24ads_A100_v4", tuning), "KAI002")
+    assert len(found) == 1 and "SAS token" in found[0].message
+
+
+@pytest.mark.parametrize("output, fires", [
+    ("output: {image: myacr.azurecr.io/a:1}", False),
+    ("output: {volumeSource: {persistentVolumeClaim: {claimName: out}}}", False),
+    ("output: {image: '  '}", True), ("output: {}", True), ("", True),
+])
+def test_output_destination(tmp_path: Path, output: str, fires: bool) -> None:
+    tuning = f"tuning:\n  input: {{image: myacr.azurecr.io/d:1}}\n  {output}\n"
+    assert bool(run(tmp_path, workspace("instanceType: Standard_NC24ads_A100_v4", tuning), "KAI003")) is fires

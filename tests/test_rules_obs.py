@@ -1,0 +1,248 @@
+"""Monitor semantics beyond the fixtures: namespace selection, labels only the cluster knows,
+operator-created pods, Service port indirection, and the required-labels option."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from linter.config import Config
+from linter.engine import LintRequest, lint
+from linter.registry import load_registry
+
+REGISTRY = load_registry()
+
+DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: trainer-metrics, namespace: ml}
+spec:
+  selector: {matchLabels: {app: trainer}}
+  template:
+    metadata:
+      labels: {app: trainer, tier: train}
+    spec:
+      containers:
+      - name: metrics
+        image: python:3.12-slim
+        ports:
+        - {name: metrics, containerPort: 8000}
+"""
+
+
+def pod_monitor(selector: str, namespace: str = "ml", namespace_selector: str = "", port: str = "metrics") -> str:
+    return textwrap.dedent(f"""\
+    apiVersion: monitoring.coreos.com/v1
+    kind: PodMonitor
+    metadata: {{name: m, namespace: {namespace}}}
+    spec:
+      {namespace_selector}
+      selector: {selector}
+      podMetricsEndpoints:
+      - port: {port}
+    """)
+
+
+def run(tmp_path: Path, files: dict[str, str], select: str, config: Config | None = None) -> list:
+    for name, text in files.items():
+        (tmp_path / name).write_text(textwrap.dedent(text), encoding="utf-8")
+    report = lint(LintRequest(paths=[tmp_path / n for n in files], config=config or Config(root=tmp_path),
+                              registry=REGISTRY, select=[select], cwd=tmp_path))
+    return report.active
+
+
+@pytest.mark.parametrize("selector, fires", [
+    ("{matchLabels: {app: trainer}}", False),
+    ("{matchLabels: {app: trainer, tier: serve}}", True),
+    ("{matchExpressions: [{key: tier, operator: In, values: [train, eval]}]}", False),
+    ("{matchExpressions: [{key: tier, operator: NotIn, values: [train]}]}", True),
+    ("{matchExpressions: [{key: gpu, operator: DoesNotExist}]}", False),
+    ("{matchExpressions: [{key: app, operator: Exists}]}", False),
+    ("{}", False),
+    # a label only the cluster knows, set by the Deployment's controller: taken to hold
+    ("{matchLabels: {app: trainer, pod-template-hash: 5d8f7c}}", False),
+    # ... but a Deployment never sets a Job's labels
+    ("{matchLabels: {app: trainer, job-name: trainer}}", True),
+])
+def test_pod_monitor_selectors(tmp_path: Path, selector: str, fires: bool) -> None:
+    found = run(tmp_path, {"d.yaml": DEPLOYMENT, "m.yaml": pod_monitor(selector)}, "OBS001")
+    assert bool(found) is fires
+    if fires:
+        assert (found[0].path, found[0].line, found[0].obj.kind) == ("m.yaml", 6, "PodMonitor")  # `selector:`
+
+
+@pytest.mark.parametrize("namespace, namespace_selector, fires", [
+    ("ml", "", False),
+    ("monitoring", "", None),  # no pod template in `monitoring`: not judged
+    ("monitoring", "namespaceSelector: {matchNames: [ml]}", False),
+    ("monitoring", "namespaceSelector: {any: true}", False),
+    ("ml", "namespaceSelector: {matchNames: [ml-other]}", None),
+])
+def test_namespace_selector(tmp_path: Path, namespace: str, namespace_selector: str, fires) -> None:
+    found = run(tmp_path, {"d.yaml": DEPLOYMENT, "m.yaml": pod_monitor("{matchLabels: {app: trainer}}", namespace,
+                                                                       namespace_selector)}, "OBS001")
+    assert found == []
+    # and with a label nobody has: judged only when the watched namespaces hold pod templates
+    found = run(tmp_path, {"d.yaml": DEPLOYMENT, "m.yaml": pod_monitor("{matchLabels: {app: nobody}}", namespace,
+                                                                       namespace_selector)}, "OBS001")
+    assert bool(found) is (fires is not None)
+
+
+def test_missing_selector_is_left_to_the_schema(tmp_path: Path) -> None:
+    monitor = pod_monitor("{}").replace("  selector: {}\n", "")
+    assert run(tmp_path, {"d.yaml": DEPLOYMENT, "m.yaml": monitor}, "OBS001") == []
+
+
+def test_operator_domain_selector_is_not_judged(tmp_path: Path) -> None:
+    monitor = pod_monitor("{matchLabels: {kaito.sh/workspace: workspace-phi-4}}")
+    assert run(tmp_path, {"d.yaml": DEPLOYMENT, "m.yaml": monitor}, "OBS001") == []
+    assert run(tmp_path, {"d.yaml": DEPLOYMENT, "m.yaml": monitor}, "OBS002") == []
+
+
+POLICY = """\
+apiVersion: nvidia.com/v1
+kind: ClusterPolicy
+metadata: {name: cluster-policy}
+spec:
+  dcgmExporter: {enabled: %s}
+"""
+
+
+@pytest.mark.parametrize("enabled, fires", [("true", False), ("false", True), ("null", False)])
+def test_gpu_operator_dcgm_exporter_counts_as_present(tmp_path: Path, enabled: str, fires: bool) -> None:
+    operator = DEPLOYMENT.replace("namespace: ml", "namespace: gpu-operator")
+    monitor = pod_monitor("{matchLabels: {app: nvidia-dcgm-exporter}}", "gpu-operator")
+    found = run(tmp_path, {"d.yaml": operator, "m.yaml": monitor, "p.yaml": POLICY % enabled}, "OBS001")
+    assert bool(found) is fires
+
+
+SERVICE = """\
+apiVersion: v1
+kind: Service
+metadata:
+  name: trainer-metrics
+  namespace: ml
+  labels: {app.kubernetes.io/component: metrics}
+spec:
+  selector: {app: trainer}
+  ports:
+  - {name: web, port: 80, targetPort: %s}
+"""
+SERVICE_MONITOR = """\
+apiVersion: monitoring.coreos.com/v1
+kind: ServiceMonitor
+metadata: {name: sm, namespace: ml}
+spec:
+  selector: {matchLabels: {app.kubernetes.io/component: metrics}}
+  endpoints:
+  - port: %s
+"""
+
+
+@pytest.mark.parametrize("target_port, port, fires", [
+    ("metrics", "web", False), ("8000", "web", False), ("9999", "web", False),  # a number: the Service decides
+    ("http", "web", True),  # the Service's targetPort names no container port
+    ("metrics", "metrics", True),  # the container port's name, not the Service port's
+])
+def test_service_monitor_ports(tmp_path: Path, target_port: str, port: str, fires: bool) -> None:
+    files = {"d.yaml": DEPLOYMENT, "s.yaml": SERVICE % target_port, "m.yaml": SERVICE_MONITOR % port}
+    found = run(tmp_path, files, "OBS002")
+    assert bool(found) is fires
+    if fires:
+        assert (found[0].path, found[0].line) == ("m.yaml", 7)
+
+
+def test_service_monitor_behind_service_selects_no_pod(tmp_path: Path) -> None:
+    files = {"d.yaml": DEPLOYMENT, "s.yaml": (SERVICE % "metrics").replace("{app: trainer}", "{app: trainr}"),
+             "m.yaml": SERVICE_MONITOR % "web"}
+    found = run(tmp_path, files, "OBS001")
+    assert [(r.path, r.line) for r in found] == [("m.yaml", 5)]
+    assert "no pod template of the project matches the Service's selector" in found[0].message
+
+
+PORT_NAMES = ["metrics", "http", "grpc", "prom"]
+
+
+@settings(max_examples=30, deadline=None)
+@given(port=st.sampled_from(PORT_NAMES), declared=st.sets(st.sampled_from(PORT_NAMES)))
+def test_pod_monitor_port_is_found_iff_declared(tmp_path_factory, port: str, declared: set[str]) -> None:
+    tmp_path = tmp_path_factory.mktemp("obs002")
+    ports = "".join(f"        - {{name: {name}, containerPort: {8000 + i}}}\n" for i, name in enumerate(sorted(declared)))
+    deployment = DEPLOYMENT.replace("        - {name: metrics, containerPort: 8000}\n", ports or "        []\n")
+    if not declared:
+        deployment = deployment.replace("        ports:\n        []\n", "")
+    found = run(tmp_path, {"d.yaml": deployment, "m.yaml": pod_monitor("{matchLabels: {app: trainer}}", port=port)}, "OBS002")
+    assert bool(found) is (port not in declared)
+
+
+JOB = """\
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: bert
+  namespace: ml
+  labels: {team: nlp}
+spec:
+  template:
+    metadata:
+      labels: {app.kubernetes.io/name: bert}
+    spec:
+      restartPolicy: Never
+      containers:
+      - {name: t, image: python:3.12-slim}
+"""
+
+
+@pytest.mark.parametrize("required, missing", [
+    ((), None), (("team",), None), (("app.kubernetes.io/name",), None),  # on the only pod template
+    (("team", "run-id"), ["run-id"]), (("owner", "run-id"), ["owner", "run-id"]),
+])
+def test_required_labels(tmp_path: Path, required: tuple, missing) -> None:
+    found = run(tmp_path, {"j.yaml": JOB}, "OBS004", Config(root=tmp_path, required_labels=required))
+    if missing is None:
+        assert found == []
+        return
+    assert [(r.line, r.severity) for r in found] == [(6, "info")]
+    assert all(f"`{key}`" in found[0].message for key in missing)
+    assert found[0].fix == "labels:\n" + "\n".join(f"  {key}: <value>" for key in missing)
+
+
+def test_required_labels_skip_long_running_workloads(tmp_path: Path) -> None:
+    assert run(tmp_path, {"d.yaml": DEPLOYMENT}, "OBS004", Config(root=tmp_path, required_labels=("owner",))) == []
+
+
+EXPORTER = """\
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: dcgm-exporter, namespace: monitoring}
+spec:
+  selector: {matchLabels: {app: dcgm}}
+  template:
+    metadata: {labels: {app: dcgm}}
+    spec:
+      %s
+      containers:
+      - name: exporter
+        image: nvcr.io/nvidia/k8s/dcgm-exporter:3.3.8-3.6.0-ubuntu22.04
+"""
+
+
+@pytest.mark.parametrize("policy, placement, fires", [
+    (None, "", False),  # no GPU Operator in the project
+    ("{}", "", True),  # dcgmExporter unset: the operator deploys it
+    ("{enabled: true}", "nodeSelector: {accelerator: nvidia}", True),
+    ("{enabled: false}", "", False),
+    ('{enabled: "false"}', "", False),
+    ("{}", 'nodeSelector: {nvidia.com/gpu.deploy.dcgm-exporter: "false"}', False),  # not on the operator's nodes
+    ("{}", 'nodeSelector: {nvidia.com/gpu.deploy.dcgm-exporter: "true"}', False),  # the operator's own DaemonSet
+])
+def test_duplicate_dcgm_exporter(tmp_path: Path, policy, placement: str, fires: bool) -> None:
+    files = {"ds.yaml": EXPORTER % placement}
+    if policy is not None:
+        files["policy.yaml"] = POLICY.replace("{enabled: %s}", policy)
+    found = run(tmp_path, files, "OBS003")
+    assert [(r.path, r.line) for r in found] == ([("ds.yaml", 12)] if fires else [])

@@ -1,0 +1,365 @@
+"""Storage and checkpoint semantics beyond the fixtures: checkpoint evidence, reclaim resolution,
+where findings land when the claim lives in another file, and the pod counting of STO003."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from linter.config import Config
+from linter.engine import LintRequest, lint
+from linter.index import ProjectIndex
+from linter.model.storage import (claim_reclaim, expand, is_checkpoint_destination, is_destination, mentions_checkpoint,
+                                  mount_for, pvc_claim)
+from linter.model.k8s import workload_of
+from linter.registry import load_registry
+from linter.sources.yaml_k8s import load_text
+
+REGISTRY = load_registry()
+
+
+def index_of(*texts: str) -> ProjectIndex:
+    return ProjectIndex([load_text(textwrap.dedent(t), f"file{i}.yaml") for i, t in enumerate(texts)])
+
+
+def run(tmp_path: Path, files: dict[str, str], select: str, *, targets: list[str] | None = None,
+        config: Config | None = None) -> list:
+    for name, text in files.items():
+        (tmp_path / name).write_text(textwrap.dedent(text), encoding="utf-8")
+    config = config or Config(root=tmp_path)
+    paths = [tmp_path / t for t in (targets or list(files))]
+    report = lint(LintRequest(paths=paths, config=config, registry=REGISTRY, select=[select], cwd=tmp_path))
+    return report.active
+
+
+# ---------------------------------------------------------------------------------------------
+# Evidence
+
+
+@pytest.mark.parametrize("name, expected", [
+    ("CHECKPOINT_DIR", True), ("--checkpoint-dir", True), ("ckpt_path", True), ("checkpointDir", True),
+    ("save_checkpoints", True), ("checkpointer.output_dir", True), ("MODEL_CKPT_ROOT", True),
+    ("checkpoint", False), ("ckpt", False), ("checkpoint_interval", False), ("checkpoint_timeout", False),
+    ("async_checkpointing", False), ("resume_from_checkpoint", False), ("PRETRAINED_CKPT_PATH", False),
+    ("load_checkpoint_dir", False), ("init_checkpoint", False), ("output_dir", False),
+])
+def test_checkpoint_destination_names(name: str, expected: bool) -> None:
+    assert is_checkpoint_destination(name) is expected
+
+
+@pytest.mark.parametrize("name, expected", [
+    ("--output-dir", True), ("SCRATCH_DIR", True), ("--save-path", True),
+    ("--model-dir", False), ("--resume-dir", False), ("--data", False), ("--epochs", False),
+])
+def test_destination_names(name: str, expected: bool) -> None:
+    assert is_destination(name) is expected
+
+
+@pytest.mark.parametrize("text", ["checkpoints", "/ckpts", "model-ckpt", "CheckPoint", "bert_CKPT_v2"])
+def test_checkpoint_words_any_case(text: str) -> None:
+    assert mentions_checkpoint(text)
+
+
+@pytest.mark.parametrize("text", ["/data", "check-points", "models", None, 3])
+def test_not_checkpoint_words(text) -> None:
+    assert not mentions_checkpoint(text)
+
+
+@pytest.mark.parametrize("text, env, expected", [
+    ("$(ROOT)/ckpt", {"ROOT": "/mnt/a"}, "/mnt/a/ckpt"),
+    ("${ROOT}/ckpt", {"ROOT": "/mnt/a"}, "/mnt/a/ckpt"),
+    ("$ROOT/ckpt", {"ROOT": "/mnt/a"}, "/mnt/a/ckpt"),
+    ("$$(ROOT)/ckpt", {"ROOT": "/mnt/a"}, "$(ROOT)/ckpt"),  # Kubernetes' escape
+    ("$(MISSING)/ckpt", {}, None),
+    ("{{ .Values.dir }}", {}, None),
+    ("/plain", {}, "/plain"),
+])
+def test_expand(text: str, env: dict, expected) -> None:
+    assert expand(text, env) == expected
+
+
+MOUNTS_POD = """\
+apiVersion: batch/v1
+kind: Job
+metadata: {name: t, namespace: ml-training}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: trainer
+        image: pytorch/pytorch:2.4.1-cuda12.4-cudnn9-runtime
+        volumeMounts:
+        - {name: root, mountPath: /}
+        - {name: data, mountPath: /data}
+        - {name: ckpt, mountPath: /data/ckpt/}
+"""
+
+
+@pytest.mark.parametrize("path, volume", [
+    ("/data/ckpt/run-1", "ckpt"), ("/data/ckpt", "ckpt"), ("/data/ckpts", "data"), ("/data", "data"),
+    ("/database", "root"), ("/tmp/x", "root"),
+])
+def test_longest_mount_prefix(path: str, volume: str) -> None:
+    container = workload_of(load_text(MOUNTS_POD, "j.yaml").objects[0]).pods[0].containers[0]
+    _, mount = mount_for(container, path)
+    assert mount["name"] == volume
+
+
+# ---------------------------------------------------------------------------------------------
+# Reclaim resolution
+
+
+def reclaim_of(pvc_name: str, *texts: str):
+    index = index_of(*texts)
+    return claim_reclaim(index, pvc_claim(index.get("PersistentVolumeClaim", pvc_name, "ml")))
+
+
+PVC = """\
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: ckpt
+  namespace: ml
+  {annotations}
+spec:
+  accessModes: [ReadWriteOnce]
+  {extra}
+"""
+
+
+def pvc(extra: str = "", annotations: str = "") -> str:
+    return PVC.format(extra=extra, annotations=annotations)
+
+
+def test_no_class_is_the_aks_default_and_deletes() -> None:
+    reclaim = reclaim_of("ckpt", pvc())
+    assert (reclaim.policy, reclaim.class_name) == ("Delete", "default")
+
+
+def test_project_default_class_wins_over_aks_default() -> None:
+    sc = """\
+    apiVersion: storage.k8s.io/v1
+    kind: StorageClass
+    metadata:
+      name: keep
+      annotations: {storageclass.kubernetes.io/is-default-class: "true"}
+    provisioner: disk.csi.azure.com
+    reclaimPolicy: Retain
+    """
+    reclaim = reclaim_of("ckpt", pvc(), sc)
+    assert (reclaim.policy, reclaim.class_name) == ("Retain", "keep")
+
+
+def test_beta_annotation_wins_over_storage_class_name() -> None:
+    sc = """\
+    apiVersion: storage.k8s.io/v1
+    kind: StorageClass
+    metadata: {name: keep}
+    provisioner: file.csi.azure.com
+    reclaimPolicy: Retain
+    """
+    reclaim = reclaim_of("ckpt", pvc("storageClassName: managed-csi",
+                                     "annotations: {volume.beta.kubernetes.io/storage-class: keep}"), sc)
+    assert (reclaim.policy, reclaim.class_name) == ("Retain", "keep")
+
+
+def test_redefined_builtin_class_keeps_aks_policy() -> None:
+    sc = """\
+    apiVersion: storage.k8s.io/v1
+    kind: StorageClass
+    metadata: {name: managed-csi}
+    provisioner: disk.csi.azure.com
+    reclaimPolicy: Retain
+    """
+    assert reclaim_of("ckpt", pvc("storageClassName: managed-csi"), sc).policy == "Delete"
+
+
+def test_class_without_reclaim_policy_deletes() -> None:
+    sc = """\
+    apiVersion: storage.k8s.io/v1
+    kind: StorageClass
+    metadata: {name: zrs}
+    provisioner: disk.csi.azure.com
+    """
+    assert reclaim_of("ckpt", pvc("storageClassName: zrs"), sc).policy == "Delete"
+
+
+def test_static_pv_defaults_to_retain_and_claim_ref_binds() -> None:
+    pv = """\
+    apiVersion: v1
+    kind: PersistentVolume
+    metadata: {name: pv1}
+    spec:
+      claimRef: {name: ckpt, namespace: ml}
+      nfs: {server: 10.0.0.4, path: /exports}
+    """
+    reclaim = reclaim_of("ckpt", pvc('storageClassName: ""'), pv)
+    assert (reclaim.policy, reclaim.class_name, reclaim.obj.name) == ("Retain", None, "pv1")
+
+
+@pytest.mark.parametrize("extra", ['storageClassName: ""', "storageClassName: not-a-class",
+                                   "storageClassName: ${SC}", "volumeName: pv-elsewhere", "storageClassName: local-csi"])
+def test_unknown_reclaim_is_not_judged(extra: str) -> None:
+    assert reclaim_of("ckpt", pvc(extra)) is None
+
+
+# ---------------------------------------------------------------------------------------------
+# Where STO001 reports, and what a pre-commit run of one file sees
+
+JOB_MOUNTING = """\
+apiVersion: batch/v1
+kind: Job
+metadata: {name: train, namespace: ml}
+spec:
+  template:
+    spec:
+      restartPolicy: OnFailure
+      terminationGracePeriodSeconds: 120
+      containers:
+      - name: trainer
+        image: pytorch/pytorch:2.4.1-cuda12.4-cudnn9-runtime
+        env:
+        - {name: CHECKPOINT_DIR, value: /mnt/state/ckpt}
+        volumeMounts:
+        - {name: state, mountPath: /mnt/state}
+      volumes:
+      - name: state
+        persistentVolumeClaim: {claimName: run-state}
+"""
+STORAGE_CLASS = "apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata: {name: ml-keep}\nprovisioner: file.csi.azure.com\n"
+CLAIM = """\
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: run-state, namespace: ml}
+spec:
+  accessModes: [ReadWriteOnce]
+  storageClassName: managed-csi-premium
+"""
+
+
+def test_mount_evidence_reports_in_the_workload_file(tmp_path: Path) -> None:
+    found = run(tmp_path, {"job.yaml": JOB_MOUNTING, "pvc.yaml": CLAIM}, "STO001", targets=["job.yaml"])
+    assert [(r.path, r.line, r.obj.kind) for r in found] == [("job.yaml", 18, "Job")]
+    assert "PVC `run-state`" in found[0].message and "managed-csi-premium" in found[0].message
+    assert "env CHECKPOINT_DIR=/mnt/state/ckpt" in found[0].message
+
+
+def test_checkpoint_named_claim_is_reported_once_at_the_claim(tmp_path: Path) -> None:
+    job = JOB_MOUNTING.replace("run-state", "run-ckpt")
+    claim = CLAIM.replace("run-state", "run-ckpt")
+    found = run(tmp_path, {"job.yaml": job, "pvc.yaml": claim}, "STO001")
+    assert [(r.path, r.line) for r in found] == [("pvc.yaml", 6)]
+    assert found[0].fix == "storageClassName: <a StorageClass with reclaimPolicy: Retain>"
+
+
+def test_fix_names_a_retain_class_of_the_project(tmp_path: Path) -> None:
+    sc = STORAGE_CLASS + "reclaimPolicy: Retain\n"
+    found = run(tmp_path, {"pvc.yaml": CLAIM.replace("run-state", "ckpts"), "sc.yaml": sc}, "STO001")
+    assert [r.fix for r in found] == ["storageClassName: ml-keep"]
+
+
+# ---------------------------------------------------------------------------------------------
+# STO002 / STO005
+
+def test_sto002_env_path_on_container_filesystem(tmp_path: Path) -> None:
+    job = JOB_MOUNTING.replace("/mnt/state/ckpt", "/tmp/ckpt")
+    found = run(tmp_path, {"job.yaml": job}, "STO002")
+    assert [(r.line, r.rule) for r in found] == [(13, "STO002")]
+    assert "/tmp/ckpt (env CHECKPOINT_DIR), which is on no volume mount" in found[0].message
+
+
+def test_sto002_skips_inference(tmp_path: Path) -> None:
+    deployment = JOB_MOUNTING.replace("kind: Job", "kind: Deployment").replace("batch/v1", "apps/v1").replace(
+        "/mnt/state/ckpt", "/tmp/ckpt").replace("      restartPolicy: OnFailure\n", "")
+    assert run(tmp_path, {"d.yaml": deployment}, "STO002") == []
+
+
+@pytest.mark.parametrize("grace, minimum, fires", [(120, 60, False), (120, 300, True), (None, 30, False), (None, 31, True)])
+def test_sto005_option(tmp_path: Path, grace, minimum: int, fires: bool) -> None:
+    job = JOB_MOUNTING.replace("      terminationGracePeriodSeconds: 120\n",
+                               f"      terminationGracePeriodSeconds: {grace}\n" if grace is not None else "")
+    config = Config(root=tmp_path, rule_options={"STO005": {"min-grace-period-seconds": minimum}})
+    found = run(tmp_path, {"job.yaml": job}, "STO005", config=config)
+    assert bool(found) is fires
+    if fires:
+        assert found[0].fix == f"terminationGracePeriodSeconds: {max(minimum, 120)}"
+
+
+# ---------------------------------------------------------------------------------------------
+# STO003: pods at once, per claim definition
+
+def job_with(parallelism: int | None, completions: int | None, mode: str = "ReadWriteOnce") -> dict[str, str]:
+    spec = "".join(f"  {k}: {v}\n" for k, v in (("parallelism", parallelism), ("completions", completions)) if v is not None)
+    job = JOB_MOUNTING.replace("spec:\n  template:", f"spec:\n{spec}  template:", 1)
+    return {"job.yaml": job, "pvc.yaml": CLAIM.replace("ReadWriteOnce", mode)}
+
+
+@settings(max_examples=40, deadline=None)
+@given(parallelism=st.one_of(st.none(), st.integers(0, 6)), completions=st.one_of(st.none(), st.integers(1, 6)))
+def test_sto003_counts_pods_as_the_job_controller_runs_them(tmp_path_factory, parallelism, completions) -> None:
+    tmp_path = tmp_path_factory.mktemp("sto003")
+    running = 1 if parallelism is None else parallelism
+    if completions is not None:
+        running = min(running, completions)
+    found = run(tmp_path, job_with(parallelism, completions), "STO003")
+    assert bool(found) is (running > 1)
+    if found:
+        assert f"mounted by {running} pods" in found[0].message and found[0].path == "job.yaml"
+
+
+@pytest.mark.parametrize("mode, fires", [("ReadWriteMany", False), ("ReadWriteOncePod", True), ("ReadOnlyMany", False)])
+def test_sto003_access_modes(tmp_path: Path, mode: str, fires: bool) -> None:
+    assert bool(run(tmp_path, job_with(3, None, mode), "STO003")) is fires
+
+
+def test_sto003_reports_only_target_files(tmp_path: Path) -> None:
+    files = job_with(4, None)
+    found = run(tmp_path, files, "STO003", targets=["pvc.yaml"])
+    assert found == []  # the finding belongs to the Job's file, which this run does not report on
+    assert [r.path for r in run(tmp_path, files, "STO003", targets=["job.yaml"])] == ["job.yaml"]
+
+
+# ---------------------------------------------------------------------------------------------
+# STO004: a reference rule
+
+def test_sto004_needs_a_storage_class_in_the_project(tmp_path: Path) -> None:
+    claim = CLAIM.replace("managed-csi-premium", "managed-csi-premum")
+    assert run(tmp_path, {"pvc.yaml": claim}, "STO004") == []
+    sc = STORAGE_CLASS
+    found = run(tmp_path, {"pvc.yaml": claim, "sc.yaml": sc}, "STO004")
+    assert [(r.line, r.fix) for r in found] == [(6, "storageClassName: managed-csi-premium")]
+
+
+SCRIPT_JOB = """\
+apiVersion: batch/v1
+kind: Job
+metadata: {name: lora, namespace: ml}
+spec:
+  template:
+    spec:
+      restartPolicy: OnFailure
+      containers:
+      - name: trainer
+        image: pytorch/pytorch:2.4.1-cuda12.4-cudnn9-runtime
+        env:
+        - {name: RUN, value: lora-7}
+        command:
+        - /bin/bash
+        - -c
+        - |
+          set -e  # a comment with --checkpoint-dir /nowhere is not a flag
+          torchrun train.py \\
+            --ckpt_dir \\
+            /tmp/${RUN}/ckpt && echo done
+"""
+
+
+def test_shell_script_flags_follow_line_continuations_and_env(tmp_path: Path) -> None:
+    found = run(tmp_path, {"job.yaml": SCRIPT_JOB}, "STO002")
+    assert [r.line for r in found] == [16]  # the script item
+    assert "/tmp/lora-7/ckpt (--ckpt_dir)" in found[0].message
