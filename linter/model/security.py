@@ -1,0 +1,149 @@
+"""Pod and container ``securityContext`` as the kubelet applies them, written once.
+
+Kubernetes merges the two levels per field: ``runAsUser``, ``runAsGroup``, ``runAsNonRoot``,
+``seLinuxOptions``, ``seccompProfile``, ``appArmorProfile`` and ``windowsOptions`` exist on both,
+and the container's value wins when it sets one. ``privileged``, ``allowPrivilegeEscalation``,
+``capabilities``, ``readOnlyRootFilesystem`` and ``procMount`` exist on containers only.
+``allowPrivilegeEscalation`` is always true for a privileged container or one that adds
+``CAP_SYS_ADMIN`` (the API server rejects ``false`` beside ``privileged: true``), and is true
+by default. Pod Security Standards check app, init and ephemeral containers alike, and exempt
+Windows pods (``spec.os.name: windows``) from the Linux-only controls.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass
+from typing import Any
+
+from linter.model.k8s import Container, PodSpec
+from linter.model.position import Span
+from linter.model.tree import YMap, YSeq
+
+POD_LEVEL_FIELDS = frozenset({"runAsUser", "runAsGroup", "runAsNonRoot", "seLinuxOptions", "seccompProfile",
+                              "appArmorProfile", "windowsOptions"})
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    """One effective field: its value, where it is written, and at which level."""
+
+    value: Any
+    span: Span | None = None
+    path: tuple[str | int, ...] = ()
+    level: str | None = None  # "container" | "pod" | None (unset)
+
+    @property
+    def is_set(self) -> bool:
+        return self.level is not None
+
+
+def pod_security_context(pod: PodSpec) -> YMap | None:
+    return pod.spec.get_map("securityContext")
+
+
+def effective(container: Container, name: str) -> Setting:
+    """The value of ``name`` for ``container``: its own, else (for pod-level fields) the pod's."""
+    own = container.security_context
+    if own is not None and own.get(name) is not None:
+        return Setting(own[name], own.value_span(name), container.path + ("securityContext", name), "container")
+    pod = pod_security_context(container.pod)
+    if name in POD_LEVEL_FIELDS and pod is not None and pod.get(name) is not None:
+        return Setting(pod[name], pod.value_span(name), container.pod.path + ("securityContext", name), "pod")
+    return Setting(None)
+
+
+def anchor(container: Container) -> tuple[Span, tuple[str | int, ...]]:
+    """For a field the container lacks: its ``securityContext:`` key, else its ``name:``."""
+    body = container.body
+    if "securityContext" in body.kspans:
+        return body.kspans["securityContext"], container.path + ("securityContext",)
+    return container.span, container.path
+
+
+def is_windows(pod: PodSpec) -> bool:
+    os = pod.spec.get_map("os")
+    return os is not None and os.get("name") == "windows"
+
+
+def capability(name: Any) -> str:
+    """A capability name without the ``CAP_`` prefix (``CAP_SYS_ADMIN`` and ``SYS_ADMIN`` are one)."""
+    text = str(name)
+    return text[4:] if text.upper().startswith("CAP_") else text
+
+
+@dataclass(frozen=True, slots=True)
+class Capabilities:
+    node: YMap | None  # the ``capabilities`` mapping
+    add: tuple[tuple[str, Span, tuple[str | int, ...]], ...]  # (name as written, span, path)
+    drop: tuple[tuple[str, Span, tuple[str | int, ...]], ...]
+
+
+def capabilities(container: Container) -> Capabilities:
+    own = container.security_context
+    node = own.get_map("capabilities") if own is not None else None
+    lists = {}
+    for which in ("add", "drop"):
+        items = node.get(which) if node is not None else None
+        entries = []
+        if isinstance(items, YSeq):
+            for index, item in enumerate(items):
+                entries.append((str(item), items.item_span(index),
+                                container.path + ("securityContext", "capabilities", which, index)))
+        lists[which] = tuple(entries)
+    return Capabilities(node, lists["add"], lists["drop"])
+
+
+@dataclass(frozen=True, slots=True)
+class Escalation:
+    """Whether ``allowPrivilegeEscalation`` is in effect for a container, and why."""
+
+    allowed: bool
+    reason: str  # "privileged", "CAP_SYS_ADMIN", "explicit", "invalid", "default", ""
+    span: Span
+    path: tuple[str | int, ...]
+
+
+def privilege_escalation(container: Container) -> Escalation:
+    own = container.security_context
+    if own is not None and own.get("privileged") is True:
+        return Escalation(True, "privileged", own.value_span("privileged"),
+                          container.path + ("securityContext", "privileged"))
+    for name, span, path in capabilities(container).add:
+        if capability(name).upper() == "SYS_ADMIN":
+            return Escalation(True, "CAP_SYS_ADMIN", span, path)
+    if own is not None and "allowPrivilegeEscalation" in own:
+        value = own.get("allowPrivilegeEscalation")
+        span, path = own.value_span("allowPrivilegeEscalation"), container.path + ("securityContext", "allowPrivilegeEscalation")
+        if value is False:
+            return Escalation(False, "", span, path)
+        return Escalation(True, "explicit" if value is True else "invalid", span, path)
+    span, path = anchor(container)
+    return Escalation(True, "default", span, path)
+
+
+# ---------------------------------------------------------------------------------------------
+# Device plugins
+
+DEVICE_PLUGIN_DIR = "/var/lib/kubelet/device-plugins"
+
+
+def is_device_plugin_path(path: Any) -> bool:
+    """The kubelet's device plugin directory or a path below it, after normalisation
+    (``//var/lib/kubelet/./device-plugins/`` is the same path; ``…/device-plugins/../pods`` is not)."""
+    if not isinstance(path, str) or not path.startswith("/"):
+        return False
+    normal = posixpath.normpath("/" + path.lstrip("/"))  # POSIX keeps a leading "//": strip it first
+    return normal == DEVICE_PLUGIN_DIR or normal.startswith(DEVICE_PLUGIN_DIR + "/")
+
+
+def mounts_device_plugin_dir(container: Container) -> bool:
+    """Whether the container mounts a hostPath volume of the device plugin directory: it is a
+    device plugin, which must create its socket in that root-owned directory."""
+    plugin_volumes = set()
+    for _, volume in container.pod.volumes:
+        host, name = volume.get_map("hostPath"), volume.get("name")
+        if host is not None and isinstance(name, str) and is_device_plugin_path(host.get("path")):
+            plugin_volumes.add(name)
+    return any(mount.get("name") in plugin_volumes for _, mount in container.volume_mounts
+               if isinstance(mount.get("name"), str))

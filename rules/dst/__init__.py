@@ -1,0 +1,1 @@
+"""Distributed training and NCCL: PyTorchJob/TFJob replicas, NCCL environment, NetworkPolicies among replicas."""

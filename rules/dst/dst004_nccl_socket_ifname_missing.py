@@ -1,0 +1,92 @@
+"""NCCL runs over TCP sockets in a distributed GPU job without `NCCL_SOCKET_IFNAME`.
+
+## What it does
+Flags each GPU container of a distributed job (a Kubeflow PyTorchJob, TFJob, MPIJob,
+XGBoostJob, PaddleJob or JAXJob, a Volcano Job whose pods can find each other, or a JobSet,
+running two or more pods in total)
+that sends NCCL traffic over TCP sockets and does not choose the interface: `NCCL_SOCKET_IFNAME`
+is unset or empty. NCCL uses sockets when `NCCL_IB_DISABLE` is a non-zero integer (`1`), or when
+it is unset and the pod asks for no RDMA device (`rdma/…`, `nvidia.com/hostdev`, …), so that no
+InfiniBand transport exists. For an MPIJob worker, `mpirun -x NAME[=VALUE]` on the launcher's
+command line counts as setting the variable. The finding points at the empty value, else the
+container's `env:` key, else its `name:`.
+
+## Why is this bad?
+Without `NCCL_SOCKET_IFNAME`, NCCL picks an interface itself: on a node with several (a second
+CNI through Multus, a VPN, `docker0`-like bridges) it can bind the bootstrap or data sockets to
+one the other ranks cannot reach, and the job hangs at initialisation or runs slowly. The
+article's baseline for "a portable TCP baseline on AKS CNI": "use the pod network interface,
+normally eth0", i.e. "NCCL_SOCKET_IFNAME=eth0 selects the pod network interface".
+
+## Example
+```yaml
+            env:
+            - name: NCCL_IB_DISABLE
+              value: "1"
+```
+
+Use instead:
+```yaml
+            env:
+            - name: NCCL_IB_DISABLE
+              value: "1"
+            - name: NCCL_SOCKET_IFNAME
+              value: eth0
+```
+
+## Known problems
+Single-pod jobs are not checked: NCCL then uses NVLink, PCIe or shared memory inside the node.
+Plain Jobs with `parallelism` and Ray clusters are not checked either, nor a Volcano Job of
+one task type without a plugin that connects its pods (`svc`, `ssh`, `pytorch`, `mpi`,
+`tensorflow`, `ray`): that is a gang of independent pods. `NCCL_IB_DISABLE=0` means
+the job intends InfiniBand (DST005 checks that the pod can have it) and is left alone. A
+variable from `valueFrom`, `envFrom`, a `$(…)` reference, or a launch script in
+`command`/`args` that mentions it is unknown and not judged. Init containers are not checked.
+
+## References
+- NVIDIA NCCL, environment variables: https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html
+- Azure, Set up InfiniBand on HPC VMs: https://learn.microsoft.com/azure/virtual-machines/setup-infiniband
+"""
+
+from linter.model.distributed import is_distributed, rank_env, uses_rdma
+from linter.model.k8s import Container, gpu_resources
+from linter.rule import CONTAINER, Finding, rule
+
+FIX = "- name: NCCL_SOCKET_IFNAME\n  value: eth0"
+
+
+def as_int(value: str | None) -> int | None:
+    try:
+        return int(str(value).strip())
+    except ValueError:
+        return None
+
+
+@rule(code="DST004", name="nccl-socket-ifname-missing", severity="info", scope=CONTAINER,
+      tags=("distributed", "nccl", "networking"))
+def check(container: Container, ctx):
+    pod = container.pod
+    if container.field != "containers" or pod.workload is None or not is_distributed(pod.workload):
+        return
+    if not (gpu_resources(container.requests) or gpu_resources(container.limits)):
+        return
+    ib = rank_env(container, "NCCL_IB_DISABLE")
+    if ib.is_unknown or (ib.is_unset and uses_rdma(pod)):
+        return
+    if ib.is_literal:
+        if not as_int(ib.value):  # 0 (InfiniBand intended) or not a number (NCCL falls back to 0)
+            return
+        why = f"NCCL_IB_DISABLE={ib.value}"
+    else:
+        why = "NCCL_IB_DISABLE is unset and the pod has no RDMA device"
+    ifname = rank_env(container, "NCCL_SOCKET_IFNAME")
+    if ifname.is_unknown or (ifname.is_literal and ifname.value.strip()):
+        return
+    span = ifname.span if ifname.is_literal and ifname.span else container.body.kspans.get("env", container.span)
+    yield Finding(
+        span,
+        f"container `{container.name}` of the {pod.describe()} runs NCCL over TCP sockets ({why}) without "
+        "NCCL_SOCKET_IFNAME: NCCL may bind to an interface other ranks cannot reach; set it to the pod "
+        "interface (eth0 on AKS CNI)",
+        node=container.path + ("env",), fix=FIX,
+    )

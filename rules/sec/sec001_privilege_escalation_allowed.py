@@ -1,0 +1,73 @@
+"""A container that may gain more privileges than its process started with.
+
+## What it does
+Flags every container (init, sidecar and ephemeral containers included, as Pod Security
+Admission checks them) whose effective `allowPrivilegeEscalation` is not `false`: it is unset
+(the default is `true`), `true`, or not a boolean; or the container is privileged or adds
+`CAP_SYS_ADMIN` (`SYS_ADMIN`), which always allows escalation whatever the field says. The
+finding points at `privileged: true` or the `SYS_ADMIN` entry when one is the cause, else at the
+`allowPrivilegeEscalation` value, else at the container's `securityContext:` key, else its
+`name:`. Pods with `spec.os.name: windows` are exempt, as in the Pod Security Standards.
+
+## Why is this bad?
+Without `no_new_privs`, a setuid binary or file capability in the image lets a compromised
+training or serving process become root in the container, one step from the node and from
+every GPU job and credential on it. The restricted Pod Security Standard requires
+`allowPrivilegeEscalation: false`, and the article's hardened device plugin sets it; AKS
+Deployment Safeguards and Azure Policy's Kubernetes baseline check the same field.
+
+## Example
+```yaml
+      containers:
+      - name: trainer
+        image: myacr.azurecr.io/train:1.4.0
+```
+
+Use instead:
+```yaml
+      containers:
+      - name: trainer
+        image: myacr.azurecr.io/train:1.4.0
+        securityContext:
+          allowPrivilegeEscalation: false
+          capabilities:
+            drop: ["ALL"]
+```
+
+## Known problems
+There is no pod-level field: every container needs its own setting. A privileged container is
+also reported by SEC004; drop `privileged` to fix both. A LimitRange, mutating webhook or policy
+engine that injects the field at admission is not seen.
+
+## References
+- Kubernetes, Pod Security Standards: https://kubernetes.io/docs/concepts/security/pod-security-standards/
+- Kubernetes, Configure a Security Context: https://kubernetes.io/docs/tasks/configure-pod-container/security-context/
+- AKS, Pod security best practices: https://learn.microsoft.com/azure/aks/developer-best-practices-pod-security
+"""
+
+from linter.model.k8s import Container
+from linter.model.security import is_windows, privilege_escalation
+from linter.rule import CONTAINER, Finding, rule
+
+WHY = {
+    "privileged": "is privileged, which always allows privilege escalation; drop `privileged: true` and set "
+                  "`allowPrivilegeEscalation: false`",
+    "CAP_SYS_ADMIN": "adds CAP_SYS_ADMIN, which always allows privilege escalation; remove it and set "
+                     "`allowPrivilegeEscalation: false`",
+    "explicit": "sets `allowPrivilegeEscalation: true`; set it to false",
+    "invalid": "sets `allowPrivilegeEscalation` to a value that is not a boolean; write `false`",
+    "default": "may escalate privileges (`allowPrivilegeEscalation` defaults to true); set "
+               "`allowPrivilegeEscalation: false`",
+}
+
+
+@rule(code="SEC001", name="privilege-escalation-allowed", severity="warning", scope=CONTAINER,
+      tags=("security", "pod-security"), security_severity="5.5")
+def check(container: Container, ctx):
+    if is_windows(container.pod):
+        return
+    escalation = privilege_escalation(container)
+    if escalation.allowed:
+        fix = None if escalation.reason in ("privileged", "CAP_SYS_ADMIN") else "allowPrivilegeEscalation: false"
+        yield Finding(escalation.span, f"{container.kind_label} `{container.name}` {WHY[escalation.reason]}",
+                      node=escalation.path, fix=fix)

@@ -1,0 +1,72 @@
+"""A container that keeps the container runtime's default Linux capabilities.
+
+## What it does
+Flags every container (init, sidecar and ephemeral containers included) whose
+`securityContext.capabilities.drop` does not list `ALL`. The value must be exactly `ALL`: the
+restricted Pod Security Standard (and the policy engines that implement it) compare the string
+as written, so a lower-case `all`, which the container runtimes accept, is reported with a note.
+The finding points at the `drop:` key, else `capabilities:`, else `securityContext:`, else the
+container's `name:`. Pods with `spec.os.name: windows` are exempt, as in the Pod Security
+Standards.
+
+## Why is this bad?
+Container runtimes grant a default set of capabilities (`CHOWN`, `DAC_OVERRIDE`, `FOWNER`,
+`SETUID`, `SETGID`, `NET_RAW`, `MKNOD`, …) that a training or inference process never needs and an
+attacker can use: `NET_RAW` for spoofing on the pod network, `DAC_OVERRIDE` to read any file in
+the container, `SETUID` to change user. The article's hardened device plugin drops them all
+(`capabilities: drop: [ALL]`), and the restricted Pod Security Standard requires it, allowing
+only `NET_BIND_SERVICE` to be added back.
+
+## Example
+```yaml
+        securityContext:
+          allowPrivilegeEscalation: false
+```
+
+Use instead:
+```yaml
+        securityContext:
+          allowPrivilegeEscalation: false
+          capabilities:
+            drop: ["ALL"]
+```
+
+## Known problems
+Capabilities added back (`add:`) are not judged here. A privileged container has every
+capability regardless of `drop` and is reported by SEC004 as well. Defaults injected at
+admission by a mutating webhook or policy engine are not seen.
+
+## References
+- Kubernetes, Pod Security Standards (Capabilities): https://kubernetes.io/docs/concepts/security/pod-security-standards/
+- Kubernetes, Set capabilities for a Container: https://kubernetes.io/docs/tasks/configure-pod-container/security-context/#set-capabilities-for-a-container
+"""
+
+from linter.model.k8s import Container
+from linter.model.security import anchor, capabilities, is_windows
+from linter.rule import CONTAINER, Finding, rule
+
+
+@rule(code="SEC002", name="capabilities-not-dropped", severity="warning", scope=CONTAINER,
+      tags=("security", "pod-security"), security_severity="5.0")
+def check(container: Container, ctx):
+    if is_windows(container.pod):
+        return
+    caps = capabilities(container)
+    dropped = [name for name, _, _ in caps.drop]
+    if "ALL" in dropped:
+        return
+    who = f"{container.kind_label} `{container.name}`"
+    if caps.node is not None and "drop" in caps.node.kspans:
+        span, node = caps.node.kspans["drop"], container.path + ("securityContext", "capabilities", "drop")
+        if any(name.upper() == "ALL" for name in dropped):
+            message = f"{who} drops `all` in lower case; Pod Security Admission looks for exactly `ALL`"
+        else:
+            message = (f"{who} drops only {', '.join(dropped) or 'nothing'} and keeps the rest of the runtime's "
+                       "default capabilities; drop `ALL`")
+    elif caps.node is not None:
+        span, node = container.security_context.kspans["capabilities"], container.path + ("securityContext", "capabilities")
+        message = f"{who} sets capabilities but drops none, keeping the runtime's defaults; add `drop: [\"ALL\"]`"
+    else:
+        span, node = anchor(container)
+        message = f"{who} keeps the runtime's default capabilities; set `capabilities: {{drop: [\"ALL\"]}}`"
+    yield Finding(span, message, node=node, fix='capabilities:\n  drop: ["ALL"]')

@@ -1,0 +1,232 @@
+"""Security rules (SEC001-SEC006): securityContext merging, exemptions and credential detection.
+
+The merge of pod and container ``securityContext`` and the implicit privilege escalation are
+tested through the rules on small manifests (lines and messages); SEC006's name and value
+classifiers directly, with the ML names that must never fire (``TOKENIZERS_PARALLELISM``,
+``MAX_TOKENS``, ``HF_TOKEN_PATH`` …) and a property that no message ever contains the secret.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from linter.config import Config
+from linter.engine import run_rules
+from linter.model.security import is_device_plugin_path as exempt
+from linter.registry import load_registry
+from linter.sources.yaml_k8s import load_text
+from rules.sec.sec006_secret_in_env import credential, name_strength, not_a_secret, words
+
+
+def lint(text: str, *codes: str):
+    docs = [load_text(text, "pod.yaml")]
+    registry = load_registry()
+    rules = [registry.get(code) for code in codes]
+    return sorted((r.line, r.rule, r.message) for r, _ in run_rules(docs, {"pod.yaml"}, rules, Config()))
+
+
+def pod(container_sc: str = "", pod_sc: str = "", extra: str = "") -> str:
+    """A Pod manifest; ``pod_sc``/``extra`` go under ``spec`` (2 spaces), ``container_sc`` under the
+    container (4 spaces); their own continuation lines carry that indentation already."""
+    return (f"apiVersion: v1\nkind: Pod\nmetadata: {{name: p}}\nspec:\n  {pod_sc}\n  {extra}\n"
+            f"  containers:\n  - name: c\n    image: x:1\n    {container_sc}\n")
+
+
+# ---------------------------------------------------------------------------------------------
+# SEC001 / SEC002 / SEC004: container-only fields
+
+
+@pytest.mark.parametrize("sc,fires,why", [
+    ("securityContext: {allowPrivilegeEscalation: false}", False, ""),
+    ("securityContext: {allowPrivilegeEscalation: true}", True, "sets `allowPrivilegeEscalation: true`"),
+    ("securityContext: {}", True, "defaults to true"),
+    ("", True, "defaults to true"),
+    ("securityContext: {privileged: true, allowPrivilegeEscalation: false}", True, "is privileged"),
+    ("securityContext: {allowPrivilegeEscalation: false, capabilities: {add: [CAP_SYS_ADMIN]}}", True, "CAP_SYS_ADMIN"),
+    ("securityContext: {allowPrivilegeEscalation: false, capabilities: {add: [sys_admin]}}", True, "CAP_SYS_ADMIN"),
+    ("securityContext: {allowPrivilegeEscalation: false, capabilities: {add: [NET_ADMIN]}}", False, ""),
+])
+def test_sec001_effective_escalation(sc, fires, why):
+    found = lint(pod(sc), "SEC001")
+    assert bool(found) == fires
+    if fires:
+        assert why in found[0][2]
+
+
+def test_sec001_pod_level_field_does_not_count():
+    """allowPrivilegeEscalation exists on containers only; a pod-level key is ignored by Kubernetes."""
+    assert lint(pod(pod_sc="securityContext: {allowPrivilegeEscalation: false}"), "SEC001")
+
+
+def test_sec001_and_sec002_skip_windows_pods_but_sec004_does_not():
+    windows = pod("securityContext: {privileged: true}", extra="os: {name: windows}")
+    assert lint(windows, "SEC001", "SEC002") == []
+    assert [rule for _, rule, _ in lint(windows, "SEC004")] == ["SEC004"]
+
+
+@pytest.mark.parametrize("drop,fires", [("[ALL]", False), ("[NET_RAW, ALL]", False), ("[all]", True),
+                                        ("[NET_RAW]", True), ("[]", True)])
+def test_sec002_drop_all_exactly(drop, fires):
+    assert bool(lint(pod(f"securityContext: {{capabilities: {{drop: {drop}}}}}"), "SEC002")) == fires
+
+
+def test_sec004_only_boolean_true():
+    assert lint(pod("securityContext: {privileged: false}"), "SEC004") == []
+    assert lint(pod("securityContext: {privileged: 'true'}"), "SEC004") == []
+    [(line, _, message)] = lint(pod("securityContext: {privileged: true}"), "SEC004")
+    assert line == 10 and "container `c` is privileged" in message
+
+
+# ---------------------------------------------------------------------------------------------
+# SEC003: the container overrides the pod
+
+
+@pytest.mark.parametrize("pod_sc,container_sc,result", [
+    ("securityContext: {runAsUser: 1000}", "", None),
+    ("securityContext: {runAsNonRoot: true}", "", None),
+    ("securityContext: {runAsUser: 0}", "securityContext: {runAsUser: 1000}", None),
+    ("securityContext: {runAsNonRoot: true}", "securityContext: {runAsUser: 0}", "its `runAsUser: 0`"),
+    ("securityContext: {runAsUser: 0, runAsNonRoot: true}", "", "the pod's `runAsUser: 0`"),
+    ("securityContext: {runAsNonRoot: true}", "securityContext: {runAsNonRoot: false}", "its `runAsNonRoot: false`"),
+    ("securityContext: {runAsNonRoot: false}", "securityContext: {runAsNonRoot: true}", None),
+    ("", "securityContext: {runAsUser: 1000, runAsNonRoot: false}", None),
+    ("", "", "neither it nor its pod"),
+    ("securityContext: {runAsUser: '{{ .Values.uid }}'}", "", None),
+])
+def test_sec003_merge(pod_sc, container_sc, result):
+    found = lint(pod(container_sc, pod_sc), "SEC003")
+    if result is None:
+        assert found == []
+    else:
+        assert len(found) == 1 and result in found[0][2]
+
+
+def test_sec003_positions_point_at_the_effective_field():
+    text = pod("securityContext: {allowPrivilegeEscalation: false}", "securityContext:\n    runAsUser: 0")
+    [(line, _, _)] = lint(text, "SEC003")
+    assert text.splitlines()[line - 1].strip() == "runAsUser: 0"
+    [(line, _, _)] = lint(pod("securityContext: {allowPrivilegeEscalation: false}"), "SEC003")
+    assert line == 10  # the container's securityContext key
+
+
+def test_sec003_user_namespaces_and_windows_users():
+    assert lint(pod(extra="hostUsers: false"), "SEC003") == []
+    windows = "os: {name: windows}"
+    assert lint(pod(pod_sc="securityContext: {windowsOptions: {runAsUserName: ContainerUser}}", extra=windows), "SEC003") == []
+    assert lint(pod(pod_sc="securityContext: {windowsOptions: {runAsUserName: ContainerAdministrator}}", extra=windows),
+                "SEC003")
+
+
+# ---------------------------------------------------------------------------------------------
+# SEC005: the device plugin exemption
+
+
+@pytest.mark.parametrize("path,ok", [
+    ("/var/lib/kubelet/device-plugins", True), ("/var/lib/kubelet/device-plugins/", True),
+    ("//var/lib/kubelet/device-plugins", True), ("/var/lib/kubelet/./device-plugins/kubelet.sock", True),
+    ("/var/lib/kubelet/device-plugins/../pods", False), ("/var/lib/kubelet/device-plugins-evil", False),
+    ("/var/lib/kubelet", False), ("var/lib/kubelet/device-plugins", False), ("/", False),
+])
+def test_sec005_exemption(path, ok):
+    assert exempt(path) is ok
+
+
+def test_sec005_reports_each_host_path_volume():
+    text = pod(extra="volumes:\n  - {name: a, hostPath: {path: /data}}\n  - {name: b, emptyDir: {}}\n"
+                     "  - {name: c, hostPath: {path: /var/lib/kubelet/device-plugins}}")
+    found = lint(text, "SEC005")
+    assert [(rule, "`a`" in message) for _, rule, message in found] == [("SEC005", True)]
+
+
+# ---------------------------------------------------------------------------------------------
+# SEC006: names, values, formats
+
+
+def test_words_split_snake_kebab_and_camel_case():
+    assert words("HF_TOKEN") == ["HF", "TOKEN"]
+    assert words("hfToken") == ["HF", "TOKEN"]
+    assert words("wandb-api-key") == ["WANDB", "API", "KEY"]
+    assert words("OpenAIAPIKey") == ["OPEN", "AIAPI", "KEY"] or words("OpenAIAPIKey")[-1] == "KEY"
+
+
+@pytest.mark.parametrize("name,strength", [
+    ("HF_TOKEN", "strong"), ("HUGGING_FACE_HUB_TOKEN", "strong"), ("JUPYTER_TOKEN", "strong"),
+    ("DB_PASSWORD", "strong"), ("DB_PASS", "strong"), ("MYSQL_PWD", "strong"), ("AZURE_CLIENT_SECRET", "strong"),
+    ("WANDB_API_KEY", "strong"), ("AWS_SECRET_ACCESS_KEY", "strong"), ("STORAGE_ACCOUNT_KEY", "strong"),
+    ("OPENAI_APIKEY", "strong"), ("SECRET_KEY", "strong"), ("TOKEN_VALUE", "strong"), ("PASSWORD_B64", "strong"),
+    ("WANDB_KEY", "weak"), ("SORT_KEY", "weak"), ("BASIC_AUTH", "weak"),
+    ("TOKENIZERS_PARALLELISM", None), ("MAX_TOKENS", None), ("MAX_NEW_TOKENS", None), ("HF_TOKEN_PATH", None),
+    ("TOKEN_FILE", None), ("SECRET_NAME", None), ("KEY_FILE", None), ("TLS_KEY_PATH", None),
+    ("AWS_ACCESS_KEY_ID", None), ("PAD_TOKEN", None), ("EOS_TOKEN", None), ("BOS_TOKEN_ID", None),
+    ("RAY_AUTH_MODE", None), ("PASS_DEVICE_SPECS", None), ("PWD", None), ("OAUTH_TOKEN_URL", None),
+    ("PASSWORD_AUTH", None), ("NCCL_IB_HCA", None), ("PASSWORDLESS_ENABLED", None),
+])
+def test_name_strength(name, strength):
+    assert name_strength(name) == strength
+
+
+@pytest.mark.parametrize("value", [
+    "", "   ", "true", "0", "1", "none", "$(HF_TOKEN)", "${TOKEN}", "{{ .Values.token }}", "<your-token>",
+    "YOUR_API_KEY", "GITHUB_TOKEN", "changeme", "REPLACE_ME", "xxxxxxxx", "********", "/var/run/secrets/token",
+    "./creds.json", "key.json", "~/.ssh/id_rsa", "https://vault.example.com/v1/secret", "hf-token-secret", "abc",
+])
+def test_values_that_are_not_secrets(value):
+    assert not_a_secret(value)
+    assert credential("API_TOKEN", value) is None
+
+
+@pytest.mark.parametrize("name,value,what", [
+    ("ANYTHING", "hf_" + "Ab3dEfGh1jKlMn0pQrStUvWxYz12345678", "Hugging Face"),
+    ("ANYTHING", "ghp_" + "R7w2Kq9ZtLm4Xv8Bn3Yc6Hd1Fs5Gj0Pa2Qe7", "GitHub"),
+    ("ANYTHING", "AKIAZ7Q3LMNP4RTV2XWY", "AWS"),
+    ("ANYTHING", "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJzeXN0ZW0ifQ.c2lnbmF0dXJlLWJ5dGVz", "JSON Web Token"),
+    ("ANYTHING", "-----BEGIN RSA PRIVATE KEY-----\nMIIE", "private key"),
+    ("CONN", "DefaultEndpointsProtocol=https;AccountName=a;AccountKey=Zm9vYmFyYmF6;EndpointSuffix=core.windows.net",
+     "account key"),
+    ("CONN", "Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKeyName=r;SharedAccessKey=Zm9vYmFyYmF6cXV4", "account key"),
+    ("URL", "postgres://user:S3cret@db:5432/x", "URL with a password"),
+    ("URL", "redis://:S3cretPass@redis:6379/0", "URL with a password"),
+    ("JDBC", "jdbc:sqlserver://db;user=sa;password=Pa55w0rd!", "password"),
+    ("DB_PASSWORD", "hunter2", "credential"),
+    ("WANDB_KEY", "3f9a2c71e8b04d56a1f7", "credential"),
+])
+def test_credentials_found(name, value, what):
+    found = credential(name, value)
+    assert found is not None and what in found
+
+
+@pytest.mark.parametrize("name,value", [
+    ("HTTP_PROXY", "http://user:pass@example:8080"),
+    ("HTTP_PROXY", "http://proxy.corp:3128"),
+    ("DATABASE_URL", "postgres://user:$(DB_PASSWORD)@db:5432/x"),
+    ("AZURE_STORAGE_CONNECTION_STRING",
+     "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==;"),
+    ("SORT_KEY", "created_at"), ("CACHE_KEY", "v2-imagenet-224"),
+    ("HF_TOKEN", "hf_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"),
+    ("MAX_TOKENS", "4096"), ("PAD_TOKEN", "<pad>"), ("TOKENIZERS_PARALLELISM", "false"),
+])
+def test_not_credentials(name, value):
+    assert credential(name, value) is None
+
+
+SECRETS = st.text(alphabet="abcdefghijkmnpqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789", min_size=12, max_size=30).filter(
+    lambda s: len(set(s)) > 8)  # a run of one character is a placeholder, not a secret
+
+
+@given(SECRETS)
+def test_messages_never_contain_the_secret(secret):
+    text = pod(f"env:\n    - {{name: DB_PASSWORD, value: '{secret}'}}\n    - {{name: URL, value: 'postgres://u:{secret}@h/d'}}")
+    found = lint(text, "SEC006")
+    assert len(found) == 2
+    for _, _, message in found:
+        assert secret not in message
+
+
+def test_sec006_never_for_value_from_and_points_at_the_value():
+    text = pod("env:\n    - name: HF_TOKEN\n      valueFrom: {secretKeyRef: {name: hf, key: token}}\n"
+               "    - name: DB_PASSWORD\n      value: hunter2-prod")
+    [(line, _, message)] = lint(text, "SEC006")
+    assert text.splitlines()[line - 1].strip() == "value: hunter2-prod"
+    assert "`DB_PASSWORD`" in message and "hunter2" not in message
