@@ -13,7 +13,9 @@ repository root, and:
 
 A fixture that needs more rules than its own (LNT001 reports suppressions of other rules) says so
 in a ``# select: LNT001, GPU001`` comment; the union over the files of a run is selected. A rule
-that needs settings reads them from ``mlops-lint.yaml`` in its folder.
+that needs settings reads them from ``mlops-lint.yaml`` in its folder. A fail file that only gives
+the others their context (the ``az aks`` script whose node pools the manifests are placed on) says
+so in a ``# context: why`` comment: it expects nothing and must get no finding.
 Expectations are read from the fixture text here, in the test; the linter itself never greps.
 """
 
@@ -40,6 +42,7 @@ FOLDERS = sorted(p.name for p in FIXTURES.iterdir() if p.is_dir()) if FIXTURES.i
 CODE = r"[A-Z]{2,4}[0-9]{3}"
 EXPECT = re.compile(rf"^\s*#\s*expect:\s*({CODE}(?:\s*,\s*{CODE})*)\s*$")
 SELECT = re.compile(r"^\s*#\s*select:\s*([A-Za-z0-9_,\s-]+?)\s*$")
+CONTEXT = re.compile(r"^\s*#\s*context:\s*\S")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -80,6 +83,11 @@ def declared_select(files: list[Path]) -> set[str]:
             if match:
                 chosen.update(token.strip() for token in match.group(1).split(",") if token.strip())
     return chosen
+
+
+def is_context(path: Path) -> bool:
+    """A fail file that only gives the others their context (``# context: …``)."""
+    return any(CONTEXT.match(line) for line in fixture_lines(path))
 
 
 def fail_files(code: str) -> list[Path]:
@@ -166,8 +174,13 @@ def test_fail_findings_are_the_expected_lines(code: str, at_repo_root: None) -> 
     shown = {rel(p) for p in run.files}
     stray = [r for r in run.report.active if r.path not in shown]
     assert not stray, f"findings outside the fail files:\n{describe(stray)}"
+    assert any(not is_context(p) for p in run.files), f"fixtures/rules/{code}: only `# context:` fail files"
     for path in run.files:
         expected = expectations(path)
+        if is_context(path):
+            assert not expected, f"{rel(path)} is a `# context:` file: it must not expect findings"
+            assert run.active(path) == [], f"{rel(path)} is a `# context:` file but got:\n{describe(run.active(path))}"
+            continue
         assert expected, f"{rel(path)} has no `# expect:` comment"
         assert {c for _, c in expected} <= set(run.select), f"{rel(path)} expects a rule that is not selected"
         assert any(c == code for _, c in expected), f"{rel(path)} never expects {code}"

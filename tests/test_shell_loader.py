@@ -266,6 +266,54 @@ def test_tolerant_continuations():
     assert [o.name for o in redirect.shell.az_commands[0].options] == ["-g", "-n"]  # no prompt: a redirection
 
 
+def test_indented_lines_after_comment_lines_continue_the_command():
+    az = only_az("az aks update -n c \\\n  --cluster-autoscaler-profile \\\n    # faster scans\n"
+                 "    scan-interval=20s \\\n\n    max-graceful-termination-sec=120\n")
+    assert [v.value for v in az.values("--cluster-autoscaler-profile")] == [
+        "scan-interval=20s", "max-graceful-termination-sec=120"]
+    shallower = load_text("if x; then\n  az aks update -n c \\\n    --yes \\\n  # done\n  echo next\nfi\n", "s.sh")
+    assert [c.name for c in shallower.shell.commands] == ["x", "az", "echo"]
+
+
+@pytest.mark.parametrize("text, value", [
+    # straight-line: the last assignment holds
+    ("S=a\nS=b\n", "b"),
+    # a branch may or may not run: the value after it is known only if every way agrees
+    ("S=a\nif c; then S=b; fi\n", UNKNOWN),
+    ("if c; then S=b; else S=b; fi\n", "b"),
+    ("S=a\nif c; then\n  S=b\nelif d; then\n  S=c\nelse\n  S=a\nfi\n", UNKNOWN),
+    ('S=a\ncase "$E" in\n  dev) S=b ;;\n  prod) S=c ;;\nesac\n', UNKNOWN),
+    ('case "$E" in\n  dev) S=b ;;\n  *) S=b ;;\nesac\n', "b"),
+    ("S=a\ncase $E in\n  dev) T=1 ;;\nesac\n", "a"),
+    # && / || run the assignment on a condition
+    ('S=a\n[ -n "$BIG" ] && S=b\n', UNKNOWN),
+    ("S=a\ntrue || S=a\n", "a"),
+    # loop and function bodies may run any number of times
+    ("S=a\nfor i in 1 2; do S=b; done\n", UNKNOWN),
+    ("S=a\nwhile read -r l; do\n  S=b\ndone < f\n", UNKNOWN),
+    ("setup() {\n  S=b\n}\nS=a\n", "a"),
+    ("function setup {\n  S=b\n}\n", UNKNOWN),
+])
+def test_assignments_in_branches_loops_and_functions(text, value):
+    az = only_az(text + 'az aks nodepool add -s "$S"\n')
+    assert az.value("-s").value == value
+
+
+def test_values_inside_a_block_are_the_ones_assigned_there():
+    doc = load_text('for r in east west; do\n  RG=rg-ml\n  az aks nodepool add -g "$RG" -n "$r"\ndone\n', "s.sh")
+    (az,) = doc.shell.az_commands
+    assert az.value("-g").value == "rg-ml" and az.value("-n").value is UNKNOWN
+
+
+def test_placeholders_and_the_script_path():
+    doc = load_text("az aks nodepool add -g <resource-group> -n gpu\n", "deploy/pools.sh")
+    (az,) = doc.shell.az_commands
+    value = az.value("-g")
+    assert value.value == "<resource-group>" and value.is_placeholder and value.resolved is UNKNOWN
+    assert not az.value("-n").is_placeholder and az.value("-n").resolved == "gpu"
+    assert doc.shell.path == "deploy/pools.sh"
+
+
 def test_crlf_and_tabs():
     az = only_az("RG=rg\r\naz aks nodepool add \\\r\n\t--resource-group $RG \\\r\n\t--name gpu\r\n")
     assert az.value("--resource-group").value == "rg" and az.value("--resource-group").span == Span(3, 19, 3, 22)

@@ -11,6 +11,7 @@ space-separated values, and which short names and aliases mean the same option.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -40,6 +41,20 @@ Value = str | _Unknown
 
 def is_known(value: object) -> bool:
     return value is not UNKNOWN
+
+
+# ``<resource-group>``, ``<your VM size>``: a value the reader of the docs fills in.
+_PLACEHOLDER_VALUE = re.compile(r"<[^<>\n]+>")
+
+
+def is_placeholder(value: object) -> bool:
+    """A ``<placeholder>`` value pasted from documentation (the text is kept as written)."""
+    return isinstance(value, str) and _PLACEHOLDER_VALUE.fullmatch(value.strip()) is not None
+
+
+def resolved(value: Value) -> Value:
+    """The value if the script determines it, else UNKNOWN (``$(...)``, ``<placeholder>``)."""
+    return UNKNOWN if value is UNKNOWN or is_placeholder(value) else value
 
 
 # Options that take no value. ``--enable-*`` / ``--disable-*`` options not listed in
@@ -112,6 +127,15 @@ class FlagValue:
     @property
     def known(self) -> bool:
         return self.value is not UNKNOWN
+
+    @property
+    def is_placeholder(self) -> bool:
+        return is_placeholder(self.value)
+
+    @property
+    def resolved(self) -> Value:
+        """The value, or UNKNOWN when the script does not determine it (``<placeholder>`` too)."""
+        return resolved(self.value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,11 +229,12 @@ class AzCommand:
 
 @dataclass(slots=True)
 class ShellScript:
-    """What a shell script runs, in order."""
+    """What a shell script runs, in order. ``path`` is the display path of its file."""
 
     commands: list[Command] = field(default_factory=list)
     assignments: list[Assignment] = field(default_factory=list)
     az_commands: list[AzCommand] = field(default_factory=list)
+    path: str = ""
 
     def az(self, group: str, verb: str) -> list[AzCommand]:
         return [c for c in self.az_commands if c.group == group and c.verb == verb]

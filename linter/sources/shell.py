@@ -14,9 +14,9 @@ knows neither ``$(...)`` nor heredocs). It reads the whole text once and records
 Tolerance for scripts pasted from documentation, beyond what a shell accepts:
 
 * a line continuation may have blanks or a ``# comment`` after its backslash;
-* blank and comment lines after a continuation are skipped when the next line is indented or
-  starts with ``-`` (``az ... \\`` / ``# the GPU size`` / ``--node-vm-size ...``); otherwise the
-  command ends there, as in the shell;
+* blank and comment lines after a continuation are skipped when the next line starts with ``-``
+  or is indented at least as deep as the continued line (``az ... \\`` / ``# the GPU size`` /
+  ``--node-vm-size ...``); otherwise the command ends there, as in the shell;
 * a leading ``$ `` prompt is dropped, and so is a ``> `` continuation prompt inside a prompted
   command; Markdown fence lines (```` ``` ````) are ignored;
 * ``<placeholder>`` words (``--resource-group <resource-group>``) are words, not redirections.
@@ -37,7 +37,7 @@ from __future__ import annotations
 import os
 import re
 from bisect import bisect_right
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from linter.model.azcli import (
     UNKNOWN,
@@ -296,8 +296,9 @@ class _Lexer:
             if stripped:
                 skipped.append(j + text[j:end].index("#"))
             j = end + 1
-        if j > k:  # blank or comment lines came between: continue only into an option line
-            if j >= self.n or not text[j:self.eol(j)].lstrip(" \t").startswith("-"):
+        if j > k:  # blank or comment lines came between: continue only into an option line or
+            # a line indented at least as deep as the continued one (a wrapped list of values)
+            if j >= self.n or not self._continues_into(k, j):
                 return None
             for start in skipped:
                 self.comment(start)
@@ -308,6 +309,18 @@ class _Lexer:
             if text.startswith(("> ", ">\t"), p):
                 j = p + 2
         return j
+
+    def _continues_into(self, k: int, j: int) -> bool:
+        """Whether the line at ``j`` carries on the command whose ``\\`` ended the line before ``k``."""
+        text = self.text
+        line = text[j:self.eol(j)]
+        body = line.lstrip(" \t")
+        if body.startswith("-"):
+            return True
+        start = text.rfind("\n", 0, max(k - 1, 0)) + 1
+        continued = text[start:k]
+        depth = len(continued) - len(continued.lstrip(" \t"))
+        return depth > 0 and len(line) - len(body) >= depth
 
     def heredoc_bodies(self, at: int, pending: list[tuple[str, bool, int, int]]) -> int:
         """Skip the bodies of the heredocs opened on the line just ended; returns where code resumes.
@@ -679,6 +692,38 @@ def expand_assignment(raw: str, env: Env) -> Value:
 
 
 @dataclass(slots=True)
+class _Block:
+    """An ``if``/``case`` (branches), a loop or a ``{ }`` body (function bodies included), with the
+    variables as they were before it. After the block a variable keeps a value only if every way
+    through the block leaves it the same; otherwise it is UNKNOWN."""
+
+    kind: str  # "if" | "case" | "loop" | "group"
+    before: Env
+    branches: list[Env] = field(default_factory=list)
+    exhaustive: bool = False  # an ``else`` was seen: some branch always runs
+
+    def branch(self, env: Env, final: bool = False) -> None:
+        self.branches.append(dict(env))
+        self.exhaustive = self.exhaustive or final
+
+    def close(self, env: Env) -> Env:
+        ways = [*self.branches, env]
+        if not self.exhaustive:
+            ways.append(self.before)  # no branch taken, the loop not entered, the function not called
+        names = {name for way in ways for name in way}
+        merged: Env = {}
+        for name in names:
+            values = [way.get(name) for way in ways]
+            first = values[0]
+            if all(v == first and type(v) is type(first) for v in values):
+                if first is not None:
+                    merged[name] = first
+            else:
+                merged[name] = UNKNOWN
+        return merged
+
+
+@dataclass(slots=True)
 class _Word:
     start: int
     end: int
@@ -692,10 +737,15 @@ class _Reader:
         self.lexer = lexer
         self.env: Env = {}
         self.script = ShellScript()
+        self.blocks: list[_Block] = []
+        self.conditional = False  # the current command runs only after && or ||
 
-    def simple_commands(self, items: list[_Item]) -> list[list[_Word]]:
-        commands: list[list[_Word]] = []
+    def simple_commands(self, items: list[_Item]) -> list[tuple[list[_Word], str | None]]:
+        """The simple commands in order, each with the operator that came before it (``&&``,
+        ``||``, ``;;`` …; None after a line break)."""
+        commands: list[tuple[list[_Word], str | None]] = []
         current: list[_Word] = []
+        before: str | None = None
         skip_target = False
         index = 0
         while index < len(items):
@@ -720,10 +770,13 @@ class _Reader:
                 continue
             skip_target = False
             if current:
-                commands.append(current)
+                commands.append((current, before))
+            elif item.kind == "op" and item.text in (";;", ";&", ";;&"):
+                commands.append(([], item.text))  # the end of a case branch, even an empty one
             current = []
+            before = item.text if item.kind == "op" else None
         if current:
-            commands.append(current)
+            commands.append((current, before))
         return commands
 
     def token(self, word: _Word) -> list[Token]:
@@ -747,18 +800,67 @@ class _Reader:
         span = self.lexer.span(word.start, word.end)
         self.script.assignments.append(Assignment(name, raw_value, value, span, keyword, scope))
         if scope == "shell":
-            self.env[name] = value
+            self.set(name, value)
+
+    def set(self, name: str, value: "str | _Unknown | _Unset") -> None:
+        """Give ``name`` a value from here on; after ``&&``/``||`` it may or may not have it."""
+        if self.conditional and self.env.get(name) != value:
+            value = UNKNOWN
+        self.env[name] = value
 
     def set_unknown(self, word: _Word, keyword: str) -> None:
         if _NAME.fullmatch(word.raw):
-            self.env[word.raw] = UNKNOWN
+            self.set(word.raw, UNKNOWN)
             self.script.assignments.append(
                 Assignment(word.raw, "", UNKNOWN, self.lexer.span(word.start, word.end), keyword))
 
     def run(self, items: list[_Item]) -> ShellScript:
-        for words in self.simple_commands(items):
-            self.command(words)
+        for words, before in self.simple_commands(items):
+            top = self.blocks[-1] if self.blocks else None
+            if top is not None and top.kind == "case":
+                if before in (";;", ";&", ";;&"):
+                    top.branch(self.env)
+                    self.env = dict(top.before)
+                elif before is None and len(words) == 1 and words[0].raw == "*":
+                    top.exhaustive = True  # the default pattern: some branch always runs
+            self.conditional = before in ("&&", "||")
+            if words:
+                self.command(words)
+        while self.blocks:  # blocks left open (a truncated file): their assignments are uncertain
+            self.env = self.blocks.pop().close(self.env)
         return self.script
+
+    # blocks: values assigned in a branch, a loop or a function body may or may not hold after it
+
+    def open_block(self, kind: str) -> None:
+        self.blocks.append(_Block(kind, dict(self.env)))
+
+    def close_block(self, kinds: tuple[str, ...]) -> None:
+        for depth in range(len(self.blocks) - 1, -1, -1):
+            if self.blocks[depth].kind in kinds:
+                while len(self.blocks) > depth:
+                    self.env = self.blocks.pop().close(self.env)
+                return
+
+    def reserved(self, word: str) -> None:
+        top = self.blocks[-1] if self.blocks else None
+        if word == "if":
+            self.open_block("if")
+        elif word in ("elif", "else") and top is not None and top.kind == "if":
+            top.branch(self.env, final=word == "else")
+            self.env = dict(top.before)
+        elif word == "fi":
+            self.close_block(("if",))
+        elif word in ("while", "until"):
+            self.open_block("loop")
+        elif word == "done":
+            self.close_block(("loop",))
+        elif word == "{":
+            self.open_block("group")
+        elif word == "}":
+            self.close_block(("group",))
+        elif word == "esac":
+            self.close_block(("case",))
 
     def command(self, words: list[_Word]) -> None:
         k = 0
@@ -766,12 +868,19 @@ class _Reader:
         while k < len(words):
             raw = words[k].raw
             if raw in ("for", "select"):
+                self.open_block("loop")
                 if k + 1 < len(words):
                     self.set_unknown(words[k + 1], "for")
                 return
-            if raw in ("case", "function"):
+            if raw == "case":
+                self.open_block("case")
+                return
+            if raw == "function":
+                if any(w.raw == "{" for w in words[k + 1:]):
+                    self.open_block("group")
                 return
             if raw in RESERVED:
+                self.reserved(raw)
                 k += 1
                 continue
             if raw in WRAPPERS:
@@ -806,7 +915,7 @@ class _Reader:
         elif head == "unset":
             for word in rest[1:]:
                 if _NAME.fullmatch(word.raw):
-                    self.env[word.raw] = _UNSET
+                    self.set(word.raw, _UNSET)
         elif head in ("read", "mapfile", "readarray", "getopts"):
             skip = False
             for word in rest[1:]:
@@ -901,6 +1010,7 @@ def load_text(text: str, path: str) -> Document:
     lexer = _Lexer(text)
     items = lexer.run()
     script = _Reader(lexer).run(items)
+    script.path = path
     lines = text.split("\n")
     comments = sorted(lexer.comments, key=lambda c: (c.line, c.col))
     return Document(

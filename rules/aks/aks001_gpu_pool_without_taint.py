@@ -1,0 +1,88 @@
+"""A node pool with a GPU VM size and no NoSchedule taint.
+
+## What it does
+Reads the node pools the project's `az aks create` / `az aks nodepool add` commands make (with
+every later `nodepool update` applied, in file order) and flags each pool whose VM size is a GPU
+size of the catalogue (`Standard_NC4as_T4_v3`, `Standard_NC24ads_A100_v4`, `Standard_ND96isr_H100_v5`
+…) but that ends up with no taint of effect `NoSchedule` (or the stronger `NoExecute`). The
+finding points at `--node-taints` when a later update set taints without one (or removed them
+with `--node-taints ""`), else at the pool's `--node-vm-size`.
+
+## Why is this bad?
+Without a taint, the scheduler treats GPU nodes like any other: ordinary pods (web services,
+data preprocessing, system add-ons) fill them, block GPU jobs from being scheduled and keep the
+expensive nodes from scaling down. The article creates the GPU pool with
+`--node-taints sku=gpu:NoSchedule` "to repel workloads that don't explicitly tolerate GPU nodes",
+and says "A NoSchedule taint keeps ordinary application pods away from expensive GPU nodes".
+
+## Example
+```bash
+az aks nodepool add \
+  --resource-group "$RESOURCE_GROUP" \
+  --cluster-name "$AKS_CLUSTER" \
+  --name gpunp \
+  --mode User \
+  --node-vm-size Standard_NC4as_T4_v3 \
+  --labels accelerator=nvidia
+```
+
+Use instead:
+```bash
+az aks nodepool add \
+  --resource-group "$RESOURCE_GROUP" \
+  --cluster-name "$AKS_CLUSTER" \
+  --name gpunp \
+  --mode User \
+  --node-vm-size Standard_NC4as_T4_v3 \
+  --labels accelerator=nvidia \
+  --node-taints sku=gpu:NoSchedule
+```
+
+## Known problems
+- `PreferNoSchedule` only discourages the scheduler, so it does not count. The taint AKS adds
+  to Spot pools (`kubernetes.azure.com/scalesetpriority=spot:NoSchedule`) does not count either:
+  it repels pods that do not tolerate Spot eviction, not pods that do not need a GPU (a CPU
+  batch job that tolerates Spot still lands on the GPU nodes).
+- A command whose options are partly unknown (`$EXTRA_ARGS`, an update whose `--name` is
+  `$POOL`) may set taints: such pools are not judged.
+- Pools from `node-pools:` in the config are cluster facts for the placement rules, not linted
+  here (a config file is not a linted file, so a finding would have nowhere to point).
+
+## References
+- AKS, Use GPUs for compute-intensive workloads: https://learn.microsoft.com/azure/aks/use-nvidia-gpu
+- AKS, Use node taints: https://learn.microsoft.com/azure/aks/use-node-taints
+- Kubernetes, Taints and tolerations: https://kubernetes.io/docs/concepts/scheduling-eviction/taint-and-toleration/
+"""
+
+from linter.model.azcli import ShellScript
+from linter.model.cluster import changed_after_creation, cluster_of, describe_pool
+from linter.model.selectors import parse_taint
+from linter.rule import SHELL, Finding, rule
+
+
+@rule(code="AKS001", name="gpu-pool-without-taint", severity="error", scope=SHELL, tags=("aks", "gpu", "isolation"))
+def check(script: ShellScript, ctx):
+    for pool in cluster_of(ctx.index, ctx.config).pools:
+        vm = pool.vm
+        if pool.source != "script" or not pool.created or vm is None or not vm.is_gpu or not pool.taints_known:
+            continue
+        taints = [t for t in pool.effective_taints if not t.automatic]
+        if any(t.taint.effect in ("NoSchedule", "NoExecute") for t in taints):
+            continue
+        later = changed_after_creation(pool.taints_origin, pool)
+        where = pool.taints_origin if later else pool.vm_origin
+        if where is None or where.path != script.path:
+            continue
+        configured = parse_taint(ctx.config.effective_gpu_taints[0]) if ctx.config.effective_gpu_taints else None
+        suggestion = str(configured) if configured is not None and configured.repels else "sku=gpu:NoSchedule"
+        if taints:
+            state = "has only " + ", ".join(f"`{t.taint}`" for t in taints) + ", no NoSchedule taint"
+        else:
+            state = "loses its taints in this update" if later else "has no NoSchedule taint"
+        yield Finding(
+            where.span,
+            f"GPU node pool {describe_pool(pool)} {state}: pods that do not need a GPU can fill its nodes; "
+            f"add `--node-taints {suggestion}` and a matching toleration to GPU pods",
+            node=("pool", pool.display, "node-taints"),
+            fix=f"--node-taints {suggestion}",
+        )

@@ -1,0 +1,82 @@
+"""A GPU node pool without the label GPU workloads select.
+
+## What it does
+Flags each node pool made by the project's `az aks` commands (later updates applied) whose VM
+size is an NVIDIA GPU size and whose node labels lack one of the configured GPU node labels
+(`gpu-node-labels` in the config; by default `accelerator=nvidia`, the label the article's pods
+select). Labels AKS sets itself count: configuring `kubernetes.azure.com/accelerator: nvidia`
+is met by every NVIDIA GPU pool. The finding points at the pool's `--labels` (or, at creation,
+`--nodepool-labels`) when it has some, else at its `--node-vm-size`.
+
+## Why is this bad?
+GPU pods find their nodes by label: the article's pods use `nodeSelector: {accelerator: nvidia}`
+and the pool is created with `--labels accelerator=nvidia workload=training` so that "the label
+used by the preceding pod" is there. A GPU pool without it is invisible to those pods, which stay
+Pending, while pods that select nothing may fill it.
+
+## Example
+```bash
+az aks nodepool add \
+  --cluster-name "$AKS_CLUSTER" --resource-group "$RESOURCE_GROUP" \
+  --name gpunp --mode User \
+  --node-vm-size Standard_NC24ads_A100_v4 \
+  --labels workload=training \
+  --node-taints sku=gpu:NoSchedule
+```
+
+Use instead:
+```bash
+az aks nodepool add \
+  --cluster-name "$AKS_CLUSTER" --resource-group "$RESOURCE_GROUP" \
+  --name gpunp --mode User \
+  --node-vm-size Standard_NC24ads_A100_v4 \
+  --labels accelerator=nvidia workload=training \
+  --node-taints sku=gpu:NoSchedule
+```
+
+## Known problems
+- AMD GPU sizes (`Standard_ND96isr_MI300X_v5`) are not checked: the default label names NVIDIA.
+- AKS's deprecated bare `accelerator=nvidia` node label may still appear on some GPU nodes; it is
+  not relied on, since AKS replaced it with `kubernetes.azure.com/accelerator`.
+- A pool whose labels come from a value the script does not determine (`--labels $LABELS`) is
+  not judged.
+
+## References
+- AKS, Use GPUs for compute-intensive workloads: https://learn.microsoft.com/azure/aks/use-nvidia-gpu
+- AKS, Use labels in an AKS cluster: https://learn.microsoft.com/azure/aks/use-labels
+"""
+
+from linter.model.azcli import UNKNOWN, ShellScript
+from linter.model.cluster import cluster_of, describe_pool
+from linter.rule import SHELL, Finding, rule
+
+
+@rule(code="AKS002", name="gpu-pool-without-label", severity="warning", scope=SHELL, tags=("aks", "gpu", "scheduling"))
+def check(script: ShellScript, ctx):
+    wanted = ctx.config.effective_gpu_node_labels
+    for pool in cluster_of(ctx.index, ctx.config).pools:
+        vm = pool.vm
+        if pool.source != "script" or not pool.created or vm is None or vm.gpu_resource != "nvidia.com/gpu":
+            continue
+        if pool.labels_open or any(pool.labels.get(key) is UNKNOWN for key in wanted):
+            continue
+        known = pool.label_view().known
+        missing = {key: value for key, value in wanted.items() if known.get(key) != value}
+        if not missing:
+            continue
+        where = pool.labels_origin or pool.vm_origin
+        if where is None or where.path != script.path:
+            continue
+        pairs = " ".join(f"{key}={value}" for key, value in missing.items())
+        have = ", ".join(f"{k}={v}" for k, v in pool.labels.items()) or "none"
+        command = where.command
+        flag = command.flag("--labels", "--nodepool-labels") if command is not None else None
+        repeated = flag is not None and sum(o.canonical == flag.canonical for o in command.options) > 1
+        note = f"; {flag.name} is given more than once and the CLI keeps only the last" if repeated else ""
+        yield Finding(
+            where.span,
+            f"GPU node pool {describe_pool(pool)} lacks the GPU node label {pairs} that GPU pods select "
+            f"(its labels: {have}{note}); add it to `--labels`",
+            node=("pool", pool.display, "labels"),
+            fix=f"--labels {pairs}",
+        )

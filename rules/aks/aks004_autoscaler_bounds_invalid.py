@@ -1,0 +1,128 @@
+"""Cluster autoscaler bounds that are missing, reversed or out of range.
+
+## What it does
+Checks every `az aks create`, `az aks update`, `az aks nodepool add` and `az aks nodepool update`
+command that touches the cluster autoscaler:
+
+- `--enable-cluster-autoscaler` or `--update-cluster-autoscaler` without both `--min-count` and
+  `--max-count` (points at the switch);
+- `--min-count` / `--max-count` without either switch (points at the count);
+- `--min-count` greater than `--max-count`, a count that is not a whole number, above 1000, or
+  a `--min-count 0` on a System pool, which must keep a node (points at the value);
+- on create/add with the autoscaler on, a `--node-count` outside `[min, max]` (points at it).
+
+## Why is this bad?
+The Azure CLI rejects each of these (`min-count and max-count are required for
+--enable-cluster-autoscaler`, `node-count is not in the range of min-count and max-count`), so
+the provisioning script fails half-way, or, inside `|| true` and retry loops, leaves the pool
+without the autoscaler the article relies on: "enable the cluster autoscaler on the GPU user
+node pool and define minimum and maximum capacity". Reversed bounds never scale.
+
+## Example
+```bash
+az aks nodepool add \
+  --cluster-name "$AKS_CLUSTER" --resource-group "$RESOURCE_GROUP" \
+  --name gpunp --node-vm-size Standard_NC4as_T4_v3 \
+  --enable-cluster-autoscaler \
+  --min-count 4 \
+  --max-count 2
+```
+
+Use instead:
+```bash
+az aks nodepool add \
+  --cluster-name "$AKS_CLUSTER" --resource-group "$RESOURCE_GROUP" \
+  --name gpunp --node-vm-size Standard_NC4as_T4_v3 \
+  --node-count 0 \
+  --enable-cluster-autoscaler \
+  --min-count 0 \
+  --max-count 4
+```
+
+## Known problems
+- Each command is judged on its own flags, as the CLI validates it; values the script does not
+  determine (`--max-count "$MAX"` with `MAX=$(...)`) are not judged, and a command with words of
+  unknown value (`$EXTRA_ARGS`) may carry the missing flags.
+- The CLI also refuses `nodepool update --enable-cluster-autoscaler` on a pool that is already
+  autoscaled (use `--update-cluster-autoscaler`); the article's two snippets do exactly that, and
+  which one a reader runs is not known, so it is not flagged.
+- Ranges are those of the CLI help (0–1000 for User pools, 1–1000 for System pools).
+
+## References
+- AKS, Use the cluster autoscaler: https://learn.microsoft.com/azure/aks/cluster-autoscaler
+- Azure CLI, az aks nodepool add: https://learn.microsoft.com/cli/azure/aks/nodepool#az-aks-nodepool-add
+"""
+
+from linter.model.azcli import UNKNOWN, AzFlag, ShellScript, resolved
+from linter.model.cluster import cluster_of
+from linter.rule import SHELL, Finding, rule
+
+COMMANDS = {("aks", "create"), ("aks", "update"), ("aks nodepool", "add"), ("aks nodepool", "update")}
+
+
+def _count(flag: AzFlag | None):
+    """(value, span) of a count flag: value None when absent or undetermined, "bad" when not a number."""
+    if flag is None or flag.value is None:
+        return None, flag.span if flag else None
+    value = resolved(flag.value.value)
+    if value is UNKNOWN:
+        return None, flag.value.span
+    text = str(value).strip()
+    return (int(text) if text.isdigit() else "bad"), flag.value.span
+
+
+def _on(flag: AzFlag | None) -> bool:
+    return flag is not None and (flag.value is None or str(flag.value.value).lower() != "false")
+
+
+@rule(code="AKS004", name="autoscaler-bounds-invalid", severity="error", scope=SHELL, tags=("aks", "autoscaling"))
+def check(script: ShellScript, ctx):
+    cluster = cluster_of(ctx.index, ctx.config)
+    for az in script.az_commands:
+        if (az.group, az.verb) not in COMMANDS:
+            continue
+        switches = (az.flag("--enable-cluster-autoscaler"), az.flag("--update-cluster-autoscaler"))
+        switch = next((f for f in switches if _on(f)), None)
+        low_flag, high_flag = az.flag("--min-count"), az.flag("--max-count")
+        where = f"`az {az.group} {az.verb}`"
+        if switch is not None and not az.has_unknown_words and (low_flag is None or high_flag is None):
+            missing = " and ".join(n for n, f in (("--min-count", low_flag), ("--max-count", high_flag)) if f is None)
+            yield Finding(switch.span, f"{where} turns the cluster autoscaler on with {switch.name} but without "
+                                       f"{missing}; the CLI requires both bounds", node=(az.group, az.verb, switch.name))
+        given = [f for f in (low_flag, high_flag) if f is not None]
+        if switch is None and given and not az.has_unknown_words and not _on(az.flag("--disable-cluster-autoscaler")):
+            names = " and ".join(f.name for f in given)
+            yield Finding(given[0].span, f"{where} sets {names} without --enable-cluster-autoscaler or "
+                                         "--update-cluster-autoscaler; the CLI rejects bounds without a switch",
+                          node=(az.group, az.verb, given[0].name))
+        low, low_span = _count(low_flag)
+        high, high_span = _count(high_flag)
+        for value, span, name in ((low, low_span, "--min-count"), (high, high_span, "--max-count")):
+            if value == "bad" or isinstance(value, int) and value > 1000:
+                yield Finding(span, f"{where} {name} must be a whole number from 0 to 1000",
+                              node=(az.group, az.verb, name))
+        if isinstance(low, int) and isinstance(high, int) and low > high:
+            yield Finding(low_span, f"{where} --min-count {low} is greater than --max-count {high}: the pool can never "
+                                    "satisfy both", node=(az.group, az.verb, "--min-count"))
+        if low == 0 and _system_pool(az, cluster):
+            yield Finding(low_span, f"{where} --min-count 0 on a System pool: System pools keep at least one node",
+                          node=(az.group, az.verb, "--min-count"))
+        count, count_span = _count(az.flag("--node-count"))
+        if switch is not None and (az.verb in ("create", "add")) and isinstance(count, int) \
+                and isinstance(low, int) and isinstance(high, int) and low <= high and not low <= count <= high:
+            yield Finding(count_span, f"{where} --node-count {count} is outside --min-count {low} .. "
+                                      f"--max-count {high}", node=(az.group, az.verb, "--node-count"))
+
+
+def _system_pool(az, cluster) -> bool:
+    if az.is_("aks", "create"):
+        return True
+    if not az.is_("aks nodepool", "update"):
+        return False
+    mode = az.value("--mode")
+    if mode is not None:
+        return str(mode.value).lower() == "system"
+    name = az.value("--name")
+    pools = [p for p in cluster.pools if name is not None and p.name == name.value and p.origin is not None
+             and p.origin.command is not az]
+    return bool(pools) and all(p.is_system is True for p in pools)

@@ -1,0 +1,68 @@
+"""A node pool VM size that the catalogue does not know.
+
+## What it does
+Flags the `--node-vm-size` (`-s`) value of `az aks create` and `az aks nodepool add` when it is
+neither a GPU size of mlops-lint's catalogue (the GPU sizes AKS supports, from Azure's size
+pages) nor a CPU size that Azure's naming convention explains (`Standard_D4s_v5`,
+`Standard_E16as_v5`, `Standard_F8s_v2`, `Standard_DS3_v2` …). Sizes are compared
+case-insensitively, with or without the `Standard_` prefix, as AKS compares them. Values the
+script does not determine (`"$VM_SIZE"` from `$(...)`, `<vm-size>`) are skipped. The message
+suggests close catalogue names.
+
+## Why is this bad?
+A misspelt or retired size fails the provisioning script (`The VM size of ... is not allowed in
+your subscription`), and a size the linter cannot read switches off the checks that depend on
+it: GPU pool isolation (AKS001–AKS003) and the placement rules that compare pods with the VM
+(XPL003–XPL005, DST005). The article asks to "select an NC-series size based on GPU memory, GPU
+count, CPU-to-GPU ratio" and to verify that "the VM SKU is available in the cluster region".
+
+## Example
+```bash
+az aks nodepool add --cluster-name "$AKS_CLUSTER" --resource-group "$RESOURCE_GROUP" \
+  --name gpunp --node-vm-size Standard_NC4as_T4_v4
+```
+
+Use instead:
+```bash
+az aks nodepool add --cluster-name "$AKS_CLUSTER" --resource-group "$RESOURCE_GROUP" \
+  --name gpunp --node-vm-size Standard_NC4as_T4_v3
+```
+
+## Known problems
+The catalogue is not every Azure size: families whose memory does not follow from the name are
+only known by their vCPUs (B, M), and series outside the naming table (L, H, DC, EC, A, older D
+versions) are reported here although Azure may accept them. The finding is informational; add
+the size to `linter/data/vm_sizes.json` or suppress it with
+`# mlops-lint: disable=AKS005 <reason>`.
+
+## References
+- Azure, VM size naming conventions: https://learn.microsoft.com/azure/virtual-machines/vm-naming-conventions
+- Azure, GPU-accelerated VM sizes: https://learn.microsoft.com/azure/virtual-machines/sizes/overview#gpu-accelerated
+- AKS, Use GPUs: https://learn.microsoft.com/azure/aks/use-nvidia-gpu
+"""
+
+from linter.model.azcli import UNKNOWN, ShellScript, resolved
+from linter.model.vmsizes import lookup, suggest
+from linter.rule import SHELL, Finding, rule
+
+
+@rule(code="AKS005", name="vm-size-unknown", severity="info", scope=SHELL, tags=("aks",))
+def check(script: ShellScript, ctx):
+    for az in script.az_commands:
+        if not (az.is_("aks", "create") or az.is_("aks nodepool", "add")):
+            continue
+        value = az.value("--node-vm-size")
+        if value is None:
+            continue
+        size = resolved(value.value)
+        if size is UNKNOWN or not str(size).strip() or lookup(str(size)) is not None:
+            continue
+        close = suggest(str(size))
+        hint = f"; did you mean {' or '.join(f'`{name}`' for name in close)}?" if close else ""
+        yield Finding(
+            value.span,
+            f"VM size `{size}` is not in mlops-lint's VM size catalogue, so its GPUs, vCPUs and memory are "
+            f"unknown and the node pool checks that depend on them are skipped{hint}",
+            node=(az.group, az.verb, "--node-vm-size"),
+            fix=close[0] if close else None,
+        )

@@ -1,0 +1,1 @@
+"""XPL: workloads against the cluster's node pools, across files (pods that can never be placed)."""
