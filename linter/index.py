@@ -21,6 +21,7 @@ REFERENCE_KINDS = frozenset({
     "LimitRange",  # container defaults
     "StorageClass", "PersistentVolumeClaim", "PersistentVolume",  # storage and reclaim policies
     "LocalQueue", "ClusterQueue", "ResourceFlavor", "Cohort", "Queue", "PriorityClass",  # queues
+    "WorkloadPriorityClass",  # Kueue's workload priorities (the kueue.x-k8s.io/priority-class label)
     "NetworkPolicy",  # distributed training traffic
     "PodMonitor", "ServiceMonitor",  # observability
     "DaemonSet", "ClusterPolicy",  # device plugins, DCGM exporters, the GPU Operator

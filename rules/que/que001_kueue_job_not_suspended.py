@@ -1,0 +1,84 @@
+"""A job submitted to a Kueue queue is not created suspended.
+
+## What it does
+Flags objects that carry the `kueue.x-k8s.io/queue-name` label (or the older annotation of the
+same name) and whose suspend flag is not `true`. The flag depends on the kind, as Kueue's
+integrations read it:
+
+| kind | flag |
+|---|---|
+| batch `Job`, `JobSet`, `RayJob`, `RayCluster`, `TrainJob`, `AppWrapper` | `spec.suspend` |
+| `CronJob` (label in `spec.jobTemplate.metadata`) | `spec.jobTemplate.spec.suspend` |
+| Kubeflow `PyTorchJob`, `TFJob`, `MPIJob`, `XGBoostJob`, `PaddleJob`, `JAXJob` | `spec.runPolicy.suspend` |
+
+Pods, Deployments, StatefulSets and LeaderWorkerSets have no suspend flag: Kueue holds their
+pods back with a scheduling gate, so they are not checked. The finding points at the flag when
+it is written (`suspend: false`), else at its nearest parent key (`spec:`, `runPolicy:`).
+
+## Why is this bad?
+"Kueue provides admission control and quota management before pods begin running": it admits a
+job by un-suspending it once the job's quota is free. A queued job created unsuspended starts its
+pods at once wherever Kueue's webhook does not suspend it first (the integration for that kind is
+not enabled, the namespace is outside `managedJobsNamespaceSelector`, the manifest is applied
+before Kueue runs), so its GPUs are taken outside the team's quota and without gang admission,
+leaving "partially scheduled jobs" that "reserve GPUs while waiting for remaining workers". GitOps
+tools that re-apply the manifest also undo a suspend flag the webhook set. The article's Kueue Job
+writes `suspend: true`.
+
+## Example
+```yaml
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: team-a-two-gpu-training
+  namespace: team-a
+  labels:
+    kueue.x-k8s.io/queue-name: gpu-queue
+spec:
+  parallelism: 2
+```
+
+Use instead:
+```yaml
+spec:
+  suspend: true
+  parallelism: 2
+```
+
+## Known problems
+Kueue's own webhook suspends labelled jobs on creation in the namespaces it manages, so a
+missing flag is harmless there as long as the webhook is always up and nothing re-applies the
+manifest; the rule asks for the flag anyway, as the article does.
+
+## References
+- Kueue, Run a Kubernetes Job: https://kueue.sigs.k8s.io/docs/tasks/run/jobs/
+- Kueue, Run a Kubeflow job: https://kueue.sigs.k8s.io/docs/tasks/run/kubeflow/
+- Kubernetes, Suspending a Job: https://kubernetes.io/docs/concepts/workloads/controllers/job/#suspending-a-job
+"""
+
+from linter.model.kueue import queue_ref, suspend_field
+from linter.rule import OBJECT, Finding, rule
+
+
+@rule(code="QUE001", name="kueue-job-not-suspended", severity="warning", scope=OBJECT, tags=("queues", "kueue"))
+def check(obj, ctx):
+    ref = queue_ref(obj)
+    if ref is None:
+        return
+    flag = suspend_field(obj)
+    if flag is None or flag.suspended:
+        return
+    if not flag.present:
+        state = f"does not set `{flag.dotted}: true`"
+    elif isinstance(flag.value, bool):
+        state = f"sets `{flag.path[-1]}: false`"
+    else:
+        state = f"sets `{flag.path[-1]}` to {flag.value!r}, which is not the boolean `true`"
+    yield Finding(
+        flag.span,
+        f"{obj.kind} `{obj.name}` is queued to LocalQueue `{ref.name}` but {state}: wherever Kueue's webhook does "
+        "not suspend it first, its pods start at once, outside the queue's quota; create it suspended and let Kueue "
+        "start it",
+        node=flag.path,
+        fix=f"{flag.dotted}: true",
+    )

@@ -1,0 +1,529 @@
+"""Semantics of the QUE rules beyond their fixtures: Kueue's quota arithmetic (``potentialAvailable``
+over cohorts, lending and borrowing limits, hierarchical cohorts), pod-set counts, where queue
+names and suspend flags are read, the reference-rule conditions, and the QUE005/QUE006 split."""
+
+from __future__ import annotations
+
+import textwrap
+from fractions import Fraction
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from linter.config import Config
+from linter.engine import load_bytes, run_rules
+from linter.index import ProjectIndex
+from linter.model.document import K8S
+from linter.model.kueue import (
+    INFINITE,
+    QuotaTree,
+    cluster_queue_quota,
+    cohort_of,
+    flavor_node_labels,
+    flavor_node_taints,
+    format_amount,
+    podsets,
+    queue_ref,
+    suspend_field,
+)
+from linter.registry import load_registry
+
+REGISTRY = load_registry()
+
+
+def documents(*texts: str, paths: tuple[str, ...] = ()) -> list:
+    docs = []
+    for i, text in enumerate(texts):
+        path = paths[i] if i < len(paths) else f"f{i}.yaml"
+        doc = load_bytes(textwrap.dedent(text).encode(), path, K8S)
+        assert not doc.errors, doc.errors
+        docs.append(doc)
+    return docs
+
+
+def lint(*texts: str, select: tuple[str, ...], paths: tuple[str, ...] = (), config: Config | None = None) -> list:
+    docs = documents(*texts, paths=paths)
+    metas = [REGISTRY.get(code) for code in select]
+    results = run_rules(docs, {d.path for d in docs}, metas, config or Config())
+    return sorted((r for r, _ in results), key=lambda r: (r.path, r.line, r.column, r.rule))
+
+
+def objects(*texts: str) -> tuple[ProjectIndex, dict]:
+    index = ProjectIndex(documents(*texts))
+    return index, {(o.kind, o.name): o for o in index.objects}
+
+
+def cq(name: str, gpus: str, *, cohort: str | None = None, lending: str | None = None, borrowing: str | None = None,
+       flavor: str = "nvidia-gpu", version: str = "v1beta1") -> str:
+    cohort_key = "cohort" if version == "v1beta1" else "cohortName"
+    limits = "".join(f", {k}: \"{v}\"" for k, v in (("lendingLimit", lending), ("borrowingLimit", borrowing)) if v)
+    return f"""
+    apiVersion: kueue.x-k8s.io/{version}
+    kind: ClusterQueue
+    metadata: {{name: {name}}}
+    spec:
+      namespaceSelector: {{}}
+      {f"{cohort_key}: {cohort}" if cohort else ""}
+      resourceGroups:
+      - coveredResources: ["nvidia.com/gpu"]
+        flavors:
+        - name: {flavor}
+          resources:
+          - {{name: nvidia.com/gpu, nominalQuota: "{gpus}"{limits}}}
+    """
+
+
+def cohort(name: str, *, parent: str | None = None, gpus: str | None = None, lending: str | None = None,
+           borrowing: str | None = None) -> str:
+    limits = "".join(f", {k}: \"{v}\"" for k, v in (("lendingLimit", lending), ("borrowingLimit", borrowing)) if v)
+    groups = f"""
+      resourceGroups:
+      - coveredResources: ["nvidia.com/gpu"]
+        flavors:
+        - name: nvidia-gpu
+          resources:
+          - {{name: nvidia.com/gpu, nominalQuota: "{gpus}"{limits}}}""" if gpus is not None else ""
+    return f"""
+    apiVersion: kueue.x-k8s.io/v1beta2
+    kind: Cohort
+    metadata: {{name: {name}}}
+    spec:
+      {f"parentName: {parent}" if parent else "fairSharing: {weight: 1}"}{groups}
+    """
+
+
+GPU = ("nvidia-gpu", "nvidia.com/gpu")
+
+
+# ---------------------------------------------------------------------------------------------
+# The public model API other rules import
+
+
+def test_cluster_queue_quota_and_flavor_api() -> None:
+    _, objs = objects(cq("team-a", "4", cohort="research", version="v1beta2"), """
+    apiVersion: kueue.x-k8s.io/v1beta1
+    kind: ResourceFlavor
+    metadata: {name: nvidia-gpu}
+    spec:
+      nodeLabels: {accelerator: nvidia, gpu-count: 8}
+      nodeTaints: [{key: sku, value: gpu, effect: NoSchedule}, {key: broken}]
+    """)
+    queue = objs[("ClusterQueue", "team-a")]
+    assert cluster_queue_quota(queue) == {GPU: Fraction(4)}
+    assert cohort_of(queue) == "research"
+    flavor = objs[("ResourceFlavor", "nvidia-gpu")]
+    assert flavor_node_labels(flavor) == {"accelerator": "nvidia", "gpu-count": "8"}
+    assert [str(t) for t in flavor_node_taints(flavor)] == ["sku=gpu:NoSchedule"]
+
+
+def test_a_quota_that_is_not_a_quantity_is_unbounded() -> None:
+    _, objs = objects(cq("templated", "{{ .Values.gpus }}"))
+    assert cluster_queue_quota(objs[("ClusterQueue", "templated")]) == {GPU: INFINITE}
+
+
+# ---------------------------------------------------------------------------------------------
+# potentialAvailable
+
+
+def potential(*texts: str, queue: str) -> Fraction | float:
+    index, objs = objects(*texts)
+    return QuotaTree(index).potential_available(objs[("ClusterQueue", queue)], GPU)
+
+
+def test_alone_a_cluster_queue_has_its_nominal_quota() -> None:
+    assert potential(cq("a", "4"), queue="a") == 4
+
+
+def test_a_cohort_lends_everything_without_lending_limits() -> None:
+    texts = (cq("a", "4", cohort="c"), cq("b", "8", cohort="c"), cq("other", "100", cohort="elsewhere"))
+    assert potential(*texts, queue="a") == 12
+    assert potential(*texts, queue="b") == 12
+
+
+def test_lending_limit_keeps_the_rest_for_the_lender() -> None:
+    texts = (cq("a", "4", cohort="c"), cq("b", "8", cohort="c", lending="2"))
+    assert potential(*texts, queue="a") == 6  # 4 + the 2 b may lend
+    assert potential(*texts, queue="b") == 12  # b keeps 6 for itself and can borrow all of a's
+
+
+def test_borrowing_limit_caps_what_a_queue_takes() -> None:
+    texts = (cq("a", "2", cohort="c", borrowing="1"), cq("b", "8", cohort="c"))
+    assert potential(*texts, queue="a") == 3
+
+
+def test_hierarchical_cohorts_add_their_own_quota_and_limits() -> None:
+    texts = (cohort("org", gpus="8"), cohort("team", parent="org"), cq("t", "0", cohort="team", version="v1beta2"))
+    assert potential(*texts, queue="t") == 8
+    limited = (cohort("org", gpus="8"), cohort("team", parent="org", gpus="2", borrowing="3"),
+               cq("t", "1", cohort="team", version="v1beta2"))
+    # the team subtree holds 1 + 2 = 3 and may borrow 3 more from org: 6
+    assert potential(*limited, queue="t") == 6
+    lending = (cohort("org"), cohort("team-a", parent="org", gpus="10", lending="4"), cohort("team-b", parent="org"),
+               cq("b", "0", cohort="team-b", version="v1beta2"))
+    assert potential(*lending, queue="b") == 4  # team-a lends at most 4 of its 10 to the rest of org
+
+
+def test_a_parent_named_by_no_cohort_object_is_a_plain_root() -> None:
+    texts = (cohort("team", parent="missing"), cq("t", "2", cohort="team", version="v1beta2"),
+             cq("u", "3", cohort="missing", version="v1beta2"))
+    assert potential(*texts, queue="t") == 5
+
+
+def test_a_cohort_cycle_disables_the_tree() -> None:
+    index, objs = objects(cohort("x", parent="y"), cohort("y", parent="x"), cq("q", "1", cohort="x", version="v1beta2"))
+    assert QuotaTree(index).disabled(objs[("ClusterQueue", "q")])
+    index, objs = objects(cohort("x", parent="y"), cq("q", "1", cohort="x", version="v1beta2"))
+    assert not QuotaTree(index).disabled(objs[("ClusterQueue", "q")])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 50), st.one_of(st.none(), st.integers(0, 50)),
+                          st.one_of(st.none(), st.integers(0, 50))), min_size=1, max_size=5))
+def test_potential_available_matches_kueues_flat_cohort_formula(queues) -> None:
+    """One flat cohort: a queue reaches its nominal plus every other queue's lendable quota
+    (min(nominal, lendingLimit)), capped at nominal + borrowingLimit; never below its nominal."""
+    texts = [cq(f"q{i}", str(n), cohort="c", lending=None if lend is None else str(lend),
+                borrowing=None if borrow is None else str(borrow))
+             for i, (n, lend, borrow) in enumerate(queues)]
+    index, objs = objects(*texts)
+    tree = QuotaTree(index)
+    for i, (nominal, _, borrow) in enumerate(queues):
+        others = sum(min(n, lend) if lend is not None else n for j, (n, lend, _) in enumerate(queues) if j != i)
+        expected = nominal + others if borrow is None else min(nominal + borrow, nominal + others)
+        got = tree.potential_available(objs[("ClusterQueue", f"q{i}")], GPU)
+        assert got == expected and got >= nominal
+
+
+# ---------------------------------------------------------------------------------------------
+# Queue names, suspend flags, pod sets
+
+
+def test_queue_name_label_wins_and_cronjobs_read_their_job_template() -> None:
+    _, objs = objects("""
+    apiVersion: batch/v1
+    kind: Job
+    metadata:
+      name: both
+      labels: {kueue.x-k8s.io/queue-name: from-label}
+      annotations: {kueue.x-k8s.io/queue-name: from-annotation}
+    spec: {template: {spec: {containers: [{name: c, image: busybox}]}}}
+    """, """
+    apiVersion: batch/v1
+    kind: CronJob
+    metadata:
+      name: nightly
+      labels: {kueue.x-k8s.io/queue-name: ignored}
+    spec:
+      schedule: "0 1 * * *"
+      jobTemplate:
+        metadata: {labels: {kueue.x-k8s.io/queue-name: nightly-queue}}
+        spec: {template: {spec: {containers: [{name: c, image: busybox}]}}}
+    """, """
+    apiVersion: v1
+    kind: Service
+    metadata:
+      name: svc
+      labels: {kueue.x-k8s.io/queue-name: q}
+    spec: {}
+    """)
+    both = queue_ref(objs[("Job", "both")])
+    assert (both.name, both.source, both.node) == ("from-label", "label", ("metadata", "labels", "kueue.x-k8s.io/queue-name"))
+    nightly = queue_ref(objs[("CronJob", "nightly")])
+    assert nightly.name == "nightly-queue" and nightly.node[:3] == ("spec", "jobTemplate", "metadata")
+    assert queue_ref(objs[("Service", "svc")]) is None
+
+
+def test_suspend_flags_per_kind() -> None:
+    _, objs = objects("""
+    apiVersion: kubeflow.org/v1
+    kind: PyTorchJob
+    metadata: {name: p}
+    spec:
+      runPolicy: {suspend: true}
+      pytorchReplicaSpecs: {}
+    """, """
+    apiVersion: apps/v1
+    kind: Deployment
+    metadata: {name: d}
+    spec: {}
+    """, """
+    apiVersion: ray.io/v1
+    kind: RayJob
+    metadata: {name: r}
+    spec: {entrypoint: python x.py}
+    """)
+    pytorch = suspend_field(objs[("PyTorchJob", "p")])
+    assert pytorch.suspended and pytorch.dotted == "spec.runPolicy.suspend"
+    assert suspend_field(objs[("Deployment", "d")]) is None
+    ray = suspend_field(objs[("RayJob", "r")])
+    assert not ray.present and ray.span.line == 5  # the `spec:` key
+
+
+@pytest.mark.parametrize("spec,annotations,count", [
+    ("parallelism: 8", "", 8),
+    ("parallelism: 8\n      completions: 3", "", 3),
+    ("parallelism: 8", "annotations: {kueue.x-k8s.io/job-min-parallelism: \"2\"}", 2),
+    ("completions: 5", "", 1),
+    ("parallelism: 0", "", 0),
+])
+def test_job_pod_counts(spec: str, annotations: str, count: int) -> None:
+    index, objs = objects(f"""
+    apiVersion: batch/v1
+    kind: Job
+    metadata:
+      name: j
+      {annotations}
+    spec:
+      {spec}
+      template: {{spec: {{containers: [{{name: c, image: busybox, resources: {{limits: {{cpu: "2"}}}}}}]}}}}
+    """)
+    sets = podsets(index.workload(objs[("Job", "j")]))
+    assert [s.count for s in sets] == [count]
+    assert sets[0].per_pod["cpu"].amount == 2
+
+
+def test_jobset_deployment_and_volcano_pod_sets() -> None:
+    index, objs = objects("""
+    apiVersion: jobset.x-k8s.io/v1alpha2
+    kind: JobSet
+    metadata: {name: js}
+    spec:
+      replicatedJobs:
+      - name: workers
+        replicas: 3
+        template: {spec: {parallelism: 2, template: {spec: {containers: [{name: c, image: busybox}]}}}}
+    """, """
+    apiVersion: apps/v1
+    kind: Deployment
+    metadata: {name: d}
+    spec:
+      replicas: 10
+      template: {spec: {containers: [{name: c, image: busybox}]}}
+    """, """
+    apiVersion: batch.volcano.sh/v1alpha1
+    kind: Job
+    metadata: {name: v}
+    spec: {tasks: [{name: w, replicas: 2, template: {spec: {containers: [{name: c, image: busybox}]}}}]}
+    """)
+    assert [(s.name, s.count) for s in podsets(index.workload(objs[("JobSet", "js")]))] == [("workers", 6)]
+    assert [s.count for s in podsets(index.workload(objs[("Deployment", "d")]))] == [1]
+    assert podsets(index.workload(objs[("Job", "v")])) is None
+
+
+def test_format_amount() -> None:
+    assert format_amount("memory", Fraction(2**40)) == "1Ti"
+    assert format_amount("memory", Fraction(3 * 2**29)) == "1.5Gi"
+    assert format_amount("cpu", Fraction(1, 2)) == "500m"
+    assert format_amount("cpu", Fraction(64)) == "64"
+    assert format_amount("nvidia.com/gpu", INFINITE) == "unlimited"
+
+
+# ---------------------------------------------------------------------------------------------
+# Reference rules fire only when the project holds the referenced kind
+
+JOB = """
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: trial
+  namespace: research
+  labels: {kueue.x-k8s.io/queue-name: research-queue}
+spec:
+  suspend: true
+  template:
+    spec:
+      priorityClassName: batch-low
+      containers: [{name: c, image: busybox}]
+"""
+LOCAL_QUEUE = """
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: other-queue, namespace: research}
+spec: {clusterQueue: research}
+"""
+
+
+def test_reference_rules_stay_silent_without_the_referenced_kind() -> None:
+    assert lint(JOB, select=("QUE002", "QUE010")) == []
+    assert lint(LOCAL_QUEUE, select=("QUE003",)) == []
+    assert lint(cq("a", "4"), select=("QUE004",)) == []
+
+
+def test_reference_rules_fire_once_the_kind_is_there() -> None:
+    found = lint(JOB, LOCAL_QUEUE, "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: batch}\nvalue: 1\n",
+                 select=("QUE002", "QUE010"))
+    assert [(r.rule, r.line) for r in found] == [("QUE002", 7), ("QUE010", 12)]
+    assert found[1].message.endswith("did you mean `batch`?")
+    assert lint(LOCAL_QUEUE, cq("researchers", "4"), select=("QUE003",))[0].message.endswith("did you mean `researchers`?")
+
+
+def test_workload_priority_classes_are_a_reference_of_their_own() -> None:
+    job = JOB.replace("labels: {", "labels: {kueue.x-k8s.io/priority-class: urgent, ")
+    pc = "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: batch-low}\nvalue: 1\n"
+    assert lint(job, pc, select=("QUE010",)) == []  # no WorkloadPriorityClass in the project
+    wpc = "apiVersion: kueue.x-k8s.io/v1beta1\nkind: WorkloadPriorityClass\nmetadata: {name: low}\nvalue: 1\n"
+    found = lint(job, pc, wpc, select=("QUE010",))
+    assert len(found) == 1 and "WorkloadPriorityClass `urgent`" in found[0].message
+
+
+def test_only_the_two_builtin_system_classes_exist() -> None:
+    pc = "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: batch}\nvalue: 1\n"
+    for name, fires in (("system-node-critical", False), ("system-cluster-critical", False), ("system-critical", True)):
+        job = JOB.replace("batch-low", name)
+        assert bool(lint(job, pc, select=("QUE010",))) is fires, name
+
+
+# ---------------------------------------------------------------------------------------------
+# QUE005 and QUE006 never report the same gap
+
+FLAVORS = """
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: gpu-nodes}
+spec: {nodeLabels: {accelerator: nvidia}}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: cpu-nodes}
+spec: {nodeLabels: {kubernetes.azure.com/agentpool: cpunp}}
+"""
+
+
+def cpu_only_queue(flavor: str) -> str:
+    return f"""
+    apiVersion: kueue.x-k8s.io/v1beta1
+    kind: ClusterQueue
+    metadata: {{name: research}}
+    spec:
+      namespaceSelector: {{}}
+      resourceGroups:
+      - coveredResources: ["cpu"]
+        flavors:
+        - name: {flavor}
+          resources: [{{name: cpu, nominalQuota: "64"}}]
+    """
+
+
+GPU_JOB = """
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: train
+  namespace: research
+  labels: {kueue.x-k8s.io/queue-name: research-queue}
+spec:
+  suspend: true
+  template:
+    spec:
+      containers:
+      - name: c
+        image: busybox
+        resources: {limits: {cpu: "1", nvidia.com/gpu: 1}}
+"""
+RESEARCH_QUEUE = LOCAL_QUEUE.replace("other-queue", "research-queue")
+
+
+@pytest.mark.parametrize("flavor,rule", [("gpu-nodes", "QUE005"), ("cpu-nodes", "QUE006")])
+def test_an_uncovered_gpu_is_reported_by_exactly_one_rule(flavor: str, rule: str) -> None:
+    found = lint(FLAVORS, cpu_only_queue(flavor), RESEARCH_QUEUE, GPU_JOB, select=("QUE005", "QUE006"))
+    assert [r.rule for r in found] == [rule]
+    assert "nvidia.com/gpu" in found[0].message
+
+
+def test_que006_uses_the_definitions_nearest_the_job() -> None:
+    small = cq("research", "1").replace("nvidia.com/gpu\"]", "nvidia.com/gpu\", \"cpu\"]").replace(
+        "nominalQuota: \"1\"}", "nominalQuota: \"1\"}\n          - {name: cpu, nominalQuota: \"8\"}")
+    large = small.replace("nominalQuota: \"1\"", "nominalQuota: \"8\"")
+    job = GPU_JOB.replace("suspend: true", "suspend: true\n  parallelism: 4")
+    paths = ("team/queues.yaml", "team/job.yaml", "samples/queues.yaml", "team/lq.yaml")
+    found = lint(large, job, small, RESEARCH_QUEUE, select=("QUE006",), paths=paths)
+    assert found == []  # team/queues.yaml (8 GPUs) is the one the job goes with
+    found = lint(small, job, large, RESEARCH_QUEUE, select=("QUE006",), paths=paths)
+    assert [r.rule for r in found] == ["QUE006"] and "more than 1 in flavor `nvidia-gpu`" in found[0].message
+
+
+def test_que006_counts_init_containers_by_the_kubernetes_rule() -> None:
+    queue = """
+    apiVersion: kueue.x-k8s.io/v1beta1
+    kind: ClusterQueue
+    metadata: {name: research}
+    spec:
+      namespaceSelector: {}
+      resourceGroups:
+      - coveredResources: ["cpu"]
+        flavors:
+        - name: any
+          resources: [{name: cpu, nominalQuota: "10"}]
+    """
+
+    def job(init_cpu: str, app_cpu: str) -> str:
+        return f"""
+        apiVersion: batch/v1
+        kind: Job
+        metadata:
+          name: j
+          namespace: research
+          labels: {{kueue.x-k8s.io/queue-name: research-queue}}
+        spec:
+          suspend: true
+          parallelism: 2
+          template:
+            spec:
+              initContainers: [{{name: init, image: busybox, resources: {{requests: {{cpu: "{init_cpu}"}}}}}}]
+              containers:
+              - {{name: a, image: busybox, resources: {{requests: {{cpu: "{app_cpu}"}}}}}}
+              - {{name: b, image: busybox, resources: {{requests: {{cpu: "{app_cpu}"}}}}}}
+        """
+
+    assert lint(queue, RESEARCH_QUEUE, job("5", "2500m"), select=("QUE006",)) == []  # 2 x max(5, 5) = 10
+    over = lint(queue, RESEARCH_QUEUE, job("5500m", "1"), select=("QUE006",))  # 2 x max(5.5, 2) = 11
+    assert len(over) == 1 and "needs 11 cpu" in over[0].message and over[0].line == 13
+
+
+# ---------------------------------------------------------------------------------------------
+# QUE012: what "low priority" means
+
+CLASSES = """
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: batch}
+value: 100
+preemptionPolicy: Never
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: serving}
+value: 1000
+"""
+
+
+@pytest.mark.parametrize("pod_spec,fires", [
+    ("priorityClassName: batch", True),            # serving (1000, may preempt) outranks it
+    ("priorityClassName: serving", False),         # the top class
+    ("", False),                                   # the plain default priority is not "low"
+    ("priorityClassName: nowhere", False),         # unknown class: QUE010's
+])
+def test_que012_low_priority(pod_spec: str, fires: bool) -> None:
+    job = f"""
+    apiVersion: batch/v1
+    kind: Job
+    metadata: {{name: j, namespace: ml}}
+    spec:
+      template:
+        spec:
+          {pod_spec}
+          containers: [{{name: c, image: busybox}}]
+    """
+    assert bool(lint(CLASSES, job, select=("QUE012",))) is fires
+
+
+def test_que012_a_never_preempting_higher_class_preempts_nobody() -> None:
+    classes = CLASSES.replace("value: 1000\n", "value: 1000\npreemptionPolicy: Never\n")
+    job = """
+    apiVersion: batch/v1
+    kind: Job
+    metadata: {name: j, namespace: ml}
+    spec: {template: {spec: {priorityClassName: batch, containers: [{name: c, image: busybox}]}}}
+    """
+    assert lint(classes, job, select=("QUE012",)) == []
