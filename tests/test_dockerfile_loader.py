@@ -422,3 +422,79 @@ def test_same_structure_as_buildkit(directives, lines, newline):
         return  # a JSON array followed by more text: v0.12 read it as JSON, current BuildKit does not
     assert not parser_errors, text
     assert mine == theirs, text
+
+
+# ---------------------------------------------------------------------------------------------
+# The realistic ML Dockerfiles (ml/): the same structure as BuildKit's parser, FROM resolved
+
+
+ML = sorted(p for p in (FIXTURES / "ml").rglob("*") if p.is_file())
+
+
+@pytest.mark.parametrize("path", ML, ids=lambda p: p.relative_to(FIXTURES / "ml").as_posix())
+def test_realistic_ml_dockerfiles_parse_as_buildkit_does(path):
+    dockerfile = pytest.importorskip("dockerfile")
+    text = path.read_text()
+    doc = load_text(text, path.name)
+    assert doc.errors == [] and doc.dockerfile.path == path.name
+    theirs = [(c.cmd.upper(), c.start_line, c.end_line, tuple(h.content for h in c.heredocs))
+              for c in dockerfile.parse_string(text)]
+    ours = [(i.keyword, i.span.line, i.span.end_line, tuple(h.content for h in i.heredocs))
+            for i in doc.dockerfile.instructions]
+    assert ours == theirs
+
+
+def test_realistic_from_forms_resolve():
+    bases = {p.relative_to(FIXTURES / "ml").as_posix(): [s.base_resolved for s in load_text(p.read_text(), p.name).dockerfile.stages]
+             for p in ML}
+    assert bases["horovod/Dockerfile-mpi"] == ["nvidia/cuda:12.1.1-cudnn8-devel-ubuntu22.04"]  # ARG before FROM
+    assert bases["notebook/Dockerfile"] == ["quay.io/jupyter/pytorch-notebook"]  # FROM ${BASE_IMAGE}
+    assert bases["train.Dockerfile"][1].startswith("pytorch/pytorch:2.4.1-cuda12.4-cudnn9-runtime@sha256:")
+    train = load_text((FIXTURES / "ml" / "train.Dockerfile").read_text(), "train.Dockerfile").dockerfile
+    assert train.stages[0].platform == "$BUILDPLATFORM" and train.stages[0].name == "wheels"
+    deepspeed = load_text((FIXTURES / "ml" / "deepspeed" / "Dockerfile").read_text(), "Dockerfile").dockerfile
+    workdir = deepspeed.instructions[4]
+    assert workdir.keyword == "WORKDIR" and workdir.args == "/workspace" and workdir.args_span == Span(14, 9, 14, 19)  # a tab
+
+
+# ---------------------------------------------------------------------------------------------
+# Shell commands of RUN, CMD and ENTRYPOINT
+
+
+def commands(text: str):
+    doc = load_text(text, "Dockerfile")
+    assert doc.errors == []
+    return [(c.heredoc, [a.text for a in c.assignments], [(w.text, tuple(w.span)) for w in c.words])
+            for i in doc.dockerfile.instructions for c in i.commands]
+
+
+def test_commands_split_on_operators_with_word_positions():
+    found = commands("FROM a\nRUN apt-get update && \\\n    # a comment line\n    HOROVOD_WITH_PYTORCH=1 pip install 'a b' \"c\\\"d\" $(echo x) 2>&1 >/dev/null; ls|wc -l\n")
+    assert found == [
+        (False, [], [("apt-get", (2, 5, 2, 12)), ("update", (2, 13, 2, 19))]),
+        (False, ["HOROVOD_WITH_PYTORCH=1"], [("pip", (4, 28, 4, 31)), ("install", (4, 32, 4, 39)), ("a b", (4, 40, 4, 45)),
+                                            ('c"d', (4, 46, 4, 52)), ("$(echo x)", (4, 53, 4, 62))]),
+        (False, [], [("ls", (4, 80, 4, 82))]),
+        (False, [], [("wc", (4, 83, 4, 85)), ("-l", (4, 86, 4, 88))]),
+    ]
+
+
+def test_heredoc_scripts_are_commands_only_when_a_shell_runs_them():
+    found = commands(
+        "FROM a\nRUN <<EOF\nif true; then\n  cat > /etc/pip.conf <<-CONF\n\t[global]\n\tCONF\n  pip install x  # hi\nfi\nEOF\n"
+        "RUN python3 <<PY\nimport os\nPY\nRUN <<EOF\n#!/usr/bin/env python3\nprint(1)\nEOF\nRUN bash -e <<SH\nls\nSH\n")
+    assert found == [
+        (True, [], [("true", (3, 4, 3, 8))]),
+        (True, [], [("cat", (4, 3, 4, 6))]),  # the nested heredoc's body is skipped
+        (True, [], [("pip", (7, 3, 7, 6)), ("install", (7, 7, 7, 14)), ("x", (7, 15, 7, 16))]),
+        (True, [], [("fi", (8, 1, 8, 3))]),
+        (False, [], [("python3", (10, 5, 10, 12))]),  # its body is Python
+        (False, [], [("bash", (17, 5, 17, 9)), ("-e", (17, 10, 17, 12))]),
+        (True, [], [("ls", (18, 1, 18, 3))]),
+    ]
+
+
+def test_exec_form_is_one_command_at_the_array():
+    found = commands('FROM a\nRUN ["pip", "install", "x"]\nCMD exec python t.py\n')
+    assert found == [(False, [], [("pip", (2, 5, 2, 28)), ("install", (2, 5, 2, 28)), ("x", (2, 5, 2, 28))]),
+                     (False, [], [("exec", (3, 5, 3, 9)), ("python", (3, 10, 3, 16)), ("t.py", (3, 17, 3, 21))])]
