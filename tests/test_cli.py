@@ -16,7 +16,8 @@ from linter.cli import main
 
 REPO = Path(__file__).resolve().parents[1]
 
-VIOLATING = """\
+# A hardened GPU training Job that passes every rule, but for its GPU limit (GPU001 at 17:13).
+JOB = """\
 apiVersion: batch/v1
 kind: Job
 metadata:
@@ -35,10 +36,29 @@ spec:
             memory: 16Gi
             nvidia.com/gpu: 1
           limits:
+            cpu: "4"
             memory: 16Gi
+{gpu_limit}        volumeMounts:
+        - name: dshm
+          mountPath: /dev/shm
+        securityContext:
+          allowPrivilegeEscalation: false
+          capabilities:
+            drop: [ALL]
+      nodeSelector:
+        accelerator: nvidia
+      tolerations:
+      - {key: sku, operator: Equal, value: gpu, effect: NoSchedule}
+      securityContext:
+        runAsNonRoot: true
+        runAsUser: 1000
+      volumes:
+      - name: dshm
+        emptyDir: {medium: Memory, sizeLimit: 4Gi}
 """.replace("{digest}", "a" * 64)
 
-CLEAN = VIOLATING + "            nvidia.com/gpu: 1\n"
+VIOLATING = JOB.replace("{gpu_limit}", "")
+CLEAN = JOB.replace("{gpu_limit}", "            nvidia.com/gpu: 1\n")
 
 
 def run(args: list[str], cwd: Path, input: bytes | None = None):
@@ -279,15 +299,17 @@ def test_explain_rules_init_version(tmp_path: Path) -> None:
 
 def test_dockerfile_and_shell_parse_errors_and_inline_suppressions(tmp_path: Path) -> None:
     (tmp_path / "train.Dockerfile").write_text(
-        "FROM pytorch/pytorch:2.4.1-cuda12.4-cudnn9-runtime\n"
+        "FROM pytorch/pytorch:2.4.1-cuda12.4-cudnn9-runtime@sha256:"
+        "0a3b9fedefe1f61ac4d5a9de9015c0863db27ca0fde2d4e37e6268147980b726\n"
         "# mlops-lint: disable=SCH001 our frontend knows RUNN\n"
         "RUNN echo hi\n"
         "RUNX echo again\n"
+        "USER 1000\n"
     )
     (tmp_path / "pool.sh").write_text(
         "#!/usr/bin/env bash\n"
         "# mlops-lint: disable=parse-error nothing to suppress here\n"
-        "az aks nodepool add --name gpunp --node-vm-size Standard_NC4as_T4_v3\n"
+        "az aks nodepool add --name gpunp --node-vm-size Standard_NC4as_T4_v3 --labels accelerator=nvidia --node-taints sku=gpu:NoSchedule\n"
         "echo 'never closed\n"
     )
     (tmp_path / "provision").write_text("#!/bin/sh\naz aks update --name c --enable-blob-driver\n")

@@ -12,6 +12,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 DIGEST = "b" * 64
+# A hardened GPU training Job that passes every rule but GPU001 (its GPU limit is missing).
 BAD = """\
 apiVersion: batch/v1
 kind: Job
@@ -25,9 +26,16 @@ spec:
         image: nvcr.io/nvidia/pytorch:24.05-py3@sha256:%s
         resources:
           requests: {cpu: "4", memory: 16Gi, nvidia.com/gpu: 1}
-          limits: {memory: 16Gi}
+          limits: {cpu: "4", memory: 16Gi}
+        volumeMounts: [{name: dshm, mountPath: /dev/shm}]
+        securityContext: {allowPrivilegeEscalation: false, capabilities: {drop: [ALL]}}
+      nodeSelector: {accelerator: nvidia}
+      tolerations: [{key: sku, operator: Equal, value: gpu, effect: NoSchedule}]
+      securityContext: {runAsNonRoot: true, runAsUser: 1000}
+      volumes: [{name: dshm, emptyDir: {medium: Memory, sizeLimit: 4Gi}}]
 """ % DIGEST
-GOOD = BAD.replace("limits: {memory: 16Gi}", "limits: {memory: 16Gi, nvidia.com/gpu: 1}")
+GOOD = BAD.replace("limits: {cpu: \"4\", memory: 16Gi}", "limits: {cpu: \"4\", memory: 16Gi, nvidia.com/gpu: 1}")
+assert GOOD != BAD
 
 
 def _git(cwd: Path, *args: str) -> None:
