@@ -27,6 +27,21 @@ class DefaultToCheck(click.Group):
             args = ["check", *args]
         return super().parse_args(ctx, args)
 
+    def invoke(self, ctx: click.Context):
+        """A bug in mlops-lint exits 2 with its traceback, never 1: a CI gate must not read a crash
+        as "findings" (Python's own status for an uncaught exception)."""
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.Exit, click.ClickException, click.exceptions.Abort):
+            raise
+        except Exception:  # noqa: BLE001
+            import traceback
+
+            traceback.print_exc()
+            click.echo("mlops-lint: internal error (a bug in mlops-lint): please report it with the traceback "
+                       "above", err=True)
+            raise click.exceptions.Exit(EXIT_USAGE) from None
+
 
 def _fail(message: str) -> "click.exceptions.Exit":
     click.echo(f"mlops-lint: error: {message}", err=True)
@@ -105,7 +120,12 @@ def check(paths: tuple[str, ...], fmt: str, output: Path | None, config_path: Pa
         config = replace(config, profile=profile)
     if fail_on:
         config = replace(config, fail_on=fail_on)
-    stdin = (stdin_filename or "-", sys.stdin.buffer.read()) if use_stdin else None
+    if use_stdin:  # at most one byte over the size limit: the loader reports the file as too large
+        from linter.sources.text import MAX_FILE_BYTES
+
+        stdin = (stdin_filename or "-", sys.stdin.buffer.read(MAX_FILE_BYTES + 1))
+    else:
+        stdin = None
     request = LintRequest(
         paths=file_paths, config=config, registry=registry, select=select_tokens or None, ignore=ignore_tokens,
         jobs=jobs or default_jobs(), stdin=stdin, baseline=baseline, cwd=cwd,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tomllib
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -111,9 +112,13 @@ def find_config(start: Path) -> Path | None:
 
 def _has_tool_table(path: Path) -> bool:
     try:
-        return "mlops-lint" in tomllib.loads(path.read_text("utf-8")).get("tool", {})
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        text = path.read_text("utf-8")
+    except (OSError, UnicodeDecodeError):
         return False
+    try:
+        return "mlops-lint" in tomllib.loads(text).get("tool", {})
+    except tomllib.TOMLDecodeError:  # broken, but meant for us: loading it reports where (never ignored)
+        return "[tool.mlops-lint" in text
 
 
 def _where(positions: dict[tuple, tuple[int, int]], path: tuple) -> str:
@@ -159,17 +164,27 @@ def _plain(node: Any, path: tuple, positions: dict[tuple, tuple[int, int]]) -> A
 def _read(path: Path) -> tuple[dict[str, Any], dict[tuple, tuple[int, int]], str]:
     """Raw settings, key positions, and how to name the place in messages."""
     try:
-        text = path.read_text("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read the config file: {exc}") from None
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the config file: {exc.strerror or exc}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        col = len(data[data.rfind(b"\n", 0, exc.start) + 1:exc.start].decode("utf-8", "replace")) + 1
+        raise ConfigError(f"{path}:{line}:{col}: invalid UTF-8 (byte 0x{data[exc.start]:02x}); save the config "
+                          "file as UTF-8") from None
     if path.name == "pyproject.toml":
         try:
             table = tomllib.loads(text).get("tool", {}).get("mlops-lint", {})
         except tomllib.TOMLDecodeError as exc:
+            found = re.search(r"^(.*) \(at line (\d+), column (\d+)\)$", str(exc))
+            if found:
+                raise ConfigError(f"{path}:{found.group(2)}:{found.group(3)}: invalid TOML: {found.group(1)}") from None
             raise ConfigError(f"{path}: invalid TOML: {exc}") from None
         if not isinstance(table, dict):
             raise ConfigError(f"{path}: [tool.mlops-lint] must be a table")
-        return table, {}, f"{path} [tool.mlops-lint]"
+        return table, _toml_positions(text), str(path)
     import ruamel.yaml
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
@@ -178,10 +193,17 @@ def _read(path: Path) -> tuple[dict[str, Any], dict[tuple, tuple[int, int]], str
     try:
         data = yaml.load(text)
     except MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
+        problem, mark = _yaml_problem(exc)
         where = f":{mark.line + 1}:{mark.column + 1}" if mark else ""
-        raise ConfigError(f"{path}{where}: invalid YAML: {exc.problem or exc.context}") from None
+        raise ConfigError(f"{path}{where}: invalid YAML: {problem}") from None
     except YAMLError as exc:
+        position = getattr(exc, "position", None)
+        if isinstance(position, int) and getattr(exc, "character", None) is not None:  # a control character
+            line = text.count("\n", 0, position) + 1
+            col = position - (text.rfind("\n", 0, position) + 1) + 1
+            char = exc.character if isinstance(exc.character, str) else chr(exc.character)
+            raise ConfigError(f"{path}:{line}:{col}: invalid YAML: control character U+{ord(char):04X} is not "
+                              "allowed") from None
         raise ConfigError(f"{path}: invalid YAML: {exc}") from None
     if data is None:
         return {}, {}, str(path)
@@ -190,6 +212,71 @@ def _read(path: Path) -> tuple[dict[str, Any], dict[tuple, tuple[int, int]], str
     if not isinstance(plain, dict):
         raise ConfigError(f"{path}:1:1: the config file must be a mapping of settings, not {type(plain).__name__}")
     return plain, positions, str(path)
+
+
+def _yaml_problem(exc: Any) -> tuple[str, Any]:
+    """ruamel.yaml's problem in a user's words, and the mark to report it at."""
+    problem, context = exc.problem or "", exc.context or ""
+    mark, start = exc.problem_mark, exc.context_mark
+    at = f"line {start.line + 1}, column {start.column + 1}" if start is not None else "above"
+    if "'\\t'" in problem and "cannot start any token" in problem:
+        return "a tab character here: YAML is indented with spaces only", mark
+    if problem.startswith("mapping values are not allowed"):
+        return "unexpected `:` here: quote a value that contains `: `, or indent this line like the keys above it", mark
+    if problem.startswith("expected <block end>"):
+        return "this line does not line up with the block above it: check its indentation", mark
+    if "'<stream end>'" in problem and "flow mapping" in context:
+        return f"the `{{…}}` that starts at {at} is never closed", mark
+    if "'<stream end>'" in problem and "flow sequence" in context:
+        return f"the `[…]` that starts at {at} is never closed", mark
+    if "'<stream end>'" in problem:
+        return "the file ends where a value was expected (an unclosed `[` or `{`?)", mark
+    if "quoted scalar" in context and "end of stream" in problem:
+        return f"the quoted string that starts at {at} is never closed", start or mark
+    if problem.startswith("found duplicate key"):
+        key = problem.split('"')[1] if '"' in problem else "?"
+        first = f" (first at line {start.line + 1})" if start is not None else ""
+        return f'duplicate key "{key}"{first}: write each setting once', mark
+    return ", ".join(p for p in (context, problem) if p) or "invalid YAML", mark or start
+
+
+def _toml_positions(text: str) -> dict[tuple, tuple[int, int]]:
+    """1-based positions of the keys of ``[tool.mlops-lint]`` (and its sub-tables) in a
+    pyproject.toml; tomllib gives none, and each line of TOML holds at most one key."""
+    positions: dict[tuple, tuple[int, int]] = {}
+    table: tuple | None = None
+    for number, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        header = re.match(r"^\[\s*([^\]]+?)\s*\]$", stripped)
+        if header:
+            parts = tuple(p.strip().strip('"') for p in header.group(1).split("."))
+            table = parts[2:] if parts[:2] == ("tool", "mlops-lint") else None
+            if table is not None:
+                positions.setdefault(table, (number, line.index("[") + 1))
+            continue
+        key = re.match(r"^\s*(\"[^\"]+\"|[A-Za-z0-9_-]+)\s*=", line)
+        if table is not None and key:
+            positions.setdefault(table + (key.group(1).strip('"'),), (number, line.index(key.group(1)) + 1))
+    return positions
+
+
+_TYPE_WORDS = {"array": "a list", "object": "a mapping", "string": "a string", "integer": "a whole number",
+               "number": "a number", "boolean": "true or false", "null": "nothing"}
+
+
+def _value_words(value: Any) -> str:
+    """How a user would name a value they wrote: "the number 1.3", "a list ['a']"."""
+    if isinstance(value, bool):
+        return f"{str(value).lower()}"
+    if isinstance(value, (int, float)):
+        return f"the number {value!r}"
+    if isinstance(value, str):
+        return f"the string {value!r}"
+    if isinstance(value, list):
+        return f"a list {value!r}"
+    if isinstance(value, dict):
+        return f"a mapping {value!r}"
+    return repr(value)
 
 
 def _describe_error(error: Any) -> str:
@@ -204,7 +291,11 @@ def _describe_error(error: Any) -> str:
     if validator == "enum":
         return f"'{key}' is {error.instance!r}; expected one of: {', '.join(map(str, error.validator_value))}"
     if validator == "type":
-        return f"'{key}' is {type(error.instance).__name__} {error.instance!r}; expected {error.validator_value}"
+        expected = error.validator_value
+        words = " or ".join(_TYPE_WORDS.get(t, t) for t in (expected if isinstance(expected, list) else [expected]))
+        hint = " (quote it: YAML reads 1.30 as the number 1.3)" if expected == "string" and isinstance(
+            error.instance, float) else ""
+        return f"'{key}' is {_value_words(error.instance)}; expected {words}{hint}"
     if validator == "required":
         return f"'{key}' is missing {error.message.split(' is a required')[0]}"
     if validator == "pattern":
@@ -263,6 +354,30 @@ def validate(raw: dict[str, Any], where: str, positions: dict[tuple, tuple[int, 
             )
 
 
+def _check_schema_settings(raw: dict[str, Any], where: str, positions: dict[tuple, tuple[int, int]],
+                           base: Path) -> None:
+    """`kubernetes-version` must be one whose schemas are installed; every `crd-paths` entry must
+    exist and hold CRDs (read here, once: SCH002/SCH003 reuse what was read)."""
+    version = raw.get("kubernetes-version")
+    if isinstance(version, str):
+        from linter.validation.builtin import version_problem
+
+        problem = version_problem(version)
+        if problem:
+            raise ConfigError(f"{where}{_where(positions, ('kubernetes-version',))}: 'kubernetes-version' is "
+                              f"{version!r}: {problem}")
+    entries = raw.get("crd-paths") or []
+    if entries:
+        from linter.validation.crds import CrdPathError, load_paths
+
+        for index, entry in enumerate(entries):
+            try:
+                load_paths([entry], base)
+            except CrdPathError as exc:
+                raise ConfigError(f"{where}{_where(positions, ('crd-paths', index))}: 'crd-paths' entry {entry!r}: "
+                                  f"{exc}") from None
+
+
 def _matches_type(value: Any, expected: Any) -> bool:
     origin = getattr(expected, "__origin__", None)
     if origin is list:
@@ -294,6 +409,7 @@ def load_config(path: Path | None, registry: Any, *, start: Path | None = None) 
         raise ConfigError(f"{path}: config file does not exist")
     raw, positions, where = _read(path)
     validate(raw, where, positions, registry)
+    _check_schema_settings(raw, where, positions, path.resolve().parent)
     values: dict[str, Any] = {}
     for key, attribute in _KEYS.items():
         if key not in raw:

@@ -1,14 +1,21 @@
 """Which files to read, and what each one is: Kubernetes YAML/JSON, Dockerfile or shell script.
 
-Folders are walked recursively without following links (so a link loop cannot trap the walk and
-a link cannot lead out of the project); ``.git``, ``node_modules``, virtualenvs and the config's
-``exclude`` patterns (gitignore syntax, via ``pathspec``) are skipped. Helm chart templates
+Folders are walked recursively without following links to folders (so a link loop cannot trap
+the walk); a linked *file* is read only when its target is inside the project root (the config's
+folder, else the folder given), so a link cannot lead the linter out of the checkout. ``.git``,
+``node_modules``, virtualenvs and the config's ``exclude`` patterns (gitignore syntax, via
+``pathspec``) are skipped; ``.gitignore`` is not read (SPEC section 2 lists what is skipped, and a
+CI gate must not let a committed ``.gitignore`` hide a committed manifest). Helm chart templates
 (``templates/`` beside a ``Chart.yaml``) are skipped with one note per chart.
+
+Nothing here opens a file that is not a regular file (a FIFO or a device could block forever or
+have side effects), and a folder that cannot be listed is a note, not a silent gap.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
@@ -57,15 +64,41 @@ def classify(path: Path, *, sniff: bool = True) -> str | None:
     if lower.endswith(SHELL_SUFFIXES):
         return SHELL
     if sniff and "." not in name:
-        try:
-            with open(path, "rb") as handle:
-                from linter.sources.shell import is_shell_shebang
+        first = read_head(path, 128)
+        if first is not None:
+            from linter.sources.shell import is_shell_shebang
 
-                if is_shell_shebang(handle.readline(128).decode("utf-8", "replace")):
-                    return SHELL
-        except OSError:
-            return None
+            if is_shell_shebang(first.split(b"\n", 1)[0].decode("utf-8", "replace")):
+                return SHELL
     return None
+
+
+def is_regular(path: Path) -> bool:
+    """Whether ``path`` (links followed) is a regular file; False for FIFOs, devices, sockets,
+    folders, dangling links and link loops."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+def read_head(path: Path, size: int) -> bytes | None:
+    """The first ``size`` bytes of a regular file, or None (never blocks: a FIFO swapped in after
+    the check is opened non-blocking and refused by ``fstat``)."""
+    if not is_regular(path):
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return os.read(fd, size)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def _exclude_spec(patterns: Iterable[str]):
@@ -82,6 +115,23 @@ def _relative(path: Path, root: Path) -> str | None:
         return path.relative_to(root).as_posix()
     except ValueError:
         return None
+
+
+def _real(path: Path) -> Path:
+    """``path`` with every link resolved; never raises (``Path.resolve`` raises RuntimeError on a
+    link loop in Python 3.11; ``os.path.realpath`` leaves the looping part as it is)."""
+    return Path(os.path.realpath(path))
+
+
+def shown(path: Path | str) -> str:
+    """A path as text that can always be printed and encoded as UTF-8: bytes of a file name that
+    are not UTF-8 (kept by Python as lone surrogates) are shown as ``\\xNN`` escapes."""
+    text = os.fspath(path)
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def walk(paths: Iterable[Path], *, root: Path | None, exclude: Iterable[str] = ()) -> Discovery:
@@ -104,19 +154,26 @@ def walk(paths: Iterable[Path], *, root: Path | None, exclude: Iterable[str] = (
             seen.add(path)
             found.files.append(SourceFile(path, kind))
 
+    def unlisted(error: OSError) -> None:
+        where = Path(error.filename) if error.filename else Path(".")
+        found.notes.append(Note(str(where), f"folder not read: {error.strerror or error}"))
+
+    paths = list(paths)
+    # links may not lead out of the project: the config's folder, else the folders given
+    bounds = [_real(root)] if root is not None else [_real(p.absolute()) for p in paths if p.is_dir()]
     for given in paths:
         # One spelling per file: folders resolved (as the config's root is), a file's own name kept
         # (a linked file is reported under the name the user gave).
         given = given.absolute()
-        given = given.parent.resolve() / given.name if not given.is_dir() else given.resolve()
-        if not given.is_dir():  # files, and links whose target is gone (reported as unreadable)
-            if given.exists() and not given.is_file():
+        given = _real(given.parent) / given.name if not given.is_dir() else _real(given)
+        if not given.is_dir():  # files, and links whose target is gone or loops (reported as unreadable)
+            if given.exists() and not is_regular(given):
                 found.notes.append(Note(str(given), "not read: not a regular file"))
                 found.skipped.append((given, "not a regular file"))
             else:
                 add(given, classify(given) or K8S)
             continue
-        for folder, dirs, files in os.walk(given, followlinks=False):
+        for folder, dirs, files in os.walk(given, followlinks=False, onerror=unlisted):
             here = Path(folder)
             if "Chart.yaml" in files and "templates" in dirs:
                 dirs.remove("templates")
@@ -138,14 +195,15 @@ def walk(paths: Iterable[Path], *, root: Path | None, exclude: Iterable[str] = (
                 kind = classify(path)
                 if kind is None:
                     continue
-                if path.exists() and not path.is_file():  # a FIFO or device: reading it could block forever
+                if path.exists() and not is_regular(path):  # a FIFO or device: reading it could block forever
                     found.notes.append(Note(str(path), "not read: not a regular file"))
                     found.skipped.append((path, "not a regular file"))
                     continue
                 if path.is_symlink():
-                    target = path.resolve()
-                    if root is not None and _relative(target, root.resolve()) is None:
-                        found.notes.append(Note(str(path), f"not read: the link points outside the project ({target})"))
+                    target = _real(path)
+                    if all(_relative(target, bound) is None for bound in bounds):
+                        found.notes.append(
+                            Note(str(path), f"not read: the link points outside the project ({shown(target)})"))
                         found.skipped.append((path, "link out of the project"))
                         continue
                 add(path, kind)

@@ -42,30 +42,82 @@ PARALLEL_MIN_FILES = 48  # below this, a process pool costs more than it saves
 
 
 def display_path(path: Path, cwd: Path) -> str:
+    """Relative to ``cwd`` where possible, ``/``-separated, and always printable as UTF-8."""
+    from linter.discover import shown
+
     try:
-        return path.relative_to(cwd).as_posix()
+        return shown(path.relative_to(cwd).as_posix())
     except ValueError:
-        return path.as_posix()
+        return shown(path.as_posix())
 
 
 def load_bytes(data: bytes, display: str, kind: str) -> Document:
-    """Parse one file's bytes with the loader of its kind (never raises for bad input)."""
+    """Parse one file's bytes with the loader of its kind (never raises for bad input).
+
+    Loaders are written never to raise; should one still do, the file becomes an SCH001 that
+    says so (and the run goes on) instead of a traceback that stops every other file.
+    """
     if kind == DOCKERFILE:
         from linter.sources import dockerfile as loader
     elif kind == SHELL:
         from linter.sources import shell as loader
     else:
         from linter.sources import yaml_k8s as loader
-    return loader.load(data, display)
+    try:
+        return loader.load(data, display)
+    except Exception as exc:  # noqa: BLE001 - one file must never stop the run
+        detail = " ".join(str(exc).split())[:300]
+        message = (f"mlops-lint could not read this file ({loader.__name__} raised {type(exc).__name__}: {detail}); "
+                   "it was not linted (please report this)")
+        return Document(path=display, kind=kind, errors=[ParseIssue(Span(1, 1, 1, 2), message)])
+
+
+class _Unread(Exception):
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+def read_source(path: Path, limit: int | None = None) -> bytes:
+    """A file's bytes, at most ``limit`` + 1 of them (so an oversized file is never read whole).
+
+    Opened non-blocking and checked with ``fstat``, so a FIFO or device put in place of a file
+    after discovery is refused instead of blocking the run. Raises :class:`_Unread`.
+    """
+    import stat
+
+    from linter.sources.text import MAX_FILE_BYTES, too_large
+
+    limit = MAX_FILE_BYTES if limit is None else limit
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise _Unread(f"cannot read the file: {exc.strerror or exc}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise _Unread("not read: not a regular file")
+        if info.st_size > limit:
+            raise _Unread(too_large(info.st_size, limit))
+        chunks, size = [], 0
+        while size <= limit:
+            chunk = os.read(fd, min(1 << 20, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        return b"".join(chunks)
+    except OSError as exc:
+        raise _Unread(f"cannot read the file: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
 
 
 def load_file(source: SourceFile, display: str) -> Document:
     try:
-        data = source.path.read_bytes()
-    except OSError as exc:
-        reason = exc.strerror or str(exc)
-        return Document(path=display, kind=source.kind,
-                        errors=[ParseIssue(Span(1, 1, 1, 2), f"cannot read the file: {reason}")])
+        data = read_source(source.path)
+    except _Unread as exc:
+        return Document(path=display, kind=source.kind, errors=[ParseIssue(Span(1, 1, 1, 2), exc.reason)])
     return load_bytes(data, display, source.kind)
 
 
@@ -187,8 +239,10 @@ class Runner:
     def rule_error(self, meta: RuleMeta, exc: Exception, path: str, obj: K8sObject | None, span: Span) -> None:
         if RULE_ERROR in self.enabled:
             where = f" on {obj.describe()}" if obj is not None else ""
+            detail = " ".join(str(exc).split())  # one line: some exceptions print a whole schema
+            detail = detail if len(detail) <= 300 else detail[:299] + "…"
             self.emit(RULE_ERROR, "rule-error", "error",
-                      f"rule {meta.code} ({meta.name}) raised {type(exc).__name__}: {exc}{where}; "
+                      f"rule {meta.code} ({meta.name}) raised {type(exc).__name__}: {detail}{where}; "
                       "other rules still ran (please report this)", path, span, obj, (meta.code,))
 
     def parse_errors(self, document: Document) -> None:
@@ -386,44 +440,58 @@ def _can_fork() -> bool:
     return "fork" in multiprocessing.get_all_start_methods()
 
 
-def _mentions_reference_kind(source: SourceFile) -> bool:
-    from linter.index import REFERENCE_KINDS
+def _scan(source: SourceFile, reference: frozenset[str], needed: frozenset[str]) -> tuple[bool, bool]:
+    """(mentions a reference kind or may describe node pools, mentions a ``needed`` kind), from
+    the file's bytes alone.
 
+    A textual mention is a superset of an object of that kind (UTF-16 text counts as a mention
+    of everything), so deciding from it is always safe; the file is parsed only if it matters.
+    """
     if source.kind not in (K8S, SHELL):
-        return False
+        return False, False
     try:
-        data = source.path.read_bytes()
-    except OSError:
-        return False
+        data = read_source(source.path)
+    except _Unread:
+        return False, False
     if source.kind == SHELL:
-        return b"aks" in data  # `az aks …` commands describe the cluster's node pools
-    return any(kind.encode() in data for kind in REFERENCE_KINDS) or b"\x00" in data  # UTF-16: look inside
-
-
-def _project_rules_apply(rules: list[RuleMeta], index: ProjectIndex) -> bool:
-    """Whether a PROJECT rule will run: one without ``requires`` always does, one with it only
-    when the (partial) index holds a required kind."""
-    return any(meta.scope == PROJECT and (not meta.requires or any(index.has_kind(k) for k in meta.requires))
-               for meta in rules)
+        return b"aks" in data, False  # `az aks …` commands describe the cluster's node pools
+    wide = b"\x00" in data
+    return (wide or any(kind.encode() in data for kind in reference),
+            wide or any(kind.encode() in data for kind in needed))
 
 
 def _lint_parallel(items: list[tuple[SourceFile, str]], stdin_doc: Document | None, job: _Job,
                    jobs: int) -> tuple[list[Result], dict[str, str]] | None:
-    """A parallel run, or None when a PROJECT rule must see every object (run in-process then)."""
+    """A parallel run, or None when a PROJECT rule must see every object (run in-process then).
+
+    A PROJECT rule without ``requires`` always needs every object; one with ``requires`` only
+    when the project holds such an object, which the files' text rules out cheaply for most runs.
+    """
     global _WORKER_STATE
     import multiprocessing
 
     from linter.index import REFERENCE_KINDS
 
+    project = [meta for meta in job.rules if meta.scope == PROJECT]
+    if any(not meta.requires for meta in project):
+        return None
+    needed = frozenset(kind for meta in project for kind in meta.requires)
+    if stdin_doc is not None and any(o.kind in needed for o in stdin_doc.objects):
+        return None
+    shared_items = []
+    for item in items:
+        shared_file, needs_everything = _scan(item[0], REFERENCE_KINDS, needed)
+        if needs_everything:
+            return None  # decided before anything is parsed twice
+        if shared_file:
+            shared_items.append(item)
     # parsed here for the shared index, and again by the worker that lints them: only the few
     # files that mention a reference kind (or scripts that may define node pools) pay twice
-    shared = _load_chunk([item for item in items if _mentions_reference_kind(item[0])])
+    shared = _load_chunk(shared_items)
     if stdin_doc is not None:
         shared.append(stdin_doc)
     index = ProjectIndex([d for d in shared if d.shell is not None or any(o.kind in REFERENCE_KINDS for o in d.objects)],
                          only_kinds=REFERENCE_KINDS)
-    if _project_rules_apply(job.rules, index):
-        return None
     results: list[Result] = []
     statuses: dict[str, str] = {}
     if stdin_doc is not None and stdin_doc.path in job.targets:

@@ -1,151 +1,136 @@
-"""Property tests: arbitrary and mutated input never crashes the linter, and every report stays
-valid (JSON against its schema, SARIF against the official schema), sorted, deterministic, with
-every position inside the file.
+"""Property tests: whatever a pull request contains, no exception escapes, no rule raises (no
+LNT002), and every report stays valid (JSON against its schema, SARIF against the official
+schema), sorted, deterministic, with every position inside its file. Every rule runs, opt-in
+ones included, so a rule added later is fuzzed too.
 
-Examples per property: 60 locally, 300 when CI is set (`CI=true`, as `.ci/run` runs).
+Examples per property: ``strategies.EXAMPLES`` (``CI_EXAMPLES`` under ``CI=true``, as ``.ci/run``
+runs; ``FUZZ_EXAMPLES=N`` to go further by hand).
 """
 
 from __future__ import annotations
 
-import json
-import os
-from functools import lru_cache
+import tempfile
 from pathlib import Path
 
-import jsonschema
 import yaml
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
+from invariants import check_bytes, check_report, config_from, config_from_file, identities, lint_paths
+from strategies import (CONFIGS, DOCKERFILE_NAMES, DOCKERFILES, FUZZ, ODD, az_scripts, manifests, mutated_documents,
+                        mutated_lines)
 
-from linter.config import Config
-from linter.engine import LintRequest, lint
-from linter.registry import load_registry
 from linter.report import render
 
 REPO = Path(__file__).resolve().parents[1]
-SARIF_SCHEMA = REPO.parent / "shared" / "sarif" / "sarif-schema-2.1.0.json"
-EXAMPLES = 300 if os.environ.get("CI") else 60
-FUZZ = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
+# -- raw bytes -------------------------------------------------------------------------------
 
-@lru_cache(maxsize=1)
-def validators():
-    findings = jsonschema.Draft202012Validator(json.loads((REPO / "schemas" / "findings.schema.json").read_text()))
-    sarif = jsonschema.Draft4Validator(json.loads(SARIF_SCHEMA.read_text())) if SARIF_SCHEMA.exists() else None
-    return findings, sarif
-
-
-def lint_bytes(data: bytes, name: str = "fuzz.yaml"):
-    return lint(LintRequest(paths=[], config=Config(), registry=load_registry(), select=["ALL", "LNT001"],
-                            stdin=(name, data), jobs=1, cwd=Path("/nonexistent-fuzz-root")))
-
-
-def check_invariants(data: bytes, name: str = "fuzz.yaml") -> None:
-    report = lint_bytes(data, name)
-    assert not [r for r in report.results if r.rule == "LNT002"], [r.message for r in report.results if r.rule == "LNT002"]
-    keys = [r.sort_key() for r in report.results]
-    assert keys == sorted(keys)
-    lines = data.count(b"\n") + 1
-    for result in report.results:
-        assert 1 <= result.span.line <= max(lines, 1) + 1, result
-        assert result.span.col >= 1
-    findings_validator, sarif_validator = validators()
-    as_json = render(report, "json")
-    findings_validator.validate(json.loads(as_json))
-    as_sarif = render(report, "sarif")
-    if sarif_validator is not None:
-        sarif_validator.validate(json.loads(as_sarif))
-    assert render(lint_bytes(data, name), "json") == as_json  # deterministic
-
-
-# -- strategies --------------------------------------------------------------------------------
-
-scalars = st.one_of(
-    st.none(), st.booleans(), st.integers(min_value=-(10**20), max_value=10**20), st.floats(allow_nan=True),
-    st.text(max_size=12), st.sampled_from(["500m", "1.5", "8Gi", "8G", "1e3", "-1", "0", "1", "Gi", "yes", "on", "latest"]),
-)
-json_like = st.recursive(
-    scalars,
-    lambda children: st.one_of(st.lists(children, max_size=4), st.dictionaries(st.text(max_size=8), children, max_size=4)),
-    max_leaves=20,
-)
-quantities = st.one_of(st.sampled_from(["1", "2", "0.5", "500m", "1Gi", "16G", "abc", "", "1e3", "-2"]),
-                       st.integers(-3, 9), st.floats(-2, 9), st.none(), json_like)
-resource_maps = st.dictionaries(
-    st.sampled_from(["cpu", "memory", "nvidia.com/gpu", "nvidia.com/mig-1g.10gb", "amd.com/gpu", "ephemeral-storage", "x"]),
-    quantities, max_size=4,
-)
-containers = st.fixed_dictionaries(
-    {"name": st.one_of(st.text(max_size=8), st.integers(), st.none()),
-     "image": st.one_of(st.sampled_from(["busybox", "nvcr.io/nvidia/cuda:12.4.1-runtime-ubuntu22.04", "x:latest",
-                                         "host:5000/r", "r@sha256:" + "a" * 64, "$(IMG)", ""]), json_like)},
-    optional={"resources": st.one_of(st.fixed_dictionaries({}, optional={"requests": resource_maps, "limits": resource_maps}),
-                                     json_like),
-              "env": st.one_of(st.lists(st.fixed_dictionaries({"name": st.text(max_size=6)}, optional={"value": scalars})), json_like),
-              "extra": json_like},
-)
-pod_specs = st.fixed_dictionaries(
-    {"containers": st.one_of(st.lists(containers, max_size=3), json_like)},
-    optional={"initContainers": st.lists(containers, max_size=2), "ephemeralContainers": st.lists(containers, max_size=1),
-              "nodeSelector": json_like, "tolerations": json_like},
-)
-template = pod_specs.map(lambda spec: {"metadata": {"labels": {"app": "x"}}, "spec": spec})
-
-
-def _object(kind_and_spec):
-    api, kind, spec = kind_and_spec
-    return {"apiVersion": api, "kind": kind, "metadata": {"name": "fuzz", "namespace": "ml"}, "spec": spec}
-
-
-workloads = st.one_of(
-    st.tuples(st.just("v1"), st.just("Pod"), pod_specs),
-    st.tuples(st.sampled_from(["apps/v1"]), st.sampled_from(["Deployment", "StatefulSet", "DaemonSet", "ReplicaSet"]),
-              st.fixed_dictionaries({"template": template}, optional={"replicas": scalars})),
-    st.tuples(st.just("batch/v1"), st.just("Job"), st.fixed_dictionaries({"template": template}, optional={"parallelism": scalars})),
-    st.tuples(st.just("batch/v1"), st.just("CronJob"), template.map(lambda t: {"jobTemplate": {"spec": {"template": t}}})),
-    st.tuples(st.just("kubeflow.org/v1"), st.sampled_from(["PyTorchJob", "TFJob", "MPIJob"]),
-              st.dictionaries(st.sampled_from(["Master", "Worker", "Chief", "PS", "Launcher"]),
-                              st.fixed_dictionaries({"template": template}, optional={"replicas": scalars}), max_size=3)
-              .map(lambda specs: {"pytorchReplicaSpecs": specs, "tfReplicaSpecs": specs, "mpiReplicaSpecs": specs})),
-    st.tuples(st.just("batch.volcano.sh/v1alpha1"), st.just("Job"),
-              st.lists(st.fixed_dictionaries({"template": template}, optional={"name": scalars, "replicas": scalars}), max_size=2)
-              .map(lambda tasks: {"tasks": tasks, "minAvailable": 1})),
-    st.tuples(st.text(max_size=10), st.text(max_size=10), json_like),
-).map(_object)
+YAML_PIECES = st.sampled_from([
+    b"apiVersion: v1\n", b"kind: Pod\n", b"kind: List\n", b"items:\n", b"metadata:\n", b"  name: x\n", b"spec:\n",
+    b"  containers:\n", b"  - name: c\n", b"    image: x:1\n", b"    resources: {limits: {nvidia.com/gpu: 1}}\n",
+    b"---\n", b"...\n", b"&a ", b"*a", b"<<: *a\n", b"!!python/object/apply:os.system ['true']\n", b"!custom ",
+    b"? ", b": ", b"- ", b"[", b"]", b"{", b"}", b",", b"'", b'"', b"|\n", b">-\n", b"#", b"# mlops-lint: disable=ALL\n",
+    b"\t", b"\r\n", b"\n", b"  ", b"\xef\xbb\xbf", b"\xff\xfe", b"\x00", b"\xc3", b"\xe2\x80\xae", b"%YAML 1.1\n",
+    b"{{ .Values.x }}", b"1e3", b"0777", b"yes", b"~", b"\xf0\x9f\x9a\x80",
+])
+structured_bytes = st.lists(YAML_PIECES, max_size=40).map(b"".join)
 
 
 @FUZZ
-@given(st.binary(max_size=2000))
-def test_arbitrary_bytes_never_crash(data: bytes) -> None:
-    check_invariants(data)
+@given(st.one_of(st.binary(max_size=2000), structured_bytes),
+       st.sampled_from(["fuzz.yaml", "fuzz.json", "Dockerfile", "run.sh", "values.yml"]))
+def test_arbitrary_bytes_never_crash(data: bytes, name: str) -> None:
+    check_bytes(data, name)
+
+
+# -- Kubernetes-shaped objects ---------------------------------------------------------------
 
 
 @FUZZ
-@given(st.lists(workloads, min_size=1, max_size=3), st.booleans())
-def test_kubernetes_shaped_objects(objects, as_list: bool) -> None:
-    if as_list:
-        text = yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": objects}, allow_unicode=True)
-    else:
-        text = yaml.safe_dump_all(objects, allow_unicode=True)
-    check_invariants(text.encode("utf-8"))
+@given(manifests())
+def test_kubernetes_shaped_objects(text: str) -> None:
+    check_bytes(text.encode("utf-8"), "manifests.yaml")
 
 
 @FUZZ
-@given(st.lists(json_like, max_size=3))
+@given(manifests(), CONFIGS, st.sampled_from(["utf-8", "utf-8-sig", "utf-16", "utf-16-le", "utf-32"]),
+       st.sampled_from(["\n", "\r\n"]))
+def test_kubernetes_shaped_objects_with_settings(text: str, raw_config: dict, encoding: str, newline: str) -> None:
+    """Every setting that turns rules on (node pools, trusted registries, required labels, the
+    profile), and every encoding and line end Kubernetes accepts."""
+    with tempfile.TemporaryDirectory() as folder:
+        config = config_from(raw_config, Path(folder))
+        check_bytes(text.replace("\n", newline).encode(encoding), "manifests.yaml", config, Path(folder))
+
+
+@FUZZ
+@given(st.lists(st.recursive(st.one_of(ODD, st.text(max_size=10)),
+                             lambda inner: st.one_of(st.lists(inner, max_size=4),
+                                                     st.dictionaries(st.text(max_size=8), inner, max_size=4)),
+                             max_leaves=20), max_size=3))
 def test_arbitrary_yaml_documents(documents) -> None:
-    check_invariants(yaml.safe_dump_all(documents, allow_unicode=True).encode("utf-8"))
+    check_bytes(yaml.safe_dump_all(documents, allow_unicode=True).encode("utf-8"))
 
 
-FIXTURE_TEXTS = sorted(p for p in (REPO / "fixtures").rglob("*.yaml"))
+# -- scripts and Dockerfiles -----------------------------------------------------------------
 
 
 @FUZZ
-@given(st.sampled_from(FIXTURE_TEXTS or [REPO / "pyproject.toml"]), st.data())
+@given(az_scripts(), CONFIGS)
+def test_az_scripts(script: str, raw_config: dict) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        check_bytes(script.encode("utf-8"), "cluster.sh", config_from(raw_config, Path(folder)), Path(folder))
+
+
+@FUZZ
+@given(DOCKERFILES, DOCKERFILE_NAMES)
+def test_dockerfiles(text: str, name: str) -> None:
+    check_bytes(text.encode("utf-8"), name)
+
+
+# -- a whole project -------------------------------------------------------------------------
+
+
+@FUZZ
+@given(st.lists(manifests(max_objects=3), min_size=1, max_size=3), st.lists(az_scripts(), max_size=2),
+       st.lists(DOCKERFILES, max_size=1), CONFIGS)
+def test_projects_across_files(manifest_texts, scripts, dockerfiles, raw_config) -> None:
+    """Cross-file rules (node pools from scripts, queues, claims, monitors, LimitRanges) over a
+    project of several files, linted from disk as a CI run would."""
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        config = config_from(raw_config, root)
+        files: dict[str, bytes] = {}
+        for index, text in enumerate(manifest_texts):
+            files[f"deploy/m{index}.yaml"] = text.encode("utf-8")
+        for index, text in enumerate(scripts):
+            files[f"infra/pool{index}.sh"] = text.encode("utf-8")
+        for index, text in enumerate(dockerfiles):
+            files[f"images/train{index}/Dockerfile"] = text.encode("utf-8")
+        for name, data in files.items():
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            (root / name).write_bytes(data)
+        report = lint_paths([root], root, config)
+        files[".mlops-lint.yaml"] = (root / ".mlops-lint.yaml").read_bytes()
+        first = check_report(report, files, config)
+        again = lint_paths([root], root, config)
+        assert render(again, "json") == first["json"] and identities(again) == identities(report)
+
+
+# -- real files, mutated ---------------------------------------------------------------------
+
+FIXTURE_FILES = sorted(p for p in (REPO / "fixtures").rglob("*") if p.is_file() and not p.name.startswith("expected")
+                       and (p.suffix in (".yaml", ".yml", ".json", ".sh") or "ockerfile" in p.name))
+
+
+@FUZZ
+@given(st.sampled_from(FIXTURE_FILES or [REPO / "pyproject.toml"]), st.data())
 def test_mutated_fixtures(path: Path, data) -> None:
     text = path.read_bytes()
-    operations = data.draw(st.lists(st.tuples(st.sampled_from(["delete", "insert", "duplicate-line", "swap"]),
+    operations = data.draw(st.lists(st.tuples(st.sampled_from(["delete", "insert", "duplicate-line", "swap", "cut"]),
                                               st.integers(0, max(len(text) - 1, 0)),
-                                              st.sampled_from([b":", b"-", b" ", b"\n", b"[", b"&a ", b"*a", b"#", b"\t", b"\xff"])),
+                                              st.sampled_from([b":", b"-", b" ", b"\n", b"[", b"&a ", b"*a", b"#", b"\t",
+                                                               b"\xff", b"\\", b"'", b"{{", b"$(", b"0", b"\x00"])),
                                     max_size=4))
     for operation, position, piece in operations:
         if operation == "delete":
@@ -157,6 +142,102 @@ def test_mutated_fixtures(path: Path, data) -> None:
             index = position % max(len(lines), 1)
             lines.insert(index, lines[index] if lines else b"")
             text = b"\n".join(lines)
+        elif operation == "cut":
+            text = text[:position]
         else:
             text = text[position:] + text[:position]
-    check_invariants(text, path.name if path.suffix == ".yaml" else "fuzz.yaml")
+    name = path.name if path.suffix in (".yaml", ".yml", ".json", ".sh") or "ockerfile" in path.name else "fuzz.yaml"
+    check_bytes(text, name)
+
+
+def _fixture_projects() -> list[tuple[str, Path, list[Path], Path | None]]:
+    """Each rule fixture (fail files, pass files) and each reference project, as it is linted."""
+    projects = []
+    for folder in sorted((REPO / "fixtures" / "rules").iterdir()):
+        config = folder / "mlops-lint.yaml"
+        for stem in ("fail", "pass"):
+            files = sorted(p for p in folder.iterdir() if p.name.startswith(stem) and p.suffix != ".txt")
+            if files:
+                projects.append((f"{folder.name}/{stem}", folder, files, config if config.exists() else None))
+    for kind in ("conforming", "violating"):
+        root = REPO / "fixtures" / kind
+        if root.is_dir():
+            files = sorted(p for p in root.rglob("*") if p.is_file() and p.suffix not in (".md", ".txt")
+                           and not p.name.startswith(("expected", ".mlops-lint")))
+            config = root / ".mlops-lint.yaml"
+            projects.append((kind, root, files, config if config.exists() else None))
+    return projects
+
+
+FIXTURE_PROJECTS = _fixture_projects()
+
+
+@FUZZ
+@given(st.sampled_from(FIXTURE_PROJECTS or [("none", REPO, [], None)]), st.data())
+def test_structurally_mutated_fixtures(project, data) -> None:
+    """The fixtures make every rule fire; a few structural changes to them (a value replaced by an
+    odd one, a key deleted or added, items duplicated, values shared through aliases) reach deep
+    into each rule with input that is nearly, but not quite, what it expects."""
+    name, base, files, config_path = project
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        written: dict[str, bytes] = {}
+        for source in files:
+            relative = source.relative_to(base)
+            try:
+                text = source.read_text("utf-8")
+            except UnicodeDecodeError:  # the binary and UTF-16 fixtures stay as they are
+                written[relative.as_posix()] = source.read_bytes()
+                continue
+            if source.suffix in (".yaml", ".yml", ".json") and source.name != "mlops-lint.yaml":
+                try:
+                    documents = [d for d in yaml.safe_load_all(text) if d is not None]
+                except yaml.YAMLError:
+                    documents = None
+                if documents:
+                    text = yaml.safe_dump_all(data.draw(mutated_documents(documents)), allow_unicode=True)
+            elif source.name != "mlops-lint.yaml":
+                text = data.draw(mutated_lines(text))
+            written[relative.as_posix()] = text.encode("utf-8")
+        for relative, content in written.items():
+            (root / relative).parent.mkdir(parents=True, exist_ok=True)
+            (root / relative).write_bytes(content)
+        config = None
+        if config_path is not None:
+            (root / ".mlops-lint.yaml").write_bytes(config_path.read_bytes())
+            written[".mlops-lint.yaml"] = config_path.read_bytes()
+            config = config_from_file(root / ".mlops-lint.yaml")
+        report = lint_paths([root], root, config)
+        check_report(report, written, config)
+
+
+# -- the loader's cheap size bound -----------------------------------------------------------
+
+YAML_TEXTS = st.one_of(
+    manifests(),
+    st.builds(lambda docs, flow, canonical: yaml.safe_dump_all(docs, default_flow_style=flow, canonical=canonical,
+                                                              allow_unicode=True),
+              st.lists(st.recursive(st.one_of(ODD, st.text(max_size=6)),
+                                    lambda inner: st.one_of(st.lists(inner, max_size=4),
+                                                            st.dictionaries(st.text(max_size=4), inner, max_size=4)),
+                                    max_leaves=25), max_size=3),
+              st.sampled_from([False, True, None]), st.booleans()),
+    structured_bytes.map(lambda data: data.decode("utf-8", "replace")),
+)
+
+
+@FUZZ
+@given(YAML_TEXTS)
+def test_node_bound_is_an_upper_bound(text: str) -> None:
+    """Files under the bound skip the event-stream count (``yaml_k8s.node_bound``): it must never
+    be below the number of nodes libyaml reports."""
+    from linter.sources import yaml_k8s
+
+    nodes = 0
+    try:
+        for event in yaml.parse(text, Loader=yaml_k8s._Loader):
+            if isinstance(event, (yaml.ScalarEvent, yaml.AliasEvent, yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+                nodes += 1
+    except yaml.YAMLError:
+        pass  # the nodes before the error still count
+    assert nodes <= yaml_k8s.node_bound(text)

@@ -15,6 +15,7 @@ from typing import Any
 _BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
 _DECIMAL = {"n": Fraction(1, 10**9), "u": Fraction(1, 10**6), "m": Fraction(1, 1000), "": 1,
             "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18}
+MAX_QUANTITY_CHARS = 1000  # far beyond any real quantity; below Python's 4300-digit int conversion limit
 _QUANTITY = re.compile(r"^([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?[0-9]+)?$")
 
 
@@ -29,6 +30,8 @@ def parse_quantity(value: Any) -> Fraction | None:
             return None
         return Fraction(str(value))
     if not isinstance(value, str):
+        return None
+    if len(value) > MAX_QUANTITY_CHARS:  # Python refuses to convert such digit strings (ValueError)
         return None
     match = _QUANTITY.match(value.strip())
     if match is None:

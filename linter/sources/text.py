@@ -32,18 +32,27 @@ _BOMS = (
 )
 
 
+def too_large(size: int, max_bytes: int = MAX_FILE_BYTES) -> str:
+    return (f"file is {size / 1048576:.1f} MiB, larger than the {max_bytes // 1048576} MiB that mlops-lint "
+            "parses; it was not linted")
+
+
+_TEXT_CONTROLS = frozenset("\t\n\r")
+
+
 def _sniff_utf16(data: bytes) -> str | None:
-    """UTF-16 without a BOM: ASCII-heavy text has every other byte NUL."""
+    """UTF-16 without a BOM: ASCII-heavy text has every other byte NUL, and the bytes beside the
+    NULs are ASCII text (not the 0xff or control bytes of a binary file that happens to alternate)."""
     sample = data[:4096]
     if len(sample) < 4:
         return None
-    even_nul = sample[0::2].count(0)
-    odd_nul = sample[1::2].count(0)
+    even, odd = sample[0::2], sample[1::2]
     half = len(sample) // 2
-    if odd_nul >= half * 0.7 and even_nul <= half * 0.1:
-        return "utf-16-le"
-    if even_nul >= half * 0.7 and odd_nul <= half * 0.1:
-        return "utf-16-be"
+    for low, high, encoding in ((even, odd, "utf-16-le"), (odd, even, "utf-16-be")):
+        if high.count(0) >= half * 0.7 and low.count(0) <= half * 0.1:
+            text_like = sum(1 for b in low if 0x20 <= b < 0x7f or chr(b) in _TEXT_CONTROLS)
+            if text_like >= len(low) * 0.7:
+                return encoding
     return None
 
 
@@ -62,10 +71,7 @@ def decode(data: bytes, max_bytes: int = MAX_FILE_BYTES) -> str:
     Line ends are kept as they are (the YAML parser and the line splitters understand CRLF).
     """
     if len(data) > max_bytes:
-        raise DecodeError(
-            f"file is {len(data) / 1048576:.1f} MiB, larger than the {max_bytes // 1048576} MiB "
-            "that mlops-lint parses; it was not linted"
-        )
+        raise DecodeError(too_large(len(data), max_bytes))
     for bom, encoding in _BOMS:
         if data.startswith(bom):
             try:

@@ -175,27 +175,33 @@ def _scalar(node: ScalarNode) -> Any:
 class _Converter:
     """Nodes to tree, recursively (depth is bounded first); aliases share one converted object.
 
-    ``memo`` maps a container node to (converted value, expanded size); the expanded size is what
-    the document would weigh with every alias copied out, which is how an alias bomb is caught
-    without ever expanding it.
+    ``memo`` maps a container node to (converted value, expanded size, height); the expanded size
+    is what the document would weigh with every alias copied out, which is how an alias bomb is
+    caught without ever expanding it, and the height bounds how deep a tree gets through chains
+    of aliases (each alias puts its anchor's whole tree one level further down).
     """
 
-    __slots__ = ("memo", "active", "duplicates")
+    __slots__ = ("memo", "active", "duplicates", "aliased")
 
     def __init__(self, duplicates: list[ParseIssue]):
-        self.memo: dict[int, tuple[Any, int]] = {}
+        self.memo: dict[int, tuple[Any, int, int]] = {}
         self.active: set[int] = set()
         self.duplicates = duplicates
+        self.aliased = False  # whether any alias was met (for the message of an oversized document)
 
-    def convert(self, node: Any, depth: int = 0) -> tuple[Any, int]:
+    def convert(self, node: Any, depth: int = 0) -> tuple[Any, int, int]:
         if node.__class__ is ScalarNode:
             tag = node.tag
             if tag == _PLAIN:
-                return _plain(node.value), 1
-            return (node.value if tag == _STR else _scalar(node)), 1
+                return _plain(node.value), 1, 0
+            return (node.value if tag == _STR else _scalar(node)), 1, 0
         key = id(node)
         hit = self.memo.get(key)
         if hit is not None:
+            self.aliased = True
+            if depth + hit[2] > MAX_DEPTH:
+                raise _YamlError(f"aliases nest this document deeper than {MAX_DEPTH} levels; the file was not linted",
+                                 _span(node))
             return hit
         if key in self.active:
             raise _YamlError("recursive alias: an anchor is used inside its own value", _span(node))
@@ -203,45 +209,52 @@ class _Converter:
             raise _YamlError(f"nesting deeper than {MAX_DEPTH} levels; the file was not linted", _span(node))
         self.active.add(key)
         if node.__class__ is SequenceNode:
-            value, size = self._sequence(node, depth + 1)
+            value, size, height = self._sequence(node, depth + 1)
         else:
-            value, size = self._mapping(node, depth + 1)
+            value, size, height = self._mapping(node, depth + 1)
         self.active.discard(key)
         if size > MAX_EXPANDED_NODES:
-            raise _YamlError(
-                f"aliases expand this document to more than {MAX_EXPANDED_NODES:,} nodes "
-                "(an alias bomb?); it was not linted",
-                _span(node),
-            )
-        self.memo[key] = (value, size)
-        return value, size
+            if self.aliased:
+                message = (f"aliases expand this document to more than {MAX_EXPANDED_NODES:,} nodes "
+                           "(an alias bomb?); it was not linted")
+            else:
+                message = f"document has more than {MAX_EXPANDED_NODES:,} nodes; it was not linted (split it)"
+            raise _YamlError(message, _span(node))
+        self.memo[key] = (value, size, height + 1)
+        return value, size, height + 1
 
-    def _sequence(self, node: SequenceNode, depth: int) -> tuple[YSeq, int]:
+    def _sequence(self, node: SequenceNode, depth: int) -> tuple[YSeq, int, int]:
         seq = YSeq(_span(node))
         append, spans, convert = seq.append, seq.ispans.append, self.convert
         size = 1
+        height = 0
         for child in node.value:
-            value, child_size = convert(child, depth)
+            value, child_size, child_height = convert(child, depth)
             append(value)
             spans(_span(child))
             size += child_size
-        return seq, size
+            if child_height > height:
+                height = child_height
+        return seq, size, height
 
-    def _mapping(self, node: MappingNode, depth: int) -> tuple[YMap, int]:
+    def _mapping(self, node: MappingNode, depth: int) -> tuple[YMap, int, int]:
         result = YMap(_span(node))
         kspans, vspans, convert = result.kspans, result.vspans, self.convert
         merged: list[YMap] = []
         size = 1
+        height = 0
         for knode, vnode in node.value:
-            value, child_size = convert(vnode, depth)
+            value, child_size, child_height = convert(vnode, depth)
             size += child_size + 1
+            if child_height > height:
+                height = child_height
             if knode.__class__ is ScalarNode:
                 if knode.tag == _MERGE or (knode.tag == _PLAIN and knode.value == "<<"):
                     sources = value if isinstance(value, list) else [value]
                     for source in sources:
                         if not isinstance(source, YMap):
                             raise _YamlError(
-                                "a merge key (<<) must refer to a mapping or a list of mappings", _span(vnode)
+                                "a merge key (<<) must refer to a mapping or a list of mappings", _key_span(knode)
                             )
                         merged.append(source)
                     continue
@@ -264,7 +277,7 @@ class _Converter:
                     result[key] = value
                     kspans[key] = source.kspans.get(key, source.span)
                     vspans[key] = source.vspans.get(key, source.span)
-        return result, size
+        return result, size, height
 
 
 def _convert(root: Any, duplicates: list[ParseIssue]) -> Any:
@@ -288,15 +301,54 @@ def _could_be_deep(text: str) -> bool:
     return _DEEP_BLOCK.search(text) is not None
 
 
-def _check_depth(text: str) -> None:
+# libyaml's composer builds every node of a document (about 400 bytes each) before the converter
+# sees any of them, so text that could hold more nodes than the converter accepts is counted from
+# the event stream first, which costs a fraction of composing and stops at the limit.
+PRESCAN_CHARS = 1 << 18  # 256 Ki characters: below this a document cannot cost more than ~60 MB
+MAX_FILE_NODES = 1_000_000  # over all documents of one file: bounds a file's memory (~200 MB)
+
+
+def node_bound(text: str) -> int:
+    """An upper bound on the nodes of ``text``, from character counts alone (C-speed): every node
+    is a document's root or is introduced by an indicator (a ``:`` brings a key and a value, a
+    ``-`` an item, ``,`` ``[`` ``{`` ``?`` at most two). Real manifests stay far below it (a 1.5 MB
+    CRD: ~31k), so only text that could be too big pays for :func:`_prescan`."""
+    count = text.count
+    return (1 + count("---") + count("-") + count("[")
+            + 2 * (count(":") + count(",") + count("{") + count("?")))
+
+
+def _prescan(text: str) -> None:
+    """Depth, nodes per document and nodes per file, from the event stream (raises _YamlError)."""
     depth = 0
-    for event in yaml.parse(text, Loader=_Loader):
-        if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
-            depth += 1
-            if depth > MAX_DEPTH:
-                raise _YamlError(f"nesting deeper than {MAX_DEPTH} levels; the file was not linted", _span(event))
-        elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
-            depth -= 1
+    in_document = 0
+    in_file = 0
+    node_events = (yaml.ScalarEvent, yaml.AliasEvent)
+    try:
+        for event in yaml.parse(text, Loader=_Loader):
+            cls = event.__class__
+            if cls is yaml.MappingStartEvent or cls is yaml.SequenceStartEvent:
+                depth += 1
+                if depth > MAX_DEPTH:
+                    raise _YamlError(f"nesting deeper than {MAX_DEPTH} levels; the file was not linted", _span(event))
+            elif cls is yaml.MappingEndEvent or cls is yaml.SequenceEndEvent:
+                depth -= 1
+                continue
+            elif cls is yaml.DocumentStartEvent:
+                in_document = 0
+                continue
+            elif cls not in node_events:
+                continue
+            in_document += 1
+            in_file += 1
+            if in_document > MAX_EXPANDED_NODES:
+                raise _YamlError(f"document has more than {MAX_EXPANDED_NODES:,} nodes; the file was not linted "
+                                 "(split it)", _span(event))
+            if in_file > MAX_FILE_NODES:
+                raise _YamlError(f"file has more than {MAX_FILE_NODES:,} nodes; it was not linted (split it)",
+                                 _span(event))
+    except yaml.YAMLError:
+        return  # a syntax error: composing reports it, after linting the documents before it
 
 
 # ---------------------------------------------------------------------------------------------
@@ -344,18 +396,117 @@ def _comments_between_tokens(text: str) -> list[Comment]:
 # Documents -> objects
 
 
-def _problem_span(exc: yaml.MarkedYAMLError) -> Span:
-    mark = exc.problem_mark or exc.context_mark
-    if mark is None:
-        return Span(1, 1, 1, 2)
+def _mark_span(mark: Any) -> Span:
     return Span(mark.line + 1, mark.column + 1, mark.line + 1, mark.column + 2)
 
 
-def _yaml_message(exc: yaml.YAMLError) -> str:
+def _char_at(text: str, mark: Any) -> str:
+    """The character at a libyaml mark (its ``index`` counts code points, as our columns do)."""
+    index = getattr(mark, "index", None)
+    return text[index] if isinstance(index, int) and 0 <= index < len(text) else ""
+
+
+def _word_at(text: str, mark: Any) -> str:
+    index = getattr(mark, "index", None)
+    if not isinstance(index, int):
+        return ""
+    match = re.compile(r"[^\s,\[\]{}]{1,80}").match(text, index)
+    return match.group(0) if match else ""
+
+
+def _where(mark: Any) -> str:
+    return f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else "above"
+
+
+def _explain(exc: yaml.MarkedYAMLError, text: str) -> tuple[str, Any] | None:
+    """libyaml's problem in a user's words, and the mark to report it at (None: not known)."""
+    problem, context = exc.problem or "", exc.context or ""
+    mark, start = exc.problem_mark, exc.context_mark
+    if "cannot start any token" in problem or "tab character" in problem:
+        char = _char_at(text, mark)
+        if char == "\t":
+            return "a tab character here: YAML is indented with spaces only", mark
+        if char in ("@", "`"):
+            return f"a plain value cannot start with `{char}`: put the value in quotes", mark
+        return f"`{char}` cannot start a value here: put the value in quotes" if char else None, mark
+    if problem == "mapping values are not allowed in this context":
+        return ("unexpected `:` here: quote a value that contains `: `, or indent this line like the keys "
+                "above it"), mark
+    if problem == "mapping keys are not allowed in this context":
+        return "unexpected `?` here: quote a value that starts with `? `", mark
+    if "could not find expected ':'" in problem:
+        return ("expected `key: value`: this line (or a line it continues) has no `:`; check for a missing "
+                "colon, a `...` left in an example, or an unrendered template"), start or mark
+    if "did not find expected key" in problem:
+        return ("this line does not line up with the keys of the mapping above it: expected another "
+                "`key: value` at the same indentation"), mark
+    if "did not find expected '-' indicator" in problem:
+        return ("this line does not line up with the list above it: expected another `- item` at the same "
+                "indentation"), mark
+    if "flow mapping" in context and "expected ',' or '}'" in problem:
+        return f"expected `,` or `}}` inside the `{{…}}` that starts at {_where(start)}", mark
+    if "flow sequence" in context and "expected ',' or ']'" in problem:
+        return f"expected `,` or `]` inside the `[…]` that starts at {_where(start)}", mark
+    if "quoted scalar" in context and "end of stream" in problem:
+        return f"the quoted string that starts at {_where(start)} is never closed", start or mark
+    if "quoted scalar" in context and "escape character" in problem:
+        return ("unknown escape sequence in a double-quoted string: write `\\\\` for a backslash, or use "
+                "single quotes"), mark
+    if problem == "found undefined alias":
+        name = _word_at(text, mark)
+        return f"the alias `{name}` refers to no anchor (`&{name[1:]}`) defined before it", mark
+    if "duplicate anchor" in context:
+        return f"an anchor (`&name`) is defined twice in one document (first at {_where(start)}): rename one", mark
+    if "expected <document start>" in problem:
+        return "text after the end of a document (`...`): start a new document with `---`", mark
+    if "did not find expected node content" in problem:
+        char = _char_at(text, mark)
+        return (f"expected a value here, found `{char}`" if char.strip() else "expected a value here"), mark
+    if "unknown directive" in problem:
+        return ("a line that starts with `%` before a document is a directive, and this one is unknown: "
+                "quote the value or remove the line"), mark
+    if "while scanning an anchor" in context or "while scanning an alias" in context:
+        return "`&` and `*` start an anchor or alias and must be followed by a name: quote the value", mark
+    if "block scalar" in context:
+        return "after `|` or `>` only an indentation digit, `+`/`-` and a comment may follow on that line", mark
+    if "expected <block end>" in problem:
+        return "this line does not line up with the block above it: check its indentation", mark
+    return None
+
+
+def _inside(span: Span, text: str) -> Span:
+    """A span moved inside the text: libyaml puts "end of stream" one line past a last line that
+    has no line break."""
+    lines = text.split("\n")
+    if span.line <= len(lines) and span.col <= len(lines[span.line - 1]) + 1:
+        return span
+    line = min(span.line, len(lines))
+    col = min(span.col, len(lines[line - 1]) + 1) if span.line <= len(lines) else len(lines[line - 1]) + 1
+    return Span(line, col, line, col + 1)
+
+
+def _yaml_error(exc: yaml.YAMLError, text: str) -> tuple[Span, str]:
+    """Where a libyaml error is and what it means, in the words of someone fixing the file."""
+    if isinstance(exc, yaml.reader.ReaderError):
+        # libyaml gives the offset in the UTF-8 bytes it read; columns count code points
+        offset = len(text.encode("utf-8")[:exc.position].decode("utf-8", "ignore"))
+        starts = [0] + [m.end() for m in _YAML_BREAKS.finditer(text, 0, offset)]  # lines as libyaml counts them
+        line, col = len(starts), offset - starts[-1] + 1
+        char = exc.character if isinstance(exc.character, str) else chr(exc.character)
+        message = (f"invalid YAML: control character U+{ord(char):04X} is not allowed in YAML text; remove it or "
+                   "write it as an escape in a double-quoted string")
+        return Span(line, col, line, col + 1), message
     if isinstance(exc, yaml.MarkedYAMLError):
+        explained = _explain(exc, text)
+        if explained is not None and explained[0]:
+            message, mark = explained
+            mark = mark or exc.problem_mark or exc.context_mark
+            return (_mark_span(mark) if mark is not None else Span(1, 1, 1, 2)), "invalid YAML: " + message
         parts = [p for p in (exc.context, exc.problem) if p]
-        return "invalid YAML: " + ", ".join(parts) if parts else "invalid YAML"
-    return f"invalid YAML: {exc}"
+        mark = exc.problem_mark or exc.context_mark
+        return ((_mark_span(mark) if mark is not None else Span(1, 1, 1, 2)),
+                "invalid YAML: " + ", ".join(parts) if parts else "invalid YAML")
+    return Span(1, 1, 1, 2), f"invalid YAML: {exc}"
 
 
 def _objects(root: Any, path: str, doc_index: int, out: list[K8sObject]) -> None:
@@ -396,15 +547,58 @@ def _object(body: YMap, path: str, doc_index: int, node_path: tuple) -> K8sObjec
     )
 
 
+# JSON that YAML refuses: an astral character escaped as a surrogate pair ("\ud83d\ude80", what
+# Python's json.dumps writes for an emoji) and raw characters YAML does not print (DEL, C1
+# controls, U+FFFE/U+FFFF). kubectl decodes a document that starts with "{" as JSON, so such
+# manifests apply; they are rewritten to YAML escapes before parsing and positions mapped back.
+_SURROGATE_PAIR = re.compile(r"(?<!\\)((?:\\\\)*)\\u([dD][89abAB][0-9a-fA-F]{2})\\u([dD][c-fC-F][0-9a-fA-F]{2})")
+_JSON_ONLY_CHARS = re.compile("[\x7f-\x84\x86-\x9f\ufffe\uffff]")
+_JSON_START = re.compile(r"\s*\{")
+
+
+def _json_as_yaml(text: str) -> tuple[str, list[tuple[int, int]]]:
+    """``text`` with JSON-only escapes and characters rewritten, and the edits made: (index in
+    the new text where an edit ends, characters the new text gained there)."""
+    edits: list[tuple[int, int]] = []
+    out: list[str] = []
+    last = 0
+    gained = 0
+
+    def emit(start: int, end: int, replacement: str) -> None:
+        nonlocal last, gained
+        out.append(text[last:start])
+        out.append(replacement)
+        gained += len(replacement) - (end - start)
+        edits.append((end + gained, len(replacement) - (end - start)))
+        last = end
+
+    found = sorted([(m.start(), m.end(), m) for m in _SURROGATE_PAIR.finditer(text)]
+                   + [(m.start(), m.end(), m) for m in _JSON_ONLY_CHARS.finditer(text)], key=lambda t: t[0])
+    for start, end, match in found:
+        if start < last:
+            continue
+        if match.re is _SURROGATE_PAIR:
+            high, low = int(match.group(2), 16), int(match.group(3), 16)
+            code = 0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00)
+            emit(start, end, f"{match.group(1)}\\U{code:08X}")
+        else:
+            emit(start, end, f"\\u{ord(match.group(0)):04x}")
+    out.append(text[last:])
+    return "".join(out), edits
+
+
 def load_text(text: str, path: str) -> Document:
     """Load YAML/JSON text into a :class:`Document` (never raises for bad input)."""
     doc = Document(path=path, kind=K8S)
     duplicates: list[ParseIssue] = []
     if text.startswith("\ufeff"):
         text = text[1:]
+    original, edits = text, []
+    if _JSON_START.match(text) and ("\\u" in text or _JSON_ONLY_CHARS.search(text)):
+        text, edits = _json_as_yaml(text)
     try:
-        if _could_be_deep(text):
-            _check_depth(text)
+        if (len(text) > PRESCAN_CHARS and node_bound(text) > MAX_EXPANDED_NODES) or _could_be_deep(text):
+            _prescan(text)
         for index, node in enumerate(yaml.compose_all(text, Loader=_Loader)):
             if node is None:
                 continue
@@ -412,10 +606,9 @@ def load_text(text: str, path: str) -> Document:
     except _YamlError as exc:  # documents before the bad one are still linted, as kubectl applies them
         doc.errors.append(ParseIssue(exc.span, exc.message))
     except yaml.YAMLError as exc:
-        message = _yaml_message(exc)
+        span, message = _yaml_error(exc, text)
         if "{{" in text:
             message += " (the file looks like a template: render it first, e.g. `helm template . | mlops-lint -`)"
-        span = _problem_span(exc) if isinstance(exc, yaml.MarkedYAMLError) else Span(1, 1, 1, 2)
         doc.errors.append(ParseIssue(span, message))
     except (RecursionError, MemoryError):  # pragma: no cover - guarded above; last line of defence
         doc.errors.append(ParseIssue(Span(1, 1, 1, 2), "document too deeply nested or too large to parse"))
@@ -424,7 +617,79 @@ def load_text(text: str, path: str) -> Document:
         doc.skipped = "no Kubernetes object (apiVersion and kind)"
     if MARKER in text:
         doc.comments = place_comments(read_comments(text), text.splitlines())
+    if edits or _has_other_breaks(text):
+        _Renumber(text, original, edits).document(doc)
+    doc.errors = [ParseIssue(_inside(issue.span, original), issue.message) for issue in doc.errors]
     return doc
+
+
+# libyaml (and str.splitlines) also break lines at a lone CR, NEL, LINE SEPARATOR and PARAGRAPH
+# SEPARATOR; git, GitHub, SARIF viewers and our other loaders count lines at LF only. Files with
+# such characters (rare: text pasted from the web) get their positions renumbered.
+_LONE_CR = re.compile("\r(?!\n)")
+
+
+def _has_other_breaks(text: str) -> bool:
+    return ("\x85" in text or "\u2028" in text or "\u2029" in text
+            or ("\r" in text and _LONE_CR.search(text) is not None))
+
+
+_YAML_BREAKS = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
+
+
+class _Renumber:
+    """libyaml's (line, column) in the parsed text to LF lines of the original text, through the
+    character index (and back over the edits of :func:`_json_as_yaml`)."""
+
+    def __init__(self, parsed: str, original: str, edits: list[tuple[int, int]]):
+        import bisect
+
+        self._bisect = bisect.bisect_right
+        self.starts = [0] + [m.end() for m in _YAML_BREAKS.finditer(parsed)]  # libyaml's lines
+        self.lf_starts = [0] + [m.end() for m in re.finditer("\n", original)]  # LF lines
+        self.edit_ends = [end for end, _ in edits]
+        self.gained = [0]
+        for _, delta in edits:
+            self.gained.append(self.gained[-1] + delta)
+        self.seen: set[int] = set()
+
+    def point(self, line: int, col: int) -> tuple[int, int]:
+        start = self.starts[line - 1] if 0 < line <= len(self.starts) else self.starts[-1]
+        index = start + col - 1
+        index -= self.gained[self._bisect(self.edit_ends, index)]
+        lf_line = self._bisect(self.lf_starts, index)
+        return lf_line, index - self.lf_starts[lf_line - 1] + 1
+
+    def span(self, span: Span) -> Span:
+        line, col = self.point(span.line, span.col)
+        end_line, end_col = self.point(span.end_line, span.end_col)
+        return Span(line, col, end_line, end_col)
+
+    def tree(self, node: Any) -> None:
+        stack = [node]
+        while stack:
+            item = stack.pop()
+            if id(item) in self.seen:
+                continue
+            self.seen.add(id(item))
+            if isinstance(item, YMap):
+                item.span = self.span(item.span)
+                item.kspans = {k: self.span(v) for k, v in item.kspans.items()}
+                item.vspans = {k: self.span(v) for k, v in item.vspans.items()}
+                stack.extend(v for v in item.values() if isinstance(v, (YMap, YSeq)))
+            elif isinstance(item, YSeq):
+                item.span = self.span(item.span)
+                item.ispans[:] = [self.span(v) for v in item.ispans]
+                stack.extend(v for v in item if isinstance(v, (YMap, YSeq)))
+
+    def document(self, doc: Document) -> None:
+        from dataclasses import replace
+
+        for obj in doc.objects:
+            self.tree(obj.body)
+        doc.errors = [ParseIssue(self.span(e.span), e.message) for e in doc.errors]
+        doc.comments = [replace(c, line=self.point(c.line, c.col)[0], col=self.point(c.line, c.col)[1],
+                                next_line=self.point(c.next_line, 1)[0] if c.next_line else 0) for c in doc.comments]
 
 
 def load(data: bytes, path: str) -> Document:

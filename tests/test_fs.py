@@ -1,0 +1,356 @@
+"""The file system as a pull request can shape it: link loops, links out of the tree, files
+that cannot be read, files that vanish or turn into FIFOs between discovery and reading, odd
+names, a PATH that is a file, a folder or neither, and ``.gitignore``.
+
+Every case ends in findings or notes, never a traceback or a hang; runs that could hang are made
+in a subprocess with a timeout.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+from pathlib import Path
+from urllib.parse import unquote
+
+import pytest
+from invariants import check_report, lint_paths
+from sandbox import run
+
+from linter import discover
+from linter.config import Config, load_config
+from linter.registry import load_registry
+
+POD = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: {name}
+spec:
+  containers:
+  - name: c
+    image: busybox:latest
+"""
+
+
+def pod(name: str = "p") -> str:
+    return POD.format(name=name)
+
+
+def statuses(report) -> dict[str, str]:
+    return dict(report.file_status)
+
+
+def by_rule(report, rule: str) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for result in report.results:
+        if result.rule == rule:
+            found.setdefault(result.path, []).append(result.message)
+    return found
+
+
+# -- links -----------------------------------------------------------------------------------
+
+
+def test_symlink_loops_are_findings_not_crashes(tmp_path: Path) -> None:
+    (tmp_path / "good.yaml").write_text(pod())
+    os.symlink("loop-b.yaml", tmp_path / "loop-a.yaml")
+    os.symlink("loop-a.yaml", tmp_path / "loop-b.yaml")
+    os.symlink("self.yaml", tmp_path / "self.yaml")
+    os.symlink(".", tmp_path / "again")  # a folder linked to itself: never walked
+    os.symlink(tmp_path, tmp_path / "up")
+    report = lint_paths([tmp_path], tmp_path)
+    errors = by_rule(report, "SCH001")
+    assert set(errors) == {"loop-a.yaml", "loop-b.yaml", "self.yaml"}
+    assert all(m == ["cannot read the file: Too many levels of symbolic links"] for m in errors.values())
+    assert statuses(report)["good.yaml"] == "linted" and "IMG001" in {r.rule for r in report.results}
+    # given by name, a looping link is the same finding (Python's Path.resolve raised RuntimeError here)
+    report = lint_paths([tmp_path / "loop-a.yaml"], tmp_path)
+    assert by_rule(report, "SCH001") == {"loop-a.yaml": ["cannot read the file: Too many levels of symbolic links"]}
+
+
+def test_links_out_of_the_project_are_not_followed(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.yaml").write_text(pod("outside"))
+    project = tmp_path / "project"
+    (project / "deploy").mkdir(parents=True)
+    (project / "deploy" / "job.yaml").write_text(pod("inside"))
+    os.symlink(outside / "secret.yaml", project / "deploy" / "link-out.yaml")
+    os.symlink("../../outside/secret.yaml", project / "deploy" / "relative-out.yaml")
+    os.symlink("job.yaml", project / "deploy" / "link-in.yaml")
+    os.symlink(outside, project / "deploy" / "dir-out")
+    for config in (Config(), None):  # without a config (the folder given is the project) and with one
+        if config is None:
+            (project / ".mlops-lint.yaml").write_text("fail-on: error\n")
+            config = load_config(project / ".mlops-lint.yaml", load_registry())
+        report = lint_paths([project / "deploy"], project, config)
+        assert set(statuses(report)) == {"deploy/job.yaml", "deploy/link-in.yaml", "deploy/link-out.yaml",
+                                         "deploy/relative-out.yaml"}
+        assert statuses(report)["deploy/link-out.yaml"] == "skipped: link out of the project"
+        assert statuses(report)["deploy/relative-out.yaml"] == "skipped: link out of the project"
+        assert statuses(report)["deploy/link-in.yaml"] == "linted"  # inside: read, under its own name
+        assert not [r for r in report.results if "outside" in r.message or "secret" in r.path]
+        notes = {n.path: n.message for n in report.notes}
+        assert notes["deploy/link-out.yaml"].startswith("not read: the link points outside the project (")
+    # a link given by name is what the user asked for: read
+    report = lint_paths([project / "deploy" / "link-out.yaml"], project)
+    assert statuses(report) == {"deploy/link-out.yaml": "linted"}
+
+
+def test_dangling_link_is_a_finding(tmp_path: Path) -> None:
+    os.symlink("gone.yaml", tmp_path / "dangling.yaml")
+    report = lint_paths([tmp_path], tmp_path)
+    assert by_rule(report, "SCH001") == {"dangling.yaml": ["cannot read the file: No such file or directory"]}
+
+
+# -- unreadable ------------------------------------------------------------------------------
+
+
+def test_unreadable_file_is_a_finding(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """In-process: opening the file fails with EACCES (what a chmod 000 file gives a non-root user)."""
+    (tmp_path / "ok.yaml").write_text(pod("ok"))
+    (tmp_path / "locked.yaml").write_text(pod("locked"))
+    real_open = os.open
+
+    def refusing_open(path, flags, *args, **kwargs):
+        if os.fspath(path).endswith("locked.yaml"):
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+        return real_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", refusing_open)
+    report = lint_paths([tmp_path], tmp_path)
+    assert by_rule(report, "SCH001") == {"locked.yaml": ["cannot read the file: Permission denied"]}
+    assert statuses(report) == {"locked.yaml": "parse error", "ok.yaml": "linted"}
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid"), reason="POSIX permissions")
+def test_unreadable_file_and_folder_for_real(tmp_path: Path) -> None:
+    """chmod 000 for real. Root reads such files anyway (CAP_DAC_OVERRIDE), so as root the CLI runs
+    with that capability (and CAP_DAC_READ_SEARCH) dropped from its bounding set."""
+    (tmp_path / "ok.yaml").write_text(pod("ok"))
+    (tmp_path / "locked.yaml").write_text(pod("locked"))
+    (tmp_path / "sealed").mkdir()
+    (tmp_path / "sealed" / "inner.yaml").write_text(pod("inner"))
+    os.chmod(tmp_path / "locked.yaml", 0)
+    os.chmod(tmp_path / "sealed", 0)
+    try:
+        as_root = os.geteuid() == 0
+        try:
+            outcome = run([".", "--format", "json", "--jobs", "1"], tmp_path, drop_dac=as_root)
+        except (OSError, Exception) as exc:  # noqa: BLE001 - prctl refused (no CAP_SETPCAP in this container)
+            if as_root:
+                pytest.skip(f"running as root and cannot drop CAP_DAC_OVERRIDE: {exc}")
+            raise
+        report = json.loads(outcome.stdout)
+        if as_root and not [f for f in report["findings"] if f["path"] == "locked.yaml" and f["rule"] == "SCH001"]:
+            pytest.skip("running as root and the permission bits were not enforced")
+        assert outcome.returncode == 1 and "Traceback" not in outcome.err
+        (error,) = [f for f in report["findings"] if f["path"] == "locked.yaml"]
+        assert error["message"] == "cannot read the file: Permission denied" and (error["line"], error["column"]) == (1, 1)
+        assert {"path": "sealed", "message": "folder not read: Permission denied"} in report["notes"]
+        assert any(f["path"] == "ok.yaml" for f in report["findings"])
+    finally:
+        os.chmod(tmp_path / "locked.yaml", 0o644)
+        os.chmod(tmp_path / "sealed", 0o755)
+
+
+# -- files that change under the run ---------------------------------------------------------
+
+
+def _walk_then(action):
+    real_walk = discover.walk
+
+    def walk(*args, **kwargs):
+        found = real_walk(*args, **kwargs)
+        action()
+        return found
+
+    return walk
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_file_vanishing_between_discovery_and_reading(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jobs: int) -> None:
+    """The hook runs right after discovery, before anything is read (in-process and with the
+    forked workers of a parallel run, which needs 48 files or more)."""
+    for index in range(60):
+        (tmp_path / f"p{index:02d}.yaml").write_text(pod(f"p{index}"))
+    (tmp_path / "limits.yaml").write_text("apiVersion: v1\nkind: LimitRange\nmetadata: {name: l}\nspec: {limits: []}\n")
+    monkeypatch.setattr(discover, "walk", _walk_then(lambda: [(tmp_path / "p07.yaml").unlink(),
+                                                              (tmp_path / "limits.yaml").unlink()]))
+    report = lint_paths([tmp_path], tmp_path, jobs=jobs)
+    errors = by_rule(report, "SCH001")
+    assert errors == {"p07.yaml": ["cannot read the file: No such file or directory"],
+                      "limits.yaml": ["cannot read the file: No such file or directory"]}
+    assert sum(1 for s in statuses(report).values() if s == "linted") == 59
+
+
+def test_file_replaced_by_a_fifo_after_discovery_does_not_hang(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "pipe.yaml").write_text(pod())
+    (tmp_path / "ok.yaml").write_text(pod("ok"))
+
+    def swap() -> None:
+        (tmp_path / "pipe.yaml").unlink()
+        os.mkfifo(tmp_path / "pipe.yaml")
+
+    monkeypatch.setattr(discover, "walk", _walk_then(swap))
+    report = lint_paths([tmp_path], tmp_path)  # opening a FIFO for reading would block forever
+    assert by_rule(report, "SCH001") == {"pipe.yaml": ["not read: not a regular file"]}
+
+
+def test_folder_vanishing_during_the_walk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "gone").mkdir()
+    (tmp_path / "gone" / "x.yaml").write_text(pod())
+    (tmp_path / "ok.yaml").write_text(pod("ok"))
+    real_scandir = os.scandir
+
+    def scandir(path="."):
+        if isinstance(path, (str, os.PathLike)) and os.fspath(path).endswith("gone"):
+            shutil.rmtree(path)
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    report = lint_paths([tmp_path], tmp_path)
+    assert statuses(report) == {"ok.yaml": "linted"}
+    assert [(n.path, n.message) for n in report.notes] == [("gone", "folder not read: No such file or directory")]
+
+
+def test_fifos_and_devices_are_never_opened(tmp_path: Path) -> None:
+    """A FIFO named like a manifest, like a script, or with no suffix at all (sniffed for a shebang),
+    in the tree and given by name, and a device given by name: skipped with a note, no hang."""
+    (tmp_path / "ok.yaml").write_text(pod())
+    for name in ("pipe.yaml", "pipe.sh", "runme", "Dockerfile"):
+        os.mkfifo(tmp_path / name)
+    outcome = run([".", "pipe.yaml", "runme", "/dev/zero", "--format", "json", "--jobs", "1"], tmp_path, timeout=60)
+    assert outcome.returncode == 1 and "Traceback" not in outcome.err, outcome.err
+    report = json.loads(outcome.stdout)
+    skipped = {n["path"] for n in report["notes"] if n["message"] == "not read: not a regular file"}
+    assert {"pipe.yaml", "pipe.sh", "Dockerfile", "runme", "/dev/zero"} <= skipped
+    assert {f["path"] for f in report["findings"]} == {"ok.yaml"}
+
+
+# -- names -----------------------------------------------------------------------------------
+
+ODD_NAMES = ["with space.yaml", "模型 训练.yaml", "emoji-🚀.yaml", "comma,colon:percent%.yaml", "quote'\"s.yaml",
+             "#hash&amp?.yaml", "new\nline.yaml", "tab\tname.yaml", "-dash.yaml", "back\\slash.yaml"]
+
+
+def test_odd_file_names_in_every_format(tmp_path: Path) -> None:
+    folder = tmp_path / "dir with spaces" / "ünï"
+    folder.mkdir(parents=True)
+    for name in ODD_NAMES:
+        (folder / name).write_text(pod())
+    raw = os.fsencode(folder) + b"/latin1-\xe9.yaml"  # a name that is not UTF-8
+    with open(raw, "w") as handle:
+        handle.write(pod())
+    report = lint_paths([tmp_path], tmp_path)
+    prefix = "dir with spaces/ünï/"
+    expected = {prefix + n for n in ODD_NAMES} | {prefix + "latin1-\\xe9.yaml"}
+    assert set(statuses(report)) == expected and set(statuses(report).values()) == {"linted"}
+    files = {prefix + n: (folder / n).read_bytes() for n in ODD_NAMES}
+    files[prefix + "latin1-\\xe9.yaml"] = pod().encode()
+    rendered = check_report(report, files)  # JSON and SARIF valid, positions inside
+    for text in rendered.values():
+        text.encode("utf-8")  # no lone surrogates anywhere
+    sarif = json.loads(rendered["sarif"])
+    uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in sarif["runs"][0]["results"]}
+    assert {unquote(u) for u in uris} == expected
+    assert all(" " not in u and "\n" not in u and "#" not in u.split("/")[-1] for u in uris)
+    github = rendered["github"].splitlines()
+    assert len(github) == len([r for r in report.results if not r.suppressions])  # a newline in a name is escaped
+    assert any("file=dir with spaces/ünï/comma%2Ccolon%3Apercent%25.yaml," in line for line in github)
+    assert any("new%0Aline.yaml" in line for line in github)
+
+
+def test_non_utf8_name_through_the_cli(tmp_path: Path) -> None:
+    with open(os.fsencode(tmp_path) + b"/bad-\xff.yaml", "w") as handle:
+        handle.write(pod())
+    for fmt in ("text", "json", "sarif", "github"):
+        outcome = run([".", "--format", fmt, "--jobs", "1"], tmp_path)
+        assert outcome.returncode == 1 and "Traceback" not in outcome.err, outcome.err
+        text = outcome.stdout.decode("utf-8")  # valid UTF-8
+        if fmt == "json":
+            assert {f["path"] for f in json.loads(text)["findings"]} == {"bad-\\xff.yaml"}
+        elif fmt == "sarif":
+            results = json.loads(text)["runs"][0]["results"]
+            assert {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in results} == {"bad-%5Cxff.yaml"}
+        else:
+            assert "bad-\\xff.yaml" in text
+
+
+# -- PATH forms ------------------------------------------------------------------------------
+
+
+def test_path_that_is_a_file_a_folder_a_link_or_missing(tmp_path: Path) -> None:
+    (tmp_path / "deploy").mkdir()
+    (tmp_path / "deploy" / "a.yaml").write_text(pod("a"))
+    (tmp_path / "deploy" / "notes.txt").write_text(pod("txt"))
+    (tmp_path / "deploy" / "README.md").write_text("# Title\n\nkey: [unclosed\n")
+    os.symlink("deploy", tmp_path / "linked")
+    # a folder: only lintable names; a file: always read (an unknown suffix as YAML)
+    assert set(statuses(lint_paths([tmp_path / "deploy"], tmp_path))) == {"deploy/a.yaml"}
+    assert statuses(lint_paths([tmp_path / "deploy" / "notes.txt"], tmp_path)) == {"deploy/notes.txt": "linted"}
+    report = lint_paths([tmp_path / "deploy" / "README.md"], tmp_path)
+    assert statuses(report) == {"deploy/README.md": "parse error"}
+    # a link to a folder given by name is walked (as the folder it names)
+    assert set(statuses(lint_paths([tmp_path / "linked"], tmp_path))) == {"deploy/a.yaml"}
+    # the same file twice (by two spellings) is linted once
+    report = lint_paths([tmp_path / "deploy", tmp_path / "deploy" / "a.yaml", tmp_path / "deploy" / ".." / "deploy"], tmp_path)
+    assert statuses(report) == {"deploy/a.yaml": "linted"}
+    assert sum(1 for r in report.results if r.rule == "IMG001") == 1
+    missing = run(["nope.yaml"], tmp_path)
+    assert missing.returncode == 2 and "path does not exist: nope.yaml" in missing.err
+
+
+def test_empty_folder_and_folder_of_nothing_lintable(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "x.md").write_text("hi")
+    for folder in ("empty", "docs"):
+        outcome = run([folder, "--format", "sarif", "--jobs", "1"], tmp_path)
+        assert outcome.returncode == 0 and json.loads(outcome.stdout)["runs"][0]["results"] == []
+
+
+# -- .gitignore and skipped folders ----------------------------------------------------------
+
+
+def test_gitignore_is_not_read_but_exclude_is(tmp_path: Path) -> None:
+    """SPEC section 2 lists what is skipped (.git, node_modules, .venv, config ``exclude``), and
+    .gitignore is not on it: in a CI gate a committed .gitignore must not hide a committed
+    manifest (``git add -f`` tracks ignored files). ``exclude:`` is the way to skip folders."""
+    (tmp_path / ".gitignore").write_text("rendered/\n*.tmp.yaml\n")
+    (tmp_path / "rendered").mkdir()
+    (tmp_path / "rendered" / "job.yaml").write_text(pod("rendered"))
+    (tmp_path / "x.tmp.yaml").write_text(pod("tmp"))
+    for skipped in (".git", "node_modules", ".venv"):
+        (tmp_path / skipped).mkdir()
+        (tmp_path / skipped / "config.yaml").write_text(pod(skipped))
+    report = lint_paths([tmp_path], tmp_path)
+    assert set(statuses(report)) == {"rendered/job.yaml", "x.tmp.yaml"}
+    (tmp_path / ".mlops-lint.yaml").write_text("exclude: [rendered/, '*.tmp.yaml']\n")
+    config = load_config(tmp_path / ".mlops-lint.yaml", load_registry())
+    report = lint_paths([tmp_path], tmp_path, config)
+    assert "rendered/job.yaml" not in statuses(report) and "x.tmp.yaml" not in statuses(report)
+
+
+def test_discovery_never_opens_what_it_does_not_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only regular files are opened, each once for a shebang sniff at most, and never for writing."""
+    (tmp_path / "run").write_text("#!/bin/bash\naz aks update -g rg -n c\n")
+    (tmp_path / "data.bin").write_bytes(b"\x00" * 10)
+    os.mkfifo(tmp_path / "fifo")
+    opened: list[tuple[str, int]] = []
+    real_open = os.open
+
+    def spy(path, flags, *args, **kwargs):
+        opened.append((os.fspath(path), flags))
+        return real_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", spy)
+    found = discover.walk([tmp_path], root=None)
+    assert [f.path.name for f in found.files] == ["run"]
+    names = [Path(p).name for p, _ in opened]
+    assert "fifo" not in names and "data.bin" not in names and names.count("run") == 1
+    assert all(not flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT) for _, flags in opened)
+    assert all(stat.S_ISREG(os.stat(p).st_mode) for p, _ in opened)
