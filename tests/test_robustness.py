@@ -199,8 +199,6 @@ def test_usage_errors_still_exit_2_with_their_own_message(tmp_path: Path) -> Non
 # -- found here, in code other helpers own (reported to the lead; strict: they flip when fixed) --
 
 
-@pytest.mark.xfail(strict=True, reason="linter/sources/shell.py: the lexer recurses once per nested $( ), ${ } or "
-                   "quote; 1,000 levels raise RecursionError (caught by the engine as one file's SCH001)")
 def test_deeply_nested_shell_substitutions_are_a_plain_parse_error() -> None:
     from linter.sources import shell
 
@@ -210,8 +208,6 @@ def test_deeply_nested_shell_substitutions_are_a_plain_parse_error() -> None:
         assert document.errors
 
 
-@pytest.mark.xfail(strict=True, reason="linter/validation/crds.py reads crd-paths with yaml.load_all: a file nested "
-                   "30,000 levels deep crashes the process (libyaml's composer recursion: SIGSEGV)")
 def test_crd_paths_with_a_deeply_nested_file(tmp_path: Path) -> None:
     (tmp_path / "crds").mkdir()
     (tmp_path / "crds" / "deep.yaml").write_text("[" * 30_000 + "]" * 30_000 + "\n")
@@ -221,8 +217,6 @@ def test_crd_paths_with_a_deeply_nested_file(tmp_path: Path) -> None:
     assert outcome.returncode in (1, 2) and "Traceback" not in outcome.err, (outcome.returncode, outcome.err[-300:])
 
 
-@pytest.mark.xfail(strict=True, raises=__import__("subprocess").TimeoutExpired,
-                   reason="linter/validation/crds.py opens a crd-paths entry that is a FIFO for reading: blocks forever")
 def test_crd_paths_naming_a_fifo(tmp_path: Path) -> None:
     import os
 
@@ -233,9 +227,6 @@ def test_crd_paths_naming_a_fifo(tmp_path: Path) -> None:
     assert outcome.returncode == 2 and "crds.yaml" in outcome.err
 
 
-@pytest.mark.xfail(strict=True, reason="linter/report/text.py prints control characters taken from manifests (an ESC "
-                   "sequence or a CR in a container or object name) as they are: on a terminal they can rewrite or hide "
-                   "the lines around them")
 def test_text_report_never_prints_control_characters_from_the_input(tmp_path: Path) -> None:
     from linter.report import render
 
@@ -247,9 +238,6 @@ def test_text_report_never_prints_control_characters_from_the_input(tmp_path: Pa
         assert not re.search(r"[\x00-\x09\x0b-\x1f\x7f-\x9f]", text), (fmt, text)
 
 
-@pytest.mark.xfail(strict=True, reason="rules/sch/sch002: a CRD whose openAPIV3Schema has an unknown `type` makes "
-                   "jsonschema raise UnknownType on every custom resource of that kind (LNT002); found by "
-                   "test_fuzz.py::test_structurally_mutated_fixtures (invariants.KNOWN_RULE_ERRORS)")
 def test_crd_schema_with_an_unknown_type(tmp_path: Path) -> None:
     (tmp_path / "crd.yaml").write_text(
         "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: widgets.example.com}\n"

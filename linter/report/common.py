@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -75,3 +77,13 @@ def annotation_span(span: Span) -> Span:
     if (span.end_line, span.end_col) <= (span.line, span.col):
         return Span(span.line, span.col, span.line, span.col + 1)
     return span
+
+
+_CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """``text`` with control characters (ESC, CR, tab, C1 …; not the line feed) shown as
+    ``\\xNN``: names and values come from the linted files, and printed raw on a terminal an
+    escape sequence or a carriage return could rewrite or hide the lines around it."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)

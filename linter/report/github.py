@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from linter.report.common import GITHUB_COMMAND, RenderOptions, annotation_span, ordered
+from linter.report.common import GITHUB_COMMAND, RenderOptions, annotation_span, ordered, printable
 from linter.result import Result, RunReport
 
 
 def escape_data(text: str) -> str:
-    """GitHub's escaping of a command's message (``%``, CR, LF)."""
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """GitHub's escaping of a command's message (``%``, CR, LF), after other control characters
+    from the linted files are shown as ``\\xNN``."""
+    return printable(text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
 
 
 def escape_property(text: str) -> str:

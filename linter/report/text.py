@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from itertools import groupby
 
-from linter.report.common import TEXT_WORD, RenderOptions, Tally, ordered, ordered_notes, tally
+from linter.report.common import TEXT_WORD, RenderOptions, Tally, ordered, ordered_notes, printable, tally
 from linter.result import Note, Result, RunReport
 
 _RESET = "\x1b[0m"
@@ -23,8 +23,9 @@ def _plural(count: int, word: str) -> str:
 
 
 def one_line(text: str) -> str:
-    """``text`` with line breaks turned into spaces: one finding, one line."""
-    return " ".join(text.splitlines())
+    """``text`` with line breaks turned into spaces and control characters escaped: one
+    finding, one line, nothing the terminal would act on."""
+    return printable(" ".join(text.splitlines()))
 
 
 def suppression_reason(result: Result) -> str:
@@ -34,18 +35,18 @@ def suppression_reason(result: Result) -> str:
 
 def format_result(result: Result, *, color: bool = False) -> str:
     """One finding as one line (suppressed ones marked with their reason)."""
-    location = _paint(f"{result.path}:{result.line}:{result.column}:", _BOLD, color)
+    location = _paint(f"{printable(result.path)}:{result.line}:{result.column}:", _BOLD, color)
     severity = _paint(TEXT_WORD[result.severity], _SEVERITY_STYLE[result.severity], color)
     line = f"{location} {severity} {result.rule} {result.slug}: {one_line(result.message)}"
     if result.obj is not None:
-        line += f" [{result.obj}]"
+        line += f" [{one_line(str(result.obj))}]"
     if result.suppressed:
         line = f"{line} {_paint(f'(suppressed: {suppression_reason(result)})', _DIM, color)}"
     return line
 
 
 def format_note(note: Note) -> str:
-    return f"note: {note.path}: {one_line(note.message)}"
+    return f"note: {printable(note.path)}: {one_line(note.message)}"
 
 
 def _summary(counts: Tally) -> str:

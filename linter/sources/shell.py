@@ -1008,8 +1008,15 @@ def load_text(text: str, path: str) -> Document:
     if text.startswith("\ufeff"):
         text = text[1:]
     lexer = _Lexer(text)
-    items = lexer.run()
-    script = _Reader(lexer).run(items)
+    try:
+        items = lexer.run()
+        script = _Reader(lexer).run(items)
+    except RecursionError:  # the lexer recurses once per nested $( ), ${ } or quote
+        line = next((i + 1 for i, text_line in enumerate(text.split("\n")) if text_line.count("$(") + text_line.count("${") > 100), 1)
+        return Document(path=path, kind=SHELL, errors=[ParseIssue(
+            Span(line, 1, line, 2),
+            "command substitutions, parameter expansions or quotes nest too deeply to be read; the script was not linted",
+        )])
     script.path = path
     lines = text.split("\n")
     comments = sorted(lexer.comments, key=lambda c: (c.line, c.col))

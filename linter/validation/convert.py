@@ -60,14 +60,19 @@ _COPIED = ("minLength", "maxLength", "minItems", "maxItems", "minProperties", "m
            "uniqueItems")
 
 
+# The types of a structural schema. Any other ``type`` is refused by the API server when the CRD
+# is created; here it constrains nothing (the resources of such a CRD are not judged by it).
+_KNOWN_TYPES = frozenset({"object", "array", "string", "integer", "number", "boolean", "null"})
+
+
 def _types(node: dict[str, Any]) -> list[str]:
     if node.get("x-kubernetes-int-or-string"):
         return ["integer", "string"]
     kind = node.get("type")
     if isinstance(kind, str):
-        return [kind]
+        return [kind] if kind in _KNOWN_TYPES else []
     if isinstance(kind, list):
-        return [k for k in kind if isinstance(k, str)]
+        return [k for k in kind if isinstance(k, str) and k in _KNOWN_TYPES]
     return []
 
 

@@ -162,6 +162,13 @@ def _documents(text: str, path: Path) -> list[Any]:
             return [json.loads(text)]
         except ValueError:
             pass  # JSON with comments or YAML in a .json file: try YAML
+    from linter.sources import yaml_k8s
+
+    if yaml_k8s._could_be_deep(text) or len(text) > yaml_k8s.PRESCAN_CHARS:
+        try:  # libyaml's composer recurses in C: too deep a file would crash the process
+            yaml_k8s._prescan(text)
+        except yaml_k8s._YamlError as exc:
+            raise CrdPathError(f"{path}: {exc}") from None
     try:
         return [doc for doc in yaml.load_all(text, Loader=loader) if doc is not None]
     except yaml.YAMLError as exc:
@@ -180,10 +187,14 @@ def load_file(path: Path) -> list[Crd]:
     cached = _PATH_CACHE.get(key)
     if cached is not None:
         return cached
-    try:
-        text = path.read_text("utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CrdPathError(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
+    from linter.engine import _Unread, read_source
+
+    try:  # non-blocking and size-checked: a FIFO or a device named in crd-paths is refused
+        text = read_source(path).decode("utf-8-sig")
+    except _Unread as exc:
+        raise CrdPathError(f"{path}: {exc.reason}") from None
+    except UnicodeDecodeError as exc:
+        raise CrdPathError(f"{path}: cannot read: {exc}") from None
     found: list[Crd] = []
     for document in _documents(text, path):
         items = document.get("items") if isinstance(document, dict) and document.get("kind") == "List" else [document]
