@@ -203,8 +203,8 @@ class Requirement:
             return False
         if self.operator == "Exists":
             return value is None
-        if self.operator == "In":
-            return value is None or value in self.values
+        if self.operator == "In":  # every node it admits carries one of the values
+            return bool(self.values) and (value is None or set(self.values) == {value})
         return False
 
 

@@ -1,0 +1,114 @@
+"""A pod tolerates the GPU nodes' taint but requests no GPU.
+
+## What it does
+Flags pod templates (every pod-carrying kind; each replica type of a Kubeflow job and each
+Volcano task on its own) with a toleration for a GPU taint but no container that requests or
+limits a GPU (`nvidia.com/gpu`, `nvidia.com/mig-<profile>`, `amd.com/gpu`). GPU taints are the
+configured `gpu-taints` (default `sku=gpu:NoSchedule`) plus those GPU nodes are known to carry:
+`nvidia.com/gpu`, `amd.com/gpu`, `kubernetes.azure.com/accelerator` and `gpu` with any value.
+Tolerations match as Kubernetes matches them (`Toleration.ToleratesTaint`): an empty effect
+covers every effect, `operator: Exists` ignores the value, and `operator: Exists` without a
+key tolerates every taint, GPU taints included. The finding points at the toleration.
+
+## Why is this bad?
+The taint is what keeps "ordinary application pods away from expensive GPU nodes". A pod that
+tolerates it without asking for a GPU can be scheduled onto a GPU node and hold its CPU and
+memory while the GPU sits idle, or keep the autoscaler from scaling an empty GPU node down. The
+article: "A toleration permits scheduling but doesn't force the pod onto a GPU node. Pair
+tolerations with a GPU resource request and a node selector or node affinity."
+
+## Example
+```yaml
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: feature-store-api
+spec:
+  template:
+    spec:
+      tolerations:
+      - key: sku
+        operator: Equal
+        value: gpu
+        effect: NoSchedule
+      containers:
+      - name: api
+        image: myacr.azurecr.io/feature-store:1.4.2
+        resources:
+          requests: {cpu: "2", memory: 4Gi}
+```
+
+Use instead: drop the toleration from pods that do not use a GPU, or request the GPU the pod
+is meant for:
+```yaml
+      nodeSelector:
+        accelerator: nvidia
+      tolerations:
+      - key: sku
+        operator: Equal
+        value: gpu
+        effect: NoSchedule
+      containers:
+      - name: trainer
+        resources:
+          requests: {nvidia.com/gpu: 1}
+          limits: {nvidia.com/gpu: 1}
+```
+
+## Known problems
+- DaemonSets are exempt: node agents (networking, monitoring, storage, the device plugin, the
+  DCGM exporter) must run on GPU nodes without using a GPU, and the article asks that they
+  "tolerate the GPU taint". Their tolerate-everything toleration is by design.
+- Pods that take GPUs past the scheduler on purpose, as NVIDIA's node tools do (a container
+  sets `NVIDIA_VISIBLE_DEVICES`, or the pod asks for CDI devices with a `cdi.k8s.io/…`
+  annotation: the GPU Operator's validators, DCGM diagnostics), are exempt too, and so are pods
+  with a resource name that is a placeholder filled in later (`FILLED_BY_VALIDATOR`,
+  `{{ .Values.gpuResource }}`): it may be the GPU.
+- A pod that requests a GPU but has no nodeSelector or required node affinity for GPU nodes is
+  GPU006's finding, not this rule's: one mistake gives one finding, and in the `aks-automatic`
+  profile (where GPU006 is off) node provisioning places GPU pods from their requests.
+- A toleration of a known GPU taint key with any value counts (the value GPU nodes carry under
+  `nvidia.com/gpu` differs between installations); a `sku` toleration counts only for `gpu`.
+
+## References
+- Kubernetes, Taints and tolerations: https://kubernetes.io/docs/concepts/scheduling-eviction/taint-and-toleration/
+- AKS, Use GPUs (taint and toleration example): https://learn.microsoft.com/azure/aks/use-nvidia-gpu
+"""
+
+from linter.model.gpunodes import (
+    gpu_label_pins,
+    gpu_toleration,
+    has_placeholder_resource,
+    is_wildcard,
+    requests_gpu,
+    sees_gpus_directly,
+)
+from linter.model.k8s import PodSpec
+from linter.rule import POD, Finding, rule
+
+
+@rule(code="GPU004", name="gpu-toleration-without-placement", severity="warning", scope=POD,
+      tags=("gpu", "scheduling"))
+def check(pod: PodSpec, ctx):
+    if pod.obj.kind == "DaemonSet" or requests_gpu(pod) or sees_gpus_directly(pod) or has_placeholder_resource(pod):
+        return
+    tolerations = pod.tolerations
+    found = gpu_toleration(tolerations, ctx.config)
+    if found is None:
+        return
+    index, taint = found
+    toleration = dict(tolerations)[index]
+    items = pod.spec.get_seq("tolerations")
+    span = toleration.kspans.get("key") or toleration.kspans.get("operator") or (
+        items.item_span(index) if items is not None else pod.span)
+    what = "every taint (operator: Exists without a key), the GPU taint included" if is_wildcard(toleration) \
+        else f"the GPU taint {taint}"
+    pin = gpu_label_pins(pod.placement, ctx.config)
+    where = f" (and it selects GPU nodes with {pin})" if pin else ""
+    yield Finding(
+        span,
+        f"{pod.describe()} tolerates {what}, but no container requests a GPU{where}: it can take a GPU "
+        "node's CPU and memory without using the GPU",
+        node=pod.path + ("tolerations", index),
+        fix="remove the toleration, or request the GPU the pod is for (nvidia.com/gpu in requests and limits)",
+    )

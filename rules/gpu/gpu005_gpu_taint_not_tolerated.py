@@ -1,0 +1,101 @@
+"""A pod requests a GPU but tolerates none of the GPU nodes' taints.
+
+## What it does
+Flags pod templates with a container that requests or limits a GPU (`nvidia.com/gpu`,
+`nvidia.com/mig-<profile>`, `amd.com/gpu`; a zero quantity is no request) when none of its
+tolerations tolerates a GPU taint: the configured `gpu-taints` (default `sku=gpu:NoSchedule`,
+the article's pool taint) or a taint GPU nodes are known to carry (`nvidia.com/gpu`,
+`amd.com/gpu`, `kubernetes.azure.com/accelerator` or `gpu` with any value). Tolerations match as
+Kubernetes matches them: an empty effect covers every effect, `operator: Exists` ignores the
+value, `operator: Exists` without a key tolerates everything. The finding points at
+`tolerations:` when the pod has some, else at the GPU request.
+
+## Why is this bad?
+GPU pools are tainted so that "ordinary application pods" stay away from expensive GPU nodes
+(the article's pool carries `sku=gpu:NoSchedule`). A GPU pod without the matching toleration is
+repelled by every GPU node and stays Pending, and the cluster autoscaler will not add a GPU node
+for it either, since the new node would carry the same taint. The article's GPU pods all carry
+`key: sku, operator: Equal, value: gpu, effect: NoSchedule`.
+
+## Example
+```yaml
+    spec:
+      nodeSelector:
+        accelerator: nvidia
+      containers:
+      - name: trainer
+        resources:
+          limits:
+            nvidia.com/gpu: 1
+```
+
+Use instead:
+```yaml
+    spec:
+      nodeSelector:
+        accelerator: nvidia
+      tolerations:
+      - key: sku
+        operator: Equal
+        value: gpu
+        effect: NoSchedule
+      containers:
+      - name: trainer
+        resources:
+          limits:
+            nvidia.com/gpu: 1
+```
+
+## Known problems
+- Set `gpu-taints:` to the taints your GPU pools really carry; `gpu-taints: []` says they carry
+  none, and the rule is silent.
+- When the project describes the cluster (`az aks` scripts or `node-pools:`) and every pool the
+  pod's labels can reach is one of them with taints the pod tolerates, the pod schedules and
+  the rule is silent (pool taints themselves are AKS001's and XPL002's business).
+- AKS itself adds no GPU taint; a cluster whose GPU pools are untainted gets findings until
+  `gpu-taints: []` says so.
+
+## References
+- Kubernetes, Taints and tolerations: https://kubernetes.io/docs/concepts/scheduling-eviction/taint-and-toleration/
+- AKS, Use GPUs (GPU pool taint `sku=gpu:NoSchedule`): https://learn.microsoft.com/azure/aks/use-nvidia-gpu
+"""
+
+from linter.model.cluster import cluster_of
+from linter.model.gpunodes import configured_gpu_taints, gpu_entries, gpu_toleration
+from linter.model.k8s import PodSpec
+from linter.rule import POD, Finding, rule
+
+
+def _schedules_on_known_pools(pod: PodSpec, ctx) -> bool:
+    placement = cluster_of(ctx.index, ctx.config).placement(pod)
+    if placement is None:
+        return False
+    matches = placement.label_matches
+    return bool(matches) and all(not v.elsewhere and v.taints == "ok" for v in matches)
+
+
+@rule(code="GPU005", name="gpu-taint-not-tolerated", severity="warning", scope=POD, tags=("gpu", "scheduling"))
+def check(pod: PodSpec, ctx):
+    entries = gpu_entries(pod)
+    taints = configured_gpu_taints(ctx.config)
+    if not entries or not taints:
+        return
+    if gpu_toleration(pod.tolerations, ctx.config) is not None or _schedules_on_known_pools(pod, ctx):
+        return
+    container, section, resource = entries[0]
+    if "tolerations" in pod.spec.kspans:
+        span, node = pod.spec.kspans["tolerations"], pod.path + ("tolerations",)
+        has = "its tolerations match"
+    else:
+        span, node = resource.key_span, container.path + ("resources", section, resource.name)
+        has = "it has no tolerations, so it tolerates"
+    first = taints[0]
+    value = f", value: {first.value}" if first.value else ""
+    operator = "Equal" if first.value else "Exists"
+    yield Finding(
+        span,
+        f"{pod.describe()} asks for {resource.name} ({container.kind_label} `{container.name}`) but {has} none "
+        f"of the GPU taints ({', '.join(str(t) for t in taints)}): tainted GPU nodes repel it and it stays Pending",
+        node=node,
+        fix=f"add `tolerations: [{{key: {first.key}, operator: {operator}{value}, effect: {first.effect}}}]`",
+    )

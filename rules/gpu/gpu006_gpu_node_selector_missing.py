@@ -1,0 +1,84 @@
+"""A pod requests a GPU but nothing selects GPU nodes for it.
+
+## What it does
+Flags pod templates with a container that requests or limits a GPU when neither the
+`nodeSelector` nor every term of the required node affinity
+(`requiredDuringSchedulingIgnoredDuringExecution`, `In` or `Exists`) pins a GPU node label:
+a configured `gpu-node-labels` pair (default `accelerator=nvidia`), a label only GPU nodes carry
+(`kubernetes.azure.com/accelerator`, the bare `accelerator`, `sku=gpu` (the AKS docs label GPU
+pools as they taint them), any `nvidia.com/…` or `amd.com/…`
+label set by GPU feature discovery or the GPU Operator, `karpenter.azure.com/sku-gpu-*`,
+`karpenter.azure.com/sku-family=N`, GKE's `cloud.google.com/gke-accelerator`), or
+`node.kubernetes.io/instance-type` in GPU VM sizes only. When the project describes the cluster
+(`az aks` scripts or `node-pools:`), a placement whose labels can reach only the project's GPU
+pools also counts. Preferred node affinity does not: it does not keep a pod off other nodes.
+The rule is off in the `aks-automatic` profile. The finding points at `nodeSelector:`, else
+`affinity:`, else the pod template's `spec:`.
+
+## Why is this bad?
+The article: "A toleration permits scheduling but doesn't force the pod onto a GPU node. Pair
+tolerations with a GPU resource request and a node selector or node affinity." A node
+selector makes the placement explicit: the pod targets the pool built for it ("targets a node
+pool labeled accelerator=nvidia"), the cluster autoscaler knows which pool to scale for a
+pending pod, and a GPU pod cannot land on a different GPU pool (a T4 pool instead of the A100
+pool, or a MIG pool) whose devices happen to be free.
+
+## Example
+```yaml
+    spec:
+      tolerations:
+      - {key: sku, operator: Equal, value: gpu, effect: NoSchedule}
+      containers:
+      - name: trainer
+        resources:
+          limits: {nvidia.com/gpu: 1}
+```
+
+Use instead:
+```yaml
+    spec:
+      nodeSelector:
+        accelerator: nvidia
+      tolerations:
+      - {key: sku, operator: Equal, value: gpu, effect: NoSchedule}
+```
+
+## Known problems
+- Set `gpu-node-labels:` to the labels your GPU pools carry; pods that select pools by other
+  labels (`agentpool: gpunp`) are recognised only when the project's `az aks` scripts or the
+  config's `node-pools:` say that pool is a GPU pool.
+- A pod that names its node (`nodeName`) or selects nodes by `matchFields` is taken to be
+  placed, and so is one whose labels match none of the project's pools (XPL001 reports that).
+
+## References
+- Kubernetes, Assigning pods to nodes: https://kubernetes.io/docs/concepts/scheduling-eviction/assign-pod-node/
+- AKS, Use labels in an AKS cluster (`kubernetes.azure.com/accelerator`): https://learn.microsoft.com/azure/aks/use-labels
+"""
+
+from linter.model.gpunodes import gpu_entries, places_on_gpu_nodes
+from linter.model.k8s import PodSpec
+from linter.rule import POD, Finding, rule
+
+
+@rule(code="GPU006", name="gpu-node-selector-missing", severity="warning", scope=POD, tags=("gpu", "scheduling"))
+def check(pod: PodSpec, ctx):
+    entries = gpu_entries(pod)
+    if not entries or places_on_gpu_nodes(pod, ctx.index, ctx.config):
+        return
+    container, _, resource = entries[0]
+    for key in ("nodeSelector", "affinity"):
+        if key in pod.spec.kspans:
+            span, node = pod.spec.kspans[key], pod.path + (key,)
+            break
+    else:
+        span, node = pod.span, pod.path
+    labels = ctx.config.effective_gpu_node_labels
+    shown = ", ".join(f"{k}: {v}" for k, v in labels.items()) or "accelerator: nvidia"
+    yield Finding(
+        span,
+        f"{pod.describe()} asks for {resource.name} ({container.kind_label} `{container.name}`) but neither its "
+        "nodeSelector nor a required node affinity keeps it to GPU nodes: it may wait on, or land in, a pool it "
+        "is not meant for, and the autoscaler cannot tell which pool to scale for it",
+        node=node,
+        fix=f"add `nodeSelector: {{{shown}}}` (the labels of the GPU pool it is meant for)",
+    )

@@ -1,0 +1,127 @@
+"""Two NVIDIA device plugins can run on the same GPU nodes.
+
+## What it does
+Looks at every DaemonSet of the project that runs the NVIDIA device plugin (a container with
+image `…/k8s-device-plugin` started as the plugin, see `linter.model.nvidia`) and at every GPU
+Operator `ClusterPolicy` (`nvidia.com/v1`) that deploys one (`devicePlugin.enabled` not
+`false`). It flags a device-plugin DaemonSet whose nodes can overlap another's, and one beside
+such a ClusterPolicy: the operator runs its plugin on the nodes it labels
+`nvidia.com/gpu.deploy.device-plugin=true`, which are every GPU node it manages. Whether two
+DaemonSets share a node is decided from their pod templates' `nodeSelector` and required node
+affinity: they overlap unless those contradict (`accelerator: nvidia` against
+`accelerator: amd`, disjoint `In` sets, `Exists` against `DoesNotExist`), since node labels are
+not known. The finding points at the DaemonSet's name and names the objects it collides with.
+
+## Why is this bad?
+The article: "Don't run multiple NVIDIA device plugin DaemonSets on the same nodes", and for MIG
+"the operator should own the device plugin and MIG configuration for the affected nodes; don't
+combine it with a second standalone device plugin." Two plugins register the same resource
+(`nvidia.com/gpu`) with the kubelet for the same devices: the last registration wins, the
+kubelet's device accounting flips between them, and pods can be handed GPUs that another pod
+already holds, or fail admission with `UnexpectedAdmissionError`.
+
+## Example
+```yaml
+apiVersion: nvidia.com/v1
+kind: ClusterPolicy
+metadata:
+  name: cluster-policy
+spec:
+  devicePlugin:
+    enabled: true
+---
+apiVersion: apps/v1
+kind: DaemonSet
+metadata:
+  name: nvidia-device-plugin
+  namespace: kube-system
+spec:
+  template:
+    spec:
+      nodeSelector:
+        accelerator: nvidia
+      containers:
+      - name: nvidia-device-plugin
+        image: nvcr.io/nvidia/k8s-device-plugin:v0.17.1
+```
+
+Use instead: let the operator own the plugin (delete the DaemonSet), or keep the standalone
+plugin off the operator's nodes:
+```yaml
+apiVersion: nvidia.com/v1
+kind: ClusterPolicy
+metadata:
+  name: cluster-policy
+spec:
+  devicePlugin:
+    enabled: false
+```
+
+## Known problems
+- Objects with the same namespace and name are one object (a later apply replaces the
+  earlier), so two copies of one manifest are not duplicates.
+- DaemonSets the GPU Operator renders itself (they select `nvidia.com/gpu.deploy.device-plugin`)
+  are the ClusterPolicy's own plugin, not a second one.
+- Node taints are not considered: a plugin that does not tolerate a GPU pool's taint does not run
+  there, but GPU010 asks every plugin to tolerate everything anyway.
+- Alternative manifests kept side by side in one project (one per environment or plugin
+  version) are flagged; exclude the ones that are not applied together.
+
+## References
+- NVIDIA k8s-device-plugin: https://github.com/NVIDIA/k8s-device-plugin
+- NVIDIA GPU Operator, ClusterPolicy: https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/getting-started.html
+- Kubernetes, Device plugins: https://kubernetes.io/docs/concepts/extend-kubernetes/compute-storage-net/device-plugins/
+"""
+
+from linter.model.nvidia import (
+    gpu_operator_policies,
+    is_device_plugin,
+    is_operator_operand,
+    operand_placement,
+    placements_may_overlap,
+    policy_deploys,
+)
+from linter.rule import PROJECT, Finding, rule
+
+
+def _identity(obj) -> tuple[str, str]:
+    return obj.namespace or "default", obj.name
+
+
+def _listed(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _where(obj) -> str:
+    return f"{obj.describe()} ({obj.path}:{obj.span.line})"
+
+
+@rule(code="GPU009", name="duplicate-device-plugin", severity="error", scope=PROJECT,
+      requires=("DaemonSet", "ClusterPolicy"), tags=("gpu", "device-plugin"))
+def check(index, ctx):
+    plugins = []
+    for obj in index.of_kind("DaemonSet"):
+        workload = index.workload(obj)
+        if is_device_plugin(workload) and not is_operator_operand(workload):
+            plugins.append((obj, workload.pods[0].placement))
+    plugins.sort(key=lambda item: (item[0].path, item[0].span.line))
+    policies = [p for p in gpu_operator_policies(index) if policy_deploys(p, "devicePlugin")]
+    operator_nodes = operand_placement("devicePlugin")
+    for position, (obj, placement) in enumerate(plugins):
+        others = [
+            _where(other) for other, theirs in plugins[:position]
+            if _identity(other) != _identity(obj) and placements_may_overlap(placement, theirs)
+        ]
+        if policies and placements_may_overlap(placement, operator_nodes):
+            others += [f"the device plugin of {_where(policy)}" for policy in policies]
+        if not others:
+            continue
+        metadata = obj.metadata
+        yield Finding(
+            metadata.value_span("name") if "name" in metadata else obj.span,
+            f"device-plugin DaemonSet `{obj.name}` can run on the same nodes as {_listed(others)}: two plugins "
+            "register nvidia.com/gpu for the same GPUs",
+            obj=obj,
+            node=("metadata", "name"),
+            fix="keep one device plugin per node: delete this DaemonSet, or give the plugins disjoint nodeSelectors",
+        )

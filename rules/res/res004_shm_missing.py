@@ -1,0 +1,113 @@
+"""A GPU or multi-CPU training container without a memory-backed /dev/shm.
+
+## What it does
+Flags app containers of training workloads (Job, CronJob, the Kubeflow jobs, Volcano Job,
+RayJob, JobSet, and bare Pods with `restartPolicy` Never or OnFailure) that use a GPU
+(`nvidia.com/gpu`, `nvidia.com/mig-*`, `amd.com/gpu`) or at least 2 CPUs (the cpu request or
+limit, parsed as a quantity: `2`, `2000m`, `2.5`) and do not mount an `emptyDir` with
+`medium: Memory` at `/dev/shm`. A container that mounts something else there (a disk-backed
+emptyDir, a PVC) is flagged at that mount. The finding points at the container's
+`volumeMounts:`, else its `name:`.
+
+## Why is this bad?
+"PyTorch data loaders, TensorFlow input pipelines, NCCL, and Python multiprocessing can use
+POSIX shared memory. The container default for /dev/shm is frequently too small for
+multi-process training, which can cause worker crashes, bus errors, or apparent training
+hangs" (the article). containerd and Docker give each container 64 MiB; a PyTorch
+`DataLoader` with several workers passes whole batches through it, and NCCL puts its
+intra-node buffers there. The article's fix: "Mount a memory-backed emptyDir at /dev/shm and
+set an explicit sizeLimit".
+
+## Example
+```yaml
+      containers:
+      - name: trainer
+        image: pytorch/pytorch:2.4.1-cuda12.4-cudnn9-runtime
+        resources:
+          limits: {cpu: "8", memory: 16Gi, nvidia.com/gpu: 1}
+```
+
+Use instead:
+```yaml
+      containers:
+      - name: trainer
+        image: pytorch/pytorch:2.4.1-cuda12.4-cudnn9-runtime
+        volumeMounts:
+        - name: shared-memory
+          mountPath: /dev/shm
+        resources:
+          limits: {cpu: "8", memory: 16Gi, nvidia.com/gpu: 1}
+      volumes:
+      - name: shared-memory
+        emptyDir:
+          medium: Memory
+          sizeLimit: 8Gi
+```
+
+## Known problems
+- A pod with `hostIPC: true` uses the node's `/dev/shm` and is not flagged (it shares the
+  node's IPC namespace, which has its own costs); a `hostPath` of `/dev/shm` counts too.
+- Init and sidecar containers are not training processes and are not checked; Deployments and
+  other long-running kinds are not training workloads here.
+- A container that needs no shared memory (a single-process trainer with `num_workers=0`)
+  still gets the finding; suppress it with a reason.
+
+## References
+- Kubernetes, emptyDir (`medium: Memory`): https://kubernetes.io/docs/concepts/storage/volumes/#emptydir
+- PyTorch, Docker shared memory note: https://github.com/pytorch/pytorch#docker-image
+"""
+
+from fractions import Fraction
+
+from linter.model.k8s import Container, gpu_resources
+from linter.model.quantity import format_quantity
+from linter.model.shm import is_host_shm, memory_empty_dir, shm_mounts
+from linter.rule import CONTAINER, Finding, rule
+
+MIN_CPUS = Fraction(2)
+
+
+def _why(container: Container) -> str | None:
+    """What makes the container a GPU or multi-CPU trainer (for the message), else None."""
+    for section in (container.requests, container.limits):
+        for name, resource in gpu_resources(section).items():
+            if resource.value is None or resource.value > 0:
+                return f"uses {resource.raw} {name}"
+    cpus = [r.value for r in (container.requests.get("cpu"), container.limits.get("cpu")) if r and r.value is not None]
+    if cpus and max(cpus) >= MIN_CPUS:
+        return f"uses {format_quantity(max(cpus))} CPUs"
+    return None
+
+
+@rule(code="RES004", name="shm-missing", severity="warning", scope=CONTAINER, tags=("resources", "shared-memory"))
+def check(container: Container, ctx):
+    pod = container.pod
+    if container.field != "containers" or pod.workload is None or not pod.workload.is_training:
+        return
+    if pod.spec.get("hostIPC") is True:
+        return
+    why = _why(container)
+    if why is None:
+        return
+    mounts = list(shm_mounts(container))
+    if any(memory_empty_dir(volume) is not None or is_host_shm(volume) for _, _, volume in mounts):
+        return
+    who = f"training container `{container.name}` {why}"
+    if mounts:
+        index, mount, volume = mounts[0]
+        kind = "a disk-backed emptyDir" if volume is not None and "emptyDir" in volume else "a volume that is not memory-backed"
+        yield Finding(
+            mount.value_span("mountPath"),
+            f"{who} but mounts {kind} (`{mount.get('name')}`) at /dev/shm: data loaders and NCCL need shared "
+            "memory there",
+            node=container.path + ("volumeMounts", index, "mountPath"),
+            fix="make the volume `emptyDir: {medium: Memory, sizeLimit: <size>}`",
+        )
+        return
+    yield Finding(
+        container.body.kspans.get("volumeMounts", container.span),
+        f"{who} but has no memory-backed emptyDir at /dev/shm: the runtime's 64 MiB default makes multi-process "
+        "data loaders and NCCL crash or hang",
+        node=container.path + ("volumeMounts",),
+        fix="mount an `emptyDir: {medium: Memory, sizeLimit: <size>}` volume at /dev/shm",
+    )

@@ -1,0 +1,62 @@
+"""A memory-backed emptyDir at /dev/shm without a sizeLimit.
+
+## What it does
+Flags pod volumes that are an `emptyDir` with `medium: Memory`, mounted at `/dev/shm` by at least
+one container of the pod (init and sidecar containers included), and have no `sizeLimit`. The
+finding points at the volume's `emptyDir:` key.
+
+## Why is this bad?
+The article: "Mount a memory-backed emptyDir at /dev/shm and set an explicit sizeLimit", and
+"Memory-backed emptyDir usage counts toward the pod's memory consumption … If /dev/shm grows
+beyond the effective memory budget, the pod can be evicted or terminated for exceeding its
+memory limit." Without a `sizeLimit` the tmpfs is sized by the pod's memory limits (or by the
+node's allocatable memory when there are none), so a leaking data loader fills it until the
+kernel kills the trainer, with no sign that shared memory was the cause. A `sizeLimit` makes
+the kubelet evict the pod with a clear reason once the volume exceeds it, and tells readers how
+much of the memory limit the data loaders may use.
+
+## Example
+```yaml
+      volumes:
+      - name: shared-memory
+        emptyDir:
+          medium: Memory
+```
+
+Use instead:
+```yaml
+      volumes:
+      - name: shared-memory
+        emptyDir:
+          medium: Memory
+          sizeLimit: 8Gi
+```
+
+## Known problems
+Memory-backed emptyDirs mounted elsewhere are not checked (the rule is about `/dev/shm`); a
+`sizeLimit` that is not a quantity is a schema error, not this rule's.
+
+## References
+- Kubernetes, emptyDir (`medium: Memory`, `sizeLimit`): https://kubernetes.io/docs/concepts/storage/volumes/#emptydir
+- Kubernetes, Local ephemeral storage and eviction: https://kubernetes.io/docs/concepts/scheduling-eviction/node-pressure-eviction/
+"""
+
+from linter.model.k8s import PodSpec
+from linter.model.shm import memory_empty_dir, shm_volumes
+from linter.rule import POD, Finding, rule
+
+
+@rule(code="RES005", name="shm-size-limit-missing", severity="warning", scope=POD, tags=("resources", "shared-memory"))
+def check(pod: PodSpec, ctx):
+    for index, volume, users in shm_volumes(pod):
+        empty_dir = memory_empty_dir(volume)
+        if empty_dir is None or empty_dir.get("sizeLimit") is not None:
+            continue
+        names = ", ".join(f"`{name}`" for name in dict.fromkeys(c.name for c, _, _ in users))
+        yield Finding(
+            volume.kspans["emptyDir"],
+            f"memory-backed emptyDir `{volume.get('name')}` at /dev/shm (mounted by {names}) has no sizeLimit: it "
+            "can grow until its containers are OOM-killed, with no sign that shared memory was the cause",
+            node=pod.path + ("volumes", index, "emptyDir"),
+            fix="set `sizeLimit:` (e.g. 8Gi) and include it in the container's memory limit",
+        )

@@ -1,0 +1,109 @@
+"""A GPU training pod that does not get the Guaranteed QoS class.
+
+## What it does
+Flags containers of GPU training pods (a training workload, see RES004, whose pod template
+requests or limits a GPU) that keep the pod out of the Guaranteed QoS class. As Kubernetes
+decides it (`GetPodQOS`), a pod is Guaranteed when every container, init and sidecar
+containers included, has a `cpu` and a `memory` limit and requests equal to them (a missing
+request defaults to the limit; quantities compare exactly, so `1` equals `1000m`). Each
+offending container gets one finding, at its first differing request, else at its `limits:`,
+`resources:` or `name:`. A pod with pod-level `spec.resources` is judged by those instead.
+
+## Why is this bad?
+The article: "Set requests and limits equal for predictable, high-value training jobs when
+Guaranteed quality of service is more important than node packing." A Burstable GPU pod is
+evicted before Guaranteed ones under node memory pressure, and loses everything since its last
+checkpoint together with the GPU hours spent; its CPU is shared with noisy neighbours, which
+starves the input pipeline that feeds the GPU. (Info: trading packing for predictability is
+the team's choice.)
+
+## Example
+```yaml
+        resources:
+          requests: {cpu: "4", memory: 16Gi, nvidia.com/gpu: 1}
+          limits: {memory: 32Gi, nvidia.com/gpu: 1}
+```
+
+Use instead:
+```yaml
+        resources:
+          requests: {cpu: "4", memory: 32Gi, nvidia.com/gpu: 1}
+          limits: {cpu: "4", memory: 32Gi, nvidia.com/gpu: 1}
+```
+
+## Known problems
+- A missing value that a LimitRange of the namespace fills in is unknown here: such a container
+  is not flagged (its defaults may make it Guaranteed).
+- Ephemeral containers cannot set resources and do not count, as in Kubernetes.
+
+## References
+- Kubernetes, Pod quality of service classes: https://kubernetes.io/docs/concepts/workloads/pods/pod-qos/
+- Kubernetes, Node-pressure eviction: https://kubernetes.io/docs/concepts/scheduling-eviction/node-pressure-eviction/
+"""
+
+from linter.model.gpunodes import requests_gpu
+from linter.model.k8s import PodSpec, Resource
+from linter.model.quantity import parse_quantity
+from linter.rule import POD, Finding, rule
+
+QOS_RESOURCES = ("cpu", "memory")
+
+
+def _section(resources, which: str) -> dict[str, Resource]:
+    """Pod-level ``spec.resources.<which>`` entries, as containers' are read."""
+    section = resources.get_map(which)
+    if section is None:
+        return {}
+    return {str(k): Resource(str(k), v, parse_quantity(v), section.key_span(k), section.value_span(k))
+            for k, v in section.items()}
+
+
+def _problems(requests, limits, defaulted_limits):
+    """[(problem text, span or None)] of one set of requests/limits; None when unknown."""
+    problems = []
+    for name in QOS_RESOURCES:
+        limit, request = limits.get(name), requests.get(name)
+        if limit is None:
+            if name in defaulted_limits:
+                return None
+            problems.append((f"no {name} limit" if request is None else f"{name} request {request.raw} but no limit",
+                             None))  # a missing limit: reported at its parent, `limits:`
+            continue
+        if request is None:
+            continue  # Kubernetes defaults a missing request to the limit
+        if request.value is None or limit.value is None:
+            return None
+        if request.value != limit.value:
+            problems.append((f"{name} request {request.raw} but limit {limit.raw}", request.value_span))
+    return problems
+
+
+@rule(code="RES007", name="training-not-guaranteed", severity="info", scope=POD, tags=("resources", "qos"))
+def check(pod: PodSpec, ctx):
+    if pod.workload is None or not pod.workload.is_training or not requests_gpu(pod):
+        return
+    level = pod.spec.get_map("resources")
+    if level is not None:
+        problems = _problems(_section(level, "requests"), _section(level, "limits"), ())
+        if problems:
+            text = ", ".join(p for p, _ in problems)
+            yield Finding(problems[0][1] or pod.spec.kspans["resources"],
+                          f"{pod.describe()} has pod-level {text}: the pod is not Guaranteed QoS",
+                          node=pod.path + ("resources",))
+        return
+    _, defaulted_limits = ctx.index.container_defaults(pod.obj.namespace)
+    for container in pod.containers:
+        if container.is_ephemeral:
+            continue
+        problems = _problems(container.requests, container.limits, defaulted_limits)
+        if not problems:
+            continue
+        text = ", ".join(p for p, _ in problems)
+        span = problems[0][1] or container.section_span("limits")
+        yield Finding(
+            span,
+            f"{container.kind_label} `{container.name}` of a GPU training pod has {text}: the pod is Burstable, "
+            "not Guaranteed, and is evicted first under memory pressure",
+            node=container.path + ("resources",),
+            fix="set cpu and memory requests equal to their limits in every container",
+        )

@@ -1,0 +1,398 @@
+"""GPU, shared-memory and image semantics beyond the fixtures: the MIG catalogue and its API,
+positions inside a ConfigMap's mig-parted config, whether two placements share a node (checked
+against the scheduler's own matching), GPU taints, graded RES006 findings, registry matching."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from linter.config import Config
+from linter.engine import LintRequest, lint
+from linter.model import mig
+from linter.model.gpunodes import tolerates_gpu_taint
+from linter.model.nvidia import placements_may_overlap
+from linter.model.selectors import Placement, Requirement, placement_of
+from linter.registry import load_registry
+from rules.img.img003_gpu_image_without_cuda import cpu_only
+from rules.img.img004_image_registry_untrusted import split_entry, trusted
+
+REGISTRY = load_registry()
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+
+
+def run(tmp_path: Path, files: dict[str, str], select: str, config: Config | None = None) -> list:
+    for name, text in files.items():
+        (tmp_path / name).write_text(textwrap.dedent(text), encoding="utf-8")
+    report = lint(LintRequest(paths=[tmp_path / n for n in files], config=config or Config(root=tmp_path),
+                              registry=REGISTRY, select=[select], cwd=tmp_path))
+    return report.active
+
+
+# ---------------------------------------------------------------------------------------------
+# The MIG catalogue (the API XPL005 uses)
+
+
+@pytest.mark.parametrize("name, profile", [
+    ("nvidia.com/mig-1g.10gb", "1g.10gb"),
+    ("mig-3g.40gb", "3g.40gb"),
+    ("7g.80gb", "7g.80gb"),
+    ("nvidia.com/mig-1g.10gb.me", "1g.10gb+me"),
+    ("1g.10gb+me", "1g.10gb+me"),
+    ("nvidia.com/mig-1g.24gb.me.all", "1g.24gb+me.all"),
+    ("1g.24gb-me", "1g.24gb-me"),
+    ("nvidia.com/mig-2g.48gb.gfx", "2g.48gb+gfx"),
+    ("nvidia.com/gpu", None),
+    ("nvidia.com/mig-1g10gb", None),
+    ("nvidia.com/mig-1G.10GB", None),  # resource names are case-sensitive
+    ("amd.com/mig-1g.10gb", None),
+    ("0g.10gb", None),
+])
+def test_normalise_profile(name: str, profile: str | None) -> None:
+    assert mig.normalise_profile(name) == profile
+
+
+def test_catalogue_lookups() -> None:
+    assert mig.gpu_models_offering("nvidia.com/mig-1g.10gb") == {"A100-40GB", "A100-80GB", "H100-80GB"}
+    assert mig.gpu_models_offering("1g.5gb") == {"A100-40GB"}
+    assert mig.gpu_models_offering("2g.15gb") == frozenset()
+    a30 = mig.profiles_for("A30-24GB")
+    assert a30["1g.6gb"].max_instances == 4 and a30["4g.24gb"].compute_slices == 4
+    a30.clear()  # a copy: the catalogue itself stays
+    assert mig.profiles_for("A30-24GB")
+    assert mig.profiles_for("T4") == {} and mig.is_mig_capable("T4") is False and mig.is_mig_capable("X") is None
+    assert mig.MIG_GPUS["H200-141GB"]["7g.141gb"].memory_gb == 141
+    assert mig.compute_slices("RTXPRO6000-BSE") == 4 and mig.compute_slices("H100-NVL-94GB") == 7
+    # unattributed names NVIDIA ships are known, but offered by no modelled GPU
+    assert mig.is_known_profile("3g.90gb") and not mig.gpu_models_offering("3g.90gb")
+
+
+def test_every_model_key_is_a_vm_size_gpu_key_or_documented() -> None:
+    from linter.model.vmsizes import gpu_sizes
+
+    azure = {size.gpu_key for size in gpu_sizes() if size.mig_capable}
+    assert azure <= set(mig.MIG_GPUS)
+    assert set(mig.MIG_GPUS) - azure == {"A30-24GB", "H100-96GB"}  # no Azure size carries them
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(sorted((m, p) for m in mig.MIG_GPUS for p in mig.MIG_GPUS[m])))
+def test_each_profile_round_trips_and_fits_alone(item: tuple[str, str]) -> None:
+    model, name = item
+    profile = mig.MIG_GPUS[model][name]
+    assert mig.normalise_profile(profile.resource) == name
+    assert model in mig.gpu_models_offering(name)
+    assert mig.layout_problems(model, {name: profile.max_instances}) == []
+    assert mig.layout_problems(model, {name: profile.max_instances + 1}) != []
+
+
+def test_balanced_layouts_fit_and_slices_are_counted() -> None:
+    for model in mig.MIG_GPUS:
+        assert mig.layout_problems(model, mig.balanced_layout(model)) == [], model
+    assert mig.layout_problems("A100-80GB", {"3g.40gb": 2, "1g.10gb": 1}) == []
+    assert mig.layout_problems("A100-80GB", {"3g.40gb": 2, "2g.20gb": 1}) == ["has 7 compute slices, the layout uses 8"]
+    assert mig.layout_problems("A100-40GB", {"3g.40gb": 1}) == ["offers no 3g.40gb"]
+
+
+def test_aks_instance_profiles() -> None:
+    assert mig.aks_instance_profile("A100-40GB", "MIG1g").name == "1g.5gb"  # documented: 7 per GPU
+    assert mig.aks_instance_profile("A100-40GB", "MIG7g").name == "7g.40gb"
+    assert mig.aks_instance_profile("A100-80GB", "MIG1g").name == "1g.10gb"
+    assert mig.aks_instance_profile("T4", "MIG1g") is None
+    assert mig.aks_instance_profile("A100-40GB", "MIG5g") is None
+
+
+def test_device_ids() -> None:
+    assert mig.models_for_device_id("0x20b010de") == {"A100-40GB"}
+    assert mig.models_for_device_id("0x290110DE") == frozenset()  # B200: known, not modelled
+    assert mig.models_for_device_id("0xDEADBEEF") is None
+
+
+@pytest.mark.skipif(not (SHARED / "facts").is_dir(), reason="../shared/facts is not present")
+def test_nvidia_default_catalogue_is_valid(tmp_path: Path) -> None:
+    """Every layout NVIDIA's mig-parted ships passes GPU008 (it is the data the catalogue came from)."""
+    text = (SHARED / "facts" / "mig-parted-config-default.yaml").read_text(encoding="utf-8")
+    body = textwrap.indent(text, "    ")
+    configmap = f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: default-mig-parted-config}}\ndata:\n  config.yaml: |\n{body}"
+    (tmp_path / "cm.yaml").write_text(configmap, encoding="utf-8")
+    report = lint(LintRequest(paths=[tmp_path / "cm.yaml"], config=Config(root=tmp_path), registry=REGISTRY,
+                              select=["GPU008"], cwd=tmp_path))
+    assert report.active == []
+
+
+# ---------------------------------------------------------------------------------------------
+# GPU008 positions inside a ConfigMap value
+
+CONFIGMAP = """\
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: mig-parted-config, namespace: gpu-operator}
+data:
+  config.yaml: |-
+    version: v1
+    mig-configs:
+      custom:
+      - devices: all
+        mig-enabled: true
+        mig-devices:
+          "1g.5gb": 9
+  inline.yaml: "version: v1\\nmig-configs:\\n  bad:\\n  - devices: all\\n    mig-enabled: true\\n    mig-devices: {\\"9g.1gb\\": 1}\\n"
+"""
+
+
+def test_gpu008_points_inside_a_literal_block_and_at_the_key_otherwise(tmp_path: Path) -> None:
+    found = sorted(run(tmp_path, {"cm.yaml": CONFIGMAP}, "GPU008"), key=lambda r: r.line)
+    assert [(r.line, r.column) for r in found] == [(12, 21), (13, 3)]
+    assert "holds at most 7 x 1g.5gb, not 9" in found[0].message
+    assert "9g.1gb" in found[1].message
+
+
+# ---------------------------------------------------------------------------------------------
+# Do two placements share a node? Checked against Placement.matches (the scheduler's semantics).
+
+KEYS = ("pool", "gpu")
+VALUES = ("a", "b", "1", "5")
+requirement = st.builds(
+    lambda key, op, values: {"key": key, "operator": op, "values": list(values)} if op in ("In", "NotIn", "Gt", "Lt")
+    else {"key": key, "operator": op},
+    st.sampled_from(KEYS), st.sampled_from(["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"]),
+    st.lists(st.sampled_from(VALUES), min_size=1, max_size=2),
+)
+spec = st.builds(
+    lambda selector, terms: {
+        "nodeSelector": selector,
+        **({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [{"matchExpressions": t} for t in terms]}}}} if terms else {}),
+    },
+    st.dictionaries(st.sampled_from(KEYS), st.sampled_from(VALUES), max_size=2),
+    st.lists(st.lists(requirement, min_size=1, max_size=2), max_size=2),
+)
+ALL_NODES = [
+    {k: v for k, v in zip(KEYS, combo) if v is not None}
+    for combo in [(p, g) for p in (None, *VALUES, "7") for g in (None, *VALUES, "7")]
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(spec, spec)
+def test_overlap_is_exact_on_a_small_label_domain(a: dict, b: dict) -> None:
+    pa, pb = placement_of(a), placement_of(b)
+    shared = any(pa.matches(node) and pb.matches(node) for node in ALL_NODES)
+    verdict = placements_may_overlap(pa, pb)
+    assert verdict == placements_may_overlap(pb, pa)
+    if shared:
+        assert verdict, (a, b)
+    # the domain holds every value the specs name plus one more ("7"), which is enough for In,
+    # NotIn, Exists and DoesNotExist; Gt/Lt over unnamed integers may need values outside it
+    if verdict and not any(r.operator in ("Gt", "Lt") for t in (*pa.terms, *pb.terms) for r in t):
+        assert shared, (a, b)
+
+
+def test_overlap_examples() -> None:
+    gpu = Placement({"accelerator": "nvidia"})
+    assert placements_may_overlap(gpu, Placement())
+    assert not placements_may_overlap(gpu, Placement({"accelerator": "amd"}))
+    exists = Placement(terms=((Requirement("mig", "Exists", ()),),))
+    absent = Placement(terms=((Requirement("mig", "DoesNotExist", ()),),))
+    assert not placements_may_overlap(exists, absent)
+    assert placements_may_overlap(exists, Placement(terms=((Requirement("mig", "DoesNotExist", ()),),
+                                                           (Requirement("mig", "In", ("x",)),))))
+    assert not placements_may_overlap(Placement(terms=((Requirement("n", "Gt", ("4",)),),)),
+                                      Placement(terms=((Requirement("n", "Lt", ("5",)),),)))
+
+
+# ---------------------------------------------------------------------------------------------
+# GPU taints
+
+
+@pytest.mark.parametrize("toleration, tolerated", [
+    ({"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}, "sku=gpu:NoSchedule"),
+    ({"key": "sku", "operator": "Exists"}, "sku=gpu:NoSchedule"),
+    ({"key": "sku", "value": "gpu"}, "sku=gpu:NoSchedule"),  # Equal is the default operator
+    ({"key": "sku", "operator": "Equal", "value": "cpu"}, None),
+    ({"operator": "Exists"}, "sku=gpu:NoSchedule"),
+    ({"operator": "Exists", "effect": "NoExecute"}, None),  # the configured taint is NoSchedule
+    ({"key": "nvidia.com/gpu", "operator": "Equal", "value": "present"}, "nvidia.com/gpu=present:NoSchedule"),
+    ({"key": "nvidia.com/gpu", "operator": "Exists", "effect": "PreferNoSchedule"}, None),
+    ({"key": "CriticalAddonsOnly", "operator": "Exists"}, None),
+])
+def test_gpu_tolerations(toleration: dict, tolerated: str | None) -> None:
+    found = tolerates_gpu_taint(toleration, Config())
+    assert (str(found) if found else None) == tolerated
+
+
+def test_gpu005_follows_the_configured_taints(tmp_path: Path) -> None:
+    job = """\
+    apiVersion: batch/v1
+    kind: Job
+    metadata: {name: t, namespace: ml}
+    spec:
+      template:
+        spec:
+          restartPolicy: Never
+          nodeSelector: {accelerator: nvidia}
+          tolerations: [{key: dedicated, operator: Equal, value: a100, effect: NoSchedule}]
+          containers:
+          - name: trainer
+            image: nvcr.io/nvidia/pytorch:24.05-py3
+            resources: {limits: {nvidia.com/gpu: 1}}
+    """
+    assert [r.line for r in run(tmp_path, {"job.yaml": job}, "GPU005")] == [9]
+    custom = Config(root=tmp_path, gpu_taints=({"key": "dedicated", "value": "a100", "effect": "NoSchedule"},))
+    assert run(tmp_path, {"job.yaml": job}, "GPU005", custom) == []
+    assert run(tmp_path, {"job.yaml": job}, "GPU005", Config(root=tmp_path, gpu_taints=())) == []
+
+
+# ---------------------------------------------------------------------------------------------
+# RES006 grades its findings; RES007 follows pod-level resources
+
+
+def shm_job(size: str, limit: str) -> str:
+    return f"""\
+    apiVersion: batch/v1
+    kind: Job
+    metadata: {{name: t, namespace: ml}}
+    spec:
+      template:
+        spec:
+          restartPolicy: Never
+          containers:
+          - name: trainer
+            image: nvcr.io/nvidia/pytorch:24.05-py3
+            volumeMounts: [{{name: dshm, mountPath: /dev/shm}}]
+            resources: {{limits: {{memory: {limit}, nvidia.com/gpu: 1}}}}
+          volumes:
+          - {{name: dshm, emptyDir: {{medium: Memory, sizeLimit: {size}}}}}
+    """
+
+
+@pytest.mark.parametrize("size, limit, severity", [
+    ("8Gi", "16Gi", None),
+    ("12Gi", "16Gi", None),  # exactly 25 % left
+    ("12289Mi", "16Gi", "warning"),
+    ("16Gi", "16Gi", "error"),
+    ("17179869184", "16Gi", "error"),  # plain bytes, exactly 16Gi
+    ("18G", "16Gi", "error"),  # 18e9 bytes > 16 x 2^30
+    ("16G", "16Gi", "warning"),
+    ("0.5Gi", "512Mi", "error"),
+])
+def test_res006_severity(tmp_path: Path, size: str, limit: str, severity: str | None) -> None:
+    found = run(tmp_path, {"job.yaml": shm_job(size, limit)}, "RES006")
+    assert [r.severity for r in found] == ([severity] if severity else [])
+
+
+def test_res006_config_severity_override_wins(tmp_path: Path) -> None:
+    config = Config(root=tmp_path, severity={"RES006": "info"})
+    found = run(tmp_path, {"job.yaml": shm_job("16G", "16Gi")}, "RES006", config)
+    assert [r.severity for r in found] == ["info"]
+
+
+def test_res007_pod_level_resources(tmp_path: Path) -> None:
+    pod = """\
+    apiVersion: v1
+    kind: Pod
+    metadata: {name: t, namespace: ml}
+    spec:
+      restartPolicy: Never
+      resources:
+        requests: {cpu: "4", memory: 16Gi}
+        limits: {cpu: "4", memory: %s}
+      containers:
+      - name: trainer
+        image: nvcr.io/nvidia/pytorch:24.05-py3
+        resources: {limits: {nvidia.com/gpu: 1}}
+    """
+    assert run(tmp_path, {"pod.yaml": pod % "16Gi"}, "RES007") == []
+    found = run(tmp_path, {"pod.yaml": pod % "32Gi"}, "RES007")
+    assert [(r.line, "memory request 16Gi but limit 32Gi" in r.message) for r in found] == [(7, True)]
+
+
+# ---------------------------------------------------------------------------------------------
+# Images
+
+
+@pytest.mark.parametrize("image, cpu", [
+    ("tensorflow/tensorflow:2.16.1", True),
+    ("tensorflow/tensorflow:2.16.1-gpu-jupyter", False),
+    ("tensorflow/serving:2.16.1", True),
+    ("tensorflow/serving:2.16.1-gpu", False),
+    ("rayproject/ray:2.41.0", True),
+    ("rayproject/ray:2.41.0-gpu", False),
+    ("rayproject/ray:2.41.0-py311-cu124", False),
+    ("rayproject/ray-ml:2.9.0", False),  # ray-ml's unsuffixed tags are its GPU images
+    ("library/python:3.12", True),
+    ("ubuntu", True),
+    ("myacr.azurecr.io/ubuntu:22.04", False),  # a private image of that name
+    ("intel/intel-extension-for-pytorch:2.3.0-cpu", True),
+    ("huggingface/transformers-pytorch-cpu:4.44.0", True),
+    ("nvcr.io/nvidia/tritonserver:24.05-py3", False),
+    ("mcr.microsoft.com/azureml/openmpi4.1.0-cuda11.8-cudnn8-ubuntu22.04", False),
+    ("$(IMAGE)", False),
+])
+def test_cpu_only_images(image: str, cpu: bool) -> None:
+    assert (cpu_only(image) is not None) == cpu
+
+
+@pytest.mark.parametrize("name, entries, ok", [
+    ("python", ["docker.io"], True),
+    ("python", ["docker.io/library"], True),
+    ("docker.io/library/python", ["index.docker.io"], True),
+    ("nvidia/cuda", ["docker.io/library"], False),
+    ("myacr.azurecr.io/team-a/trainer", ["myacr.azurecr.io/team-a"], True),
+    ("myacr.azurecr.io/team-a", ["myacr.azurecr.io/team-a"], True),
+    ("myacr.azurecr.io/team-ab/trainer", ["myacr.azurecr.io/team-a"], False),
+    ("MYACR.azurecr.io/x", ["myacr.azurecr.io"], True),
+    ("a.b.azurecr.io/x", ["*.azurecr.io"], True),
+    ("azurecr.io/x", ["*.azurecr.io"], False),
+    ("registry.example.com:5000/x", ["registry.example.com"], False),
+    ("registry.example.com:5000/x", ["https://registry.example.com:5000/"], True),
+])
+def test_registry_matching(name: str, entries: list[str], ok: bool) -> None:
+    """Image names (the part before tag and digest) against trusted-registries entries."""
+    assert trusted(name, tuple(split_entry(e) for e in entries)) == ok
+
+
+def test_img004_is_silent_without_or_with_an_empty_list(tmp_path: Path) -> None:
+    pod = """\
+    apiVersion: v1
+    kind: Pod
+    metadata: {name: t}
+    spec:
+      containers:
+      - {name: c, image: "ghcr.io/acme/tool:1.0"}
+    """
+    assert run(tmp_path, {"pod.yaml": pod}, "IMG004") == []
+    assert run(tmp_path, {"pod.yaml": pod}, "IMG004", Config(root=tmp_path, trusted_registries=())) == []
+    found = run(tmp_path, {"pod.yaml": pod}, "IMG004", Config(root=tmp_path, trusted_registries=("myacr.azurecr.io",)))
+    assert [(r.line, r.column) for r in found] == [(6, 22)]  # the quoted value
+
+
+# ---------------------------------------------------------------------------------------------
+# GPU009 across files
+
+
+def test_gpu009_sees_plugins_in_other_files_and_reports_only_targets(tmp_path: Path) -> None:
+    plugin = """\
+    apiVersion: apps/v1
+    kind: DaemonSet
+    metadata: {name: %s, namespace: kube-system}
+    spec:
+      selector: {matchLabels: {app: p}}
+      template:
+        metadata: {labels: {app: p}}
+        spec:
+          containers:
+          - {name: plugin, image: "nvcr.io/nvidia/k8s-device-plugin:v0.17.1"}
+    """
+    (tmp_path / "a.yaml").write_text(textwrap.dedent(plugin % "plugin-a"), encoding="utf-8")
+    (tmp_path / "b.yaml").write_text(textwrap.dedent(plugin % "plugin-b"), encoding="utf-8")
+    report = lint(LintRequest(paths=[tmp_path / "b.yaml"], config=Config(root=tmp_path), registry=REGISTRY,
+                              select=["GPU009"], cwd=tmp_path))
+    assert [(r.path, r.line, "plugin-a" in r.message) for r in report.active] == [("b.yaml", 3, True)]
+    only_a = lint(LintRequest(paths=[tmp_path / "a.yaml"], config=Config(root=tmp_path), registry=REGISTRY,
+                              select=["GPU009"], cwd=tmp_path))
+    assert only_a.active == []  # the first of the two is not the duplicate
