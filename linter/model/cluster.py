@@ -556,16 +556,33 @@ class _Builder:
     def __init__(self) -> None:
         self.cluster = Cluster()
         self.created_clusters: set[Value] = set()
+        # script pools by name (and those whose name is unknown), in the order they were made: a
+        # lookup costs the pools of that name, not every pool (a script of thousands of commands
+        # would otherwise take quadratic time)
+        self._named: dict[Value, list[NodePool]] = {}
+        self._unnamed: list[NodePool] = []
+        self._order: dict[int, int] = {}
 
     # pools ---------------------------------------------------------------------------------
+
+    def _register(self, pool: NodePool) -> None:
+        self.cluster.pools.append(pool)
+        self._order[id(pool)] = len(self._order)
+        (self._unnamed if pool.name is UNKNOWN else self._named.setdefault(pool.name, [])).append(pool)
+
+    def _unregister(self, pool: NodePool) -> None:
+        self.cluster.pools.remove(pool)
+        (self._unnamed if pool.name is UNKNOWN else self._named.get(pool.name, [])).remove(pool)
 
     def find(self, cluster: Value | None, name: Value) -> list[NodePool]:
         def same(a: Value | None, b: Value | None) -> bool:
             return a is UNKNOWN or b is UNKNOWN or a is None or b is None or a == b
 
-        return [p for p in self.cluster.pools
-                if p.source == "script" and same(p.cluster, cluster)
-                and (name is UNKNOWN or p.name is UNKNOWN or p.name == name)]
+        if name is UNKNOWN:
+            candidates = [p for p in self.cluster.pools if p.source == "script"]
+        else:
+            candidates = sorted([*self._named.get(name, ()), *self._unnamed], key=lambda p: self._order[id(p)])
+        return [p for p in candidates if same(p.cluster, cluster)]
 
     def run(self, path: str, script: ShellScript) -> None:
         for az in script.az_commands:
@@ -677,9 +694,9 @@ class _Builder:
         one that creates it) are replayed on top, since the pool must have existed for them."""
         stubs = [p for p in self.find(pool.cluster, pool.name)
                  if not p.created and isinstance(pool.name, str) and p.name == pool.name]
-        self.cluster.pools.append(pool)
+        self._register(pool)
         for stub in stubs:
-            self.cluster.pools.remove(stub)
+            self._unregister(stub)
             for path, az in stub.pending:
                 self._apply(pool, path, az, creating=False, labels_flag="--labels", taints_flag="--node-taints")
                 if az.has_unknown_words:
@@ -709,7 +726,7 @@ class _Builder:
                             origin=_command_origin(path, az), created=False, mode=UNKNOWN, vm_size=UNKNOWN,
                             labels_open=True, taints_open=True, autoscaler=UNKNOWN, spot=UNKNOWN,
                             os_type=UNKNOWN, max_pods=UNKNOWN)
-            self.cluster.pools.append(pool)
+            self._register(pool)
             pools = [pool]
         for pool in pools:
             if not pool.created:

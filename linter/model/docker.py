@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 
 from linter.model.k8s import image_reference, image_registry, parse_image
+from linter.model.images import CONDA_CPU_IMAGES, LIBRARY_CPU_IMAGES, repository_path
 from linter.model.position import Span
 
 SCRATCH = "scratch"
@@ -418,25 +419,6 @@ def _from_values(ins: Instruction) -> list[str]:
 
 _PARTS = re.compile(r"[-_.]")
 _CUDA_PART = re.compile(r"(?:cu\d{2,3}|cuda\d*(?:\.\d+)*|cudnn\d*|gpu)")
-_LIBRARY_CPU = frozenset({
-    "python", "ubuntu", "debian", "alpine", "busybox", "centos", "rockylinux", "almalinux", "fedora",
-    "amazonlinux", "oraclelinux", "buildpack-deps", "pypy",
-})
-_CONDA_CPU = frozenset({"continuumio/miniconda3", "continuumio/anaconda3", "condaforge/miniforge3",
-                        "condaforge/mambaforge", "mambaorg/micromamba"})
-_DOCKER_HUB = ("docker.io/", "index.docker.io/", "registry-1.docker.io/")
-
-
-def repository_path(name: str) -> str:
-    """The repository path without the registry host; Docker Hub's official images get ``library/``."""
-    if image_registry(name) != "docker.io":
-        return name.split("/", 1)[1]
-    for prefix in _DOCKER_HUB:
-        if name.startswith(prefix):
-            name = name[len(prefix):]
-    return name if "/" in name else f"library/{name}"
-
-
 def base_accelerator(image: str | None) -> tuple[str, str] | None:
     """``("cuda", why)`` for a base image known to carry the CUDA runtime, ``("cpu", why)`` for one
     known to carry none, None when the reference does not say (your own base images, say)."""
@@ -472,9 +454,9 @@ def base_accelerator(image: str | None) -> tuple[str, str] | None:
         return "cpu", "Azure ML's `openmpi` images without `cuda` in the name are CPU builds"
     if path.startswith("distroless/") or path.startswith("chainguard/"):
         return "cpu", "it is a minimal runtime image without CUDA"
-    if path.startswith("library/") and path[len("library/"):] in _LIBRARY_CPU:
+    if path.startswith("library/") and path[len("library/"):] in LIBRARY_CPU_IMAGES:
         return "cpu", f"it is the plain `{path[len('library/'):]}` image"
-    if path in _CONDA_CPU:
+    if path in CONDA_CPU_IMAGES:
         return "cpu", f"it is the plain `{path}` image"
     return None
 

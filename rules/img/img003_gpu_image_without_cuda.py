@@ -62,29 +62,14 @@ Use instead:
 
 import re
 
-from linter.model.k8s import Container, gpu_resources, image_reference, image_registry
+from linter.model.images import CONDA_CPU_IMAGES, LIBRARY_CPU_IMAGES, repository_path
+from linter.model.k8s import Container, gpu_resources, image_reference
 from linter.rule import CONTAINER, Finding, rule
 
-OFFICIAL_CPU_IMAGES = frozenset({
-    "python", "ubuntu", "debian", "alpine", "busybox", "centos", "rockylinux", "almalinux", "fedora",
-    "amazonlinux", "oraclelinux",
-})
-CONDA_IMAGES = frozenset({"continuumio/miniconda3", "continuumio/anaconda3", "condaforge/miniforge3",
-                          "mambaorg/micromamba"})
 GPU_TAGGED = {"tensorflow/tensorflow": "tensorflow", "tensorflow/serving": "tensorflow", "rayproject/ray": "ray"}
 _PARTS = re.compile(r"[-_.]")
 _CUDA_PART = re.compile(r"cu\d+|cuda\d*")
-_DOCKER_HUB = ("docker.io/", "index.docker.io/", "registry-1.docker.io/")
 SUGGESTION = "pytorch/pytorch:2.4.1-cuda12.4-cudnn9-runtime or nvcr.io/nvidia/cuda:12.4.1-runtime-ubuntu22.04"
-
-
-def _path(name: str) -> str:
-    """The repository path without the registry; Docker Hub's bare names get ``library/``."""
-    if image_registry(name) != "docker.io":
-        return name.split("/", 1)[1]
-    for prefix in _DOCKER_HUB:
-        name = name.removeprefix(prefix)
-    return name if "/" in name else f"library/{name}"
 
 
 def cpu_only(image: str | None) -> tuple[str, str | None] | None:
@@ -94,7 +79,7 @@ def cpu_only(image: str | None) -> tuple[str, str | None] | None:
         return None
     name, tag, _ = reference
     tag = tag or "latest"
-    path = _path(name)
+    path = repository_path(name)
     tag_parts = set(_PARTS.split(tag.lower()))
     repository = path.rsplit("/", 1)[-1]
     for family, kind in GPU_TAGGED.items():
@@ -116,9 +101,9 @@ def cpu_only(image: str | None) -> tuple[str, str | None] | None:
     if path.startswith("azureml/openmpi") and "cuda" not in path:
         return "is an Azure ML CPU base image (no `cuda` in its name)", None
     library = path.rsplit("library/", 1)[-1] if path.startswith("library/") or "/library/" in path else None
-    if library in OFFICIAL_CPU_IMAGES:
+    if library in LIBRARY_CPU_IMAGES:
         return f"is the plain `{library}` image", None
-    if path in CONDA_IMAGES:
+    if path in CONDA_CPU_IMAGES:
         return f"is the plain `{path}` image", None
     return None
 
