@@ -248,17 +248,9 @@ def layout_problems(gpu_model: str, devices: Mapping[str, int]) -> list[str]:
 def parse_embedded_yaml(text: str):
     """A YAML document held in a string (a ConfigMap value), as a positioned tree whose spans
     count from the string's first line; None when it is not one YAML document."""
-    import yaml
-
     from linter.sources import yaml_k8s  # the project's one YAML reader: same scalars, same bounds
 
-    try:
-        if len(text) > yaml_k8s.PRESCAN_CHARS or yaml_k8s._could_be_deep(text):
-            yaml_k8s._prescan(text)
-        node = yaml.compose(text, Loader=yaml_k8s._Loader)
-        return None if node is None else yaml_k8s._convert(node, [])
-    except (yaml.YAMLError, yaml_k8s._YamlError, RecursionError):
-        return None
+    return yaml_k8s.compose_tree(text)
 
 
 def is_mig_parted_config(tree) -> bool:

@@ -694,3 +694,27 @@ class _Renumber:
 
 def load(data: bytes, path: str) -> Document:
     return load_decoded(data, path, K8S, load_text)
+
+
+def check_bounds(text: str) -> str | None:
+    """Why ``text`` is beyond the loader's bounds (too deep for libyaml's composer, too many
+    nodes), or None. For YAML read outside a manifest (a CRD file, a ConfigMap value): composing
+    it unchecked could crash the process."""
+    if len(text) > PRESCAN_CHARS or _could_be_deep(text):
+        try:
+            _prescan(text)
+        except _YamlError as exc:
+            return exc.message
+    return None
+
+
+def compose_tree(text: str) -> Any:
+    """One YAML document held in a string, as a positioned tree with the loader's scalars and
+    bounds (spans count from the string's first line); None when it is not one such document."""
+    if check_bounds(text) is not None:
+        return None
+    try:
+        node = yaml.compose(text, Loader=_Loader)
+        return None if node is None else _convert(node, [])
+    except (yaml.YAMLError, _YamlError, RecursionError):
+        return None

@@ -164,11 +164,9 @@ def _documents(text: str, path: Path) -> list[Any]:
             pass  # JSON with comments or YAML in a .json file: try YAML
     from linter.sources import yaml_k8s
 
-    if yaml_k8s._could_be_deep(text) or len(text) > yaml_k8s.PRESCAN_CHARS:
-        try:  # libyaml's composer recurses in C: too deep a file would crash the process
-            yaml_k8s._prescan(text)
-        except yaml_k8s._YamlError as exc:
-            raise CrdPathError(f"{path}: {exc}") from None
+    beyond = yaml_k8s.check_bounds(text)  # libyaml's composer recurses in C: too deep a file would crash
+    if beyond is not None:
+        raise CrdPathError(f"{path}: {beyond}")
     try:
         return [doc for doc in yaml.load_all(text, Loader=loader) if doc is not None]
     except yaml.YAMLError as exc:
