@@ -7,6 +7,7 @@ invalid config, or a PATH that does not exist.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -57,6 +58,19 @@ def _registry():
         raise _fail(f"invalid rule package: {exc}") from None
 
 
+def _cache_dir(given: Path | None, disabled: bool) -> Path | None:
+    """--no-cache, else --cache-dir, else none if $MLOPS_LINT_NO_CACHE is set, else the default."""
+    if disabled:
+        return None
+    if given is not None:
+        return given
+    if os.environ.get("MLOPS_LINT_NO_CACHE"):
+        return None
+    from linter.cache import default_dir
+
+    return default_dir()
+
+
 def _split(values: tuple[str, ...]) -> list[str]:
     return [token.strip() for value in values for token in value.split(",") if token.strip()]
 
@@ -84,14 +98,17 @@ def main() -> None:
 @click.option("--baseline", type=click.Path(dir_okay=False, path_type=Path), help="Ignore findings recorded in FILE.")
 @click.option("--write-baseline", type=click.Path(dir_okay=False, path_type=Path), help="Record the current findings in FILE and exit 0.")
 @click.option("--jobs", type=click.IntRange(min=1), help="Parallel workers (default: CPU count; 1 = in-process).")
+@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Result cache folder (default: $MLOPS_LINT_CACHE_DIR, else the user cache folder).")
+@click.option("--no-cache", is_flag=True, help="Neither read nor write the result cache.")
 @click.option("--stdin-filename", help="Name (and type) of the document read from '-'.")
 @click.option("--no-color", is_flag=True, help="No ANSI colour in text output.")
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary.")
 @click.option("--show-suppressed", is_flag=True, help="Also print suppressed findings (text).")
 def check(paths: tuple[str, ...], fmt: str, output: Path | None, config_path: Path | None, select: tuple[str, ...],
           ignore: tuple[str, ...], profile: str | None, fail_on: str | None, baseline: Path | None,
-          write_baseline: Path | None, jobs: int | None, stdin_filename: str | None, no_color: bool, quiet: bool,
-          show_suppressed: bool) -> None:
+          write_baseline: Path | None, jobs: int | None, cache_dir: Path | None, no_cache: bool,
+          stdin_filename: str | None, no_color: bool, quiet: bool, show_suppressed: bool) -> None:
     """Lint PATHs (default "."; "-" reads stdin)."""
     from dataclasses import replace
 
@@ -128,7 +145,7 @@ def check(paths: tuple[str, ...], fmt: str, output: Path | None, config_path: Pa
         stdin = None
     request = LintRequest(
         paths=file_paths, config=config, registry=registry, select=select_tokens or None, ignore=ignore_tokens,
-        jobs=jobs or default_jobs(), stdin=stdin, baseline=baseline, cwd=cwd,
+        jobs=jobs or default_jobs(), stdin=stdin, baseline=baseline, cwd=cwd, cache_dir=_cache_dir(cache_dir, no_cache),
     )
     try:
         report = lint(request)
@@ -219,3 +236,7 @@ def init(folder: Path) -> None:
     except ConfigError as exc:
         raise _fail(str(exc)) from None
     click.echo(f"mlops-lint: wrote {target}", err=True)
+
+
+if __name__ == "__main__":  # python -m linter.cli
+    main()

@@ -1,10 +1,10 @@
 """The engine: load each file once, index the project, dispatch rules by scope, stamp findings.
 
-    discover -> load -> ProjectIndex -> rules -> suppress -> report
+    discover -> survey -> cache -> index -> rules (per file) -> PROJECT rules -> suppress -> report
 
-With ``--jobs N`` (and enough files), the files that mention a cross-file kind are loaded first
-and shared with N forked workers; each worker loads and lints its own files completely and sends
-back only findings (see ``_lint_parallel``). Output is byte-identical to ``--jobs 1``.
+The files that mention a cross-file kind are loaded first into the index; every other file is
+then linted on its own (in-process, or by N forked workers) into a ``FileOutcome``, which the
+cache keeps (see ``_run``). Output is byte-identical across ``--jobs`` and with or without cache.
 
 Rules are dispatched by scope, so a rule only ever sees the views it asked for; a rule that
 raises becomes an LNT002 finding naming the rule and the object, and the run goes on. Findings
@@ -16,10 +16,10 @@ from __future__ import annotations
 import gc
 import os
 from collections import defaultdict
-from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 from linter.config import Config
 from linter.discover import SourceFile
@@ -34,7 +34,7 @@ from linter.rule import (CONTAINER, DOCKERFILE as DOCKERFILE_SCOPE, ENGINE, OBJE
 PARSE_ERROR = "SCH001"
 UNUSED_SUPPRESSION = "LNT001"
 RULE_ERROR = "LNT002"
-PARALLEL_MIN_FILES = 48  # below this, a process pool costs more than it saves
+PARALLEL_MIN_FILES = 48  # below this, forking workers costs more than it saves
 
 
 # ---------------------------------------------------------------------------------------------
@@ -121,21 +121,20 @@ def load_file(source: SourceFile, display: str) -> Document:
     return load_bytes(data, display, source.kind)
 
 
-def _load_chunk(chunk: list[tuple[SourceFile, str]]) -> list[Document]:
-    """Load files with the cyclic garbage collector paused.
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Load (and lint) files with the cyclic garbage collector paused.
 
-    Loaded trees are acyclic and all kept, so every collection pass during loading would only
-    rescan a growing heap (measured: 4x slower on the corpus); the documents are frozen out of
-    the collector's view afterwards.
+    Loaded trees are acyclic and freed by reference counting, so every collection pass during
+    loading would only rescan a growing heap (measured: 4x slower on the corpus).
     """
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return [load_file(source, display) for source, display in chunk]
+        yield
     finally:
         if enabled:
             gc.enable()
-        gc.freeze()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -195,8 +194,22 @@ class _Buckets:
         return buckets
 
 
-def _ref(obj: K8sObject | None) -> ObjectRef | None:
+def _ref(obj: Any) -> ObjectRef | None:
     return ObjectRef(obj.kind, obj.namespace, obj.name) if obj is not None else None
+
+
+@dataclass(slots=True)
+class FileOutcome:
+    """What linting one file gives before suppressions are applied: the unit a pool worker sends
+    back and the cache keeps. ``results`` pair each finding with the key of its object."""
+
+    path: str
+    status: str
+    target: bool
+    results: list[tuple[Result, tuple | None]]
+    directives: list  # linter.suppress.Directive, of target files
+    facts: dict[str, list]  # PROJECT rule code -> what its ``collect`` gave for this file's objects
+    reference: Document | None = None  # the file's skeleton (see _skeleton), for the index of a later run
 
 
 class Runner:
@@ -211,17 +224,23 @@ class Runner:
             meta.code: RuleContext({**meta.defaults, **config.rule_options.get(meta.code, {})}, index, config)
             for meta in rules
         }
-        self.out: list[tuple[Result, K8sObject | None]] = []
+        self.out: list[tuple[Result, tuple | None]] = []
+        # PROJECT rules that collect facts, and whose `requires` the project meets
+        self.collectors = [meta for meta in self.buckets.project if meta.collect is not None and self.applies(meta)]
+
+    def applies(self, meta: RuleMeta) -> bool:
+        """A PROJECT rule with ``requires`` runs only when the project holds such an object."""
+        return not meta.requires or any(self.index.has_kind(kind) for kind in meta.requires)
 
     def emit(self, code: str, slug: str, severity: str, message: str, path: str, span: Span,
-             obj: K8sObject | None, node: tuple, fix: str | None = None) -> None:
+             obj: Any, node: tuple, fix: str | None = None) -> None:
         """Record one finding, with the configured severity override applied."""
         self.out.append((
             Result(code, slug, self.config.severity.get(code, severity), message, path, span, _ref(obj), node, fix),
-            obj,
+            obj.key if obj is not None else None,
         ))
 
-    def stamp(self, meta: RuleMeta, finding: Finding, path: str, obj: K8sObject | None, base: tuple = ()) -> None:
+    def stamp(self, meta: RuleMeta, finding: Finding, path: str, obj: Any, base: tuple = ()) -> None:
         target = finding.obj if finding.obj is not None else obj
         node_base = target.node_path if target is not None and finding.obj is not None else base
         self.emit(meta.code, meta.name, finding.severity or meta.severity, finding.message,
@@ -279,24 +298,61 @@ class Runner:
             for meta in b.shell:
                 self.call(meta, document.shell, document.path, None, Span(1, 1, 1, 2))
 
-    def project(self, targets: set[str]) -> None:
+    def collect(self, document: Document) -> dict[str, list]:
+        """The facts of this file's objects, for the PROJECT rules that collect them."""
+        facts: dict[str, list] = {}
+        for meta in self.collectors:
+            found: list = []
+            context = self.contexts[meta.code]
+            for obj in document.objects:
+                try:
+                    found.extend(meta.collect(obj, context))  # type: ignore[misc]
+                except Exception as exc:  # noqa: BLE001 - a broken rule must never stop the run
+                    self.rule_error(meta, exc, document.path, obj, obj.span)
+            if found:
+                facts[meta.code] = found
+        return facts
+
+    def outcome(self, document: Document, target: bool) -> FileOutcome:
+        """Lint one file (its findings only if it is a target; its facts in every case)."""
+        from linter.suppress import directives_of
+
+        start = len(self.out)
+        if target:
+            self.document(document)
+        facts = self.collect(document)
+        results = self.out[start:] if target else []
+        del self.out[start:]
+        return FileOutcome(document.path, _status(document), target, results,
+                           directives_of(document) if target else [], facts)
+
+    def project(self, targets: set[str], facts: dict[str, list] | None = None) -> None:
+        """Every PROJECT rule, once: over the facts its ``collect`` gave, else over the index."""
         start = len(self.out)
         for meta in self.buckets.project:
-            if meta.requires and not any(self.index.has_kind(kind) for kind in meta.requires):
+            if not self.applies(meta):
                 continue  # a reference rule with nothing to refer to (SPEC section 6)
-            self.call(meta, self.index, "", None, Span(1, 1, 1, 2))
+            view = (facts or {}).get(meta.code, []) if meta.collect is not None else self.index
+            self.call(meta, view, "", None, Span(1, 1, 1, 2))
         self.out[start:] = [pair for pair in self.out[start:] if pair[0].path in targets]
 
 
+def _merged_facts(outcomes: Iterable[FileOutcome]) -> dict[str, list]:
+    facts: dict[str, list] = defaultdict(list)
+    for outcome in outcomes:
+        for code, found in outcome.facts.items():
+            facts[code].extend(found)
+    return facts
+
+
 def run_rules(documents: list[Document], targets: set[str], rules: list[RuleMeta], config: Config,
-              index: ProjectIndex | None = None) -> list[tuple[Result, K8sObject | None]]:
+              index: ProjectIndex | None = None) -> list[tuple[Result, tuple | None]]:
+    """Findings (each with its object's key) of ``rules`` on the ``targets`` among ``documents``."""
     index = index or ProjectIndex(documents)
     runner = Runner(rules, index, config)
-    for document in documents:
-        if document.path in targets:
-            runner.document(document)
-    runner.project(targets)
-    return runner.out
+    outcomes = [runner.outcome(document, document.path in targets) for document in documents]
+    runner.project(targets, _merged_facts(outcomes))
+    return [pair for outcome in outcomes for pair in outcome.results] + runner.out
 
 
 def default_jobs() -> int:
@@ -322,6 +378,7 @@ class LintRequest:
     stdin: tuple[str, bytes] | None = None  # (--stdin-filename or "-", content)
     baseline: Path | None = None
     cwd: Path = field(default_factory=Path.cwd)
+    cache_dir: Path | None = None  # the result cache's folder (None: no cache)
 
 
 def lint(request: LintRequest) -> "RunReport":  # noqa: F821 - imported below
@@ -341,7 +398,7 @@ def lint(request: LintRequest) -> "RunReport":  # noqa: F821 - imported below
         by_path.setdefault(source.path, source)
     target_paths = {display_path(f.path, cwd) for f in targets_found.files}
 
-    stdin_doc: Document | None = None
+    stdin: tuple[Document, bytes] | None = None
     if request.stdin is not None:
         name, data = request.stdin
         shown = name if name not in ("", "-") else "<stdin>"
@@ -350,14 +407,19 @@ def lint(request: LintRequest) -> "RunReport":  # noqa: F821 - imported below
         if absolute is not None:
             by_path.pop(absolute, None)
             shown = display_path(absolute, cwd)
-        stdin_doc = load_bytes(data, shown, kind)
+        stdin = (load_bytes(data, shown, kind), data)
         target_paths.add(shown)
 
     items = [(source, display_path(path, cwd)) for path, source in sorted(by_path.items(), key=lambda kv: str(kv[0]))]
     job = _Job(rules, config, registry, target_paths)
-    parallel = request.jobs > 1 and len(items) >= PARALLEL_MIN_FILES and _can_fork()
-    outcome = _lint_parallel(items, stdin_doc, job, request.jobs) if parallel else None
-    results, statuses = outcome if outcome is not None else _lint_in_process(items, stdin_doc, job)
+    cache = None
+    if request.cache_dir is not None:
+        from linter.cache import Cache, run_key
+
+        cache = Cache.open(request.cache_dir, run_key(job.rules, config, registry))
+    results, statuses = _run(items, stdin, job, request.jobs, cache)
+    if cache is not None:
+        cache.save()
     if request.baseline is not None:
         baseline = suppress.Baseline.load(request.baseline, cwd)
         results = suppress.apply_baseline(results, baseline, request.baseline.resolve().parent, cwd)
@@ -393,45 +455,224 @@ class _Job:
         return {meta.code for meta in self.rules}
 
 
-def _suppressed(pairs: list[tuple[Result, K8sObject | None]], documents: dict[str, Document], job: _Job) -> list[Result]:
-    """Comments and annotations applied; LNT001 for those that suppressed nothing."""
-    from linter import suppress
-
-    results, unused = suppress.apply(pairs, documents, enabled_codes=job.enabled, registry=job.registry)
-    if UNUSED_SUPPRESSION in job.enabled:
-        results.extend(suppress.unused_results(unused, job.registry, job.config.severity))
-    return results
-
-
-def _lint_in_process(items: list[tuple[SourceFile, str]], stdin_doc: Document | None,
-                     job: _Job) -> tuple[list[Result], dict[str, str]]:
-    documents = _load_chunk(items)
-    if stdin_doc is not None:
-        documents.append(stdin_doc)
-    documents.sort(key=lambda d: d.path)
-    pairs = run_rules(documents, job.targets, job.rules, job.config, ProjectIndex(documents))
-    targets = {d.path: d for d in documents if d.path in job.targets}
-    return _suppressed(pairs, targets, job), {path: _status(doc) for path, doc in targets.items()}
+# ---------------------------------------------------------------------------------------------
+# A run: survey, cache, lint what is new, reduce
+#
+# Every file is read once up front: its content hash (for the cache) and whether its text
+# mentions a cross-file kind (REFERENCE_KINDS) or may describe node pools (a script mentioning
+# `aks`). Those few *shared* files are parsed first into the index every rule looks across files
+# with; every other file is then loaded, linted and let go one at a time (in-process, or by N
+# forked workers that inherit the index), leaving a FileOutcome: its findings before suppression,
+# its suppressions, and the facts PROJECT rules collect from its objects. The parent reduces the
+# facts with the PROJECT rules and applies every suppression at once, so a run's output does not
+# depend on --jobs, on the cache, or on which process linted which file. Shipping parsed trees
+# between processes was measured to cost as much as parsing them: only outcomes travel.
 
 
-# A parallel run: the few files that mention a cross-file kind (REFERENCE_KINDS) are parsed first
-# and shared with the workers through fork; each worker then parses its own files and lints them
-# completely, sending back only findings. Shipping parsed trees between processes was measured
-# to cost as much as parsing them.
-_WORKER_STATE: tuple[_Job, ProjectIndex] | None = None
+@dataclass(slots=True)
+class _Survey:
+    source: SourceFile
+    display: str
+    size: int
+    digest: str | None = None  # of the bytes (read only when the cache is on); None if unread
+    shared: bool = False  # its text mentions a reference kind (see _mentions)
 
 
-def _worker_lint(chunk: list[tuple[SourceFile, str]]) -> list[tuple[str, str, list[Result]]]:
-    assert _WORKER_STATE is not None
-    job, index = _WORKER_STATE
+def _digest(data: bytes) -> str:
+    import hashlib
+
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def _key(*parts: object) -> str:
+    import hashlib
+
+    return hashlib.blake2b("\x1f".join(map(str, parts)).encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()
+
+
+def _reference_names() -> tuple[bytes, ...]:
+    from linter.index import REFERENCE_KINDS
+
+    return tuple(sorted(kind.encode() for kind in REFERENCE_KINDS))
+
+
+def _mentions(data: bytes, kind: str, names: tuple[bytes, ...]) -> bool:
+    """Whether a file may hold an object of a reference kind (or, for a script, node pools).
+
+    A textual mention is a superset of an object of that kind (UTF-16 text counts as a mention
+    of everything), so deciding from it is always safe: only files that mention one are parsed
+    before the index exists."""
+    if kind == SHELL:
+        return b"aks" in data  # `az aks …` commands describe the cluster's node pools
+    if kind != K8S:
+        return False
+    return b"\x00" in data or any(name in data for name in names)
+
+
+def _survey(items: list[tuple[SourceFile, str]], read: bool) -> list[_Survey]:
+    """Sizes (to share work out), and with ``read`` each file's hash and reference mention."""
+    names = _reference_names()
     out = []
-    for document in _load_chunk(chunk):
-        if document.path not in job.targets:
+    for source, display in items:
+        if not read:
+            try:
+                size = os.stat(source.path).st_size
+            except OSError:
+                size = 0
+            out.append(_Survey(source, display, size))
             continue
-        runner = Runner(job.rules, index, job.config)
-        runner.document(document)
-        out.append((document.path, _status(document), _suppressed(runner.out, {document.path: document}, job)))
+        try:
+            data = read_source(source.path)
+        except _Unread:
+            out.append(_Survey(source, display, 0))
+            continue
+        out.append(_Survey(source, display, len(data), _digest(data), _mentions(data, source.kind, names)))
     return out
+
+
+def _skeleton(document: Document) -> Document | None:
+    """What other files' rules may look up in a file: its reference objects and its script."""
+    from linter.index import REFERENCE_KINDS
+
+    objects = [obj for obj in document.objects if obj.kind in REFERENCE_KINDS]
+    if not objects and document.shell is None:
+        return None
+    return Document(path=document.path, kind=document.kind, objects=objects, shell=document.shell)
+
+
+def _index(skeletons: Iterable[Document]) -> ProjectIndex:
+    from linter.index import REFERENCE_KINDS
+
+    return ProjectIndex(sorted(skeletons, key=lambda d: d.path), only_kinds=REFERENCE_KINDS)
+
+
+def _read(source: SourceFile, display: str) -> tuple[Document, str | None]:
+    """A file loaded (with the collector paused), and the hash of the bytes it was loaded from."""
+    try:
+        data = read_source(source.path)
+    except _Unread as exc:
+        return Document(path=display, kind=source.kind, errors=[ParseIssue(Span(1, 1, 1, 2), exc.reason)]), None
+    with _collector_paused():
+        return load_bytes(data, display, source.kind), _digest(data)
+
+
+_Work = list[tuple[SourceFile, str]]
+_Linted = list[tuple[str, str | None, FileOutcome]]  # (path, content hash, outcome)
+
+
+def _prepare(work: _Work) -> tuple[dict[str, tuple[Document, str | None]], list[Document]]:
+    """First pass over some files: those whose text mentions a reference kind are parsed and
+    kept; returns them, and the skeletons the index is built from."""
+    names = _reference_names()
+    kept: dict[str, tuple[Document, str | None]] = {}
+    with _collector_paused():
+        for source, display in work:
+            try:
+                data = read_source(source.path)
+            except _Unread:
+                continue  # reported by the second pass
+            if _mentions(data, source.kind, names):
+                kept[display] = (load_bytes(data, display, source.kind), _digest(data))
+    skeletons = [skeleton for document, _ in kept.values() if (skeleton := _skeleton(document)) is not None]
+    return kept, skeletons
+
+
+def _lint_files(work: _Work, kept: dict[str, tuple[Document, str | None]], runner: Runner, job: _Job) -> _Linted:
+    """Second pass: every file linted, the kept ones as parsed, the others loaded one at a time
+    (and let go once linted)."""
+    out: _Linted = []
+    for source, display in work:
+        document, digest = kept.pop(display) if display in kept else _read(source, display)
+        out.append((display, digest, runner.outcome(document, display in job.targets)))
+    return out
+
+
+def _run(items: _Work, stdin: tuple[Document, bytes] | None, job: _Job, jobs: int,
+         cache: Any) -> tuple[list[Result], dict[str, str]]:
+    survey = _survey(items, read=cache is not None)
+    outcomes: dict[str, FileOutcome] = {}
+    keys: dict[str, str] = {}
+    project_key = None
+    if cache is not None:
+        # what every file's findings may depend on besides itself: the shared files (and stdin)
+        reference = _key(*(f"{s.display}:{s.digest}" for s in survey if s.shared), _digest(stdin[1]) if stdin else "")
+        keys = {s.display: _key(reference, s.display, s.digest, s.display in job.targets)
+                for s in survey if s.digest is not None}
+        project_key = _key(reference, *sorted(keys.values()))
+        for display, key in keys.items():
+            found = cache.get(key)
+            if found is not None:
+                outcomes[display] = found
+        if len(outcomes) == len(survey) and stdin is None:
+            project = cache.get_project(project_key)
+            if project is not None:
+                return _finish([outcomes[path] for path in sorted(outcomes)], project, job)
+    missing = [s for s in survey if s.display not in outcomes]
+    known = [o.reference for o in outcomes.values() if o.reference is not None]
+    if stdin is not None and (skeleton := _skeleton(stdin[0])) is not None:
+        known.append(skeleton)
+    work = [(s.source, s.display) for s in missing]
+    kept, skeletons = _prepare(work)
+    index = _index([*known, *skeletons])
+    runner = Runner(job.rules, index, job.config)
+    found = None
+    if jobs > 1 and len(work) >= PARALLEL_MIN_FILES and _can_fork():
+        found = _lint_parallel(work, kept, runner, job, jobs)
+    if found is None:
+        found = _lint_files(work, kept, runner, job)
+    references = {s.path: s for s in skeletons}
+    for display, digest, outcome in found:
+        outcome.reference = references.get(display)
+        outcomes[display] = outcome
+        if cache is not None and digest is not None:
+            cache.put(_key(reference, display, digest, display in job.targets), outcome)
+    if stdin is not None:
+        outcomes[stdin[0].path] = runner.outcome(stdin[0], stdin[0].path in job.targets)
+    ordered = [outcomes[path] for path in sorted(outcomes)]
+    runner.project(job.targets, _merged_facts(ordered))
+    if cache is not None and stdin is None:
+        cache.put_project(project_key, runner.out)
+    return _finish(ordered, runner.out, job)
+
+
+# ---------------------------------------------------------------------------------------------
+# N forked workers inherit the index and the parsed shared files (copy-on-write, nothing is
+# pickled on the way in), take chunks of files from a queue, and send back only outcomes.
+# Shipping parsed trees between processes instead was measured to cost more than parsing them
+# (25 MB of the corpus's CRDs: 9 s to pickle, 7 s to unpickle, against 2 s to parse).
+
+_WORKER_STATE: tuple[_Job, Runner, dict[str, tuple[Document, str | None]]] | None = None
+
+
+def _worker_lint(chunk: _Work) -> _Linted:
+    assert _WORKER_STATE is not None
+    job, runner, kept = _WORKER_STATE
+    return _lint_files(chunk, {d: kept[d] for _, d in chunk if d in kept}, runner, job)
+
+
+def _lint_parallel(work: _Work, kept: dict[str, tuple[Document, str | None]], runner: Runner, job: _Job,
+                   jobs: int) -> _Linted | None:
+    """Outcomes of ``work`` from ``jobs`` forked workers, or None if one failed (the caller then
+    lints in-process, so a crashed worker never loses a file)."""
+    global _WORKER_STATE
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    size = max(4, len(work) // (jobs * 8))
+    chunks = [work[i:i + size] for i in range(0, len(work), size)]
+    _WORKER_STATE = (job, runner, kept)
+    gc.freeze()  # what the workers inherit stays shared: the collector never touches its pages
+    try:
+        found: _Linted = []
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork")) as pool:
+            for part in pool.map(_worker_lint, chunks):
+                found.extend(part)
+        return found
+    except BrokenProcessPool:
+        return None
+    finally:
+        _WORKER_STATE = None
 
 
 def _can_fork() -> bool:
@@ -440,78 +681,18 @@ def _can_fork() -> bool:
     return "fork" in multiprocessing.get_all_start_methods()
 
 
-def _scan(source: SourceFile, reference: frozenset[str], needed: frozenset[str]) -> tuple[bool, bool]:
-    """(mentions a reference kind or may describe node pools, mentions a ``needed`` kind), from
-    the file's bytes alone.
+def _finish(outcomes: list[FileOutcome], project: list[tuple[Result, tuple | None]],
+            job: _Job) -> tuple[list[Result], dict[str, str]]:
+    """Every suppression applied at once (LNT001 for those that suppressed nothing)."""
+    from linter import suppress
 
-    A textual mention is a superset of an object of that kind (UTF-16 text counts as a mention
-    of everything), so deciding from it is always safe; the file is parsed only if it matters.
-    """
-    if source.kind not in (K8S, SHELL):
-        return False, False
-    try:
-        data = read_source(source.path)
-    except _Unread:
-        return False, False
-    if source.kind == SHELL:
-        return b"aks" in data, False  # `az aks …` commands describe the cluster's node pools
-    wide = b"\x00" in data
-    return (wide or any(kind.encode() in data for kind in reference),
-            wide or any(kind.encode() in data for kind in needed))
-
-
-def _lint_parallel(items: list[tuple[SourceFile, str]], stdin_doc: Document | None, job: _Job,
-                   jobs: int) -> tuple[list[Result], dict[str, str]] | None:
-    """A parallel run, or None when a PROJECT rule must see every object (run in-process then).
-
-    A PROJECT rule without ``requires`` always needs every object; one with ``requires`` only
-    when the project holds such an object, which the files' text rules out cheaply for most runs.
-    """
-    global _WORKER_STATE
-    import multiprocessing
-
-    from linter.index import REFERENCE_KINDS
-
-    project = [meta for meta in job.rules if meta.scope == PROJECT]
-    if any(not meta.requires for meta in project):
-        return None
-    needed = frozenset(kind for meta in project for kind in meta.requires)
-    if stdin_doc is not None and any(o.kind in needed for o in stdin_doc.objects):
-        return None
-    shared_items = []
-    for item in items:
-        shared_file, needs_everything = _scan(item[0], REFERENCE_KINDS, needed)
-        if needs_everything:
-            return None  # decided before anything is parsed twice
-        if shared_file:
-            shared_items.append(item)
-    # parsed here for the shared index, and again by the worker that lints them: only the few
-    # files that mention a reference kind (or scripts that may define node pools) pay twice
-    shared = _load_chunk(shared_items)
-    if stdin_doc is not None:
-        shared.append(stdin_doc)
-    index = ProjectIndex([d for d in shared if d.shell is not None or any(o.kind in REFERENCE_KINDS for o in d.objects)],
-                         only_kinds=REFERENCE_KINDS)
-    results: list[Result] = []
-    statuses: dict[str, str] = {}
-    if stdin_doc is not None and stdin_doc.path in job.targets:
-        runner = Runner(job.rules, index, job.config)
-        runner.document(stdin_doc)
-        results.extend(_suppressed(runner.out, {stdin_doc.path: stdin_doc}, job))
-        statuses[stdin_doc.path] = _status(stdin_doc)
-    size = max(4, len(items) // (jobs * 8))
-    chunks = [items[i:i + size] for i in range(0, len(items), size)]
-    _WORKER_STATE = (job, index)
-    try:
-        context = multiprocessing.get_context("fork")
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
-            for part in pool.map(_worker_lint, chunks):
-                for path, status, found in part:
-                    statuses[path] = status
-                    results.extend(found)
-    finally:
-        _WORKER_STATE = None
-    return results, statuses
+    pairs = [pair for outcome in outcomes for pair in outcome.results]
+    pairs.extend(project)
+    directives = [directive for outcome in outcomes for directive in outcome.directives]
+    results, unused = suppress.apply(pairs, directives, enabled_codes=job.enabled, registry=job.registry)
+    if UNUSED_SUPPRESSION in job.enabled:
+        results.extend(suppress.unused_results(unused, job.registry, job.config.severity))
+    return results, {outcome.path: outcome.status for outcome in outcomes if outcome.target}
 
 
 def _status(document: Document) -> str:

@@ -47,6 +47,7 @@ class ProjectIndex:
             by_ref.setdefault((obj.kind, obj.namespace or DEFAULT_NAMESPACE, obj.name), obj)
         self._by_kind = {kind: tuple(items) for kind, items in by_kind.items()}
         self._by_ref = by_ref
+        self._by_key = {obj.key: obj for obj in self.objects}
         # id(obj) -> (weak reference to obj, its view): the reference guards against an id reused by
         # a later object once a worker has let the earlier document go.
         self._workloads: dict[int, tuple[weakref.ref, Workload | None]] = {}
@@ -80,6 +81,13 @@ class ProjectIndex:
                     return obj
             return None
         return self._by_ref.get((kind, namespace or DEFAULT_NAMESPACE, name))
+
+    def by_key(self, key: tuple) -> K8sObject | None:
+        """The object at :attr:`K8sObject.key` (how facts from another process name one)."""
+        found = self._by_key.get(key)
+        if found is not None:
+            self._check(found.kind)
+        return found
 
     def workload(self, obj: K8sObject) -> Workload | None:
         """The workload view of ``obj`` (None if its kind carries no pods), built once."""

@@ -98,6 +98,8 @@ def validate(rules: list[RuleMeta]) -> Registry:
             if meta.scope != PROJECT or not set(meta.requires) <= REFERENCE_KINDS:
                 raise RegistryError(f"{meta.code}: `requires` is for PROJECT rules and must name kinds in "
                                     f"linter.index.REFERENCE_KINDS, not {sorted(set(meta.requires) - REFERENCE_KINDS)}")
+        if meta.collect is not None and meta.scope.name != "Project":
+            raise RegistryError(f"{meta.code}: `collect` is for PROJECT rules")
         codes[meta.code] = meta
         slugs[meta.name] = meta
     return Registry(tuple(sorted(rules, key=lambda m: m.code)))

@@ -39,7 +39,7 @@ WORKLOAD = Scope("Workload")  # every object that carries pods
 OBJECT = Scope("Object")  # every Kubernetes object
 DOCKERFILE = Scope("Dockerfile")  # every Dockerfile
 SHELL = Scope("ShellScript")  # every shell script
-PROJECT = Scope("Project")  # once per run, over the whole index
+PROJECT = Scope("Project")  # once per run: over the index of REFERENCE_KINDS, or the facts `collect` gave
 ENGINE = Scope("Engine")  # produced by the engine itself (SCH001, LNT001, LNT002)
 
 
@@ -90,6 +90,10 @@ class RuleMeta:
     # PROJECT rules: run only when the project holds an object of one of these kinds (each must
     # be in linter.index.REFERENCE_KINDS); a parallel run stays parallel when none is present
     requires: tuple[str, ...] = ()
+    # PROJECT rules that need every object (not only REFERENCE_KINDS): ``collect(obj, ctx)``
+    # yields picklable facts about one object, where its file is linted (a pool worker, or from
+    # the cache); the rule's function then gets the list of every file's facts, in path order
+    collect: Callable[..., Iterator[Any]] | None = None
     module: str = ""
 
     @property
@@ -122,6 +126,7 @@ def rule(
     tags: tuple[str, ...] = (),
     security_severity: str | None = None,
     requires: tuple[str, ...] = (),
+    collect: Callable[..., Iterator[Any]] | None = None,
 ) -> Callable[[Callable[..., Iterator[Finding]]], Callable[..., Iterator[Finding]]]:
     """Attach rule metadata to a check function; the docs are the module docstring."""
     if severity not in SEVERITIES:
@@ -146,6 +151,7 @@ def rule(
             tags=tuple(tags),
             security_severity=security_severity,
             requires=tuple(requires),
+            collect=collect,
             module=func.__module__,
         )
         return func

@@ -42,7 +42,8 @@ class Directive:
     where: str
     path: str
     lines: frozenset[int] = frozenset()  # empty: the whole file / the whole object
-    obj: K8sObject | None = None
+    obj: ObjectRef | None = None  # an annotation's object
+    key: tuple | None = None  # and where it is (K8sObject.key): what findings on it are matched by
     used: bool = False
 
 
@@ -84,16 +85,17 @@ def annotation_suppressions(obj: K8sObject) -> list[Directive]:
     if not isinstance(annotations, dict):
         return []
     spans = getattr(annotations, "kspans", {})
+    ref, where = ObjectRef(obj.kind, obj.namespace, obj.name), obj.key
     found: list[Directive] = []
     for key, value in annotations.items():
         span = spans.get(key, meta.span)
         if key == ANNOTATION_LIST and isinstance(value, str):
             for token in value.split(","):
                 if token.strip():
-                    found.append(Directive(token.strip(), "", span, f"annotation {key}", obj.path, obj=obj))
+                    found.append(Directive(token.strip(), "", span, f"annotation {key}", obj.path, obj=ref, key=where))
         elif isinstance(key, str) and key.startswith(ANNOTATION_PREFIX):
             token = key[len(ANNOTATION_PREFIX):]
-            found.append(Directive(token, str(value or ""), span, f"annotation {key}", obj.path, obj=obj))
+            found.append(Directive(token, str(value or ""), span, f"annotation {key}", obj.path, obj=ref, key=where))
     return found
 
 
@@ -153,24 +155,36 @@ def write_baseline(results: Iterable[Result], file: Path, cwd: Path) -> int:
     return len(findings)
 
 
+def directives_of(document: Document) -> list[Directive]:
+    """Every suppression a file holds: its comments' and its objects' annotations'."""
+    found = [d for comment in document.comments for d in parse_comment(comment, document.path)]
+    for obj in document.objects:
+        found.extend(annotation_suppressions(obj))
+    return found
+
+
 def apply(
-    pairs: list[tuple[Result, K8sObject | None]],
-    documents: dict[str, Document],
+    pairs: Iterable[tuple[Result, tuple | None]],
+    directives: Iterable[Directive],
     *,
     enabled_codes: set[str],
     registry: Any,
 ) -> tuple[list[Result], list[Directive]]:
     """Mark results suppressed by comments and annotations; return them with every directive
-    that suppressed nothing. (The baseline comes after, over the whole run: :func:`apply_baseline`.)"""
-    per_file = {path: file_suppressions(doc) for path, doc in documents.items() if doc.comments}
-    per_object: dict[int, list[Directive]] = {}
-    for doc in documents.values():
-        for obj in doc.objects:
-            directives = annotation_suppressions(obj)
-            if directives:
-                per_object[id(obj)] = directives
+    that suppressed nothing. A result is paired with the key (:attr:`K8sObject.key`) of the
+    object it is on. (The baseline comes after, over the whole run: :func:`apply_baseline`.)"""
+    per_file: dict[str, FileSuppressions] = {}
+    per_object: dict[tuple, list[Directive]] = {}
+    every: list[Directive] = []
+    for directive in directives:
+        every.append(directive)
+        if directive.key is not None:
+            per_object.setdefault(directive.key, []).append(directive)
+        else:
+            fs = per_file.setdefault(directive.path, FileSuppressions())
+            (fs.line if directive.lines else fs.file).append(directive)
     out: list[Result] = []
-    for result, obj in pairs:
+    for result, key in pairs:
         marks: list[Suppression] = []
         fs = per_file.get(result.path)
         if fs is not None:
@@ -178,17 +192,13 @@ def apply(
                 if _matches(directive.token, result):
                     directive.used = True
                     marks.append(Suppression("inSource", directive.reason, directive.where))
-        if obj is not None:
-            for directive in per_object.get(id(obj), ()):
+        if key is not None:
+            for directive in per_object.get(key, ()):
                 if _matches(directive.token, result):
                     directive.used = True
                     marks.append(Suppression("inSource", directive.reason, directive.where))
         out.append(replace(result, suppressions=tuple(marks)) if marks else result)
-    unused: list[Directive] = []
-    for fs in per_file.values():
-        unused.extend(d for d in fs.file + fs.line if not d.used and _reportable(d, enabled_codes, registry))
-    for directives in per_object.values():
-        unused.extend(d for d in directives if not d.used and _reportable(d, enabled_codes, registry))
+    unused = [d for d in every if not d.used and _reportable(d, enabled_codes, registry)]
     return out, unused
 
 
@@ -214,11 +224,9 @@ def unused_results(unused: list[Directive], registry: Any, severity: dict[str, s
     for directive in unused:
         known = registry.get(directive.token)
         what = f"names no rule {directive.token!r}" if known is None else f"suppressed no {known.code} finding"
-        obj = directive.obj
         found.append(Result(
             meta.code, meta.name, severity.get(meta.code, meta.severity),
-            f"unused suppression: {directive.where} {what}", directive.path, directive.span,
-            ObjectRef(obj.kind, obj.namespace, obj.name) if obj is not None else None,
+            f"unused suppression: {directive.where} {what}", directive.path, directive.span, directive.obj,
             ("suppression", directive.where, directive.token),
         ))
     return found

@@ -20,3 +20,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 @pytest.fixture
 def update_golden(request: pytest.FixtureRequest) -> bool:
     return bool(request.config.getoption("--update-golden"))
+
+
+@pytest.fixture(autouse=True)
+def _no_result_cache(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Every run of a test lints for real (no result from an earlier test's cache), and nothing is
+    written to the user's cache folder; tests of the cache pass ``--cache-dir`` themselves.
+    Subprocesses inherit the environment, so the CLI run by them is uncached too."""
+    monkeypatch.setenv("MLOPS_LINT_NO_CACHE", "1")
+    monkeypatch.setenv("MLOPS_LINT_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "user-cache"))

@@ -299,3 +299,63 @@ def test_requires_must_name_reference_kinds_of_project_rules() -> None:
                        requires=("PriorityClass",))(check).__mlops_rule__
     with pytest.raises(RegistryError, match="PROJECT"):
         validate([*REGISTRY.rules, not_project])
+    collecting = rule(code="TST906", name="container-collects", severity="info", scope=CONTAINER,
+                      collect=lambda obj, ctx: ())(check).__mlops_rule__
+    with pytest.raises(RegistryError, match="`collect` is for PROJECT rules"):
+        validate([*REGISTRY.rules, collecting])
+
+
+def _collecting_rule():
+    """A PROJECT rule that collects (kind, name, namespace) of every Job and reports the count on
+    each; its collector raises on a Job named should-crash."""
+    from linter.rule import PROJECT, Finding
+
+    def collect(obj, ctx):
+        if obj.name == "should-crash":
+            raise ValueError("no facts today")
+        if obj.kind == "Job":
+            yield obj.stub()
+
+    def check(found, ctx):
+        for job in found:
+            yield Finding(job.span, f"one of {len(found)} jobs", obj=job)
+
+    return rule(code="TST907", name="counts-jobs", severity="info", scope=PROJECT, collect=collect)(check).__mlops_rule__
+
+
+def test_a_project_rule_reduces_facts_and_a_collector_that_raises_is_lnt002() -> None:
+    from linter.engine import load_bytes
+
+    jobs = load_bytes(CRASH_DOC.encode(), "jobs.yaml", K8S)
+    results = [r for r, _ in run_rules([jobs], {"jobs.yaml"}, [_collecting_rule(), meta_of("LNT002")], Config())]
+    counted = [r for r in results if r.rule == "TST907"]
+    assert [(r.obj.name, r.message) for r in counted] == [("other-job", "one of 1 jobs")]
+    [error] = [r for r in results if r.rule == "LNT002"]
+    assert "TST907" in error.message and "ValueError: no facts today" in error.message
+    assert error.obj == ObjectRef("Job", "ml-training", "should-crash")
+
+
+def test_a_worker_that_dies_loses_no_file(tmp_path, monkeypatch) -> None:
+    """A forked worker that exits mid-run breaks the pool: the run lints in-process instead and
+    gives the output a healthy run gives."""
+    import os
+
+    from linter.engine import LintRequest, lint
+    from linter.registry import validate
+
+    parent = os.getpid()
+
+    def check(container, ctx):
+        if os.getpid() != parent:
+            os._exit(3)  # only in a worker
+        yield from ()
+
+    dying = rule(code="TST908", name="dies-in-workers", severity="info", scope=CONTAINER)(check).__mlops_rule__
+    registry = validate([*REGISTRY.rules, dying])
+    for index in range(60):
+        (tmp_path / f"job{index:02}.yaml").write_text(CRASH_DOC)
+    runs = {}
+    for jobs in (1, 2):
+        request = LintRequest(paths=[tmp_path], config=Config(), registry=registry, jobs=jobs, cwd=tmp_path)
+        runs[jobs] = [(r.path, r.line, r.rule, r.message) for r in lint(request).results]
+    assert runs[1] == runs[2] and len(runs[1]) >= 60 * 3

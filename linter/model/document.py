@@ -77,6 +77,41 @@ class K8sObject:
         """Where the object starts: its ``kind:`` key (the line a reader looks for)."""
         return self.body.kspans.get("kind", self.body.span)
 
+    @property
+    def key(self) -> tuple:
+        """Where the object is, as a value that survives pickling: (file, document, node path)."""
+        return (self.path, self.doc_index, self.node_path)
+
+    def describe(self) -> str:
+        return f"{self.kind} {self.namespace}/{self.name}" if self.namespace else f"{self.kind} {self.name}"
+
+    def stub(self) -> "ObjectStub":
+        return ObjectStub(self.api_version, self.kind, self.name, self.namespace, self.path, self.doc_index,
+                          self.node_path, self.span)
+
+
+@dataclass(frozen=True, slots=True)
+class ObjectStub:
+    """What a finding needs of an object that lives in another process (a PROJECT rule's facts
+    are collected where each file is linted and reduced in the parent): identity and position."""
+
+    api_version: str
+    kind: str
+    name: str
+    namespace: str
+    path: str
+    doc_index: int
+    node_path: tuple[str | int, ...]
+    span: Span
+
+    @property
+    def key(self) -> tuple:
+        return (self.path, self.doc_index, self.node_path)
+
+    @property
+    def group(self) -> str:
+        return self.api_version.rpartition("/")[0] if "/" in self.api_version else ""
+
     def describe(self) -> str:
         return f"{self.kind} {self.namespace}/{self.name}" if self.namespace else f"{self.kind} {self.name}"
 

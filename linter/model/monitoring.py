@@ -77,8 +77,6 @@ class Target:
     namespace: str  # "*" for pods an operator creates in a namespace the project does not tell
     labels: dict[str, str]
     ports: list[Port]
-    workload: Workload | None = None
-    pod: PodSpec | None = None
     origin: str = ""  # for messages: "Deployment ml/x", "pods the GPU Operator creates"
     unknown: tuple[str, ...] = ()  # label keys/domains its controller sets with values we cannot know
 
@@ -150,20 +148,38 @@ def _ports(pod: PodSpec) -> list[Port]:
     return found
 
 
-def pod_targets(index: Any) -> list[Target]:
-    """Every pod template of the project (PodTemplates, which run nothing, excepted)."""
-    targets: list[Target] = []
-    for workload in index.workloads():
-        if workload.kind == "PodTemplate":
-            continue
-        namespace = workload.obj.namespace or "default"
-        for pod in workload.pods:
-            labels = {**_controller_labels(workload, pod), **labels_of(pod.labels)}
-            ports = _ports(pod)
-            ports += [p for p in _injected_ports(workload, pod) if not any(q.name == p.name for q in ports)]
-            targets.append(Target(namespace, labels, ports, workload, pod, workload.obj.describe(),
-                                  controller_unknown(workload)))
+def pod_targets(workload: Workload) -> list[Target]:
+    """The pod templates of a workload as monitors see them (a PodTemplate, which runs nothing, has none)."""
+    if workload.kind == "PodTemplate":
+        return []
+    namespace = workload.obj.namespace or "default"
+    targets = []
+    for pod in workload.pods:
+        labels = {**_controller_labels(workload, pod), **labels_of(pod.labels)}
+        ports = _ports(pod)
+        ports += [p for p in _injected_ports(workload, pod) if not any(q.name == p.name for q in ports)]
+        targets.append(Target(namespace, labels, ports, workload.obj.describe(), controller_unknown(workload)))
     return targets
+
+
+def scrape_facts(obj: K8sObject, ctx: Any) -> Iterator[Target | K8sObject]:
+    """What the OBS rules collect from every file: pod templates as :class:`Target`, and core
+    Services (whole: they are few and small)."""
+    if obj.kind == "Service" and obj.group == "":
+        yield obj
+        return
+    workload = ctx.index.workload(obj)
+    if workload is not None:
+        yield from pod_targets(workload)
+
+
+def split_facts(found: Iterable[Target | K8sObject]) -> tuple[list[Target], list[K8sObject]]:
+    """(pod templates, Services) of :func:`scrape_facts`, in project order."""
+    targets: list[Target] = []
+    services: list[K8sObject] = []
+    for fact in found:
+        (targets if isinstance(fact, Target) else services).append(fact)
+    return targets, services
 
 
 # The DCGM exporter the NVIDIA GPU Operator deploys for a ClusterPolicy (its state-dcgm-exporter
@@ -189,7 +205,7 @@ def operator_targets(index: Any) -> list[Target]:
     policies = [p for p in index.of_kind("ClusterPolicy") if p.group == "nvidia.com" and dcgm_enabled(p)]
     if not policies:
         return []
-    return [Target("*", dict(GPU_OPERATOR_DCGM_LABELS), [GPU_OPERATOR_DCGM_PORT], None, None,
+    return [Target("*", dict(GPU_OPERATOR_DCGM_LABELS), [GPU_OPERATOR_DCGM_PORT],
                    f"the DCGM exporter the GPU Operator deploys for ClusterPolicy `{policies[0].name}`")]
 
 

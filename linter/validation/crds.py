@@ -229,6 +229,16 @@ def load_paths(entries: Iterable[str], base: Path) -> list[Crd]:
     return found
 
 
+def configured_files(config: Any) -> list[Path]:
+    """Every file the config's ``crd-paths`` name (what the result cache depends on)."""
+    entries = tuple(getattr(config, "crd_paths", ()) or ())
+    found: list[Path] = []
+    for target in resolve_paths(entries, config_base(config)) if entries else ():
+        if target.exists():
+            found.extend(_files(target))
+    return found
+
+
 def config_base(config: Any) -> Path:
     path = getattr(config, "path", None)
     return Path(path).parent if path else Path.cwd()

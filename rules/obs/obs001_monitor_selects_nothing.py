@@ -74,8 +74,8 @@ spec:
 from __future__ import annotations
 
 from linter.model.monitoring import (GPU_OPERATOR_DCGM_LABELS, monitor_namespaces, monitor_selector, monitors,
-                                     operator_targets, pod_targets, selected_services, selected_targets,
-                                     selects_operator_objects, service_selector, service_targets)
+                                     operator_targets, scrape_facts, selected_services, selected_targets,
+                                     selects_operator_objects, service_selector, service_targets, split_facts)
 from linter.model.selectors import selector_matches
 from linter.rule import PROJECT, Finding, rule
 
@@ -103,11 +103,11 @@ def _selector_text(monitor) -> str:
 
 
 @rule(code="OBS001", name="monitor-selects-nothing", severity="warning", scope=PROJECT,
-      requires=("PodMonitor", "ServiceMonitor"), tags=("observability",))
-def check(index, ctx):
-    targets = pod_targets(index)
+      requires=("PodMonitor", "ServiceMonitor"), collect=scrape_facts, tags=("observability",))
+def check(found, ctx):
+    index = ctx.index
+    targets, services = split_facts(found)
     virtual = operator_targets(index)
-    services = [s for s in index.objects if s.kind == "Service" and s.group == ""]
     for monitor in monitors(index):
         selector = monitor_selector(monitor)
         if selector is None:

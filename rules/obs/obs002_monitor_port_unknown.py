@@ -63,9 +63,9 @@ Use instead:
 from __future__ import annotations
 
 from linter.model.monitoring import (GPU_OPERATOR_DCGM_LABELS, GPU_OPERATOR_DCGM_SERVICE_PORT, Target,
-                                     monitor_namespaces, monitor_selector, monitors, operator_targets, pod_targets,
+                                     monitor_namespaces, monitor_selector, monitors, operator_targets, scrape_facts,
                                      selected_services, selected_targets, selects_operator_objects, service_ports,
-                                     service_selector, service_targets)
+                                     service_selector, service_targets, split_facts)
 from linter.model.selectors import selector_matches
 from linter.rule import PROJECT, Finding, rule
 
@@ -166,12 +166,12 @@ def _service_monitor(monitor, services, targets: list[Target], dcgm_service: boo
 
 
 @rule(code="OBS002", name="monitor-port-unknown", severity="error", scope=PROJECT,
-      requires=("PodMonitor", "ServiceMonitor"), tags=("observability",))
-def check(index, ctx):
-    real = pod_targets(index)
+      requires=("PodMonitor", "ServiceMonitor"), collect=scrape_facts, tags=("observability",))
+def check(found, ctx):
+    index = ctx.index
+    real, all_services = split_facts(found)
     virtual = operator_targets(index)
     targets = real + virtual
-    all_services = [s for s in index.objects if s.kind == "Service" and s.group == ""]
     for monitor in monitors(index):
         selector = monitor_selector(monitor)
         if selector is None:

@@ -78,20 +78,30 @@ def _gpus(workload) -> set[str]:
     return found
 
 
+def uncovered(obj, ctx):
+    """(ClusterQueue, GPU resource, workload) for each GPU resource a queued workload requests that
+    no definition of its ClusterQueue covers."""
+    if queue_ref(obj) is None:
+        return
+    workload = ctx.index.workload(obj)
+    gpus = _gpus(workload) if workload is not None else ()
+    queues = cluster_queues_of(ctx.index, obj) if gpus else []
+    for resource in gpus:
+        if any(resource in covered_resources(cq) for cq in queues):
+            continue  # one definition of its ClusterQueue covers it: not a gap we can be sure of
+        for cq in queues:
+            yield cq.key, resource, obj.stub()
+
+
 @rule(code="QUE005", name="kueue-gpu-quota-missing", severity="error", scope=PROJECT, requires=("ClusterQueue",),
-      tags=("queues", "kueue", "gpu"))
-def check(index, ctx):
-    users: dict[int, tuple] = {}
-    for workload in index.workloads():
-        if queue_ref(workload.obj) is None:
-            continue
-        gpus = _gpus(workload)
-        queues = cluster_queues_of(index, workload.obj) if gpus else []
-        for resource in gpus:
-            if any(resource in covered_resources(cq) for cq in queues):
-                continue  # one definition of its ClusterQueue covers it: not a gap we can be sure of
-            for cq in queues:
-                users.setdefault(id(cq), (cq, {}))[1].setdefault(resource, []).append(workload.obj)
+      collect=uncovered, tags=("queues", "kueue", "gpu"))
+def check(found, ctx):
+    index = ctx.index
+    users: dict[tuple, tuple] = {}
+    for key, resource, workload in found:
+        cq = index.by_key(key)
+        if cq is not None:
+            users.setdefault(key, (cq, {}))[1].setdefault(resource, []).append(workload)
     for cq, needs in users.values():
         missing = sorted(set(needs) - covered_resources(cq))
         flavors = gpu_flavors(cq, index, ctx.config) if missing else []

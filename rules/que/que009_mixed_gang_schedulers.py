@@ -90,26 +90,34 @@ def _volcano(workload, names):
     return None
 
 
+def schedulers(obj, ctx):
+    """(namespace, workload, queued by Kueue, how it is Volcano's) of each workload that is either."""
+    workload = ctx.index.workload(obj)
+    if workload is None:
+        return
+    queued = queue_ref(obj) is not None
+    found = _volcano(workload, [str(n) for n in ctx.options["volcano-scheduler-names"]])
+    if queued or found is not None:
+        yield obj.namespace or "default", obj.stub(), queued, found
+
+
 @rule(code="QUE009", name="mixed-gang-schedulers", severity="warning", scope=PROJECT,
-      requires=("LocalQueue", "ClusterQueue", "Queue"), tags=("queues", "gang-scheduling"),
+      requires=("LocalQueue", "ClusterQueue", "Queue"), tags=("queues", "gang-scheduling"), collect=schedulers,
       options={"volcano-scheduler-names": list[str]}, defaults={"volcano-scheduler-names": ["volcano"]})
-def check(index, ctx):
-    names = [str(n) for n in ctx.options["volcano-scheduler-names"]]
+def check(found, ctx):
     kueue: dict[str, list] = {}
     volcano: dict[str, list] = {}
-    for workload in index.workloads():
-        namespace = workload.obj.namespace or "default"
-        if queue_ref(workload.obj) is not None:
-            kueue.setdefault(namespace, []).append(workload.obj)
-        found = _volcano(workload, names)
-        if found is not None:
-            volcano.setdefault(namespace, []).append((workload.obj, *found))
+    for namespace, obj, queued, how in found:
+        if queued:
+            kueue.setdefault(namespace, []).append(obj)
+        if how is not None:
+            volcano.setdefault(namespace, []).append((obj, *how))
     for namespace, entries in sorted(volcano.items()):
         queued = kueue.get(namespace)
         if not queued:
             continue
         for obj, span, node, what in entries:
-            if any(o is obj for o in queued):
+            if any(o.key == obj.key for o in queued):
                 message = (f"{obj.kind} `{obj.name}` is queued by Kueue (`{QUEUE_NAME_KEY}`) and {what}: two systems "
                            "admit and preempt it; let one of them govern it")
             else:

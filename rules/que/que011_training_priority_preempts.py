@@ -49,19 +49,25 @@ from linter.model.kueue import DEFAULT_PREEMPTION_POLICY, pod_priority, preempti
 from linter.rule import PROJECT, Finding, rule
 
 
+def training_classes(obj, ctx):
+    """(class name, workload) for each PriorityClass a training workload's pods run with."""
+    workload = ctx.index.workload(obj)
+    if workload is None or not workload.is_training:
+        return
+    for name in dict.fromkeys(pod_priority(pod, ctx.index).class_name for pod in workload.pods):
+        if name is not None:
+            yield name, obj.stub()
+
+
 @rule(code="QUE011", name="training-priority-preempts", severity="warning", scope=PROJECT, requires=("PriorityClass",),
-      tags=("priorities", "preemption"))
-def check(index, ctx):
-    classes = [pc for pc in priority_classes(index) if preemption_policy(pc) != "Never"]
+      collect=training_classes, tags=("priorities", "preemption"))
+def check(found, ctx):
+    classes = [pc for pc in priority_classes(ctx.index) if preemption_policy(pc) != "Never"]
     if not classes:
         return
     users: dict[str, list] = {}
-    for workload in index.workloads():
-        if not workload.is_training:
-            continue
-        for name in dict.fromkeys(pod_priority(pod, index).class_name for pod in workload.pods):
-            if name is not None:
-                users.setdefault(name, []).append(workload.obj)
+    for name, workload in found:
+        users.setdefault(name, []).append(workload)
     for pc in classes:
         used = users.get(pc.name)
         if not used:

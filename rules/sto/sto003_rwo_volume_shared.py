@@ -78,24 +78,29 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
+from linter.model.document import ObjectStub
 from linter.model.k8s import PodSpec, Workload
-from linter.model.document import K8sObject
+from linter.model.position import Span
 from linter.model.storage import claim_name, claim_name_span, claim_object, pvc_claim
-from linter.model.tree import YMap, dig
+from linter.model.tree import dig
 from linter.rule import PROJECT, Finding, rule
 
 HOSTNAME = "kubernetes.io/hostname"
 PER_NODE = None  # a DaemonSet: one pod on every node
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class Use:
-    workload: Workload
-    pod: PodSpec
-    volume_index: int
-    volume: YMap
+    """One pod template mounting a claim of the project (collected where its file is linted)."""
+
+    pvc: tuple  # the claim's K8sObject.key
+    workload: ObjectStub
+    span: Span  # of the volume's claimName
+    node: tuple
     pods: int | None  # None: one per node
     read_only: bool
+    pin: str | None  # the one node the pods are bound to
+    described: str  # "Job ml/x (4 worker pods)"
 
 
 def _pods(workload: Workload, pod: PodSpec) -> int | None:
@@ -134,48 +139,55 @@ def _count(uses: list[Use]) -> tuple[int, bool]:
     return sum(u.pods or 0 for u in uses), any(u.pods is None for u in uses)
 
 
-def _describe(use: Use) -> str:
-    where = use.workload.obj.describe()
-    if use.pods is None:
+def _describe(workload: Workload, pod: PodSpec, pods: int | None) -> str:
+    where = workload.obj.describe()
+    if pods is None:
         return f"{where} (one pod per node)"
-    role = f" {use.pod.role}" if use.pod.role else ""
-    return f"{where} ({use.pods}{role} pod{'s' if use.pods != 1 else ''})"
+    role = f" {pod.role}" if pod.role else ""
+    return f"{where} ({pods}{role} pod{'s' if pods != 1 else ''})"
+
+
+def uses(obj, ctx):
+    """Every claim of the project a pod template of ``obj`` mounts, once per template."""
+    workload = ctx.index.workload(obj)
+    if workload is None:
+        return
+    namespace = obj.namespace or "default"
+    for pod in workload.pods:
+        pods = _pods(workload, pod)
+        if pods == 0:
+            continue
+        seen: set[str] = set()
+        mounts: dict[str, list] = defaultdict(list)
+        for container in pod.containers:
+            for _, mount in container.volume_mounts if not container.is_ephemeral else ():
+                mounts[str(mount.get("name"))].append(mount)
+        for volume_index, volume in pod.volumes:
+            name = claim_name(volume)
+            if name is None or name in seen:
+                continue
+            seen.add(name)
+            held = mounts.get(str(volume.get("name")), [])
+            source = volume.get("persistentVolumeClaim")
+            read_only = ((isinstance(source, dict) and source.get("readOnly") is True)
+                         or (bool(held) and all(m.get("readOnly") is True for m in held)))
+            pvc = claim_object(ctx.index, name, namespace, obj)
+            if pvc is None:
+                continue  # a claim outside the project: its access modes are unknown
+            yield Use(pvc.key, obj.stub(), claim_name_span(volume),
+                      pod.path + ("volumes", volume_index, "persistentVolumeClaim", "claimName"),
+                      pods, read_only, _pin(pod), _describe(workload, pod, pods))
 
 
 @rule(code="STO003", name="rwo-volume-shared", severity="error", scope=PROJECT, requires=("PersistentVolumeClaim",),
-      tags=("storage", "distributed-training"))
-def check(index, ctx):
-    uses: dict[int, list[Use]] = defaultdict(list)
-    claims: dict[int, K8sObject] = {}
-    for workload in index.workloads():
-        namespace = workload.obj.namespace or "default"
-        for pod in workload.pods:
-            pods = _pods(workload, pod)
-            if pods == 0:
-                continue
-            seen: set[str] = set()
-            mounts: dict[str, list[YMap]] = defaultdict(list)
-            for container in pod.containers:
-                for _, mount in container.volume_mounts if not container.is_ephemeral else ():
-                    mounts[str(mount.get("name"))].append(mount)
-            for volume_index, volume in pod.volumes:
-                name = claim_name(volume)
-                if name is None or name in seen:
-                    continue
-                seen.add(name)
-                held = mounts.get(str(volume.get("name")), [])
-                source = volume.get("persistentVolumeClaim")
-                read_only = ((isinstance(source, dict) and source.get("readOnly") is True)
-                             or (bool(held) and all(m.get("readOnly") is True for m in held)))
-                pvc = claim_object(index, name, namespace, workload.obj)
-                if pvc is None:
-                    continue  # a claim outside the project: its access modes are unknown
-                claims[id(pvc)] = pvc
-                uses[id(pvc)].append(Use(workload, pod, volume_index, volume, pods, read_only))
-    for key, users in uses.items():
-        pvc = claims[key]
-        name = pvc.name
-        claim = pvc_claim(pvc)
+      collect=uses, tags=("storage", "distributed-training"))
+def check(found: list[Use], ctx):
+    users_of: dict[tuple, list[Use]] = defaultdict(list)
+    for use in found:
+        users_of[use.pvc].append(use)
+    for key, users in users_of.items():
+        pvc = ctx.index.by_key(key)
+        claim = pvc_claim(pvc) if pvc is not None else None
         if claim is None:
             continue
         modes = claim.access_modes
@@ -187,7 +199,7 @@ def check(index, ctx):
         count, per_node = _count(users)
         if count <= 1 and not per_node:
             continue
-        pins = {_pin(u.pod) for u in users}
+        pins = {u.pin for u in users}
         if not once_pod and not per_node and len(pins) == 1 and None not in pins:
             continue  # every pod on the same node: ReadWriteOnce is per node
         mode = "ReadWriteOncePod" if once_pod else "ReadWriteOnce"
@@ -195,14 +207,14 @@ def check(index, ctx):
                "ReadWriteOnce lets one node mount it, so pods on other nodes fail to attach it (Multi-Attach error)")
         total = "pods on every node" if per_node else f"{count} pods"
         for use in users:
-            others = [_describe(u) for u in users if u is not use]
+            others = [u.described for u in users if u is not use]
             shown = ", ".join(others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
             also = f"; also mounted by {shown}" if others else ""
             yield Finding(
-                claim_name_span(use.volume),
-                f"{mode} PVC `{name}` is mounted by {total}: {_describe(use)}{also}. {why}; "
+                use.span,
+                f"{mode} PVC `{pvc.name}` is mounted by {total}: {use.described}{also}. {why}; "
                 "use ReadWriteMany storage (Azure Files or Blob) or give each pod its own claim",
-                obj=use.workload.obj,
-                node=use.pod.path + ("volumes", use.volume_index, "persistentVolumeClaim", "claimName"),
+                obj=use.workload,
+                node=use.node,
                 fix="accessModes: [ReadWriteMany]",
             )

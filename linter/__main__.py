@@ -1,0 +1,5 @@
+"""``python -m linter``: the same as the ``mlops-lint`` command."""
+
+from linter.cli import main
+
+main(prog_name="mlops-lint")

@@ -1,0 +1,186 @@
+"""The result cache and the run's map-reduce: a warm run gives the cold run's bytes, whatever
+changed in between is re-linted (and what depends on it), and a bad cache is only a miss.
+
+Every test lints a copy of real fixtures in tmp_path through the CLI, once cold and once warm,
+and compares the reports byte for byte with an uncached run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from linter.cli import main
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def lint(cwd: Path, *args: str) -> str:
+    old = Path.cwd()
+    os.chdir(cwd)
+    try:
+        result = CliRunner().invoke(main, [*args, "--no-color", "--fail-on", "never"], catch_exceptions=False)
+    finally:
+        os.chdir(old)
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    shutil.copytree(REPO / "fixtures" / "violating", root)
+    shutil.copytree(REPO / "fixtures" / "conforming", root / "conforming")
+    (root / "suppressed.yaml").write_text(  # comments, annotations, and one that suppresses nothing
+        "# mlops-lint: disable-file=OBS004\n"
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  namespace: ml\n"
+        "  annotations: {mlops-lint.io/ignore: \"GPU001\"}\nspec:\n  containers:\n"
+        "  - name: c\n    image: nvcr.io/nvidia/pytorch:24.05-py3  # mlops-lint: disable=IMG002 pinned by CI\n"
+        "    resources: {requests: {nvidia.com/gpu: 1}}\n")
+    return root
+
+
+def cache_files(folder: Path) -> list[Path]:
+    return sorted(folder.glob("run-*.pickle"))
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif"])
+def test_warm_run_gives_the_cold_runs_bytes(project: Path, tmp_path: Path, fmt: str) -> None:
+    cache = tmp_path / "cache"
+    plain = lint(project, ".", "--format", fmt, "--no-cache", "--select", "ALL,LNT001")
+    cold = lint(project, ".", "--format", fmt, "--cache-dir", str(cache), "--select", "ALL,LNT001")
+    assert len(cache_files(cache)) == 1
+    warm = lint(project, ".", "--format", fmt, "--cache-dir", str(cache), "--select", "ALL,LNT001")
+    assert plain == cold == warm
+    assert "LNT001" in plain and "OBS004" in plain  # the unused suppression
+    if fmt == "text":
+        assert "suppressed" in plain.splitlines()[-1]
+
+
+def test_no_cache_writes_nothing(project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = tmp_path / "user-cache"
+    monkeypatch.delenv("MLOPS_LINT_NO_CACHE")
+    monkeypatch.setenv("MLOPS_LINT_CACHE_DIR", str(folder))
+    lint(project, ".", "--no-cache")
+    assert not folder.exists()
+    lint(project, ".")  # on by default, in $MLOPS_LINT_CACHE_DIR
+    assert len(cache_files(folder)) == 1
+    assert (folder / "CACHEDIR.TAG").read_text().startswith("Signature: 8a477f597d28d172789f06886806bc55")
+
+
+def test_a_changed_file_is_relinted(project: Path, tmp_path: Path) -> None:
+    cache = str(tmp_path / "cache")
+    lint(project, ".", "--cache-dir", cache)
+    shm = project / "shm.yaml"
+    shm.write_text(shm.read_text().replace("sizeLimit", "sizeLimitX", 1))
+    assert lint(project, ".", "--cache-dir", cache) == lint(project, ".", "--no-cache")
+
+
+def test_a_changed_reference_object_relints_the_files_that_look_it_up(tmp_path: Path) -> None:
+    """A LimitRange in another file decides RES001 for a Pod: changing it changes the Pod's findings."""
+    (tmp_path / "limits.yaml").write_text(
+        "apiVersion: v1\nkind: LimitRange\nmetadata: {name: d, namespace: ml}\nspec:\n  limits:\n"
+        "  - type: Container\n    defaultRequest: {cpu: 500m, memory: 1Gi}\n")
+    (tmp_path / "pod.yaml").write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: ml}\nspec:\n  containers:\n"
+        "  - name: c\n    image: x@sha256:" + "a" * 64 + "\n")
+    cache = str(tmp_path / "cache")
+    before = lint(tmp_path, ".", "--select", "RES001", "--cache-dir", cache)
+    assert "RES001" not in before
+    (tmp_path / "limits.yaml").write_text((tmp_path / "limits.yaml").read_text().replace("ml}", "other}"))
+    after = lint(tmp_path, ".", "--select", "RES001", "--cache-dir", cache)
+    assert "pod.yaml:6:5: WARNING RES001" in after or "pod.yaml" in after and "RES001" in after
+    assert after == lint(tmp_path, ".", "--select", "RES001", "--no-cache")
+
+
+def test_project_rule_findings_follow_a_file_that_changed(tmp_path: Path) -> None:
+    """STO003 (a PROJECT rule) reduces facts of every file: a second workload mounting a
+    ReadWriteOnce claim appears in a new file and the finding follows, cached or not."""
+    shutil.copytree(REPO / "fixtures" / "rules" / "STO003", tmp_path / "sto")
+    cache = str(tmp_path / "cache")
+    first = lint(tmp_path, ".", "--select", "STO003", "--cache-dir", cache)
+    assert "STO003" in first
+    for path in sorted((tmp_path / "sto").glob("fail*")):
+        path.unlink()
+    second = lint(tmp_path, ".", "--select", "STO003", "--cache-dir", cache)
+    assert second == lint(tmp_path, ".", "--select", "STO003", "--no-cache")
+    assert "STO003" not in second
+
+
+def test_config_change_is_a_new_run_key(project: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    lint(project, ".", "--cache-dir", str(cache))
+    config = project / ".mlops-lint.yaml"
+    config.write_text(config.read_text() + "\nseverity: {IMG002: error}\n" if "severity" not in config.read_text()
+                      else config.read_text().replace("severity:", "severity: {IMG002: error}\nxseverity:", 1))
+    assert lint(project, ".", "--cache-dir", str(cache), "--no-cache") == lint(project, ".", "--cache-dir", str(cache))
+
+
+@pytest.mark.parametrize("damage", ["truncate", "garbage", "foreign"])
+def test_a_damaged_cache_is_a_miss(project: Path, tmp_path: Path, damage: str) -> None:
+    cache = tmp_path / "cache"
+    expected = lint(project, ".", "--format", "json", "--cache-dir", str(cache))
+    [file] = cache_files(cache)
+    data = file.read_bytes()
+    if damage == "truncate":
+        file.write_bytes(data[: len(data) // 2])
+    elif damage == "garbage":
+        file.write_bytes(os.urandom(4096))
+    else:
+        file.write_bytes(pickle.dumps({"format": 1, "key": "someone else's", "files": {}, "project": None}))
+    assert lint(project, ".", "--format", "json", "--cache-dir", str(cache)) == expected
+    assert lint(project, ".", "--format", "json", "--cache-dir", str(cache)) == expected  # and rewritten
+
+
+class _Planted:
+    def __reduce__(self):
+        return (os.system, ("touch PLANTED",))
+
+
+def test_a_planted_cache_file_runs_no_code(project: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    expected = lint(project, ".", "--format", "json", "--cache-dir", str(cache))
+    [file] = cache_files(cache)
+    file.write_bytes(pickle.dumps({"format": 1, "key": file.stem[4:], "files": _Planted(), "project": None}))
+    assert lint(project, ".", "--format", "json", "--cache-dir", str(cache)) == expected
+    assert not (project / "PLANTED").exists() and not (Path.cwd() / "PLANTED").exists()
+
+
+def test_an_unwritable_cache_folder_is_skipped(project: Path, tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the cache folder would be")
+    assert lint(project, ".", "--cache-dir", str(blocker / "cache")) == lint(project, ".", "--no-cache")
+
+
+def test_old_run_keys_are_pruned(project: Path, tmp_path: Path) -> None:
+    from linter.cache import KEEP_RUNS
+
+    cache = tmp_path / "cache"
+    for n in range(KEEP_RUNS + 3):  # a different rule set each time: a different run key
+        lint(project, ".", "--cache-dir", str(cache), "--select", f"RES00{n % 7 + 1},IMG00{n // 7 + 1}")
+    assert len(cache_files(cache)) == KEEP_RUNS
+
+
+def test_cached_parallel_and_serial_runs_agree(tmp_path: Path) -> None:
+    """Cold at --jobs 2, warm at --jobs 1, a file changed and re-linted at --jobs 2: one output."""
+    copies = tmp_path / "many"
+    for index in range(4):
+        shutil.copytree(REPO / "fixtures" / "violating", copies / f"copy{index}")
+    (copies / ".mlops-lint.yaml").write_text((REPO / "fixtures" / "violating" / ".mlops-lint.yaml").read_text())
+    cache = str(tmp_path / "cache")
+    plain = lint(copies, ".", "--format", "json", "--jobs", "1", "--no-cache")
+    assert len(list(copies.rglob("*"))) >= 48
+    assert lint(copies, ".", "--format", "json", "--jobs", "2", "--cache-dir", cache) == plain
+    assert lint(copies, ".", "--format", "json", "--jobs", "1", "--cache-dir", cache) == plain
+    queues = copies / "copy2" / "queues.yaml"
+    queues.write_text("# a line more: every position below moves\n" + queues.read_text())
+    changed = lint(copies, ".", "--format", "json", "--jobs", "1", "--no-cache")
+    assert changed != plain
+    assert lint(copies, ".", "--format", "json", "--jobs", "2", "--cache-dir", cache) == changed
+    assert json.loads(changed)["findings"]
