@@ -323,6 +323,7 @@ class Runner:
         facts = self.collect(document)
         results = self.out[start:] if target else []
         del self.out[start:]
+        self.index.release(document)
         return FileOutcome(document.path, _status(document), target, results,
                            directives_of(document) if target else [], facts)
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import weakref
 from collections import defaultdict
-from typing import Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from linter.model.document import Document, K8sObject
 from linter.model.k8s import Workload, workload_of
@@ -48,6 +48,11 @@ class ProjectIndex:
         self._by_kind = {kind: tuple(items) for kind, items in by_kind.items()}
         self._by_ref = by_ref
         self._by_key = {obj.key: obj for obj in self.objects}
+        by_name: dict[tuple[str, str], list[K8sObject]] = defaultdict(list)
+        for obj in self.objects:
+            by_name[(obj.kind, obj.name)].append(obj)
+        self._by_name = {key: tuple(items) for key, items in by_name.items()}
+        self._memo: dict[Any, Any] = {}
         # id(obj) -> (weak reference to obj, its view): the reference guards against an id reused by
         # a later object once a worker has let the earlier document go.
         self._workloads: dict[int, tuple[weakref.ref, Workload | None]] = {}
@@ -76,11 +81,23 @@ class ProjectIndex:
         """The object of ``kind`` named ``name``; ``namespace`` None for cluster-scoped kinds."""
         self._check(kind)
         if namespace is None:
-            for obj in self._by_kind.get(kind, ()):
-                if obj.name == name:
-                    return obj
-            return None
+            found = self._by_name.get((kind, name))
+            return found[0] if found else None
         return self._by_ref.get((kind, namespace or DEFAULT_NAMESPACE, name))
+
+    def named(self, kind: str, name: str) -> tuple[K8sObject, ...]:
+        """Every object of ``kind`` named ``name`` (any namespace, any group), in project order."""
+        self._check(kind)
+        return self._by_name.get((kind, name), ())
+
+    def memo(self, key: Any, build: Callable[[], Any]) -> Any:
+        """``build()``, computed once per index: for what rules derive from the whole project
+        (every Kueue ClusterQueue, the StorageClass names …), so no lookup rescans it per object."""
+        try:
+            return self._memo[key]
+        except KeyError:
+            value = self._memo[key] = build()
+            return value
 
     def by_key(self, key: tuple) -> K8sObject | None:
         """The object at :attr:`K8sObject.key` (how facts from another process name one)."""
@@ -98,6 +115,13 @@ class ProjectIndex:
         workload = workload_of(obj)
         self._workloads[key] = (weakref.ref(obj), workload)
         return workload
+
+    def release(self, document: Document) -> None:
+        """Forget the views built for a linted file's objects (those of the index's own objects
+        stay), so a file's trees are freed once it is linted: a view holds its object."""
+        for obj in document.objects:
+            if self._by_key.get(obj.key) is not obj:
+                self._workloads.pop(id(obj), None)
 
     def container_defaults(self, namespace: str) -> tuple[frozenset[str], frozenset[str]]:
         """Resources a LimitRange of ``namespace`` fills in for containers: (requests, limits).

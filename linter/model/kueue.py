@@ -86,12 +86,16 @@ def is_kueue(obj: K8sObject, *kinds: str) -> bool:
 
 
 def kueue_objects(index: Any, kind: str) -> list[K8sObject]:
-    return [obj for obj in index.of_kind(kind) if obj.group == KUEUE_GROUP]
+    return index.memo(("kueue", kind), lambda: [obj for obj in index.of_kind(kind) if obj.group == KUEUE_GROUP])
+
+
+def named_kueue_objects(index: Any, kind: str, name: str) -> list[K8sObject]:
+    return [obj for obj in index.named(kind, name) if obj.group == KUEUE_GROUP]
 
 
 def has_kueue_kind(index: Any, kind: str) -> bool:
     """Whether the project holds an object of Kueue's ``kind`` (a reference rule's condition)."""
-    return index.has_kind(kind) and any(obj.group == KUEUE_GROUP for obj in index.of_kind(kind))
+    return index.has_kind(kind) and bool(kueue_objects(index, kind))
 
 
 def _str(value: Any) -> str | None:
@@ -364,7 +368,7 @@ def nearest(found: list[K8sObject], near: K8sObject | None) -> list[K8sObject]:
 def local_queues(index: Any, name: str, namespace: str, near: K8sObject | None = None) -> list[K8sObject]:
     """The project's LocalQueues ``namespace/name``."""
     namespace = namespace or "default"
-    found = [lq for lq in kueue_objects(index, "LocalQueue") if lq.name == name and (lq.namespace or "default") == namespace]
+    found = [lq for lq in named_kueue_objects(index, "LocalQueue", name) if (lq.namespace or "default") == namespace]
     return _prefer_near(found, near)
 
 
@@ -375,7 +379,7 @@ def cluster_queue_name(lq: K8sObject) -> str | None:
 
 def named(index: Any, kind: str, name: str, near: K8sObject | None = None) -> list[K8sObject]:
     """The project's cluster-scoped Kueue objects of ``kind`` called ``name``."""
-    return _prefer_near([obj for obj in kueue_objects(index, kind) if obj.name == name], near)
+    return _prefer_near(named_kueue_objects(index, kind, name), near)
 
 
 def cluster_queues_of(index: Any, obj: K8sObject) -> list[K8sObject]:
@@ -868,7 +872,8 @@ DEFAULT_PREEMPTION_POLICY = "PreemptLowerPriority"
 
 
 def priority_classes(index: Any) -> list[K8sObject]:
-    return [pc for pc in index.of_kind("PriorityClass") if pc.group == SCHEDULING_GROUP]
+    return index.memo("priority-classes",
+                      lambda: [pc for pc in index.of_kind("PriorityClass") if pc.group == SCHEDULING_GROUP])
 
 
 def has_priority_classes(index: Any) -> bool:

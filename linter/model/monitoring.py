@@ -173,6 +173,37 @@ def scrape_facts(obj: K8sObject, ctx: Any) -> Iterator[Target | K8sObject]:
         yield from pod_targets(workload)
 
 
+class ByNamespace:
+    """Targets (or Services) by namespace, so a monitor finds those of its namespaces without
+    scanning the project's; every answer keeps project order. A target in namespace ``*`` (pods
+    an operator creates) is in every namespace."""
+
+    def __init__(self, items: Iterable[Any], namespace_of: Any = lambda item: item.namespace):
+        self.items = list(items)
+        self._wild: list[tuple[int, Any]] = []
+        self._by: dict[str, list[tuple[int, Any]]] = {}
+        for position, item in enumerate(self.items):
+            namespace = namespace_of(item) or "default"
+            (self._wild if namespace == "*" else self._by.setdefault(namespace, [])).append((position, item))
+
+    def within(self, namespaces: "Namespaces") -> list[Any]:
+        if namespaces.any:
+            return list(self.items)
+        return self._pick([self._by.get(name, []) for name in namespaces.names])
+
+    def of(self, namespace: str) -> list[Any]:
+        return self._pick([self._by.get(namespace or "default", [])])
+
+    def holds_any(self, namespaces: Iterable[str]) -> bool:
+        return bool(self._wild) or any(name in self._by for name in namespaces)
+
+    def _pick(self, groups: list[list[tuple[int, Any]]]) -> list[Any]:
+        picked = [entry for group in [self._wild, *groups] for entry in group]
+        if sum(1 for group in [self._wild, *groups] if group) > 1:
+            picked.sort(key=lambda entry: entry[0])
+        return [item for _, item in picked]
+
+
 def split_facts(found: Iterable[Target | K8sObject]) -> tuple[list[Target], list[K8sObject]]:
     """(pod templates, Services) of :func:`scrape_facts`, in project order."""
     targets: list[Target] = []

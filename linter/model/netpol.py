@@ -315,14 +315,27 @@ def policies_near(index: Any, pod: PodSpec) -> list[Policy]:
     never scan every policy of every namespace for every workload."""
     cache = _BY_INDEX.get(index)
     if cache is None:
-        cache = _BY_INDEX[index] = {"all": policies(index.of_kind("NetworkPolicy"))}  # type: ignore[index]
+        every = policies(index.of_kind("NetworkPolicy"))
+        cache = _BY_INDEX[index] = {"all": every}  # type: ignore[index]
+        by_namespace: dict[str, list[Policy]] = {}
+        for policy in every:
+            if policy.namespace is not None:
+                by_namespace.setdefault(policy.namespace, []).append(policy)
+        cache["by-namespace"] = by_namespace  # type: ignore[index]
+        cache["namespace-less"] = [p for p in every if p.namespace is None]  # type: ignore[index]
+        cache["position"] = {id(p): i for i, p in enumerate(every)}  # type: ignore[index]
     namespace = pod.obj.namespace or None
     folder = posixpath.dirname(pod.obj.path)
     key = (namespace, folder if namespace is None else "")
     found = cache.get(key)  # type: ignore[call-overload]
     if found is None:
-        found = cache[key] = [p for p in cache["all"]  # type: ignore[index]
-                              if same_namespace(p.namespace, p.folder, namespace, folder) is not False]
+        if namespace is None:  # same_namespace is never False for a pod that names no namespace
+            found = cache["all"]  # type: ignore[index]
+        else:  # its namespace's policies and those that name none, in project order
+            own = cache["by-namespace"].get(namespace, [])  # type: ignore[index]
+            rest = cache["namespace-less"]  # type: ignore[index]
+            found = own + rest if not rest or not own else sorted(own + rest, key=lambda p: cache["position"][id(p)])  # type: ignore[index]
+        cache[key] = found
     return found
 
 

@@ -173,8 +173,8 @@ def claim_object(index: Any, name: str, namespace: str, near: K8sObject) -> K8sO
     claim more than once (alternative samples, overlays), the definition in ``near``'s own file
     is the one it goes with; otherwise the project's."""
     namespace = namespace or "default"
-    found = [pvc for pvc in index.of_kind("PersistentVolumeClaim")
-             if pvc.name == name and (pvc.namespace or "default") == namespace and pvc.group == ""]
+    found = [pvc for pvc in index.named("PersistentVolumeClaim", name)
+             if (pvc.namespace or "default") == namespace and pvc.group == ""]
     if len(found) > 1:
         return next((pvc for pvc in found if pvc.path == near.path), found[0])
     return found[0] if found else None
@@ -211,21 +211,27 @@ def bound_volume(index: Any, claim: Claim) -> K8sObject | None:
     volume_name = claim.spec.get("volumeName")
     if isinstance(volume_name, str) and volume_name:
         return index.get("PersistentVolume", volume_name)
+    return index.memo("pv-by-claim-ref", lambda: _volumes_by_claim_ref(index)).get((claim.namespace, claim.name))
+
+
+def _volumes_by_claim_ref(index: Any) -> dict[tuple[str, str], K8sObject]:
+    """(namespace, name) of the claim a PV's ``claimRef`` names -> the first such PV."""
+    found: dict[tuple[str, str], K8sObject] = {}
     for pv in index.of_kind("PersistentVolume"):
         spec = pv.body.get("spec")
         ref = spec.get("claimRef") if isinstance(spec, dict) else None
-        if isinstance(ref, dict) and ref.get("name") == claim.name and (ref.get("namespace") or "default") == claim.namespace:
-            return pv
-    return None
+        if isinstance(ref, dict):
+            namespace, name = ref.get("namespace") or "default", ref.get("name")
+            if isinstance(namespace, str) and isinstance(name, str):  # nothing else equals a claim's
+                found.setdefault((namespace, name), pv)
+    return found
 
 
 def default_class(index: Any) -> K8sObject | None:
     """A StorageClass of the project marked as the cluster default."""
-    for sc in index.of_kind("StorageClass"):
-        annotations = sc.annotations
-        if any(str(annotations.get(key, "")).lower() == "true" for key in DEFAULT_CLASS_ANNOTATIONS):
-            return sc
-    return None
+    return index.memo("default-storage-class", lambda: next(
+        (sc for sc in index.of_kind("StorageClass")
+         if any(str(sc.annotations.get(key, "")).lower() == "true" for key in DEFAULT_CLASS_ANNOTATIONS)), None))
 
 
 def class_reclaim(index: Any, name: str, *, defaulted: bool = False) -> Reclaim | None:
@@ -263,8 +269,9 @@ def claim_reclaim(index: Any, claim: Claim) -> Reclaim | None:
 
 def retain_classes(index: Any) -> list[str]:
     """Names of the project's StorageClasses that keep volumes (``reclaimPolicy: Retain``)."""
-    return sorted(sc.name for sc in index.of_kind("StorageClass")
-                  if sc.body.get("reclaimPolicy") == "Retain" and builtin_class(sc.name) is None)
+    return index.memo("retain-classes", lambda: sorted(
+        sc.name for sc in index.of_kind("StorageClass")
+        if sc.body.get("reclaimPolicy") == "Retain" and builtin_class(sc.name) is None))
 
 
 # ---------------------------------------------------------------------------------------------

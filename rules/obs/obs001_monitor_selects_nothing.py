@@ -75,7 +75,7 @@ from __future__ import annotations
 
 from linter.model.monitoring import (GPU_OPERATOR_DCGM_LABELS, monitor_namespaces, monitor_selector, monitors,
                                      operator_targets, scrape_facts, selected_services, selected_targets,
-                                     selects_operator_objects, service_selector, service_targets, split_facts)
+                                     selects_operator_objects, service_selector, service_targets, split_facts, ByNamespace)
 from linter.model.selectors import selector_matches
 from linter.rule import PROJECT, Finding, rule
 
@@ -108,6 +108,9 @@ def check(found, ctx):
     index = ctx.index
     targets, services = split_facts(found)
     virtual = operator_targets(index)
+    targets_in = ByNamespace(targets)
+    reachable = ByNamespace(targets + virtual)
+    services_in = ByNamespace(services, lambda s: s.namespace or "default")
     for monitor in monitors(index):
         selector = monitor_selector(monitor)
         if selector is None:
@@ -115,7 +118,7 @@ def check(found, ctx):
         namespaces = monitor_namespaces(monitor)
         span, node = _where(monitor)
         if monitor.kind == "PodMonitor":
-            local = [t for t in targets if t.in_namespace(namespaces)]
+            local = targets_in.within(namespaces)
             if not local or selects_operator_objects(selector, local + virtual):
                 continue  # the pods come from elsewhere: nothing in the project to refer to
             if selected_targets(monitor, local + virtual):
@@ -128,7 +131,7 @@ def check(found, ctx):
                 obj=monitor, node=node,
             )
             continue
-        local_services = [s for s in services if namespaces.holds(s.namespace or "default")]
+        local_services = services_in.within(namespaces)
         if not local_services or selects_operator_objects(selector, local_services):
             continue
         if virtual and selector_matches(selector, GPU_OPERATOR_DCGM_LABELS):
@@ -146,11 +149,11 @@ def check(found, ctx):
         if any(service_selector(s) is None for s in matched):
             continue  # a Service without selector: its endpoints are managed by hand
         namespaces_of = {s.namespace or "default" for s in matched}
-        if not any(t.namespace in namespaces_of for t in targets):
+        if not targets_in.holds_any(namespaces_of):
             continue  # the pods behind these Services come from elsewhere
         if any(selects_operator_objects(service_selector(s), targets) for s in matched):
             continue
-        if any(service_targets(s, targets + virtual) for s in matched):
+        if any(service_targets(s, reachable.of(s.namespace)) for s in matched):
             continue
         names = ", ".join(f"`{s.name}`" for s in matched[:3])
         yield Finding(

@@ -65,7 +65,7 @@ from __future__ import annotations
 from linter.model.monitoring import (GPU_OPERATOR_DCGM_LABELS, GPU_OPERATOR_DCGM_SERVICE_PORT, Target,
                                      monitor_namespaces, monitor_selector, monitors, operator_targets, scrape_facts,
                                      selected_services, selected_targets, selects_operator_objects, service_ports,
-                                     service_selector, service_targets, split_facts)
+                                     service_selector, service_targets, split_facts, ByNamespace)
 from linter.model.selectors import selector_matches
 from linter.rule import PROJECT, Finding, rule
 
@@ -112,7 +112,7 @@ def _pod_monitor(monitor, matched: list[Target]):
             )
 
 
-def _service_monitor(monitor, services, targets: list[Target], dcgm_service: bool):
+def _service_monitor(monitor, services, targets: ByNamespace, dcgm_service: bool):
     endpoints = monitor.body.get_map("spec").get_seq("endpoints")
     for index, endpoint in endpoints.maps() if endpoints is not None else ():
         port = endpoint.get("port")
@@ -139,7 +139,7 @@ def _service_monitor(monitor, services, targets: list[Target], dcgm_service: boo
                 target_port = service_port.get("targetPort")
                 if not isinstance(target_port, str) or _int(target_port) is not None or service_selector(service) is None:
                     break  # a number, or endpoints managed by hand: nothing to check
-                pods = service_targets(service, targets)
+                pods = service_targets(service, targets.of(service.namespace))
                 if not pods or any(t.has_port(name=target_port) for t in pods):
                     break
                 broken.append((service, target_port, pods))
@@ -155,7 +155,7 @@ def _service_monitor(monitor, services, targets: list[Target], dcgm_service: boo
                     )
         target_port = endpoint.get("targetPort")
         if isinstance(target_port, str) and _int(target_port) is None:
-            pods = [t for s in services if service_selector(s) is not None for t in service_targets(s, targets)]
+            pods = [t for s in services if service_selector(s) is not None for t in service_targets(s, targets.of(s.namespace))]
             if pods and not any(t.has_port(name=target_port) for t in pods):
                 yield Finding(
                     endpoint.value_span("targetPort"),
@@ -171,20 +171,22 @@ def check(found, ctx):
     index = ctx.index
     real, all_services = split_facts(found)
     virtual = operator_targets(index)
-    targets = real + virtual
+    targets = ByNamespace(real + virtual)
+    services_in = ByNamespace(all_services, lambda s: s.namespace or "default")
     for monitor in monitors(index):
         selector = monitor_selector(monitor)
         if selector is None:
             continue
         namespaces = monitor_namespaces(monitor)
         if monitor.kind == "PodMonitor":
-            if selects_operator_objects(selector, [t for t in targets if t.in_namespace(namespaces)]):
+            local = targets.within(namespaces)
+            if selects_operator_objects(selector, local):
                 continue
-            matched = selected_targets(monitor, targets)
+            matched = selected_targets(monitor, local)
             if matched:
                 yield from _pod_monitor(monitor, matched)
             continue
-        local_services = [s for s in all_services if namespaces.holds(s.namespace or "default")]
+        local_services = services_in.within(namespaces)
         if selects_operator_objects(selector, local_services):
             continue
         services = selected_services(monitor, local_services)

@@ -94,6 +94,10 @@ def _claims(obj: K8sObject, index) -> Iterator[tuple[str, Claim]]:
 
 
 def _known(index) -> set[str]:
+    return index.memo("storage-class-names", lambda: _names(index))
+
+
+def _names(index) -> set[str]:
     names = {sc.name for sc in index.of_kind("StorageClass")}
     for pv in index.of_kind("PersistentVolume"):
         spec = pv.body.get("spec")
