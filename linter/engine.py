@@ -614,6 +614,7 @@ def _run(items: _Work, stdin: tuple[Document, bytes] | None, job: _Job, jobs: in
         known.append(skeleton)
     work = [(s.source, s.display) for s in missing]
     kept, skeletons = _prepare(work)
+    gc.freeze()  # the kept files live until linted, the index to the end: out of the collector's sight
     index = _index([*known, *skeletons])
     runner = Runner(job.rules, index, job.config)
     found = None
@@ -662,8 +663,7 @@ def _lint_parallel(work: _Work, kept: dict[str, tuple[Document, str | None]], ru
 
     size = max(4, len(work) // (jobs * 8))
     chunks = [work[i:i + size] for i in range(0, len(work), size)]
-    _WORKER_STATE = (job, runner, kept)
-    gc.freeze()  # what the workers inherit stays shared: the collector never touches its pages
+    _WORKER_STATE = (job, runner, kept)  # frozen by the caller: shared pages stay shared
     try:
         found: _Linted = []
         with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork")) as pool:
