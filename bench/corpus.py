@@ -6,7 +6,8 @@ suffixed with the group's number, consistently inside the group (references, sel
 labels that spell a name are renamed with it), so N files hold N unique file names and objects
 that do not collide across groups, as in a monorepo of many teams. The last group is cut short
 to make exactly N files; cluster scripts come in one group of
-``SCRIPT_EVERY`` (about 5 % of files, Dockerfiles about 5 %, the rest YAML). The output depends only on N and the templates.
+``SCRIPT_EVERY``, in at most ``SCRIPT_GROUPS`` groups (an organisation has a few clusters, however many
+manifests it has), Dockerfiles in every group (about 8 %), the rest YAML. The output depends only on N and the templates.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
 # the reference manifests, their violating variants, the cluster examples and the training image
 TEMPLATE_DIRS = ("conforming", "violating", "cluster/conforming", "cluster/violating", "training-image")
-SCRIPT_EVERY = 4  # cluster scripts in one group of this many
+SCRIPT_EVERY = 4  # cluster scripts in one group of this many,
+SCRIPT_GROUPS = 8  # in at most this many groups: clusters grow with teams, not with manifests
 _VALUE = re.compile(r"""^(?P<lead>\s*(?:-\s+)?(?:[\w./-]+:\s+|-\s+)?)(?P<q>["']?)(?P<value>[a-z0-9][a-z0-9.-]*)(?P=q)(?P<tail>\s*(?:#.*)?)$""")
 
 
@@ -97,7 +99,7 @@ def generate(out: Path, count: int) -> dict[str, int]:
         for template in source:
             if written == count:
                 break
-            if template.kind == "shell" and group % SCRIPT_EVERY:
+            if template.kind == "shell" and (group % SCRIPT_EVERY or group >= SCRIPT_EVERY * SCRIPT_GROUPS):
                 continue  # a monorepo holds far fewer cluster scripts than manifests
             target = folder / template.path.replace("/", "__")
             target.parent.mkdir(parents=True, exist_ok=True)
