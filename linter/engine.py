@@ -609,7 +609,7 @@ def _run(items: _Work, stdin: tuple[Document, bytes] | None, job: _Job, jobs: in
             if project is not None:
                 return _finish([outcomes[path] for path in sorted(outcomes)], project, job)
     missing = [s for s in survey if s.display not in outcomes]
-    known = [o.reference for o in outcomes.values() if o.reference is not None]
+    known = [ref for display in outcomes if (ref := cache.reference(keys[display])) is not None]
     if stdin is not None and (skeleton := _skeleton(stdin[0])) is not None:
         known.append(skeleton)
     work = [(s.source, s.display) for s in missing]
