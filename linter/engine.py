@@ -34,6 +34,7 @@ from linter.rule import (CONTAINER, DOCKERFILE as DOCKERFILE_SCOPE, ENGINE, OBJE
 PARSE_ERROR = "SCH001"
 UNUSED_SUPPRESSION = "LNT001"
 RULE_ERROR = "LNT002"
+YOUNG_COLLECTION_FILES = 64  # while linting, the young generations are collected every this many files
 PARALLEL_MIN_FILES = 48  # below this, forking workers costs more than it saves
 
 
@@ -548,13 +549,12 @@ def _index(skeletons: Iterable[Document]) -> ProjectIndex:
 
 
 def _read(source: SourceFile, display: str) -> tuple[Document, str | None]:
-    """A file loaded (with the collector paused), and the hash of the bytes it was loaded from."""
+    """A file loaded, and the hash of the bytes it was loaded from."""
     try:
         data = read_source(source.path)
     except _Unread as exc:
         return Document(path=display, kind=source.kind, errors=[ParseIssue(Span(1, 1, 1, 2), exc.reason)]), None
-    with _collector_paused():
-        return load_bytes(data, display, source.kind), _digest(data)
+    return load_bytes(data, display, source.kind), _digest(data)
 
 
 _Work = list[tuple[SourceFile, str]]
@@ -582,9 +582,12 @@ def _lint_files(work: _Work, kept: dict[str, tuple[Document, str | None]], runne
     """Second pass: every file linted, the kept ones as parsed, the others loaded one at a time
     (and let go once linted)."""
     out: _Linted = []
-    for source, display in work:
-        document, digest = kept.pop(display) if display in kept else _read(source, display)
-        out.append((display, digest, runner.outcome(document, display in job.targets)))
+    with _collector_paused():
+        for position, (source, display) in enumerate(work, 1):
+            document, digest = kept.pop(display) if display in kept else _read(source, display)
+            out.append((display, digest, runner.outcome(document, display in job.targets)))
+            if position % YOUNG_COLLECTION_FILES == 0:
+                gc.collect(1)  # the views' reference cycles, young; a full pass would rescan every outcome
     return out
 
 

@@ -411,6 +411,7 @@ class Cluster:
     scripted: bool = False  # any az aks command describes pools
     _placements: dict[int, tuple[weakref.ref, "PodPlacement | None"]] = field(default_factory=dict)
     _by_signature: dict[tuple, "PodPlacement | None"] = field(default_factory=dict)
+    _graceful: dict[int, list] = field(default_factory=dict)  # id(pool) -> max_graceful_termination
 
     @property
     def has_pools(self) -> bool:
@@ -439,7 +440,14 @@ class Cluster:
     def max_graceful_termination(self, pool: NodePool) -> list[tuple[Value, Origin | None]]:
         """The possible ``max-graceful-termination-sec`` values for ``pool``'s cluster (UNKNOWN:
         set to a value the script does not determine), with where each was set; the AKS default
-        (600) when no profile of that cluster sets it."""
+        (600) when no profile of that cluster sets it. Memoised per pool (the cluster's pools live
+        as long as it does): every training pod asks it of every pool it may land on."""
+        found = self._graceful.get(id(pool))
+        if found is None:
+            found = self._graceful[id(pool)] = self._max_graceful_termination(pool)
+        return found
+
+    def _max_graceful_termination(self, pool: NodePool) -> list[tuple[Value, Origin | None]]:
         names = [name for name in self.profiles
                  if pool.cluster is UNKNOWN or name is UNKNOWN or name is None or name == pool.cluster
                  or pool.cluster is None]
@@ -1214,19 +1222,25 @@ def node_capacity(pool: NodePool, *, subtract_reserved: bool = True, kubernetes_
     the VM's memory less kube-reserved (20 MB per pod of ``--max-pods``, 30 when not given: the
     smallest CLI default, so the smallest reservation) and the 100 Mi eviction threshold.
     """
-    from linter.model.vmsizes import reserved_cpu_millis, reserved_memory_bytes
-
     vm = pool.vm
     if vm is None:
         return None
+    max_pods = pool.max_pods if isinstance(pool.max_pods, int) and pool.max_pods > 0 else 30
+    return _capacity(vm, max_pods, subtract_reserved, _before_1_29(kubernetes_version) if subtract_reserved else False)
+
+
+@lru_cache(maxsize=4096)
+def _capacity(vm: Any, max_pods: int, subtract_reserved: bool, before_1_29: bool) -> Capacity:
+    """:func:`node_capacity` of a VM size (memoised: every pod asks it of every pool it may land on)."""
+    from linter.model.vmsizes import reserved_cpu_millis, reserved_memory_bytes
+
     cpu = Fraction(vm.vcpus) if vm.vcpus is not None else None
     memory = Fraction(vm.memory_bytes) if vm.memory_bytes is not None else None
     if not subtract_reserved:
         return Capacity(cpu, memory, vm.vcpus, vm.memory_bytes)
     reserved_cpu = Fraction(reserved_cpu_millis(vm.vcpus), 1000) if vm.vcpus is not None else Fraction(0)
-    max_pods = pool.max_pods if isinstance(pool.max_pods, int) and pool.max_pods > 0 else 30
     reserved_memory = reserved_memory_bytes(vm.memory_bytes, max_pods=max_pods,
-                                            before_1_29=_before_1_29(kubernetes_version)) if vm.memory_bytes else 0
+                                            before_1_29=before_1_29) if vm.memory_bytes else 0
     return Capacity(cpu - reserved_cpu if cpu is not None else None,
                     memory - reserved_memory if memory is not None else None,
                     vm.vcpus, vm.memory_bytes, reserved_cpu, reserved_memory)

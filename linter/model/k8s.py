@@ -79,6 +79,8 @@ class Container:
     field: str  # "containers" | "initContainers" | "ephemeralContainers"
     index: int
     path: Path
+    # requests and limits, parsed on first use: dozens of rules read them (views are read-only)
+    _sections: dict = field(default_factory=dict, repr=False)
 
     @property
     def obj(self) -> K8sObject:
@@ -144,11 +146,19 @@ class Container:
 
     @property
     def requests(self) -> dict[str, Resource]:
-        return _resources(self.section("requests"))
+        """``resources.requests`` parsed (shared by every rule: do not modify)."""
+        found = self._sections.get("requests")
+        if found is None:
+            found = self._sections["requests"] = _resources(self.section("requests"))
+        return found
 
     @property
     def limits(self) -> dict[str, Resource]:
-        return _resources(self.section("limits"))
+        """``resources.limits`` parsed (shared by every rule: do not modify)."""
+        found = self._sections.get("limits")
+        if found is None:
+            found = self._sections["limits"] = _resources(self.section("limits"))
+        return found
 
     @property
     def env(self) -> list[EnvVar]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from fractions import Fraction
+from functools import lru_cache
 from typing import Any
 
 _BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
@@ -31,6 +32,13 @@ def parse_quantity(value: Any) -> Fraction | None:
         return Fraction(str(value))
     if not isinstance(value, str):
         return None
+    return _parse_text(value)
+
+
+@lru_cache(maxsize=4096)
+def _parse_text(value: str) -> Fraction | None:
+    """A quantity string's value (memoised: a project repeats a few dozen quantities; Fractions
+    are immutable)."""
     if len(value) > MAX_QUANTITY_CHARS:  # Python refuses to convert such digit strings (ValueError)
         return None
     match = _QUANTITY.match(value.strip())

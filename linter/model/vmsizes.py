@@ -186,6 +186,7 @@ def suggest(size: str, limit: int = 2) -> list[str]:
 # What a node can give pods: the VM minus AKS's kube-reserved and the kubelet eviction threshold.
 
 
+@lru_cache(maxsize=1024)
 def reserved_cpu_millis(vcpus: int) -> int:
     """AKS kube-reserved CPU for a node with ``vcpus`` cores (azure-vm-sizes.md section C).
 
@@ -202,6 +203,7 @@ def reserved_cpu_millis(vcpus: int) -> int:
     return last_m + 10 * (vcpus - last_c)
 
 
+@lru_cache(maxsize=4096)
 def reserved_memory_bytes(memory_bytes: int, *, max_pods: int = 30, before_1_29: bool = False) -> int:
     """AKS kube-reserved memory plus the kubelet eviction threshold (azure-vm-sizes.md section C).
 
