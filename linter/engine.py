@@ -419,7 +419,9 @@ def lint(request: LintRequest) -> "RunReport":  # noqa: F821 - imported below
         from linter.cache import Cache, run_key
 
         cache = Cache.open(request.cache_dir, run_key(job.rules, config, registry))
-    results, statuses = _run(items, stdin, job, request.jobs, cache)
+    with _collector_paused():  # young generations are collected while linting (see _lint_files)
+        results, statuses = _run(items, stdin, job, request.jobs, cache)
+        gc.freeze()  # the run's results live to the end: reporting never rescans them
     if cache is not None:
         cache.save()
     if request.baseline is not None:
@@ -574,7 +576,8 @@ def _prepare(work: _Work) -> tuple[dict[str, tuple[Document, str | None]], list[
                 continue  # reported by the second pass
             if _mentions(data, source.kind, names):
                 kept[display] = (load_bytes(data, display, source.kind), _digest(data))
-    skeletons = [skeleton for document, _ in kept.values() if (skeleton := _skeleton(document)) is not None]
+        skeletons = [skeleton for document, _ in kept.values() if (skeleton := _skeleton(document)) is not None]
+        gc.freeze()  # the kept files live until linted, the skeletons to the end: out of the collector's sight
     return kept, skeletons
 
 
@@ -617,7 +620,6 @@ def _run(items: _Work, stdin: tuple[Document, bytes] | None, job: _Job, jobs: in
         known.append(skeleton)
     work = [(s.source, s.display) for s in missing]
     kept, skeletons = _prepare(work)
-    gc.freeze()  # the kept files live until linted, the index to the end: out of the collector's sight
     index = _index([*known, *skeletons])
     runner = Runner(job.rules, index, job.config)
     found = None
@@ -655,6 +657,16 @@ def _worker_lint(chunk: _Work) -> _Linted:
     return _lint_files(chunk, {d: kept[d] for _, d in chunk if d in kept}, runner, job)
 
 
+def _warm(runner: Runner) -> None:
+    """Build before forking what every worker would otherwise build for itself: the cluster model."""
+    from linter.model.cluster import cluster_of
+
+    try:
+        cluster_of(runner.index, runner.config)
+    except Exception:  # noqa: BLE001 - a worker's rule meets the same error and reports it as LNT002
+        pass
+
+
 def _lint_parallel(work: _Work, kept: dict[str, tuple[Document, str | None]], runner: Runner, job: _Job,
                    jobs: int) -> _Linted | None:
     """Outcomes of ``work`` from ``jobs`` forked workers, or None if one failed (the caller then
@@ -664,9 +676,11 @@ def _lint_parallel(work: _Work, kept: dict[str, tuple[Document, str | None]], ru
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
-    size = max(4, len(work) // (jobs * 8))
+    size = max(4, len(work) // (jobs * 32))  # small chunks: the last ones finish together
     chunks = [work[i:i + size] for i in range(0, len(work), size)]
-    _WORKER_STATE = (job, runner, kept)  # frozen by the caller: shared pages stay shared
+    _warm(runner)
+    _WORKER_STATE = (job, runner, kept)
+    gc.freeze()  # what the workers inherit stays frozen: the collector never touches its pages
     try:
         found: _Linted = []
         with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork")) as pool:

@@ -892,12 +892,15 @@ def preemption_policy(pc: K8sObject) -> str:
 
 def global_default_class(index: Any) -> K8sObject | None:
     """The project's ``globalDefault: true`` PriorityClass (the highest, should there be several)."""
-    found = [pc for pc in priority_classes(index) if pc.body.get("globalDefault") is True]
-    return max(found, key=lambda pc: priority_value(pc) or 0) if found else None
+    def build() -> K8sObject | None:
+        found = [pc for pc in priority_classes(index) if pc.body.get("globalDefault") is True]
+        return max(found, key=lambda pc: priority_value(pc) or 0) if found else None
+
+    return index.memo("global-default-priority-class", build)
 
 
 def priority_class_named(index: Any, name: str, near: K8sObject | None = None) -> K8sObject | None:
-    found = _prefer_near([pc for pc in priority_classes(index) if pc.name == name], near)
+    found = _prefer_near([pc for pc in index.named("PriorityClass", name) if pc.group == SCHEDULING_GROUP], near)
     return found[0] if found else None
 
 
@@ -989,6 +992,6 @@ def pod_priority(pod: PodSpec, index: Any) -> PodPriority:
 def preemptors(index: Any, value: int) -> list[K8sObject]:
     """The project's PriorityClasses whose pods may preempt pods of priority ``value``: a higher
     value and a ``preemptionPolicy`` other than ``Never``; highest first."""
-    found = [pc for pc in priority_classes(index)
-             if (priority_value(pc) or 0) > value and preemption_policy(pc) != "Never"]
-    return sorted(found, key=lambda pc: (-(priority_value(pc) or 0), pc.name))
+    return index.memo(("preemptors", value), lambda: sorted(
+        (pc for pc in priority_classes(index) if (priority_value(pc) or 0) > value and preemption_policy(pc) != "Never"),
+        key=lambda pc: (-(priority_value(pc) or 0), pc.name)))

@@ -66,6 +66,8 @@ spec:
 from __future__ import annotations
 
 import difflib
+import heapq
+from collections import Counter
 from typing import Iterator
 
 from linter.model.document import K8sObject
@@ -107,17 +109,34 @@ def _names(index) -> set[str]:
     return names
 
 
+THRESHOLD = 0.75  # the least score a suggestion needs
+
+
 def _closest(name: str, known: set[str]) -> list[str]:
     """The known class a misspelling most likely meant: the same words in another order first
-    (`azurefile-premium-csi`), then by similarity; legacy built-in names come last."""
-    def score(candidate: str) -> float:
-        same_words = sorted(candidate.split("-")) == sorted(name.split("-"))
-        legacy = candidate in LEGACY
-        return difflib.SequenceMatcher(None, name, candidate).ratio() + (0.5 if same_words else 0) - (0.05 if legacy else 0)
+    (`azurefile-premium-csi`), then by similarity; legacy built-in names come last.
 
-    candidates = [c for c in known | set(BUILTIN_STORAGE_CLASSES) if c != name]
-    best = max(candidates, key=lambda c: (score(c), c), default=None)
-    return [best] if best is not None and score(best) >= 0.75 else []
+    The best score wins (ties: the greater name); a candidate is compared in full only when the
+    bounds difflib's ratio never exceeds (the length bound, then the shared-characters bound)
+    say it could still reach the threshold and the best so far, so a project of thousands of
+    classes is not compared thousands of times per finding."""
+    words = sorted(name.split("-"))
+    letters = Counter(name)
+    best: tuple[float, str] | None = None
+    for candidate in known | set(BUILTIN_STORAGE_CLASSES):
+        if candidate == name:
+            continue
+        bonus = (0.5 if sorted(candidate.split("-")) == words else 0) - (0.05 if candidate in LEGACY else 0)
+        total = len(name) + len(candidate)
+        floor = THRESHOLD if best is None else max(THRESHOLD, best[0])
+        if 2.0 * min(len(name), len(candidate)) / total + bonus < floor:
+            continue
+        if 2.0 * sum((letters & Counter(candidate)).values()) / total + bonus < floor:
+            continue
+        score = difflib.SequenceMatcher(None, name, candidate).ratio() + bonus
+        if best is None or (score, candidate) > best:
+            best = (score, candidate)
+    return [best[1]] if best is not None and best[0] >= THRESHOLD else []
 
 
 @rule(code="STO004", name="storage-class-unknown", severity="warning", scope=OBJECT, tags=("storage",))
@@ -135,7 +154,7 @@ def check(obj: K8sObject, ctx):
         if name in known:
             continue
         close = _closest(name, known)
-        defined = ", ".join(f"`{n}`" for n in sorted(known)[:4])
+        defined = ", ".join(f"`{n}`" for n in heapq.nsmallest(4, known))
         hint = f"; did you mean `{close[0]}`?" if close else f"; the project defines {defined}"
         yield Finding(
             claim.class_span,
