@@ -25,7 +25,11 @@ FIXTURES = ROOT / "fixtures"
 TEMPLATE_DIRS = ("conforming", "violating", "cluster/conforming", "cluster/violating", "training-image")
 SCRIPT_EVERY = 4  # cluster scripts in one group of this many,
 SCRIPT_GROUPS = 8  # in at most this many groups: clusters grow with teams, not with manifests
-_VALUE = re.compile(r"""^(?P<lead>\s*(?:-\s+)?(?:[\w./-]+:\s+|-\s+)?)(?P<q>["']?)(?P<value>[a-z0-9][a-z0-9.-]*)(?P=q)(?P<tail>\s*(?:#.*)?)$""")
+# a value that names an object: of `name`, `namespace`, a `…Name`/`…-name` key, or a list item
+# (matchNames); other keys (`accelerator: nvidia`) keep their values, as the scripts' pools do
+_VALUE = re.compile(r"""^(?P<lead>\s*(?:-\s+)?(?:[\w./-]*(?:name|Name|namespace):\s+|-\s+))(?P<q>["']?)(?P<value>[a-z0-9][a-z0-9.-]*)(?P=q)(?P<tail>\s*(?:#.*)?)$""")
+# the cluster and resource group a script creates: one cluster per group that holds scripts
+_CLUSTER = re.compile(r"""^(?P<lead>\s*(?:export\s+)?(?:AKS_CLUSTER|RESOURCE_GROUP)=)(?P<q>["']?)(?P<value>[\w.-]+)(?P=q)(?P<tail>\s*(?:#.*)?)$""", re.M)
 
 
 @dataclass(frozen=True)
@@ -103,8 +107,13 @@ def generate(out: Path, count: int) -> dict[str, int]:
                 continue  # a monorepo holds far fewer cluster scripts than manifests
             target = folder / template.path.replace("/", "__")
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(rename(template.text, names, suffix) if template.kind == "yaml" else template.text,
-                              encoding="utf-8")
+            if template.kind == "yaml":
+                text = rename(template.text, names, suffix)
+            elif template.kind == "shell":
+                text = _CLUSTER.sub(lambda m: f"{m['lead']}{m['q']}{m['value']}{suffix}{m['q']}{m['tail']}", template.text)
+            else:
+                text = template.text
+            target.write_text(text, encoding="utf-8")
             kinds[template.kind] += 1
             written += 1
         group += 1
