@@ -89,6 +89,19 @@ def kueue_objects(index: Any, kind: str) -> list[K8sObject]:
     return index.memo(("kueue", kind), lambda: [obj for obj in index.of_kind(kind) if obj.group == KUEUE_GROUP])
 
 
+def kueue_names(index: Any, kind: str) -> tuple[str, ...]:
+    """The names of the project's Kueue objects of ``kind``, sorted (for suggestions)."""
+    return index.memo(("kueue-names", kind), lambda: tuple(sorted({obj.name for obj in kueue_objects(index, kind)})))
+
+
+def kueue_name_set(index: Any, kind: str) -> frozenset[str]:
+    return index.memo(("kueue-name-set", kind), lambda: frozenset(kueue_names(index, kind)))
+
+
+def priority_class_names(index: Any) -> frozenset[str]:
+    return index.memo("priority-class-names", lambda: frozenset(pc.name for pc in priority_classes(index)))
+
+
 def named_kueue_objects(index: Any, kind: str, name: str) -> list[K8sObject]:
     return [obj for obj in index.named(kind, name) if obj.group == KUEUE_GROUP]
 

@@ -42,7 +42,7 @@ project, or suppress the finding.
 
 import difflib
 
-from linter.model.kueue import cluster_queue_name, has_kueue_kind, is_kueue, kueue_objects, named
+from linter.model.kueue import cluster_queue_name, has_kueue_kind, is_kueue, kueue_names, named
 from linter.rule import Finding, Kind, rule
 
 
@@ -54,7 +54,7 @@ def check(obj, ctx):
     name = cluster_queue_name(obj)
     if name is None or named(ctx.index, "ClusterQueue", name):
         return
-    known = sorted({cq.name for cq in kueue_objects(ctx.index, "ClusterQueue")})
+    known = kueue_names(ctx.index, "ClusterQueue")
     close = difflib.get_close_matches(name, known, n=1, cutoff=0.75)
     hint = f"; did you mean `{close[0]}`?" if close else f"; the project defines {', '.join(f'`{n}`' for n in known[:4])}"
     spec = obj.body.get_map("spec")

@@ -43,7 +43,7 @@ the project, or suppress the finding.
 
 import difflib
 
-from linter.model.kueue import flavor_refs, has_kueue_kind, is_kueue, kueue_objects
+from linter.model.kueue import flavor_refs, has_kueue_kind, is_kueue, kueue_name_set, kueue_names
 from linter.rule import Finding, Kind, rule
 
 
@@ -52,13 +52,13 @@ from linter.rule import Finding, Kind, rule
 def check(obj, ctx):
     if not is_kueue(obj) or not has_kueue_kind(ctx.index, "ResourceFlavor"):
         return
-    known = {flavor.name for flavor in kueue_objects(ctx.index, "ResourceFlavor")}
+    known = kueue_names(ctx.index, "ResourceFlavor")
     for ref in flavor_refs(obj):
-        if ref.name in known:
+        if ref.name in kueue_name_set(ctx.index, "ResourceFlavor"):
             continue
-        close = difflib.get_close_matches(ref.name, sorted(known), n=1, cutoff=0.75)
+        close = difflib.get_close_matches(ref.name, known, n=1, cutoff=0.75)
         hint = f"; did you mean `{close[0]}`?" if close else \
-            f"; the project defines {', '.join(f'`{n}`' for n in sorted(known)[:4])}"
+            f"; the project defines {', '.join(f'`{n}`' for n in known[:4])}"
         effect = ("Kueue marks the ClusterQueue inactive (FlavorNotFound) and admits nothing from it"
                   if obj.kind == "ClusterQueue" else "no workload can be assigned a flavor that does not exist, so "
                   "that quota is never usable")

@@ -56,11 +56,13 @@ from linter.model.kueue import (
     SYSTEM_PRIORITY_CLASSES,
     has_kueue_kind,
     has_priority_classes,
-    kueue_objects,
-    priority_classes,
+    kueue_name_set,
+    priority_class_names,
     priority_refs,
 )
 from linter.rule import OBJECT, Finding, rule
+
+SYSTEM_CLASS_NAMES = frozenset(SYSTEM_PRIORITY_CLASSES)
 
 
 def _effect(obj, ref) -> str:
@@ -85,15 +87,14 @@ def check(obj, ctx):
         if known[ref.workload_class] is None:
             if ref.workload_class:
                 present = has_kueue_kind(index, "WorkloadPriorityClass")
-                known[True] = {w.name for w in kueue_objects(index, "WorkloadPriorityClass")} if present else set()
+                known[True] = kueue_name_set(index, "WorkloadPriorityClass") if present else frozenset()
             else:
                 present = has_priority_classes(index)
-                known[False] = {pc.name for pc in priority_classes(index)} | set(SYSTEM_PRIORITY_CLASSES) \
-                    if present else set()
+                known[False] = priority_class_names(index) | SYSTEM_CLASS_NAMES if present else frozenset()
         names = known[ref.workload_class]
         if not names or ref.name in names:
             continue  # a reference rule: no class of that kind in the project, or the class exists
-        close = difflib.get_close_matches(ref.name, sorted(names), n=1, cutoff=0.7)
+        close = difflib.get_close_matches(ref.name, sorted(names), n=1, cutoff=0.7)  # only for a finding
         shown = sorted(n for n in names if n not in SYSTEM_PRIORITY_CLASSES or ref.workload_class)
         hint = f"; did you mean `{close[0]}`?" if close else f"; the project defines {', '.join(f'`{n}`' for n in shown[:4])}"
         if ref.workload_class:
