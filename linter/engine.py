@@ -480,6 +480,7 @@ class _Survey:
     size: int
     digest: str | None = None  # of the bytes (read only when the cache is on); None if unread
     shared: bool = False  # its text mentions a reference kind (see _mentions)
+    data: bytes | None = None  # what was read, until the first pass takes it
 
 
 def _digest(data: bytes) -> str:
@@ -530,7 +531,7 @@ def _survey(items: list[tuple[SourceFile, str]], read: bool) -> list[_Survey]:
         except _Unread:
             out.append(_Survey(source, display, 0))
             continue
-        out.append(_Survey(source, display, len(data), _digest(data), _mentions(data, source.kind, names)))
+        out.append(_Survey(source, display, len(data), _digest(data), _mentions(data, source.kind, names), data))
     return out
 
 
@@ -563,31 +564,45 @@ _Work = list[tuple[SourceFile, str]]
 _Linted = list[tuple[str, str | None, FileOutcome]]  # (path, content hash, outcome)
 
 
-def _prepare(work: _Work) -> tuple[dict[str, tuple[Document, str | None]], list[Document]]:
-    """First pass over some files: those whose text mentions a reference kind are parsed and
-    kept; returns them, and the skeletons the index is built from."""
+_Kept = dict[str, "tuple[Document, str | None] | bytes"]  # path -> parsed (with its hash), or its bytes
+
+
+def _prepare(work: _Work, read: dict[str, bytes] | None = None) -> tuple[_Kept, list[Document]]:
+    """First pass over some files, each read once (or taken from ``read``): those whose text
+    mentions a reference kind are parsed; returns every file's parsed document or bytes, for the
+    second pass, and the skeletons the index is built from."""
     names = _reference_names()
-    kept: dict[str, tuple[Document, str | None]] = {}
+    kept: _Kept = {}
     with _collector_paused():
         for source, display in work:
-            try:
-                data = read_source(source.path)
-            except _Unread:
-                continue  # reported by the second pass
+            data = read.pop(display, None) if read is not None else None
+            if data is None:
+                try:
+                    data = read_source(source.path)
+                except _Unread:
+                    continue  # reported by the second pass
             if _mentions(data, source.kind, names):
                 kept[display] = (load_bytes(data, display, source.kind), _digest(data))
-        skeletons = [skeleton for document, _ in kept.values() if (skeleton := _skeleton(document)) is not None]
+            else:
+                kept[display] = data
+        skeletons = [skeleton for entry in kept.values() if not isinstance(entry, bytes)
+                     and (skeleton := _skeleton(entry[0])) is not None]
         gc.freeze()  # the kept files live until linted, the skeletons to the end: out of the collector's sight
     return kept, skeletons
 
 
-def _lint_files(work: _Work, kept: dict[str, tuple[Document, str | None]], runner: Runner, job: _Job) -> _Linted:
-    """Second pass: every file linted, the kept ones as parsed, the others loaded one at a time
-    (and let go once linted)."""
+def _lint_files(work: _Work, kept: _Kept, runner: Runner, job: _Job) -> _Linted:
+    """Second pass: every file linted, parsed now if the first pass did not (and let go once linted)."""
     out: _Linted = []
     with _collector_paused():
         for position, (source, display) in enumerate(work, 1):
-            document, digest = kept.pop(display) if display in kept else _read(source, display)
+            entry = kept.pop(display, None)
+            if entry is None:
+                document, digest = _read(source, display)
+            elif isinstance(entry, bytes):
+                document, digest = load_bytes(entry, display, source.kind), _digest(entry)
+            else:
+                document, digest = entry
             out.append((display, digest, runner.outcome(document, display in job.targets)))
             if position % YOUNG_COLLECTION_FILES == 0:
                 gc.collect(1)  # the views' reference cycles, young; a full pass would rescan every outcome
@@ -619,7 +634,9 @@ def _run(items: _Work, stdin: tuple[Document, bytes] | None, job: _Job, jobs: in
     if stdin is not None and (skeleton := _skeleton(stdin[0])) is not None:
         known.append(skeleton)
     work = [(s.source, s.display) for s in missing]
-    kept, skeletons = _prepare(work)
+    kept, skeletons = _prepare(work, {s.display: s.data for s in missing if s.data is not None})
+    for entry in survey:
+        entry.data = None
     index = _index([*known, *skeletons])
     runner = Runner(job.rules, index, job.config)
     found = None
@@ -648,7 +665,7 @@ def _run(items: _Work, stdin: tuple[Document, bytes] | None, job: _Job, jobs: in
 # Shipping parsed trees between processes instead was measured to cost more than parsing them
 # (25 MB of the corpus's CRDs: 9 s to pickle, 7 s to unpickle, against 2 s to parse).
 
-_WORKER_STATE: tuple[_Job, Runner, dict[str, tuple[Document, str | None]]] | None = None
+_WORKER_STATE: tuple[_Job, Runner, _Kept] | None = None
 
 
 def _worker_lint(chunk: _Work) -> _Linted:
@@ -667,7 +684,7 @@ def _warm(runner: Runner) -> None:
         pass
 
 
-def _lint_parallel(work: _Work, kept: dict[str, tuple[Document, str | None]], runner: Runner, job: _Job,
+def _lint_parallel(work: _Work, kept: _Kept, runner: Runner, job: _Job,
                    jobs: int) -> _Linted | None:
     """Outcomes of ``work`` from ``jobs`` forked workers, or None if one failed (the caller then
     lints in-process, so a crashed worker never loses a file)."""

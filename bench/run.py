@@ -1,0 +1,305 @@
+"""The benchmark: mlops-lint against the parse floor and Checkov, on corpora made from the fixtures.
+
+    python bench/run.py [--files 1000,10000] [--repeat 3] [--json FILE] [--checkov PATH] [--keep DIR] [--check]
+
+For each size N, ``bench/corpus.py`` writes N files once, and every figure below comes from this
+one run on those files (every command runs with this checkout's code, from the corpus's parent
+folder so that paths are the same in every report):
+
+- **lint**: ``python -m linter DIR -q -o FILE --fail-on never --no-cache`` at ``--jobs 1`` and
+  ``--jobs 2``: wall time (the minimum of ``--repeat`` runs, the usual estimate of a command's
+  cost on a noisy machine), and in one more run the peak memory of the whole process tree,
+  sampled every 10 ms from ``/proc``: the sum of every process's proportional set size (``Pss``,
+  which counts a page shared by forked workers once) and, as an upper bound, the sum of their
+  resident sets (``VmRSS``, which counts it in every process). The reports at both ``--jobs`` must
+  be byte-identical.
+- **floor**: ``python bench/floor.py DIR`` (libyaml composing every YAML document into nodes with
+  marks, ``shlex`` tokenising Dockerfiles and scripts): the fastest way here to parse the same
+  files into line-marked nodes. lint/floor is the cost of everything beyond parsing.
+- **Checkov** (only when ``checkov`` is installed, or given with ``--checkov``; never a dependency):
+  ``checkov -d DIR --framework kubernetes dockerfile --quiet -o json``, once, on the first size.
+- **startup**: ``python -m linter ONE.yaml`` (a conforming Pod) against ``python -c "import click,
+  ruamel.yaml, jsonschema"``, the linter's own dependencies' import, the minimum of 10 runs each.
+- **cache**: a cold run into an empty ``--cache-dir`` and a warm repeat on the unchanged tree, at
+  the default ``--jobs``; both reports must equal the uncached one.
+
+Each target of issue 6 is a ratio from this run, reported PASS or FAIL; ``--check`` exits 1 on a
+FAIL. Timings here are measurements, not assertions: tests/test_bench.py guards the ratios
+loosely.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+
+import corpus  # noqa: E402
+
+ONE = ROOT / "fixtures" / "conforming" / "gpu-pod" / "pod.yaml"
+IMPORTS = "import click, ruamel.yaml, jsonschema"
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env.pop("MLOPS_LINT_CACHE_DIR", None)
+    env.pop("MLOPS_LINT_NO_CACHE", None)
+    return env
+
+
+# ---------------------------------------------------------------------------------------------
+# Running and measuring a command
+
+
+def _descendants(pid: int) -> list[int]:
+    parents: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as handle:
+                ppid = int(handle.read().rsplit(b")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        parents.setdefault(ppid, []).append(int(entry))
+    found, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        found.append(current)
+        todo.extend(parents.get(current, ()))
+    return found
+
+
+def _kib(pid: int, file: str, field_name: str) -> int:
+    try:
+        with open(f"/proc/{pid}/{file}", "rb") as handle:
+            for line in handle:
+                if line.startswith(field_name):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
+class _Sampler(threading.Thread):
+    """Peak PSS and RSS sums of a process tree, sampled every ``interval`` seconds."""
+
+    def __init__(self, pid: int, interval: float = 0.01):
+        super().__init__(daemon=True)
+        self.pid, self.interval = pid, interval
+        self.pss = self.rss = 0
+        self.done = threading.Event()
+
+    def run(self) -> None:
+        while not self.done.is_set():
+            pids = _descendants(self.pid)
+            self.pss = max(self.pss, sum(_kib(p, "smaps_rollup", b"Pss:") for p in pids))
+            self.rss = max(self.rss, sum(_kib(p, "status", b"VmRSS:") for p in pids))
+            self.done.wait(self.interval)
+
+
+@dataclass
+class Measured:
+    seconds: float  # minimum wall time of the timed runs
+    runs: list[float] = field(default_factory=list)
+    pss_mib: float | None = None
+    rss_mib: float | None = None
+    output: bytes = b""
+
+
+def measure(command: list[str], cwd: Path, repeat: int, memory: bool = False, output: Path | None = None,
+            before=None) -> Measured:
+    runs = []
+    for _ in range(repeat):
+        if before is not None:
+            before()
+        start = time.perf_counter()
+        done = subprocess.run(command, cwd=cwd, env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        runs.append(time.perf_counter() - start)
+        if done.returncode not in (0, 1):
+            raise SystemExit(f"bench: {' '.join(command)} exited {done.returncode}:\n{done.stderr.decode()[-2000:]}")
+    result = Measured(min(runs), runs)
+    if output is not None:
+        result.output = output.read_bytes()
+    if memory and sys.platform.startswith("linux"):
+        if before is not None:
+            before()
+        process = subprocess.Popen(command, cwd=cwd, env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        sampler = _Sampler(process.pid)
+        sampler.start()
+        process.wait()
+        sampler.done.set()
+        sampler.join()
+        result.pss_mib, result.rss_mib = sampler.pss / 1024, sampler.rss / 1024
+    return result
+
+
+def lint_command(folder: str, out: Path, jobs: int, cache: Path | None) -> list[str]:
+    command = [sys.executable, "-m", "linter", folder, "--jobs", str(jobs), "-q", "-o", str(out), "--fail-on", "never"]
+    return command + (["--cache-dir", str(cache)] if cache is not None else ["--no-cache"])
+
+
+# ---------------------------------------------------------------------------------------------
+# One size
+
+
+@dataclass
+class Target:
+    name: str
+    value: float | None
+    limit: str
+    ok: bool | None  # None: not measured
+
+
+def bench_size(base: Path, count: int, repeat: int, checkov: str | None, jobs_default: int) -> dict:
+    folder = base / f"corpus-{count}"
+    kinds = corpus.generate(folder, count)
+    name = folder.name
+    out = {"files": count, "kinds": kinds}
+    report = base / f"report-{count}.txt"
+    lint = {}
+    for jobs in (1, 2):
+        lint[jobs] = measure(lint_command(name, report, jobs, None), base, repeat, memory=True, output=report)
+    floor = measure([sys.executable, str(HERE / "floor.py"), name], base, repeat)
+    out["lint"] = {str(j): {k: v for k, v in asdict(m).items() if k != "output"} for j, m in lint.items()}
+    out["floor"] = {"seconds": floor.seconds, "runs": floor.runs}
+    out["identical_across_jobs"] = lint[1].output == lint[2].output
+    out["findings"] = lint[1].output.count(b"\n")
+
+    cache = base / f"cache-{count}"
+    reset = lambda: shutil.rmtree(cache, ignore_errors=True)  # noqa: E731
+    cold = measure(lint_command(name, report, jobs_default, cache), base, repeat, output=report, before=reset)
+    cold_output = cold.output
+    warm = measure(lint_command(name, report, jobs_default, cache), base, repeat, output=report)
+    out["cache"] = {"jobs": jobs_default, "cold": cold.seconds, "warm": warm.seconds,
+                    "identical": cold_output == warm.output == lint[1].output}
+    shutil.rmtree(cache, ignore_errors=True)
+
+    if checkov:
+        start = time.perf_counter()
+        done = subprocess.run([checkov, "-d", name, "--framework", "kubernetes", "dockerfile", "--quiet", "-o", "json"],
+                              cwd=base, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        out["checkov"] = {"seconds": time.perf_counter() - start, "exit": done.returncode}
+    return out
+
+
+def startup(base: Path, repeat: int) -> dict:
+    one = base / "one.yaml"
+    shutil.copyfile(ONE, one)
+    lint_runs, import_runs = [], []
+    for _ in range(repeat):  # alternated, so both see the same machine
+        import_runs.append(measure([sys.executable, "-c", IMPORTS], base, 1).seconds)
+        lint_runs.append(measure([sys.executable, "-m", "linter", "one.yaml", "--no-cache"], base, 1).seconds)
+    return {"lint": min(lint_runs), "imports": min(import_runs), "ratio": min(lint_runs) / min(import_runs)}
+
+
+# ---------------------------------------------------------------------------------------------
+# Targets and the table
+
+
+def targets(results: dict) -> list[Target]:
+    sizes = results["sizes"]
+    small, large = sizes.get("1000"), sizes.get("10000")
+    found: list[Target] = []
+
+    def add(name: str, value: float | None, limit: str, ok: bool | None) -> None:
+        found.append(Target(name, value, limit, ok))
+
+    if small:
+        ratio = small["lint"]["1"]["seconds"] / small["floor"]["seconds"]
+        add("lint / parse floor, --jobs 1, 1,000 files", ratio, "<= 3", ratio <= 3)
+        if "checkov" in small:
+            for jobs in ("2", "1"):
+                ratio = small["checkov"]["seconds"] / small["lint"][jobs]["seconds"]
+                add(f"Checkov / mlops-lint --jobs {jobs}, 1,000 files", ratio, ">= 10", ratio >= 10)
+        else:
+            add("Checkov / mlops-lint, 1,000 files", None, ">= 10", None)
+    if large:
+        ratio = large["lint"]["1"]["seconds"] / large["lint"]["2"]["seconds"]
+        add("--jobs 1 / --jobs 2, 10,000 files", ratio, ">= 1.6", ratio >= 1.6)
+        peak = max(large["lint"][j]["pss_mib"] or 0 for j in ("1", "2"))
+        add("peak memory (PSS of the process tree, MiB), 10,000 files", peak, "< 1024", peak < 1024)
+    add("mlops-lint one.yaml / import click, ruamel.yaml, jsonschema", results["startup"]["ratio"], "<= 1.5",
+        results["startup"]["ratio"] <= 1.5)
+    for size, data in sizes.items():
+        ratio = data["cache"]["warm"] / data["cache"]["cold"]
+        add(f"warm / cold cache run, {int(size):,} files", ratio, "<= 0.20", ratio <= 0.20)
+        same = data["identical_across_jobs"] and data["cache"]["identical"]
+        add(f"reports identical across --jobs and cache, {int(size):,} files", 1.0 if same else 0.0, "identical", same)
+    return found
+
+
+def table(results: dict) -> str:
+    lines = ["| files | lint --jobs 1 | lint --jobs 2 | floor | lint/floor | jobs1/jobs2 | PSS --jobs 1 / 2 (RSS sum) "
+             "| cache cold / warm | Checkov |", "|---|---|---|---|---|---|---|---|---|"]
+    for size, data in results["sizes"].items():
+        one, two = data["lint"]["1"], data["lint"]["2"]
+        checkov = f"{data['checkov']['seconds']:.1f} s" if "checkov" in data else "not run"
+        lines.append(
+            f"| {int(size):,} | {one['seconds']:.2f} s | {two['seconds']:.2f} s | {data['floor']['seconds']:.2f} s "
+            f"| {one['seconds'] / data['floor']['seconds']:.1f}x | {one['seconds'] / two['seconds']:.2f}x "
+            f"| {one['pss_mib'] or 0:.0f} / {two['pss_mib'] or 0:.0f} MiB ({one['rss_mib'] or 0:.0f} / {two['rss_mib'] or 0:.0f}) "
+            f"| {data['cache']['cold']:.2f} / {data['cache']['warm']:.2f} s | {checkov} |")
+    s = results["startup"]
+    lines += ["", f"Startup: `mlops-lint one.yaml` {s['lint']:.3f} s, `python -c \"{IMPORTS}\"` {s['imports']:.3f} s "
+              f"({s['ratio']:.2f}x).", "", "| target | measured | wanted | |", "|---|---|---|---|"]
+    for target in results["targets"]:
+        value = "not measured" if target["value"] is None else f"{target['value']:.2f}"
+        verdict = {True: "PASS", False: "FAIL", None: "n/a"}[target["ok"]]
+        lines.append(f"| {target['name']} | {value} | {target['limit']} | {verdict} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--files", default="1000,10000", help="corpus sizes, comma-separated")
+    parser.add_argument("--repeat", type=int, default=3, help="timed runs per measurement (the minimum is kept)")
+    parser.add_argument("--json", type=Path, help="also write the results as JSON")
+    parser.add_argument("--checkov", help="the checkov command (default: checkov on PATH, if any)")
+    parser.add_argument("--keep", type=Path, help="write the corpora here and keep them")
+    parser.add_argument("--check", action="store_true", help="exit 1 if a target fails")
+    args = parser.parse_args(argv)
+    sizes = [int(n) for n in args.files.split(",") if n.strip()]
+    checkov = args.checkov or shutil.which("checkov")
+    jobs_default = max(1, len(os.sched_getaffinity(0))) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    base = args.keep or Path(tempfile.mkdtemp(prefix="mlops-lint-bench-"))
+    base.mkdir(parents=True, exist_ok=True)
+    try:
+        results: dict = {"command": " ".join([Path(sys.executable).name, "bench/run.py", *(argv or sys.argv[1:])]),
+                         "machine": {"cpus": jobs_default, "python": platform.python_version(),
+                                     "platform": platform.platform()},
+                         "sizes": {}}
+        for position, count in enumerate(sizes):
+            print(f"bench: {count:,} files …", file=sys.stderr, flush=True)
+            results["sizes"][str(count)] = bench_size(base, count, args.repeat, checkov if position == 0 else None,
+                                                      jobs_default)
+        results["startup"] = startup(base, max(10, args.repeat))
+        results["targets"] = [asdict(t) for t in targets(results)]
+        if not checkov:
+            results["checkov"] = "not installed: pass --checkov PATH to compare"
+    finally:
+        if args.keep is None:
+            shutil.rmtree(base, ignore_errors=True)
+    print(f"`{results['command']}` on {results['machine']['cpus']} CPUs, Python {results['machine']['python']}, "
+          f"{results['machine']['platform']}\n")
+    print(table(results))
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    return 1 if args.check and any(t["ok"] is False for t in results["targets"]) else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
