@@ -1,0 +1,105 @@
+"""The benchmark's corpus and its ratios, guarded loosely.
+
+The ratios are measured by bench/run.py's own functions on a small corpus, against loose
+bounds: a test must not fail because the 2-core machine is busy, so nothing here compares an
+absolute time, and each bound leaves room for noise. What a regression to per-file quadratic
+work, a parse per rule, or a cache that is never read would break, these still catch.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _module(name: str):
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", ROOT / "bench" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    return module
+
+
+corpus = _module("corpus")
+bench = _module("run")
+
+
+def test_corpus_is_deterministic_unique_and_mixed(tmp_path: Path) -> None:
+    first = corpus.generate(tmp_path / "a", 700)
+    second = corpus.generate(tmp_path / "b", 700)
+    files_a = sorted(p.relative_to(tmp_path / "a") for p in (tmp_path / "a").rglob("*") if p.is_file())
+    files_b = sorted(p.relative_to(tmp_path / "b") for p in (tmp_path / "b").rglob("*") if p.is_file())
+    assert files_a == files_b and len(files_a) == 700 == sum(first.values()) and first == second
+    assert all((tmp_path / "a" / f).read_bytes() == (tmp_path / "b" / f).read_bytes() for f in files_a)
+    assert len({f.as_posix() for f in files_a}) == 700  # unique names
+    assert first["yaml"] > 500 and first["dockerfile"] > 20 and first["shell"] > 10
+    # objects do not collide across groups: every metadata.name of a kind appears once per namespace
+    import yaml
+
+    seen: Counter = Counter()
+    for path in files_a:
+        if path.suffix == ".yaml":
+            try:
+                docs = list(yaml.safe_load_all((tmp_path / "a" / path).read_text()))
+            except yaml.YAMLError:
+                continue  # the violating set's deliberately broken file
+            for doc in docs:
+                if isinstance(doc, dict) and isinstance(doc.get("metadata"), dict):
+                    meta = doc["metadata"]
+                    seen[(doc.get("kind"), meta.get("namespace"), meta.get("name"), path.parent)] += 1
+    groups = {path.parent for path in files_a}
+    assert len(groups) > 10
+    names_by_group = Counter(key[:3] for key in seen)
+    assert max(names_by_group.values()) <= 2  # the same object at most in the conforming and the violating set
+
+
+@pytest.fixture(scope="module")
+def measured(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    base = tmp_path_factory.mktemp("bench")
+    results = {"sizes": {"400": bench.bench_size(base, 400, 2, None, 2)}, "startup": bench.startup(base, 3)}
+    results["targets"] = [vars(t) for t in bench.targets(results)]
+    return results
+
+
+def test_reports_identical_across_jobs_and_cache(measured: dict) -> None:
+    size = measured["sizes"]["400"]
+    assert size["identical_across_jobs"] and size["cache"]["identical"]
+    assert size["findings"] > 400  # the violating set makes every group report
+
+
+def test_lint_stays_near_the_parse_floor(measured: dict) -> None:
+    """The target is 3x at 1,000 files; 400 files weigh start-up more, so the bound here is loose:
+    a lint that parsed each file once per rule, or went quadratic, would be far above it."""
+    size = measured["sizes"]["400"]
+    assert size["lint"]["1"]["seconds"] / size["floor"]["seconds"] < 15
+
+
+def test_a_warm_cache_run_costs_a_fraction_of_a_cold_one(measured: dict) -> None:
+    cache = measured["sizes"]["400"]["cache"]
+    assert cache["warm"] / cache["cold"] < 0.6  # target 0.2 on large trees; start-up dominates here
+
+
+def test_parallel_runs_are_not_slower_and_memory_is_bounded(measured: dict) -> None:
+    lint = measured["sizes"]["400"]["lint"]
+    assert lint["1"]["seconds"] / lint["2"]["seconds"] > 0.7  # a noisy 2-core machine: no speed-up asserted
+    assert lint["1"]["pss_mib"] < 400 and lint["2"]["pss_mib"] < 600
+
+
+def test_startup_is_bounded_by_its_dependencies(measured: dict) -> None:
+    assert measured["startup"]["ratio"] < 6
+
+
+def test_the_table_names_every_target(measured: dict) -> None:
+    text = bench.table(measured)
+    assert "lint --jobs 1" in text and "warm / cold cache run, 400 files" in text
+    assert "PASS" in text or "FAIL" in text
