@@ -106,6 +106,10 @@ def validate(rules: list[RuleMeta]) -> Registry:
 
 
 def _entry_point_packages() -> list[ModuleType]:
+    from linter.plugins import may_have_plugins
+
+    if not may_have_plugins():  # proven from the metadata files, without importlib.metadata
+        return []
     from importlib.metadata import entry_points
 
     packages = []
