@@ -30,7 +30,7 @@ from typing import Any
 from linter.rule import RuleMeta
 
 FORMAT = 1
-NAME = "rules-index.pickle"
+PREFIX = "rules-index-"  # + a checksum of the packages' folders: checkouts sharing a cache folder keep one each
 _DEFERRED = ("func", "collect")  # the RuleMeta fields that are callables of the rule's module
 _DATA = tuple(f.name for f in fields(RuleMeta) if f.name not in _DEFERRED)
 _BUILTINS = frozenset({"int", "str", "bool", "float", "bytes", "list", "dict", "tuple", "set", "frozenset",
@@ -44,6 +44,13 @@ def _package_roots() -> list[str]:
     return [os.path.dirname(os.path.abspath(linter.__file__)), *[os.path.abspath(p) for p in rules.__path__]]
 
 
+def path(folder: os.PathLike | str) -> str:
+    """The index file of this installation in ``folder``."""
+    import zlib
+
+    return os.path.join(folder, f"{PREFIX}{zlib.crc32(chr(0).join(_package_roots()).encode('utf-8', 'surrogateescape')):08x}.pickle")
+
+
 def signature() -> tuple:
     """Everything the built-in rules' metadata can depend on: every file of the two packages."""
     from linter import __version__
@@ -53,12 +60,12 @@ def signature() -> tuple:
         for folder, dirs, names in os.walk(root):
             dirs[:] = sorted(d for d in dirs if d != "__pycache__")
             for name in names:
-                path = os.path.join(folder, name)
+                file = os.path.join(folder, name)
                 try:
-                    info = os.stat(path)
+                    info = os.stat(file)
                 except OSError:
                     continue
-                files.append((path, info.st_size, info.st_mtime_ns))
+                files.append((file, info.st_size, info.st_mtime_ns))
     return (FORMAT, __version__, sys.version, tuple(sorted(files)))
 
 
@@ -148,7 +155,7 @@ def write(folder: os.PathLike | str, key: tuple, found: list[RuleMeta]) -> None:
                                            for n in _DATA):
             return
         os.makedirs(folder, exist_ok=True)
-        target = os.path.join(folder, NAME)
+        target = path(folder)
         temporary = f"{target}.{os.getpid()}.tmp"
         with open(temporary, "wb") as handle:
             handle.write(data)
@@ -164,7 +171,7 @@ def write(folder: os.PathLike | str, key: tuple, found: list[RuleMeta]) -> None:
 def read(folder: os.PathLike | str, key: tuple) -> list[RuleMeta] | None:
     """The built-in rules from the index, or None when it is missing, stale or unreadable."""
     try:
-        with open(os.path.join(folder, NAME), "rb") as handle:
+        with open(path(folder), "rb") as handle:
             payload = _Unpickler(handle.read()).load()
         if not isinstance(payload, dict) or payload.get("key") != key:
             return None

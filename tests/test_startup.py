@@ -81,7 +81,7 @@ def test_a_one_file_run_imports_none_of_what_it_does_not_need(tmp_path: Path, pr
 def test_with_the_rule_index_only_called_rules_are_imported(tmp_path: Path, project: Path) -> None:
     cache = str(tmp_path / "cache")
     first = own_imports(tmp_path, project, "one.yaml", MLOPS_LINT_CACHE_DIR=cache)  # crawls, writes the index
-    assert "linter.model.docker" in first and (tmp_path / "cache" / ruleindex.NAME).is_file()
+    assert "linter.model.docker" in first and Path(ruleindex.path(tmp_path / "cache")).is_file()
     (project / "one.yaml").write_bytes(b"# changed: the result cache misses\n" + POD.read_bytes())
     missed = own_imports(tmp_path, project, "one.yaml", MLOPS_LINT_CACHE_DIR=cache)
     assert "linter.model.docker" not in missed and "linter.sources.yaml_k8s" in missed  # no Dockerfile rule ran
@@ -141,7 +141,7 @@ def test_a_stale_foreign_or_tampered_index_is_never_used(tmp_path: Path, fresh_r
     key = ruleindex.signature()
     assert ruleindex.read(tmp_path, key) is not None
     assert ruleindex.read(tmp_path, key[:3] + (key[3][1:],)) is None  # a file changed, added or removed
-    index = tmp_path / ruleindex.NAME
+    index = Path(ruleindex.path(tmp_path))
     good = index.read_bytes()
 
     class Evil:
