@@ -50,9 +50,10 @@ def _code_signature(modules: set[str]) -> list[str]:
     root = Path(linter.__file__).parent
     for folder, _, names in os.walk(root):
         files.extend(os.path.join(folder, n) for n in names if n.endswith((".py", ".json")))
+    from linter.ruleindex import module_file
+
     for name in modules:
-        module = sys.modules.get(name)
-        file = getattr(module, "__file__", None)
+        file = module_file(name)  # a rule module from the rule index may not be imported yet
         if file:
             files.append(file)
     out = []

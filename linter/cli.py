@@ -49,11 +49,13 @@ def _fail(message: str) -> "click.exceptions.Exit":
     return click.exceptions.Exit(EXIT_USAGE)
 
 
-def _registry():
+def _registry(cache_dir: Path | None = None):
+    """The registry; with a cache folder, the built-in rules come from its rule index
+    (:mod:`linter.ruleindex`) when it is current."""
     from linter.registry import RegistryError, load_registry
 
     try:
-        return load_registry()
+        return load_registry(str(cache_dir) if cache_dir is not None else None)
     except RegistryError as exc:
         raise _fail(f"invalid rule package: {exc}") from None
 
@@ -117,7 +119,8 @@ def check(paths: tuple[str, ...], fmt: str, output: Path | None, config_path: Pa
     from linter.report import render
     from linter.rule import SEVERITY_RANK
 
-    registry = _registry()
+    folder = _cache_dir(cache_dir, no_cache)
+    registry = _registry(folder)
     cwd = Path.cwd()
     use_stdin = "-" in paths
     file_paths = [Path(p) for p in paths if p != "-"] or ([] if use_stdin else [Path(".")])
@@ -145,7 +148,7 @@ def check(paths: tuple[str, ...], fmt: str, output: Path | None, config_path: Pa
         stdin = None
     request = LintRequest(
         paths=file_paths, config=config, registry=registry, select=select_tokens or None, ignore=ignore_tokens,
-        jobs=jobs or default_jobs(), stdin=stdin, baseline=baseline, cwd=cwd, cache_dir=_cache_dir(cache_dir, no_cache),
+        jobs=jobs or default_jobs(), stdin=stdin, baseline=baseline, cwd=cwd, cache_dir=folder,
     )
     try:
         report = lint(request)
@@ -187,7 +190,7 @@ def check(paths: tuple[str, ...], fmt: str, output: Path | None, config_path: Pa
 @click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text", show_default=True)
 def rules_command(fmt: str) -> None:
     """The catalogue: id, slug, severity, summary."""
-    registry = _registry()
+    registry = _registry(_cache_dir(None, False))
     if fmt == "json":
         payload = [
             {"code": m.code, "slug": m.name, "severity": m.severity, "summary": m.summary, "scope": str(m.scope),
@@ -211,7 +214,7 @@ def repr_type(value: object) -> str:
 @click.argument("rule")
 def explain(rule: str) -> None:
     """Full docs of one rule (id or slug)."""
-    registry = _registry()
+    registry = _registry(_cache_dir(None, False))
     meta = registry.get(rule)
     if meta is None:
         raise _fail(f"unknown rule {rule!r} (see `mlops-lint rules`)")

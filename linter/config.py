@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import tomllib
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
@@ -115,6 +114,10 @@ def _has_tool_table(path: Path) -> bool:
         text = path.read_text("utf-8")
     except (OSError, UnicodeDecodeError):
         return False
+    if "mlops-lint" not in text and "\\" not in text:
+        return False  # no TOML spelling of the name (escapes, line continuations) can be in it: not parsed
+    import tomllib
+
     try:
         return "mlops-lint" in tomllib.loads(text).get("tool", {})
     except tomllib.TOMLDecodeError:  # broken, but meant for us: loading it reports where (never ignored)
@@ -175,6 +178,8 @@ def _read(path: Path) -> tuple[dict[str, Any], dict[tuple, tuple[int, int]], str
         raise ConfigError(f"{path}:{line}:{col}: invalid UTF-8 (byte 0x{data[exc.start]:02x}); save the config "
                           "file as UTF-8") from None
     if path.name == "pyproject.toml":
+        import tomllib
+
         try:
             table = tomllib.loads(text).get("tool", {}).get("mlops-lint", {})
         except tomllib.TOMLDecodeError as exc:

@@ -106,6 +106,10 @@ def validate(rules: list[RuleMeta]) -> Registry:
 
 
 def _entry_point_packages() -> list[ModuleType]:
+    from linter.plugins import may_have_plugins
+
+    if not may_have_plugins():  # proven from the metadata files, without importlib.metadata
+        return []
     from importlib.metadata import entry_points
 
     packages = []
@@ -116,12 +120,27 @@ def _entry_point_packages() -> list[ModuleType]:
     return packages
 
 
-@lru_cache(maxsize=1)
-def load_registry() -> Registry:
-    """Every rule, built-in and from plugins. Cached: rule modules are imported once."""
+@lru_cache(maxsize=4)
+def load_registry(index: str | None = None) -> Registry:
+    """Every rule, built-in and from plugins. Cached: rule modules are imported once.
+
+    ``index``: a cache folder for :mod:`linter.ruleindex`; the built-in rules then come from the
+    index when it matches today's code (their modules imported only when a rule is called), else
+    from the crawl, which is then indexed there. None: always crawl.
+    """
     import rules as builtin
 
-    modules = list(_modules(builtin))
+    found = None
+    if index is not None:
+        from linter import ruleindex
+
+        key = ruleindex.signature()
+        found = ruleindex.read(index, key)
+    if found is None:
+        found = collect(_modules(builtin))
+        if index is not None:
+            ruleindex.write(index, key, found)
+    modules: list[ModuleType] = []
     for package in _entry_point_packages():
         modules.extend(_modules(package))
-    return validate(collect(modules))
+    return validate(found + collect(modules))

@@ -2,21 +2,42 @@
 
 The CLI picks the format, decides colour (TTY, ``--no-color``) and where the text goes; nothing
 here writes to a file or a stream.
+
+A format's module is imported when it is first rendered: a text run never imports the SARIF
+object model (``sarif_om`` and ``attrs``, the largest import of a one-file run).
 """
 
 from __future__ import annotations
 
-from linter.report import github, json_report, sarif, text
+from collections.abc import Iterator, Mapping
+from importlib import import_module
+
 from linter.report.common import Emitter, RenderOptions
 from linter.report.text import summary_line
 from linter.result import RunReport
 
-EMITTERS: dict[str, Emitter] = {
-    "text": text.emit,
-    "json": json_report.emit,
-    "sarif": sarif.emit,
-    "github": github.emit,
+_MODULES = {
+    "text": "linter.report.text",
+    "json": "linter.report.json_report",
+    "sarif": "linter.report.sarif",
+    "github": "linter.report.github",
 }
+
+
+class _Emitters(Mapping):
+    """``format -> emit``, importing a format's module on first lookup."""
+
+    def __getitem__(self, fmt: str) -> Emitter:
+        return import_module(_MODULES[fmt]).emit
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_MODULES)
+
+    def __len__(self) -> int:
+        return len(_MODULES)
+
+
+EMITTERS: Mapping[str, Emitter] = _Emitters()
 FORMATS = tuple(EMITTERS)  # ("text", "json", "sarif", "github")
 
 

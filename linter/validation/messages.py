@@ -10,7 +10,6 @@ the parent's key), and a message that says what was expected:
 
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import dataclass
 from typing import Any, Iterable
@@ -98,6 +97,8 @@ def suggestion(name: str, candidates: Iterable[str], cutoff: float = 0.75) -> st
     for option in options:
         if option.lower() == name.lower():
             return option
+    import difflib  # only when a name is wrong
+
     close = difflib.get_close_matches(name, options, n=1, cutoff=cutoff)
     return close[0] if close else None
 
