@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from itertools import groupby
 
 from linter.report.common import TEXT_WORD, RenderOptions, Tally, ordered, ordered_notes, printable, tally
@@ -22,9 +23,14 @@ def _plural(count: int, word: str) -> str:
     return f"{count} {word}" if count == 1 or word == "info" else f"{count} {word}s"
 
 
+_SPECIAL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")  # what splitlines or printable would change
+
+
 def one_line(text: str) -> str:
     """``text`` with line breaks turned into spaces and control characters escaped: one
     finding, one line, nothing the terminal would act on."""
+    if _SPECIAL.search(text) is None:
+        return text  # the common case, unchanged
     return printable(" ".join(text.splitlines()))
 
 

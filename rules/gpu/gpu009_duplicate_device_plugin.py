@@ -88,8 +88,17 @@ def _identity(obj) -> tuple[str, str]:
     return obj.namespace or "default", obj.name
 
 
+LISTED = 3  # others named in a message; the rest are counted
+
+
 def _listed(items: list[str]) -> str:
+    if len(items) > LISTED + 1:
+        items = [*items[:LISTED], f"{len(items) - LISTED} more"]
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _signature(placement) -> tuple:
+    return tuple(sorted(placement.node_selector.items())), placement.terms, placement.unknown_terms
 
 
 def _where(obj) -> str:
@@ -107,10 +116,21 @@ def check(index, ctx):
     plugins.sort(key=lambda item: (item[0].path, item[0].span.line))
     policies = [p for p in gpu_operator_policies(index) if policy_deploys(p, "devicePlugin")]
     operator_nodes = operand_placement("devicePlugin")
+    signatures = [_signature(placement) for _, placement in plugins]
+    overlap: dict[tuple, bool] = {}  # plugins repeat a few placements: each pair is judged once
+
+    def may_overlap(i: int, j: int) -> bool:
+        key = (signatures[i], signatures[j])
+        if key not in overlap:
+            overlap[key] = placements_may_overlap(plugins[i][1], plugins[j][1])
+        return overlap[key]
+
+    wheres = [_where(obj) for obj, _ in plugins]
+    identities = [_identity(obj) for obj, _ in plugins]
     for position, (obj, placement) in enumerate(plugins):
         others = [
-            _where(other) for other, theirs in plugins[:position]
-            if _identity(other) != _identity(obj) and placements_may_overlap(placement, theirs)
+            wheres[earlier] for earlier in range(position)
+            if identities[earlier] != identities[position] and may_overlap(position, earlier)
         ]
         if policies and placements_may_overlap(placement, operator_nodes):
             others += [f"the device plugin of {_where(policy)}" for policy in policies]
