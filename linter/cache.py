@@ -26,7 +26,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-FORMAT = 2
+FORMAT = 3
 KEEP_RUNS = 16
 PREFIX = "run-"
 CACHEDIR_TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# mlops-lint's result cache (https://bford.info/cachedir/)\n"
@@ -138,25 +138,14 @@ class Cache:
         return cls(folder, key, files, project)
 
     def get(self, key: str) -> Any:
-        """A file's outcome, without its skeleton (see :meth:`reference`)."""
+        """A file's outcome (its findings before suppression, suppressions and facts)."""
         found = self._old.get(key)
         if found is not None:
             self.files[key] = found
-            return found[0]
-        return None
-
-    def reference(self, key: str) -> Any:
-        """The skeleton of a file :meth:`get` returned, unpickled only now: a run that lints
-        nothing again never needs the index, so it never builds one."""
-        blob = self.files[key][1]
-        return _Unpickler(io.BytesIO(blob)).load() if blob is not None else None
+        return found
 
     def put(self, key: str, outcome: Any) -> None:
-        from dataclasses import replace
-
-        reference = outcome.reference
-        blob = pickle.dumps(reference, protocol=pickle.HIGHEST_PROTOCOL) if reference is not None else None
-        self.files[key] = (replace(outcome, reference=None), blob)
+        self.files[key] = outcome
         self.changed = True
 
     def get_project(self, key: str) -> Any:

@@ -210,7 +210,6 @@ class FileOutcome:
     results: list[tuple[Result, tuple | None]]
     directives: list  # linter.suppress.Directive, of target files
     facts: dict[str, list]  # PROJECT rule code -> what its ``collect`` gave for this file's objects
-    reference: Document | None = None  # the file's skeleton (see _skeleton), for the index of a later run
 
 
 class Runner:
@@ -630,13 +629,17 @@ def _run(items: _Work, stdin: tuple[Document, bytes] | None, job: _Job, jobs: in
             if project is not None:
                 return _finish([outcomes[path] for path in sorted(outcomes)], project, job)
     missing = [s for s in survey if s.display not in outcomes]
-    known = [ref for display in outcomes if (ref := cache.reference(keys[display])) is not None]
-    if stdin is not None and (skeleton := _skeleton(stdin[0])) is not None:
-        known.append(skeleton)
+    known = [skeleton] if stdin is not None and (skeleton := _skeleton(stdin[0])) is not None else []
     work = [(s.source, s.display) for s in missing]
-    kept, skeletons = _prepare(work, {s.display: s.data for s in missing if s.data is not None})
+    # the shared files the cache answered for are parsed again for the index only: keeping their
+    # trees in the cache would cost every cold run more (pickling them) than parsing them costs
+    # the rare run that lints some files again
+    again = [(s.source, s.display) for s in survey if s.shared and s.display in outcomes]
+    kept, skeletons = _prepare(work + again, {s.display: s.data for s in survey if s.data is not None})
     for entry in survey:
         entry.data = None
+    for _, display in again:
+        kept.pop(display, None)
     index = _index([*known, *skeletons])
     runner = Runner(job.rules, index, job.config)
     found = None
@@ -644,9 +647,7 @@ def _run(items: _Work, stdin: tuple[Document, bytes] | None, job: _Job, jobs: in
         found = _lint_parallel(work, kept, runner, job, jobs)
     if found is None:
         found = _lint_files(work, kept, runner, job)
-    references = {s.path: s for s in skeletons}
     for display, digest, outcome in found:
-        outcome.reference = references.get(display)
         outcomes[display] = outcome
         if cache is not None and digest is not None:
             cache.put(_key(reference, display, digest, display in job.targets), outcome)
