@@ -18,13 +18,14 @@ cache file planted by someone else cannot run code.
 
 from __future__ import annotations
 
-import hashlib
 import io
 import os
 import pickle
 import sys
 from pathlib import Path
 from typing import Any
+
+from linter.digest import digest, digest_text
 
 FORMAT = 3
 KEEP_RUNS = 16
@@ -72,7 +73,7 @@ def _crd_signature(config: Any) -> list[str]:
     out = []
     for file in configured_files(config):
         try:
-            out.append(f"{file}:{hashlib.blake2b(file.read_bytes(), digest_size=16).hexdigest()}")
+            out.append(f"{file}:{digest(file.read_bytes())}")
         except OSError:
             out.append(f"{file}:unreadable")
     return out
@@ -89,7 +90,7 @@ def run_key(rules: list, config: Any, registry: Any) -> str:
         *_code_signature({m.module for m in rules}),
         *_crd_signature(config),
     ]
-    return hashlib.blake2b("\x1f".join(parts).encode("utf-8", "surrogateescape"), digest_size=20).hexdigest()
+    return digest_text(*parts, size=20)
 
 
 # functions the tree's own __reduce__ names (they only fill a node with the given items)

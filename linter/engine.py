@@ -483,15 +483,15 @@ class _Survey:
 
 
 def _digest(data: bytes) -> str:
-    import hashlib
+    from linter.digest import digest
 
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
+    return digest(data)
 
 
 def _key(*parts: object) -> str:
-    import hashlib
+    from linter.digest import digest_text
 
-    return hashlib.blake2b("\x1f".join(map(str, parts)).encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()
+    return digest_text(*parts)
 
 
 def _reference_names() -> tuple[bytes, ...]:

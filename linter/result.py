@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 
 from linter.model.position import Span
@@ -62,6 +61,8 @@ class Result:
     def fingerprint(self) -> str:
         """A stable hash of :meth:`identity` (SARIF ``primaryLocationLineHash``, baselines)."""
         text = "\x1f".join([self.rule, self.path, *self.identity()[2], *self.identity()[3]])
+        import hashlib  # here: a text or JSON run never needs OpenSSL's hashes
+
         return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
