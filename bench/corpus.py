@@ -105,7 +105,7 @@ def generate(out: Path, count: int) -> dict[str, int]:
                 break
             if template.kind == "shell" and (group % SCRIPT_EVERY or group >= SCRIPT_EVERY * SCRIPT_GROUPS):
                 continue  # a monorepo holds far fewer cluster scripts than manifests
-            target = folder / template.path.replace("/", "__")
+            target = folder / template.path  # the fixtures' own layout: Dockerfiles keep their names
             target.parent.mkdir(parents=True, exist_ok=True)
             if template.kind == "yaml":
                 text = rename(template.text, names, suffix)

@@ -43,6 +43,11 @@ def test_corpus_is_deterministic_unique_and_mixed(tmp_path: Path) -> None:
     assert all((tmp_path / "a" / f).read_bytes() == (tmp_path / "b" / f).read_bytes() for f in files_a)
     assert len({f.as_posix() for f in files_a}) == 700  # unique names
     assert first["yaml"] > 500 and first["dockerfile"] > 20 and first["shell"] > 10
+    # every file is one the linter lints, as the kind it is counted as
+    from linter.discover import DOCKERFILE, K8S, SHELL, classify
+
+    kinds = Counter(classify(tmp_path / "a" / f) for f in files_a)
+    assert kinds == Counter({K8S: first["yaml"], DOCKERFILE: first["dockerfile"], SHELL: first["shell"]})
     # objects do not collide across groups: every metadata.name of a kind appears once per namespace
     import yaml
 
@@ -56,8 +61,8 @@ def test_corpus_is_deterministic_unique_and_mixed(tmp_path: Path) -> None:
             for doc in docs:
                 if isinstance(doc, dict) and isinstance(doc.get("metadata"), dict):
                     meta = doc["metadata"]
-                    seen[(doc.get("kind"), meta.get("namespace"), meta.get("name"), path.parent)] += 1
-    groups = {path.parent for path in files_a}
+                    seen[(doc.get("kind"), meta.get("namespace"), meta.get("name"), path.parts[:2])] += 1
+    groups = {path.parts[:2] for path in files_a}
     assert len(groups) > 10
     names_by_group = Counter(key[:3] for key in seen)
     assert max(names_by_group.values()) <= 2  # the same object at most in the conforming and the violating set
