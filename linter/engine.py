@@ -18,8 +18,9 @@ import os
 from collections import defaultdict
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from linter.config import Config
 from linter.discover import SourceFile
@@ -53,22 +54,26 @@ def display_path(path: Path, cwd: Path) -> str:
 
 
 def load_bytes(data: bytes, display: str, kind: str) -> Document:
-    """Parse one file's bytes with the loader of its kind (never raises for bad input).
-
-    Loaders are written never to raise; should one still do, the file becomes an SCH001 that
-    says so (and the run goes on) instead of a traceback that stops every other file.
-    """
+    """Parse one file's bytes with the loader of its kind (never raises for bad input)."""
     if kind == DOCKERFILE:
         from linter.sources import dockerfile as loader
     elif kind == SHELL:
         from linter.sources import shell as loader
     else:
         from linter.sources import yaml_k8s as loader
+    return _guarded(loader.load, data, display, kind, loader.__name__)
+
+
+def _guarded(load: Callable[[Any, str], Any], source: Any, display: str, kind: str,
+             module: str = "linter.sources.yaml_k8s") -> Any:
+    """``load(source, display)``; should a loader (written never to raise) still raise, the file
+    becomes an SCH001 that says so (and the run goes on) instead of a traceback that stops every
+    other file."""
     try:
-        return loader.load(data, display)
+        return load(source, display)
     except Exception as exc:  # noqa: BLE001 - one file must never stop the run
         detail = " ".join(str(exc).split())[:300]
-        message = (f"mlops-lint could not read this file ({loader.__name__} raised {type(exc).__name__}: {detail}); "
+        message = (f"mlops-lint could not read this file ({module} raised {type(exc).__name__}: {detail}); "
                    "it was not linted (please report this)")
         return Document(path=display, kind=kind, errors=[ParseIssue(Span(1, 1, 1, 2), message)])
 
@@ -494,13 +499,18 @@ def _key(*parts: object) -> str:
     return digest_text(*parts)
 
 
-def _reference_names() -> tuple[bytes, ...]:
+@lru_cache(maxsize=2)
+def _reference_pattern(binary: bool) -> Any:
+    """One regular expression for every reference kind's name (one C-speed scan of a text)."""
+    import re
+
     from linter.index import REFERENCE_KINDS
 
-    return tuple(sorted(kind.encode() for kind in REFERENCE_KINDS))
+    names = "|".join(sorted(REFERENCE_KINDS, key=lambda name: (-len(name), name)))
+    return re.compile(names.encode() if binary else names)
 
 
-def _mentions(data: bytes, kind: str, names: tuple[bytes, ...]) -> bool:
+def _mentions(data: bytes, kind: str) -> bool:
     """Whether a file may hold an object of a reference kind (or, for a script, node pools).
 
     A textual mention is a superset of an object of that kind (UTF-16 text counts as a mention
@@ -510,12 +520,11 @@ def _mentions(data: bytes, kind: str, names: tuple[bytes, ...]) -> bool:
         return b"aks" in data  # `az aks …` commands describe the cluster's node pools
     if kind != K8S:
         return False
-    return b"\x00" in data or any(name in data for name in names)
+    return b"\x00" in data or _reference_pattern(True).search(data) is not None
 
 
 def _survey(items: list[tuple[SourceFile, str]], read: bool) -> list[_Survey]:
     """Sizes (to share work out), and with ``read`` each file's hash and reference mention."""
-    names = _reference_names()
     out = []
     for source, display in items:
         if not read:
@@ -530,18 +539,49 @@ def _survey(items: list[tuple[SourceFile, str]], read: bool) -> list[_Survey]:
         except _Unread:
             out.append(_Survey(source, display, 0))
             continue
-        out.append(_Survey(source, display, len(data), _digest(data), _mentions(data, source.kind, names), data))
+        out.append(_Survey(source, display, len(data), _digest(data), _mentions(data, source.kind), data))
     return out
 
 
-def _skeleton(document: Document) -> Document | None:
-    """What other files' rules may look up in a file: its reference objects and its script."""
+def _skeleton(entry: Any) -> Document | None:
+    """What other files' rules may look up in a file (a Document, or a Stream whose documents that
+    mention a reference kind are parsed): its reference objects and its script."""
     from linter.index import REFERENCE_KINDS
 
-    objects = [obj for obj in document.objects if obj.kind in REFERENCE_KINDS]
-    if not objects and document.shell is None:
+    shell = getattr(entry, "shell", None)
+    parsed = entry.objects if isinstance(entry, Document) else entry.parse(_mentions_reference)
+    objects = [obj for obj in parsed if obj.kind in REFERENCE_KINDS]
+    if not objects and shell is None:
         return None
-    return Document(path=document.path, kind=document.kind, objects=objects, shell=document.shell)
+    return Document(path=entry.path, kind=entry.kind if isinstance(entry, Document) else K8S, objects=objects,
+                    shell=shell)
+
+
+def _mentions_reference(text: str) -> bool:
+    """Whether one YAML document's text may hold an object of a reference kind (see _mentions)."""
+    return _reference_pattern(False).search(text) is not None
+
+
+def _first_pass(data: bytes, display: str, kind: str) -> Any:
+    """A shared file for the index: a YAML file as a Stream with the documents that mention a
+    reference kind parsed (the rest wait for the second pass), any other file loaded whole."""
+    if kind != K8S:
+        return load_bytes(data, display, kind)
+    from linter.sources import yaml_k8s
+
+    loaded = _guarded(yaml_k8s.stream, data, display, kind)
+    if isinstance(loaded, yaml_k8s.Stream):
+        parsed = _guarded(lambda stream, _: stream.parse(_mentions_reference), loaded, display, kind)
+        if isinstance(parsed, Document):  # a loader bug: the file is that SCH001
+            return parsed
+    return loaded
+
+
+def _second_pass(entry: Any, display: str) -> Document:
+    """A file the first pass kept, whole."""
+    if isinstance(entry, Document):
+        return entry
+    return _guarded(lambda stream, _: stream.document(), entry, display, K8S)
 
 
 def _index(skeletons: Iterable[Document]) -> ProjectIndex:
@@ -570,7 +610,6 @@ def _prepare(work: _Work, read: dict[str, bytes] | None = None) -> tuple[_Kept, 
     """First pass over some files, each read once (or taken from ``read``): those whose text
     mentions a reference kind are parsed; returns every file's parsed document or bytes, for the
     second pass, and the skeletons the index is built from."""
-    names = _reference_names()
     kept: _Kept = {}
     with _collector_paused():
         for source, display in work:
@@ -580,8 +619,8 @@ def _prepare(work: _Work, read: dict[str, bytes] | None = None) -> tuple[_Kept, 
                     data = read_source(source.path)
                 except _Unread:
                     continue  # reported by the second pass
-            if _mentions(data, source.kind, names):
-                kept[display] = (load_bytes(data, display, source.kind), _digest(data))
+            if _mentions(data, source.kind):
+                kept[display] = (_first_pass(data, display, source.kind), _digest(data))
             else:
                 kept[display] = data
         skeletons = [skeleton for entry in kept.values() if not isinstance(entry, bytes)
@@ -601,7 +640,7 @@ def _lint_files(work: _Work, kept: _Kept, runner: Runner, job: _Job) -> _Linted:
             elif isinstance(entry, bytes):
                 document, digest = load_bytes(entry, display, source.kind), _digest(entry)
             else:
-                document, digest = entry
+                document, digest = _second_pass(entry[0], display), entry[1]
             out.append((display, digest, runner.outcome(document, display in job.targets)))
             if position % YOUNG_COLLECTION_FILES == 0:
                 gc.collect(1)  # the views' reference cycles, young; a full pass would rescan every outcome

@@ -359,3 +359,31 @@ def test_a_worker_that_dies_loses_no_file(tmp_path, monkeypatch) -> None:
         request = LintRequest(paths=[tmp_path], config=Config(), registry=registry, jobs=jobs, cwd=tmp_path)
         runs[jobs] = [(r.path, r.line, r.rule, r.message) for r in lint(request).results]
     assert runs[1] == runs[2] and len(runs[1]) >= 60 * 3
+
+
+def test_the_first_pass_parses_only_the_documents_other_files_look_up(tmp_path) -> None:
+    """The index is built from the documents that mention a reference kind; the rest of a file is
+    parsed when it is linted, into the same objects (the index's PVC is the file's own), and a
+    syntax error in one document hides neither the PVC from the index nor the Job from the rules."""
+    from linter.engine import LintRequest, _first_pass, _second_pass, _skeleton, lint
+
+    pvc = ("apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: ckpt\n  namespace: ml-training\n"
+           "spec:\n  accessModes: [ReadWriteOnce]\n  resources: {requests: {storage: 1Gi}}\n")
+    text = CRASH_DOC + "---\napiVersion: v1\nkind: ConfigMap\nmetadata: [\n---\n" + pvc
+    stream = _first_pass(text.encode(), "mixed.yaml", K8S)
+    assert sorted(stream.parsed) == [3]  # only the PVC's document (after two Jobs and a broken one)
+    [claim] = _skeleton(stream).objects
+    document = _second_pass(stream, "mixed.yaml")
+    assert [o.kind for o in document.objects] == ["Job", "Job", "PersistentVolumeClaim"]
+    assert document.objects[2] is claim and len(document.errors) == 1
+    (tmp_path / "mixed.yaml").write_text(text)
+    for index in range(60):  # enough files for --jobs 2 to fork (PARALLEL_MIN_FILES)
+        (tmp_path / f"job{index:02}.yaml").write_text(CRASH_DOC.replace("-job", f"-job-{index}")
+                                                      .replace("should-crash", f"crash-{index}"))
+    runs = {}
+    for jobs in (1, 2):
+        request = LintRequest(paths=[tmp_path], config=Config(), registry=REGISTRY, jobs=jobs, cwd=tmp_path)
+        runs[jobs] = [(r.path, r.span, r.rule, r.message) for r in lint(request).results]
+    assert runs[1] == runs[2]
+    assert {r[2] for r in runs[1] if r[0] == "mixed.yaml"} >= {"SCH001"}
+    assert {r[2] for r in runs[1] if r[0] == "mixed.yaml" and r[1].line < 37} >= {"GPU001"}  # the Jobs are linted

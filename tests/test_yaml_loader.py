@@ -6,10 +6,14 @@ import codecs
 import time
 
 import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 
 from linter.model.position import Span
 from linter.sources import yaml_k8s
 from linter.sources.text import MAX_FILE_BYTES
+
+from strategies import manifests
 
 POD = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: c\n    image: x:1\n"
 
@@ -161,3 +165,60 @@ def test_templates_get_a_render_hint() -> None:
 def test_utf16_without_bom_is_sniffed() -> None:
     data = codecs.encode(POD, "utf-16-le")
     assert load(data).objects[0].name == "p"
+
+
+# -- documents parsed on their own -------------------------------------------------------------
+
+def _tree(node):
+    """A converted tree with every span, for comparing two parses."""
+    if isinstance(node, yaml_k8s.YMap):
+        return ("map", node.span, [(k, node.kspans[k], node.vspans[k], _tree(v)) for k, v in node.items()])
+    if isinstance(node, yaml_k8s.YSeq):
+        return ("seq", node.span, list(node.ispans), [_tree(v) for v in node])
+    return node
+
+
+def _objects(objects):
+    return [(o.kind, o.name, o.doc_index, o.node_path, o.span, _tree(o.body)) for o in objects]
+
+
+def test_a_syntax_error_leaves_the_other_documents_linted() -> None:
+    second = POD.replace("name: p", "name: q")
+    doc = load("# leading comment\n" + POD + "---\napiVersion: v1\nkind: Pod\nmetadata: [\n---\n" + second)
+    assert [(o.name, o.doc_index, o.span.line) for o in doc.objects] == [("p", 0, 3), ("q", 2, 16)]
+    (issue,) = doc.errors
+    assert issue.span.line == 14 and issue.message.startswith("invalid YAML:")
+
+
+def test_files_with_directives_or_document_ends_are_one_stream_that_stops_at_an_error() -> None:
+    broken = "---\napiVersion: v1\nkind: Pod\nmetadata: [\n"
+    for text in ("%YAML 1.1\n---\n" + POD + broken + "---\n" + POD, POD + "...\n" + broken + "---\n" + POD):
+        assert yaml_k8s.Stream(text, "t.yaml").pieces is None
+        doc = load(text)
+        assert [o.name for o in doc.objects] == ["p"] and len(doc.errors) == 1
+
+
+def test_documents_parsed_in_any_order_make_the_same_document() -> None:
+    pvc = "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: data\nspec: {}\n"
+    text = POD + "---\n" + pvc + "---   # a comment after the marker\n" + POD.replace("name: p", "name: r")
+    stream = yaml_k8s.Stream(text, "t.yaml")
+    first = stream.parse(lambda piece: "PersistentVolumeClaim" in piece)
+    assert [o.name for o in first] == ["data"] and sorted(stream.parsed) == [1]
+    doc = stream.document()
+    assert doc.objects[1] is first[0]  # the object the index holds is the file's own
+    assert _objects(doc.objects) == _objects(load(text).objects) == _objects(yaml_k8s._whole(text, "t.yaml")[0])
+    assert [(o.name, o.doc_index) for o in doc.objects] == [("p", 0), ("data", 1), ("r", 2)]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(manifests(), st.sampled_from(["", "# head\n", "\n\n", "---\n", "# c\n---\n---\n"]),
+       st.sampled_from(["", "---\n", "---\n# only a comment\n"]), st.booleans())
+def test_documents_on_their_own_parse_as_one_stream_does(text: str, head: str, tail: str, crlf: bool) -> None:
+    text = head + text + ("" if text.endswith("\n") else "\n") + tail
+    if crlf:
+        text = text.replace("\n", "\r\n")
+    assume(yaml_k8s.Stream(text, "t.yaml").pieces is not None)  # else it is composed as one stream anyway
+    whole, duplicates, errors = yaml_k8s._whole(text, "t.yaml")
+    doc = load(text)
+    assert _objects(doc.objects) == _objects(whole)
+    assert doc.errors == [*duplicates, *errors]

@@ -587,40 +587,146 @@ def _json_as_yaml(text: str) -> tuple[str, list[tuple[int, int]]]:
     return "".join(out), edits
 
 
-def load_text(text: str, path: str) -> Document:
-    """Load YAML/JSON text into a :class:`Document` (never raises for bad input)."""
-    doc = Document(path=path, kind=K8S)
+# ---------------------------------------------------------------------------------------------
+# Documents: each parsed on its own
+#
+# A line that starts with ``---`` begins a document wherever it stands (YAML forbids it inside
+# content, even inside a block scalar), so a file splits at those lines into its documents with
+# no parsing. Each is composed on its own, behind as many empty lines as precede it, which keeps
+# every position exact. That lets the engine parse the documents other files look up (a PVC, a
+# ClusterQueue) before the rest, and lets a syntax error in one document leave the others linted:
+# Kubernetes reads every document of a file on its own. Files this cannot be done for exactly
+# (directives, document-end markers, JSON escapes rewritten, line breaks other than LF, and text
+# big or deep enough to be measured first) are composed as one stream, which stops at an error.
+
+_DOC_START = re.compile(r"^---(?=[ \t\r\n]|\Z)", re.M)
+_STREAM_ONLY = re.compile(r"^(?:%|\.\.\.(?=[ \t\r\n]|\Z))", re.M)  # directives, document ends
+_CONTENT = re.compile(r"^[ \t]*[^ \t\r\n#]", re.M)  # a line that is neither blank nor a comment
+
+
+class Stream:
+    """One YAML file: its documents parsed on demand (:meth:`parse`), then whole (:meth:`document`)."""
+
+    __slots__ = ("path", "text", "original", "edits", "pieces", "parsed")
+
+    def __init__(self, text: str, path: str):
+        if text.startswith("\ufeff"):
+            text = text[1:]
+        self.path = path
+        self.original, self.edits = text, []
+        if _JSON_START.match(text) and ("\\u" in text or _JSON_ONLY_CHARS.search(text)):
+            text, self.edits = _json_as_yaml(text)
+        self.text = text
+        # (first line, text, index of its document) of each document; None: one stream
+        self.pieces = _pieces(text) if not self.edits else None
+        self.parsed: dict[int, tuple[list[K8sObject], list[ParseIssue], list[ParseIssue]]] = {}
+
+    def parse(self, wanted: Any = None) -> list[K8sObject]:
+        """Parse the documents whose text ``wanted`` accepts (all when None; every one, for a file
+        read as one stream); returns the objects parsed so far."""
+        if self.pieces is None:
+            if 0 not in self.parsed:
+                self.parsed[0] = _whole(self.text, self.path)
+        else:
+            for number, (_, text, _) in enumerate(self.pieces):
+                if number not in self.parsed and (wanted is None or wanted(text)):
+                    self.parsed[number] = self._piece(number)
+        return [obj for number in sorted(self.parsed) for obj in self.parsed[number][0]]
+
+    def _piece(self, number: int) -> tuple[list[K8sObject], list[ParseIssue], list[ParseIssue]]:
+        line, piece, index = self.pieces[number]  # type: ignore[index]
+        text = "\n" * line + piece if line else piece  # libyaml scans empty lines at ~3 ns each
+        objects: list[K8sObject] = []
+        duplicates: list[ParseIssue] = []
+        errors: list[ParseIssue] = []
+        try:
+            for node in yaml.compose_all(text, Loader=_Loader):
+                if node is not None:
+                    _objects(_convert(node, duplicates), self.path, index, objects)
+        except _YamlError as exc:
+            errors.append(ParseIssue(exc.span, exc.message))
+        except yaml.YAMLError as exc:
+            errors.append(ParseIssue(*_error(exc, text, self.text)))
+        except (RecursionError, MemoryError):  # pragma: no cover - guarded by _pieces; last line of defence
+            errors.append(ParseIssue(Span(line + 1, 1, line + 1, 2), "document too deeply nested or too large to parse"))
+        return objects, duplicates, errors
+
+    def document(self) -> Document:
+        """The whole file: every document parsed (those :meth:`parse` gave, as they were)."""
+        self.parse()
+        doc = Document(path=self.path, kind=K8S)
+        duplicates: list[ParseIssue] = []
+        for number in sorted(self.parsed):
+            objects, found, errors = self.parsed[number]
+            doc.objects.extend(objects)
+            duplicates.extend(found)
+            doc.errors.extend(errors)
+        doc.errors[:0] = duplicates
+        text, original = self.text, self.original
+        if not doc.errors and not doc.objects:
+            doc.skipped = "no Kubernetes object (apiVersion and kind)"
+        if MARKER in text:
+            doc.comments = place_comments(read_comments(text), text.splitlines())
+        if self.edits or _has_other_breaks(text):
+            _Renumber(text, original, self.edits).document(doc)
+        doc.errors = [ParseIssue(_inside(issue.span, original), issue.message) for issue in doc.errors]
+        return doc
+
+
+def _pieces(text: str) -> list[tuple[int, str, int]] | None:
+    """The documents of ``text`` as (first line, text, index in the stream), or None when the file
+    must be composed as one stream (see above)."""
+    if (len(text) > PRESCAN_CHARS or _could_be_deep(text) or _has_other_breaks(text)
+            or _STREAM_ONLY.search(text) is not None):
+        return None
+    starts = [m.start() for m in _DOC_START.finditer(text)]
+    if not starts or starts[0] != 0:
+        starts.insert(0, 0)
+    pieces = []
+    line = 0
+    index = 0
+    for number, start in enumerate(starts):
+        end = starts[number + 1] if number + 1 < len(starts) else len(text)
+        piece = text[start:end]
+        pieces.append((line, piece, index))
+        # what precedes the first `---` is a document only if it holds more than comments
+        if number > 0 or start != 0 or piece.startswith("---") or _CONTENT.search(piece) is not None:
+            index += 1
+        line += piece.count("\n")
+    return pieces
+
+
+def _error(exc: yaml.YAMLError, parsed: str, whole: str) -> tuple[Span, str]:
+    span, message = _yaml_error(exc, parsed)
+    if "{{" in whole:
+        message += " (the file looks like a template: render it first, e.g. `helm template . | mlops-lint -`)"
+    return span, message
+
+
+def _whole(text: str, path: str) -> tuple[list[K8sObject], list[ParseIssue], list[ParseIssue]]:
+    """A file composed as one stream: the documents before an error are still linted."""
+    objects: list[K8sObject] = []
     duplicates: list[ParseIssue] = []
-    if text.startswith("\ufeff"):
-        text = text[1:]
-    original, edits = text, []
-    if _JSON_START.match(text) and ("\\u" in text or _JSON_ONLY_CHARS.search(text)):
-        text, edits = _json_as_yaml(text)
+    errors: list[ParseIssue] = []
     try:
         if (len(text) > PRESCAN_CHARS and node_bound(text) > MAX_EXPANDED_NODES) or _could_be_deep(text):
             _prescan(text)
         for index, node in enumerate(yaml.compose_all(text, Loader=_Loader)):
             if node is None:
                 continue
-            _objects(_convert(node, duplicates), path, index, doc.objects)
-    except _YamlError as exc:  # documents before the bad one are still linted, as kubectl applies them
-        doc.errors.append(ParseIssue(exc.span, exc.message))
+            _objects(_convert(node, duplicates), path, index, objects)
+    except _YamlError as exc:
+        errors.append(ParseIssue(exc.span, exc.message))
     except yaml.YAMLError as exc:
-        span, message = _yaml_error(exc, text)
-        if "{{" in text:
-            message += " (the file looks like a template: render it first, e.g. `helm template . | mlops-lint -`)"
-        doc.errors.append(ParseIssue(span, message))
+        errors.append(ParseIssue(*_error(exc, text, text)))
     except (RecursionError, MemoryError):  # pragma: no cover - guarded above; last line of defence
-        doc.errors.append(ParseIssue(Span(1, 1, 1, 2), "document too deeply nested or too large to parse"))
-    doc.errors[:0] = duplicates
-    if not doc.errors and not doc.objects:
-        doc.skipped = "no Kubernetes object (apiVersion and kind)"
-    if MARKER in text:
-        doc.comments = place_comments(read_comments(text), text.splitlines())
-    if edits or _has_other_breaks(text):
-        _Renumber(text, original, edits).document(doc)
-    doc.errors = [ParseIssue(_inside(issue.span, original), issue.message) for issue in doc.errors]
-    return doc
+        errors.append(ParseIssue(Span(1, 1, 1, 2), "document too deeply nested or too large to parse"))
+    return objects, duplicates, errors
+
+
+def load_text(text: str, path: str) -> Document:
+    """Load YAML/JSON text into a :class:`Document` (never raises for bad input)."""
+    return Stream(text, path).document()
 
 
 # libyaml (and str.splitlines) also break lines at a lone CR, NEL, LINE SEPARATOR and PARAGRAPH
@@ -694,6 +800,11 @@ class _Renumber:
 
 def load(data: bytes, path: str) -> Document:
     return load_decoded(data, path, K8S, load_text)
+
+
+def stream(data: bytes, path: str) -> "Stream | Document":
+    """A file's bytes as a :class:`Stream` to parse in parts, or the Document of an encoding error."""
+    return load_decoded(data, path, K8S, Stream)  # type: ignore[arg-type]
 
 
 def check_bounds(text: str) -> str | None:
