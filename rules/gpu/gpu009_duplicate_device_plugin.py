@@ -73,6 +73,9 @@ spec:
 - Kubernetes, Device plugins: https://kubernetes.io/docs/concepts/extend-kubernetes/compute-storage-net/device-plugins/
 """
 
+from collections import Counter
+from itertools import islice
+
 from linter.model.nvidia import (
     gpu_operator_policies,
     is_device_plugin,
@@ -91,9 +94,10 @@ def _identity(obj) -> tuple[str, str]:
 LISTED = 3  # others named in a message; the rest are counted
 
 
-def _listed(items: list[str]) -> str:
-    if len(items) > LISTED + 1:
-        items = [*items[:LISTED], f"{len(items) - LISTED} more"]
+def _listed(items: list[str], total: int) -> str:
+    """The first of ``total`` others, named (the first LISTED and a count, past LISTED + 1)."""
+    if total > LISTED + 1:
+        items = [*items[:LISTED], f"{total - LISTED} more"]
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
@@ -105,6 +109,17 @@ def _where(obj) -> str:
     return f"{obj.describe()} ({obj.path}:{obj.span.line})"
 
 
+class _Group:
+    """The plugins seen so far with one placement: their positions, and how many of each identity."""
+
+    __slots__ = ("placement", "members", "identities")
+
+    def __init__(self, placement):
+        self.placement = placement
+        self.members: list[int] = []
+        self.identities: Counter = Counter()
+
+
 @rule(code="GPU009", name="duplicate-device-plugin", severity="error", scope=PROJECT,
       requires=("DaemonSet", "ClusterPolicy"), tags=("gpu", "device-plugin"))
 def check(index, ctx):
@@ -114,32 +129,41 @@ def check(index, ctx):
         if is_device_plugin(workload) and not is_operator_operand(workload):
             plugins.append((obj, workload.pods[0].placement))
     plugins.sort(key=lambda item: (item[0].path, item[0].span.line))
-    policies = [p for p in gpu_operator_policies(index) if policy_deploys(p, "devicePlugin")]
+    policies = [f"the device plugin of {_where(p)}" for p in gpu_operator_policies(index)
+                if policy_deploys(p, "devicePlugin")]
     operator_nodes = operand_placement("devicePlugin")
-    signatures = [_signature(placement) for _, placement in plugins]
-    overlap: dict[tuple, bool] = {}  # plugins repeat a few placements: each pair is judged once
-
-    def may_overlap(i: int, j: int) -> bool:
-        key = (signatures[i], signatures[j])
-        if key not in overlap:
-            overlap[key] = placements_may_overlap(plugins[i][1], plugins[j][1])
-        return overlap[key]
-
-    wheres = [_where(obj) for obj, _ in plugins]
+    # plugins repeat a few placements: each pair of placements is judged once, and the plugins
+    # before each one are counted by placement group, not one by one
+    groups: dict[tuple, _Group] = {}
+    overlap: dict[tuple, bool] = {}
     identities = [_identity(obj) for obj, _ in plugins]
     for position, (obj, placement) in enumerate(plugins):
-        others = [
-            wheres[earlier] for earlier in range(position)
-            if identities[earlier] != identities[position] and may_overlap(position, earlier)
-        ]
+        signature, identity = _signature(placement), identities[position]
+        earlier: list[int] = []
+        total = 0
+        for other, group in groups.items():
+            key = (signature, other)
+            if key not in overlap:
+                overlap[key] = placements_may_overlap(placement, group.placement)
+            count = len(group.members) - group.identities[identity]
+            if count and overlap[key]:
+                total += count
+                earlier.extend(islice((m for m in group.members if identities[m] != identity), LISTED + 1))
+        group = groups.get(signature)
+        if group is None:
+            group = groups[signature] = _Group(placement)
+        group.members.append(position)
+        group.identities[identity] += 1
+        others = [_where(plugins[m][0]) for m in sorted(earlier)[:LISTED + 1]]
         if policies and placements_may_overlap(placement, operator_nodes):
-            others += [f"the device plugin of {_where(policy)}" for policy in policies]
-        if not others:
+            others += policies[:LISTED + 1]
+            total += len(policies)
+        if not total:
             continue
         metadata = obj.metadata
         yield Finding(
             metadata.value_span("name") if "name" in metadata else obj.span,
-            f"device-plugin DaemonSet `{obj.name}` can run on the same nodes as {_listed(others)}: two plugins "
+            f"device-plugin DaemonSet `{obj.name}` can run on the same nodes as {_listed(others, total)}: two plugins "
             "register nvidia.com/gpu for the same GPUs",
             obj=obj,
             node=("metadata", "name"),
