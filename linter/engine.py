@@ -544,12 +544,12 @@ def _survey(items: list[tuple[SourceFile, str]], read: bool) -> list[_Survey]:
 
 
 def _skeleton(entry: Any) -> Document | None:
-    """What other files' rules may look up in a file (a Document, or a Stream whose documents that
-    mention a reference kind are parsed): its reference objects and its script."""
+    """What other files' rules may look up in a file (a Document, or a Stream from _first_pass):
+    its reference objects and its script."""
     from linter.index import REFERENCE_KINDS
 
     shell = getattr(entry, "shell", None)
-    parsed = entry.objects if isinstance(entry, Document) else entry.parse(_mentions_reference)
+    parsed = entry.objects if isinstance(entry, Document) else entry.objects()
     objects = [obj for obj in parsed if obj.kind in REFERENCE_KINDS]
     if not objects and shell is None:
         return None
