@@ -681,10 +681,9 @@ def _run(items: _Work, stdin: tuple[Document, bytes] | None, job: _Job, jobs: in
         kept.pop(display, None)
     index = _index([*known, *skeletons])
     runner = Runner(job.rules, index, job.config)
-    found = None
     if jobs > 1 and len(work) >= PARALLEL_MIN_FILES and _can_fork():
         found = _lint_parallel(work, kept, runner, job, jobs)
-    if found is None:
+    else:
         found = _lint_files(work, kept, runner, job)
     for display, digest, outcome in found:
         outcomes[display] = outcome
@@ -700,18 +699,12 @@ def _run(items: _Work, stdin: tuple[Document, bytes] | None, job: _Job, jobs: in
 
 
 # ---------------------------------------------------------------------------------------------
-# N forked workers inherit the index and the parsed shared files (copy-on-write, nothing is
-# pickled on the way in), take chunks of files from a queue, and send back only outcomes.
-# Shipping parsed trees between processes instead was measured to cost more than parsing them
-# (25 MB of the corpus's CRDs: 9 s to pickle, 7 s to unpickle, against 2 s to parse).
-
-_WORKER_STATE: tuple[_Job, Runner, _Kept] | None = None
-
-
-def _worker_lint(chunk: _Work) -> _Linted:
-    assert _WORKER_STATE is not None
-    job, runner, kept = _WORKER_STATE
-    return _lint_files(chunk, {d: kept[d] for _, d in chunk if d in kept}, runner, job)
+# --jobs N: the parent and N-1 forked workers share the files out. The workers inherit the index
+# and the parsed shared files (copy-on-write, nothing is pickled on the way in); every process
+# claims chunks of files from one counter until none is left, and each worker sends its outcomes
+# back once, at the end. The parent's own share is never pickled. Shipping parsed trees between
+# processes instead was measured to cost more than parsing them (25 MB of the corpus's CRDs: 9 s
+# to pickle, 7 s to unpickle, against 2 s to parse).
 
 
 def _warm(runner: Runner) -> None:
@@ -724,30 +717,66 @@ def _warm(runner: Runner) -> None:
         pass
 
 
-def _lint_parallel(work: _Work, kept: _Kept, runner: Runner, job: _Job,
-                   jobs: int) -> _Linted | None:
-    """Outcomes of ``work`` from ``jobs`` forked workers, or None if one failed (the caller then
-    lints in-process, so a crashed worker never loses a file)."""
-    global _WORKER_STATE
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-    from concurrent.futures.process import BrokenProcessPool
+def _claim(counter: Any, total: int) -> int | None:
+    with counter.get_lock():
+        number = counter.value
+        if number >= total:
+            return None
+        counter.value = number + 1
+    return number
 
+
+def _lint_chunks(chunks: list[_Work], counter: Any, kept: _Kept, runner: Runner, job: _Job) -> dict[int, _Linted]:
+    """The chunks this process claims, linted."""
+    done: dict[int, _Linted] = {}
+    while (number := _claim(counter, len(chunks))) is not None:
+        chunk = chunks[number]
+        done[number] = _lint_files(chunk, {d: kept[d] for _, d in chunk if d in kept}, runner, job)
+    return done
+
+
+def _worker(chunks: list[_Work], counter: Any, kept: _Kept, runner: Runner, job: _Job, send: Any) -> None:
+    try:
+        send.send(_lint_chunks(chunks, counter, kept, runner, job))
+    except Exception:  # noqa: BLE001 - the parent lints this worker's chunks again and meets it itself
+        pass
+    finally:
+        send.close()
+
+
+def _lint_parallel(work: _Work, kept: _Kept, runner: Runner, job: _Job, jobs: int) -> _Linted:
+    """Outcomes of ``work`` from this process and ``jobs - 1`` forked ones, in ``work``'s order.
+    The chunks of a worker that dies or fails are linted here, so no file is ever lost."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("fork")
     size = max(4, len(work) // (jobs * 32))  # small chunks: the last ones finish together
     chunks = [work[i:i + size] for i in range(0, len(work), size)]
+    counter = context.Value("q", 0)
     _warm(runner)
-    _WORKER_STATE = (job, runner, kept)
     gc.freeze()  # what the workers inherit stays frozen: the collector never touches its pages
-    try:
-        found: _Linted = []
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork")) as pool:
-            for part in pool.map(_worker_lint, chunks):
-                found.extend(part)
-        return found
-    except BrokenProcessPool:
-        return None
-    finally:
-        _WORKER_STATE = None
+    workers = []
+    for _ in range(jobs - 1):
+        receive, send = context.Pipe(duplex=False)
+        process = context.Process(target=_worker, args=(chunks, counter, kept, runner, job, send), daemon=True)
+        process.start()
+        send.close()
+        workers.append((process, receive))
+    done = _lint_chunks(chunks, counter, kept, runner, job)
+    for process, receive in workers:
+        try:
+            done.update(receive.recv())
+        except (EOFError, OSError):  # the worker died: its chunks are linted below
+            pass
+        receive.close()
+        process.join()
+    found: _Linted = []
+    for number, chunk in enumerate(chunks):
+        part = done.get(number)
+        if part is None:
+            part = _lint_files(chunk, {d: kept[d] for _, d in chunk if d in kept}, runner, job)
+        found.extend(part)
+    return found
 
 
 def _can_fork() -> bool:

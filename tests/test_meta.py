@@ -387,3 +387,55 @@ def test_the_first_pass_parses_only_the_documents_other_files_look_up(tmp_path) 
     assert runs[1] == runs[2]
     assert {r[2] for r in runs[1] if r[0] == "mixed.yaml"} >= {"SCH001"}
     assert {r[2] for r in runs[1] if r[0] == "mixed.yaml" and r[1].line < 37} >= {"GPU001"}  # the Jobs are linted
+
+
+def test_a_worker_whose_linting_raises_loses_no_file(tmp_path, monkeypatch) -> None:
+    """An exception that escapes the engine in a worker (not a rule's, which is LNT002) ends that
+    worker quietly; the parent lints its chunks and gives the output a healthy run gives."""
+    import os
+
+    from linter import engine
+    from linter.engine import LintRequest, lint
+
+    parent = os.getpid()
+    original = engine.Runner.outcome
+
+    def outcome(self, document, target):
+        if os.getpid() != parent:
+            raise RuntimeError("worker-only failure")
+        return original(self, document, target)
+
+    for index in range(60):
+        (tmp_path / f"job{index:02}.yaml").write_text(CRASH_DOC.replace("should-crash", f"crash-{index}"))
+    runs = {}
+    for jobs in (1, 3):
+        if jobs > 1:
+            monkeypatch.setattr(engine.Runner, "outcome", outcome)
+        request = LintRequest(paths=[tmp_path], config=Config(), registry=REGISTRY, jobs=jobs, cwd=tmp_path)
+        runs[jobs] = [(r.path, r.span, r.rule, r.message) for r in lint(request).results]
+    assert runs[1] == runs[3] and len({r[0] for r in runs[1]}) == 60
+
+
+def test_jobs_share_the_files_between_the_parent_and_the_workers(tmp_path) -> None:
+    import os
+
+    from linter.engine import LintRequest, lint
+    from linter.registry import validate
+
+    seen = tmp_path / "pids"
+
+    def check(container, ctx):
+        with open(seen, "a") as handle:
+            handle.write(f"{os.getpid()}\n")
+        yield from ()
+
+    recording = rule(code="TST909", name="records-its-process", severity="info", scope=CONTAINER)(check).__mlops_rule__
+    registry = validate([*REGISTRY.rules, recording])
+    project = tmp_path / "p"
+    project.mkdir()
+    for index in range(200):
+        (project / f"job{index:03}.yaml").write_text(CRASH_DOC.replace("should-crash", f"crash-{index}"))
+    lint(LintRequest(paths=[project], config=Config(), registry=registry, jobs=2, cwd=project))
+    pids = seen.read_text().split()
+    assert len(pids) == 200 * 3  # three containers a file, each linted once
+    assert str(os.getpid()) in pids and len(set(pids)) == 2
