@@ -16,6 +16,9 @@ folder so that paths are the same in every report):
 - **floor**: ``python bench/floor.py DIR`` (libyaml composing every YAML document into nodes with
   marks, ``shlex`` tokenising Dockerfiles and scripts): the fastest way here to parse the same
   files into line-marked nodes. lint/floor is the cost of everything beyond parsing.
+- **no rules**: the lint command at ``--jobs 1`` with ``--select SCH001`` (the parse-error
+  finding, which the engine emits): walking, reading, parsing into positioned trees, indexing and
+  reporting, without any rule's work. no rules/floor shows how much of lint/floor is the engine.
 - **Checkov** (only when ``checkov`` is installed, or given with ``--checkov``; never a dependency):
   ``checkov -d DIR --framework kubernetes dockerfile --quiet -o json``, once, on the first size.
 - **startup**: ``python -m linter ONE.yaml`` (a conforming Pod) against ``python -c "import click,
@@ -181,8 +184,11 @@ def bench_size(base: Path, count: int, repeat: int, checkov: str | None, jobs_de
     for jobs in (1, 2):
         lint[jobs] = measure(lint_command(name, report, jobs, None), base, repeat, memory=True, output=report)
     floor = measure([sys.executable, str(HERE / "floor.py"), name], base, repeat)
+    # the same run with one engine-only rule: reading, parsing, indexing and reporting, no rule work
+    engine = measure(lint_command(name, report, 1, None) + ["--select", "SCH001"], base, repeat)
     out["lint"] = {str(j): {k: v for k, v in asdict(m).items() if k != "output"} for j, m in lint.items()}
     out["floor"] = {"seconds": floor.seconds, "runs": floor.runs}
+    out["engine"] = {"seconds": engine.seconds, "runs": engine.runs}
     out["identical_across_jobs"] = lint[1].output == lint[2].output
     out["findings"] = lint[1].output.count(b"\n")
 
@@ -263,14 +269,15 @@ def targets(results: dict) -> list[Target]:
 
 
 def table(results: dict) -> str:
-    lines = ["| files | lint --jobs 1 | lint --jobs 2 | floor | lint/floor | jobs1/jobs2 | PSS --jobs 1 / 2 (RSS sum) "
-             "| cache cold / warm | Checkov |", "|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| files | lint --jobs 1 | lint --jobs 2 | floor | lint/floor | no rules/floor | jobs1/jobs2 "
+             "| PSS --jobs 1 / 2 (RSS sum) | cache cold / warm | Checkov |", "|---|---|---|---|---|---|---|---|---|---|"]
     for size, data in results["sizes"].items():
         one, two = data["lint"]["1"], data["lint"]["2"]
         checkov = f"{data['checkov']['seconds']:.1f} s" if "checkov" in data else "not run"
         lines.append(
             f"| {int(size):,} | {one['seconds']:.2f} s | {two['seconds']:.2f} s | {data['floor']['seconds']:.2f} s "
-            f"| {one['seconds'] / data['floor']['seconds']:.1f}x | {one['seconds'] / two['seconds']:.2f}x "
+            f"| {one['seconds'] / data['floor']['seconds']:.1f}x | {data['engine']['seconds'] / data['floor']['seconds']:.1f}x "
+            f"| {one['seconds'] / two['seconds']:.2f}x "
             f"| {one['pss_mib'] or 0:.0f} / {two['pss_mib'] or 0:.0f} MiB ({one['rss_mib'] or 0:.0f} / {two['rss_mib'] or 0:.0f}) "
             f"| {data['cache']['cold']:.2f} / {data['cache']['warm']:.2f} s | {checkov} |")
     s = results["startup"]
