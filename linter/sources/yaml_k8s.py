@@ -316,14 +316,17 @@ def _convert(root: Any, duplicates: list[ParseIssue], text: str | None = None) -
 # libyaml's composer recurses in C: past some thousands of levels it overflows the stack and kills
 # the process. Text that could nest deeper than this is measured from the event stream first.
 COMPOSER_SAFE_DEPTH = 2000
-_DEEP_BLOCK = re.compile(r"(?:^|\n)[ \t?:-]{%d}" % (COMPOSER_SAFE_DEPTH // 2))
+# line starts are found as "\n" (a literal the regex engine skips to) and the text's first line
+# on its own: a pattern opening with ^ or an alternation is tried at every character
+_DEEP_BLOCK = re.compile(r"[ \t?:-]{%d}" % (COMPOSER_SAFE_DEPTH // 2))
+_DEEP_LINE = re.compile(r"\n[ \t?:-]{%d}" % (COMPOSER_SAFE_DEPTH // 2))
 
 
 def _could_be_deep(text: str) -> bool:
     """A cheap upper bound on nesting: flow brackets, or a very long indentation prefix."""
     if text.count("[") + text.count("{") > COMPOSER_SAFE_DEPTH // 2:
         return True
-    return _DEEP_BLOCK.search(text) is not None
+    return _DEEP_BLOCK.match(text) is not None or _DEEP_LINE.search(text) is not None
 
 
 # libyaml's composer builds every node of a document (about 400 bytes each) before the converter
@@ -624,8 +627,10 @@ def _json_as_yaml(text: str) -> tuple[str, list[tuple[int, int]]]:
 # (directives, document-end markers, JSON escapes rewritten, line breaks other than LF, and text
 # big or deep enough to be measured first) are composed as one stream, which stops at an error.
 
-_DOC_START = re.compile(r"^---(?=[ \t\r\n]|\Z)", re.M)
-_STREAM_ONLY = re.compile(r"^(?:%|\.\.\.(?=[ \t\r\n]|\Z))", re.M)  # directives, document ends
+_DOC_START = re.compile(r"---(?=[ \t\r\n]|\Z)")
+_DOC_LINE = re.compile(r"\n---(?=[ \t\r\n]|\Z)")
+_STREAM_ONLY = re.compile(r"%|\.\.\.(?=[ \t\r\n]|\Z)")  # directives, document ends
+_STREAM_ONLY_LINE = re.compile(r"\n(?:%|\.\.\.(?=[ \t\r\n]|\Z))")
 _CONTENT = re.compile(r"^[ \t]*[^ \t\r\n#]", re.M)  # a line that is neither blank nor a comment
 
 
@@ -706,11 +711,9 @@ def _pieces(text: str) -> list[tuple[int, str, int]] | None:
     """The documents of ``text`` as (first line, text, index in the stream), or None when the file
     must be composed as one stream (see above)."""
     if (len(text) > PRESCAN_CHARS or _could_be_deep(text) or _has_other_breaks(text)
-            or _STREAM_ONLY.search(text) is not None):
+            or _STREAM_ONLY.match(text) is not None or _STREAM_ONLY_LINE.search(text) is not None):
         return None
-    starts = [m.start() for m in _DOC_START.finditer(text)]
-    if not starts or starts[0] != 0:
-        starts.insert(0, 0)
+    starts = [0] + [m.start() + 1 for m in _DOC_LINE.finditer(text)]
     pieces = []
     line = 0
     index = 0
@@ -719,7 +722,7 @@ def _pieces(text: str) -> list[tuple[int, str, int]] | None:
         piece = text[start:end]
         pieces.append((line, piece, index))
         # what precedes the first `---` is a document only if it holds more than comments
-        if number > 0 or start != 0 or piece.startswith("---") or _CONTENT.search(piece) is not None:
+        if number > 0 or _DOC_START.match(piece) is not None or _CONTENT.search(piece) is not None:
             index += 1
         line += piece.count("\n")
     return pieces
