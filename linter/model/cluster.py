@@ -910,22 +910,50 @@ class PoolVerdict:
 
 @dataclass(frozen=True)
 class PodPlacement:
+    """Every pool's verdict for one placement. Shared by every pod with the same constraints
+    (:meth:`Cluster.placement`), so what is derived from it alone is derived once: the filtered
+    lists below, and what rules keep with :meth:`memo`. The lists returned are fresh copies."""
+
     verdicts: tuple[PoolVerdict, ...]
+
+    @cached_property
+    def _candidates(self) -> tuple[PoolVerdict, ...]:
+        return tuple(v for v in self.verdicts if v.possible)
+
+    @cached_property
+    def _label_matches(self) -> tuple[PoolVerdict, ...]:
+        return tuple(v for v in self.verdicts if v.labels != "no")
+
+    @cached_property
+    def _any_elsewhere(self) -> bool:
+        return any(v.elsewhere for v in self._candidates)
 
     @property
     def candidates(self) -> list[PoolVerdict]:
-        return [v for v in self.verdicts if v.possible]
+        return list(self._candidates)
 
     @property
     def label_matches(self) -> list[PoolVerdict]:
-        return [v for v in self.verdicts if v.labels != "no"]
+        return list(self._label_matches)
 
     @property
     def known_candidates(self) -> list[PoolVerdict] | None:
         """The candidates, if all of them are pools of the project (None if a pool described
         nowhere may take the pod)."""
-        found = self.candidates
-        return None if any(v.elsewhere for v in found) else found
+        return None if self._any_elsewhere else list(self._candidates)
+
+    def memo(self, key: Any, build: Any) -> Any:
+        """``build()``, computed once per placement (for what depends only on the placement and
+        the run's options: the capacities of the candidate pools, say). ``key`` names the rule
+        and every option the result depends on."""
+        memo = self.__dict__.get("_memo")
+        if memo is None:
+            memo = self.__dict__["_memo"] = {}
+        try:
+            return memo[key]
+        except KeyError:
+            value = memo[key] = build()
+            return value
 
 
 _ABSENT = object()
@@ -1091,7 +1119,19 @@ def pod_requests(pod: Any) -> dict[str, PodRequest]:
     native sidecars (init containers with ``restartPolicy: Always``) add up; each ordinary init
     container runs alone beside the sidecars started before it; the pod needs the larger of
     the two. Ephemeral containers have no resources.
+
+    Computed once per pod view (views are read-only; several rules ask): a fresh dict each call.
     """
+    store = getattr(pod, "__dict__", None)
+    if store is None:
+        return _pod_requests(pod)
+    found = store.get("_pod_requests")
+    if found is None:
+        found = store["_pod_requests"] = _pod_requests(pod)
+    return dict(found)
+
+
+def _pod_requests(pod: Any) -> dict[str, PodRequest]:
     def own(container: Any) -> dict[str, Any]:
         entries = dict(container.limits)
         entries.update(container.requests)
