@@ -412,6 +412,16 @@ class Cluster:
     _placements: dict[int, tuple[weakref.ref, "PodPlacement | None"]] = field(default_factory=dict)
     _by_signature: dict[tuple, "PodPlacement | None"] = field(default_factory=dict)
     _graceful: dict[int, list] = field(default_factory=dict)  # id(pool) -> max_graceful_termination
+    _memo: dict[Any, Any] = field(default_factory=dict)
+
+    def memo(self, key: Any, build: Any) -> Any:
+        """``build()``, computed once per cluster, for what depends only on the pools and on
+        ``key`` (which names the rule and every input the result depends on)."""
+        try:
+            return self._memo[key]
+        except KeyError:
+            value = self._memo[key] = build()
+            return value
 
     @property
     def has_pools(self) -> bool:
