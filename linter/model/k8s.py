@@ -79,7 +79,8 @@ class Container:
     field: str  # "containers" | "initContainers" | "ephemeralContainers"
     index: int
     path: Path
-    # requests and limits, parsed on first use: dozens of rules read them (views are read-only)
+    # what is derived from the container alone, on first use (requests and limits, which dozens of
+    # rules read; checkpoint evidence): views are read-only
     _sections: dict = field(default_factory=dict, repr=False)
 
     @property
