@@ -301,6 +301,9 @@ class Workload:
 
     obj: K8sObject
     pods: list[PodSpec] = field(default_factory=list)
+    # what model helpers derive from the workload alone (and their other inputs), on first use:
+    # views are read-only
+    _memo: dict = field(default_factory=dict, repr=False)
 
     @property
     def kind(self) -> str:
