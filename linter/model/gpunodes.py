@@ -200,7 +200,18 @@ def places_on_gpu_nodes(pod: Any, index: Any, config: Any) -> bool:
 
 def gpu_entries(pod: Any) -> list[tuple[Any, str, Any]]:
     """(container, "requests" | "limits", Resource) for every GPU resource of a pod template
-    whose quantity is not zero (a templated or malformed quantity counts: it is meant as a GPU)."""
+    whose quantity is not zero (a templated or malformed quantity counts: it is meant as a GPU).
+    Found once per pod view (views are read-only; several rules ask): a fresh list each call."""
+    store = getattr(pod, "__dict__", None)
+    if store is None:
+        return _gpu_entries(pod)
+    found = store.get("_gpu_entries")
+    if found is None:
+        found = store["_gpu_entries"] = tuple(_gpu_entries(pod))
+    return list(found)
+
+
+def _gpu_entries(pod: Any) -> list[tuple[Any, str, Any]]:
     from linter.model.k8s import gpu_resources
 
     found = []

@@ -163,6 +163,21 @@ class Container:
 
     @property
     def env(self) -> list[EnvVar]:
+        """The entries of ``env`` with a name (parsed once; a fresh list each call)."""
+        found = self._sections.get("env")
+        if found is None:
+            found = self._sections["env"] = tuple(self._env())
+        return list(found)
+
+    def env_value(self, name: str) -> EnvVar | None:
+        """The effective entry for ``name`` (the last one wins, as in Kubernetes)."""
+        found = None
+        for var in self._sections.get("env") or self.env:
+            if var.name == name:
+                found = var
+        return found
+
+    def _env(self) -> list[EnvVar]:
         env = self.body.get_seq("env")
         result: list[EnvVar] = []
         if env is None:
@@ -182,14 +197,6 @@ class Container:
                 )
             )
         return result
-
-    def env_value(self, name: str) -> EnvVar | None:
-        """The effective entry for ``name`` (the last one wins, as in Kubernetes)."""
-        found = None
-        for var in self.env:
-            if var.name == name:
-                found = var
-        return found
 
     @property
     def volume_mounts(self) -> list[tuple[int, YMap]]:
@@ -482,7 +489,8 @@ GPU_RESOURCE_OPTION = {
 
 def gpu_resources(resources: dict[str, Resource], prefixes: Any = DEFAULT_GPU_RESOURCE_PREFIXES) -> dict[str, Resource]:
     """The entries of a requests/limits section that are GPUs (names starting with a prefix)."""
-    return {name: res for name, res in resources.items() if name.startswith(tuple(prefixes))}
+    prefixes = tuple(prefixes)
+    return {name: res for name, res in resources.items() if name.startswith(prefixes)}
 
 
 def is_templated(value: str) -> bool:
