@@ -470,15 +470,20 @@ def _tokens(container: Container) -> Iterator[tuple[str, Span, tuple[str | int, 
             if not any(ch.isspace() for ch in text):
                 yield text, span, node
                 continue
-            try:  # a backslash-newline is a line continuation, removed before words are split
-                lexer = shlex.shlex(text.replace("\\\n", " "), posix=True, punctuation_chars=";&|()<>")
-                lexer.whitespace_split = True
-                lexer.commenters = "#"
-                words = list(lexer)
-            except ValueError:
-                words = text.split()
-            for word in words:
+            for word in _shell_words(text):
                 yield word, span, node
+
+
+@lru_cache(maxsize=512)  # a pure function of the text; the replicas of a job mostly share their scripts
+def _shell_words(text: str) -> tuple[str, ...]:
+    """A shell script item split into words as a shell would."""
+    try:  # a backslash-newline is a line continuation, removed before words are split
+        lexer = shlex.shlex(text.replace("\\\n", " "), posix=True, punctuation_chars=";&|()<>")
+        lexer.whitespace_split = True
+        lexer.commenters = "#"
+        return tuple(lexer)
+    except ValueError:
+        return tuple(text.split())
 
 
 def checkpoint_paths(container: Container) -> list[CheckpointPath]:
