@@ -61,11 +61,25 @@ _TRUE_ONLY = ("nvidia.com/gpu.present", "nvidia.com/gpu.deploy.", "feature.node.
 _INSTANCE_TYPE = ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type")
 
 
+# id(entries) -> (entries, their taints): parsed once per configuration, not once per pod
+_CONFIGURED: dict[int, tuple[Any, tuple[Taint, ...]]] = {}
+
+
 def configured_gpu_taints(config: Any) -> list[Taint]:
     """The configured ``gpu-taints`` (default ``sku=gpu:NoSchedule``); an entry without an
-    effect is taken as ``NoSchedule``."""
+    effect is taken as ``NoSchedule``. A fresh list each call."""
+    entries = config.effective_gpu_taints
+    cached = _CONFIGURED.get(id(entries))
+    if cached is None or cached[0] is not entries:  # the entries are kept: their id is not reused
+        if len(_CONFIGURED) >= 64:
+            _CONFIGURED.clear()
+        cached = _CONFIGURED[id(entries)] = (entries, tuple(_configured_gpu_taints(entries)))
+    return list(cached[1])
+
+
+def _configured_gpu_taints(entries: Any) -> list[Taint]:
     taints = []
-    for entry in config.effective_gpu_taints:
+    for entry in entries:
         if isinstance(entry, Mapping) and not entry.get("effect"):
             entry = {**entry, "effect": "NoSchedule"}
         taint = parse_taint(entry)
