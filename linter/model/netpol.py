@@ -244,6 +244,9 @@ class Rule:
     ports: tuple[Mapping[str, Any], ...] | None  # None: every port
 
 
+_UNSET: Any = object()
+
+
 @dataclass(frozen=True, eq=False)
 class Policy:
     name: str
@@ -259,7 +262,15 @@ class Policy:
         return same_namespace(self.namespace, self.folder, pod.namespace, pod.folder)
 
     def selects(self, pod: Endpoint) -> bool | None:
-        return _and(self.holds(pod), partial_match(self.pod_selector, pod.labels))
+        """Whether the policy selects ``pod``: once per endpoint (endpoints are immutable, built
+        once per pod view; a job's flows ask it of every pair of its replica types)."""
+        memo = self.__dict__.get("_selects")
+        if memo is None:
+            memo = self.__dict__["_selects"] = {}
+        found = memo.get(pod, _UNSET)
+        if found is _UNSET:
+            found = memo[pod] = _and(self.holds(pod), partial_match(self.pod_selector, pod.labels))
+        return found
 
 
 def _rules(items: Any, peer_field: str) -> tuple[Rule, ...]:
