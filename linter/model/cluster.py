@@ -1156,7 +1156,7 @@ def _pod_requests(pod: Any) -> dict[str, PodRequest]:
 
     for container in pod.app_containers:
         for name, res in own(container).items():
-            total[name] = total.get(name, Fraction(0)) + res.value
+            total[name] = _plus(total.get(name), res.value)
             note(name, res.value, container, res)
     sidecars: dict[str, Fraction] = {}
     init_peak: dict[str, Fraction] = {}
@@ -1164,21 +1164,29 @@ def _pod_requests(pod: Any) -> dict[str, PodRequest]:
         entries = own(container)
         if container.is_sidecar:
             for name, res in entries.items():
-                total[name] = total.get(name, Fraction(0)) + res.value
-                sidecars[name] = sidecars.get(name, Fraction(0)) + res.value
+                total[name] = _plus(total.get(name), res.value)
+                sidecars[name] = _plus(sidecars.get(name), res.value)
                 note(name, res.value, container, res)
             need = dict(sidecars)
         else:
             need = dict(sidecars)
             for name, res in entries.items():
-                need[name] = need.get(name, Fraction(0)) + res.value
+                need[name] = _plus(need.get(name), res.value)
                 note(name, res.value, container, res)
         for name, amount in need.items():
-            init_peak[name] = max(init_peak.get(name, Fraction(0)), amount)
+            init_peak[name] = max(init_peak.get(name, _ZERO), amount)
     for name, amount in init_peak.items():
-        total[name] = max(total.get(name, Fraction(0)), amount)
+        total[name] = max(total.get(name, _ZERO), amount)
     return {name: PodRequest(amount, biggest[name][1], biggest[name][2])
             for name, amount in total.items() if name in biggest and amount > 0}
+
+
+_ZERO = Fraction(0)
+
+
+def _plus(total: Fraction | None, amount: Fraction) -> Fraction:
+    """``total + amount``, where None is nothing yet (0 + amount is amount: no Fraction arithmetic)."""
+    return amount if total is None else total + amount
 
 
 def describe_pool(pool: NodePool) -> str:
