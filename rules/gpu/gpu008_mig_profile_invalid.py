@@ -87,6 +87,7 @@ def _suggest(name: str) -> str:
     return f" (did you mean {', '.join(close)}?)" if close else ""
 
 
+@lru_cache(maxsize=1024)  # a pure function of the resource name
 def _resource_problem(name: str) -> str | None:
     body = name[len("nvidia.com/mig-"):]
     profile = normalise_profile(name)
