@@ -412,6 +412,16 @@ class Cluster:
     _placements: dict[int, tuple[weakref.ref, "PodPlacement | None"]] = field(default_factory=dict)
     _by_signature: dict[tuple, "PodPlacement | None"] = field(default_factory=dict)
     _graceful: dict[int, list] = field(default_factory=dict)  # id(pool) -> max_graceful_termination
+    _memo: dict[Any, Any] = field(default_factory=dict)
+
+    def memo(self, key: Any, build: Any) -> Any:
+        """``build()``, computed once per cluster, for what depends only on the pools and on
+        ``key`` (which names the rule and every input the result depends on)."""
+        try:
+            return self._memo[key]
+        except KeyError:
+            value = self._memo[key] = build()
+            return value
 
     @property
     def has_pools(self) -> bool:
@@ -910,22 +920,50 @@ class PoolVerdict:
 
 @dataclass(frozen=True)
 class PodPlacement:
+    """Every pool's verdict for one placement. Shared by every pod with the same constraints
+    (:meth:`Cluster.placement`), so what is derived from it alone is derived once: the filtered
+    lists below, and what rules keep with :meth:`memo`. The lists returned are fresh copies."""
+
     verdicts: tuple[PoolVerdict, ...]
+
+    @cached_property
+    def _candidates(self) -> tuple[PoolVerdict, ...]:
+        return tuple(v for v in self.verdicts if v.possible)
+
+    @cached_property
+    def _label_matches(self) -> tuple[PoolVerdict, ...]:
+        return tuple(v for v in self.verdicts if v.labels != "no")
+
+    @cached_property
+    def _any_elsewhere(self) -> bool:
+        return any(v.elsewhere for v in self._candidates)
 
     @property
     def candidates(self) -> list[PoolVerdict]:
-        return [v for v in self.verdicts if v.possible]
+        return list(self._candidates)
 
     @property
     def label_matches(self) -> list[PoolVerdict]:
-        return [v for v in self.verdicts if v.labels != "no"]
+        return list(self._label_matches)
 
     @property
     def known_candidates(self) -> list[PoolVerdict] | None:
         """The candidates, if all of them are pools of the project (None if a pool described
         nowhere may take the pod)."""
-        found = self.candidates
-        return None if any(v.elsewhere for v in found) else found
+        return None if self._any_elsewhere else list(self._candidates)
+
+    def memo(self, key: Any, build: Any) -> Any:
+        """``build()``, computed once per placement (for what depends only on the placement and
+        the run's options: the capacities of the candidate pools, say). ``key`` names the rule
+        and every option the result depends on."""
+        memo = self.__dict__.get("_memo")
+        if memo is None:
+            memo = self.__dict__["_memo"] = {}
+        try:
+            return memo[key]
+        except KeyError:
+            value = memo[key] = build()
+            return value
 
 
 _ABSENT = object()
@@ -1091,7 +1129,19 @@ def pod_requests(pod: Any) -> dict[str, PodRequest]:
     native sidecars (init containers with ``restartPolicy: Always``) add up; each ordinary init
     container runs alone beside the sidecars started before it; the pod needs the larger of
     the two. Ephemeral containers have no resources.
+
+    Computed once per pod view (views are read-only; several rules ask): a fresh dict each call.
     """
+    store = getattr(pod, "__dict__", None)
+    if store is None:
+        return _pod_requests(pod)
+    found = store.get("_pod_requests")
+    if found is None:
+        found = store["_pod_requests"] = _pod_requests(pod)
+    return dict(found)
+
+
+def _pod_requests(pod: Any) -> dict[str, PodRequest]:
     def own(container: Any) -> dict[str, Any]:
         entries = dict(container.limits)
         entries.update(container.requests)
@@ -1106,7 +1156,7 @@ def pod_requests(pod: Any) -> dict[str, PodRequest]:
 
     for container in pod.app_containers:
         for name, res in own(container).items():
-            total[name] = total.get(name, Fraction(0)) + res.value
+            total[name] = _plus(total.get(name), res.value)
             note(name, res.value, container, res)
     sidecars: dict[str, Fraction] = {}
     init_peak: dict[str, Fraction] = {}
@@ -1114,21 +1164,29 @@ def pod_requests(pod: Any) -> dict[str, PodRequest]:
         entries = own(container)
         if container.is_sidecar:
             for name, res in entries.items():
-                total[name] = total.get(name, Fraction(0)) + res.value
-                sidecars[name] = sidecars.get(name, Fraction(0)) + res.value
+                total[name] = _plus(total.get(name), res.value)
+                sidecars[name] = _plus(sidecars.get(name), res.value)
                 note(name, res.value, container, res)
             need = dict(sidecars)
         else:
             need = dict(sidecars)
             for name, res in entries.items():
-                need[name] = need.get(name, Fraction(0)) + res.value
+                need[name] = _plus(need.get(name), res.value)
                 note(name, res.value, container, res)
         for name, amount in need.items():
-            init_peak[name] = max(init_peak.get(name, Fraction(0)), amount)
+            init_peak[name] = max(init_peak.get(name, _ZERO), amount)
     for name, amount in init_peak.items():
-        total[name] = max(total.get(name, Fraction(0)), amount)
+        total[name] = max(total.get(name, _ZERO), amount)
     return {name: PodRequest(amount, biggest[name][1], biggest[name][2])
             for name, amount in total.items() if name in biggest and amount > 0}
+
+
+_ZERO = Fraction(0)
+
+
+def _plus(total: Fraction | None, amount: Fraction) -> Fraction:
+    """``total + amount``, where None is nothing yet (0 + amount is amount: no Fraction arithmetic)."""
+    return amount if total is None else total + amount
 
 
 def describe_pool(pool: NodePool) -> str:

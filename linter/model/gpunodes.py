@@ -61,11 +61,25 @@ _TRUE_ONLY = ("nvidia.com/gpu.present", "nvidia.com/gpu.deploy.", "feature.node.
 _INSTANCE_TYPE = ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type")
 
 
+# id(entries) -> (entries, their taints): parsed once per configuration, not once per pod
+_CONFIGURED: dict[int, tuple[Any, tuple[Taint, ...]]] = {}
+
+
 def configured_gpu_taints(config: Any) -> list[Taint]:
     """The configured ``gpu-taints`` (default ``sku=gpu:NoSchedule``); an entry without an
-    effect is taken as ``NoSchedule``."""
+    effect is taken as ``NoSchedule``. A fresh list each call."""
+    entries = config.effective_gpu_taints
+    cached = _CONFIGURED.get(id(entries))
+    if cached is None or cached[0] is not entries:  # the entries are kept: their id is not reused
+        if len(_CONFIGURED) >= 64:
+            _CONFIGURED.clear()
+        cached = _CONFIGURED[id(entries)] = (entries, tuple(_configured_gpu_taints(entries)))
+    return list(cached[1])
+
+
+def _configured_gpu_taints(entries: Any) -> list[Taint]:
     taints = []
-    for entry in config.effective_gpu_taints:
+    for entry in entries:
         if isinstance(entry, Mapping) and not entry.get("effect"):
             entry = {**entry, "effect": "NoSchedule"}
         taint = parse_taint(entry)
@@ -200,7 +214,18 @@ def places_on_gpu_nodes(pod: Any, index: Any, config: Any) -> bool:
 
 def gpu_entries(pod: Any) -> list[tuple[Any, str, Any]]:
     """(container, "requests" | "limits", Resource) for every GPU resource of a pod template
-    whose quantity is not zero (a templated or malformed quantity counts: it is meant as a GPU)."""
+    whose quantity is not zero (a templated or malformed quantity counts: it is meant as a GPU).
+    Found once per pod view (views are read-only; several rules ask): a fresh list each call."""
+    store = getattr(pod, "__dict__", None)
+    if store is None:
+        return _gpu_entries(pod)
+    found = store.get("_gpu_entries")
+    if found is None:
+        found = store["_gpu_entries"] = tuple(_gpu_entries(pod))
+    return list(found)
+
+
+def _gpu_entries(pod: Any) -> list[tuple[Any, str, Any]]:
     from linter.model.k8s import gpu_resources
 
     found = []

@@ -79,7 +79,8 @@ class Container:
     field: str  # "containers" | "initContainers" | "ephemeralContainers"
     index: int
     path: Path
-    # requests and limits, parsed on first use: dozens of rules read them (views are read-only)
+    # what is derived from the container alone, on first use (requests and limits, which dozens of
+    # rules read; checkpoint evidence): views are read-only
     _sections: dict = field(default_factory=dict, repr=False)
 
     @property
@@ -162,6 +163,21 @@ class Container:
 
     @property
     def env(self) -> list[EnvVar]:
+        """The entries of ``env`` with a name (parsed once; a fresh list each call)."""
+        found = self._sections.get("env")
+        if found is None:
+            found = self._sections["env"] = tuple(self._env())
+        return list(found)
+
+    def env_value(self, name: str) -> EnvVar | None:
+        """The effective entry for ``name`` (the last one wins, as in Kubernetes)."""
+        found = None
+        for var in self._sections.get("env") or self.env:
+            if var.name == name:
+                found = var
+        return found
+
+    def _env(self) -> list[EnvVar]:
         env = self.body.get_seq("env")
         result: list[EnvVar] = []
         if env is None:
@@ -181,14 +197,6 @@ class Container:
                 )
             )
         return result
-
-    def env_value(self, name: str) -> EnvVar | None:
-        """The effective entry for ``name`` (the last one wins, as in Kubernetes)."""
-        found = None
-        for var in self.env:
-            if var.name == name:
-                found = var
-        return found
 
     @property
     def volume_mounts(self) -> list[tuple[int, YMap]]:
@@ -300,6 +308,9 @@ class Workload:
 
     obj: K8sObject
     pods: list[PodSpec] = field(default_factory=list)
+    # what model helpers derive from the workload alone (and their other inputs), on first use:
+    # views are read-only
+    _memo: dict = field(default_factory=dict, repr=False)
 
     @property
     def kind(self) -> str:
@@ -478,7 +489,8 @@ GPU_RESOURCE_OPTION = {
 
 def gpu_resources(resources: dict[str, Resource], prefixes: Any = DEFAULT_GPU_RESOURCE_PREFIXES) -> dict[str, Resource]:
     """The entries of a requests/limits section that are GPUs (names starting with a prefix)."""
-    return {name: res for name, res in resources.items() if name.startswith(tuple(prefixes))}
+    prefixes = tuple(prefixes)
+    return {name: res for name, res in resources.items() if name.startswith(prefixes)}
 
 
 def is_templated(value: str) -> bool:

@@ -149,7 +149,19 @@ def _ports(pod: PodSpec) -> list[Port]:
 
 
 def pod_targets(workload: Workload) -> list[Target]:
-    """The pod templates of a workload as monitors see them (a PodTemplate, which runs nothing, has none)."""
+    """The pod templates of a workload as monitors see them (a PodTemplate, which runs nothing, has
+    none). Built once per workload view (OBS001 and OBS002 both collect them; the targets are
+    never modified): a fresh list each call."""
+    memo = getattr(workload, "_memo", None)
+    if memo is None:
+        return _pod_targets(workload)
+    found = memo.get("pod_targets")
+    if found is None:
+        found = memo["pod_targets"] = tuple(_pod_targets(workload))
+    return list(found)
+
+
+def _pod_targets(workload: Workload) -> list[Target]:
     if workload.kind == "PodTemplate":
         return []
     namespace = workload.obj.namespace or "default"

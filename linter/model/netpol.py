@@ -244,6 +244,9 @@ class Rule:
     ports: tuple[Mapping[str, Any], ...] | None  # None: every port
 
 
+_UNSET: Any = object()
+
+
 @dataclass(frozen=True, eq=False)
 class Policy:
     name: str
@@ -259,7 +262,15 @@ class Policy:
         return same_namespace(self.namespace, self.folder, pod.namespace, pod.folder)
 
     def selects(self, pod: Endpoint) -> bool | None:
-        return _and(self.holds(pod), partial_match(self.pod_selector, pod.labels))
+        """Whether the policy selects ``pod``: once per endpoint (endpoints are immutable, built
+        once per pod view; a job's flows ask it of every pair of its replica types)."""
+        memo = self.__dict__.get("_selects")
+        if memo is None:
+            memo = self.__dict__["_selects"] = {}
+        found = memo.get(pod, _UNSET)
+        if found is _UNSET:
+            found = memo[pod] = _and(self.holds(pod), partial_match(self.pod_selector, pod.labels))
+        return found
 
 
 def _rules(items: Any, peer_field: str) -> tuple[Rule, ...]:
@@ -490,7 +501,18 @@ def names(items: Iterable[Policy]) -> str:
 
 def endpoint_of(pod: PodSpec) -> Endpoint:
     """The pods of one template: their namespace, labels (the template's plus the operator's;
-    per-pod labels unknown) and container ports (with the operator's default port)."""
+    per-pod labels unknown) and container ports (with the operator's default port). Built once
+    per pod view (views are read-only; endpoints are immutable)."""
+    store = getattr(pod, "__dict__", None)
+    if store is None:
+        return _endpoint_of(pod)
+    found = store.get("_endpoint")
+    if found is None:
+        found = store["_endpoint"] = _endpoint_of(pod)
+    return found
+
+
+def _endpoint_of(pod: PodSpec) -> Endpoint:
     ports = tuple(Port(p.name, p.port, p.protocol) for p in container_ports(pod))
     return Endpoint(pod.obj.namespace or None, Labels(pod_labels(pod), PER_POD_LABELS), ports,
                     describe=pod.describe(), folder=posixpath.dirname(pod.obj.path))
@@ -507,8 +529,20 @@ class Flow:
 
 def replica_flows(workload: Workload, all_policies: Iterable[Policy]) -> list[Flow]:
     """Every ordered pair of the workload's templates that run pods, a template with itself
-    when it runs two or more pods; grouped by destination, in document order."""
+    when it runs two or more pods; grouped by destination, in document order. Computed once per
+    workload view and set of policies (DST007 and DST008 both ask); a fresh list each call."""
     items = tuple(all_policies)
+    memo = getattr(workload, "_memo", None)
+    if memo is None:
+        return _replica_flows(workload, items)
+    key = ("replica_flows", items)  # policies compare by identity; the key keeps them alive
+    found = memo.get(key)
+    if found is None:
+        found = memo[key] = tuple(_replica_flows(workload, items))
+    return list(found)
+
+
+def _replica_flows(workload: Workload, items: tuple[Policy, ...]) -> list[Flow]:
     pods = [p for p in workload.pods if pod_count(p) > 0]
     endpoints = {id(p): endpoint_of(p) for p in pods}
     flows = []

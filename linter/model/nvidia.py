@@ -132,8 +132,10 @@ def is_dcgm_exporter(workload: Workload | None) -> bool:
 
 
 def gpu_operator_policies(index: Any) -> list[Any]:
-    """The GPU Operator's ClusterPolicy objects (``nvidia.com/v1``) in the project index."""
-    return [obj for obj in index.of_kind("ClusterPolicy") if obj.group == "nvidia.com"]
+    """The GPU Operator's ClusterPolicy objects (``nvidia.com/v1``) in the project index (found
+    once per index; a fresh list each call)."""
+    return list(index.memo("gpu-operator-policies",
+                           lambda: tuple(obj for obj in index.of_kind("ClusterPolicy") if obj.group == "nvidia.com")))
 
 
 def policy_deploys(policy: Any, component: str) -> bool:

@@ -26,6 +26,7 @@ import posixpath
 import re
 import shlex
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Iterator
 
 from linter.model.document import K8sObject
@@ -375,6 +376,7 @@ def mentions_checkpoint(text: Any) -> bool:
     return isinstance(text, str) and _CHECKPOINT.search(text) is not None
 
 
+@lru_cache(maxsize=4096)
 def is_checkpoint_destination(name: str) -> bool:
     """An env var or flag name that says where checkpoints are written (``CHECKPOINT_DIR``,
     ``--ckpt-path``, ``--save-checkpoint-dir``, ``checkpointer.output_dir``), not read from
@@ -384,6 +386,7 @@ def is_checkpoint_destination(name: str) -> bool:
                 and not _SOURCE.search(squashed))
 
 
+@lru_cache(maxsize=4096)
 def is_destination(name: str) -> bool:
     """An env var or flag name that says where something is written (``--output-dir``,
     ``SCRATCH_DIR``, ``--save-path``), not read from, and not a model location (``--model-dir``
@@ -467,19 +470,32 @@ def _tokens(container: Container) -> Iterator[tuple[str, Span, tuple[str | int, 
             if not any(ch.isspace() for ch in text):
                 yield text, span, node
                 continue
-            try:  # a backslash-newline is a line continuation, removed before words are split
-                lexer = shlex.shlex(text.replace("\\\n", " "), posix=True, punctuation_chars=";&|()<>")
-                lexer.whitespace_split = True
-                lexer.commenters = "#"
-                words = list(lexer)
-            except ValueError:
-                words = text.split()
-            for word in words:
+            for word in _shell_words(text):
                 yield word, span, node
 
 
+@lru_cache(maxsize=512)  # a pure function of the text; the replicas of a job mostly share their scripts
+def _shell_words(text: str) -> tuple[str, ...]:
+    """A shell script item split into words as a shell would."""
+    try:  # a backslash-newline is a line continuation, removed before words are split
+        lexer = shlex.shlex(text.replace("\\\n", " "), posix=True, punctuation_chars=";&|()<>")
+        lexer.whitespace_split = True
+        lexer.commenters = "#"
+        return tuple(lexer)
+    except ValueError:
+        return tuple(text.split())
+
+
 def checkpoint_paths(container: Container) -> list[CheckpointPath]:
-    """Checkpoint destinations the container names in env values and command-line flags."""
+    """Checkpoint destinations the container names in env values and command-line flags
+    (found once per container view: views are read-only; a fresh list each call)."""
+    found = container._sections.get("checkpoint_paths")
+    if found is None:
+        found = container._sections["checkpoint_paths"] = tuple(_checkpoint_paths(container))
+    return list(found)
+
+
+def _checkpoint_paths(container: Container) -> list[CheckpointPath]:
     env = literal_env(container)
     working_dir = container.body.get("workingDir")
     working_dir = working_dir if isinstance(working_dir, str) and working_dir.startswith("/") else None
@@ -558,7 +574,14 @@ class CheckpointMount:
 def checkpoint_mounts(container: Container) -> list[CheckpointMount]:
     """The container's writable mounts that hold checkpoints: the mount path, the volume name or
     the claim name mentions checkpoints, or a checkpoint destination of :func:`checkpoint_paths`
-    lies on it."""
+    lies on it. Found once per container view (a fresh list each call)."""
+    found = container._sections.get("checkpoint_mounts")
+    if found is None:
+        found = container._sections["checkpoint_mounts"] = tuple(_checkpoint_mounts(container))
+    return list(found)
+
+
+def _checkpoint_mounts(container: Container) -> list[CheckpointMount]:
     volumes = pod_volumes(container.pod)
     by_mount: dict[int, CheckpointMount] = {}
 

@@ -176,10 +176,15 @@ def canonical_name(size: str) -> str | None:
 
 def suggest(size: str, limit: int = 2) -> list[str]:
     """Known GPU sizes whose names are close to ``size`` (for AKS005 messages)."""
+    return list(_suggest(size, limit))
+
+
+@lru_cache(maxsize=1024)  # a pure function of its arguments: the catalogue is constant
+def _suggest(size: str, limit: int) -> tuple[str, ...]:
     import difflib
 
     names = {s.name.lower(): s.name for s in gpu_sizes()}
-    return [names[m] for m in difflib.get_close_matches(_key(size), list(names), n=limit, cutoff=0.85)]
+    return tuple(names[m] for m in difflib.get_close_matches(_key(size), list(names), n=limit, cutoff=0.85))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -130,21 +130,29 @@ class _Compiler:
             if target is not None:
                 checks.append(target)
         kind = schema.get("type")
-        if kind is not None:
+        # "type: object" (or array) with a check of the members: one closure that tests the type
+        # itself (the member check alone lets every other type through), not two
+        typed = kind if kind in ("object", "array") or kind in (["object"], ["array"]) else None
+        typed = typed[0] if isinstance(typed, list) else typed
+        object_check = self._object(schema, typed=typed == "object")
+        items_check = None
+        if "items" in schema:
+            items = schema["items"]
+            if isinstance(items, list):
+                return _never
+            items_check = self._items(items, typed=typed == "array")
+        if kind is not None and not (typed == "object" and object_check is not None
+                                     or typed == "array" and items_check is not None):
             checks.append(_type_check([kind] if isinstance(kind, str) else list(kind)))
         if "enum" in schema:
             checks.append(_enum_check(list(schema["enum"])))
         if "const" in schema:
             const = schema["const"]
             checks.append(lambda x, c=const: _equal(x, c))
-        object_check = self._object(schema)
         if object_check is not None:
             checks.append(object_check)
-        if "items" in schema:
-            items = schema["items"]
-            if isinstance(items, list):
-                return _never
-            checks.append(self._items(items))
+        if items_check is not None:
+            checks.append(items_check)
         if LIST_MAP_KEYS in schema:
             checks.append(_list_map_check(tuple(schema[LIST_MAP_KEYS])))
         checks.extend(_scalar_checks(schema))
@@ -185,12 +193,13 @@ class _Compiler:
 
         return first
 
-    def _items(self, items: Any) -> Check:
+    def _items(self, items: Any, typed: bool = False) -> Check:
+        """The check of every item; ``typed``: a value that is not a list fails (``type: array``)."""
         slot: list[Check | None] = []
 
         def each(x: Any) -> bool:
             if x.__class__ is not list and not isinstance(x, list):
-                return True
+                return not typed
             if not x:
                 return True
             if not slot:
@@ -205,7 +214,9 @@ class _Compiler:
 
         return each
 
-    def _object(self, schema: dict[str, Any]) -> Check | None:
+    def _object(self, schema: dict[str, Any], typed: bool = False) -> Check | None:
+        """The check of an object's members; ``typed``: a value that is not a mapping fails
+        (``type: object``). None when it accepts every object."""
         properties = schema.get("properties") or {}
         extra = schema.get("additionalProperties", True)
         required = tuple(schema.get("required") or ())
@@ -219,7 +230,7 @@ class _Compiler:
 
         def check(x: Any) -> bool:
             if not isinstance(x, dict):
-                return True
+                return not typed
             for name in required:
                 if name not in x:
                     return False

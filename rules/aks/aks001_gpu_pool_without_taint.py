@@ -60,9 +60,11 @@ from linter.model.selectors import parse_taint
 from linter.rule import SHELL, Finding, rule
 
 
-@rule(code="AKS001", name="gpu-pool-without-taint", severity="error", scope=SHELL, tags=("aks", "gpu", "isolation"))
-def check(script: ShellScript, ctx):
-    for pool in cluster_of(ctx.index, ctx.config).pools:
+def _by_script(cluster) -> dict[str, list]:
+    """(pool, taints, later, where) of each GPU pool without a NoSchedule taint, by the script its
+    finding goes to, in pool order: once per cluster, not once per script."""
+    found: dict[str, list] = {}
+    for pool in cluster.pools:
         vm = pool.vm
         if pool.source != "script" or not pool.created or vm is None or not vm.is_gpu or not pool.taints_known:
             continue
@@ -71,8 +73,15 @@ def check(script: ShellScript, ctx):
             continue
         later = changed_after_creation(pool.taints_origin, pool)
         where = pool.taints_origin if later else pool.vm_origin
-        if where is None or where.path != script.path:
-            continue
+        if where is not None:
+            found.setdefault(where.path, []).append((pool, taints, later, where))
+    return found
+
+
+@rule(code="AKS001", name="gpu-pool-without-taint", severity="error", scope=SHELL, tags=("aks", "gpu", "isolation"))
+def check(script: ShellScript, ctx):
+    cluster = cluster_of(ctx.index, ctx.config)
+    for pool, taints, later, where in cluster.memo("AKS001", lambda: _by_script(cluster)).get(script.path, ()):
         configured = parse_taint(ctx.config.effective_gpu_taints[0]) if ctx.config.effective_gpu_taints else None
         suggestion = str(configured) if configured is not None and configured.repels else "sku=gpu:NoSchedule"
         if taints:

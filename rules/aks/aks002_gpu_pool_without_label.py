@@ -51,10 +51,11 @@ from linter.model.cluster import cluster_of, describe_pool
 from linter.rule import SHELL, Finding, rule
 
 
-@rule(code="AKS002", name="gpu-pool-without-label", severity="warning", scope=SHELL, tags=("aks", "gpu", "scheduling"))
-def check(script: ShellScript, ctx):
-    wanted = ctx.config.effective_gpu_node_labels
-    for pool in cluster_of(ctx.index, ctx.config).pools:
+def _by_script(cluster, wanted: dict) -> dict[str, list]:
+    """(pool, missing labels, where) of each NVIDIA GPU pool without the wanted labels, by the
+    script its finding goes to, in pool order: once per cluster, not once per script."""
+    found: dict[str, list] = {}
+    for pool in cluster.pools:
         vm = pool.vm
         if pool.source != "script" or not pool.created or vm is None or vm.gpu_resource != "nvidia.com/gpu":
             continue
@@ -65,8 +66,17 @@ def check(script: ShellScript, ctx):
         if not missing:
             continue
         where = pool.labels_origin or pool.vm_origin
-        if where is None or where.path != script.path:
-            continue
+        if where is not None:
+            found.setdefault(where.path, []).append((pool, missing, where))
+    return found
+
+
+@rule(code="AKS002", name="gpu-pool-without-label", severity="warning", scope=SHELL, tags=("aks", "gpu", "scheduling"))
+def check(script: ShellScript, ctx):
+    wanted = ctx.config.effective_gpu_node_labels
+    cluster = cluster_of(ctx.index, ctx.config)
+    found = cluster.memo(("AKS002", tuple(wanted.items())), lambda: _by_script(cluster, wanted))
+    for pool, missing, where in found.get(script.path, ()):
         pairs = " ".join(f"{key}={value}" for key, value in missing.items())
         have = ", ".join(f"{k}={v}" for k, v in pool.labels.items()) or "none"
         command = where.command

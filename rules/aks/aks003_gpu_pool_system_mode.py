@@ -50,15 +50,24 @@ from linter.model.cluster import cluster_of, describe_pool
 from linter.rule import SHELL, Finding, rule
 
 
-@rule(code="AKS003", name="gpu-pool-system-mode", severity="error", scope=SHELL, tags=("aks", "gpu"))
-def check(script: ShellScript, ctx):
-    for pool in cluster_of(ctx.index, ctx.config).pools:
+def _by_script(cluster) -> dict[str, list]:
+    """(pool, where) of each GPU pool in System mode, by the script its finding goes to, in pool
+    order: once per cluster, not once per script."""
+    found: dict[str, list] = {}
+    for pool in cluster.pools:
         vm = pool.vm
         if pool.source != "script" or not pool.created or vm is None or not vm.is_gpu or pool.is_system is not True:
             continue
         where = pool.mode_origin or pool.vm_origin
-        if where is None or where.path != script.path:
-            continue
+        if where is not None:
+            found.setdefault(where.path, []).append((pool, where))
+    return found
+
+
+@rule(code="AKS003", name="gpu-pool-system-mode", severity="error", scope=SHELL, tags=("aks", "gpu"))
+def check(script: ShellScript, ctx):
+    cluster = cluster_of(ctx.index, ctx.config)
+    for pool, where in cluster.memo("AKS003", lambda: _by_script(cluster)).get(script.path, ()):
         how = "is set to System mode" if pool.mode_origin is not None else "is the cluster's first pool, a System pool"
         yield Finding(
             where.span,

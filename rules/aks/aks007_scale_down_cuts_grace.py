@@ -65,6 +65,17 @@ def _cap(values) -> tuple[int, object] | None:
     return best
 
 
+def _caps(cluster, placement) -> list:
+    """(pool, cap) of each autoscaled candidate pool whose cap is known (the same for every pod
+    of one placement)."""
+    caps = []
+    for verdict in placement.candidates:
+        cap = _cap(cluster.max_graceful_termination(verdict.pool)) if verdict.pool.autoscaler is True else None
+        if cap is not None:
+            caps.append((verdict.pool, cap))
+    return caps
+
+
 @rule(code="AKS007", name="scale-down-cuts-grace", severity="warning", scope=POD,
       tags=("aks", "autoscaling", "checkpoint"))
 def check(pod: PodSpec, ctx):
@@ -77,11 +88,7 @@ def check(pod: PodSpec, ctx):
     raw = pod.spec.get("terminationGracePeriodSeconds", 30)
     if not isinstance(raw, int) or isinstance(raw, bool):
         return
-    cut = []
-    for verdict in placement.candidates:
-        cap = _cap(cluster.max_graceful_termination(verdict.pool)) if verdict.pool.autoscaler is True else None
-        if cap is not None and raw > cap[0]:
-            cut.append((verdict.pool, cap))
+    cut = [(pool, cap) for pool, cap in placement.memo("AKS007", lambda: _caps(cluster, placement)) if raw > cap[0]]
     if not cut:
         return
     pools = ", ".join(f"`{pool.display}`" for pool, _ in cut)

@@ -60,6 +60,7 @@ Use instead:
 """
 
 import difflib
+from functools import lru_cache
 
 from linter.model.k8s import is_templated
 from linter.model.mig import (
@@ -80,11 +81,13 @@ from linter.rule import OBJECT, Finding, rule
 _ALL_PROFILES = sorted({p for profiles in MIG_GPUS.values() for p in profiles})
 
 
+@lru_cache(maxsize=1024)  # a pure function of the name: the profiles are a constant catalogue
 def _suggest(name: str) -> str:
     close = difflib.get_close_matches(name, _ALL_PROFILES, n=3, cutoff=0.6)
     return f" (did you mean {', '.join(close)}?)" if close else ""
 
 
+@lru_cache(maxsize=1024)  # a pure function of the resource name
 def _resource_problem(name: str) -> str | None:
     body = name[len("nvidia.com/mig-"):]
     profile = normalise_profile(name)

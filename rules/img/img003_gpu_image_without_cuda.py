@@ -61,6 +61,7 @@ Use instead:
 """
 
 import re
+from functools import lru_cache
 
 from linter.model.images import CONDA_CPU_IMAGES, LIBRARY_CPU_IMAGES, repository_path
 from linter.model.k8s import Container, gpu_resources, image_reference
@@ -72,6 +73,7 @@ _CUDA_PART = re.compile(r"cu\d+|cuda\d*")
 SUGGESTION = "pytorch/pytorch:2.4.1-cuda12.4-cudnn9-runtime or nvcr.io/nvidia/cuda:12.4.1-runtime-ubuntu22.04"
 
 
+@lru_cache(maxsize=4096)  # a pure function of the image reference; a project reuses a few images
 def cpu_only(image: str | None) -> tuple[str, str | None] | None:
     """(why the image is a CPU-only build, a GPU variant to use) for a known one, else None."""
     reference = image_reference(image)

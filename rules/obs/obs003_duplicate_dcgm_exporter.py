@@ -107,7 +107,8 @@ def check(obj: K8sObject, ctx):
     workload = ctx.index.workload(obj)
     if not is_dcgm_exporter(workload) or _rendered_by_operator(obj, workload):
         return
-    policies = [p for p in gpu_operator_policies(ctx.index) if policy_deploys(p, "dcgmExporter")]
+    policies = ctx.index.memo("OBS003-policies",  # once per index, not once per DaemonSet
+                              lambda: [p for p in gpu_operator_policies(ctx.index) if policy_deploys(p, "dcgmExporter")])
     if not policies:
         return
     operator_nodes = operand_placement("dcgmExporter")

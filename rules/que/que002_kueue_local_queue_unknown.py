@@ -52,6 +52,18 @@ from linter.model.kueue import QUEUE_NAME_KEY, has_kueue_kind, kueue_objects, lo
 from linter.rule import OBJECT, Finding, rule
 
 
+def _local_queues(index) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """The project's LocalQueue names by namespace, and the namespaces by LocalQueue name (each
+    sorted, without repeats): built once per index, not scanned per finding."""
+    names: dict[str, set[str]] = {}
+    namespaces: dict[str, set[str]] = {}
+    for lq in kueue_objects(index, "LocalQueue"):
+        namespace = lq.namespace or "default"
+        names.setdefault(namespace, set()).add(lq.name)
+        namespaces.setdefault(lq.name, set()).add(namespace)
+    return ({k: sorted(v) for k, v in names.items()}, {k: sorted(v) for k, v in namespaces.items()})
+
+
 @rule(code="QUE002", name="kueue-local-queue-unknown", severity="error", scope=OBJECT, tags=("queues", "kueue"))
 def check(obj, ctx):
     ref = queue_ref(obj)
@@ -60,10 +72,11 @@ def check(obj, ctx):
     namespace = obj.namespace or "default"
     if local_queues(ctx.index, ref.name, namespace, obj):
         return
-    queues = kueue_objects(ctx.index, "LocalQueue")
-    here = sorted({lq.name for lq in queues if (lq.namespace or "default") == namespace})
-    elsewhere = sorted({lq.namespace or "default" for lq in queues if lq.name == ref.name})
-    close = difflib.get_close_matches(ref.name, here, n=1, cutoff=0.75)
+    by_namespace, by_name = ctx.index.memo("QUE002-local-queues", lambda: _local_queues(ctx.index))
+    here = by_namespace.get(namespace, [])
+    elsewhere = by_name.get(ref.name, [])
+    close = ctx.index.memo(("QUE002-close", namespace, ref.name),  # once per name and namespace
+                           lambda: difflib.get_close_matches(ref.name, here, n=1, cutoff=0.75))
     if close:
         hint = f"; did you mean `{close[0]}`?"
     elif elsewhere:

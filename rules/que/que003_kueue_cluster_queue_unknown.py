@@ -55,7 +55,8 @@ def check(obj, ctx):
     if name is None or named(ctx.index, "ClusterQueue", name):
         return
     known = kueue_names(ctx.index, "ClusterQueue")
-    close = difflib.get_close_matches(name, known, n=1, cutoff=0.75)
+    # the same for every LocalQueue naming this ClusterQueue (in a monorepo, one per team namespace)
+    close = ctx.index.memo(("QUE003-close", name), lambda: difflib.get_close_matches(name, known, n=1, cutoff=0.75))
     hint = f"; did you mean `{close[0]}`?" if close else f"; the project defines {', '.join(f'`{n}`' for n in known[:4])}"
     spec = obj.body.get_map("spec")
     yield Finding(

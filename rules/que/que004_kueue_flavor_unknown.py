@@ -56,7 +56,8 @@ def check(obj, ctx):
     for ref in flavor_refs(obj):
         if ref.name in kueue_name_set(ctx.index, "ResourceFlavor"):
             continue
-        close = difflib.get_close_matches(ref.name, known, n=1, cutoff=0.75)
+        close = ctx.index.memo(("QUE004-close", ref.name),  # once per name
+                               lambda: difflib.get_close_matches(ref.name, known, n=1, cutoff=0.75))
         hint = f"; did you mean `{close[0]}`?" if close else \
             f"; the project defines {', '.join(f'`{n}`' for n in known[:4])}"
         effect = ("Kueue marks the ClusterQueue inactive (FlavorNotFound) and admits nothing from it"

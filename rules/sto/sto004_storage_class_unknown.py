@@ -112,7 +112,14 @@ def _names(index) -> set[str]:
 THRESHOLD = 0.75  # the least score a suggestion needs
 
 
-def _closest(name: str, known: set[str]) -> list[str]:
+def _candidates(index) -> list[tuple[str, list[str], Counter]]:
+    """Each class a misspelling may mean, with its sorted words and letters (once per index)."""
+    def build():
+        return [(c, sorted(c.split("-")), Counter(c)) for c in _known(index) | set(BUILTIN_STORAGE_CLASSES)]
+    return index.memo("STO004-candidates", build)
+
+
+def _closest(name: str, candidates) -> list[str]:
     """The known class a misspelling most likely meant: the same words in another order first
     (`azurefile-premium-csi`), then by similarity; legacy built-in names come last.
 
@@ -123,15 +130,15 @@ def _closest(name: str, known: set[str]) -> list[str]:
     words = sorted(name.split("-"))
     letters = Counter(name)
     best: tuple[float, str] | None = None
-    for candidate in known | set(BUILTIN_STORAGE_CLASSES):
+    for candidate, candidate_words, candidate_letters in candidates:
         if candidate == name:
             continue
-        bonus = (0.5 if sorted(candidate.split("-")) == words else 0) - (0.05 if candidate in LEGACY else 0)
+        bonus = (0.5 if candidate_words == words else 0) - (0.05 if candidate in LEGACY else 0)
         total = len(name) + len(candidate)
         floor = THRESHOLD if best is None else max(THRESHOLD, best[0])
         if 2.0 * min(len(name), len(candidate)) / total + bonus < floor:
             continue
-        if 2.0 * sum((letters & Counter(candidate)).values()) / total + bonus < floor:
+        if 2.0 * sum((letters & candidate_letters).values()) / total + bonus < floor:
             continue
         score = difflib.SequenceMatcher(None, name, candidate).ratio() + bonus
         if best is None or (score, candidate) > best:
@@ -153,7 +160,8 @@ def check(obj: K8sObject, ctx):
             known = _known(index)
         if name in known:
             continue
-        close = _closest(name, known)
+        # the same for every claim naming this class
+        close = index.memo(("STO004-closest", name), lambda: _closest(name, _candidates(index)))
         defined = ", ".join(f"`{n}`" for n in heapq.nsmallest(4, known))
         hint = f"; did you mean `{close[0]}`?" if close else f"; the project defines {defined}"
         yield Finding(

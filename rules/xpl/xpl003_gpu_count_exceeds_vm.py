@@ -55,6 +55,14 @@ from linter.rule import POD, Finding, rule
 GPU_RESOURCES = ("nvidia.com/gpu", "amd.com/gpu")
 
 
+def _counts(pools, name):
+    """(pool, GPUs of ``name`` per node) of each candidate pool, and the most (None when a pool's
+    count is unknown): the same for every pod of one placement."""
+    counts = [(v.pool, gpus_of(v.pool, name)) for v in pools]
+    most = None if any(count is None for _, count in counts) else max(count for _, count in counts)
+    return counts, most
+
+
 @rule(code="XPL003", name="gpu-count-exceeds-vm", severity="error", scope=POD, tags=("cluster", "gpu"))
 def check(pod: PodSpec, ctx):
     requests = {name: r for name, r in pod_requests(pod).items() if name in GPU_RESOURCES}
@@ -65,8 +73,8 @@ def check(pod: PodSpec, ctx):
     if not pools:
         return
     for name, request in requests.items():
-        counts = [(v.pool, gpus_of(v.pool, name)) for v in pools]
-        if any(count is None or count >= request.amount for _, count in counts):
+        counts, most = placement.memo(("XPL003", name), lambda: _counts(pools, name))
+        if most is None or most >= request.amount:
             continue
         shown = "; ".join(f"`{pool.display}` ({pool.describe_vm()}) has {count or 'no'} {name}"
                           for pool, count in counts)

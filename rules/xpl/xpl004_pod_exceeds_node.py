@@ -69,6 +69,26 @@ def _shown(resource, amount):
     return format_cpu(amount) if resource == "cpu" else format_bytes(amount)
 
 
+def _hashable(value):
+    try:
+        hash(value)
+    except TypeError:
+        return repr(value)
+    return value
+
+
+def _capacities(pools, subtract, version):
+    """One node's capacity per candidate pool, and per resource the largest (None when a pool's
+    is unknown: the pod may fit there). The same for every pod of one placement."""
+    capacities = [(v.pool, node_capacity(v.pool, subtract_reserved=subtract, kubernetes_version=version))
+                  for v in pools]
+    largest = {}
+    for name in ("cpu", "memory"):
+        amounts = [getattr(cap, name) if cap is not None else None for _, cap in capacities]
+        largest[name] = None if any(amount is None for amount in amounts) else max(amounts)
+    return capacities, largest
+
+
 @rule(code="XPL004", name="pod-exceeds-node", severity="error", scope=POD, tags=("cluster", "resources"),
       options={"subtract-aks-reserved": bool}, defaults={"subtract-aks-reserved": True})
 def check(pod: PodSpec, ctx):
@@ -80,11 +100,12 @@ def check(pod: PodSpec, ctx):
     if not pools:
         return
     subtract = ctx.options["subtract-aks-reserved"]
-    capacities = [(v.pool, node_capacity(v.pool, subtract_reserved=subtract,
-                                         kubernetes_version=ctx.config.kubernetes_version)) for v in pools]
+    version = ctx.config.kubernetes_version
+    capacities, largest = placement.memo(("XPL004", subtract, _hashable(version)),
+                                         lambda: _capacities(pools, subtract, version))
     for name, request in requests.items():
-        room = [(pool, getattr(cap, name) if cap is not None else None) for pool, cap in capacities]
-        if any(amount is None or request.amount <= amount for _, amount in room):
+        most = largest[name]
+        if most is None or request.amount <= most:
             continue
         parts = []
         for pool, cap in capacities:

@@ -94,7 +94,7 @@ def check(pod: PodSpec, ctx):
         profile = normalise_profile(name)
         if profile is None:
             continue
-        reasons = [_why_not(v.pool, profile) for v in pools]
+        reasons = placement.memo(("XPL005", profile), lambda: [_why_not(v.pool, profile) for v in pools])
         if any(reason is None or reason == "" for reason in reasons):
             continue
         span, node = resource_anchor(request)

@@ -81,9 +81,10 @@ def _gpu_quotas(cq: K8sObject):
                            ("spec", "resourceGroups", gi, "flavors", fi, "resources", ri, "nominalQuota"))
 
 
-def _capacity(flavor: K8sObject, resource: str, cluster):
-    """(most GPUs the matching pools can have, their shares) or None when unbounded or unknown."""
-    wanted = Placement(flavor_node_labels(flavor))
+def _capacity(labels: dict, resource: str, cluster):
+    """(most GPUs the pools matching a flavor's node labels can have, their shares) or None when
+    unbounded or unknown."""
+    wanted = Placement(labels)
     shares = []
     total = 0
     for pool in [*cluster.pools, *([cluster.elsewhere] if cluster.elsewhere is not None else [])]:
@@ -113,7 +114,8 @@ def check(cq: K8sObject, ctx):
         flavors = named(ctx.index, "ResourceFlavor", flavor_name, cq)
         if quota is None or quota == INFINITE or not flavors:
             continue
-        found = _capacity(flavors[0], resource, cluster)
+        wanted = flavor_node_labels(flavors[0])
+        found = cluster.memo(("XPL006", tuple(wanted.items()), resource), lambda: _capacity(wanted, resource, cluster))
         if found is None or quota <= found[0]:
             continue
         total, shares = found
