@@ -643,7 +643,9 @@ def _lint_files(work: _Work, kept: _Kept, runner: Runner, job: _Job) -> _Linted:
                 document, digest = _second_pass(entry[0], display), entry[1]
             out.append((display, digest, runner.outcome(document, display in job.targets)))
             if position % YOUNG_COLLECTION_FILES == 0:
-                gc.collect(1)  # the views' reference cycles, young; a full pass would rescan every outcome
+                # released views break their own cycles (Workload.dispose), so this only catches
+                # what other code leaves in cycles; a full pass would rescan every outcome
+                gc.collect(1)
     return out
 
 
@@ -726,28 +728,44 @@ def _claim(counter: Any, total: int) -> int | None:
     return number
 
 
-def _lint_chunks(chunks: list[_Work], counter: Any, kept: _Kept, runner: Runner, job: _Job) -> dict[int, _Linted]:
-    """The chunks this process claims, linted."""
-    done: dict[int, _Linted] = {}
+def _lint_chunks(chunks: list[_Work], counter: Any, kept: _Kept, runner: Runner, job: _Job,
+                 each: Callable[[int, _Linted], None]) -> None:
+    """Lint the chunks this process claims, handing each one's outcomes to ``each``."""
     while (number := _claim(counter, len(chunks))) is not None:
         chunk = chunks[number]
-        done[number] = _lint_files(chunk, {d: kept[d] for _, d in chunk if d in kept}, runner, job)
-    return done
+        each(number, _lint_files(chunk, {d: kept[d] for _, d in chunk if d in kept}, runner, job))
 
 
 def _worker(chunks: list[_Work], counter: Any, kept: _Kept, runner: Runner, job: _Job, send: Any) -> None:
     try:
-        send.send(_lint_chunks(chunks, counter, kept, runner, job))
+        _lint_chunks(chunks, counter, kept, runner, job, lambda number, part: send.send((number, part)))
     except Exception:  # noqa: BLE001 - the parent lints this worker's chunks again and meets it itself
         pass
     finally:
         send.close()
 
 
+def _receive(receive: Any, done: dict[int, _Linted]) -> None:
+    """A worker's outcomes, chunk by chunk, until it closes its end (or dies)."""
+    try:
+        while True:
+            number, part = receive.recv()
+            done[number] = part
+    except Exception:  # noqa: BLE001 - EOF, or a message cut short by the worker's death
+        pass
+    finally:
+        receive.close()
+
+
 def _lint_parallel(work: _Work, kept: _Kept, runner: Runner, job: _Job, jobs: int) -> _Linted:
     """Outcomes of ``work`` from this process and ``jobs - 1`` forked ones, in ``work``'s order.
-    The chunks of a worker that dies or fails are linted here, so no file is ever lost."""
+
+    A worker sends each chunk's outcomes as it finishes it, to a thread of the parent that reads
+    them while the parent lints its own (the time it takes to unpickle them is balanced out by
+    the chunks the parent then does not claim). The chunks of a worker that dies or fails are
+    linted here, so no file is ever lost."""
     import multiprocessing
+    import threading
 
     context = multiprocessing.get_context("fork")
     size = max(4, len(work) // (jobs * 32))  # small chunks: the last ones finish together
@@ -755,6 +773,7 @@ def _lint_parallel(work: _Work, kept: _Kept, runner: Runner, job: _Job, jobs: in
     counter = context.Value("q", 0)
     _warm(runner)
     gc.freeze()  # what the workers inherit stays frozen: the collector never touches its pages
+    done: dict[int, _Linted] = {}
     workers = []
     for _ in range(jobs - 1):
         receive, send = context.Pipe(duplex=False)
@@ -762,18 +781,17 @@ def _lint_parallel(work: _Work, kept: _Kept, runner: Runner, job: _Job, jobs: in
         process.start()
         send.close()
         workers.append((process, receive))
-    done = _lint_chunks(chunks, counter, kept, runner, job)
-    for process, receive in workers:
-        try:
-            done.update(receive.recv())
-        except (EOFError, OSError):  # the worker died: its chunks are linted below
-            pass
-        receive.close()
+    readers = [threading.Thread(target=_receive, args=(receive, done), daemon=True) for _, receive in workers]
+    for reader in readers:
+        reader.start()
+    _lint_chunks(chunks, counter, kept, runner, job, done.__setitem__)
+    for reader, (process, _) in zip(readers, workers):
+        reader.join()
         process.join()
     found: _Linted = []
     for number, chunk in enumerate(chunks):
         part = done.get(number)
-        if part is None:
+        if part is None:  # a worker's that it did not send
             part = _lint_files(chunk, {d: kept[d] for _, d in chunk if d in kept}, runner, job)
         found.extend(part)
     return found

@@ -121,7 +121,9 @@ class ProjectIndex:
         stay), so a file's trees are freed once it is linted: a view holds its object."""
         for obj in document.objects:
             if self._by_key.get(obj.key) is not obj:
-                self._workloads.pop(id(obj), None)
+                cached = self._workloads.pop(id(obj), None)
+                if cached is not None and cached[1] is not None:
+                    cached[1].dispose()
 
     def container_defaults(self, namespace: str) -> tuple[frozenset[str], frozenset[str]]:
         """Resources a LimitRange of ``namespace`` fills in for containers: (requests, limits).
