@@ -195,11 +195,17 @@ def walk(paths: Iterable[Path], *, root: Path | None, exclude: Iterable[str] = (
                 kind = classify(path)
                 if kind is None:
                     continue
-                if path.exists() and not is_regular(path):  # a FIFO or device: reading it could block forever
+                try:  # one lstat: a regular file (nearly all) needs no other look
+                    mode = os.lstat(path).st_mode
+                except OSError:  # gone since listed: reported when it cannot be read
+                    mode = stat.S_IFREG
+                link = stat.S_ISLNK(mode)
+                if (not link and not stat.S_ISREG(mode)) or (link and path.exists() and not is_regular(path)):
+                    # a FIFO or device (or a link to one): reading it could block forever
                     found.notes.append(Note(str(path), "not read: not a regular file"))
                     found.skipped.append((path, "not a regular file"))
                     continue
-                if path.is_symlink():
+                if link:
                     target = _real(path)
                     if all(_relative(target, bound) is None for bound in bounds):
                         found.notes.append(
