@@ -304,16 +304,25 @@ class Runner:
                 self.call(meta, document.shell, document.path, None, Span(1, 1, 1, 2))
 
     def collect(self, document: Document) -> dict[str, list]:
-        """The facts of this file's objects, for the PROJECT rules that collect them."""
+        """The facts of this file's objects, for the PROJECT rules that collect them (rules that
+        share a ``collect`` function share one call and one list: OBS001 and OBS002)."""
         facts: dict[str, list] = {}
+        shared: dict[Any, tuple[list, list[RuleMeta]]] = {}
         for meta in self.collectors:
-            found: list = []
-            context = self.contexts[meta.code]
-            for obj in document.objects:
-                try:
-                    found.extend(meta.collect(obj, context))  # type: ignore[misc]
-                except Exception as exc:  # noqa: BLE001 - a broken rule must never stop the run
+            if meta.collect in shared:
+                found, failed = shared[meta.collect]
+                for obj, exc in failed:
                     self.rule_error(meta, exc, document.path, obj, obj.span)
+            else:
+                found, failed = [], []
+                context = self.contexts[meta.code]
+                for obj in document.objects:
+                    try:
+                        found.extend(meta.collect(obj, context))  # type: ignore[misc]
+                    except Exception as exc:  # noqa: BLE001 - a broken rule must never stop the run
+                        failed.append((obj, exc))
+                        self.rule_error(meta, exc, document.path, obj, obj.span)
+                shared[meta.collect] = (found, failed)
             if found:
                 facts[meta.code] = found
         return facts
@@ -629,7 +638,8 @@ def _prepare(work: _Work, read: dict[str, bytes] | None = None) -> tuple[_Kept, 
     return kept, skeletons
 
 
-def _lint_files(work: _Work, kept: _Kept, runner: Runner, job: _Job) -> _Linted:
+def _lint_files(work: _Work, kept: _Kept, runner: Runner, job: _Job,
+                between: Callable[[], None] | None = None) -> _Linted:
     """Second pass: every file linted, parsed now if the first pass did not (and let go once linted)."""
     out: _Linted = []
     with _collector_paused():
@@ -642,6 +652,8 @@ def _lint_files(work: _Work, kept: _Kept, runner: Runner, job: _Job) -> _Linted:
             else:
                 document, digest = _second_pass(entry[0], display), entry[1]
             out.append((display, digest, runner.outcome(document, display in job.targets)))
+            if between is not None:
+                between()
             if position % YOUNG_COLLECTION_FILES == 0:
                 # released views break their own cycles (Workload.dispose), so this only catches
                 # what other code leaves in cycles; a full pass would rescan every outcome
@@ -703,10 +715,10 @@ def _run(items: _Work, stdin: tuple[Document, bytes] | None, job: _Job, jobs: in
 # ---------------------------------------------------------------------------------------------
 # --jobs N: the parent and N-1 forked workers share the files out. The workers inherit the index
 # and the parsed shared files (copy-on-write, nothing is pickled on the way in); every process
-# claims chunks of files from one counter until none is left, and each worker sends its outcomes
-# back once, at the end. The parent's own share is never pickled. Shipping parsed trees between
-# processes instead was measured to cost more than parsing them (25 MB of the corpus's CRDs: 9 s
-# to pickle, 7 s to unpickle, against 2 s to parse).
+# claims chunks of files from one counter until none is left, and each worker sends a chunk's
+# outcomes back as soon as it is linted. The parent's own share is never pickled. Shipping
+# parsed trees between processes instead was measured to cost more than parsing them (25 MB of
+# the corpus's CRDs: 9 s to pickle, 7 s to unpickle, against 2 s to parse).
 
 
 def _warm(runner: Runner) -> None:
@@ -729,11 +741,11 @@ def _claim(counter: Any, total: int) -> int | None:
 
 
 def _lint_chunks(chunks: list[_Work], counter: Any, kept: _Kept, runner: Runner, job: _Job,
-                 each: Callable[[int, _Linted], None]) -> None:
+                 each: Callable[[int, _Linted], None], between: Callable[[], None] | None = None) -> None:
     """Lint the chunks this process claims, handing each one's outcomes to ``each``."""
     while (number := _claim(counter, len(chunks))) is not None:
         chunk = chunks[number]
-        each(number, _lint_files(chunk, {d: kept[d] for _, d in chunk if d in kept}, runner, job))
+        each(number, _lint_files(chunk, {d: kept[d] for _, d in chunk if d in kept}, runner, job, between))
 
 
 def _worker(chunks: list[_Work], counter: Any, kept: _Kept, runner: Runner, job: _Job, send: Any) -> None:
@@ -745,27 +757,46 @@ def _worker(chunks: list[_Work], counter: Any, kept: _Kept, runner: Runner, job:
         send.close()
 
 
-def _receive(receive: Any, done: dict[int, _Linted]) -> None:
-    """A worker's outcomes, chunk by chunk, until it closes its end (or dies)."""
+def _widen(connection: Any) -> None:
+    """A pipe that holds a whole chunk's outcomes (Linux: up to 1 MiB), so a worker's send
+    rarely waits for the parent to read."""
     try:
-        while True:
-            number, part = receive.recv()
-            done[number] = part
-    except Exception:  # noqa: BLE001 - EOF, or a message cut short by the worker's death
+        import fcntl
+
+        fcntl.fcntl(connection.fileno(), fcntl.F_SETPIPE_SZ, 1 << 20)
+    except (ImportError, AttributeError, OSError):
         pass
-    finally:
-        receive.close()
+
+
+class _Inbox:
+    """The workers' outcomes, read by the parent between its own files (a reader thread would
+    make every worker's send wait for the parent's GIL: measured a quarter of a worker's time)."""
+
+    def __init__(self, connections: list[Any]):
+        self.open = list(connections)
+        self.done: dict[int, _Linted] = {}
+
+    def take(self, number: int, part: _Linted) -> None:
+        self.done[number] = part
+
+    def read(self, wait: bool = False) -> None:
+        for connection in list(self.open):
+            try:
+                while wait or connection.poll():
+                    number, part = connection.recv()
+                    self.done[number] = part
+            except Exception:  # noqa: BLE001 - EOF, or a message cut short by the worker's death
+                self.open.remove(connection)
+                connection.close()
 
 
 def _lint_parallel(work: _Work, kept: _Kept, runner: Runner, job: _Job, jobs: int) -> _Linted:
     """Outcomes of ``work`` from this process and ``jobs - 1`` forked ones, in ``work``'s order.
 
-    A worker sends each chunk's outcomes as it finishes it, to a thread of the parent that reads
-    them while the parent lints its own (the time it takes to unpickle them is balanced out by
-    the chunks the parent then does not claim). The chunks of a worker that dies or fails are
-    linted here, so no file is ever lost."""
+    A worker sends each chunk's outcomes as soon as it has linted it; the parent reads them
+    between its own files (the time that takes is balanced out by the chunks it then does not
+    claim). The chunks of a worker that dies or fails are linted here, so no file is ever lost."""
     import multiprocessing
-    import threading
 
     context = multiprocessing.get_context("fork")
     size = max(4, len(work) // (jobs * 32))  # small chunks: the last ones finish together
@@ -773,24 +804,23 @@ def _lint_parallel(work: _Work, kept: _Kept, runner: Runner, job: _Job, jobs: in
     counter = context.Value("q", 0)
     _warm(runner)
     gc.freeze()  # what the workers inherit stays frozen: the collector never touches its pages
-    done: dict[int, _Linted] = {}
-    workers = []
+    processes, connections = [], []
     for _ in range(jobs - 1):
         receive, send = context.Pipe(duplex=False)
+        _widen(send)
         process = context.Process(target=_worker, args=(chunks, counter, kept, runner, job, send), daemon=True)
         process.start()
         send.close()
-        workers.append((process, receive))
-    readers = [threading.Thread(target=_receive, args=(receive, done), daemon=True) for _, receive in workers]
-    for reader in readers:
-        reader.start()
-    _lint_chunks(chunks, counter, kept, runner, job, done.__setitem__)
-    for reader, (process, _) in zip(readers, workers):
-        reader.join()
+        processes.append(process)
+        connections.append(receive)
+    inbox = _Inbox(connections)
+    _lint_chunks(chunks, counter, kept, runner, job, inbox.take, inbox.read)
+    inbox.read(wait=True)  # until every worker has closed its end
+    for process in processes:
         process.join()
     found: _Linted = []
     for number, chunk in enumerate(chunks):
-        part = done.get(number)
+        part = inbox.done.get(number)
         if part is None:  # a worker's that it did not send
             part = _lint_files(chunk, {d: kept[d] for _, d in chunk if d in kept}, runner, job)
         found.extend(part)

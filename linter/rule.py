@@ -92,7 +92,9 @@ class RuleMeta:
     requires: tuple[str, ...] = ()
     # PROJECT rules that need every object (not only REFERENCE_KINDS): ``collect(obj, ctx)``
     # yields picklable facts about one object, where its file is linted (a pool worker, or from
-    # the cache); the rule's function then gets the list of every file's facts, in path order
+    # the cache); the rule's function then gets the list of every file's facts, in path order.
+    # Rules naming the same function share its facts, so it may read the index and the config,
+    # not its rule's options
     collect: Callable[..., Iterator[Any]] | None = None
     module: str = ""
 
