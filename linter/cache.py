@@ -18,6 +18,7 @@ cache file planted by someone else cannot run code.
 
 from __future__ import annotations
 
+import gc
 import io
 import os
 import pickle
@@ -27,7 +28,7 @@ from typing import Any
 
 from linter.digest import digest, digest_text
 
-FORMAT = 3
+FORMAT = 4
 KEEP_RUNS = 16
 PREFIX = "run-"
 CACHEDIR_TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# mlops-lint's result cache (https://bford.info/cachedir/)\n"
@@ -128,14 +129,20 @@ class Cache:
         files: dict[str, Any] = {}
         project = None
         path = folder / f"{PREFIX}{key}.pickle"
+        enabled = gc.isenabled()
+        gc.disable()  # a million acyclic objects: collector passes while loading them tripled its cost
         try:
             with open(path, "rb") as handle:
                 payload = _Unpickler(io.BufferedReader(handle)).load()
+            gc.freeze()  # they live to the end of the run: never rescanned
             if isinstance(payload, dict) and payload.get("format") == FORMAT and payload.get("key") == key:
                 files = payload["files"]
                 project = payload["project"]
         except Exception:  # noqa: BLE001 - a cache that cannot be read is empty, never an error
             files, project = {}, None
+        finally:
+            if enabled:
+                gc.enable()
         return cls(folder, key, files, project)
 
     def get(self, key: str) -> Any:

@@ -184,3 +184,21 @@ def test_cached_parallel_and_serial_runs_agree(tmp_path: Path) -> None:
     assert changed != plain
     assert lint(copies, ".", "--format", "json", "--jobs", "2", "--cache-dir", cache) == changed
     assert json.loads(changed)["findings"]
+
+
+def test_results_pickle_with_every_field() -> None:
+    """Result, ObjectRef and Suppression pickle as calls with their fields (fast to load); a
+    field added later without its place in __reduce__ would be lost: every field must be there."""
+    import dataclasses
+    import pickle
+
+    from linter.model.position import Span
+    from linter.result import ObjectRef, Result, Suppression
+
+    suppression = Suppression("inSource", "reviewed", "comment line 3")
+    ref = ObjectRef("Job", "ml", "train")
+    result = Result("GPU001", "gpu-limit-missing", "error", "message", "a.yaml", Span(1, 2, 3, 4), ref,
+                    ("spec", 0), "the fix", (suppression,))
+    for value in (suppression, ref, result):
+        assert len(value.__reduce__()[1]) == len(dataclasses.fields(value))
+        assert pickle.loads(pickle.dumps(value)) == value
