@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from itertools import groupby
 
 from linter.report.common import TEXT_WORD, RenderOptions, Tally, ordered, ordered_notes, printable, tally
@@ -41,14 +42,23 @@ def suppression_reason(result: Result) -> str:
 
 def format_result(result: Result, *, color: bool = False) -> str:
     """One finding as one line (suppressed ones marked with their reason)."""
-    location = _paint(f"{printable(result.path)}:{result.line}:{result.column}:", _BOLD, color)
-    severity = _paint(TEXT_WORD[result.severity], _SEVERITY_STYLE[result.severity], color)
+    if color:
+        location = _paint(f"{_path(result.path)}:{result.line}:{result.column}:", _BOLD, color)
+        severity = _paint(TEXT_WORD[result.severity], _SEVERITY_STYLE[result.severity], color)
+    else:  # the common case (a file, a pipe, CI): no escape sequences to add
+        location, severity = f"{_path(result.path)}:{result.line}:{result.column}:", TEXT_WORD[result.severity]
     line = f"{location} {severity} {result.rule} {result.slug}: {one_line(result.message)}"
     if result.obj is not None:
         line += f" [{one_line(str(result.obj))}]"
     if result.suppressed:
         line = f"{line} {_paint(f'(suppressed: {suppression_reason(result)})', _DIM, color)}"
     return line
+
+
+@lru_cache(maxsize=4096)
+def _path(path: str) -> str:
+    """A display path as printed (paths repeat: once per finding of their file)."""
+    return printable(path)
 
 
 def format_note(note: Note) -> str:
