@@ -476,3 +476,29 @@ def test_quantity_integer_times_suffix(n: int, suffix: str) -> None:
        suffix=st.sampled_from(sorted(BINARY) + sorted(DECIMAL)))
 def test_quantity_decimal_times_suffix(d: Decimal, suffix: str) -> None:
     assert parse_quantity(f"{d:f}{suffix}") == Fraction(d) * SUFFIXES[suffix]
+
+
+def test_what_is_derived_from_a_view_is_computed_once_and_goes_with_it() -> None:
+    from linter.index import ProjectIndex
+    from linter.model.viewmemo import once
+
+    doc = load_text(textwrap.dedent("""\
+        apiVersion: batch/v1
+        kind: Job
+        metadata: {name: j, namespace: ml}
+        spec:
+          template:
+            spec:
+              containers:
+              - {name: c, image: x}
+        """), "j.yaml")
+    workload = ProjectIndex([doc]).workload(doc.objects[0])
+    pod, container = workload.pods[0], workload.pods[0].containers[0]
+    calls = []
+    for view in (workload, pod, container, object()):  # the last has no memo: built each time
+        for _ in range(2):
+            assert once(view, "test-key", lambda: calls.append(view) or len(calls)) is not None
+    assert calls.count(workload) == calls.count(pod) == calls.count(container) == 1 and len(calls) == 5
+    assert "test-key" in workload._memo and "test-key" in pod.__dict__ and "test-key" in container._sections
+    workload.dispose()
+    assert not workload._memo and not workload.pods and "test-key" not in container._sections

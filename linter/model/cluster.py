@@ -59,6 +59,7 @@ from typing import Any, Iterable, Iterator
 from linter.model.azcli import UNKNOWN, AzCommand, AzFlag, FlagValue, ShellScript, Value, resolved
 from linter.model.position import Span
 from linter.model.selectors import Placement, Taint, parse_taint, tolerated_by
+from linter.model.viewmemo import once
 from linter.model.vmsizes import VmSize, lookup
 
 SPOT_TAINT = Taint("kubernetes.azure.com/scalesetpriority", "spot", "NoSchedule")
@@ -1132,13 +1133,7 @@ def pod_requests(pod: Any) -> dict[str, PodRequest]:
 
     Computed once per pod view (views are read-only; several rules ask): a fresh dict each call.
     """
-    store = getattr(pod, "__dict__", None)
-    if store is None:
-        return _pod_requests(pod)
-    found = store.get("_pod_requests")
-    if found is None:
-        found = store["_pod_requests"] = _pod_requests(pod)
-    return dict(found)
+    return dict(once(pod, "_pod_requests", lambda: _pod_requests(pod)))
 
 
 def _pod_requests(pod: Any) -> dict[str, PodRequest]:

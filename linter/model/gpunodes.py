@@ -36,6 +36,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Mapping
 
 from linter.model.selectors import Placement, Requirement, Taint, parse_taint, tolerates
+from linter.model.viewmemo import once
 from linter.model.vmsizes import lookup
 
 # key -> the value GPU nodes carry it with (None: any value); a toleration of the key counts
@@ -216,13 +217,7 @@ def gpu_entries(pod: Any) -> list[tuple[Any, str, Any]]:
     """(container, "requests" | "limits", Resource) for every GPU resource of a pod template
     whose quantity is not zero (a templated or malformed quantity counts: it is meant as a GPU).
     Found once per pod view (views are read-only; several rules ask): a fresh list each call."""
-    store = getattr(pod, "__dict__", None)
-    if store is None:
-        return _gpu_entries(pod)
-    found = store.get("_gpu_entries")
-    if found is None:
-        found = store["_gpu_entries"] = tuple(_gpu_entries(pod))
-    return list(found)
+    return list(once(pod, "_gpu_entries", lambda: tuple(_gpu_entries(pod))))
 
 
 def _gpu_entries(pod: Any) -> list[tuple[Any, str, Any]]:

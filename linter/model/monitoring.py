@@ -26,6 +26,7 @@ from linter.model.document import K8sObject
 from linter.model.k8s import PodSpec, Workload
 from linter.model.selectors import label_value, labels_of, selector_matches
 from linter.model.tree import YMap
+from linter.model.viewmemo import once
 
 MONITOR_GROUPS = ("monitoring.coreos.com", "azmonitoring.coreos.com")
 MONITOR_KINDS = ("PodMonitor", "ServiceMonitor")
@@ -152,13 +153,7 @@ def pod_targets(workload: Workload) -> list[Target]:
     """The pod templates of a workload as monitors see them (a PodTemplate, which runs nothing, has
     none). Built once per workload view (OBS001 and OBS002 both collect them; the targets are
     never modified): a fresh list each call."""
-    memo = getattr(workload, "_memo", None)
-    if memo is None:
-        return _pod_targets(workload)
-    found = memo.get("pod_targets")
-    if found is None:
-        found = memo["pod_targets"] = tuple(_pod_targets(workload))
-    return list(found)
+    return list(once(workload, "pod_targets", lambda: tuple(_pod_targets(workload))))
 
 
 def _pod_targets(workload: Workload) -> list[Target]:

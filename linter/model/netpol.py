@@ -44,6 +44,7 @@ from typing import Any, Iterable, Mapping
 from linter.model.distributed import PER_POD_LABELS, container_ports, pod_count, pod_labels
 from linter.model.k8s import PodSpec, Workload
 from linter.model.selectors import label_value, labels_of, selector_matches
+from linter.model.viewmemo import once
 
 PROTOCOLS = ("TCP", "UDP", "SCTP")
 MIN_PORT, MAX_PORT = 1, 65535
@@ -503,13 +504,7 @@ def endpoint_of(pod: PodSpec) -> Endpoint:
     """The pods of one template: their namespace, labels (the template's plus the operator's;
     per-pod labels unknown) and container ports (with the operator's default port). Built once
     per pod view (views are read-only; endpoints are immutable)."""
-    store = getattr(pod, "__dict__", None)
-    if store is None:
-        return _endpoint_of(pod)
-    found = store.get("_endpoint")
-    if found is None:
-        found = store["_endpoint"] = _endpoint_of(pod)
-    return found
+    return once(pod, "_endpoint", lambda: _endpoint_of(pod))
 
 
 def _endpoint_of(pod: PodSpec) -> Endpoint:
@@ -531,15 +526,8 @@ def replica_flows(workload: Workload, all_policies: Iterable[Policy]) -> list[Fl
     """Every ordered pair of the workload's templates that run pods, a template with itself
     when it runs two or more pods; grouped by destination, in document order. Computed once per
     workload view and set of policies (DST007 and DST008 both ask); a fresh list each call."""
-    items = tuple(all_policies)
-    memo = getattr(workload, "_memo", None)
-    if memo is None:
-        return _replica_flows(workload, items)
-    key = ("replica_flows", items)  # policies compare by identity; the key keeps them alive
-    found = memo.get(key)
-    if found is None:
-        found = memo[key] = tuple(_replica_flows(workload, items))
-    return list(found)
+    items = tuple(all_policies)  # policies compare by identity; the key keeps them alive
+    return list(once(workload, ("replica_flows", items), lambda: tuple(_replica_flows(workload, items))))
 
 
 def _replica_flows(workload: Workload, items: tuple[Policy, ...]) -> list[Flow]:

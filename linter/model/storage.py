@@ -33,6 +33,7 @@ from linter.model.document import K8sObject
 from linter.model.k8s import Container, PodSpec, is_templated
 from linter.model.position import Span
 from linter.model.tree import YMap
+from linter.model.viewmemo import once
 
 # ---------------------------------------------------------------------------------------------
 # AKS built-in StorageClasses (facts/aks-platform.md section A)
@@ -489,10 +490,7 @@ def _shell_words(text: str) -> tuple[str, ...]:
 def checkpoint_paths(container: Container) -> list[CheckpointPath]:
     """Checkpoint destinations the container names in env values and command-line flags
     (found once per container view: views are read-only; a fresh list each call)."""
-    found = container._sections.get("checkpoint_paths")
-    if found is None:
-        found = container._sections["checkpoint_paths"] = tuple(_checkpoint_paths(container))
-    return list(found)
+    return list(once(container, "checkpoint_paths", lambda: tuple(_checkpoint_paths(container))))
 
 
 def _checkpoint_paths(container: Container) -> list[CheckpointPath]:
@@ -575,10 +573,7 @@ def checkpoint_mounts(container: Container) -> list[CheckpointMount]:
     """The container's writable mounts that hold checkpoints: the mount path, the volume name or
     the claim name mentions checkpoints, or a checkpoint destination of :func:`checkpoint_paths`
     lies on it. Found once per container view (a fresh list each call)."""
-    found = container._sections.get("checkpoint_mounts")
-    if found is None:
-        found = container._sections["checkpoint_mounts"] = tuple(_checkpoint_mounts(container))
-    return list(found)
+    return list(once(container, "checkpoint_mounts", lambda: tuple(_checkpoint_mounts(container))))
 
 
 def _checkpoint_mounts(container: Container) -> list[CheckpointMount]:
