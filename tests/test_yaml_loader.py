@@ -223,3 +223,34 @@ def test_documents_on_their_own_parse_as_one_stream_does(text: str, head: str, t
     doc = load(text)
     assert _objects(doc.objects) == _objects(whole)
     assert doc.errors == [*duplicates, *errors]
+
+
+@pytest.mark.parametrize("text", [
+    "---\n",
+    "---\n---\n",
+    "# only a comment\n",
+    "\n\n# c\n---\n" + POD,
+    "--- # marker with a comment\n" + POD + "--- !!map\n" + POD.replace("name: p", "name: q"),
+    "--- |\n  a root block scalar\n---\n" + POD,
+    POD + "---\n\n\n",
+    POD + "---\n# trailing comment only\n",
+    "---\n" + POD + "---foo: not a marker\n",
+    POD.replace("  name: p\n", "  name: p\n  annotations: {a: \"---\"}\n") + "---\n" + POD,
+    "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: m}\ndata:\n  script: |\n    ---\n    indented dashes are content\n",
+    "\ufeff---\n" + POD,
+])
+def test_documents_split_where_a_stream_would_begin_them(text: str) -> None:
+    stream = yaml_k8s.Stream(text, "t.yaml")
+    assert stream.pieces is not None
+    whole, duplicates, errors = yaml_k8s._whole(stream.text, "t.yaml")
+    doc = load(text)
+    assert _objects(doc.objects) == _objects(whole)
+    assert [(e.span, e.message) for e in doc.errors] == [(e.span, e.message) for e in [*duplicates, *errors]]
+
+
+def test_an_invalid_document_has_the_streams_error_and_the_next_one_is_still_read() -> None:
+    text = "--- |\nroot block scalar at column 0\n---\n" + POD  # libyaml: not valid at indentation 0
+    _, _, errors = yaml_k8s._whole(text, "t.yaml")
+    doc = load(text)
+    assert [(e.span, e.message) for e in doc.errors] == [(e.span, e.message) for e in errors] != []
+    assert [(o.name, o.doc_index, o.span.line) for o in doc.objects] == [("p", 1, 5)]
