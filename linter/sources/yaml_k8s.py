@@ -623,9 +623,10 @@ def _json_as_yaml(text: str) -> tuple[str, list[tuple[int, int]]]:
 # no parsing. Each is composed on its own, behind as many empty lines as precede it, which keeps
 # every position exact. That lets the engine parse the documents other files look up (a PVC, a
 # ClusterQueue) before the rest, and lets a syntax error in one document leave the others linted:
-# Kubernetes reads every document of a file on its own. Files this cannot be done for exactly
-# (directives, document-end markers, JSON escapes rewritten, line breaks other than LF, and text
-# big or deep enough to be measured first) are composed as one stream, which stops at an error.
+# kubectl, too, decodes every document of a file on its own. Files this cannot be done for exactly
+# (directives, document-end markers, JSON escapes rewritten, line breaks other than LF and CRLF,
+# and text big or deep enough to be measured first) are composed as one stream, which stops at
+# an error.
 
 _DOC_START = re.compile(r"---(?=[ \t\r\n]|\Z)")
 _DOC_LINE = re.compile(r"\n---(?=[ \t\r\n]|\Z)")
