@@ -562,8 +562,7 @@ def _skeleton(entry: Any) -> Document | None:
     objects = [obj for obj in parsed if obj.kind in REFERENCE_KINDS]
     if not objects and shell is None:
         return None
-    return Document(path=entry.path, kind=entry.kind if isinstance(entry, Document) else K8S, objects=objects,
-                    shell=shell)
+    return Document(path=entry.path, kind=entry.kind, objects=objects, shell=shell)
 
 
 def _mentions_reference(text: str) -> bool:

@@ -12,6 +12,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 from linter.model.document import Document, K8sObject
 from linter.model.k8s import Workload, workload_of
+from linter.model.memo import once
 
 DEFAULT_NAMESPACE = "default"
 # Kinds that rules look up across files. A parallel run indexes only these (each worker parses
@@ -93,11 +94,7 @@ class ProjectIndex:
     def memo(self, key: Any, build: Callable[[], Any]) -> Any:
         """``build()``, computed once per index: for what rules derive from the whole project
         (every Kueue ClusterQueue, the StorageClass names …), so no lookup rescans it per object."""
-        try:
-            return self._memo[key]
-        except KeyError:
-            value = self._memo[key] = build()
-            return value
+        return once(self, key, build)
 
     def by_key(self, key: tuple) -> K8sObject | None:
         """The object at :attr:`K8sObject.key` (how facts from another process name one)."""

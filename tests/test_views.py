@@ -480,7 +480,7 @@ def test_quantity_decimal_times_suffix(d: Decimal, suffix: str) -> None:
 
 def test_what_is_derived_from_a_view_is_computed_once_and_goes_with_it() -> None:
     from linter.index import ProjectIndex
-    from linter.model.viewmemo import once
+    from linter.model.memo import once
 
     doc = load_text(textwrap.dedent("""\
         apiVersion: batch/v1

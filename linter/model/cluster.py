@@ -59,7 +59,7 @@ from typing import Any, Iterable, Iterator
 from linter.model.azcli import UNKNOWN, AzCommand, AzFlag, FlagValue, ShellScript, Value, resolved
 from linter.model.position import Span
 from linter.model.selectors import Placement, Taint, parse_taint, tolerated_by
-from linter.model.viewmemo import once
+from linter.model.memo import once
 from linter.model.vmsizes import VmSize, lookup
 
 SPOT_TAINT = Taint("kubernetes.azure.com/scalesetpriority", "spot", "NoSchedule")
@@ -418,11 +418,7 @@ class Cluster:
     def memo(self, key: Any, build: Any) -> Any:
         """``build()``, computed once per cluster, for what depends only on the pools and on
         ``key`` (which names the rule and every input the result depends on)."""
-        try:
-            return self._memo[key]
-        except KeyError:
-            value = self._memo[key] = build()
-            return value
+        return once(self, key, build)
 
     @property
     def has_pools(self) -> bool:
@@ -926,6 +922,7 @@ class PodPlacement:
     lists below, and what rules keep with :meth:`memo`. The lists returned are fresh copies."""
 
     verdicts: tuple[PoolVerdict, ...]
+    _memo: dict = field(default_factory=dict, compare=False, repr=False)
 
     @cached_property
     def _candidates(self) -> tuple[PoolVerdict, ...]:
@@ -957,14 +954,7 @@ class PodPlacement:
         """``build()``, computed once per placement (for what depends only on the placement and
         the run's options: the capacities of the candidate pools, say). ``key`` names the rule
         and every option the result depends on."""
-        memo = self.__dict__.get("_memo")
-        if memo is None:
-            memo = self.__dict__["_memo"] = {}
-        try:
-            return memo[key]
-        except KeyError:
-            value = memo[key] = build()
-            return value
+        return once(self, key, build)
 
 
 _ABSENT = object()

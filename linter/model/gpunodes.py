@@ -36,7 +36,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Mapping
 
 from linter.model.selectors import Placement, Requirement, Taint, parse_taint, tolerates
-from linter.model.viewmemo import once
+from linter.model.memo import once
 from linter.model.vmsizes import lookup
 
 # key -> the value GPU nodes carry it with (None: any value); a toleration of the key counts
@@ -62,20 +62,10 @@ _TRUE_ONLY = ("nvidia.com/gpu.present", "nvidia.com/gpu.deploy.", "feature.node.
 _INSTANCE_TYPE = ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type")
 
 
-# id(entries) -> (entries, their taints): parsed once per configuration, not once per pod
-_CONFIGURED: dict[int, tuple[Any, tuple[Taint, ...]]] = {}
-
-
 def configured_gpu_taints(config: Any) -> list[Taint]:
     """The configured ``gpu-taints`` (default ``sku=gpu:NoSchedule``); an entry without an
     effect is taken as ``NoSchedule``. A fresh list each call."""
-    entries = config.effective_gpu_taints
-    cached = _CONFIGURED.get(id(entries))
-    if cached is None or cached[0] is not entries:  # the entries are kept: their id is not reused
-        if len(_CONFIGURED) >= 64:
-            _CONFIGURED.clear()
-        cached = _CONFIGURED[id(entries)] = (entries, tuple(_configured_gpu_taints(entries)))
-    return list(cached[1])
+    return list(once(config, "_gpu_taints", lambda: tuple(_configured_gpu_taints(config.effective_gpu_taints))))
 
 
 def _configured_gpu_taints(entries: Any) -> list[Taint]:

@@ -26,7 +26,7 @@ from linter.model.document import K8sObject
 from linter.model.k8s import PodSpec, Workload
 from linter.model.selectors import label_value, labels_of, selector_matches
 from linter.model.tree import YMap
-from linter.model.viewmemo import once
+from linter.model.memo import once
 
 MONITOR_GROUPS = ("monitoring.coreos.com", "azmonitoring.coreos.com")
 MONITOR_KINDS = ("PodMonitor", "ServiceMonitor")

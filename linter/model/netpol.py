@@ -44,7 +44,7 @@ from typing import Any, Iterable, Mapping
 from linter.model.distributed import PER_POD_LABELS, container_ports, pod_count, pod_labels
 from linter.model.k8s import PodSpec, Workload
 from linter.model.selectors import label_value, labels_of, selector_matches
-from linter.model.viewmemo import once
+from linter.model.memo import once
 
 PROTOCOLS = ("TCP", "UDP", "SCTP")
 MIN_PORT, MAX_PORT = 1, 65535

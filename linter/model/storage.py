@@ -33,7 +33,7 @@ from linter.model.document import K8sObject
 from linter.model.k8s import Container, PodSpec, is_templated
 from linter.model.position import Span
 from linter.model.tree import YMap
-from linter.model.viewmemo import once
+from linter.model.memo import once
 
 # ---------------------------------------------------------------------------------------------
 # AKS built-in StorageClasses (facts/aks-platform.md section A)

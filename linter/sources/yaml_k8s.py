@@ -639,6 +639,7 @@ class Stream:
     """One YAML file: its documents parsed on demand (:meth:`parse`), then whole (:meth:`document`)."""
 
     __slots__ = ("path", "text", "original", "edits", "pieces", "parsed")
+    kind = K8S
 
     def __init__(self, text: str, path: str):
         if text.startswith("\ufeff"):

@@ -1,9 +1,11 @@
-"""What is derived from one view, computed once per view.
+"""What is derived from a read-only object, computed once per object.
 
-Views (a workload, a pod template, a container) are read-only, so what a model helper derives
-from one alone never changes, and several rules ask for the same thing. :func:`once` keeps it in
-the view's own memo (a Workload's ``_memo``, a Container's ``_sections``, a pod template's
-``__dict__``), so it lives exactly as long as the view (see ``Workload.dispose``).
+Views (a workload, a pod template, a container), the project index, the cluster model, a
+placement and the run's config never change once built, so what a helper or rule derives from
+one (and from the inputs its key names) never changes either, and several rules ask for the same
+thing. :func:`once` keeps it in the object's own memo (a ``_memo`` dict, a Container's
+``_sections``, else its ``__dict__``), so it lives exactly as long as the object (see
+``Workload.dispose``).
 """
 
 from __future__ import annotations
@@ -15,8 +17,8 @@ T = TypeVar("T")
 
 def once(view: Any, key: Any, build: Callable[[], T]) -> T:
     """``build()``, computed once per ``view`` and ``key`` (the key names the helper and every
-    other input the result depends on). A view with no memo (a test's stand-in) gets
-    ``build()`` each time."""
+    other input the result depends on). An object with no memo (a test's stand-in with slots)
+    gets ``build()`` each time."""
     store = _store(view)
     if store is None:
         return build()
@@ -27,7 +29,7 @@ def once(view: Any, key: Any, build: Callable[[], T]) -> T:
         return value
 
 
-_STORES: dict[type, str | None] = {}  # view class -> the attribute its memo is
+_STORES: dict[type, str | None] = {}  # class -> the attribute its memo is
 
 
 def _store(view: Any) -> dict | None:
