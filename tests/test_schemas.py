@@ -694,3 +694,18 @@ def test_the_nearest_project_crd_wins_and_project_crds_win_over_crd_paths(tmp_pa
     alone = lint(LintRequest(paths=[tmp_path / "team-a" / "cache.yaml"], config=config, registry=REGISTRY,
                              select=["SCH002"], cwd=tmp_path))  # the project is the file: crd-paths decide
     assert [r.message for r in alone.active] == ['unknown field "spec.size"', 'unknown field "spec.capacity"']
+
+
+@pytest.mark.parametrize("schema, error", [
+    ({"anyOf": [{"type": None}, {"type": "integer"}]}, "TypeError"),  # a CRD's `type: ~`
+    ({"type": "string", "pattern": "("}, "error"),  # re.error: a pattern that is no regex
+])
+def test_a_schema_jsonschema_cannot_evaluate_is_one_issue_not_a_crash(schema: dict, error: str) -> None:
+    """A broken CRD schema (the API server would reject the CRD) gives one worded issue on the
+    object checked against it, never an exception that LNT002 would report as a rule bug."""
+    from linter.validation.validate import Validator
+
+    [issue] = Validator({"type": "object", "properties": {"size": schema}}).issues({"size": "200 gigs"})
+    assert issue.path == () and issue.category == "other"
+    assert issue.message.startswith("the schema this object is checked against cannot be evaluated (")
+    assert f"{error}:" in issue.message and "CustomResourceDefinition" in issue.message

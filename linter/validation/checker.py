@@ -130,6 +130,8 @@ class _Compiler:
             if target is not None:
                 checks.append(target)
         kind = schema.get("type")
+        if "type" in schema and not isinstance(kind, (str, list)):
+            return _never  # no type's name (a CRD's `type: ~`): let jsonschema decide
         # "type: object" (or array) with a check of the members: one closure that tests the type
         # itself (the member check alone lets every other type through), not two
         typed = kind if kind in ("object", "array") or kind in (["object"], ["array"]) else None

@@ -43,9 +43,24 @@ class Validator:
                 return []
             if self._full is None:
                 self._full = _full_validator()(Lazy(self.schema))
-            return translate(self._full.iter_errors(instance))
+            try:
+                errors = list(self._full.iter_errors(instance))
+            except RecursionError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - a CRD's schema jsonschema cannot evaluate
+                return [_unusable(exc)]
+            return translate(errors)
         except RecursionError:  # nesting near the loader's depth limit, against a recursive schema
             return [Issue((), VALUE, "the object is nested too deeply to be validated", "other")]
+
+
+def _unusable(exc: Exception) -> Issue:
+    """The issue of an object whose schema is itself broken (a CRD's ``type: null``, a ``pattern``
+    that is no regular expression): the API server rejects such a CRD, so nothing is judged."""
+    detail = " ".join(str(exc).split())
+    detail = detail if len(detail) <= 200 else detail[:199] + "…"
+    return Issue((), VALUE, f"the schema this object is checked against cannot be evaluated ({type(exc).__name__}: "
+                 f"{detail}); fix the openAPIV3Schema of its CustomResourceDefinition", "other")
 
 
 @lru_cache(maxsize=1)
