@@ -510,13 +510,52 @@ def _key(*parts: object) -> str:
 
 @lru_cache(maxsize=2)
 def _reference_pattern(binary: bool) -> Any:
-    """One regular expression for every reference kind's name (one C-speed scan of a text)."""
+    """One regular expression for every reference kind's name (one C-speed scan of a text), and
+    the escapes that could spell one inside a double-quoted scalar."""
     import re
 
     from linter.index import REFERENCE_KINDS
 
     names = "|".join(sorted(REFERENCE_KINDS, key=lambda name: (-len(name), name)))
-    return re.compile(names.encode() if binary else names)
+    # after a backslash: x, u, U, or a line break (LF, CR, NEL, LS, PS) escaped away
+    escapes = "|".join(re.escape(c) for c in ("x", "u", "U", "\n", "\r", "\x85", "\u2028", "\u2029"))
+    pattern = rf"{names}|\\(?:{escapes})"
+    return re.compile(pattern.encode() if binary else pattern)
+
+
+@lru_cache(maxsize=2)
+def _commented(binary: bool) -> Any:
+    """A line's text before a mention that puts the mention inside a comment (see _mentions_in)."""
+    import re
+
+    pattern = r"(?:^|[ \t])#"
+    return re.compile(pattern.encode() if binary else pattern)
+
+
+def _mentions_in(text: Any) -> bool:
+    """Whether ``text`` (str or bytes) may hold an object of a reference kind: it names one
+    outside a comment, or has an escape that could spell one.
+
+    A kind is a scalar, and scalars are never in comments. A mention is in a comment when, on its
+    line, it follows a ``#`` that starts the line or follows a blank, with no quote before it:
+    such a ``#`` starts a comment unless it is inside a quoted scalar begun on an earlier line
+    or a block scalar, and then the mention is inside that scalar too, whose value holds the
+    ``#`` and so is no kind's name (leaving the scalar takes a closing quote, which the line
+    would show). A kind's letters can come from the escapes ``\\x``, ``\\u``, ``\\U`` and an
+    escaped line break in a double-quoted scalar; a text with any of them counts as a mention."""
+    binary = isinstance(text, bytes)
+    newline, hash_, quote, double = (b"\n", b"#", b"'", b'"') if binary else ("\n", "#", "'", '"')
+    search, commented = _reference_pattern(binary).search, _commented(binary).search
+    position = 0
+    while (match := search(text, position)) is not None:
+        start = match.start()
+        before = text[text.rfind(newline, 0, start) + 1:start]
+        if hash_ not in before or quote in before or double in before or commented(before) is None:
+            return True
+        position = text.find(newline, start)  # the rest of the line is the same comment
+        if position < 0:
+            return False
+    return False
 
 
 def _mentions(data: bytes, kind: str) -> bool:
@@ -529,7 +568,7 @@ def _mentions(data: bytes, kind: str) -> bool:
         return b"aks" in data  # `az aks …` commands describe the cluster's node pools
     if kind != K8S:
         return False
-    return b"\x00" in data or _reference_pattern(True).search(data) is not None
+    return b"\x00" in data or _mentions_in(data)
 
 
 def _survey(items: list[tuple[SourceFile, str]], read: bool) -> list[_Survey]:
@@ -566,8 +605,8 @@ def _skeleton(entry: Any) -> Document | None:
 
 
 def _mentions_reference(text: str) -> bool:
-    """Whether one YAML document's text may hold an object of a reference kind (see _mentions)."""
-    return _reference_pattern(False).search(text) is not None
+    """Whether one YAML document's text may hold an object of a reference kind (see _mentions_in)."""
+    return _mentions_in(text)
 
 
 def _first_pass(data: bytes, display: str, kind: str) -> Any:

@@ -25,7 +25,7 @@ REFERENCE_KINDS = frozenset({
     "WorkloadPriorityClass",  # Kueue's workload priorities (the kueue.x-k8s.io/priority-class label)
     "NetworkPolicy",  # distributed training traffic
     "PodMonitor", "ServiceMonitor",  # observability
-    "DaemonSet", "ClusterPolicy",  # device plugins, DCGM exporters, the GPU Operator
+    "ClusterPolicy",  # the GPU Operator's device plugin and DCGM exporter (DaemonSets reach GPU009 as facts)
     "CustomResourceDefinition",  # schemas of custom resources
 })
 

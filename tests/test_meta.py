@@ -12,9 +12,12 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from linter.config import Config
 from linter.engine import run_rules
+from linter.index import REFERENCE_KINDS
 from linter.model.document import K8S
 from linter.registry import CODE_RE, SLUG_RE, RegistryError, load_registry, validate
 from linter.result import ObjectRef
@@ -387,6 +390,61 @@ def test_the_first_pass_parses_only_the_documents_other_files_look_up(tmp_path) 
     assert runs[1] == runs[2]
     assert {r[2] for r in runs[1] if r[0] == "mixed.yaml"} >= {"SCH001"}
     assert {r[2] for r in runs[1] if r[0] == "mixed.yaml" and r[1].line < 37} >= {"GPU001"}  # the Jobs are linted
+
+
+@pytest.mark.parametrize("text, mentions", [
+    ("kind: ClusterQueue\n", True),
+    ("kind: Job  # the NetworkPolicy beside it\n", False),
+    ("# a PodMonitor scrapes it\nkind: Job\n", False),
+    ("  # indented comment: ClusterQueue\nkind: Job\n", False),
+    ("a: \"x\" # the ClusterQueue\n", True),  # a quote before the mention: decided by parsing
+    ("a: b#ClusterQueue\n", True),  # a '#' after a non-blank is text, not a comment
+    ("s: |\n  # ClusterQueue\n", False),  # the mention is inside a block scalar holding '#'
+    ("{a: \"x #y\", kind: ClusterQueue}\n", True),
+    ("a: \"multi\n  line #x\", kind: ClusterQueue\n", True),  # a quote between the '#' and the mention
+    ("kind: \"\\u0043lusterQueue\"\n", True),  # an escape may spell a kind
+    ("kind: \"\\x43lusterQueue\"\n", True),
+    ("kind: \"Cluster\\\n  Queue\"\n", True),  # an escaped line break joins the halves
+    ("kind: Job\n", False),
+])
+def test_a_reference_kind_named_only_in_comments_is_no_mention(text: str, mentions: bool) -> None:
+    from linter.engine import _mentions_in
+
+    assert _mentions_in(text) is mentions
+    assert _mentions_in(text.encode()) is mentions
+
+
+_KIND_STYLES = (
+    "kind: {k}", "kind: '{k}'", 'kind: "{k}"', "kind: !!str {k}", 'kind: "{e}"', 'kind: "{h}\\\n    {t}"',
+    "kind: |-\n  {k}", "kind: >-\n  {k}", "x: &kind {k}\nkind: *kind", "kind:\n  {k}",
+)
+_NOISE = ("# the {k} beside it", "note: 'a #{k}'", 'note: "#{k}"', "script: |\n  # {k}\n  echo", "n: 1  # {k}",
+          "url: http://x/#{k}")
+
+
+@settings(max_examples=300, deadline=None)
+@given(kind=st.sampled_from(sorted(REFERENCE_KINDS) + ["Job", "ConfigMap", "Service"]),
+       style=st.sampled_from(_KIND_STYLES), split=st.integers(1, 8),
+       noise=st.lists(st.tuples(st.sampled_from(_NOISE), st.sampled_from(sorted(REFERENCE_KINDS))), max_size=4),
+       letter=st.integers(0, 30))
+def test_a_document_of_a_reference_kind_always_mentions_one(kind, style, split, noise, letter) -> None:
+    """Whatever its scalar style, comments and neighbours, a document that loads as an object of a
+    reference kind is one the first pass parses; names in comments alone are not."""
+    from linter.engine import _mentions_in
+    from linter.sources.yaml_k8s import load_text
+
+    position = letter % len(kind)
+    escaped = kind[:position] + f"\\x{ord(kind[position]):02x}" + kind[position + 1:]
+    cut = min(split, len(kind) - 1)
+    line = style.format(k=kind, e=escaped, h=kind[:cut], t=kind[cut:])
+    extra = [template.format(k=named) for template, named in noise]
+    text = "\n".join(["apiVersion: v1", *extra[:2], line, "metadata:", "  name: x", *extra[2:]]) + "\n"
+    objects = load_text(text, "x.yaml").objects
+    assert [o.kind for o in objects] == [kind], text
+    if kind in REFERENCE_KINDS:
+        assert _mentions_in(text) and _mentions_in(text.encode()), text
+    elif all(template.startswith("#") or "  # " in template for template, _ in noise) and "\\" not in line:
+        assert not _mentions_in(text), text
 
 
 def test_a_worker_whose_linting_raises_loses_no_file(tmp_path, monkeypatch) -> None:

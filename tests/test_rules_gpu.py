@@ -396,3 +396,52 @@ def test_gpu009_sees_plugins_in_other_files_and_reports_only_targets(tmp_path: P
     only_a = lint(LintRequest(paths=[tmp_path / "a.yaml"], config=Config(root=tmp_path), registry=REGISTRY,
                               select=["GPU009"], cwd=tmp_path))
     assert only_a.active == []  # the first of the two is not the duplicate
+
+
+def test_gpu009_collects_plugins_from_workers_and_the_cache(tmp_path: Path) -> None:
+    """DaemonSets are not in the index: each file's plugins are facts, collected by whichever
+    process lints the file, and kept in the cache; every way gives the same findings."""
+    import io
+    import pickle
+
+    from linter.cache import _Unpickler
+    from rules.gpu.gpu009_duplicate_device_plugin import Plugin
+
+    plugin = textwrap.dedent("""\
+    apiVersion: apps/v1
+    kind: DaemonSet
+    metadata: {name: plugin-%d, namespace: kube-system}
+    spec:
+      selector: {matchLabels: {app: p}}
+      template:
+        metadata: {labels: {app: p}}
+        spec:
+          nodeSelector: {pool: gpu}
+          containers:
+          - {name: plugin, image: "nvcr.io/nvidia/k8s-device-plugin:v0.17.1"}
+    """)
+    for number in range(60):  # enough files for --jobs 2 to fork
+        (tmp_path / f"p{number:02}.yaml").write_text(plugin % number, encoding="utf-8")
+    runs = {}
+    for jobs, cache in ((1, None), (2, None), (2, tmp_path / ".cache"), (1, tmp_path / ".cache")):
+        report = lint(LintRequest(paths=[tmp_path], config=Config(), registry=REGISTRY, select=["GPU009"], jobs=jobs,
+                                  cwd=tmp_path, cache_dir=cache))
+        runs[(jobs, cache)] = [(r.path, r.line, r.column, r.message) for r in report.active]
+    first = runs[(1, None)]
+    assert all(found == first for found in runs.values())
+    assert [(path, line, column) for path, line, column, _ in first] == [(f"p{n:02}.yaml", 3, 18) for n in range(1, 60)]
+    assert "plugin-0 (p00.yaml:2)" in first[0][3] and "56 more" in first[-1][3]
+    [fact] = run_facts(tmp_path / "p00.yaml")
+    assert isinstance(fact, Plugin) and fact.name_span.line == 3
+    assert _Unpickler(io.BytesIO(pickle.dumps(fact))).load() == fact
+
+
+def run_facts(path: Path):
+    from linter.index import REFERENCE_KINDS, ProjectIndex
+    from linter.rule import RuleContext
+    from linter.sources.yaml_k8s import load
+    from rules.gpu.gpu009_duplicate_device_plugin import device_plugins
+
+    document = load(path.read_bytes(), path.name)
+    context = RuleContext({}, ProjectIndex([document], only_kinds=REFERENCE_KINDS), Config())
+    return [fact for obj in document.objects for fact in device_plugins(obj, context)]

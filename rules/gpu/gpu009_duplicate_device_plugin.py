@@ -74,8 +74,10 @@ spec:
 """
 
 from collections import Counter
+from dataclasses import dataclass
 from itertools import islice
 
+from linter.model.document import ObjectStub
 from linter.model.nvidia import (
     gpu_operator_policies,
     is_device_plugin,
@@ -84,7 +86,31 @@ from linter.model.nvidia import (
     placements_may_overlap,
     policy_deploys,
 )
+from linter.model.position import Span
+from linter.model.selectors import Placement
 from linter.rule import PROJECT, Finding, rule
+
+
+@dataclass(frozen=True, slots=True)
+class Plugin:
+    """A device-plugin DaemonSet, as collected where its file is linted: the object, the nodes
+    its pods may run on, and where its name is."""
+
+    obj: ObjectStub
+    placement: Placement
+    name_span: Span
+
+
+def device_plugins(obj, ctx):
+    """The facts GPU009 collects: DaemonSets are not kept in the index, so every file's plugins
+    reach the rule this way, from whichever process linted the file (or from the cache)."""
+    if obj.kind != "DaemonSet":
+        return
+    workload = ctx.index.workload(obj)
+    if is_device_plugin(workload) and not is_operator_operand(workload):
+        metadata = obj.metadata
+        yield Plugin(obj.stub(), workload.pods[0].placement,
+                     metadata.value_span("name") if "name" in metadata else obj.span)
 
 
 def _identity(obj) -> tuple[str, str]:
@@ -121,15 +147,11 @@ class _Group:
 
 
 @rule(code="GPU009", name="duplicate-device-plugin", severity="error", scope=PROJECT,
-      requires=("DaemonSet", "ClusterPolicy"), tags=("gpu", "device-plugin"))
-def check(index, ctx):
-    plugins = []
-    for obj in index.of_kind("DaemonSet"):
-        workload = index.workload(obj)
-        if is_device_plugin(workload) and not is_operator_operand(workload):
-            plugins.append((obj, workload.pods[0].placement))
-    plugins.sort(key=lambda item: (item[0].path, item[0].span.line))
-    policies = [f"the device plugin of {_where(p)}" for p in gpu_operator_policies(index)
+      collect=device_plugins, tags=("gpu", "device-plugin"))
+def check(found, ctx):
+    facts = sorted(found, key=lambda fact: (fact.obj.path, fact.obj.span.line))
+    plugins = [(fact.obj, fact.placement) for fact in facts]
+    policies = [f"the device plugin of {_where(p)}" for p in gpu_operator_policies(ctx.index)
                 if policy_deploys(p, "devicePlugin")]
     operator_nodes = operand_placement("devicePlugin")
     # plugins repeat a few placements: each pair of placements is judged once, and the plugins
@@ -160,9 +182,8 @@ def check(index, ctx):
             total += len(policies)
         if not total:
             continue
-        metadata = obj.metadata
         yield Finding(
-            metadata.value_span("name") if "name" in metadata else obj.span,
+            facts[position].name_span,
             f"device-plugin DaemonSet `{obj.name}` can run on the same nodes as {_listed(others, total)}: two plugins "
             "register nvidia.com/gpu for the same GPUs",
             obj=obj,
