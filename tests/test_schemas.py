@@ -540,6 +540,44 @@ def test_fast_check_agrees_with_jsonschema_on_a_crd(instance) -> None:
     assert compile_check(schema)(instance) == (not list(slow.iter_errors(instance)))
 
 
+# Nodes the fast check compiles into one closure (a type with the member check of an object, a
+# map or a list, a type with a pattern, an enum of strings) and nodes it must not fuse.
+_FUSED = [
+    {"type": ["object", "null"], "properties": {"a": {"type": "string"}}, "additionalProperties": False},
+    {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]},
+    {"type": ["object", "string"], "additionalProperties": {"type": ["integer", "null"]}, "maxProperties": 1},
+    {"type": "object", "additionalProperties": {"type": "string"}, "required": ["a"]},
+    {"additionalProperties": {"type": "string"}},
+    {"type": "integer", "properties": {"a": {"type": "string"}}},
+    {"type": ["array", "null"], "items": {"type": "string"}},
+    {"type": "array", "items": {"type": ["integer", "object"], "additionalProperties": False}},
+    {"type": ["array", "object"], "items": {"type": "integer"}, "properties": {"a": {"type": "boolean"}}},
+    {"type": ["string", "number", "null"], "pattern": "^[0-9]+$"},
+    {"type": ["string", "integer"], "minLength": 1, "maxLength": 2},
+    {"type": "string", "pattern": "b", "minLength": 2},
+    {"type": ["integer", "null"], "pattern": "^a"},
+    {"type": "string", "enum": ["a", "b"]},
+    {"type": ["string", "null"], "enum": ["a", None]},
+    {"type": ["integer", "null"], "enum": ["a", 1]},
+    {"type": "boolean", "enum": ["a"]},
+    {"type": "object", "properties": {"m": {"type": ["object", "null"], "additionalProperties": {"type": "string"}},
+                                      "l": {"type": ["array", "null"], "items": {"type": "string", "enum": ["a"]}}}},
+]
+_ODD_SCALARS = [None, True, False, 0, 1, 1.0, 1.5, "", "a", "b", "12", "abc", "ab"]
+_ODD_NODES = [*_ODD_SCALARS, [], ["a"], [1, 2], [None], {}, {"a": "x"}, {"a": 1}, {"a": True}, {"b": None},
+              {"a": "x", "b": 1}, {"m": {"k": "v"}}, {"m": {"k": 1}}, {"m": None}, {"l": ["a"]}, {"l": ["b"]},
+              {"l": None}, {"l": "a"}, {"m": "x"}]
+
+
+@pytest.mark.parametrize("schema", _FUSED)
+def test_fast_check_agrees_with_jsonschema_on_fused_nodes(schema) -> None:
+    from jsonschema import Draft202012Validator
+
+    check, slow = compile_check(schema), Draft202012Validator(schema)
+    for value in _ODD_NODES:
+        assert check(value) == slow.is_valid(value), value
+
+
 # ---------------------------------------------------------------------------------------------
 # Configuration
 
@@ -699,6 +737,7 @@ def test_the_nearest_project_crd_wins_and_project_crds_win_over_crd_paths(tmp_pa
 @pytest.mark.parametrize("schema, error", [
     ({"anyOf": [{"type": None}, {"type": "integer"}]}, "TypeError"),  # a CRD's `type: ~`
     ({"type": "string", "pattern": "("}, "error"),  # re.error: a pattern that is no regex
+    ({"type": [{"a": 1}]}, "TypeError"),  # a type list holding no type's name
 ])
 def test_a_schema_jsonschema_cannot_evaluate_is_one_issue_not_a_crash(schema: dict, error: str) -> None:
     """A broken CRD schema (the API server would reject the CRD) gives one worded issue on the

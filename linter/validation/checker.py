@@ -132,20 +132,31 @@ class _Compiler:
         kind = schema.get("type")
         if "type" in schema and not isinstance(kind, (str, list)):
             return _never  # no type's name (a CRD's `type: ~`): let jsonschema decide
-        # "type: object" (or array) with a check of the members: one closure that tests the type
-        # itself (the member check alone lets every other type through), not two
-        typed = kind if kind in ("object", "array") or kind in (["object"], ["array"]) else None
-        typed = typed[0] if isinstance(typed, list) else typed
-        object_check = self._object(schema, typed=typed == "object")
+        kinds = None if kind is None else ([kind] if isinstance(kind, str) else list(kind))
+        type_check = _type_check(kinds) if kinds is not None else None
+        if type_check is _never:
+            return _never
+        # The member check of "type: object" (or array, or ["object", "null"] …) tests the type of
+        # a value that is not a mapping (a list) itself: one closure, not a type check beside it.
+        object_check = self._object(schema, other=_other_types(kinds, type_check, "object"))
         items_check = None
         if "items" in schema:
             items = schema["items"]
             if isinstance(items, list):
                 return _never
-            items_check = self._items(items, typed=typed == "array")
-        if kind is not None and not (typed == "object" and object_check is not None
-                                     or typed == "array" and items_check is not None):
-            checks.append(_type_check([kind] if isinstance(kind, str) else list(kind)))
+            items_check = self._items(items, other=_other_types(kinds, type_check, "array"))
+        scalar_checks = _scalar_checks(schema)
+        if _never in scalar_checks:
+            return _never
+        if type_check is not None and not (object_check is not None and "object" in kinds
+                                           or items_check is not None and "array" in kinds):
+            enum = schema.get("enum")
+            if "string" in kinds and isinstance(enum, list) and all(isinstance(v, str) for v in enum):
+                pass  # the enum's own check tests that the value is a string
+            elif "string" in kinds and scalar_checks and _STRING_KEYS.issuperset(k for k in schema if k in _KNOWN):
+                scalar_checks = [_string_check(type_check, schema)]  # a quantity: its type and pattern
+            else:
+                checks.append(type_check)
         if "enum" in schema:
             checks.append(_enum_check(list(schema["enum"])))
         if "const" in schema:
@@ -157,7 +168,7 @@ class _Compiler:
             checks.append(items_check)
         if LIST_MAP_KEYS in schema:
             checks.append(_list_map_check(tuple(schema[LIST_MAP_KEYS])))
-        checks.extend(_scalar_checks(schema))
+        checks.extend(scalar_checks)
         for key in ("allOf", "anyOf", "oneOf"):
             if key in schema:
                 subs = [self._lazy(s) for s in schema[key]]
@@ -186,27 +197,30 @@ class _Compiler:
 
     def _lazy(self, schema: Any) -> Check:
         """A check that compiles ``schema`` the first time it runs."""
-        slot: list[Check] = []
+        compiled: Check | None = None
 
         def first(x: Any) -> bool:
-            if not slot:
-                slot.append(self.compile(schema) or _always)
-            return slot[0](x)
+            nonlocal compiled
+            if compiled is None:
+                compiled = self.compile(schema) or _always
+            return compiled(x)
 
         return first
 
-    def _items(self, items: Any, typed: bool = False) -> Check:
-        """The check of every item; ``typed``: a value that is not a list fails (``type: array``)."""
-        slot: list[Check | None] = []
+    def _items(self, items: Any, other: Check | None = None) -> Check:
+        """The check of every item; a value that is not a list is judged by ``other`` (the type
+        check, for ``type: array``), or passes."""
+        item_check: Any = _MISSING  # compiled the first time a list has an item
+        compile_ = self.compile
 
         def each(x: Any) -> bool:
+            nonlocal item_check
             if x.__class__ is not list and not isinstance(x, list):
-                return not typed
+                return True if other is None else other(x)
             if not x:
                 return True
-            if not slot:
-                slot.append(self.compile(items))
-            item_check = slot[0]
+            if item_check is _MISSING:
+                item_check = compile_(items)
             if item_check is None:
                 return True
             for value in x:
@@ -216,9 +230,9 @@ class _Compiler:
 
         return each
 
-    def _object(self, schema: dict[str, Any], typed: bool = False) -> Check | None:
-        """The check of an object's members; ``typed``: a value that is not a mapping fails
-        (``type: object``). None when it accepts every object."""
+    def _object(self, schema: dict[str, Any], other: Check | None = None) -> Check | None:
+        """The check of an object's members; a value that is not a mapping is judged by ``other``
+        (the type check, for ``type: object``), or passes. None when it accepts every object."""
         properties = schema.get("properties") or {}
         extra = schema.get("additionalProperties", True)
         required = tuple(schema.get("required") or ())
@@ -226,13 +240,17 @@ class _Compiler:
         if not properties and extra is True and not required and low is None and high is None:
             return None
         compiled: dict[str, Any] = {}  # filled the first time an object has the property
-        extra_check: Any = None if extra is True else (False if extra is False else self._lazy(extra))
+        # None: any other member passes; False: none may be there; else compiled when first needed
+        extra_check: Any = None if extra is True else (False if extra is False else _MISSING)
         missing = _MISSING
         compile_ = self.compile
+        if not properties and extra_check is missing:
+            return self._map(extra, required, low, high, other)
 
         def check(x: Any) -> bool:
+            nonlocal extra_check
             if not isinstance(x, dict):
-                return not typed
+                return True if other is None else other(x)
             for name in required:
                 if name not in x:
                     return False
@@ -241,17 +259,49 @@ class _Compiler:
             if high is not None and len(x) > high:
                 return False
             for key, value in x.items():
-                sub = compiled.get(key, missing)
-                if sub is missing:
+                try:
+                    sub = compiled[key]
+                except KeyError:
                     if key in properties:
                         sub = compiled[key] = compile_(properties[key])
                     else:
                         if extra_check is None:
                             continue
-                        if extra_check is False or not extra_check(value):
+                        if extra_check is False:
+                            return False
+                        if extra_check is missing:
+                            extra_check = compile_(extra) or _always
+                        if not extra_check(value):
                             return False
                         continue
                 if sub is not None and not sub(value):
+                    return False
+            return True
+
+        return check
+
+    def _map(self, extra: Any, required: tuple, low: Any, high: Any, other: Check | None) -> Check:
+        """:meth:`_object` of a map (no properties, every member against the ``extra`` schema)."""
+        value_check: Any = _MISSING  # compiled the first time a mapping has a member
+        compile_ = self.compile
+
+        def check(x: Any) -> bool:
+            nonlocal value_check
+            if not isinstance(x, dict):
+                return True if other is None else other(x)
+            for name in required:
+                if name not in x:
+                    return False
+            if low is not None and len(x) < low:
+                return False
+            if high is not None and len(x) > high:
+                return False
+            if not x:
+                return True
+            if value_check is _MISSING:
+                value_check = compile_(extra) or _always
+            for value in x.values():
+                if not value_check(value):
                     return False
             return True
 
@@ -271,8 +321,17 @@ def _always(_: Any) -> bool:
     return True
 
 
+def _other_types(kinds: list[str] | None, type_check: Check | None, kind: str) -> Check | None:
+    """What judges a value that is not of ``kind`` (a mapping, a list) in the member check of a
+    node whose ``type`` is ``kinds``: its type check when that check would otherwise stand beside
+    the member check, else nothing (the value passes the member check)."""
+    if kinds is None or kind not in kinds:
+        return None
+    return _never if kinds == [kind] else type_check
+
+
 def _type_check(kinds: list[str]) -> Check:
-    if any(kind not in _TYPES for kind in kinds):
+    if any(not isinstance(kind, str) or kind not in _TYPES for kind in kinds):
         return _never
     allowed = tuple({t for kind in kinds for t in _TYPES[kind]})
     bool_ok = "boolean" in kinds
@@ -314,6 +373,30 @@ def list_map_key(item: dict, keys: tuple[str, ...]) -> tuple:
     except TypeError:
         return tuple(repr(v) for v in values)
     return tuple((type(v) is bool, v) for v in values)
+
+
+_STRING_KEYS = frozenset({"type", "pattern", "minLength", "maxLength"})
+
+
+def _string_check(type_check: Check, schema: dict[str, Any]) -> Check:
+    """``type_check`` and the string tests of ``schema`` (pattern, minLength, maxLength) in one
+    check, with a fast path for a plain string (whose type passes: the type allows strings)."""
+    search = re.compile(schema["pattern"]).search if "pattern" in schema else None  # compiled by _scalar_checks
+    low, high = schema.get("minLength"), schema.get("maxLength")
+
+    def check(x: Any) -> bool:
+        if x.__class__ is not str:
+            if not type_check(x):
+                return False
+            if not isinstance(x, str):
+                return True
+        if low is not None and not len(x) >= low:
+            return False
+        if high is not None and not len(x) <= high:
+            return False
+        return search is None or search(x) is not None
+
+    return check
 
 
 def _enum_check(values: list[Any]) -> Check:

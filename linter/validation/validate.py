@@ -13,7 +13,7 @@ from typing import Any
 
 from linter.model.position import Span
 from linter.model.tree import YMap, YSeq
-from linter.validation import builtin, kustomize
+from linter.validation import builtin, crds, kustomize, removed
 from linter.validation.checker import compile_check, list_map_key
 from linter.validation.convert import LIST_MAP_KEYS, Lazy
 from linter.validation.messages import (
@@ -28,21 +28,23 @@ from linter.validation.messages import (
 
 class Validator:
     """A schema (possibly shallow, see :mod:`.convert`), its fast check, and on demand the
-    ``jsonschema`` validator that lists every error."""
+    ``jsonschema`` validator that lists every error. ``shallow=False``: the schema is plain JSON
+    Schema (a built-in kind's), which ``jsonschema`` reads as it is, not through :class:`Lazy`."""
 
-    __slots__ = ("schema", "_check", "_full")
+    __slots__ = ("schema", "_check", "_full", "_shallow")
 
-    def __init__(self, schema: dict[str, Any]):
+    def __init__(self, schema: dict[str, Any], *, shallow: bool = True):
         self.schema = schema
         self._check = compile_check(schema)
         self._full: Any = None
+        self._shallow = shallow
 
     def issues(self, instance: Any) -> list[Issue]:
         try:
             if self._check(instance):
                 return []
             if self._full is None:
-                self._full = _full_validator()(Lazy(self.schema))
+                self._full = _full_validator()(Lazy(self.schema) if self._shallow else self.schema)
             try:
                 errors = list(self._full.iter_errors(instance))
             except RecursionError:
@@ -104,7 +106,7 @@ def builtin_validator(release: builtin.Release, definition: str) -> Validator:
     key = (release.version, definition)
     validator = _BUILTIN.get(key)
     if validator is None:
-        validator = Validator({"$defs": release.defs, "$ref": f"#/$defs/{definition}"})
+        validator = Validator({"$defs": release.defs, "$ref": f"#/$defs/{definition}"}, shallow=False)
         _BUILTIN[key] = validator
     return validator
 
@@ -120,8 +122,6 @@ def split_api_version(api_version: str) -> tuple[str, str]:
 
 def object_issues(obj: Any, index: Any, config: Any) -> list[Issue]:
     """Every schema issue of ``obj`` (a K8sObject), or [] when its kind has no known schema."""
-    from linter.validation import crds, removed
-
     group, version = split_api_version(obj.api_version)
     release = builtin.release(builtin.effective_version(config))
     if release is None:
