@@ -1,5 +1,5 @@
 """``python -m linter``: the same as the ``mlops-lint`` command."""
 
-from linter.cli import main
+from linter.cli import run
 
-main(prog_name="mlops-lint")
+run()

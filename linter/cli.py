@@ -77,6 +77,36 @@ def _split(values: tuple[str, ...]) -> list[str]:
     return [token.strip() for value in values for token in value.split(",") if token.strip()]
 
 
+# What a run built, kept to the end of the process (LintRequest.keep): set by run(), which then
+# ends the process without freeing it; None where main() is called by a process that goes on
+_KEPT: list | None = None
+
+
+def run() -> None:
+    """The ``mlops-lint`` command and ``python -m linter``: :func:`main`, then the process ends
+    at once, as mypy's does. A large run leaves millions of objects (the index, every finding);
+    freeing them one by one costs 0.2-0.3 s at 10,000 files, for memory the operating system
+    takes back at once. Output is flushed first, so nothing written is lost."""
+    global _KEPT
+    _KEPT = []
+    try:
+        main(prog_name="mlops-lint")
+        code: object = EXIT_CLEAN
+    except SystemExit as exc:
+        code = exc.code
+    if code is None:
+        code = EXIT_CLEAN
+    elif not isinstance(code, int):  # sys.exit("message"), as Python itself would print it
+        print(code, file=sys.stderr)
+        code = EXIT_FINDINGS
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a reader that went away (`| head`), or a closed stream
+            pass
+    os._exit(code)
+
+
 @click.group(cls=DefaultToCheck, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", prog_name="mlops-lint", message="%(prog)s %(version)s")
 def main() -> None:
@@ -148,12 +178,14 @@ def check(paths: tuple[str, ...], fmt: str, output: Path | None, config_path: Pa
         stdin = None
     request = LintRequest(
         paths=file_paths, config=config, registry=registry, select=select_tokens or None, ignore=ignore_tokens,
-        jobs=jobs or default_jobs(), stdin=stdin, baseline=baseline, cwd=cwd, cache_dir=folder,
+        jobs=jobs or default_jobs(), stdin=stdin, baseline=baseline, cwd=cwd, cache_dir=folder, keep=_KEPT,
     )
     try:
         report = lint(request)
     except ValueError as exc:  # an unreadable baseline
         raise _fail(str(exc)) from None
+    if _KEPT is not None:
+        _KEPT.append(report)
 
     if write_baseline is not None:
         from linter.suppress import write_baseline as record

@@ -370,3 +370,29 @@ def test_fifo_named_yaml_is_skipped_not_read(tmp_path: Path) -> None:
     assert "note: pipe.yaml: not read: not a regular file" in result.output
     assert "job.yaml:17:13: ERROR GPU001" in result.output
     assert "not a regular file" in run(["pipe.yaml"], tmp_path).output  # given directly: not read either
+
+
+def test_the_command_ends_the_process_with_mains_exit_code_and_all_its_output(tmp_path: Path, monkeypatch) -> None:
+    """``python -m linter`` (and the ``mlops-lint`` script) end with ``os._exit``, without
+    freeing the run: the exit code is the one ``main`` gives, and a large report on stdout
+    arrives whole, as the in-process command prints it; in-process runs keep nothing."""
+    import subprocess
+    import sys
+
+    from linter import cli
+
+    for index in range(150):  # findings enough for a stdout far beyond any pipe buffer
+        (tmp_path / f"pod{index:03}.yaml").write_text(
+            f"apiVersion: v1\nkind: Pod\nmetadata: {{name: p{index}}}\nspec:\n  containers:\n  - {{name: c, image: busybox}}\n")
+    monkeypatch.chdir(tmp_path)
+    env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    command = [sys.executable, "-m", "linter", ".", "--no-cache", "--no-color", "--jobs", "1"]
+    done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
+    inprocess = CliRunner().invoke(main, [".", "--no-cache", "--no-color", "--jobs", "1"])
+    assert done.returncode == inprocess.exit_code == 1
+    assert len(done.stdout) > 100_000 and done.stdout == inprocess.output
+    assert cli._KEPT is None  # nothing kept by a process that goes on
+    usage = subprocess.run([*command, "--bogus"], capture_output=True, text=True, env=env, check=False)
+    assert usage.returncode == 2 and "No such option" in usage.stderr
+    clean = subprocess.run([*command[:3], "--version"], capture_output=True, text=True, env=env, check=False)
+    assert clean.returncode == 0 and clean.stdout.strip().endswith(cli.__version__)
