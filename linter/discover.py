@@ -18,7 +18,7 @@ import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable, Iterator
 
 from linter.model.document import DOCKERFILE, K8S, SHELL
 from linter.result import Note
@@ -53,9 +53,8 @@ def is_dockerfile_name(name: str) -> bool:
     )
 
 
-def classify(path: Path, *, sniff: bool = True) -> str | None:
-    """The source kind of a file by its name (and, for names without a suffix, its shebang)."""
-    name = path.name
+def classify_name(name: str) -> str | None:
+    """The source kind a file name alone gives (a name without a suffix may still be a script)."""
     lower = name.lower()
     if lower.endswith(YAML_SUFFIXES):
         return K8S
@@ -63,6 +62,15 @@ def classify(path: Path, *, sniff: bool = True) -> str | None:
         return DOCKERFILE
     if lower.endswith(SHELL_SUFFIXES):
         return SHELL
+    return None
+
+
+def classify(path: Path, *, sniff: bool = True) -> str | None:
+    """The source kind of a file by its name (and, for names without a suffix, its shebang)."""
+    name = path.name
+    kind = classify_name(name)
+    if kind is not None:
+        return kind
     if sniff and "." not in name:
         first = read_head(path, 128)
         if first is not None:
@@ -134,6 +142,41 @@ def shown(path: Path | str) -> str:
         return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
+def _folders(top: str, onerror: Callable[[OSError], None]) -> Iterator[tuple[str, list[str], list[os.DirEntry]]]:
+    """``os.walk(top)``, top-down and without entering links to folders, giving each file's
+    directory entry instead of its name: the entry knows the file's type from the listing, so
+    no file costs a system call of its own. Prune the folder names in place, as with os.walk."""
+    stack = [top]
+    while stack:
+        folder = stack.pop()
+        try:
+            with os.scandir(folder) as listing:
+                entries = list(listing)
+        except OSError as error:
+            onerror(error)
+            continue
+        names: list[str] = []
+        files: list[os.DirEntry] = []
+        links: set[str] = set()
+        for entry in entries:
+            try:
+                is_folder = entry.is_dir()
+                if is_folder and entry.is_symlink():
+                    links.add(entry.name)
+            except OSError:  # as os.walk: an entry whose type cannot be read is not a folder
+                is_folder = False
+            if is_folder:
+                names.append(entry.name)
+            else:
+                files.append(entry)
+        yield folder, names, files
+        stack.extend(os.path.join(folder, name) for name in reversed(names) if name not in links)
+
+
+def _name(entry: os.DirEntry) -> str:
+    return entry.name
+
+
 def walk(paths: Iterable[Path], *, root: Path | None, exclude: Iterable[str] = ()) -> Discovery:
     """Every lintable file under ``paths`` (files given directly are always taken)."""
     spec = _exclude_spec(exclude)
@@ -173,9 +216,9 @@ def walk(paths: Iterable[Path], *, root: Path | None, exclude: Iterable[str] = (
             else:
                 add(given, classify(given) or K8S)
             continue
-        for folder, dirs, files in os.walk(given, followlinks=False, onerror=unlisted):
+        for folder, dirs, entries in _folders(os.fspath(given), unlisted):
             here = Path(folder)
-            if "Chart.yaml" in files and "templates" in dirs:
+            if "templates" in dirs and any(entry.name == "Chart.yaml" for entry in entries):
                 dirs.remove("templates")
                 for inner, _, names in os.walk(here / "templates", followlinks=False):
                     for name in sorted(names):
@@ -188,19 +231,22 @@ def walk(paths: Iterable[Path], *, root: Path | None, exclude: Iterable[str] = (
                              "`helm template <chart> | mlops-lint -`")
                     )
             dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not excluded(here / d, True))
-            for name in sorted(files):
+            for entry in sorted(entries, key=_name):
+                name = entry.name
+                kind = classify_name(name)
+                if kind is None and "." in name:
+                    continue  # neither lintable by its name nor a script to tell by its shebang
                 path = here / name
                 if excluded(path, False):
                     continue
-                kind = classify(path)
-                if kind is None:
+                if kind is None and (kind := classify(path)) is None:
                     continue
-                try:  # one lstat: a regular file (nearly all) needs no other look
-                    mode = os.lstat(path).st_mode
+                try:  # the listing's type: a regular file (nearly all) needs no other look
+                    link = entry.is_symlink()
+                    regular = link or entry.is_file(follow_symlinks=False)
                 except OSError:  # gone since listed: reported when it cannot be read
-                    mode = stat.S_IFREG
-                link = stat.S_ISLNK(mode)
-                if (not link and not stat.S_ISREG(mode)) or (link and path.exists() and not is_regular(path)):
+                    link, regular = False, True
+                if not regular or (link and path.exists() and not is_regular(path)):
                     # a FIFO or device (or a link to one): reading it could block forever
                     found.notes.append(Note(str(path), "not read: not a regular file"))
                     found.skipped.append((path, "not a regular file"))

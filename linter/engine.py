@@ -47,6 +47,9 @@ def display_path(path: Path, cwd: Path) -> str:
     """Relative to ``cwd`` where possible, ``/``-separated, and always printable as UTF-8."""
     from linter.discover import shown
 
+    text, base = str(path), str(cwd)
+    if os.sep == "/" and text.startswith(base) and len(text) > len(base) and (text[len(base)] == "/" or base == "/"):
+        return shown(text[len(base) + (base != "/"):])  # what relative_to gives, without parsing either path
     try:
         return shown(path.relative_to(cwd).as_posix())
     except ValueError:

@@ -16,6 +16,8 @@ from pathlib import Path
 from urllib.parse import unquote
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from invariants import check_report, lint_paths
 from sandbox import run
 
@@ -354,3 +356,43 @@ def test_discovery_never_opens_what_it_does_not_read(tmp_path: Path, monkeypatch
     assert "fifo" not in names and "data.bin" not in names and names.count("run") == 1
     assert all(not flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT) for _, flags in opened)
     assert all(stat.S_ISREG(os.stat(p).st_mode) for p, _ in opened)
+
+
+_PART = st.sampled_from(["a", "tmp", "x y", "ç", "..", ".", "b10k", "tmpx", "t"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(path=st.lists(_PART, max_size=5),
+                                cwd=st.lists(_PART, max_size=4),
+                                slashes=st.sampled_from(["/", "//"]))
+def test_display_paths_are_what_relative_to_gives(path: list[str], cwd: list[str], slashes: str) -> None:
+    """The string shortcut of display_path gives pathlib's lexical answer for every pair."""
+    from linter.engine import display_path
+
+    target, base = Path(slashes + "/".join(path)), Path(slashes + "/".join(cwd))
+    try:
+        expected = target.relative_to(base).as_posix()
+    except ValueError:
+        expected = target.as_posix()
+    assert display_path(target, base) == expected
+
+
+def test_the_walk_takes_each_files_type_from_the_listing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Regular files cost no system call of their own (their type comes with the folder's
+    listing); links, FIFOs and names without a suffix are still looked at."""
+    (tmp_path / "deploy").mkdir()
+    for index in range(20):
+        (tmp_path / "deploy" / f"m{index}.yaml").write_text("kind: ConfigMap\n")
+    (tmp_path / "deploy" / "README.md").write_text("not lintable\n")
+    (tmp_path / "deploy" / "build").write_text("#!/bin/sh\naz aks list\n")
+    (tmp_path / "deploy" / "link.yaml").symlink_to(tmp_path / "deploy" / "m0.yaml")
+    os.mkfifo(tmp_path / "deploy" / "pipe.yaml")
+    looked: list[str] = []
+    real_lstat, real_stat = os.lstat, os.stat
+    monkeypatch.setattr(discover.os, "lstat", lambda p, *a, **k: looked.append(os.fspath(p)) or real_lstat(p, *a, **k))
+    monkeypatch.setattr(discover.os, "stat", lambda p, *a, **k: looked.append(os.fspath(p)) or real_stat(p, *a, **k))
+    found = discover.walk([tmp_path], root=tmp_path)
+    names = sorted(f.path.name for f in found.files)
+    assert names == sorted([*(f"m{i}.yaml" for i in range(20)), "build", "link.yaml"])
+    assert [(p.name, why) for p, why in found.skipped] == [("pipe.yaml", "not a regular file")]
+    assert [p for p in looked if os.path.basename(p).startswith("m") and not p.endswith("/m0.yaml")] == []  # m0: the link's target
