@@ -427,3 +427,18 @@ def test_aks_automatic_uses_config_pools_only(tmp_path: Path) -> None:
     report = run([tmp_path], tmp_path, config=pools)
     assert {r.rule for r in report.active} == {"DST005", "XPL001", "XPL002", "XPL003", "XPL004", "XPL005", "XPL006"}
     assert all(r.path == "workloads.yaml" for r in report.active)
+
+
+
+def test_a_pods_placement_goes_with_its_view_and_is_shared_by_equal_pods() -> None:
+    """The cluster keeps nothing per pod view (the answer lives in the view's own memo, so a
+    long run does not grow with its pods), and pods with the same constraints share one answer."""
+    from linter.model import memo
+
+    cluster = build_cluster(scripts(a=ADD))
+    views = [pod(POD.replace("{selector}", "")) for _ in range(3)]
+    answers = [cluster.placement(view) for view in views]
+    assert answers[0] is answers[1] is answers[2] and len(cluster._by_signature) == 1
+    assert all(any(value is answers[0] for value in memo._store(view).values()) for view in views)
+    assert not any(isinstance(value, dict) and len(value) >= 3 for value in vars(cluster).values()
+                   if value is not cluster._by_signature)

@@ -410,7 +410,6 @@ class Cluster:
     complete: bool = False  # an az aks create (or config node-pools) describes every pool
     auto_provisioning: bool = False  # NAP / AKS Automatic: nodes of any shape may appear
     scripted: bool = False  # any az aks command describes pools
-    _placements: dict[int, tuple[weakref.ref, "PodPlacement | None"]] = field(default_factory=dict)
     _by_signature: dict[tuple, "PodPlacement | None"] = field(default_factory=dict)
     _graceful: dict[int, list] = field(default_factory=dict)  # id(pool) -> max_graceful_termination
     _memo: dict[Any, Any] = field(default_factory=dict)
@@ -471,16 +470,14 @@ class Cluster:
         """Which pools a pod template can land on (memoised per pod view, and shared by every
         pod with the same constraints: a project's pods mostly repeat a few placements, so the
         pools are matched once per distinct placement, not once per pod)."""
-        key = id(pod)
-        cached = self._placements.get(key)
-        if cached is not None and cached[0]() is pod:
-            return cached[1]
+        # kept in the pod view's own memo, so it goes with the view (a cluster is hashed by identity)
+        return once(pod, ("cluster-placement", self), lambda: self._placement(pod))
+
+    def _placement(self, pod: Any) -> "PodPlacement | None":
         signature = _placement_signature(pod)
         if signature in self._by_signature:
-            result = self._by_signature[signature]
-        else:
-            result = self._by_signature[signature] = place(self, pod)
-        self._placements[key] = (weakref.ref(pod), result)
+            return self._by_signature[signature]
+        result = self._by_signature[signature] = place(self, pod)
         return result
 
 
