@@ -6,7 +6,6 @@ line-independent fingerprint plus an occurrence counter, so alerts survive lines
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from pathlib import Path, PurePosixPath
 from urllib.parse import quote
@@ -23,6 +22,7 @@ from linter.report.common import (
     ordered_notes,
     tool_version,
 )
+from linter.report.jsontext import dumps
 from linter.report.ruledoc import clip, plain_text, sections, unwrap
 from linter.report.sarif_json import to_json
 from linter.result import Note, Result, RunReport
@@ -180,4 +180,4 @@ def document(report: RunReport) -> dict:
 
 
 def emit(report: RunReport, options: RenderOptions) -> str:
-    return json.dumps(document(report), indent=2, ensure_ascii=False) + "\n"
+    return dumps(document(report)) + "\n"
