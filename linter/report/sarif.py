@@ -7,6 +7,7 @@ line-independent fingerprint plus an occurrence counter, so alerts survive lines
 from __future__ import annotations
 
 from collections import Counter
+from functools import lru_cache
 from pathlib import Path, PurePosixPath
 from urllib.parse import quote
 
@@ -39,9 +40,9 @@ def _text(text: str, markdown: str | None = None) -> om.MultiformatMessageString
     return om.MultiformatMessageString(text=text, markdown=markdown or None)
 
 
-def precision(meta: RuleMeta) -> str:
+def precision(doc_sections: dict[str, str]) -> str:
     """``medium`` when the docs admit false positives (a ``Known problems`` section), else ``high``."""
-    return "medium" if "Known problems" in sections(meta.doc) else "high"
+    return "medium" if "Known problems" in doc_sections else "high"
 
 
 def rule_tags(meta: RuleMeta) -> list[str]:
@@ -52,8 +53,9 @@ def rule_tags(meta: RuleMeta) -> list[str]:
 def rule_descriptor(meta: RuleMeta) -> om.ReportingDescriptor:
     """``tool.driver.rules[]`` entry: the same metadata as ``mlops-lint explain``."""
     short = meta.summary or f"{meta.name} ({meta.code})."
-    what = sections(meta.doc).get("What it does", "")
-    properties: dict[str, object] = {"tags": rule_tags(meta), "precision": precision(meta)}
+    found = sections(meta.doc)
+    what = found.get("What it does", "")
+    properties: dict[str, object] = {"tags": rule_tags(meta), "precision": precision(found)}
     if meta.security_severity:
         properties["security-severity"] = str(meta.security_severity)
     return om.ReportingDescriptor(
@@ -80,22 +82,31 @@ def is_stub(meta: RuleMeta) -> bool:
     return meta.func is None and not meta.doc
 
 
-def rule_table(report: RunReport) -> list[RuleMeta]:
-    """Every rule that ran plus any rule only seen in results, sorted by code (``ruleIndex`` order)."""
+def rule_table(report: RunReport, results: list[Result] | None = None) -> list[RuleMeta]:
+    """Every rule that ran plus any rule only seen in results, sorted by code (``ruleIndex`` order).
+
+    ``results``: the report's results in report order, when the caller has them already."""
     table: dict[str, RuleMeta] = {}
     for meta in report.rules:
         table.setdefault(meta.code, meta)
-    for result in ordered(report.results):
-        table.setdefault(result.rule, stub_meta(result))
+    for result in ordered(report.results) if results is None else results:
+        if result.rule not in table:  # the first such result's slug and severity
+            table[result.rule] = stub_meta(result)
     return [table[code] for code in sorted(table)]
 
 
 def artifact_location(path: str) -> om.ArtifactLocation:
     """A repo-relative, percent-encoded URI under ``%SRCROOT%`` (absolute paths become file URIs)."""
+    uri, base = _uri(path)
+    return om.ArtifactLocation(uri=uri, uri_base_id=base)
+
+
+@lru_cache(maxsize=4096)  # a file's results share its URI: parsed and quoted once, not per result
+def _uri(path: str) -> tuple[str, str | None]:
     pure = PurePosixPath(path)
     if pure.is_absolute():
-        return om.ArtifactLocation(uri=pure.as_uri())
-    return om.ArtifactLocation(uri=quote(pure.as_posix(), safe="/"), uri_base_id=SRCROOT)
+        return pure.as_uri(), None
+    return quote(pure.as_posix(), safe="/"), SRCROOT
 
 
 def root_uri(root: str) -> str | None:
@@ -150,9 +161,9 @@ def notification(note: Note) -> om.Notification:
 
 def build_log(report: RunReport) -> om.SarifLog:
     """The whole log: one run, one driver, every rule, every result (suppressed ones marked)."""
-    rules = rule_table(report)
-    index = {meta.code: i for i, meta in enumerate(rules)}
     results = ordered(report.results)
+    rules = rule_table(report, results)
+    index = {meta.code: i for i, meta in enumerate(rules)}
     version = tool_version(report)
     driver = om.ToolComponent(
         name=TOOL_NAME,
