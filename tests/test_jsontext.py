@@ -19,13 +19,13 @@ import orjson
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from report_samples import RULES, sample_report
+from report_samples import REPORT_TEXT, random_results, sample_report
 from strategies import FUZZ
 
 from linter.model.position import Span
 from linter.report import json_report, render, sarif
 from linter.report.jsontext import _plain, dumps
-from linter.result import Note, ObjectRef, Result, Suppression
+from linter.result import Note, Result
 
 
 def reference(data: Any) -> str:
@@ -199,26 +199,9 @@ def test_random_data_of_any_type_is_written_as_json_writes_it(data: Any, odd_key
 
 # ---- the reports ---------------------------------------------------------------------------
 
-REPORT_TEXT = st.text(st.characters(exclude_categories=("Cs",)) | TRICKY.filter(lambda c: not "\ud800" <= c <= "\udfff"),
-                      max_size=30)
-LINES = st.integers(1, 10**6)
-
-
-@st.composite
-def results(draw) -> Result:
-    meta = draw(st.sampled_from(RULES))
-    line, col = draw(LINES), draw(LINES)
-    obj = draw(st.none() | st.builds(ObjectRef, REPORT_TEXT, REPORT_TEXT, REPORT_TEXT))
-    suppressions = draw(st.lists(st.builds(Suppression, st.sampled_from(["inSource", "external"]), REPORT_TEXT,
-                                           REPORT_TEXT), max_size=2).map(tuple))
-    return Result(meta.code, meta.name, meta.severity, draw(REPORT_TEXT), draw(REPORT_TEXT),
-                  Span(line, col, line + draw(st.integers(0, 3)), draw(LINES)), obj,
-                  tuple(draw(st.lists(REPORT_TEXT | st.integers(0, 50), max_size=3))), draw(st.none() | REPORT_TEXT),
-                  suppressions)
-
 
 @FUZZ
-@given(st.lists(results(), max_size=12), st.lists(st.builds(Note, REPORT_TEXT, REPORT_TEXT), max_size=2),
+@given(st.lists(random_results(), max_size=12), st.lists(st.builds(Note, REPORT_TEXT, REPORT_TEXT), max_size=2),
        st.sampled_from(["", "/work/repo with space", "/tmp/ünï"]))
 def test_reports_take_the_fast_path_and_keep_their_bytes(found: list[Result], notes: list[Note], root: str) -> None:
     report = replace(sample_report(), results=sorted(found, key=Result.sort_key), notes=notes, root=root)

@@ -1,4 +1,5 @@
-"""SARIF 2.1.0 for GitHub code scanning, built from ``sarif_om`` objects.
+"""SARIF 2.1.0 for GitHub code scanning, built from ``sarif_om`` objects (the results, most of a
+log, written directly as the data those objects give: :func:`result_data`).
 
 Paths are repo-relative URIs under ``%SRCROOT%``; ``primaryLocationLineHash`` is the result's
 line-independent fingerprint plus an occurrence counter, so alerts survive lines moving above them.
@@ -9,6 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
+from typing import Any
 from urllib.parse import quote
 
 import sarif_om as om
@@ -154,13 +156,47 @@ def sarif_result(result: Result, rule_index: int, line_hash: str) -> om.Result:
     )
 
 
+def result_data(result: Result, rule_index: int, line_hash: str) -> dict[str, Any]:
+    """``to_json(sarif_result(...))``, written as data directly: a log is mostly its results, and
+    making each of them six ``sarif_om`` objects, then reading back their 60 fields, took most of
+    the time of a large one. Every field here is one that :func:`sarif_result` sets, in the order
+    ``to_json`` writes them (the classes' field order), left out where it leaves it out (None).
+    A message that is not a str, or a span holding None (a plugin's doing), goes through the objects."""
+    span = annotation_span(result.span)
+    if type(result.message) is not str or None in span:
+        return to_json(sarif_result(result, rule_index, line_hash))
+    uri, base = _uri(result.path)
+    data: dict[str, Any] = {
+        "message": {"text": result.message},
+        "level": SARIF_LEVEL[result.severity],
+        "locations": [{"physicalLocation": {
+            "artifactLocation": {"uri": uri} if base is None else {"uri": uri, "uriBaseId": base},
+            "region": {"endColumn": span.end_col, "endLine": span.end_line, "startColumn": span.col,
+                       "startLine": span.line},
+        }}],
+        "partialFingerprints": {"primaryLocationLineHash": line_hash},
+    }
+    properties = object_properties(result)
+    if properties is not None:
+        data["properties"] = properties
+    data["ruleId"] = result.rule
+    data["ruleIndex"] = rule_index
+    if result.suppressions:
+        data["suppressions"] = [
+            {"kind": s.kind, "justification": s.justification} if s.justification else {"kind": s.kind}
+            for s in result.suppressions
+        ]
+    return data
+
+
 def notification(note: Note) -> om.Notification:
     location = om.Location(physical_location=om.PhysicalLocation(artifact_location=artifact_location(note.path)))
     return om.Notification(message=om.Message(text=note.message), level="note", locations=[location])
 
 
-def build_log(report: RunReport) -> om.SarifLog:
-    """The whole log: one run, one driver, every rule, every result (suppressed ones marked)."""
+def build_log(report: RunReport, *, with_results: bool = True) -> om.SarifLog:
+    """The whole log: one run, one driver, every rule, every result (suppressed ones marked).
+    ``with_results=False`` leaves the run's results empty, for :func:`document` to fill in."""
     results = ordered(report.results)
     rules = rule_table(report, results)
     index = {meta.code: i for i, meta in enumerate(rules)}
@@ -174,9 +210,10 @@ def build_log(report: RunReport) -> om.SarifLog:
     )
     notes = [notification(n) for n in ordered_notes(report.notes)]
     base = root_uri(report.root)
+    entries = [sarif_result(r, index[r.rule], h) for r, h in zip(results, line_hashes(results))] if with_results else []
     run = om.Run(
         tool=om.Tool(driver=driver),
-        results=[sarif_result(r, index[r.rule], h) for r, h in zip(results, line_hashes(results))],
+        results=entries,
         invocations=[om.Invocation(execution_successful=True, tool_execution_notifications=notes or None)],
         original_uri_base_ids={SRCROOT: om.ArtifactLocation(uri=base)} if base else None,
         column_kind="unicodeCodePoints",
@@ -185,8 +222,13 @@ def build_log(report: RunReport) -> om.SarifLog:
 
 
 def document(report: RunReport) -> dict:
-    """The log as plain JSON data, ``$schema`` and ``version`` first."""
-    data = to_json(build_log(report))
+    """The log as plain JSON data, ``$schema`` and ``version`` first: ``to_json(build_log(report))``,
+    with the results written as data directly (:func:`result_data`)."""
+    data = to_json(build_log(report, with_results=False))
+    run = data["runs"][0]
+    index = {rule["id"]: i for i, rule in enumerate(run["tool"]["driver"]["rules"])}  # what ruleIndex points at
+    results = ordered(report.results)
+    run["results"] = [result_data(r, index[r.rule], h) for r, h in zip(results, line_hashes(results))]
     return {"$schema": data.pop("$schema"), "version": data.pop("version"), **data}
 
 
