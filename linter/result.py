@@ -72,7 +72,8 @@ class Result:
 
     def fingerprint(self) -> str:
         """A stable hash of :meth:`identity` (SARIF ``primaryLocationLineHash``, baselines)."""
-        text = "\x1f".join([self.rule, self.path, *self.identity()[2], *self.identity()[3]])
+        rule, path, obj, node = self.identity()
+        text = "\x1f".join([rule, path, *obj, *node])
         import hashlib  # here: a text or JSON run never needs OpenSSL's hashes
 
         return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]

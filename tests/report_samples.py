@@ -1,8 +1,10 @@
-"""Hand-built runs for the report tests (no engine, no files)."""
+"""Hand-built runs for the report tests (no engine, no files), and random results (hypothesis)."""
 
 from __future__ import annotations
 
 from dataclasses import replace
+
+from hypothesis import strategies as st
 
 from linter.model.position import FILE_START, Span
 from linter.result import Note, ObjectRef, Result, RunReport, Suppression
@@ -103,3 +105,31 @@ def shifted(report: RunReport, lines: int) -> RunReport:
         return replace(r, span=Span(s.line + lines, s.col, s.end_line + lines, s.end_col))
 
     return replace(report, results=[move(r) for r in report.results])
+
+
+# ---- random results --------------------------------------------------------------------------
+
+# Text a finding can hold: any character but a lone surrogate (paths are escaped, sources decoded
+# strictly), with the ones a report must escape or keep as they are drawn often.
+REPORT_TEXT = st.text(
+    st.characters(exclude_categories=("Cs",)) | st.sampled_from([*map(chr, range(0x20)), "\x7f", "\x85", "\u2028",
+                                                                  "\u2029", "\ufeff", '"', "\\", "%", " ", "é", "🚀"]),
+    max_size=30,
+)
+PATHS = st.one_of(REPORT_TEXT, st.sampled_from(["a.yaml", SPACED, "ünï/café.yaml", "/abs/x y.yaml", "dir/%41.yaml"]))
+LINES = st.integers(1, 10**6)
+
+
+@st.composite
+def random_results(draw) -> Result:
+    """A result of a rule of :data:`RULES` or of one that did not run, anywhere, maybe suppressed."""
+    code, slug, severity = draw(st.sampled_from([(m.code, m.name, m.severity) for m in RULES] + [
+        ("XYZ999", "unknown-rule", "warning"), ("LNT002", "rule-error", "error")]))
+    line, col = draw(LINES), draw(LINES)
+    obj = draw(st.none() | st.builds(ObjectRef, REPORT_TEXT, REPORT_TEXT, REPORT_TEXT))
+    suppressions = draw(st.lists(st.builds(Suppression, st.sampled_from(["inSource", "external"]), REPORT_TEXT,
+                                           REPORT_TEXT), max_size=2).map(tuple))
+    return Result(code, slug, severity, draw(REPORT_TEXT), draw(PATHS),
+                  Span(line, col, line + draw(st.integers(-1, 3)), draw(LINES)), obj,
+                  tuple(draw(st.lists(REPORT_TEXT | st.integers(0, 50), max_size=3))), draw(st.none() | REPORT_TEXT),
+                  suppressions)

@@ -9,14 +9,19 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from report_samples import JOB, RULES, SPACED, sample_report, shifted
+from hypothesis import given
+from hypothesis import strategies as st
+from report_samples import JOB, RULES, SPACED, random_results, sample_report, shifted
+from strategies import FUZZ
 
 from linter.model.position import Span
 from linter.report import FORMATS, render, summary_line
 from linter.report.github import escape_data, escape_property
 from linter.report.ruledoc import clip, plain_text, sections, unwrap
+from linter.report.sarif import build_log, result_data, sarif_result
+from linter.report.sarif import document as sarif_document
 from linter.report.sarif_json import to_json
-from linter.result import Result, RunReport
+from linter.result import ObjectRef, Result, RunReport
 
 SARIF_SCHEMA = Path(__file__).resolve().parents[1].parent / "shared" / "sarif" / "sarif-schema-2.1.0.json"
 
@@ -302,6 +307,27 @@ def test_sarif_serialiser_maps_names_and_drops_defaults():
     assert to_json(om.Run(tool=om.Tool(driver=om.ToolComponent(name="t")), results=[])) == {
         "tool": {"driver": {"name": "t"}}, "results": []
     }
+
+
+def as_text(data) -> str:
+    """JSON text, so that comparing two values compares their key order too."""
+    return json.dumps(data, ensure_ascii=False)
+
+
+@FUZZ
+@given(st.lists(random_results(), max_size=12))
+def test_sarif_results_written_as_data_are_what_the_sarif_om_objects_give(found):
+    report = replace(sample_report(), results=sorted(found, key=Result.sort_key))
+    objects = to_json(build_log(report))
+    assert as_text(sarif_document(report)) == as_text({"$schema": objects.pop("$schema"),
+                                                      "version": objects.pop("version"), **objects})
+
+
+@pytest.mark.parametrize("odd", [{"message": None}, {"message": ["a", 1]}, {"span": Span(None, 1, None, 2)},
+                                 {"path": "/abs/ünï x.yaml"}, {"obj": ObjectRef("Pod", "", "")}])
+def test_sarif_result_of_odd_values_is_what_the_objects_give(odd):
+    result = replace(Result("GPU001", "gpu-limit-missing", "error", "m", "a.yaml", Span(1, 2, 1, 3)), **odd)
+    assert as_text(result_data(result, 3, "ab:1")) == as_text(to_json(sarif_result(result, 3, "ab:1")))
 
 
 # ---- github ----------------------------------------------------------------------------------

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from linter.report.common import RenderOptions, ordered, ordered_notes, tally, tool_version
+from linter.report.jsontext import dumps
 from linter.result import Result, RunReport
 
 
@@ -48,4 +48,4 @@ def document(report: RunReport) -> dict[str, Any]:
 
 
 def emit(report: RunReport, options: RenderOptions) -> str:
-    return json.dumps(document(report), indent=2, sort_keys=False, ensure_ascii=False) + "\n"
+    return dumps(document(report)) + "\n"

@@ -1,4 +1,5 @@
-"""SARIF 2.1.0 for GitHub code scanning, built from ``sarif_om`` objects.
+"""SARIF 2.1.0 for GitHub code scanning, built from ``sarif_om`` objects (the results, most of a
+log, written directly as the data those objects give: :func:`result_data`).
 
 Paths are repo-relative URIs under ``%SRCROOT%``; ``primaryLocationLineHash`` is the result's
 line-independent fingerprint plus an occurrence counter, so alerts survive lines moving above them.
@@ -6,9 +7,10 @@ line-independent fingerprint plus an occurrence counter, so alerts survive lines
 
 from __future__ import annotations
 
-import json
 from collections import Counter
+from functools import lru_cache
 from pathlib import Path, PurePosixPath
+from typing import Any
 from urllib.parse import quote
 
 import sarif_om as om
@@ -23,6 +25,7 @@ from linter.report.common import (
     ordered_notes,
     tool_version,
 )
+from linter.report.jsontext import dumps
 from linter.report.ruledoc import clip, plain_text, sections, unwrap
 from linter.report.sarif_json import to_json
 from linter.result import Note, Result, RunReport
@@ -39,9 +42,9 @@ def _text(text: str, markdown: str | None = None) -> om.MultiformatMessageString
     return om.MultiformatMessageString(text=text, markdown=markdown or None)
 
 
-def precision(meta: RuleMeta) -> str:
+def precision(doc_sections: dict[str, str]) -> str:
     """``medium`` when the docs admit false positives (a ``Known problems`` section), else ``high``."""
-    return "medium" if "Known problems" in sections(meta.doc) else "high"
+    return "medium" if "Known problems" in doc_sections else "high"
 
 
 def rule_tags(meta: RuleMeta) -> list[str]:
@@ -52,8 +55,9 @@ def rule_tags(meta: RuleMeta) -> list[str]:
 def rule_descriptor(meta: RuleMeta) -> om.ReportingDescriptor:
     """``tool.driver.rules[]`` entry: the same metadata as ``mlops-lint explain``."""
     short = meta.summary or f"{meta.name} ({meta.code})."
-    what = sections(meta.doc).get("What it does", "")
-    properties: dict[str, object] = {"tags": rule_tags(meta), "precision": precision(meta)}
+    found = sections(meta.doc)
+    what = found.get("What it does", "")
+    properties: dict[str, object] = {"tags": rule_tags(meta), "precision": precision(found)}
     if meta.security_severity:
         properties["security-severity"] = str(meta.security_severity)
     return om.ReportingDescriptor(
@@ -80,22 +84,31 @@ def is_stub(meta: RuleMeta) -> bool:
     return meta.func is None and not meta.doc
 
 
-def rule_table(report: RunReport) -> list[RuleMeta]:
-    """Every rule that ran plus any rule only seen in results, sorted by code (``ruleIndex`` order)."""
+def rule_table(report: RunReport, results: list[Result] | None = None) -> list[RuleMeta]:
+    """Every rule that ran plus any rule only seen in results, sorted by code (``ruleIndex`` order).
+
+    ``results``: the report's results in report order, when the caller has them already."""
     table: dict[str, RuleMeta] = {}
     for meta in report.rules:
         table.setdefault(meta.code, meta)
-    for result in ordered(report.results):
-        table.setdefault(result.rule, stub_meta(result))
+    for result in ordered(report.results) if results is None else results:
+        if result.rule not in table:  # the first such result's slug and severity
+            table[result.rule] = stub_meta(result)
     return [table[code] for code in sorted(table)]
 
 
 def artifact_location(path: str) -> om.ArtifactLocation:
     """A repo-relative, percent-encoded URI under ``%SRCROOT%`` (absolute paths become file URIs)."""
+    uri, base = _uri(path)
+    return om.ArtifactLocation(uri=uri, uri_base_id=base)
+
+
+@lru_cache(maxsize=4096)  # a file's results share its URI: parsed and quoted once, not per result
+def _uri(path: str) -> tuple[str, str | None]:
     pure = PurePosixPath(path)
     if pure.is_absolute():
-        return om.ArtifactLocation(uri=pure.as_uri())
-    return om.ArtifactLocation(uri=quote(pure.as_posix(), safe="/"), uri_base_id=SRCROOT)
+        return pure.as_uri(), None
+    return quote(pure.as_posix(), safe="/"), SRCROOT
 
 
 def root_uri(root: str) -> str | None:
@@ -143,16 +156,50 @@ def sarif_result(result: Result, rule_index: int, line_hash: str) -> om.Result:
     )
 
 
+def result_data(result: Result, rule_index: int, line_hash: str) -> dict[str, Any]:
+    """``to_json(sarif_result(...))``, written as data directly: a log is mostly its results, and
+    making each of them six ``sarif_om`` objects, then reading back their 60 fields, took most of
+    the time of a large one. Every field here is one that :func:`sarif_result` sets, in the order
+    ``to_json`` writes them (the classes' field order), left out where it leaves it out (None).
+    A message that is not a str, or a span holding None (a plugin's doing), goes through the objects."""
+    span = annotation_span(result.span)
+    if type(result.message) is not str or None in span:
+        return to_json(sarif_result(result, rule_index, line_hash))
+    uri, base = _uri(result.path)
+    data: dict[str, Any] = {
+        "message": {"text": result.message},
+        "level": SARIF_LEVEL[result.severity],
+        "locations": [{"physicalLocation": {
+            "artifactLocation": {"uri": uri} if base is None else {"uri": uri, "uriBaseId": base},
+            "region": {"endColumn": span.end_col, "endLine": span.end_line, "startColumn": span.col,
+                       "startLine": span.line},
+        }}],
+        "partialFingerprints": {"primaryLocationLineHash": line_hash},
+    }
+    properties = object_properties(result)
+    if properties is not None:
+        data["properties"] = properties
+    data["ruleId"] = result.rule
+    data["ruleIndex"] = rule_index
+    if result.suppressions:
+        data["suppressions"] = [
+            {"kind": s.kind, "justification": s.justification} if s.justification else {"kind": s.kind}
+            for s in result.suppressions
+        ]
+    return data
+
+
 def notification(note: Note) -> om.Notification:
     location = om.Location(physical_location=om.PhysicalLocation(artifact_location=artifact_location(note.path)))
     return om.Notification(message=om.Message(text=note.message), level="note", locations=[location])
 
 
-def build_log(report: RunReport) -> om.SarifLog:
-    """The whole log: one run, one driver, every rule, every result (suppressed ones marked)."""
-    rules = rule_table(report)
-    index = {meta.code: i for i, meta in enumerate(rules)}
+def build_log(report: RunReport, *, with_results: bool = True) -> om.SarifLog:
+    """The whole log: one run, one driver, every rule, every result (suppressed ones marked).
+    ``with_results=False`` leaves the run's results empty, for :func:`document` to fill in."""
     results = ordered(report.results)
+    rules = rule_table(report, results)
+    index = {meta.code: i for i, meta in enumerate(rules)}
     version = tool_version(report)
     driver = om.ToolComponent(
         name=TOOL_NAME,
@@ -163,9 +210,10 @@ def build_log(report: RunReport) -> om.SarifLog:
     )
     notes = [notification(n) for n in ordered_notes(report.notes)]
     base = root_uri(report.root)
+    entries = [sarif_result(r, index[r.rule], h) for r, h in zip(results, line_hashes(results))] if with_results else []
     run = om.Run(
         tool=om.Tool(driver=driver),
-        results=[sarif_result(r, index[r.rule], h) for r, h in zip(results, line_hashes(results))],
+        results=entries,
         invocations=[om.Invocation(execution_successful=True, tool_execution_notifications=notes or None)],
         original_uri_base_ids={SRCROOT: om.ArtifactLocation(uri=base)} if base else None,
         column_kind="unicodeCodePoints",
@@ -174,10 +222,15 @@ def build_log(report: RunReport) -> om.SarifLog:
 
 
 def document(report: RunReport) -> dict:
-    """The log as plain JSON data, ``$schema`` and ``version`` first."""
-    data = to_json(build_log(report))
+    """The log as plain JSON data, ``$schema`` and ``version`` first: ``to_json(build_log(report))``,
+    with the results written as data directly (:func:`result_data`)."""
+    data = to_json(build_log(report, with_results=False))
+    run = data["runs"][0]
+    index = {rule["id"]: i for i, rule in enumerate(run["tool"]["driver"]["rules"])}  # what ruleIndex points at
+    results = ordered(report.results)
+    run["results"] = [result_data(r, index[r.rule], h) for r, h in zip(results, line_hashes(results))]
     return {"$schema": data.pop("$schema"), "version": data.pop("version"), **data}
 
 
 def emit(report: RunReport, options: RenderOptions) -> str:
-    return json.dumps(document(report), indent=2, ensure_ascii=False) + "\n"
+    return dumps(document(report)) + "\n"

@@ -5,15 +5,20 @@
 equals its declared default (``None`` for most, ``-1`` for indexes, ``"en-US"`` for languages), so
 what the builder leaves unset stays out. ``level`` is always written: a result without one takes
 its rule's ``defaultConfiguration.level``, not the schema default ``warning``.
+
+What to read of a class (each field's attribute, property name and default) is worked out once per
+class, not once per object: a log holds some 60 fields per result, most of them left unset.
 """
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
 import attr
 
 _ALWAYS_WRITTEN = frozenset({"level"})
+_WRITTEN = object()  # the "default" of a field that is always written: no value is of its type
 
 
 def _default(field: attr.Attribute) -> Any:
@@ -23,21 +28,30 @@ def _default(field: attr.Attribute) -> Any:
     return default
 
 
-def _is_default(field: attr.Attribute, value: Any) -> bool:
-    if field.name in _ALWAYS_WRITTEN or field.default is attr.NOTHING:
-        return False
-    default = _default(field)
-    return type(value) is type(default) and value == default  # True == 1, but not a default
+@cache
+def _plan(cls: type) -> tuple[tuple[str, str, Any], ...] | None:
+    """``(attribute, property name, default)`` per field of an attrs class, None for other types."""
+    if not attr.has(cls):
+        return None
+    return tuple(
+        (
+            field.name,
+            field.metadata.get("schema_property_name", field.name),
+            _WRITTEN if field.name in _ALWAYS_WRITTEN or field.default is attr.NOTHING else _default(field),
+        )
+        for field in attr.fields(cls)
+    )
 
 
 def to_json(value: Any) -> Any:
     """Recursively convert attrs objects, dicts and lists; scalars pass through."""
-    if attr.has(type(value)):
+    plan = _plan(type(value))
+    if plan is not None:
         out = {}
-        for field in attr.fields(type(value)):
-            item = getattr(value, field.name)
-            if not _is_default(field, item):
-                out[field.metadata.get("schema_property_name", field.name)] = to_json(item)
+        for name, key, default in plan:
+            item = getattr(value, name)
+            if type(item) is not type(default) or item != default:  # True == 1, but not a default
+                out[key] = to_json(item)
         return out
     if isinstance(value, dict):
         return {str(key): to_json(item) for key, item in value.items()}
