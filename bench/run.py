@@ -19,6 +19,9 @@ folder so that paths are the same in every report):
 - **no rules**: the lint command at ``--jobs 1`` with ``--select SCH001`` (the parse-error
   finding, which the engine emits): walking, reading, parsing into positioned trees, indexing and
   reporting, without any rule's work. no rules/floor shows how much of lint/floor is the engine.
+- **2-process ceiling**: a fixed CPU-bound Python job as one process and as two at once, beside
+  the ``--jobs`` runs: ``2 x one / two`` is the throughput two processes get on this machine, the
+  most ``--jobs 1`` / ``--jobs 2`` can reach (2.0 only on two idle cores of their own).
 - **Checkov** (only when ``checkov`` is installed, or given with ``--checkov``; never a dependency):
   ``checkov -d DIR --framework kubernetes dockerfile --quiet -o json``, once, on the first size.
 - **startup**: ``python -m linter ONE.yaml`` (a conforming Pod) against ``python -c "import click,
@@ -157,6 +160,27 @@ def measure(command: list[str], cwd: Path, repeat: int, memory: bool = False, ou
     return result
 
 
+# A fixed piece of CPU-bound Python that allocates as a lint does (small dicts, lists, strs)
+CPU_WORK = "for _ in range(25):\n    d = [{'a': i, 'b': [i, str(i)]} for i in range(40000)]"
+
+
+def parallel_throughput(cwd: Path, repeat: int) -> dict:
+    """What this machine gives two processes: the same CPU-bound work as one process and as two
+    at once (the minimum of ``repeat`` each, alternated). ``2 * one / two`` is the throughput two
+    processes get over one: the ceiling of ``--jobs 1 / --jobs 2`` for work with no serial part
+    (2.0 on two idle cores; less where the two CPUs share a core or the host is busy)."""
+    command = [sys.executable, "-c", CPU_WORK]
+    ones, twos = [], []
+    for _ in range(repeat):
+        ones.append(measure(command, cwd, 1).seconds)
+        start = time.perf_counter()
+        processes = [subprocess.Popen(command, cwd=cwd, stdout=subprocess.DEVNULL) for _ in range(2)]
+        for process in processes:
+            process.wait()
+        twos.append(time.perf_counter() - start)
+    return {"one": min(ones), "two": min(twos), "throughput": 2 * min(ones) / min(twos)}
+
+
 def lint_command(folder: str, out: Path, jobs: int, cache: Path | None) -> list[str]:
     command = [sys.executable, "-m", "linter", folder, "--jobs", str(jobs), "-q", "-o", str(out), "--fail-on", "never"]
     return command + (["--cache-dir", str(cache)] if cache is not None else ["--no-cache"])
@@ -183,6 +207,7 @@ def bench_size(base: Path, count: int, repeat: int, checkov: str | None, jobs_de
     lint = {}
     for jobs in (1, 2):
         lint[jobs] = measure(lint_command(name, report, jobs, None), base, repeat, memory=True, output=report)
+    out["parallel"] = parallel_throughput(base, repeat)  # measured beside the --jobs runs it bounds
     floor = measure([sys.executable, str(HERE / "floor.py"), name], base, repeat)
     # the same run with one engine-only rule: reading, parsing, indexing and reporting, no rule work
     engine = measure(lint_command(name, report, 1, None) + ["--select", "SCH001"], base, repeat)
@@ -270,20 +295,23 @@ def targets(results: dict) -> list[Target]:
 
 def table(results: dict) -> str:
     lines = ["| files | lint --jobs 1 | lint --jobs 2 | floor | lint/floor | no rules/floor | jobs1/jobs2 "
-             "| PSS --jobs 1 / 2 (RSS sum) | cache cold / warm | Checkov |", "|---|---|---|---|---|---|---|---|---|---|"]
+             "| 2-process ceiling | PSS --jobs 1 / 2 (RSS sum) | cache cold / warm | Checkov |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for size, data in results["sizes"].items():
         one, two = data["lint"]["1"], data["lint"]["2"]
         checkov = f"{data['checkov']['seconds']:.1f} s" if "checkov" in data else "not run"
         lines.append(
             f"| {int(size):,} | {one['seconds']:.2f} s | {two['seconds']:.2f} s | {data['floor']['seconds']:.2f} s "
             f"| {one['seconds'] / data['floor']['seconds']:.1f}x | {data['engine']['seconds'] / data['floor']['seconds']:.1f}x "
-            f"| {one['seconds'] / two['seconds']:.2f}x "
+            f"| {one['seconds'] / two['seconds']:.2f}x | {data['parallel']['throughput']:.2f}x "
             f"| {one['pss_mib'] or 0:.0f} / {two['pss_mib'] or 0:.0f} MiB ({one['rss_mib'] or 0:.0f} / {two['rss_mib'] or 0:.0f}) "
             f"| {data['cache']['cold']:.2f} / {data['cache']['warm']:.2f} s | {checkov} |")
     s = results["startup"]
     lines += ["", f"Startup: `python -c \"{IMPORTS}\"` {s['imports']:.3f} s; `mlops-lint one.yaml` just edited "
               f"{s['lint']:.3f} s ({s['ratio']:.2f}x), unchanged {s['unchanged']:.3f} s ({s['ratio_unchanged']:.2f}x), "
               f"`--no-cache` {s['uncached']:.3f} s ({s['ratio_uncached']:.2f}x).",
+              "", "2-process ceiling: two copies of a fixed CPU-bound Python job run at once against one "
+              "(`2 x one / two`), beside the `--jobs` runs: the most `--jobs 1 / --jobs 2` can be here.",
               "", "| target | measured | wanted | |", "|---|---|---|---|"]
     for target in results["targets"]:
         value = "not measured" if target["value"] is None else f"{target['value']:.2f}"

@@ -100,6 +100,13 @@ def test_parallel_runs_are_not_slower_and_memory_is_bounded(measured: dict) -> N
     assert lint["1"]["pss_mib"] < 400 and lint["2"]["pss_mib"] < 600
 
 
+def test_the_machines_two_process_ceiling_is_measured_beside_the_jobs_runs(measured: dict) -> None:
+    parallel = measured["sizes"]["400"]["parallel"]
+    assert parallel["one"] > 0.1 and parallel["throughput"] == 2 * parallel["one"] / parallel["two"]
+    assert 0.5 < parallel["throughput"] < 2.5  # two processes: at most twice one (plus noise)
+    assert "2-process ceiling" in bench.table(measured)
+
+
 def test_startup_is_bounded_by_its_dependencies(measured: dict) -> None:
     assert measured["startup"]["ratio"] < 6
 
