@@ -244,19 +244,15 @@ class _Compiler:
         extra_check: Any = None if extra is True else (False if extra is False else _MISSING)
         missing = _MISSING
         compile_ = self.compile
+        bounds = _bounds(required, low, high)
         if not properties and extra_check is missing:
-            return self._map(extra, required, low, high, other)
+            return self._map(extra, bounds, other)
 
         def check(x: Any) -> bool:
             nonlocal extra_check
             if not isinstance(x, dict):
                 return True if other is None else other(x)
-            for name in required:
-                if name not in x:
-                    return False
-            if low is not None and len(x) < low:
-                return False
-            if high is not None and len(x) > high:
+            if bounds is not None and not bounds(x):
                 return False
             for key, value in x.items():
                 try:
@@ -280,7 +276,7 @@ class _Compiler:
 
         return check
 
-    def _map(self, extra: Any, required: tuple, low: Any, high: Any, other: Check | None) -> Check:
+    def _map(self, extra: Any, bounds: Check | None, other: Check | None) -> Check:
         """:meth:`_object` of a map (no properties, every member against the ``extra`` schema)."""
         value_check: Any = _MISSING  # compiled the first time a mapping has a member
         compile_ = self.compile
@@ -289,12 +285,7 @@ class _Compiler:
             nonlocal value_check
             if not isinstance(x, dict):
                 return True if other is None else other(x)
-            for name in required:
-                if name not in x:
-                    return False
-            if low is not None and len(x) < low:
-                return False
-            if high is not None and len(x) > high:
+            if bounds is not None and not bounds(x):
                 return False
             if not x:
                 return True
@@ -306,6 +297,20 @@ class _Compiler:
             return True
 
         return check
+
+
+def _bounds(required: tuple, low: Any, high: Any) -> Check | None:
+    """The check of a mapping's required members and member count; None when it has neither."""
+    if not required and low is None and high is None:
+        return None
+
+    def bounded(x: dict) -> bool:
+        for name in required:
+            if name not in x:
+                return False
+        return (low is None or len(x) >= low) and (high is None or len(x) <= high)
+
+    return bounded
 
 
 _PENDING: Any = object()
