@@ -291,7 +291,7 @@ class Runner:
             workload = self.index.workload(obj)
             if workload is None:
                 continue
-            for meta in b.workload:
+            for meta in () if workload.generic else b.workload:  # workload rules: modelled kinds only
                 self.call(meta, workload, document.path, obj, obj.span)
             for pod in workload.pods:
                 for meta in b.pod:
