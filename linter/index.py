@@ -27,6 +27,7 @@ REFERENCE_KINDS = frozenset({
     "PodMonitor", "ServiceMonitor",  # observability
     "ClusterPolicy",  # the GPU Operator's device plugin and DCGM exporter (DaemonSets reach GPU009 as facts)
     "CustomResourceDefinition",  # schemas of custom resources
+    "ResourceClaimTemplate", "ResourceClaim", "DeviceClass",  # GPUs through Dynamic Resource Allocation
 })
 
 
@@ -110,6 +111,8 @@ class ProjectIndex:
         if cached is not None and cached[0]() is obj:
             return cached[1]
         workload = workload_of(obj)
+        if workload is not None:
+            workload.project = self
         self._workloads[key] = (weakref.ref(obj), workload)
         return workload
 

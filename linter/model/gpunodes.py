@@ -204,13 +204,16 @@ def places_on_gpu_nodes(pod: Any, index: Any, config: Any) -> bool:
 
 
 def gpu_entries(pod: Any) -> list[tuple[Any, str, Any]]:
-    """(container, "requests" | "limits", Resource) for every GPU resource of a pod template
-    whose quantity is not zero (a templated or malformed quantity counts: it is meant as a GPU).
-    Found once per pod view (views are read-only; several rules ask): a fresh list each call."""
+    """(container, "requests" | "limits" | "claims", Resource) for every GPU resource of a pod
+    template whose quantity is not zero (a templated or malformed quantity counts: it is meant as
+    a GPU), then the GPUs containers take through resource claims (``linter.model.dra.ClaimedGpu``,
+    section "claims"). Found once per pod view (views are read-only; several rules ask): a fresh
+    list each call."""
     return list(once(pod, "_gpu_entries", lambda: tuple(_gpu_entries(pod))))
 
 
 def _gpu_entries(pod: Any) -> list[tuple[Any, str, Any]]:
+    from linter.model.dra import claimed_gpus
     from linter.model.k8s import gpu_resources
 
     found = []
@@ -219,7 +222,18 @@ def _gpu_entries(pod: Any) -> list[tuple[Any, str, Any]]:
             for resource in gpu_resources(entries).values():
                 if resource.value is None or resource.value > 0:
                     found.append((container, section, resource))
+    for container in pod.containers:
+        for claimed in claimed_gpus(container):
+            if claimed.value is None or claimed.value > 0:
+                found.append((container, "claims", claimed))
     return found
+
+
+def entry_node(container: Any, section: str, resource: Any) -> tuple:
+    """The node path of one of :func:`gpu_entries`' entries."""
+    if section == "claims":
+        return resource.node
+    return container.path + ("resources", section, resource.name)
 
 
 def requests_gpu(pod: Any) -> bool:

@@ -303,8 +303,9 @@ class PodSpec:
 
     @property
     def uses_gpu(self) -> bool:
-        """Whether any container requests or limits a GPU (``nvidia.com/gpu``, MIG, ``amd.com/gpu``)."""
-        return any(gpu_resources(c.requests) or gpu_resources(c.limits) for c in self.containers)
+        """Whether any container requests or limits a GPU (``nvidia.com/gpu``, MIG, ``amd.com/gpu``)
+        or takes one through a resource claim (``linter.model.dra``)."""
+        return any(container_uses_gpu(c) for c in self.containers)
 
     @cached_property
     def placement(self) -> "Placement":
@@ -335,6 +336,8 @@ class Workload:
     # read through generic pod views (a kind whose meaning is not modelled): container and pod
     # rules run on its pods, workload rules (replicas, training, queues) do not
     generic: bool = False
+    # the ProjectIndex that built the view (what its pods refer to: resource claims, runtimes)
+    project: Any = None
     # what model helpers derive from the workload alone (and their other inputs), on first use:
     # views are read-only
     _memo: dict = field(default_factory=dict, repr=False)
@@ -369,6 +372,7 @@ class Workload:
         counting as soon as it is dropped, with no pass of the cyclic collector. The view must not
         be used again: its pods lose every attribute."""
         self._memo.clear()
+        self.project = None
         for pod in self.pods:
             for container in pod.__dict__.get("containers", ()):
                 container._sections.clear()
@@ -676,6 +680,14 @@ def gpu_resources(resources: dict[str, Resource], prefixes: Any = DEFAULT_GPU_RE
     """The entries of a requests/limits section that are GPUs (names starting with a prefix)."""
     prefixes = tuple(prefixes)
     return {name: res for name, res in resources.items() if name.startswith(prefixes)}
+
+
+def container_uses_gpu(container: Container, prefixes: Any = DEFAULT_GPU_RESOURCE_PREFIXES) -> bool:
+    """Whether a container requests or limits a GPU, or takes GPUs through a resource claim."""
+    from linter.model.dra import claimed_gpus
+
+    return bool(gpu_resources(container.requests, prefixes) or gpu_resources(container.limits, prefixes)
+                or claimed_gpus(container))
 
 
 def is_templated(value: str) -> bool:

@@ -51,7 +51,7 @@ the rule asks for the explicit setting the article recommends. Init containers a
 """
 
 from linter.model.distributed import KUBEFLOW, rank_env
-from linter.model.k8s import Container, gpu_resources
+from linter.model.k8s import Container, container_uses_gpu
 from linter.rule import CONTAINER, Finding, rule
 
 NAMES = ("TORCH_NCCL_ASYNC_ERROR_HANDLING", "NCCL_ASYNC_ERROR_HANDLING")  # PyTorch reads them in this order
@@ -83,7 +83,7 @@ def check(container: Container, ctx):
     obj = container.obj
     if obj.group != KUBEFLOW or obj.kind != "PyTorchJob" or container.field != "containers":
         return
-    if not (gpu_resources(container.requests) or gpu_resources(container.limits)):
+    if not container_uses_gpu(container):
         return
     blocking = first_set(container, BLOCKING_WAIT)
     if blocking is not None and (blocking.is_unknown or as_int(blocking.value) == 1):

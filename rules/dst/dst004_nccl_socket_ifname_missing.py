@@ -49,7 +49,7 @@ variable from `valueFrom`, `envFrom`, a `$(…)` reference, or a launch script i
 """
 
 from linter.model.distributed import is_distributed, rank_env, uses_rdma
-from linter.model.k8s import Container, gpu_resources
+from linter.model.k8s import Container, container_uses_gpu
 from linter.rule import CONTAINER, Finding, rule
 
 FIX = "- name: NCCL_SOCKET_IFNAME\n  value: eth0"
@@ -68,7 +68,7 @@ def check(container: Container, ctx):
     pod = container.pod
     if container.field != "containers" or pod.workload is None or not is_distributed(pod.workload):
         return
-    if not (gpu_resources(container.requests) or gpu_resources(container.limits)):
+    if not container_uses_gpu(container):
         return
     ib = rank_env(container, "NCCL_IB_DISABLE")
     if ib.is_unknown or (ib.is_unset and uses_rdma(pod)):

@@ -61,7 +61,7 @@ Use instead:
 """
 
 from linter.model.cluster import cluster_of
-from linter.model.gpunodes import configured_gpu_taints, gpu_entries, gpu_toleration
+from linter.model.gpunodes import configured_gpu_taints, entry_node, gpu_entries, gpu_toleration
 from linter.model.k8s import PodSpec
 from linter.rule import POD, Finding, rule
 
@@ -87,7 +87,7 @@ def check(pod: PodSpec, ctx):
         span, node = pod.spec.kspans["tolerations"], pod.path + ("tolerations",)
         has = "its tolerations match"
     else:
-        span, node = resource.key_span, container.path + ("resources", section, resource.name)
+        span, node = resource.key_span, entry_node(container, section, resource)
         has = "it has no tolerations, so it tolerates"
     first = taints[0]
     value = f", value: {first.value}" if first.value else ""

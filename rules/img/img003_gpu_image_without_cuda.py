@@ -63,6 +63,7 @@ Use instead:
 import re
 from functools import lru_cache
 
+from linter.model.dra import claimed_gpus
 from linter.model.images import CONDA_CPU_IMAGES, LIBRARY_CPU_IMAGES, repository_path
 from linter.model.k8s import Container, gpu_resources, image_reference
 from linter.rule import CONTAINER, Finding, rule
@@ -113,7 +114,7 @@ def cpu_only(image: str | None) -> tuple[str, str | None] | None:
 @rule(code="IMG003", name="gpu-image-without-cuda", severity="warning", scope=CONTAINER, tags=("images", "gpu"))
 def check(container: Container, ctx):
     gpus = [r for section in (container.requests, container.limits) for r in gpu_resources(section).values()
-            if r.value is None or r.value > 0]
+            if r.value is None or r.value > 0] + claimed_gpus(container)
     if not gpus:
         return
     found = cpu_only(container.image)

@@ -59,6 +59,7 @@ Use instead:
 
 from fractions import Fraction
 
+from linter.model.dra import claimed_gpus
 from linter.model.k8s import Container, gpu_resources
 from linter.model.quantity import format_quantity
 from linter.model.shm import is_host_shm, memory_empty_dir, shm_mounts
@@ -73,6 +74,8 @@ def _why(container: Container) -> str | None:
         for name, resource in gpu_resources(section).items():
             if resource.value is None or resource.value > 0:
                 return f"uses {resource.raw} {name}"
+    for claimed in claimed_gpus(container):
+        return f"uses {claimed.name}"
     cpus = [r.value for r in (container.requests.get("cpu"), container.limits.get("cpu")) if r and r.value is not None]
     if cpus and max(cpus) >= MIN_CPUS:
         return f"uses {format_quantity(max(cpus))} CPUs"
