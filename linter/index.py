@@ -28,6 +28,7 @@ REFERENCE_KINDS = frozenset({
     "ClusterPolicy",  # the GPU Operator's device plugin and DCGM exporter (DaemonSets reach GPU009 as facts)
     "CustomResourceDefinition",  # schemas of custom resources
     "ResourceClaimTemplate", "ResourceClaim", "DeviceClass",  # GPUs through Dynamic Resource Allocation
+    "NodePool",  # node auto-provisioning (Karpenter) pools of the cluster model
 })
 
 

@@ -143,6 +143,10 @@ class NodePool:
     os_type: Value = "Linux"
     gpu_instance_profile: Value | None = None
     gpu_driver: Value | None = None
+    # a node auto-provisioning NodePool (``source == "nodepool"``, linter.model.nap): the object,
+    # and the label keys its template sets (the rest of ``labels`` is Karpenter's)
+    nodepool: Any = None
+    template_label_keys: frozenset = frozenset()
     # updates read before any command created the pool (a later file adds it): replayed onto it
     pending: list[tuple[str, AzCommand]] = field(default_factory=list)
 
@@ -202,6 +206,9 @@ class LabelView:
     unknown: frozenset[str] = frozenset()
     open: bool = False  # every key not known is unknown
     closed_keys: frozenset[str] = frozenset()  # for ELSEWHERE: keys known to be absent
+    # for ELSEWHERE: values an unknown key is known not to have (``karpenter.sh/nodepool`` is
+    # none of the project's NodePools there)
+    excluded: tuple[tuple[str, frozenset[str]], ...] = ()
 
     def state(self, key: str) -> tuple[str, str | None]:
         if key in self.known:
@@ -213,7 +220,22 @@ class LabelView:
         return "absent", None
 
 
+def _nodepool_label_view(pool: NodePool) -> LabelView:
+    """A NodePool's nodes: its labels (template and Karpenter's, linter.model.nap) are known; the
+    AKS accelerator label is unknown on a GPU size, absent on a CPU size; other keys with a
+    prefix are unknown, others absent."""
+    known = {k: v for k, v in pool.labels.items() if v is not UNKNOWN}
+    absent: set[str] = set()
+    unknown = {k for k, v in pool.labels.items() if v is UNKNOWN}
+    vm = pool.vm
+    if vm is not None and not vm.is_gpu:
+        absent.add("kubernetes.azure.com/accelerator")
+    return LabelView(known, frozenset(absent), frozenset(unknown), False)
+
+
 def _pool_label_view(pool: NodePool) -> LabelView:
+    if pool.source == "nodepool":
+        return _nodepool_label_view(pool)
     known: dict[str, str] = {}
     unknown: set[str] = set()
     absent: set[str] = set()
@@ -410,6 +432,7 @@ class Cluster:
     complete: bool = False  # an az aks create (or config node-pools) describes every pool
     auto_provisioning: bool = False  # NAP / AKS Automatic: nodes of any shape may appear
     scripted: bool = False  # any az aks command describes pools
+    project: Any = None  # (index, config) it was built for: what Kueue admission injects is read there
     _by_signature: dict[tuple, "PodPlacement | None"] = field(default_factory=dict)
     _graceful: dict[int, list] = field(default_factory=dict)  # id(pool) -> max_graceful_termination
     _memo: dict[Any, Any] = field(default_factory=dict)
@@ -425,8 +448,10 @@ class Cluster:
 
     @property
     def managed_label_keys(self) -> frozenset[str]:
-        """Label keys the project's own pools set with ``--labels`` (or config labels)."""
-        return frozenset(key for pool in self.pools for key in pool.labels)
+        """Label keys the project's own pools set with ``--labels`` (or config labels, or a
+        NodePool's template labels)."""
+        return frozenset(key for pool in self.pools
+                         for key in (pool.template_label_keys if pool.source == "nodepool" else pool.labels))
 
     @cached_property
     def elsewhere(self) -> NodePool | None:
@@ -437,7 +462,11 @@ class Cluster:
                         mode=UNKNOWN, vm_size=UNKNOWN, labels_open=True, taints_open=True,
                         autoscaler=UNKNOWN, spot=UNKNOWN, os_type=UNKNOWN)
         closed = frozenset() if self.auto_provisioning else self.managed_label_keys
-        pool.__dict__["_view"] = LabelView({}, open=True, closed_keys=closed)
+        if self.auto_provisioning:  # NAP makes nodes of the project's NodePools, or of others
+            closed = frozenset(k for p in self.pools if p.source == "nodepool" for k in p.template_label_keys)
+        names = frozenset(str(p.name) for p in self.pools if p.source == "nodepool")
+        excluded = (("karpenter.sh/nodepool", names),) if names else ()
+        pool.__dict__["_view"] = LabelView({}, open=True, closed_keys=closed, excluded=excluded)
         return pool
 
     def pools_defined_in(self, path: str) -> list[NodePool]:
@@ -474,10 +503,13 @@ class Cluster:
         return once(pod, ("cluster-placement", self), lambda: self._placement(pod))
 
     def _placement(self, pod: Any) -> "PodPlacement | None":
-        signature = _placement_signature(pod)
+        if not self.has_pools or pod.spec.get("nodeName"):
+            return None
+        options = _admissions_of(self, pod)
+        signature = _placement_signature(pod, options)
         if signature in self._by_signature:
             return self._by_signature[signature]
-        result = self._by_signature[signature] = place(self, pod)
+        result = self._by_signature[signature] = _place(self, options, _asked(pod))
         return result
 
 
@@ -880,8 +912,18 @@ def cluster_of(index: Any, config: Any) -> Cluster:
         if not document.shell.path:
             document.shell.path = document.path
     cluster = build_cluster([d.shell for d in scripts], config)
+    add_nodepools(cluster, index)
+    cluster.project = (index, config)
     _CACHE[index] = (id(config), config, cluster)
     return cluster
+
+
+def add_nodepools(cluster: Cluster, index: Any) -> None:
+    """The project's node auto-provisioning NodePools, as pools (``linter.model.nap``): in the
+    ``aks-automatic`` profile too, whose nodes NAP makes."""
+    from linter.model.nap import nodepool_pools
+
+    cluster.pools.extend(nodepool_pools(index.of_kind("NodePool"), NodePool, PoolTaint))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -895,9 +937,11 @@ class PoolVerdict:
     label_reason: str  # why "no"
     taints: str  # "ok" | "no" | "maybe"
     untolerated: tuple[Taint, ...] = ()
+    offers: str = "yes"  # "yes" | "no" | "maybe": whether its nodes have the extended resources asked for
 
     @property
     def possible(self) -> bool:
+        """Labels and taints allow the pod (what the pool offers is :attr:`PodPlacement.serving`'s)."""
         return self.labels != "no" and self.taints != "no"
 
     @property
@@ -922,11 +966,24 @@ class PodPlacement:
     _memo: dict = field(default_factory=dict, compare=False, repr=False)
 
     @cached_property
+    def serving(self) -> tuple[PoolVerdict, ...]:
+        """The pools whose nodes may have the extended resources the pod asks for (a GPU, a MIG
+        profile): the only ones it can land on. When no pool offers them, every pool (which
+        lacks them is XPL003's and XPL005's finding; selectors and taints are judged as written)."""
+        found = tuple(v for v in self.verdicts if v.offers != "no")
+        return found or self.verdicts
+
+    @cached_property
     def _candidates(self) -> tuple[PoolVerdict, ...]:
-        return tuple(v for v in self.verdicts if v.possible)
+        return tuple(v for v in self.serving if v.labels != "no" and v.taints != "no")
 
     @cached_property
     def _label_matches(self) -> tuple[PoolVerdict, ...]:
+        return tuple(v for v in self.serving if v.labels != "no")
+
+    @cached_property
+    def selector_matches(self) -> tuple[PoolVerdict, ...]:
+        """The pools the pod's node selection allows, whatever they offer."""
         return tuple(v for v in self.verdicts if v.labels != "no")
 
     @cached_property
@@ -946,6 +1003,16 @@ class PodPlacement:
         """The candidates, if all of them are pools of the project (None if a pool described
         nowhere may take the pod)."""
         return None if self._any_elsewhere else list(self._candidates)
+
+    @cached_property
+    def _selected(self) -> tuple[PoolVerdict, ...]:
+        return tuple(v for v in self.verdicts if v.possible)
+
+    @property
+    def known_selected(self) -> list[PoolVerdict] | None:
+        """The pools labels and taints allow, whatever they offer, if all are the project's: what
+        XPL003 and XPL005 judge (whether those pools offer the GPUs or MIG profile asked for)."""
+        return None if any(v.elsewhere for v in self._selected) else list(self._selected)
 
     def memo(self, key: Any, build: Any) -> Any:
         """``build()``, computed once per placement (for what depends only on the placement and
@@ -979,7 +1046,8 @@ def _assignments(placement: Placement, view: LabelView) -> tuple[dict[str, str],
                     if req.operator in ("Gt", "Lt") and len(req.values) == 1 and _is_int(req.values[0]):
                         step = 1 if req.operator == "Gt" else -1  # a value on the far side of the bound
                         mentioned.append(str(int(req.values[0]) + step))
-            choices = [_ABSENT, _OTHER, *dict.fromkeys(mentioned)]
+            ruled_out = dict(view.excluded).get(key, ())
+            choices = [_ABSENT, _OTHER, *(v for v in dict.fromkeys(mentioned) if v not in ruled_out)]
             free.append((key, choices))
             size *= len(choices)
             if size > _MAX_COMBINATIONS:
@@ -1065,29 +1133,99 @@ def _frozen(value: Any) -> Any:
     return (type(value).__name__, value)
 
 
-def _placement_signature(pod: Any) -> tuple:
-    """Everything :func:`place` reads from a pod: node name, placement and tolerations."""
-    placement = pod.placement
-    return (_frozen(pod.spec.get("nodeName")), tuple(sorted(placement.node_selector.items())), placement.terms,
-            placement.unknown_terms, tuple(_frozen(t) for _, t in pod.tolerations))
+def _placement_signature(pod: Any, admissions: tuple) -> tuple:
+    """Everything :func:`place` reads from a pod: node name, what it asks for that pools may not
+    offer, and each admission's placement and tolerations."""
+    return (_frozen(pod.spec.get("nodeName")), _asked(pod),
+            tuple((tuple(sorted(a.placement.node_selector.items())), a.placement.terms, a.placement.unknown_terms,
+                   tuple(_frozen(t) for t in a.tolerations)) for a in admissions))
+
+
+def _asked(pod: Any) -> tuple[str, ...]:
+    """The extended resources a pool must offer for the pod (GPUs, MIG profiles, DRA GPUs)."""
+    from linter.model.gpunodes import gpu_entries
+
+    names = set()
+    for _, section, entry in gpu_entries(pod):
+        names.add("dra:gpu" if section == "claims" else entry.name)
+    return tuple(sorted(names))
+
+
+def offers(pool: NodePool, resource: str) -> str:
+    """Whether one node of ``pool`` has ``resource``: "yes", "no" or "maybe" (unknown VM size,
+    a resource the catalogue does not say). A pool AKS partitions with ``--gpu-instance-profile``
+    offers exactly that MIG profile, with no MIG Manager label."""
+    from linter.model.mig import aks_instance_profile, is_mig_resource, normalise_profile
+
+    if pool.source == "elsewhere":
+        return "maybe"
+    vm = pool.vm
+    if vm is None:
+        return "maybe"
+    if resource in ("nvidia.com/gpu", "amd.com/gpu", "dra:gpu", "nvidia.com/gpu.shared"):
+        wanted = "amd.com/gpu" if resource == "amd.com/gpu" else "nvidia.com/gpu"
+        if not vm.is_gpu or vm.gpu_resource != wanted:
+            return "no"
+        return "maybe" if isinstance(pool.gpu_instance_profile, str) and pool.gpu_instance_profile else "yes"
+    if is_mig_resource(resource):
+        if not vm.is_gpu or not vm.mig_capable:
+            return "no"
+        setting = pool.gpu_instance_profile
+        if isinstance(setting, str) and setting:
+            given = aks_instance_profile(vm.gpu_key or "", setting)
+            if given is None:
+                return "maybe"
+            return "yes" if given.name == normalise_profile(resource) else "no"
+        return "maybe"  # the GPU Operator's MIG Manager may partition it
+    return "maybe"
 
 
 def place(cluster: Cluster, pod: Any) -> PodPlacement | None:
     """Every pool's verdict for ``pod`` (a :class:`linter.model.k8s.PodSpec`); None when the
-    cluster has no pools or the pod names its node (``nodeName`` bypasses the scheduler)."""
+    cluster has no pools or the pod names its node (``nodeName`` bypasses the scheduler).
+    A pod that admission may place several ways (Kueue flavors, ``linter.model.admission``) gets,
+    per pool, its best verdict over them: a pool is a candidate when some admission lets the pod
+    land there, so what the rules report holds for every admission."""
     if not cluster.has_pools or pod.spec.get("nodeName"):
         return None
-    placement = pod.placement
-    tolerations = [t for _, t in pod.tolerations]
-    verdicts = []
-    for pool in cluster.pools:
-        labels, reason = label_verdict(placement, pool.label_view())
-        taints, untolerated = taint_verdict(pool, tolerations)
-        verdicts.append(PoolVerdict(pool, labels, reason, taints, untolerated))
+    return _place(cluster, _admissions_of(cluster, pod), _asked(pod))
+
+
+def _admissions_of(cluster: Cluster, pod: Any) -> tuple:
+    from linter.model.admission import admissions, own
+
+    return admissions(pod, cluster.project[0]) if cluster.project is not None else (own(pod),)
+
+
+def _rank(verdict: PoolVerdict) -> int:
+    return 0 if verdict.possible else 1 if verdict.labels != "no" else 2
+
+
+def _place(cluster: Cluster, options: tuple, asked: tuple[str, ...]) -> PodPlacement:
+    pools = list(cluster.pools)
+    offered = []
+    for pool in pools:
+        answers = {offers(pool, name) for name in asked}
+        offered.append("no" if "no" in answers else "maybe" if "maybe" in answers else "yes")
+    best: list[PoolVerdict | None] = [None] * len(pools)
     other = cluster.elsewhere
-    if other is not None:
-        labels, reason = label_verdict(placement, other.label_view())
-        verdicts.append(PoolVerdict(other, labels, reason, "maybe"))
+    best_other: PoolVerdict | None = None
+    for option in options:
+        placement, tolerations = option.placement, list(option.tolerations)
+        for position, pool in enumerate(pools):
+            labels, reason = label_verdict(placement, pool.label_view())
+            taints, untolerated = taint_verdict(pool, tolerations)
+            verdict = PoolVerdict(pool, labels, reason, taints, untolerated, offered[position])
+            if best[position] is None or _rank(verdict) < _rank(best[position]):
+                best[position] = verdict
+        if other is not None:
+            labels, reason = label_verdict(placement, other.label_view())
+            verdict = PoolVerdict(other, labels, reason, "maybe", (), "maybe")
+            if best_other is None or _rank(verdict) < _rank(best_other):
+                best_other = verdict
+    verdicts = [v for v in best if v is not None]
+    if best_other is not None:
+        verdicts.append(best_other)
     return PodPlacement(tuple(verdicts))
 
 

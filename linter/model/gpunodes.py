@@ -179,7 +179,7 @@ def gpu_pools_only(pod: Any, index: Any, config: Any) -> list[Any] | None:
     placement = cluster_of(index, config).placement(pod)
     if placement is None:
         return None
-    matches = placement.label_matches
+    matches = placement.selector_matches  # what the labels select, before what pools offer
     if any(v.elsewhere for v in matches):
         return None
     pools = [v.pool for v in matches]

@@ -66,7 +66,7 @@ def check(pod: PodSpec, ctx):
     if not pod.placement.constrained:
         return
     placement = cluster_of(ctx.index, ctx.config).placement(pod)
-    if placement is None or placement.label_matches:
+    if placement is None or placement.selector_matches:
         return
     span, node = selector_anchor(pod, placement.verdicts)
     yield Finding(
