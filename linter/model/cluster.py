@@ -41,7 +41,18 @@ and has pools the project does not describe (at least its system pool): an extra
 project's own pools set with ``--labels`` (``accelerator``, ``workload``): a pod that selects
 on such a key targets the pools described here. A cluster with node auto-provisioning
 (``--node-provisioning-mode Auto``, ``--sku automatic``) can make nodes of any shape: the extra
-pool then matches everything.
+pool then matches everything but the label keys the project's NodePools set and none of their
+requirements lets vary (Karpenter only puts a label on a node a NodePool allows), and
+``karpenter.sh/nodepool`` is none of the project's NodePools there.
+
+**NodePools** (``karpenter.sh/v1``, :mod:`linter.model.nap`) of the project are pools too
+(``source == "nodepool"``), one per VM size they allow, in every profile (``aks-automatic`` too).
+
+**What a pool offers.** A pod asking for a GPU, a MIG profile or GPUs through a resource claim
+can land only on pools whose nodes have it (:func:`offers`; a pool made with
+``--gpu-instance-profile`` offers exactly that MIG profile): :attr:`PodPlacement.serving` filters
+the pools before selectors and taints are judged. **Admission**: a queued pod is placed with what
+each Kueue flavor it may get injects (:mod:`linter.model.admission`).
 """
 
 from __future__ import annotations
@@ -147,6 +158,7 @@ class NodePool:
     # and the label keys its template sets (the rest of ``labels`` is Karpenter's)
     nodepool: Any = None
     template_label_keys: frozenset = frozenset()
+    requirements: tuple = ()  # the NodePool's requirements (linter.model.selectors.Requirement)
     # updates read before any command created the pool (a later file adds it): replayed onto it
     pending: list[tuple[str, AzCommand]] = field(default_factory=list)
 
@@ -462,8 +474,12 @@ class Cluster:
                         mode=UNKNOWN, vm_size=UNKNOWN, labels_open=True, taints_open=True,
                         autoscaler=UNKNOWN, spot=UNKNOWN, os_type=UNKNOWN)
         closed = frozenset() if self.auto_provisioning else self.managed_label_keys
-        if self.auto_provisioning:  # NAP makes nodes of the project's NodePools, or of others
-            closed = frozenset(k for p in self.pools if p.source == "nodepool" for k in p.template_label_keys)
+        if self.auto_provisioning:
+            # NAP (Karpenter) puts a label on a node only when a NodePool sets it or lets its
+            # requirements choose it: the keys the project's NodePools set and none lets vary
+            # are the project's (AKS's default NodePools set no custom labels)
+            free = frozenset(req.key for p in self.pools if p.nodepool is not None for req in p.requirements)
+            closed = frozenset(k for p in self.pools if p.nodepool is not None for k in p.template_label_keys) - free
         names = frozenset(str(p.name) for p in self.pools if p.source == "nodepool")
         excluded = (("karpenter.sh/nodepool", names),) if names else ()
         pool.__dict__["_view"] = LabelView({}, open=True, closed_keys=closed, excluded=excluded)
@@ -1010,9 +1026,11 @@ class PodPlacement:
 
     @property
     def known_selected(self) -> list[PoolVerdict] | None:
-        """The pools labels and taints allow, whatever they offer, if all are the project's: what
-        XPL003 and XPL005 judge (whether those pools offer the GPUs or MIG profile asked for)."""
-        return None if any(v.elsewhere for v in self._selected) else list(self._selected)
+        """What XPL003 and XPL005 judge (how many GPUs, which MIG profile the pools have): the
+        candidates, else, when no pool that may offer what is asked is a candidate, the pools
+        labels and taints allow whatever they offer; None if a pool described nowhere is one."""
+        found = self._candidates or self._selected
+        return None if any(v.elsewhere for v in found) else list(found)
 
     def memo(self, key: Any, build: Any) -> Any:
         """``build()``, computed once per placement (for what depends only on the placement and

@@ -190,13 +190,24 @@ def gpu_pools_only(pod: Any, index: Any, config: Any) -> list[Any] | None:
 
 def places_on_gpu_nodes(pod: Any, index: Any, config: Any) -> bool:
     """Whether a pod template can only land on GPU nodes (see the module docs); a pod that names
-    its node (``nodeName``) or whose affinity uses ``matchFields`` is taken to be placed."""
+    its node (``nodeName``) or whose affinity uses ``matchFields`` is taken to be placed. A queued
+    pod is placed with what every Kueue flavor it may get injects (``linter.model.admission``)."""
+    from linter.model.admission import admissions
+
     placement = pod.placement
     if pod.spec.get("nodeName") or placement.unknown_terms:
         return True
-    if gpu_label_pins(placement, config) is not None:
+    if all(gpu_label_pins(a.placement, config) is not None for a in admissions(pod, index)):
         return True
     return gpu_pools_only(pod, index, config) is not None
+
+
+def tolerates_gpu_taints_at_admission(pod: Any, index: Any, config: Any) -> bool:
+    """Whether the pod, as every admission may place it (its own tolerations plus those a Kueue
+    flavor injects), tolerates a GPU taint."""
+    from linter.model.admission import admissions
+
+    return all(gpu_toleration(enumerate(a.tolerations), config) is not None for a in admissions(pod, index))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -125,6 +125,6 @@ def nodepool_pools(objects: Iterable[Any], node_pool_class: Any, pool_taint_clas
                 name=obj.name, display=display, cluster=None, source="nodepool", path=obj.path,
                 vm_size=vm.name if vm is not None else UNKNOWN, labels=pool_labels, taints=list(taints),
                 autoscaler=True, node_count=None, labels_open=False, nodepool=obj,
-                template_label_keys=frozenset(labels),
+                template_label_keys=frozenset(labels), requirements=tuple(requirements),
             ))
     return pools

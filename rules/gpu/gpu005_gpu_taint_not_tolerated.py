@@ -61,7 +61,8 @@ Use instead:
 """
 
 from linter.model.cluster import cluster_of
-from linter.model.gpunodes import configured_gpu_taints, entry_node, gpu_entries, gpu_toleration
+from linter.model.gpunodes import (configured_gpu_taints, entry_node, gpu_entries, gpu_toleration,
+                                   tolerates_gpu_taints_at_admission)
 from linter.model.k8s import PodSpec
 from linter.rule import POD, Finding, rule
 
@@ -81,6 +82,8 @@ def check(pod: PodSpec, ctx):
     if not entries or not taints:
         return
     if gpu_toleration(pod.tolerations, ctx.config) is not None or _schedules_on_known_pools(pod, ctx):
+        return
+    if tolerates_gpu_taints_at_admission(pod, ctx.index, ctx.config):  # a Kueue flavor's tolerations
         return
     container, section, resource = entries[0]
     if "tolerations" in pod.spec.kspans:

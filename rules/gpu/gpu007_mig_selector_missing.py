@@ -49,6 +49,7 @@ Use instead:
 - AKS, Multi-instance GPU node pools: https://learn.microsoft.com/azure/aks/gpu-multi-instance
 """
 
+from linter.model.admission import admissions
 from linter.model.cluster import cluster_of
 from linter.model.gpunodes import gpu_entries, pins_value
 from linter.model.k8s import PodSpec
@@ -72,11 +73,11 @@ def check(pod: PodSpec, ctx):
     mig = [(c, s, r) for c, s, r in gpu_entries(pod) if is_mig_resource(r.name)]
     if not mig:
         return
-    placement = pod.placement
+    options = [a.placement for a in admissions(pod, ctx.index)]  # with what Kueue flavors inject
     missing = []
-    if not placement.selects(MIG_CONFIG):
+    if not all(placement.selects(MIG_CONFIG) for placement in options):
         missing.append(f"`{MIG_CONFIG}`")
-    if not pins_value(placement, MIG_STATE, "success"):
+    if not all(pins_value(placement, MIG_STATE, "success") for placement in options):
         missing.append(f"`{MIG_STATE}: success`")
     if not missing or _aks_managed_mig(pod, ctx):
         return

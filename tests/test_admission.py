@@ -1,0 +1,294 @@
+"""Each placement source changes a verdict: Kueue flavor injection, node auto-provisioning
+NodePools, AKS-managed MIG pools, GPUs through Dynamic Resource Allocation. Every test lints the
+same pod with and without the source, so it fails if the source is ignored."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from linter.config import Config
+from linter.engine import LintRequest, lint
+from linter.model.k8s import workload_of
+from linter.registry import load_registry
+from linter.sources.yaml_k8s import load_text
+
+GPU_JOB = """\
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: train
+  namespace: ml
+  labels: {kueue.x-k8s.io/queue-name: team-a}
+spec:
+  suspend: true
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: trainer
+        image: nvcr.io/nvidia/pytorch:24.05-py3
+        resources:
+          requests: {cpu: "4", memory: 16Gi, nvidia.com/gpu: 1}
+          limits: {cpu: "4", memory: 16Gi, nvidia.com/gpu: 1}
+"""
+
+QUEUES = """\
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: team-a, namespace: ml}
+spec: {clusterQueue: gpu-queue}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: gpu-queue}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu, memory, nvidia.com/gpu]
+    flavors:
+%FLAVORS%
+"""
+
+FLAVOR = """\
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: %NAME%}
+spec:
+  nodeLabels: {%LABELS%}
+  nodeTaints: [{key: sku, value: gpu, effect: NoSchedule}]
+  tolerations: [{key: sku, operator: Equal, value: gpu, effect: NoSchedule}]
+"""
+
+
+def run(tmp_path: Path, files: dict[str, str], select: list[str]) -> list[tuple[str, str, int]]:
+    for name, text in files.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    report = lint(LintRequest(paths=[tmp_path], config=Config(), registry=load_registry(), select=select, cwd=tmp_path))
+    return sorted((r.rule, r.path, r.line) for r in report.active)
+
+
+def flavors(*specs: tuple[str, str]) -> str:
+    names = "\n".join(f"    - name: {name}\n      resources:\n      - {{name: cpu, nominalQuota: 64}}\n"
+                      f"      - {{name: memory, nominalQuota: 256Gi}}\n      - {{name: nvidia.com/gpu, nominalQuota: 8}}"
+                      for name, _ in specs)
+    objects = "".join(FLAVOR.replace("%NAME%", name).replace("%LABELS%", labels) for name, labels in specs)
+    return QUEUES.replace("%FLAVORS%", names) + objects
+
+
+def test_kueue_flavor_injects_gpu_node_labels_and_tolerations(tmp_path: Path) -> None:
+    queued = {"job.yaml": GPU_JOB, "queues.yaml": flavors(("a100", "accelerator: nvidia"))}
+    assert run(tmp_path, queued, ["GPU005", "GPU006"]) == []
+    # the same Job with no queue: nothing injects the labels or the toleration
+    (tmp_path / "queues.yaml").unlink()
+    alone = {"job.yaml": GPU_JOB.replace("  labels: {kueue.x-k8s.io/queue-name: team-a}\n", "")}
+    assert {rule for rule, _, _ in run(tmp_path, alone, ["GPU005", "GPU006"])} == {"GPU005", "GPU006"}
+
+
+def test_with_several_flavors_only_what_holds_for_every_flavor_counts(tmp_path: Path) -> None:
+    # one flavor pins GPU nodes, the other only a zone: the pod may be admitted without a GPU selector
+    files = {"job.yaml": GPU_JOB,
+             "queues.yaml": flavors(("a100", "accelerator: nvidia"), ("zone-1", "topology.kubernetes.io/zone: westeurope-1"))}
+    assert [(rule, line) for rule, _, line in run(tmp_path, files, ["GPU005", "GPU006"])] == [("GPU006", 10)]
+
+
+def test_kueue_flavor_tolerations_reach_pool_taints(tmp_path: Path) -> None:
+    script = ("az aks create -g rg -n aks --node-vm-size Standard_D4s_v5\n"
+              "az aks nodepool add -g rg --cluster-name aks -n gpunp --node-vm-size Standard_NC24ads_A100_v4 "
+              "--labels accelerator=nvidia --node-taints sku=gpu:NoSchedule\n")
+    job = GPU_JOB.replace("      restartPolicy: Never\n", "      restartPolicy: Never\n      nodeSelector: {accelerator: nvidia}\n")
+    files = {"job.yaml": job, "cluster.sh": script, "queues.yaml": flavors(("a100", "accelerator: nvidia"))}
+    assert run(tmp_path, files, ["XPL002"]) == []
+    (tmp_path / "queues.yaml").unlink()
+    files = {"job.yaml": job.replace("  labels: {kueue.x-k8s.io/queue-name: team-a}\n", ""), "cluster.sh": script}
+    assert run(tmp_path, files, ["XPL002"]) == [("XPL002", "job.yaml", 9)]
+
+
+NODEPOOL = """\
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: gpu}
+spec:
+  template:
+    metadata:
+      labels: {workload: training}
+    spec:
+      nodeClassRef: {group: karpenter.azure.com, kind: AKSNodeClass, name: default}
+      taints: [{key: sku, value: gpu, effect: NoSchedule}]
+      requirements:
+      - {key: karpenter.azure.com/sku-family, operator: In, values: [N]}
+      - {key: node.kubernetes.io/instance-type, operator: In, values: [Standard_NC24ads_A100_v4, Standard_NC48ads_A100_v4]}
+---
+apiVersion: karpenter.azure.com/v1beta1
+kind: AKSNodeClass
+metadata: {name: default}
+spec: {imageFamily: Ubuntu2204}
+"""
+
+NAP_JOB = """\
+apiVersion: batch/v1
+kind: Job
+metadata: {name: train, namespace: ml}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      nodeSelector: {karpenter.sh/nodepool: gpu}
+      tolerations: [{key: sku, operator: Equal, value: gpu, effect: NoSchedule}]
+      containers:
+      - name: trainer
+        image: nvcr.io/nvidia/pytorch:24.05-py3
+        resources:
+          requests: {cpu: "8", memory: 64Gi, nvidia.com/gpu: 4}
+          limits: {cpu: "8", memory: 64Gi, nvidia.com/gpu: 4}
+"""
+
+
+def test_nap_nodepool_is_a_pool_with_its_sizes_labels_and_taints(tmp_path: Path) -> None:
+    files = {"nodepool.yaml": NODEPOOL, "job.yaml": NAP_JOB}
+    # the NodePool allows A100 sizes with 1 and 2 GPUs: 4 per pod never fits
+    assert run(tmp_path, files, ["XPL003", "GPU006"]) == [("XPL003", "job.yaml", 14)]
+    # its taint keeps a pod that does not tolerate it off (every pool it selects is tainted)
+    files["job.yaml"] = NAP_JOB.replace("      tolerations: [{key: sku, operator: Equal, value: gpu, effect: NoSchedule}]\n", "")
+    assert run(tmp_path, files, ["XPL002"]) == [("XPL002", "job.yaml", 6)]
+    # a selector on the NodePool's own template label is a GPU selector
+    files["job.yaml"] = NAP_JOB.replace("karpenter.sh/nodepool: gpu", "workload: training")
+    assert run(tmp_path, files, ["GPU006"]) == []
+    # without the NodePool nothing is known of the nodes: no finding
+    (tmp_path / "nodepool.yaml").unlink()
+    assert run(tmp_path, {"job.yaml": NAP_JOB}, ["XPL003", "XPL002"]) == []
+
+
+MIG_SCRIPT = """\
+az aks create -g rg -n aks --node-vm-size Standard_D4s_v5
+az aks nodepool add -g rg --cluster-name aks -n mignp --node-vm-size Standard_NC24ads_A100_v4 \\
+  --gpu-instance-profile MIG1g --labels accelerator=nvidia
+"""
+
+MIG_JOB = """\
+apiVersion: batch/v1
+kind: Job
+metadata: {name: trial, namespace: ml}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: trial
+        image: nvcr.io/nvidia/pytorch:24.05-py3
+        resources:
+          requests: {nvidia.com/mig-1g.10gb: 1}
+          limits: {nvidia.com/mig-1g.10gb: 1}
+"""
+
+
+def test_aks_managed_mig_pool_offers_its_profile_without_mig_labels(tmp_path: Path) -> None:
+    # only mignp offers MIG 1g.10gb (the CPU system pool does not): AKS partitions it, no mig.config label needed
+    assert run(tmp_path, {"cluster.sh": MIG_SCRIPT, "job.yaml": MIG_JOB}, ["GPU007"]) == []
+    # a pool partitioned with another profile offers no 1g.10gb: the MIG Manager labels matter again
+    (tmp_path / "cluster.sh").write_text(MIG_SCRIPT.replace("MIG1g", "MIG2g"), encoding="utf-8")
+    assert run(tmp_path, {}, ["GPU007"]) == [("GPU007", "job.yaml", 6)]
+
+
+DRA = """\
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: two-gpus, namespace: ml}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpu
+        exactly: {deviceClassName: gpu.nvidia.com, count: 2}
+"""
+
+DRA_JOB = """\
+apiVersion: batch/v1
+kind: Job
+metadata: {name: train, namespace: ml}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      resourceClaims:
+      - {name: gpus, resourceClaimTemplateName: two-gpus}
+      containers:
+      - name: trainer
+        image: nvcr.io/nvidia/pytorch:24.05-py3
+        resources:
+          claims:
+          - name: gpus
+          requests: {cpu: "1", memory: 4Gi}
+          limits: {cpu: "1", memory: 4Gi}
+"""
+
+DRA_SCRIPT = ("az aks create -g rg -n aks --node-vm-size Standard_D4s_v5\n"
+              "az aks nodepool add -g rg --cluster-name aks -n gpunp --node-vm-size Standard_NC24ads_A100_v4\n")
+
+
+def test_dra_claim_makes_a_gpu_container(tmp_path: Path) -> None:
+    files = {"claim.yaml": DRA, "job.yaml": DRA_JOB, "cluster.sh": DRA_SCRIPT}
+    found = run(tmp_path, files, ["GPU001", "GPU002", "GPU003", "GPU005", "GPU006", "RES004", "XPL003"])
+    # a GPU pod for placement and /dev/shm; 2 devices on a 1-GPU size; no nvidia.com/gpu rule (GPU005:
+    # the only pool with GPUs has no taint)
+    assert found == [("GPU006", "job.yaml", 6), ("RES004", "job.yaml", 11), ("XPL003", "job.yaml", 15)]
+    report = lint(LintRequest(paths=[tmp_path], config=Config(), registry=load_registry(), select=["XPL003"], cwd=tmp_path))
+    assert "each pod asks for 2 nvidia.com/gpu" in report.active[0].message
+    assert "`gpunp` (Standard_NC24ads_A100_v4) has 1 nvidia.com/gpu" in report.active[0].message
+    assert "nodepool1" not in report.active[0].message  # a CPU pool cannot take a GPU pod: not judged
+    (tmp_path / "claim.yaml").unlink()
+    assert run(tmp_path, {}, ["GPU005", "GPU006", "RES004", "XPL003"]) == []
+
+
+def test_dra_device_class_of_the_project_and_v1beta1_shape(tmp_path: Path) -> None:
+    classes = """\
+apiVersion: resource.k8s.io/v1beta1
+kind: DeviceClass
+metadata: {name: big-gpu}
+spec:
+  selectors:
+  - cel: {expression: 'device.driver == "gpu.nvidia.com" && device.attributes["gpu.nvidia.com"].productName.startsWith("NVIDIA H100")'}
+---
+apiVersion: resource.k8s.io/v1beta1
+kind: ResourceClaimTemplate
+metadata: {name: two-gpus, namespace: ml}
+spec:
+  spec:
+    devices:
+      requests:
+      - {name: gpu, deviceClassName: big-gpu, count: 2}
+"""
+    index_text = classes + "---\n" + DRA_JOB
+    from linter.index import ProjectIndex
+
+    document = load_text(index_text, "all.yaml")
+    index = ProjectIndex([document])
+    pod = index.workload(document.objects[2]).pods[0]
+    [(container, section, entry)] = __import__("linter.model.gpunodes", fromlist=["gpu_entries"]).gpu_entries(pod)
+    assert (container.name, section, entry.value, entry.node) == ("trainer", "claims", 2,
+                                                                  ("spec", "template", "spec", "containers", 0, "resources", "claims", 0))
+    # a class that selects another driver is no GPU class
+    other = index_text.replace('device.driver == "gpu.nvidia.com"', 'device.driver == "dra.example.com"')
+    document = load_text(other, "all.yaml")
+    assert not ProjectIndex([document]).workload(document.objects[2]).uses_gpu
+
+
+def test_leaderworkerset_pod_counts_are_size_times_replicas() -> None:
+    text = """\
+apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata: {name: vllm}
+spec:
+  replicas: 3
+  leaderWorkerTemplate:
+    size: 4
+    %LEADER%
+    workerTemplate:
+      spec:
+        containers: [{name: worker, image: vllm/vllm-openai:v0.6.3}]
+"""
+    with_leader = text.replace("%LEADER%", "leaderTemplate:\n      spec:\n        containers: [{name: leader, image: vllm/vllm-openai:v0.6.3}]")
+    pods = workload_of(load_text(with_leader, "lws.yaml").objects[0]).pods
+    assert [(p.role, p.replicas) for p in pods] == [("leader", 3), ("worker", 9)]
+    pods = workload_of(load_text(text.replace("    %LEADER%\n", ""), "lws.yaml").objects[0]).pods
+    assert [(p.role, p.replicas) for p in pods] == [("leader and worker", 12)]
