@@ -258,7 +258,13 @@ class Runner:
     def call(self, meta: RuleMeta, view: Any, path: str, obj: K8sObject | None, span: Span) -> None:
         base = obj.node_path if obj is not None else ()
         try:
-            for finding in meta.func(view, self.contexts[meta.code]):  # type: ignore[misc]
+            context = self.contexts[meta.code]
+            route = getattr(view, "route", None)  # a TrainJob's views: the runtime's values point into it
+            for finding in meta.func(view, context):  # type: ignore[misc]
+                if route is not None:
+                    finding = route(finding, view, meta.func, context)
+                    if finding is None:
+                        continue
                 self.stamp(meta, finding, path, obj, base)
         except Exception as exc:  # noqa: BLE001 - a broken rule must never stop the run
             self.rule_error(meta, exc, path, obj, span)
@@ -886,7 +892,10 @@ def _finish(outcomes: list[FileOutcome], project: list[tuple[Result, tuple | Non
     """Every suppression applied at once (LNT001 for those that suppressed nothing)."""
     from linter import suppress
 
-    pairs = [pair for outcome in outcomes for pair in outcome.results]
+    # a finding one file's view reports into another object (a TrainJob's, into its runtime) is
+    # kept when that object's file is a target too
+    pairs = [pair for outcome in outcomes for pair in outcome.results
+             if pair[0].path == outcome.path or pair[0].path in job.targets]
     pairs.extend(project)
     directives = [directive for outcome in outcomes for directive in outcome.directives]
     results, unused = suppress.apply(pairs, directives, enabled_codes=job.enabled, registry=job.registry)

@@ -292,3 +292,64 @@ spec:
     assert [(p.role, p.replicas) for p in pods] == [("leader", 3), ("worker", 9)]
     pods = workload_of(load_text(text.replace("    %LEADER%\n", ""), "lws.yaml").objects[0]).pods
     assert [(p.role, p.replicas) for p in pods] == [("leader and worker", 12)]
+
+
+RUNTIME = """\
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata: {name: torch-distributed}
+spec:
+  mlPolicy: {numNodes: 1, torch: {numProcPerNode: auto}}
+  template:
+    spec:
+      replicatedJobs:
+      - name: node
+        template:
+          spec:
+            template:
+              spec:
+                containers:
+                - name: node
+                  image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime
+                  env:
+                  - {name: NCCL_DEBUG, value: INFO}
+"""
+
+TRAINJOB = """\
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: fine-tune, namespace: ml}
+spec:
+  runtimeRef: {name: torch-distributed}
+  trainer:
+    numNodes: 4
+    image: myregistry.azurecr.io/trainer:latest
+    resourcesPerNode:
+      requests: {nvidia.com/gpu: 1}
+      limits: {nvidia.com/gpu: 2}
+"""
+
+
+def test_trainjob_findings_point_where_the_value_comes_from(tmp_path: Path) -> None:
+    files = {"runtime.yaml": RUNTIME, "trainjob.yaml": TRAINJOB}
+    found = run(tmp_path, files, ["IMG001", "GPU003", "DST006", "RES004"])
+    assert found == [
+        ("DST006", "runtime.yaml", 18),  # the runtime's own value: reported once, on the runtime
+        ("GPU003", "trainjob.yaml", 11),  # resourcesPerNode is the TrainJob's
+        ("IMG001", "trainjob.yaml", 8),  # the TrainJob's image replaces the runtime's
+        ("RES004", "runtime.yaml", 15),  # no /dev/shm in the runtime's container, which the TrainJob's GPUs make a GPU trainer
+    ]
+    report = lint(LintRequest(paths=[tmp_path], config=Config(), registry=load_registry(), select=["RES004"], cwd=tmp_path))
+    [result] = report.active
+    assert result.obj.kind == "ClusterTrainingRuntime" and "(as TrainJob `ml/fine-tune` runs it)" in result.message
+    # linting the TrainJob alone reports nothing into the runtime's file, which is no target
+    report = lint(LintRequest(paths=[tmp_path / "trainjob.yaml"], config=Config(root=tmp_path), registry=load_registry(),
+                              select=["IMG001", "RES004"], cwd=tmp_path))
+    assert [(r.rule, r.path) for r in report.active] == [("IMG001", "trainjob.yaml")]
+    # the pod count comes from numNodes
+    from linter.index import ProjectIndex
+
+    documents = [load_text(RUNTIME, "runtime.yaml"), load_text(TRAINJOB, "trainjob.yaml")]
+    index = ProjectIndex(documents)
+    [pod] = index.workload(documents[1].objects[0]).pods
+    assert (pod.role, pod.replicas, pod.containers[0].image) == ("node", 4, "myregistry.azurecr.io/trainer:latest")

@@ -91,6 +91,10 @@ class Container:
         return self.pod.obj
 
     @property
+    def route(self) -> Any:
+        return self.pod.route
+
+    @property
     def name(self) -> str:
         name = self.body.get("name")
         if isinstance(name, str):
@@ -235,6 +239,14 @@ class PodSpec:
     extra: tuple = ()
     where: str | None = None  # how a generic view names the template (its node path)
     anchor: Span | None = None  # the key a finding about the whole pod points at, when not ``spec:``
+    # a TrainJob's view of its runtime's pod (linter.model.trainjob): containers replaced by their
+    # merged form, (field, index, body, path, origin of each key, path in the runtime)
+    merged: tuple = ()
+    origin: "PodSpec | None" = None  # the runtime's own view of this pod
+
+    @property
+    def route(self) -> Any:
+        return self.workload.route if self.workload is not None else None
 
     @property
     def metadata(self) -> YMap | None:
@@ -272,7 +284,11 @@ class PodSpec:
             items = self.spec.get_seq(field_name)
             if items is None:
                 continue
+            replaced = {index: (body, path) for field, index, body, path, *_ in self.merged if field == field_name}
             for index, body in items.maps():
+                if index in replaced:
+                    result.append(Container(self, replaced[index][0], field_name, index, replaced[index][1]))
+                    continue
                 result.append(Container(self, body, field_name, index, self.path + (field_name, index)))
         for field_name, body, path, name in self.extra:
             result.append(Container(self, body, field_name, 0, path, default_name=name))
@@ -338,6 +354,17 @@ class Workload:
     generic: bool = False
     # the ProjectIndex that built the view (what its pods refer to: resource claims, runtimes)
     project: Any = None
+    runtime: Any = None  # a TrainJob's runtime (its pods are the runtime's, merged)
+    origin: "Workload | None" = None  # the runtime's own view
+
+    @property
+    def route(self) -> Any:
+        """For a TrainJob's views: where each finding belongs (``linter.model.trainjob.route``)."""
+        if self.runtime is None:
+            return None
+        from linter.model.trainjob import route
+
+        return route
     # what model helpers derive from the workload alone (and their other inputs), on first use:
     # views are read-only
     _memo: dict = field(default_factory=dict, repr=False)
@@ -625,10 +652,22 @@ def _generic_pods(obj: K8sObject) -> list[PodSpec]:
     return found
 
 
-def workload_of(obj: K8sObject) -> Workload | None:
+def workload_of(obj: K8sObject, index: Any = None) -> Workload | None:
     """The workload view of ``obj``, or ``None`` if it carries no pods. A kind whose pod
     templates are not modelled here (or a modelled kind in a shape it does not have, such as the
-    ``spec.template`` of a v1alpha1 MPIJob) is read generically (:func:`_generic_pods`)."""
+    ``spec.template`` of a v1alpha1 MPIJob) is read generically (:func:`_generic_pods`). A
+    TrainJob's pods are its runtime's (``linter.model.trainjob``), found in ``index``."""
+    if obj.kind == "TrainJob" and obj.group == TRAINER:
+        from linter.model.trainjob import trainjob_pods
+
+        pods, runtime = trainjob_pods(obj, index, PodSpec,
+                                      lambda o: index.workload(o) if index is not None else workload_of(o))
+        if not pods:
+            return None
+        workload = Workload(obj, pods, runtime=runtime, origin=index.workload(runtime))
+        for pod in pods:
+            pod.workload = workload
+        return workload
     pods = list(_pod_templates(obj))
     generic = False
     if not pods and obj.kind not in _NOT_PODS:

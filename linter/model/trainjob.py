@@ -1,0 +1,180 @@
+"""Kubeflow Trainer v2: a TrainJob runs the pods of the runtime it names, with its overrides.
+
+A ``TrainJob`` (``trainer.kubeflow.org``) names a ``ClusterTrainingRuntime`` (the default kind)
+or a ``TrainingRuntime`` of its namespace in ``spec.runtimeRef``. The runtime's JobSet template
+(``spec.template.spec.replicatedJobs``) holds the pods; the TrainJob's ``spec.trainer`` overrides
+the trainer: in the replicated job ``node``, the container ``node`` (Trainer's
+``constants.Node``) takes the TrainJob's ``image``, ``command``, ``args``, ``resourcesPerNode``
+(as its ``resources``) and ``env`` (merged by name, the TrainJob's entries win), and
+``numNodes`` replaces the runtime's ``mlPolicy.numNodes`` as the job's pod count.
+
+The TrainJob's view has the runtime's pods (as the runtime's own view reads them) with that
+container merged. A finding whose value comes from the TrainJob points into the TrainJob
+(``spec.trainer…``); one whose value comes from the runtime points into the runtime, unless the
+runtime's own view gives the same finding (then it is the runtime's, reported once where the
+runtime is linted). :func:`route` makes that choice for the engine.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any, Callable
+
+from linter.model.memo import once
+from linter.model.tree import YMap, YSeq
+
+TRAINER = "trainer.kubeflow.org"
+NODE = "node"
+_OVERRIDES = {"image": "image", "command": "command", "args": "args", "resourcesPerNode": "resources"}
+
+
+def runtime_of(obj: Any, index: Any) -> Any:
+    """The runtime a TrainJob names (None when the project does not define it)."""
+    spec = obj.body.get_map("spec")
+    ref = spec.get_map("runtimeRef") if spec is not None else None
+    name = ref.get("name") if ref is not None else None
+    if not isinstance(name, str) or index is None:
+        return None
+    kind = ref.get("kind") or "ClusterTrainingRuntime"
+    if kind not in ("ClusterTrainingRuntime", "TrainingRuntime"):
+        return None
+    namespace = (obj.namespace or "default") if kind == "TrainingRuntime" else None
+    found = [o for o in index.named(kind, name)
+             if o.group == TRAINER and (namespace is None or (o.namespace or "default") == namespace)]
+    same_file = [o for o in found if o.path == obj.path]
+    return (same_file or found or [None])[0]
+
+
+def _merged(runtime_body: YMap, trainer: YMap) -> tuple[YMap, dict]:
+    """The trainer container with the TrainJob's overrides, and where each key comes from:
+    key -> "trainjob" | "runtime"; for ``env``, the origin of each entry."""
+    merged = YMap(runtime_body.span)
+    merged.update(runtime_body)
+    merged.kspans.update(runtime_body.kspans)
+    merged.vspans.update(runtime_body.vspans)
+    origin: dict[str, Any] = {key: "runtime" for key in runtime_body}
+    for source, key in _OVERRIDES.items():
+        if source in trainer:
+            merged[key] = trainer[source]
+            merged.kspans[key] = trainer.key_span(source)
+            if source in trainer.vspans:
+                merged.vspans[key] = trainer.vspans[source]
+            origin[key] = "trainjob"
+    own = trainer.get_seq("env")
+    if own is not None:
+        theirs = runtime_body.get_seq("env")
+        names = {item.get("name") for _, item in own.maps()}
+        env = YSeq(own.span)
+        entries: list[tuple[str, int]] = []
+        for position, item in enumerate(own):
+            env.append(item)
+            env.ispans.append(own.item_span(position))
+            entries.append(("trainjob", position))
+        for position, item in enumerate(theirs or ()):
+            if isinstance(item, YMap) and item.get("name") in names:
+                continue
+            env.append(item)
+            env.ispans.append(theirs.item_span(position))
+            entries.append(("runtime", position))
+        merged["env"] = env
+        merged.kspans["env"] = trainer.key_span("env")
+        origin["env"] = entries
+    return merged, origin
+
+
+def trainjob_pods(obj: Any, index: Any, pod_class: Any, workload_of: Callable) -> tuple[list, Any]:
+    """The TrainJob's pods (the runtime's, merged) and the runtime (None: not in the project)."""
+    runtime = runtime_of(obj, index)
+    if runtime is None:
+        return [], None
+    source = workload_of(runtime)
+    if source is None:
+        return [], runtime
+    spec = obj.body.get_map("spec")
+    trainer = spec.get_map("trainer") if spec is not None else None
+    nodes = trainer.get("numNodes") if trainer is not None else None
+    pods = []
+    for pod in source.pods:
+        copy = pod_class(obj, pod.spec, pod.path, pod.template, pod.role, pod.replicas,
+                         anchor=spec.key_span("trainer") if trainer is not None else spec.key_span("runtimeRef"))
+        copy.origin = pod
+        if pod.role == NODE and trainer is not None:
+            if isinstance(nodes, int) and not isinstance(nodes, bool):
+                copy.replicas = nodes
+            items = pod.spec.get_seq("containers")
+            for position, body in items.maps() if items is not None else ():
+                if body.get("name") == NODE:
+                    merged, origin = _merged(body, trainer)
+                    copy.merged = (("containers", position, merged, ("spec", "trainer"), origin,
+                                    pod.path + ("containers", position)),)
+                    break
+        pods.append(copy)
+    return pods, runtime
+
+
+def route(finding: Any, view: Any, func: Callable, ctx: Any) -> Any:
+    """Where a finding on a TrainJob's view belongs: the TrainJob (its node path into
+    ``spec.trainer``), the runtime (``finding.obj``, its node path there), or None when the
+    runtime's own view gives it (it is reported where the runtime is linted)."""
+    if hasattr(view, "pods"):  # the workload
+        pod, workload = None, view
+    else:
+        pod = view if hasattr(view, "spec") else view.pod
+        workload = pod.workload
+    node = tuple(finding.node)
+    if pod is not None and finding.span == pod.anchor:
+        return replace(finding, node=("spec", "trainer"))  # about the pod the TrainJob's values make
+    runtime_node = _runtime_node(node, pod)
+    if runtime_node is None:  # the TrainJob's own value
+        if node[2:3] == ("resources",):
+            node = ("spec", "trainer", "resourcesPerNode") + node[3:]
+        return replace(finding, node=node)
+    origin = _origin_view(view)
+    if origin is not None and any(tuple(f.node) == runtime_node for f in _own(origin, func, ctx)):
+        return None
+    obj = workload.obj
+    where = f"{obj.namespace}/{obj.name}" if obj.namespace else obj.name
+    return replace(finding, obj=workload.runtime, node=runtime_node,
+                   message=f"{finding.message} (as TrainJob `{where}` runs it)")
+
+
+def _runtime_node(node: tuple, pod: Any) -> tuple | None:
+    """The node in the runtime a finding's node stands for, None when it is the TrainJob's."""
+    if node[:2] != ("spec", "trainer"):
+        return node  # the runtime's pod spec (the TrainJob's view reads it at the runtime's paths)
+    merged = next(iter(pod.merged), None) if pod is not None else None
+    if merged is None:
+        return None
+    origin, runtime_path = merged[4], merged[5]
+    if len(node) == 2:
+        return runtime_path  # the container itself (its ``name:``) is the runtime's
+    key = node[2]
+    where = origin.get(key, "runtime")  # a key neither sets is missing from the runtime's container
+    if key == "env" and isinstance(where, list):
+        if len(node) < 4 or not isinstance(node[3], int) or node[3] >= len(where):
+            return None
+        source, position = where[node[3]]
+        return None if source == "trainjob" else runtime_path + ("env", position) + node[4:]
+    if where == "trainjob":
+        return None
+    return runtime_path + node[2:]
+
+
+def _origin_view(view: Any) -> Any:
+    if hasattr(view, "pods") or hasattr(view, "spec"):  # a workload or a pod
+        return view.origin
+    origin_pod = getattr(view.pod, "origin", None)
+    if origin_pod is None:
+        return None
+    return next((c for c in origin_pod.containers if c.field == view.field and c.index == view.index), None)
+
+
+def _own(origin: Any, func: Callable, ctx: Any) -> list:
+    """What the rule finds on the runtime's own view (once per view and rule)."""
+    def build() -> list:
+        try:
+            return list(func(origin, ctx))
+        except Exception:  # noqa: BLE001 - the rule's error is reported on the runtime itself
+            return []
+
+    return once(origin, ("own-findings", func), build)
