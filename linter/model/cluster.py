@@ -983,15 +983,19 @@ class PodPlacement:
 
     @cached_property
     def serving(self) -> tuple[PoolVerdict, ...]:
-        """The pools whose nodes may have the extended resources the pod asks for (a GPU, a MIG
-        profile): the only ones it can land on. When no pool offers them, every pool (which
-        lacks them is XPL003's and XPL005's finding; selectors and taints are judged as written)."""
+        """The pools the pod is judged on. A pod asking for extended resources (a GPU, a MIG
+        profile, GPUs through a resource claim) lands only on pools whose nodes may have them
+        (:func:`offers`): those, when its node selection reaches one of them. Otherwise (no pool
+        offers them, or its selection reaches none that does) every pool, judged as written:
+        that the pools it reaches lack what it asks is XPL003's and XPL005's finding."""
         found = tuple(v for v in self.verdicts if v.offers != "no")
-        return found or self.verdicts
+        if found and any(v.labels != "no" for v in found):
+            return found
+        return self.verdicts
 
     @cached_property
     def _candidates(self) -> tuple[PoolVerdict, ...]:
-        return tuple(v for v in self.serving if v.labels != "no" and v.taints != "no")
+        return tuple(v for v in self.serving if v.possible)
 
     @cached_property
     def _label_matches(self) -> tuple[PoolVerdict, ...]:
@@ -1019,18 +1023,6 @@ class PodPlacement:
         """The candidates, if all of them are pools of the project (None if a pool described
         nowhere may take the pod)."""
         return None if self._any_elsewhere else list(self._candidates)
-
-    @cached_property
-    def _selected(self) -> tuple[PoolVerdict, ...]:
-        return tuple(v for v in self.verdicts if v.possible)
-
-    @property
-    def known_selected(self) -> list[PoolVerdict] | None:
-        """What XPL003 and XPL005 judge (how many GPUs, which MIG profile the pools have): the
-        candidates, else, when no pool that may offer what is asked is a candidate, the pools
-        labels and taints allow whatever they offer; None if a pool described nowhere is one."""
-        found = self._candidates or self._selected
-        return None if any(v.elsewhere for v in found) else list(found)
 
     def memo(self, key: Any, build: Any) -> Any:
         """``build()``, computed once per placement (for what depends only on the placement and

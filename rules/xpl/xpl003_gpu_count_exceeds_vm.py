@@ -111,7 +111,7 @@ def check(pod: PodSpec, ctx):
     if not requests:
         return
     placement = cluster_of(ctx.index, ctx.config).placement(pod)
-    pools = placement.known_selected if placement is not None else None
+    pools = placement.known_candidates if placement is not None else None
     if not pools:
         return
     for name, request in requests.items():
