@@ -281,6 +281,8 @@ def _pool_label_view(pool: NodePool) -> LabelView:
         aks["kubernetes.io/arch"] = "arm64" if _arm(vm.name) else "amd64"
     else:
         aks["kubernetes.io/arch"] = UNKNOWN
+    if "karpenter.sh/nodepool" not in pool.labels:
+        absent.add("karpenter.sh/nodepool")  # Karpenter's own label: on NodePool nodes only
     if pool.spot is True:
         aks["kubernetes.azure.com/scalesetpriority"] = "spot"
     elif pool.spot is UNKNOWN:
