@@ -23,7 +23,7 @@ from linter.config import Config
 from linter.discover import SourceFile, display_path
 from linter.engine.memory import collector_paused, freeze
 from linter.engine.passes import Work, build_index, prepare, skeleton
-from linter.engine.runner import UNUSED_SUPPRESSION, FileOutcome, Job, Runner, merged_facts
+from linter.engine.runner import UNUSED_SUPPRESSION, FileOutcome, Job, Runner, generic_kinds_note, merged_facts
 from linter.engine.selection import enabled_rules
 from linter.engine.survey import cache_key, content_digest, survey_files
 from linter.engine.workers import lint_all
@@ -90,7 +90,7 @@ def lint(request: LintRequest) -> "RunReport":  # noqa: F821 - imported below
 
         cache = Cache.open(request.cache_dir, run_key(job.rules, config, registry))
     with collector_paused():  # young generations are collected while linting (see lint_files)
-        results, statuses = run(items, stdin, job, request.jobs, cache, request.keep)
+        results, statuses, generic = run(items, stdin, job, request.jobs, cache, request.keep)
         freeze()  # the run's results live to the end: reporting never rescans them
     if cache is not None:
         cache.save()
@@ -99,6 +99,7 @@ def lint(request: LintRequest) -> "RunReport":  # noqa: F821 - imported below
         results = suppress.apply_baseline(results, baseline, request.baseline.resolve().parent, cwd)
     results.sort(key=Result.sort_key)
     notes = [Note(display_path(Path(n.path), cwd), n.message) for n in targets_found.notes]
+    notes += [Note(path, message) for path, message in generic]
     return RunReport(
         results=results,
         rules=rules,
@@ -116,9 +117,9 @@ def lint(request: LintRequest) -> "RunReport":  # noqa: F821 - imported below
 
 
 def run(items: Work, stdin: tuple[Document, bytes] | None, job: Job, jobs: int,
-        cache: Any, keep: list | None = None) -> tuple[list[Result], dict[str, str]]:
+        cache: Any, keep: list | None = None) -> tuple[list[Result], dict[str, str], list[tuple[str, str]]]:
     """Survey, cache, lint what is new, reduce: every finding of ``items`` (and ``stdin``), after
-    suppressions, and each target file's status."""
+    suppressions, each target file's status, and the notes naming kinds read generically."""
     survey = survey_files(items, read=cache is not None)
     outcomes: dict[str, FileOutcome] = {}
     keys: dict[str, str] = {}
@@ -169,7 +170,7 @@ def run(items: Work, stdin: tuple[Document, bytes] | None, job: Job, jobs: int,
 
 
 def finish(outcomes: list[FileOutcome], project: list[tuple[Result, tuple | None]],
-           job: Job) -> tuple[list[Result], dict[str, str]]:
+           job: Job) -> tuple[list[Result], dict[str, str], list[tuple[str, str]]]:
     """Every suppression applied at once (LNT001 for those that suppressed nothing)."""
     from linter import suppress
 
@@ -182,4 +183,4 @@ def finish(outcomes: list[FileOutcome], project: list[tuple[Result, tuple | None
     results, unused = suppress.apply(pairs, directives, enabled_codes=job.enabled, registry=job.registry)
     if UNUSED_SUPPRESSION in job.enabled:
         results.extend(suppress.unused_results(unused, job.registry, job.config.severity))
-    return results, {outcome.path: outcome.status for outcome in outcomes if outcome.target}
+    return results, {outcome.path: outcome.status for outcome in outcomes if outcome.target}, generic_kinds_note(outcomes)

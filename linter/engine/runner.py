@@ -195,6 +195,11 @@ class Runner:
         if target:
             self.document(document)
         facts = self.collect(document)
+        if target and (self.buckets.pod or self.buckets.container):
+            generic = [(obj.api_version, obj.kind, document.path) for obj in document.objects
+                       if (view := self.index.workload(obj)) is not None and view.generic]
+            if generic:
+                facts[GENERIC_KINDS] = generic
         results = self.out[start:] if target else []
         del self.out[start:]
         self.index.release(document)
@@ -210,6 +215,22 @@ class Runner:
             view = (facts or {}).get(meta.code, []) if meta.collect is not None else self.index
             self.call(meta, view, "", None, Span(1, 1, 1, 2))
         self.out[start:] = [pair for pair in self.out[start:] if pair[0].path in targets]
+
+
+# The facts key under which a target file's outcome names the kinds read through generic pod
+# views (apiVersion, kind, file): not a rule code, so no PROJECT rule reads it; the run's notes do.
+GENERIC_KINDS = "generic-pod-views"
+
+
+def generic_kinds_note(outcomes: Iterable[FileOutcome]) -> list[tuple[str, str]]:
+    """(path, message) notes naming each kind whose pod templates were read generically."""
+    first: dict[tuple[str, str], str] = {}
+    for outcome in outcomes:
+        for api_version, kind, path in outcome.facts.get(GENERIC_KINDS, ()):
+            first.setdefault((api_version, kind), path)
+    return [(path, f"{kind} ({api_version}) is not a kind mlops-lint models: its pod templates were read "
+                   "generically (container and pod rules only, no workload rules)")
+            for (api_version, kind), path in sorted(first.items(), key=lambda item: (item[1], item[0]))]
 
 
 def merged_facts(outcomes: Iterable[FileOutcome]) -> dict[str, list]:
