@@ -12,6 +12,10 @@ raise after the process group timeout instead of hanging. An unset variable is r
 container's `env:` key (else its `name:`); a value of `0`, `2` or something that is not a mode
 at the value.
 
+GPUs taken through Dynamic Resource Allocation count: a container using a resource claim whose
+`ResourceClaimTemplate` or `ResourceClaim` names the `gpu.nvidia.com` device class (or a project
+`DeviceClass` selecting that driver) is a GPU container.
+
 ## Why is this bad?
 When a rank dies or the network drops, the surviving ranks wait in their collectives forever:
 the GPUs stay allocated, the job never fails, and the operator never restarts it. The article's

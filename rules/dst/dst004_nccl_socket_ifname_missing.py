@@ -11,6 +11,10 @@ InfiniBand transport exists. For an MPIJob worker, `mpirun -x NAME[=VALUE]` on t
 command line counts as setting the variable. The finding points at the empty value, else the
 container's `env:` key, else its `name:`.
 
+GPUs taken through Dynamic Resource Allocation count: a container using a resource claim whose
+`ResourceClaimTemplate` or `ResourceClaim` names the `gpu.nvidia.com` device class (or a project
+`DeviceClass` selecting that driver) is a GPU container.
+
 ## Why is this bad?
 Without `NCCL_SOCKET_IFNAME`, NCCL picks an interface itself: on a node with several (a second
 CNI through Multus, a VPN, `docker0`-like bridges) it can bind the bootstrap or data sockets to

@@ -8,6 +8,11 @@ and no digest (`pytorch/pytorch`), or uses the tag `latest`. An image pinned by 
 references at all (`<your-image>`, `FILLED_BY_THE_VALIDATOR`) are skipped: their final text is
 unknown.
 
+It reads every pod view: the Kubernetes workloads, Kubeflow Training Operator jobs and Trainer v2
+runtimes and TrainJobs, JobSets, Volcano Jobs, KubeRay clusters, jobs (their submitter too) and
+services, LeaderWorkerSets, KAITO `inference.template`, KServe InferenceServices and
+ServingRuntimes, and any other object's pod template read generically (README, supported kinds).
+
 ## Why is this bad?
 A missing tag means `latest`, and `latest` moves: two replicas of one job, or the job and its
 restart after preemption, can run different framework and CUDA builds. The article: "Use an

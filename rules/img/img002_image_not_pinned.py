@@ -6,6 +6,11 @@ Flags containers (init, sidecar and ephemeral containers included) whose `image`
 Images whose reference is filled in later (`$(IMAGE)`, `${TAG}`, `$IMAGE`, `{{ … }}`) and
 placeholders that are not image references (`<your-image>`, `FILLED_BY_THE_VALIDATOR`) are skipped.
 
+It reads every pod view: the Kubernetes workloads, Kubeflow Training Operator jobs and Trainer v2
+runtimes and TrainJobs, JobSets, Volcano Jobs, KubeRay clusters, jobs (their submitter too) and
+services, LeaderWorkerSets, KAITO `inference.template`, KServe InferenceServices and
+ServingRuntimes, and any other object's pod template read generically (README, supported kinds).
+
 ## Why is this bad?
 Tags are mutable: a registry push can move `2.4.1-cuda12.4` to a different build, so the
 image you reviewed is not necessarily the one that runs. The article: "Pin the image by

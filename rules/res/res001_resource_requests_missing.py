@@ -8,6 +8,11 @@ LimitRange of the same namespace in the project defaults it. Ephemeral debug con
 not checked: Kubernetes does not allow resources on them. The finding points at `requests:`,
 else `resources:`, else the container's name.
 
+It reads every pod view: the Kubernetes workloads, Kubeflow Training Operator jobs and Trainer v2
+runtimes and TrainJobs, JobSets, Volcano Jobs, KubeRay clusters, jobs (their submitter too) and
+services, LeaderWorkerSets, KAITO `inference.template`, KServe InferenceServices and
+ServingRuntimes, and any other object's pod template read generically (README, supported kinds).
+
 ## Why is this bad?
 The scheduler places pods by their requests. Without them a training pod lands on a node that
 cannot feed the GPU: the article asks to "set CPU requests high enough to keep GPU input

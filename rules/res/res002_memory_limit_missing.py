@@ -7,6 +7,11 @@ memory limit (`default`, or `max`, which Kubernetes uses as the default when `de
 Ephemeral debug containers are not checked (Kubernetes allows no resources on
 them). The finding points at `limits:`, else `resources:`, else the container's name.
 
+It reads every pod view: the Kubernetes workloads, Kubeflow Training Operator jobs and Trainer v2
+runtimes and TrainJobs, JobSets, Volcano Jobs, KubeRay clusters, jobs (their submitter too) and
+services, LeaderWorkerSets, KAITO `inference.template`, KServe InferenceServices and
+ServingRuntimes, and any other object's pod template read generically (README, supported kinds).
+
 ## Why is this bad?
 Without a memory limit a leaking data loader or an oversized batch grows until the node runs
 out of memory and the kubelet evicts pods, possibly other teams' jobs on the same GPU node.

@@ -9,6 +9,15 @@ request defaults to the limit; quantities compare exactly, so `1` equals `1000m`
 offending container gets one finding, at its first differing request, else at its `limits:`,
 `resources:` or `name:`. A pod with pod-level `spec.resources` is judged by those instead.
 
+It reads every pod view: the Kubernetes workloads, Kubeflow Training Operator jobs and Trainer v2
+runtimes and TrainJobs, JobSets, Volcano Jobs, KubeRay clusters, jobs (their submitter too) and
+services, LeaderWorkerSets, KAITO `inference.template`, KServe InferenceServices and
+ServingRuntimes, and any other object's pod template read generically (README, supported kinds).
+
+GPUs taken through Dynamic Resource Allocation count: a container using a resource claim whose
+`ResourceClaimTemplate` or `ResourceClaim` names the `gpu.nvidia.com` device class (or a project
+`DeviceClass` selecting that driver) is a GPU container.
+
 ## Why is this bad?
 The article: "Set requests and limits equal for predictable, high-value training jobs when
 Guaranteed quality of service is more important than node packing." A Burstable GPU pod is

@@ -9,6 +9,11 @@ finding points at `privileged: true` or the `SYS_ADMIN` entry when one is the ca
 `allowPrivilegeEscalation` value, else at the container's `securityContext:` key, else its
 `name:`. Pods with `spec.os.name: windows` are exempt, as in the Pod Security Standards.
 
+It reads every pod view: the Kubernetes workloads, Kubeflow Training Operator jobs and Trainer v2
+runtimes and TrainJobs, JobSets, Volcano Jobs, KubeRay clusters, jobs (their submitter too) and
+services, LeaderWorkerSets, KAITO `inference.template`, KServe InferenceServices and
+ServingRuntimes, and any other object's pod template read generically (README, supported kinds).
+
 ## Why is this bad?
 Without `no_new_privs`, a setuid binary or file capability in the image lets a compromised
 training or serving process become root in the container, one step from the node and from

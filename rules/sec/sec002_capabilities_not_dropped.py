@@ -9,6 +9,11 @@ The finding points at the `drop:` key, else `capabilities:`, else `securityConte
 container's `name:`. Pods with `spec.os.name: windows` are exempt, as in the Pod Security
 Standards.
 
+It reads every pod view: the Kubernetes workloads, Kubeflow Training Operator jobs and Trainer v2
+runtimes and TrainJobs, JobSets, Volcano Jobs, KubeRay clusters, jobs (their submitter too) and
+services, LeaderWorkerSets, KAITO `inference.template`, KServe InferenceServices and
+ServingRuntimes, and any other object's pod template read generically (README, supported kinds).
+
 ## Why is this bad?
 Container runtimes grant a default set of capabilities (`CHOWN`, `DAC_OVERRIDE`, `FOWNER`,
 `SETUID`, `SETGID`, `NET_RAW`, `MKNOD`, …) that a training or inference process never needs and an

@@ -8,6 +8,11 @@ mount to register GPUs with the kubelet. Paths are compared after normalisation
 `/var/lib/kubelet/device-plugins/../pods` is not exempt). The finding points at the volume's
 `path:` value, else its `hostPath:` key.
 
+It reads every pod view: the Kubernetes workloads, Kubeflow Training Operator jobs and Trainer v2
+runtimes and TrainJobs, JobSets, Volcano Jobs, KubeRay clusters, jobs (their submitter too) and
+services, LeaderWorkerSets, KAITO `inference.template`, KServe InferenceServices and
+ServingRuntimes, and any other object's pod template read generically (README, supported kinds).
+
 ## Why is this bad?
 A hostPath volume gives the pod the node's files: writable, it can plant binaries or read other
 pods' data and kubelet credentials; even read-only, it exposes secrets and lets a compromised
