@@ -353,3 +353,27 @@ def test_trainjob_findings_point_where_the_value_comes_from(tmp_path: Path) -> N
     index = ProjectIndex(documents)
     [pod] = index.workload(documents[1].objects[0]).pods
     assert (pod.role, pod.replicas, pod.containers[0].image) == ("node", 4, "myregistry.azurecr.io/trainer:latest")
+
+
+def test_trainjob_runtime_patches_place_its_pods(tmp_path: Path) -> None:
+    patched = TRAINJOB + """\
+  runtimePatches:
+  - manager: example.io/platform-team
+    trainingRuntimeSpec:
+      template:
+        spec:
+          replicatedJobs:
+          - name: node
+            template:
+              spec:
+                template:
+                  spec:
+                    nodeSelector: {accelerator: nvidia}
+                    tolerations:
+                    - {key: sku, operator: Equal, value: gpu, effect: NoSchedule}
+"""
+    files = {"runtime.yaml": RUNTIME, "trainjob.yaml": patched.replace("limits: {nvidia.com/gpu: 2}", "limits: {nvidia.com/gpu: 1}")}
+    assert run(tmp_path, files, ["GPU005", "GPU006"]) == []
+    files["trainjob.yaml"] = files["trainjob.yaml"].replace("accelerator: nvidia", "team: ml").replace("value: gpu", "value: cpu")
+    # a patched key that does not place the pod is the TrainJob's finding, at the patch
+    assert run(tmp_path, files, ["GPU005", "GPU006"]) == [("GPU005", "trainjob.yaml", 24), ("GPU006", "trainjob.yaml", 23)]

@@ -244,6 +244,7 @@ class PodSpec:
     # merged form, (field, index, body, path, origin of each key, path in the runtime)
     merged: tuple = ()
     origin: "PodSpec | None" = None  # the runtime's own view of this pod
+    patched: dict = field(default_factory=dict)  # pod spec key -> node path of the TrainJob's runtimePatches
 
     @property
     def route(self) -> Any:

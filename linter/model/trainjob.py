@@ -6,7 +6,9 @@ or a ``TrainingRuntime`` of its namespace in ``spec.runtimeRef``. The runtime's 
 the trainer: in the replicated job ``node``, the container ``node`` (Trainer's
 ``constants.Node``) takes the TrainJob's ``image``, ``command``, ``args``, ``resourcesPerNode``
 (as its ``resources``) and ``env`` (merged by name, the TrainJob's entries win), and
-``numNodes`` replaces the runtime's ``mlPolicy.numNodes`` as the job's pod count.
+``numNodes`` replaces the runtime's ``mlPolicy.numNodes`` as the job's pod count. Its
+``runtimePatches`` that patch a replicated job's pod spec (``nodeSelector``, ``tolerations``,
+``affinity`` …) apply on top: nodeSelector entries merge, tolerations add up, other keys replace.
 
 The TrainJob's view has the runtime's pods (as the runtime's own view reads them) with that
 container merged. A finding whose value comes from the TrainJob points into the TrainJob
@@ -93,11 +95,17 @@ def trainjob_pods(obj: Any, index: Any, pod_class: Any, workload_of: Callable) -
     spec = obj.body.get_map("spec")
     trainer = spec.get_map("trainer") if spec is not None else None
     nodes = trainer.get("numNodes") if trainer is not None else None
+    patches = _pod_patches(spec)
     pods = []
     for pod in source.pods:
-        copy = pod_class(obj, pod.spec, pod.path, pod.template, pod.role, pod.replicas,
+        pod_spec, patched = pod.spec, {}
+        for patch_path, patch in patches.get(pod.role, ()):
+            pod_spec = _patched(pod_spec, patch)
+            patched.update({key: patch_path + (key,) for key in patch})
+        copy = pod_class(obj, pod_spec, pod.path, pod.template, pod.role, pod.replicas,
                          anchor=spec.key_span("trainer") if trainer is not None else spec.key_span("runtimeRef"))
         copy.origin = pod
+        copy.patched = patched
         if pod.role == NODE and trainer is not None:
             if isinstance(nodes, int) and not isinstance(nodes, bool):
                 copy.replicas = nodes
@@ -112,6 +120,56 @@ def trainjob_pods(obj: Any, index: Any, pod_class: Any, workload_of: Callable) -
     return pods, runtime
 
 
+def _pod_patches(spec: YMap | None) -> dict[str, list[tuple[tuple, YMap]]]:
+    """replicated job name -> (node path, pod spec) of each ``runtimePatches`` entry that patches
+    the pod spec of that job (``trainingRuntimeSpec.template.spec.replicatedJobs``)."""
+    found: dict[str, list[tuple[tuple, YMap]]] = {}
+    patches = spec.get_seq("runtimePatches") if spec is not None else None
+    for i, patch in patches.maps() if patches is not None else ():
+        holder, path = patch, ("spec", "runtimePatches", i)
+        for key in ("trainingRuntimeSpec", "template", "spec"):
+            holder = holder.get_map(key) if holder is not None else None
+            path += (key,)
+        jobs = holder.get_seq("replicatedJobs") if holder is not None else None
+        for j, job in jobs.maps() if jobs is not None else ():
+            pod_spec, where = job, path + ("replicatedJobs", j)
+            for key in ("template", "spec", "template", "spec"):
+                pod_spec = pod_spec.get_map(key) if pod_spec is not None else None
+                where += (key,)
+            if pod_spec is not None and isinstance(job.get("name"), str):
+                found.setdefault(job["name"], []).append((where, pod_spec))
+    return found
+
+
+def _patched(base: YMap, patch: YMap) -> YMap:
+    """The pod spec with a patch's keys (a strategic merge on the placement keys: nodeSelector
+    entries merged, tolerations appended; other keys replaced)."""
+    merged = YMap(base.span)
+    merged.update(base)
+    merged.kspans.update(base.kspans)
+    merged.vspans.update(base.vspans)
+    for key, value in patch.items():
+        old = base.get(key)
+        if key == "nodeSelector" and isinstance(old, YMap) and isinstance(value, YMap):
+            both = YMap(value.span)
+            for part in (old, value):
+                both.update(part)
+                both.kspans.update(part.kspans)
+                both.vspans.update(part.vspans)
+            value = both
+        elif key == "tolerations" and isinstance(old, YSeq) and isinstance(value, YSeq):
+            both = YSeq(value.span)
+            for part in (old, value):
+                both.extend(part)
+                both.ispans.extend(part.item_span(i) for i in range(len(part)))
+            value = both
+        merged[key] = value
+        merged.kspans[key] = patch.key_span(key)
+        if key in patch.vspans:
+            merged.vspans[key] = patch.vspans[key]
+    return merged
+
+
 def route(finding: Any, view: Any, func: Callable, ctx: Any) -> Any:
     """Where a finding on a TrainJob's view belongs: the TrainJob (its node path into
     ``spec.trainer``), the runtime (``finding.obj``, its node path there), or None when the
@@ -124,6 +182,10 @@ def route(finding: Any, view: Any, func: Callable, ctx: Any) -> Any:
     node = tuple(finding.node)
     if pod is not None and finding.span == pod.anchor:
         return replace(finding, node=("spec", "trainer"))  # about the pod the TrainJob's values make
+    patched = getattr(pod, "patched", None) or {}
+    if pod is not None and node[:len(pod.path)] == pod.path and node[len(pod.path):len(pod.path) + 1] \
+            and node[len(pod.path)] in patched:  # a key the TrainJob's runtimePatches set
+        return replace(finding, node=patched[node[len(pod.path)]] + node[len(pod.path) + 1:])
     runtime_node = _runtime_node(node, pod)
     if runtime_node is None:  # the TrainJob's own value
         if node[2:3] == ("resources",):
