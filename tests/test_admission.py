@@ -377,3 +377,13 @@ def test_trainjob_runtime_patches_place_its_pods(tmp_path: Path) -> None:
     files["trainjob.yaml"] = files["trainjob.yaml"].replace("accelerator: nvidia", "team: ml").replace("value: gpu", "value: cpu")
     # a patched key that does not place the pod is the TrainJob's finding, at the patch
     assert run(tmp_path, files, ["GPU005", "GPU006"]) == [("GPU005", "trainjob.yaml", 24), ("GPU006", "trainjob.yaml", 23)]
+
+
+def test_runtime_trainer_resources_are_judged_through_trainjobs(tmp_path: Path) -> None:
+    # the runtime's trainer has no resources (its TrainJobs set them): no RES001 there; the
+    # TrainJob's resourcesPerNode lacks cpu and memory: its finding, at its requests
+    assert run(tmp_path, {"runtime.yaml": RUNTIME, "trainjob.yaml": TRAINJOB}, ["RES001", "RES002"]) == [
+        ("RES001", "trainjob.yaml", 10), ("RES002", "trainjob.yaml", 11)]
+    # a TrainJob that sets no resources leaves the runtime's missing ones: reported into the runtime
+    bare = TRAINJOB.split("    resourcesPerNode:")[0]
+    assert run(tmp_path, {"trainjob.yaml": bare}, ["RES001"]) == [("RES001", "runtime.yaml", 15)]

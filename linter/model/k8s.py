@@ -114,6 +114,15 @@ class Container:
         return next(iter(self.body.kspans.values()), self.body.span)
 
     @property
+    def resources_from_trainjob(self) -> bool:
+        """The trainer container of a Kubeflow Trainer v2 runtime (job ``node``, container
+        ``node``): the TrainJobs that run it set its resources (``resourcesPerNode``), so its own
+        are judged through their views (``linter.model.trainjob``)."""
+        obj = self.pod.obj
+        return (obj.group == TRAINER and obj.kind in ("TrainingRuntime", "ClusterTrainingRuntime")
+                and self.pod.role == "node" and self.name == "node")
+
+    @property
     def is_init(self) -> bool:
         return self.field == "initContainers"
 
