@@ -120,7 +120,7 @@ class Container:
         are judged through their views (``linter.model.trainjob``)."""
         obj = self.pod.obj
         return (obj.group == TRAINER and obj.kind in ("TrainingRuntime", "ClusterTrainingRuntime")
-                and self.pod.role == "node" and self.name == "node")
+                and self.pod.runs_trainer and self.name == "node")
 
     @property
     def is_init(self) -> bool:
@@ -254,6 +254,13 @@ class PodSpec:
     merged: tuple = ()
     origin: "PodSpec | None" = None  # the runtime's own view of this pod
     patched: dict = field(default_factory=dict)  # pod spec key -> node path of the TrainJob's runtimePatches
+    step: str | None = None  # a Trainer v2 runtime job's trainer.kubeflow.org/trainjob-ancestor-step label
+
+    @property
+    def runs_trainer(self) -> bool:
+        """A Trainer v2 runtime's job that runs the trainer: labelled ``trainjob-ancestor-step:
+        trainer`` (an MPI runtime's launcher too), or the job ``node``."""
+        return self.step == "trainer" or self.role == "node"
 
     @property
     def route(self) -> Any:
@@ -611,6 +618,10 @@ def _replicated_jobs(obj: K8sObject, job_set: YMap, base: Path, nodes: int | Non
         pod = _template(obj, job_spec, base + ("replicatedJobs", index, "template", "spec"),
                         str(name) if name else f"job {index}", copies * (parallelism or 1))
         if pod:
+            metadata = job_template.get_map("metadata") if job_template is not None else None
+            labels = metadata.get_map("labels") if metadata is not None else None
+            step = labels.get("trainer.kubeflow.org/trainjob-ancestor-step") if labels is not None else None
+            pod.step = step if isinstance(step, str) else None
             yield pod
 
 

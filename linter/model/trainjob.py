@@ -3,8 +3,8 @@
 A ``TrainJob`` (``trainer.kubeflow.org``) names a ``ClusterTrainingRuntime`` (the default kind)
 or a ``TrainingRuntime`` of its namespace in ``spec.runtimeRef``. The runtime's JobSet template
 (``spec.template.spec.replicatedJobs``) holds the pods; the TrainJob's ``spec.trainer`` overrides
-the trainer: in the replicated job ``node``, the container ``node`` (Trainer's
-``constants.Node``) takes the TrainJob's ``image``, ``command``, ``args``, ``resourcesPerNode``
+the trainer: in the replicated jobs that run it (labelled ``trainjob-ancestor-step: trainer``, an
+MPI runtime's launcher, or the job ``node``), the container ``node`` (Trainer's ``constants.Node``) takes the TrainJob's ``image``, ``command``, ``args``, ``resourcesPerNode``
 (as its ``resources``) and ``env`` (merged by name, the TrainJob's entries win), and
 ``numNodes`` replaces the runtime's ``mlPolicy.numNodes`` as the job's pod count. Its
 ``runtimePatches`` that patch a replicated job's pod spec (``nodeSelector``, ``tolerations``,
@@ -106,9 +106,10 @@ def trainjob_pods(obj: Any, index: Any, pod_class: Any, workload_of: Callable) -
                          anchor=spec.key_span("trainer") if trainer is not None else spec.key_span("runtimeRef"))
         copy.origin = pod
         copy.patched = patched
-        if pod.role == NODE and trainer is not None:
-            if isinstance(nodes, int) and not isinstance(nodes, bool):
-                copy.replicas = nodes
+        copy.step = pod.step
+        if pod.role == NODE and isinstance(nodes, int) and not isinstance(nodes, bool):
+            copy.replicas = nodes
+        if pod.runs_trainer and trainer is not None:
             items = pod.spec.get_seq("containers")
             for position, body in items.maps() if items is not None else ():
                 if body.get("name") == NODE:
