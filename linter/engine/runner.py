@@ -106,11 +106,11 @@ class Runner:
                   finding.path or (target.path if target is not None else path), finding.span, target,
                   tuple(node_base) + tuple(finding.node), finding.fix)
 
-    def call(self, meta: RuleMeta, view: Any, path: str, obj: K8sObject | None, span: Span) -> None:
+    def call(self, meta: RuleMeta, view: Any, path: str, obj: K8sObject | None, span: Span, route: Any = None) -> None:
         base = obj.node_path if obj is not None else ()
         try:
             context = self.contexts[meta.code]
-            route = getattr(view, "route", None)  # a TrainJob's views: the runtime's values point into it
+            # route: for a TrainJob's views, where each finding belongs (the runtime's values point into it)
             for finding in meta.func(view, context):  # type: ignore[misc]
                 if route is not None:
                     finding = route(finding, view, meta.func, context)
@@ -148,14 +148,15 @@ class Runner:
             workload = self.index.workload(obj)
             if workload is None:
                 continue
+            route = workload.route
             for meta in () if workload.generic else b.workload:  # workload rules: modelled kinds only
-                self.call(meta, workload, document.path, obj, obj.span)
+                self.call(meta, workload, document.path, obj, obj.span, route)
             for pod in workload.pods:
                 for meta in b.pod:
-                    self.call(meta, pod, document.path, obj, pod.span)
+                    self.call(meta, pod, document.path, obj, pod.span, route)
                 for container in pod.containers:
                     for meta in b.container:
-                        self.call(meta, container, document.path, obj, container.span)
+                        self.call(meta, container, document.path, obj, container.span, route)
         if document.dockerfile is not None:
             for meta in b.dockerfile:
                 self.call(meta, document.dockerfile, document.path, None, Span(1, 1, 1, 2))

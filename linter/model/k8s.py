@@ -92,10 +92,6 @@ class Container:
         return self.pod.obj
 
     @property
-    def route(self) -> Any:
-        return self.pod.route
-
-    @property
     def name(self) -> str:
         name = self.body.get("name")
         if isinstance(name, str):
@@ -261,10 +257,6 @@ class PodSpec:
         """A Trainer v2 runtime's job that runs the trainer: labelled ``trainjob-ancestor-step:
         trainer`` (an MPI runtime's launcher too), or the job ``node``."""
         return self.step == "trainer" or self.role == "node"
-
-    @property
-    def route(self) -> Any:
-        return self.workload.route if self.workload is not None else None
 
     @property
     def metadata(self) -> YMap | None:
