@@ -45,6 +45,7 @@ from linter.model.distributed import PER_POD_LABELS, container_ports, pod_count,
 from linter.model.k8s import PodSpec, Workload
 from linter.model.selectors import label_value, labels_of, selector_matches
 from linter.model.memo import once
+from linter.model.tree import frozen
 
 PROTOCOLS = ("TCP", "UDP", "SCTP")
 MIN_PORT, MAX_PORT = 1, 65535
@@ -481,22 +482,12 @@ def names(items: Iterable[Policy]) -> str:
 # Policies as a group: each distinct question answered once
 
 
-def _frozen(value: Any) -> Any:
-    """A hashable stand-in for a parsed value that tells apart what the API server tells apart
-    (``1``, ``"1"`` and ``true`` are three values)."""
-    if isinstance(value, Mapping):
-        return ("map", tuple(sorted(((_frozen(k), _frozen(v)) for k, v in value.items()), key=repr)))
-    if isinstance(value, (list, tuple)):
-        return ("seq", tuple(_frozen(v) for v in value))
-    return (type(value).__name__, value if isinstance(value, (str, int, float, bool, type(None))) else repr(value))
-
-
 def _rules_key(rules: tuple[Rule, ...] | None) -> Any:
     if rules is None:
         return None
-    return tuple((None if r.peers is None else tuple((_frozen(p.pod_selector), _frozen(p.namespace_selector),
-                                                     _frozen(p.ip_block)) for p in r.peers),
-                  None if r.ports is None else tuple(_frozen(p) for p in r.ports)) for r in rules)
+    return tuple((None if r.peers is None else tuple((frozen(p.pod_selector), frozen(p.namespace_selector),
+                                                     frozen(p.ip_block)) for p in r.peers),
+                  None if r.ports is None else tuple(frozen(p) for p in r.ports)) for r in rules)
 
 
 def _selector_keys(selector: Any) -> Iterable[str]:
@@ -530,7 +521,7 @@ class PolicyGroup:
         classes: dict[Any, list[Policy]] = {}
         keys: dict[str, None] = {}
         for policy in self.policies:
-            key = (policy.namespace, policy.folder if policy.namespace is None else "", _frozen(policy.pod_selector),
+            key = (policy.namespace, policy.folder if policy.namespace is None else "", frozen(policy.pod_selector),
                    _rules_key(policy.ingress), _rules_key(policy.egress))
             classes.setdefault(key, []).append(policy)
             keys.update(dict.fromkeys(_selector_keys(policy.pod_selector)))
