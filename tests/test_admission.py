@@ -387,3 +387,26 @@ def test_runtime_trainer_resources_are_judged_through_trainjobs(tmp_path: Path) 
     # a TrainJob that sets no resources leaves the runtime's missing ones: reported into the runtime
     bare = TRAINJOB.split("    resourcesPerNode:")[0]
     assert run(tmp_path, {"trainjob.yaml": bare}, ["RES001"]) == [("RES001", "runtime.yaml", 15)]
+
+
+def test_kueue_admits_a_leaderworkerset_group_by_group() -> None:
+    from linter.model.kueue import podsets
+
+    text = """\
+apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata: {name: vllm, labels: {kueue.x-k8s.io/queue-name: serving}}
+spec:
+  replicas: 3
+  leaderWorkerTemplate:
+    size: 4
+    leaderTemplate:
+      spec:
+        containers: [{name: leader, image: vllm/vllm-openai:v0.6.3, resources: {limits: {nvidia.com/gpu: 1}}}]
+    workerTemplate:
+      spec:
+        containers: [{name: worker, image: vllm/vllm-openai:v0.6.3, resources: {limits: {nvidia.com/gpu: 1}}}]
+"""
+    workload = workload_of(load_text(text, "lws.yaml").objects[0])
+    assert [(p.replicas) for p in workload.pods] == [3, 9]  # every pod of the LeaderWorkerSet
+    assert [(s.name, s.count) for s in podsets(workload)] == [("leader", 1), ("worker", 3)]  # one group

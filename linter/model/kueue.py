@@ -603,6 +603,11 @@ def podsets(workload: Workload) -> list[PodSet] | None:
                                annotations if isinstance(annotations, dict) else {})
         elif kind in (("", "Pod"), ("apps", "Deployment")):
             count = 1  # a Deployment's pods are admitted one by one
+        elif kind == ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"):
+            # Kueue admits each group (a leader and size-1 workers) as a workload of its own
+            spec = obj.body.get_map("spec")
+            groups = _int(spec.get("replicas")) if spec is not None and "replicas" in spec else 1
+            count = pod.replicas // groups if isinstance(pod.replicas, int) and groups else None
         else:
             count = pod.replicas if isinstance(pod.replicas, int) else None
         if count is None:
