@@ -70,10 +70,10 @@ def rule_times(folder: Path) -> tuple[dict[str, float], float, int]:
     Runner = runner_module.Runner
     real_call, real_collect = Runner.call, Runner.collect
 
-    def call(self, meta, view, path, obj, span):
+    def call(self, meta, view, path, obj, span, route=None):
         start = clock()
         try:
-            return real_call(self, meta, view, path, obj, span)
+            return real_call(self, meta, view, path, obj, span, route)
         finally:
             totals[meta.code] += clock() - start
 
