@@ -65,6 +65,7 @@ class RootFinder:
     def __init__(self, cwd: Path):
         self.cwd = os.fspath(cwd)
         self._marks: dict[str, tuple[str | None, str | None]] = {}  # folder -> (nearest config, nearest git top)
+        self._roots: dict[tuple[str, Path], Root] = {}  # (folder, PATH given) -> its root
         self.looked = 0  # folders looked at (for tests of the speed budget)
 
     def marks(self, folder: str) -> tuple[str | None, str | None]:
@@ -89,6 +90,12 @@ class RootFinder:
     def root(self, folder: str, given: Path) -> Root:
         """The root of a file in ``folder`` (absolute, links resolved) that was found under the
         PATH ``given`` (absolute, as the walk spells it)."""
+        found = self._roots.get((folder, given))
+        if found is None:
+            found = self._roots[folder, given] = self._root(folder, given)
+        return found
+
+    def _root(self, folder: str, given: Path) -> Root:
         config, git = self.marks(folder)
         if config is not None:
             top = os.path.dirname(config)
