@@ -198,3 +198,88 @@ def test_res007_a_cpu_request_makes_it_burstable():
 def test_res007_a_zero_request_does_not_count():
     [finding] = lint_text(GPU_JOB.format(more="          requests:\n            cpu: 0\n"), select=["RES007"])
     assert "the pod is BestEffort" in finding.message
+
+
+# ---------------------------------------------------------------------------------------------
+# §3 NCCL rules only where NCCL is the backend
+
+PYTORCHJOB = """apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata:
+  name: dist
+spec:
+  pytorchReplicaSpecs:
+    Worker:
+      replicas: 2
+      template:
+        spec:
+          containers:
+          - name: pytorch
+            image: myacr.azurecr.io/train:1.0
+{command}
+            env:
+            - name: NCCL_DEBUG
+              value: INFO
+{env}
+            resources:
+              limits:
+                nvidia.com/gpu: 1
+"""
+NCCL_RULES = ["DST003", "DST004", "DST005", "DST006"]
+
+
+@pytest.mark.parametrize("command,env", [
+    ('            args: ["--backend", "gloo"]', ""),
+    ('            args: ["--backend=mpi"]', ""),
+    ('            command: ["python", "train.py", "--dist-backend=gloo"]', ""),
+    ('            command: ["torchrun", "train.py", "--dist_backend", "gloo"]', ""),
+    ("            command: [\"python\", \"-c\", \"import torch.distributed as d; d.init_process_group(backend='gloo')\"]", ""),
+    ('            command: ["sh", "-c", "python -c \\"import torch.distributed as d; d.init_process_group(\'gloo\')\\""]', ""),
+    ("", "            - name: DIST_BACKEND\n              value: gloo"),
+    ("", "            - name: BACKEND\n              value: mpi"),
+])
+def test_nccl_rules_skip_containers_that_choose_another_backend(command, env):
+    assert rules(lint_text(PYTORCHJOB.format(command=command, env=env), select=NCCL_RULES)) == []
+
+
+@pytest.mark.parametrize("command,env", [
+    ("", ""),
+    ('            args: ["--backend", "nccl"]', ""),
+    ('            args: ["--backend", "cpu:gloo,cuda:nccl"]', ""),
+    ("", "            - name: DIST_BACKEND\n              value: $(BACKEND)"),  # unknown: NCCL assumed
+])
+def test_nccl_rules_still_fire_where_nccl_may_be_the_backend(command, env):
+    found = {rule for rule, _ in rules(lint_text(PYTORCHJOB.format(command=command, env=env), select=NCCL_RULES))}
+    assert found == {"DST003", "DST004", "DST006"}
+
+
+# ---------------------------------------------------------------------------------------------
+# §3 GPU005 and XPL002 on the same toleration gap: the stronger one alone
+
+GPU_POOL = """az aks nodepool add --resource-group rg --cluster-name aks --name gpunp \\
+  --node-vm-size Standard_NC4as_T4_v3 --node-count 1 --labels accelerator=nvidia \\
+  --node-taints sku=gpu:NoSchedule
+"""
+GPU_POD = """apiVersion: v1
+kind: Pod
+metadata:
+  name: gpu
+spec:
+  nodeSelector: {accelerator: nvidia}
+  containers:
+  - name: c
+    image: myacr.azurecr.io/c:1.0
+    resources:
+      limits:
+        nvidia.com/gpu: 1
+"""
+
+
+def test_a_toleration_gap_on_known_pools_is_xpl002_alone(tmp_path):
+    found = lint_files(tmp_path, {"pool.sh": GPU_POOL, "pod.yaml": GPU_POD}, select=["GPU005", "XPL002"])
+    assert [f.rule for f in found] == ["XPL002"]
+
+
+def test_without_pools_gpu005_reports_the_gap(tmp_path):
+    found = lint_files(tmp_path, {"pod.yaml": GPU_POD}, select=["GPU005", "XPL002"])
+    assert [f.rule for f in found] == ["GPU005"]

@@ -942,6 +942,12 @@ class PodPlacement:
         return list(self._label_matches)
 
     @property
+    def repelled_everywhere(self) -> bool:
+        """Some pool matches the pod's labels and every such pool repels it with a taint (XPL002's
+        finding; GPU005 defers to it: one cause, the stronger finding)."""
+        return bool(self._label_matches) and not self._candidates
+
+    @property
     def known_candidates(self) -> list[PoolVerdict] | None:
         """The candidates, if all of them are pools of the project (None if a pool described
         nowhere may take the pod)."""
