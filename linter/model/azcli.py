@@ -18,12 +18,12 @@ from linter.model.placeholder import has_placeholder
 from linter.model.position import Span
 
 
-class _Unknown:
+class Unknown:
     """The type of :data:`UNKNOWN` (a single instance)."""
 
-    _instance: _Unknown | None = None
+    _instance: Unknown | None = None
 
-    def __new__(cls) -> _Unknown:
+    def __new__(cls) -> Unknown:
         if cls._instance is None:
             cls._instance = super().__new__(cls)
         return cls._instance
@@ -35,8 +35,8 @@ class _Unknown:
         return "UNKNOWN"
 
 
-UNKNOWN: Final = _Unknown()
-Value = str | _Unknown
+UNKNOWN: Final = Unknown()
+Value = str | Unknown
 
 
 def is_known(value: object) -> bool:
