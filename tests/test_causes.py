@@ -7,10 +7,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from linter.config import Config
 from linter.engine import LintRequest, lint
 from linter.registry import load_registry
+from tests.strategies import FUZZ
 
 REPO = Path(__file__).resolve().parents[1]
 REGISTRY = load_registry()
@@ -283,3 +286,168 @@ def test_a_toleration_gap_on_known_pools_is_xpl002_alone(tmp_path):
 def test_without_pools_gpu005_reports_the_gap(tmp_path):
     found = lint_files(tmp_path, {"pod.yaml": GPU_POD}, select=["GPU005", "XPL002"])
     assert [f.rule for f in found] == ["GPU005"]
+
+
+# ---------------------------------------------------------------------------------------------
+# §2 One object, one count; scripts in any order
+
+CLAIM = """apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: data
+spec:
+  accessModes: [ReadWriteOnce]
+  storageClassName: managed-csi
+  resources: {requests: {storage: 10Gi}}
+"""
+MOUNTING_POD = """apiVersion: v1
+kind: Pod
+metadata:
+  name: reader
+spec:
+  containers:
+  - name: c
+    image: myacr.azurecr.io/c:1.0
+    volumeMounts: [{name: data, mountPath: /data}]
+  volumes:
+  - name: data
+    persistentVolumeClaim: {claimName: data}
+"""
+
+
+def test_sto003_one_pod_in_two_files_is_one_pod(tmp_path):
+    files = {"pvc.yaml": CLAIM, "base/pod.yaml": MOUNTING_POD, "overlay/pod.yaml": MOUNTING_POD}
+    assert lint_files(tmp_path, files, select=["STO003"]) == []
+
+
+def test_sto003_two_pods_still_share_the_claim(tmp_path):
+    files = {"pvc.yaml": CLAIM, "a.yaml": MOUNTING_POD, "b.yaml": MOUNTING_POD.replace("name: reader", "name: writer")}
+    found = lint_files(tmp_path, files, select=["STO003"])
+    assert [f.rule for f in found] == ["STO003", "STO003"]
+    assert all("mounted by 2 pods" in f.message for f in found)
+
+
+PLUGIN_DS = """apiVersion: apps/v1
+kind: DaemonSet
+metadata:
+  name: {name}
+  namespace: kube-system
+spec:
+  selector: {{matchLabels: {{app: {name}}}}}
+  template:
+    metadata: {{labels: {{app: {name}}}}}
+    spec:
+      containers:
+      - name: plugin
+        image: nvcr.io/nvidia/k8s-device-plugin:v0.17.1
+"""
+
+
+def test_gpu009_one_plugin_in_two_files_counts_once(tmp_path):
+    files = {"a/plugin.yaml": PLUGIN_DS.format(name="first"), "b/plugin.yaml": PLUGIN_DS.format(name="first"),
+             "c/plugin.yaml": PLUGIN_DS.format(name="second")}
+    found = lint_files(tmp_path, files, select=["GPU009"])
+    assert [f.path for f in found] == ["c/plugin.yaml"]
+    assert "as DaemonSet kube-system/first (a/plugin.yaml:2): two plugins" in found[0].message
+
+
+def test_a_cluster_queue_in_two_files_lends_its_quota_once():
+    from linter.index import ProjectIndex
+    from linter.model.kueue import quota_tree
+    from linter.sources.files import load_bytes
+
+    queue = ("apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata: {{name: {name}}}\nspec:\n"
+             "  cohort: pool\n  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n    flavors:\n"
+             "    - name: gpu\n      resources: [{{name: nvidia.com/gpu, nominalQuota: {quota}}}]\n")
+    docs = [load_bytes(queue.format(name="lender", quota=8).encode(), "a.yaml", "k8s"),
+            load_bytes(queue.format(name="lender", quota=8).encode(), "b.yaml", "k8s"),
+            load_bytes(queue.format(name="borrower", quota=0).encode(), "c.yaml", "k8s")]
+    index = ProjectIndex(docs)
+    borrower = index.of_kind("ClusterQueue")[2]
+    assert quota_tree(index).potential_available(borrower, ("gpu", "nvidia.com/gpu")) == 8
+
+
+SCRIPT_POOL = ("az aks nodepool add -g rg --cluster-name aks -n gpu --node-vm-size Standard_NC24ads_A100_v4 "
+               "--node-count 2 --labels accelerator=nvidia --node-taints sku=gpu:NoSchedule\n")
+UNKNOWN_UPDATE = "az aks nodepool update -g rg --cluster-name aks -n \"$POOL\" --labels team=x --node-taints a=b:NoSchedule\n"
+
+
+def test_an_update_of_an_unknown_pool_changes_nothing_known_in_either_order():
+    from linter.model.cluster import build_cluster
+    from linter.sources.files import load_bytes
+
+    for order in (("1.sh", "2.sh"), ("2.sh", "1.sh")):
+        scripts = [load_bytes(SCRIPT_POOL.encode(), order[0], "shell").shell,
+                   load_bytes(UNKNOWN_UPDATE.encode(), order[1], "shell").shell]
+        cluster = build_cluster(sorted(scripts, key=lambda s: s.path))
+        [pool] = [p for p in cluster.pools if p.name == "gpu"]
+        assert pool.labels == {"accelerator": "nvidia"} and not pool.labels_open
+        assert [str(t.taint) for t in pool.taints] == ["sku=gpu:NoSchedule"] and not pool.taints_open
+
+
+def test_a_pool_added_by_two_scripts_is_one_pool():
+    from linter.model.cluster import build_cluster
+    from linter.sources.files import load_bytes
+
+    scripts = [load_bytes(SCRIPT_POOL.encode(), name, "shell").shell for name in ("setup.sh", "rerun.sh")]
+    assert [p.name for p in build_cluster(scripts).pools] == ["gpu"]
+
+
+_POOLS = {("aks", "gpu"): "--node-vm-size Standard_NC24ads_A100_v4 --node-count 2 --labels accelerator=nvidia "
+                          "--node-taints sku=gpu:NoSchedule",
+          ("aks", "cpu"): "--node-vm-size Standard_D8s_v5 --node-count 3 --labels workload=cpu",
+          ("$CLUSTER", "gpu"): "--node-vm-size Standard_NC4as_T4_v3 --enable-cluster-autoscaler --min-count 0 "
+                               "--max-count 4 --labels accelerator=nvidia"}
+_UNKNOWN_COMMANDS = [
+    'az aks nodepool update -g rg --cluster-name aks -n "$POOL" --labels team=x\n',
+    'az aks nodepool update -g rg --cluster-name "$OTHER" -n gpu --node-taints a=b:NoSchedule\n',
+    'az aks nodepool scale -g rg --cluster-name aks -n "$POOL" --node-count 9\n',
+    'az aks nodepool update -g rg --cluster-name "$CLUSTER" -n "$POOL" --enable-cluster-autoscaler --max-count 8\n',
+]
+_KNOWN_UPDATES = {("aks", "gpu"): "--update-cluster-autoscaler --min-count 0 --max-count 6",
+                  ("aks", "cpu"): "--labels workload=cpu tier=batch",
+                  ("$CLUSTER", "gpu"): "--node-taints sku=gpu:NoSchedule"}
+
+
+def _add(key):
+    cluster, name = key
+    return f"az aks nodepool add -g rg --cluster-name {cluster} -n {name} {_POOLS[key]}\n"
+
+
+def _update(key):
+    cluster, name = key
+    return f"az aks nodepool update -g rg --cluster-name {cluster} -n {name} {_KNOWN_UPDATES[key]}\n"
+
+
+def _pool_state(cluster) -> list:
+    """Everything the rules read of the pools, without where it was read."""
+    def shown(value):
+        return repr(value)
+    return sorted((shown(p.name), shown(getattr(p, "cluster_key", p.cluster)), shown(p.vm_size), sorted((k, shown(v)) for k, v in p.labels.items()),
+                   p.labels_open, sorted(str(t.taint) for t in p.taints), p.taints_open, shown(p.node_count),
+                   shown(p.min_count), shown(p.max_count), shown(p.autoscaler), p.created, shown(p.mode))
+                  for p in cluster.pools)
+
+
+@FUZZ
+@given(st.lists(st.tuples(st.sampled_from(sorted(_POOLS)), st.integers(0, 3)), min_size=1, max_size=5),
+       st.lists(st.tuples(st.sampled_from(_UNKNOWN_COMMANDS), st.integers(0, 3)), max_size=4),
+       st.lists(st.tuples(st.sampled_from(sorted(_KNOWN_UPDATES)), st.integers(0, 3)), max_size=3, unique_by=lambda t: t[0]),
+       st.permutations(range(4)))
+def test_the_cluster_model_does_not_depend_on_file_order(adds, unknowns, updates, permutation):
+    from linter.model.cluster import build_cluster
+    from linter.sources.files import load_bytes
+
+    texts = [""] * 4
+    for key, file in adds:
+        texts[file] += _add(key)
+    for command, file in unknowns:
+        texts[file] += command
+    for key, file in updates:
+        texts[file] += _update(key)
+
+    def build(order):
+        scripts = [load_bytes(texts[i].encode(), f"{position}.sh", "shell").shell for position, i in enumerate(order)]
+        return _pool_state(build_cluster(scripts))
+
+    assert build(range(4)) == build(permutation)

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable, Hashable, Iterable, TypeVar
 
 from linter.model.position import Span
 from linter.model.tree import YMap
+
+T = TypeVar("T")
 
 K8S = "k8s"
 DOCKERFILE = "dockerfile"
@@ -128,3 +130,23 @@ class Document:
     comments: list[Comment] = field(default_factory=list)
     errors: list[ParseIssue] = field(default_factory=list)
     skipped: str | None = None  # why nothing in the file was linted (no apiVersion/kind, ...)
+
+
+def identity(obj: Any) -> tuple[str, str, str]:
+    """What makes two objects one in a project: (kind, namespace, name), the namespace ``default``
+    when unset (a cluster-scoped object's is ``default`` too: kinds never share names across
+    scopes). An object written in several files of one project is one object to every counter."""
+    return obj.kind, obj.namespace or "default", obj.name
+
+
+def distinct(items: Iterable[T], key: Callable[[T], Hashable]) -> list[T]:
+    """The first of each ``key`` in order (callers sort by path first, so the result does not
+    depend on the order files were read in)."""
+    seen: set = set()
+    out = []
+    for item in items:
+        k = key(item)
+        if k not in seen:
+            seen.add(k)
+            out.append(item)
+    return out
