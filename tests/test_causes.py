@@ -451,3 +451,41 @@ def test_the_cluster_model_does_not_depend_on_file_order(adds, unknowns, updates
         return _pool_state(build_cluster(scripts))
 
     assert build(range(4)) == build(permutation)
+
+
+def test_sto004_prefers_the_projects_storage_class(tmp_path):
+    classes = "".join(
+        f"---\napiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata: {{name: {name}}}\nprovisioner: disk.csi.azure.com\n"
+        for name in ("azurefile-csi-nfs", "fast"))
+    # as close to the built-in `azuresan-csi` (0.828) as to the project's `azurefile-csi-nfs` (0.824)
+    claim = CLAIM.replace("managed-csi", "azuresane-csi-nfs")
+    [finding] = lint_files(tmp_path, {"classes.yaml": classes, "pvc.yaml": claim}, select=["STO004"])
+    assert "did you mean `azurefile-csi-nfs`?" in finding.message
+
+
+@pytest.mark.parametrize("text,line,what", [
+    ("a:\n  b: 1\n \u00a0c: 2\n", 3, "a non-breaking space (U+00A0) at column 2"),
+    ("a:\n  - x\n\u00a0 - y\n", 3, "a non-breaking space (U+00A0) at column 1"),
+])
+def test_sch001_names_the_blank_that_broke_the_indentation(text, line, what):
+    [finding] = lint_text(text, select=["SCH001"])
+    assert finding.line == line and f"line {line} is indented with {what}" in finding.message
+
+
+def test_sch001_keeps_its_message_for_plain_spaces():
+    [finding] = lint_text("a:\n  b: 1\n  c\n", select=["SCH001"])
+    assert "indented with" not in finding.message
+
+
+@pytest.mark.parametrize("size", ["Standard_DC4as_v5", "Standard_EC8as_cc_v5", "Standard_L8s_v3", "Standard_F8s_v2",
+                                  "Standard_E16as_v5", "Standard_M32ms"])
+def test_aks005_knows_the_families_aks_offers(size):
+    script = f"az aks nodepool add -g rg --cluster-name aks -n pool --node-vm-size {size}\n"
+    assert lint_text(script, name="pool.sh", select=["AKS005"]) == []
+
+
+def test_aks005_says_which_families_stay_unknown():
+    script = "az aks nodepool add -g rg --cluster-name aks -n hpc --node-vm-size Standard_HB120rs_v3\n"
+    [finding] = lint_text(script, name="pool.sh", select=["AKS005"])
+    assert "of the HB (HPC, memory bandwidth) family, which AKS offers but" in finding.message
+    assert "did you mean" not in finding.message
