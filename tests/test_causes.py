@@ -489,3 +489,61 @@ def test_aks005_says_which_families_stay_unknown():
     [finding] = lint_text(script, name="pool.sh", select=["AKS005"])
     assert "of the HB (HPC, memory bandwidth) family, which AKS offers but" in finding.message
     assert "did you mean" not in finding.message
+
+
+SECRET_ENV = """apiVersion: v1
+kind: Pod
+metadata:
+  name: p
+spec:
+  containers:
+  - name: c
+    image: myacr.azurecr.io/c:1.0
+    env:
+    - name: API_KEY
+      value: "{value}"
+"""
+
+
+@pytest.mark.parametrize("value", ["FILLED BY THE OPERATOR", "SET ME LATER TODO", "[api-key|none]"])
+def test_sec006_a_placeholder_is_not_a_credential(value):
+    assert lint_text(SECRET_ENV.format(value=value), select=["SEC006"]) == []
+
+
+def test_sec006_a_dollar_inside_a_password_is_still_a_password():
+    assert [f.rule for f in lint_text(SECRET_ENV.format(value="Sup3r$ecretPassw0rd!"), select=["SEC006"])] == ["SEC006"]
+
+
+POOLS = ("az aks create -g rg -n aks --nodepool-name system\n"
+         "az aks nodepool add -g rg --cluster-name aks -n gpu --node-vm-size Standard_NC24ads_A100_v4 "
+         "--labels accelerator=nvidia --node-taints sku=gpu:NoSchedule\n")
+SELECTING = """apiVersion: v1
+kind: Pod
+metadata:
+  name: p
+spec:
+{placement}
+  tolerations:
+  - {{key: sku, operator: Equal, value: gpu, effect: NoSchedule}}
+  containers:
+  - name: c
+    image: myacr.azurecr.io/c:1.0
+    resources:
+      limits: {{nvidia.com/gpu: 1}}
+"""
+
+
+@pytest.mark.parametrize("placement", [
+    '  nodeSelector: {agentpool: "<your-gpu-pool>"}',
+    '  nodeSelector: {accelerator: "${ACCEL}"}',
+    "  affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: "
+    "[{matchExpressions: [{key: agentpool, operator: In, values: [REPLACE_ME]}]}]}}}",
+])
+def test_a_placeholder_selector_selects_unknown_nodes(tmp_path, placement):
+    files = {"pools.sh": POOLS, "pod.yaml": SELECTING.format(placement=placement)}
+    assert lint_files(tmp_path, files, select=["XPL001", "XPL002", "GPU004", "GPU005"]) == []
+
+
+def test_a_real_selector_is_still_judged(tmp_path):
+    files = {"pools.sh": POOLS, "pod.yaml": SELECTING.format(placement="  nodeSelector: {agentpool: gpu2}")}
+    assert [f.rule for f in lint_files(tmp_path, files, select=["XPL001"])] == ["XPL001"]
