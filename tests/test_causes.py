@@ -64,8 +64,8 @@ def test_placeholder_images_are_not_judged(image):
 
 
 def test_a_real_image_is_still_judged():
-    assert rules(lint_text(POD.format(image="pytorch/pytorch"), select=["IMG001", "IMG002"])) == [
-        ("IMG001", 8), ("IMG002", 8)]
+    assert rules(lint_text(POD.format(image="pytorch/pytorch"), select=["IMG001", "IMG002"])) == [("IMG001", 8)]
+    assert rules(lint_text(POD.format(image="pytorch/pytorch:2.4.1"), select=["IMG001", "IMG002"])) == [("IMG002", 8)]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -547,3 +547,44 @@ def test_a_placeholder_selector_selects_unknown_nodes(tmp_path, placement):
 def test_a_real_selector_is_still_judged(tmp_path):
     files = {"pools.sh": POOLS, "pod.yaml": SELECTING.format(placement="  nodeSelector: {agentpool: gpu2}")}
     assert [f.rule for f in lint_files(tmp_path, files, select=["XPL001"])] == ["XPL001"]
+
+
+# ---------------------------------------------------------------------------------------------
+# §3 other pairs on the same node for the same reason, settled
+
+
+@pytest.mark.parametrize("image,expected", [("pytorch/pytorch", ["IMG001"]), ("pytorch/pytorch:latest", ["IMG001"]),
+                                            ("pytorch/pytorch:2.4.1", ["IMG002"])])
+def test_a_mutable_image_is_img001s_alone(image, expected):
+    found = lint_text(POD.format(image=image), select=["IMG001", "IMG002"])
+    assert [f.rule for f in found] == expected
+    if expected == ["IMG001"]:
+        assert "pin a version tag and its digest" in found[0].message
+
+
+def test_an_unpinned_base_image_is_dkr001s_alone():
+    found = lint_text("FROM pytorch/pytorch:latest\nUSER 1000\n", name="Dockerfile", select=["DKR001", "DKR002"])
+    assert [f.rule for f in found] == ["DKR001"] and "@sha256:<digest>" in (found[0].fix or "")
+
+
+MIG_POD = """apiVersion: v1
+kind: Pod
+metadata:
+  name: mig
+spec:
+  tolerations: [{operator: Exists}]
+  containers:
+  - name: c
+    image: myacr.azurecr.io/c:1.0
+    resources:
+      limits: {nvidia.com/mig-1g.5gb: 1}
+"""
+
+
+def test_a_mig_pod_without_node_selection_is_gpu007s_alone():
+    assert [f.rule for f in lint_text(MIG_POD, select=["GPU006", "GPU007"])] == ["GPU007"]
+
+
+def test_a_whole_gpu_pod_without_node_selection_is_still_gpu006s():
+    found = lint_text(MIG_POD.replace("nvidia.com/mig-1g.5gb", "nvidia.com/gpu"), select=["GPU006", "GPU007"])
+    assert [f.rule for f in found] == ["GPU006"]

@@ -1343,3 +1343,13 @@ def taint_note(placement: PodPlacement) -> str:
     """``; ruled out by taints: gpunp: taint sku=gpu:NoSchedule not tolerated`` (or "")."""
     excluded = [v for v in placement.verdicts if v.labels != "no" and v.taints == "no" and not v.elsewhere]
     return f"; ruled out by taints: {summarize(excluded)}" if excluded else ""
+
+
+def on_aks_managed_mig_pools(pod: Any, index: Any, config: Any) -> bool:
+    """Every pool the pod's labels can reach is one of the project's, made with
+    ``--gpu-instance-profile`` (AKS-managed MIG: a fixed layout, no MIG Manager labels)."""
+    placement = cluster_of(index, config).placement(pod)
+    if placement is None:
+        return False
+    matches = placement.label_matches
+    return bool(matches) and all(not v.elsewhere and isinstance(v.pool.gpu_instance_profile, str) for v in matches)
