@@ -36,6 +36,9 @@ Use instead:
 ```
 
 ## Known problems
+- RES002 (no memory limit) may report the same container: kept apart on purpose, since the two
+  ask for different fixes (a memory limit, against cpu and memory limits equal to the requests
+  for the QoS class).
 - A missing value that a LimitRange of the namespace fills in is unknown here: such a container
   is not flagged (its defaults may make it Guaranteed).
 - Ephemeral containers cannot set resources and do not count, as in Kubernetes.
