@@ -588,3 +588,23 @@ def test_a_mig_pod_without_node_selection_is_gpu007s_alone():
 def test_a_whole_gpu_pod_without_node_selection_is_still_gpu006s():
     found = lint_text(MIG_POD.replace("nvidia.com/mig-1g.5gb", "nvidia.com/gpu"), select=["GPU006", "GPU007"])
     assert [f.rule for f in found] == ["GPU006"]
+
+
+def _notes(tmp_path, files):
+    (tmp_path / ".mlops-lint.yaml").write_text("{}\n")
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    report = lint(LintRequest(paths=[tmp_path], config=None, registry=REGISTRY, select=["STO003"], cwd=tmp_path))
+    return [(n.path, n.message) for n in report.notes]
+
+
+def test_two_different_definitions_of_one_object_get_a_note(tmp_path):
+    other = MOUNTING_POD.replace("myacr.azurecr.io/c:1.0", "myacr.azurecr.io/c:2.0")
+    notes = _notes(tmp_path, {"pvc.yaml": CLAIM, "a/pod.yaml": MOUNTING_POD, "b/pod.yaml": other})
+    assert notes == [("a/pod.yaml", "Pod default/reader is defined differently in 2 places (a/pod.yaml:2, b/pod.yaml:2): "
+                                    "rules that count objects count it once, from a/pod.yaml:2")]
+
+
+def test_identical_copies_get_no_note(tmp_path):
+    assert _notes(tmp_path, {"pvc.yaml": CLAIM, "a/pod.yaml": MOUNTING_POD, "b/pod.yaml": MOUNTING_POD}) == []

@@ -85,8 +85,9 @@ def lint(request: LintRequest) -> "RunReport":  # noqa: F821 - imported below
     sources = Sources(cwd, finder)
     with collector_paused():  # young generations are collected while linting (see lint_files)
         for project, rules, key in zip(projects, chosen, keys):
-            found, status = _lint_project(project, rules, key, request, cwd, cache, sources)
+            found, status, defined = _lint_project(project, rules, key, request, cwd, cache, sources)
             results.extend(found)
+            notes.extend(Note(path, message) for path, message in defined)
             statuses.update(status)
             skipped.update({display_path(path, cwd): f"skipped: {why}" for path, why in project.targets.skipped})
             notes.extend(Note(display_path(Path(n.path), cwd), n.message) for n in project.targets.notes)
@@ -122,7 +123,7 @@ def _rank(level: str) -> int:
 
 
 def _lint_project(project: Project, rules: list, key: str, request: LintRequest, cwd: Path, cache: Any,
-                  sources: "Sources") -> tuple[list[Result], dict[str, str]]:
+                  sources: "Sources") -> tuple[list[Result], dict[str, str], list[tuple[str, str]]]:
     """One project: its context files (and the stdin document, if it is this project's) linted
     with its config, findings reported for its targets."""
     from linter.discover import classify
@@ -202,7 +203,7 @@ class Sources:
 
 
 def run(items: Work, stdin: tuple[Document, bytes] | None, job: Job, jobs: int,
-        cache: Any, keep: list | None = None) -> tuple[list[Result], dict[str, str]]:
+        cache: Any, keep: list | None = None) -> tuple[list[Result], dict[str, str], list[tuple[str, str]]]:
     """Survey, cache, lint what is new, reduce: every finding of ``items`` (and ``stdin``), after
     suppressions, and each target file's status."""
     survey = survey_files(items, read=cache is not None)
@@ -256,9 +257,11 @@ def run(items: Work, stdin: tuple[Document, bytes] | None, job: Job, jobs: int,
 
 
 def finish(outcomes: list[FileOutcome], project: list[tuple[Result, tuple | None]],
-           job: Job) -> tuple[list[Result], dict[str, str]]:
-    """Every suppression applied at once (LNT001 for those that suppressed nothing)."""
+           job: Job) -> tuple[list[Result], dict[str, str], list[tuple[str, str]]]:
+    """Every suppression applied at once (LNT001 for those that suppressed nothing), each target's
+    status, and the notes on objects defined differently in several files (path, message)."""
     from linter import suppress
+    from linter.model.document import DEFINITIONS, definition_notes
 
     pairs = [pair for outcome in outcomes for pair in outcome.results]
     pairs.extend(project)
@@ -266,4 +269,5 @@ def finish(outcomes: list[FileOutcome], project: list[tuple[Result, tuple | None
     results, unused = suppress.apply(pairs, directives, enabled_codes=job.enabled, registry=job.registry)
     if UNUSED_SUPPRESSION in job.enabled:
         results.extend(suppress.unused_results(unused, job.registry, job.config.severity))
-    return results, {outcome.path: outcome.status for outcome in outcomes if outcome.target}
+    notes = definition_notes((fact for outcome in outcomes for fact in outcome.facts.get(DEFINITIONS, ())), job.targets)
+    return results, {outcome.path: outcome.status for outcome in outcomes if outcome.target}, notes
