@@ -608,3 +608,33 @@ def test_two_different_definitions_of_one_object_get_a_note(tmp_path):
 
 def test_identical_copies_get_no_note(tmp_path):
     assert _notes(tmp_path, {"pvc.yaml": CLAIM, "a/pod.yaml": MOUNTING_POD, "b/pod.yaml": MOUNTING_POD}) == []
+
+
+def test_gpu003_says_what_a_zero_gpu_count_is():
+    [finding] = lint_text(GPU_JOB.format(more="").replace("nvidia.com/gpu: 1", "nvidia.com/gpu: 0"), select=["GPU003"])
+    assert "which asks for no GPU" in finding.message and "positive whole number" not in finding.message
+
+
+HOST_PATH = """apiVersion: apps/v1
+kind: {kind}
+metadata:
+  name: agent
+spec:
+  selector: {{matchLabels: {{app: agent}}}}
+  template:
+    metadata: {{labels: {{app: agent}}}}
+    spec:
+      containers:
+      - name: agent
+        image: myacr.azurecr.io/agent:1.0
+      volumes:
+      - name: root
+        hostPath: {{path: /}}
+"""
+
+
+def test_sec005_advice_fits_node_agents_and_workloads():
+    [agent] = lint_text(HOST_PATH.format(kind="DaemonSet"), select=["SEC005"])
+    [workload] = lint_text(HOST_PATH.format(kind="Deployment"), select=["SEC005"])
+    assert "a node agent should mount only the host paths it works on" in agent.message
+    assert "use a PersistentVolumeClaim, an emptyDir or a ConfigMap instead" in workload.message

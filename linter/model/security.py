@@ -168,3 +168,11 @@ def mounts_device_plugin_dir(container: Container) -> bool:
             plugin_volumes.add(name)
     return any(mount.get("name") in plugin_volumes for _, mount in container.volume_mounts
                if isinstance(mount.get("name"), str))
+
+
+def is_node_agent(container: Container) -> bool:
+    """A container that runs on the nodes it selects for the node's sake (device plugins, MIG
+    managers, profilers, exporters, driver installers): a DaemonSet's, or one mounting the
+    kubelet's device-plugin directory. SEC004 and SEC005 give such containers the advice for node
+    agents instead of the advice for workloads."""
+    return container.pod.obj.kind == "DaemonSet" or mounts_device_plugin_dir(container)

@@ -48,7 +48,7 @@ and storage drivers): suppress the rule on those objects with a reason, e.g. the
 """
 
 from linter.model.k8s import Container
-from linter.model.security import is_privileged, mounts_device_plugin_dir
+from linter.model.security import is_node_agent, is_privileged
 from linter.rule import CONTAINER, Finding, rule
 
 WORKLOAD_ADVICE = ("a workload gets its GPUs from the device plugin (`nvidia.com/gpu` in its limits): remove "
@@ -57,12 +57,6 @@ AGENT_ADVICE = ("a node agent (device plugin, MIG manager, profiler, exporter) n
                 "the host paths it uses and add just the capabilities it needs (`SYS_ADMIN` for profiling) instead "
                 "of `privileged: true`, or, if it must be privileged (a driver installer, a MIG manager), "
                 "suppress this finding with that reason")
-
-
-def is_node_agent(container: Container) -> bool:
-    """A container that runs on every node it selects for the node's sake: a DaemonSet's, or one
-    mounting the kubelet's device-plugin directory."""
-    return container.pod.obj.kind == "DaemonSet" or mounts_device_plugin_dir(container)
 
 
 @rule(code="SEC004", name="privileged-container", severity="error", scope=CONTAINER,
