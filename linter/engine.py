@@ -727,6 +727,9 @@ def _run(items: _Work, stdin: tuple[Document, bytes] | None, job: _Job, jobs: in
             project = cache.get_project(project_key)
             if project is not None:
                 return _finish([outcomes[path] for path in sorted(outcomes)], project, job)
+        # the PROJECT rules run: the cached outcomes' facts are decoded now (a fully warm run never
+        # needs them); one whose facts do not validate is a miss, linted again (hostile-sec)
+        outcomes = cache.load_facts(outcomes)
     missing = [s for s in survey if s.display not in outcomes]
     known = [skeleton] if stdin is not None and (skeleton := _skeleton(stdin[0])) is not None else []
     work = [(s.source, s.display) for s in missing]
