@@ -37,8 +37,9 @@ _DATA = tuple(f.name for f in fields(RuleMeta) if f.name not in _DEFERRED)
 
 def _package_roots() -> list[str]:
     import linter
-    import rules
+    from linter.origin import rules_package
 
+    rules = rules_package()
     return [os.path.dirname(os.path.abspath(linter.__file__)), *[os.path.abspath(p) for p in rules.__path__]]
 
 
