@@ -45,7 +45,10 @@ class DefaultToCheck(click.Group):
 
 
 def _fail(message: str) -> "click.exceptions.Exit":
-    click.echo(f"mlops-lint: error: {message}", err=True)
+    from linter.report.common import printable
+
+    # a message may quote a name or value from the linted tree (a config key, a file name)
+    click.echo(f"mlops-lint: error: {printable(message)}", err=True)
     return click.exceptions.Exit(EXIT_USAGE)
 
 
