@@ -168,8 +168,9 @@ def check(paths: tuple[str, ...], fmt: str, output: Path | None, config_path: Pa
         if not registry.is_known_selector(token):
             raise _fail(f"unknown rule or prefix {token!r} in --select/--ignore (see `mlops-lint rules`)")
     start = file_paths[0] if file_paths else (cwd / stdin_filename if stdin_filename else cwd)
+    ignored: list[tuple[Path, str]] = []  # configs found upward that others could have written
     try:
-        config = load_config(config_path, registry, start=start if start.exists() else cwd)
+        config = load_config(config_path, registry, start=start if start.exists() else cwd, ignored=ignored)
     except ConfigError as exc:
         raise _fail(str(exc)) from None
     if profile:
@@ -192,6 +193,11 @@ def check(paths: tuple[str, ...], fmt: str, output: Path | None, config_path: Pa
         raise _fail(str(exc)) from None
     if _KEPT is not None:
         _KEPT.append(report)
+    if ignored:
+        from linter.result import Note
+
+        report.notes.extend(Note(str(file), f"config not used: {why} (pass it with --config if you trust it)")
+                            for file, why in ignored)
 
     if write_baseline is not None:
         from linter.suppress import write_baseline as record
@@ -268,12 +274,13 @@ def explain(rule: str) -> None:
 
 @main.command("init")
 @click.argument("folder", required=False, type=click.Path(file_okay=False, path_type=Path), default=Path("."))
-def init(folder: Path) -> None:
-    """Write a commented .mlops-lint.yaml."""
+@click.option("--force", is_flag=True, help="Write it even when a config already applies (replacing .mlops-lint.yaml).")
+def init(folder: Path, force: bool) -> None:
+    """Write a commented .mlops-lint.yaml (refused when a config already applies there)."""
     from linter.config import ConfigError, write_init
 
     try:
-        target = write_init(folder)
+        target = write_init(folder, force=force)
     except ConfigError as exc:
         raise _fail(str(exc)) from None
     click.echo(f"mlops-lint: wrote {target}", err=True)

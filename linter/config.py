@@ -93,20 +93,61 @@ def config_schema() -> dict[str, Any]:
     return json.loads((resources.files("linter") / "schemas" / "config.schema.json").read_text("utf-8"))
 
 
-def find_config(start: Path) -> Path | None:
+def find_config(start: Path, ignored: list[tuple[Path, str]] | None = None) -> Path | None:
     """The nearest ``.mlops-lint.yaml`` upward from ``start``, else a pyproject.toml with
-    ``[tool.mlops-lint]`` (nearest upward)."""
+    ``[tool.mlops-lint]`` (nearest upward). A file that other users could have put or changed
+    there (:func:`unsafe_because`) is passed over, and added to ``ignored`` with the reason."""
     start = start.resolve()
     folder = start if start.is_dir() else start.parent
     pyproject: Path | None = None
     for candidate in (folder, *folder.parents):
         for name in CONFIG_NAMES:
             if (candidate / name).is_file():
-                return candidate / name
+                if _trusted(candidate / name, ignored):
+                    return candidate / name
         project = candidate / "pyproject.toml"
-        if pyproject is None and project.is_file() and _has_tool_table(project):
+        if pyproject is None and project.is_file() and _has_tool_table(project) and _trusted(project, ignored):
             pyproject = project
     return pyproject
+
+
+def _trusted(path: Path, ignored: list[tuple[Path, str]] | None) -> bool:
+    reason = unsafe_because(path)
+    if reason is not None and ignored is not None:
+        ignored.append((path, reason))
+    return reason is None
+
+
+def unsafe_because(path: Path) -> str | None:
+    """Why a config file found upward may be someone else's, or None (as git's safe.directory
+    asks of a repository): the file is another user's or writable by others, or a folder on its
+    way is writable by others so that its entry could be replaced: world-writable without the
+    sticky bit, or sticky (``/tmp``) with the entry owned by another user. Owners trusted are the
+    current user and root. Never asked of ``--config FILE``, which the user named."""
+    import stat
+
+    uid = os.geteuid() if hasattr(os, "geteuid") else None
+    if uid is None:
+        return None  # Windows: no such modes
+    trusted = {uid, 0}
+    try:
+        info = os.stat(path)
+        if info.st_uid not in trusted:
+            return f"owned by another user (uid {info.st_uid})"
+        if info.st_mode & stat.S_IWOTH:
+            return "writable by every user"
+        entry = path
+        for folder in path.parents:
+            mode = os.stat(folder).st_mode
+            if mode & stat.S_IWOTH:
+                if not mode & stat.S_ISVTX:
+                    return f"in {folder}, which every user can write to"
+                if os.lstat(entry).st_uid not in trusted:
+                    return f"{entry} in {folder} (writable by every user) belongs to another user"
+            entry = folder
+    except OSError as exc:
+        return f"its folders cannot be checked ({exc.strerror})"
+    return None
 
 
 def _has_tool_table(path: Path) -> bool:
@@ -403,10 +444,12 @@ def normalise_severity_keys(severity: dict[str, str], registry: Any) -> dict[str
     return {registry.get(code).code: level for code, level in severity.items()}
 
 
-def load_config(path: Path | None, registry: Any, *, start: Path | None = None) -> Config:
-    """Load and validate ``path``, or the config found upward from ``start``, or the defaults."""
+def load_config(path: Path | None, registry: Any, *, start: Path | None = None,
+                ignored: list[tuple[Path, str]] | None = None) -> Config:
+    """Load and validate ``path``, or the config found upward from ``start`` (passing over, into
+    ``ignored``, those others could have written: :func:`find_config`), or the defaults."""
     if path is None and start is not None:
-        path = find_config(start)
+        path = find_config(start, ignored)
     if path is None:
         return Config()
     path = Path(path)
@@ -480,11 +523,69 @@ rules: {}
 """
 
 
-def write_init(folder: Path) -> Path:
+def config_sources(folder: Path) -> list[Path]:
+    """Every config source ``folder`` has or is governed by: its own ``.mlops-lint.yaml`` /
+    ``.yml`` (as links too, dangling or not), a pyproject.toml with ``[tool.mlops-lint]`` there,
+    and the config a run in it would find upward."""
+    found = [folder / name for name in CONFIG_NAMES if os.path.lexists(folder / name)]
+    project = folder / "pyproject.toml"
+    if project.is_file() and _has_tool_table(project):
+        found.append(project)
+    upward = find_config(folder) if folder.is_dir() else None
+    if upward is not None and all(not _same_file(upward, f) for f in found):
+        found.append(upward)
+    return found
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def write_init(folder: Path, force: bool = False) -> Path:
+    """Write the commented template as ``folder/.mlops-lint.yaml``. Refused when any config
+    source exists (:func:`config_sources`: the new file would silently shadow it) unless
+    ``force``; never written through a link: a new file is created exclusively, and with
+    ``force`` a temporary file beside it is renamed over the name (replacing a link, not its
+    target)."""
+    import tempfile
+
     target = folder / CONFIG_NAMES[0]
-    if target.exists():
-        raise ConfigError(f"{target}: already exists; not overwritten")
-    target.write_text(INIT_TEMPLATE, encoding="utf-8")
+    sources = config_sources(folder)
+    if sources and not force:
+        names = ", ".join(str(s) for s in sources)
+        raise ConfigError(f"{target}: not written, a config already applies here ({names}); "
+                          "a new file would shadow it (--force to write it anyway)")
+    data = INIT_TEMPLATE.encode("utf-8")
+    if not os.path.lexists(target):
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+        try:
+            descriptor = os.open(target, flags, 0o644)
+        except FileExistsError:
+            raise ConfigError(f"{target}: appeared while writing; not overwritten") from None
+        except OSError as exc:
+            raise ConfigError(f"{target}: cannot be written ({exc.strerror})") from None
+        try:
+            with os.fdopen(descriptor, "wb") as handle:
+                handle.write(data)
+        except OSError as exc:
+            os.unlink(target)  # never an empty or partial config left behind
+            raise ConfigError(f"{target}: cannot be written ({exc.strerror})") from None
+        return target
+    try:
+        descriptor, temporary = tempfile.mkstemp(prefix=".mlops-lint.", suffix=".tmp", dir=folder)
+    except OSError as exc:
+        raise ConfigError(f"{target}: cannot be written ({exc.strerror})") from None
+    try:
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(data)
+        os.chmod(temporary, 0o644)
+        os.replace(temporary, target)
+    except OSError as exc:
+        os.unlink(temporary)
+        raise ConfigError(f"{target}: cannot be written ({exc.strerror})") from None
     return target
 
 
