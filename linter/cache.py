@@ -1,19 +1,29 @@
 """The result cache: a repeat run reads each unchanged file's outcome instead of linting it.
 
-One file per *run key* (tool version, the code of the engine and of every rule that runs, the
-rules and their options, the whole config, the CRD files of ``crd-paths``, Python's version and
-the working folder) holds, for every file of the last run with that key, its outcome under a
-*file key*: the file's display path, content hash, whether it is a target, and the hash of every
-shared file (the files whose objects other files' rules look up, see :mod:`linter.engine`), so a
-changed StorageClass re-lints the files that may depend on it. The PROJECT rules' findings are
-kept under the hash of every file key. A cache file holds only the last run's entries, so it does
+Every project of a run (linter.roots: a root with its own config) has a *project key* (the tool
+version, the code of the engine and of every rule that runs, the project's root, its rules and
+their options, its whole config, the CRD files of its ``crd-paths``, Python's version and the
+working folder). One file per run key (the set of its projects' keys) holds, for every file of
+the last run with that key, its outcome under a *file key*: its project's key, the file's display
+path, content hash, whether it is a target, and the hash of every shared file of its project
+(the files whose objects other files' rules look up, see :mod:`linter.engine`), so a changed
+StorageClass re-lints the files that may depend on it. Each project's PROJECT rules' findings are
+kept under the hash of its file keys. A cache file holds only the last run's entries, so it does
 not grow with edits; the least recently used run keys beyond ``KEEP_RUNS`` are deleted.
 
 It is a cache, never a source of truth: a missing, unreadable, corrupt or foreign file is a miss,
 and a cache folder that cannot be written is skipped silently. Entries are written atomically
-(a temporary file renamed over the old one), so concurrent runs never see a torn file, and read
-with an unpickler that builds only mlops-lint's own data classes and builtin containers: a
-cache file planted by someone else cannot run code.
+(a new temporary file, ``O_CREAT|O_EXCL|O_NOFOLLOW``, renamed over the old one), so concurrent
+runs never see a torn file and a link planted in a shared folder is replaced, never written
+through; ``CACHEDIR.TAG`` is made only where nothing has its name.
+
+The folder may be restored from elsewhere (actions/cache) or shared with other users, so a cache
+file is untrusted input: it is JSON that builds data and nothing else (:mod:`linter.cachedata`,
+findings by column below), read only from a regular file of at most ``MAX_BYTES`` opened without
+following a link or blocking (a FIFO or a link to ``/dev/zero`` is a miss), and every part is
+checked for the shape it must have; what does not validate is a miss. Run files of older
+versions of mlops-lint (named in the file name), of the pickle format, and temporary files left
+by runs that died are pruned.
 """
 
 from __future__ import annotations
@@ -36,7 +46,7 @@ from linter.rule import SEVERITIES
 
 SEVERITY_SET = frozenset(SEVERITIES)
 
-FORMAT = 5  # 5: JSON (linter.cachedata); 4 and before were pickle
+FORMAT = 6  # 6: JSON (linter.cachedata); 5 and before were pickle
 KEEP_RUNS = 16
 PREFIX = "run-"
 SUFFIX = ".json"
@@ -100,18 +110,40 @@ def _crd_signature(config: Any) -> list[str]:
     return out
 
 
-def run_key(rules: list, config: Any, registry: Any) -> str:
+def code_key(rules: list, registry: Any) -> str:
+    """What every project of a run shares: the format, the tool's and Python's versions, the
+    working folder (display paths are relative to it), the registry and the code of the engine
+    and of every rule that runs (looked at once per run, however many projects it has)."""
     from linter import __version__
 
     parts = [
         f"format {FORMAT}", f"mlops-lint {__version__}", f"python {sys.version}", f"cwd {Path.cwd()}",
-        repr(config),
-        *(f"{m.code}:{m.name}:{m.severity}:{m.module}:{sorted(m.defaults.items())!r}" for m in rules),
         *(m.code for m in registry.rules),
         *_code_signature({m.module for m in rules}),
+    ]
+    return digest_text(*parts, size=20)
+
+
+def project_key(code: str, rules: list, config: Any, root: Any) -> str:
+    """One project's key: :func:`code_key`, its root, its whole config, its rules and options and
+    the CRD files of its ``crd-paths``. Two roots never share a key."""
+    parts = [
+        code, f"root {root}", repr(config),
+        *(f"{m.code}:{m.name}:{m.severity}:{m.module}:{sorted(m.defaults.items())!r}" for m in rules),
         *_crd_signature(config),
     ]
     return digest_text(*parts, size=20)
+
+
+def run_file_key(project_keys: list[str]) -> str:
+    """The cache file of a run: one per set of projects (a run of one root's changed files, as
+    pre-commit makes, uses the file of a full run of that root)."""
+    return digest_text(*sorted(set(project_keys)), size=20)
+
+
+def run_key(rules: list, config: Any, registry: Any, root: Any = None) -> str:
+    """The cache file of a run of one project."""
+    return run_file_key([project_key(code_key(rules, registry), rules, config, root)])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -302,7 +334,7 @@ def _encode_outcome(outcome: Any) -> tuple[list, list]:
 def _decode_outcomes(files: Any, block: Any) -> dict[str, Any]:
     """Every outcome of a cache file: its findings from the file's one ``block`` of columns (an
     invalid block: no outcome at all), the rest entry by entry (an invalid entry: a miss)."""
-    from linter.engine import FileOutcome
+    from linter.engine.runner import FileOutcome
     from linter.suppress import Directive
 
     if type(files) is not dict:
@@ -457,9 +489,9 @@ class Cache:
         self.key = key
         self._payload = payload  # the file as read, decoded at the first get()
         self._old: dict[str, Any] | None = None  # file key -> outcome
-        self._old_project = None
+        self._old_projects: dict[str, Any] = {}  # project key -> its PROJECT rules' findings
         self.files: dict[str, Any] = {}  # file key -> outcome, for save()
-        self.project: tuple[str, Any] | None = None
+        self.projects: dict[str, Any] = {}  # project key -> its PROJECT rules' findings, for save()
         self.changed = False
         self.invalid = 0  # parts that did not validate (each a miss)
 
@@ -486,10 +518,11 @@ class Cache:
             self._old = self._decoded(lambda: _decode_outcomes(payload.get("files"), payload.get("results"))) or {}
             if len(self._old) != len(payload.get("files") or ()):
                 self.invalid += 1
-            project = payload.get("project")
-            if type(project) is list and len(project) == 2 and type(project[0]) is str:
-                results = self._decoded(lambda: _decode_results(project[1]))
-                self._old_project = (project[0], results) if results is not None else None
+            projects = payload.get("projects")
+            for key, block in projects.items() if type(projects) is dict else ():
+                results = self._decoded(lambda: _decode_results(block))
+                if results is not None:
+                    self._old_projects[key] = results
             gc.freeze()  # they live to the end of the run: never rescanned by the collector
         return self._old
 
@@ -534,19 +567,21 @@ class Cache:
         self.changed = True
 
     def get_project(self, key: str) -> Any:
+        """A project's PROJECT-rule findings (a run holds one entry per project)."""
         self._load()
-        if self._old_project is not None and self._old_project[0] == key:
-            self.project = self._old_project
-            return self._old_project[1]
-        return None
+        found = self._old_projects.get(key)
+        if found is not None:
+            self.projects[key] = found
+        return found
 
     def put_project(self, key: str, results: Any) -> None:
-        self.project = (key, results)
+        self.projects[key] = results
         self.changed = True
 
     def save(self) -> None:
         """Write this run's entries (if any changed, or some were dropped) and prune old run keys."""
-        if not self.changed and self.files.keys() == self._load().keys() and not self.invalid:
+        if (not self.changed and self.files.keys() == self._load().keys()
+                and self.projects.keys() == self._old_projects.keys() and not self.invalid):
             self._touch()
             return
         files, blocks = {}, []
@@ -557,16 +592,16 @@ class Cache:
                 continue  # not stored: linted again next time
             files[key] = entry
             blocks.append(block)
-        project = None
-        if self.project is not None:
+        projects = {}
+        for key, results in self.projects.items():
             try:
-                project = [self.project[0], _encode_results(self.project[1])]
+                projects[key] = _encode_results(results)
             except Invalid:
-                pass
+                continue
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             _tag(self.folder)
-            payload = {"format": FORMAT, "key": self.key, "files": files, "results": _join(blocks), "project": project}
+            payload = {"format": FORMAT, "key": self.key, "files": files, "results": _join(blocks), "projects": projects}
             data = (dumps_large if len(files) > 200 else dumps)(payload)
         except (OSError, TypeError, ValueError):
             return  # a read-only or full cache folder: the run's results stand, uncached

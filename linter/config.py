@@ -16,7 +16,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-CONFIG_NAMES = (".mlops-lint.yaml", ".mlops-lint.yml")
+CONFIG_NAMES = (".mlops-lint.yaml", ".mlops-lint.yml")  # as linter.roots finds them
 PROFILES = ("aks-standard", "aks-automatic")
 FAIL_ON = ("error", "warning", "info", "never")
 
@@ -93,76 +93,15 @@ def config_schema() -> dict[str, Any]:
     return json.loads((resources.files("linter") / "schemas" / "config.schema.json").read_text("utf-8"))
 
 
-def find_config(start: Path, ignored: list[tuple[Path, str]] | None = None) -> Path | None:
-    """The nearest ``.mlops-lint.yaml`` upward from ``start``, else a pyproject.toml with
-    ``[tool.mlops-lint]`` (nearest upward). A file that other users could have put or changed
-    there (:func:`unsafe_because`) is passed over, and added to ``ignored`` with the reason."""
+def find_config(start: Path) -> Path | None:
+    """The config of the project ``start`` is in: the nearest ``.mlops-lint.yaml`` (or ``.yml``, or
+    ``pyproject.toml`` with ``[tool.mlops-lint]``) upward, nearest folder first (linter.roots)."""
+    from linter.roots import RootFinder
+
     start = start.resolve()
     folder = start if start.is_dir() else start.parent
-    pyproject: Path | None = None
-    for candidate in (folder, *folder.parents):
-        for name in CONFIG_NAMES:
-            if (candidate / name).is_file():
-                if _trusted(candidate / name, ignored):
-                    return candidate / name
-        project = candidate / "pyproject.toml"
-        if pyproject is None and project.is_file() and _has_tool_table(project) and _trusted(project, ignored):
-            pyproject = project
-    return pyproject
-
-
-def _trusted(path: Path, ignored: list[tuple[Path, str]] | None) -> bool:
-    reason = unsafe_because(path)
-    if reason is not None and ignored is not None:
-        ignored.append((path, reason))
-    return reason is None
-
-
-def unsafe_because(path: Path) -> str | None:
-    """Why a config file found upward may be someone else's, or None (as git's safe.directory
-    asks of a repository): the file is another user's or writable by others, or a folder on its
-    way is writable by others so that its entry could be replaced: world-writable without the
-    sticky bit, or sticky (``/tmp``) with the entry owned by another user. Owners trusted are the
-    current user and root. Never asked of ``--config FILE``, which the user named."""
-    import stat
-
-    uid = os.geteuid() if hasattr(os, "geteuid") else None
-    if uid is None:
-        return None  # Windows: no such modes
-    trusted = {uid, 0}
-    try:
-        info = os.stat(path)
-        if info.st_uid not in trusted:
-            return f"owned by another user (uid {info.st_uid})"
-        if info.st_mode & stat.S_IWOTH:
-            return "writable by every user"
-        entry = path
-        for folder in path.parents:
-            mode = os.stat(folder).st_mode
-            if mode & stat.S_IWOTH:
-                if not mode & stat.S_ISVTX:
-                    return f"in {folder}, which every user can write to"
-                if os.lstat(entry).st_uid not in trusted:
-                    return f"{entry} in {folder} (writable by every user) belongs to another user"
-            entry = folder
-    except OSError as exc:
-        return f"its folders cannot be checked ({exc.strerror})"
-    return None
-
-
-def _has_tool_table(path: Path) -> bool:
-    try:
-        text = path.read_text("utf-8")
-    except (OSError, UnicodeDecodeError):
-        return False
-    if "mlops-lint" not in text and "\\" not in text:
-        return False  # no TOML spelling of the name (escapes, line continuations) can be in it: not parsed
-    import tomllib
-
-    try:
-        return "mlops-lint" in tomllib.loads(text).get("tool", {})
-    except tomllib.TOMLDecodeError:  # broken, but meant for us: loading it reports where (never ignored)
-        return "[tool.mlops-lint" in text
+    found = RootFinder(folder).marks(str(folder))[0]
+    return Path(found) if found is not None else None
 
 
 def _where(positions: dict[tuple, tuple[int, int]], path: tuple) -> str:
@@ -444,12 +383,10 @@ def normalise_severity_keys(severity: dict[str, str], registry: Any) -> dict[str
     return {registry.get(code).code: level for code, level in severity.items()}
 
 
-def load_config(path: Path | None, registry: Any, *, start: Path | None = None,
-                ignored: list[tuple[Path, str]] | None = None) -> Config:
-    """Load and validate ``path``, or the config found upward from ``start`` (passing over, into
-    ``ignored``, those others could have written: :func:`find_config`), or the defaults."""
+def load_config(path: Path | None, registry: Any, *, start: Path | None = None) -> Config:
+    """Load and validate ``path``, or the config found upward from ``start``, or the defaults."""
     if path is None and start is not None:
-        path = find_config(start, ignored)
+        path = find_config(start)
     if path is None:
         return Config()
     path = Path(path)
@@ -527,9 +464,11 @@ def config_sources(folder: Path) -> list[Path]:
     """Every config source ``folder`` has or is governed by: its own ``.mlops-lint.yaml`` /
     ``.yml`` (as links too, dangling or not), a pyproject.toml with ``[tool.mlops-lint]`` there,
     and the config a run in it would find upward."""
+    from linter.roots import has_tool_table
+
     found = [folder / name for name in CONFIG_NAMES if os.path.lexists(folder / name)]
     project = folder / "pyproject.toml"
-    if project.is_file() and _has_tool_table(project):
+    if project.is_file() and has_tool_table(project):
         found.append(project)
     upward = find_config(folder) if folder.is_dir() else None
     if upward is not None and all(not _same_file(upward, f) for f in found):

@@ -55,7 +55,7 @@ def isolate() -> None:
 
 def rules_package() -> ModuleType:
     """mlops-lint's built-in ``rules`` package, loaded from beside ``linter``."""
-    from linter.registry import RegistryError
+    from linter.rule import RegistryError
 
     folder = os.path.join(_own_root(), "rules")
     init = os.path.join(folder, "__init__.py")

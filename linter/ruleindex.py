@@ -27,7 +27,7 @@ from dataclasses import fields
 from typing import Any
 
 from linter.cachedata import decode, dumps, encode, loads
-from linter.rule import RuleMeta, Scope
+from linter.rule import RegistryError, RuleMeta, Scope
 
 FORMAT = 2  # 2: JSON (linter.cachedata); 1 was pickle
 PREFIX = "rules-index-"  # + a checksum of the packages' folders: checkouts sharing a cache folder keep one each
@@ -88,8 +88,6 @@ class _Deferred:
 
 def _resolve(meta: RuleMeta | None, attr: str) -> RuleMeta:
     import importlib
-
-    from linter.registry import RegistryError
 
     assert meta is not None
     if not isinstance(meta.func, _Deferred):
