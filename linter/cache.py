@@ -33,7 +33,7 @@ import os
 import stat
 import sys
 import tempfile
-from itertools import chain, repeat
+from itertools import chain, repeat, starmap
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -158,111 +158,115 @@ _STRINGS = frozenset({str})
 _FIX = frozenset({str, type(None)})
 
 
-def _encode_results(pairs: list) -> list:
-    """``[(Result, object key), ...]`` as columns: ``[rules, slugs, severities, messages, paths,
-    spans (four integers each), objects (a table), object of each (-1: none), nodes (a table),
-    node of each, fixes, keys (a table), key of each (-1: none), suppressions ([row, [[kind,
-    justification, where], ...]] where any)]``; Invalid when some part would not read back
-    exactly as it is. Columns of several outcomes are joined by :func:`_join`."""
-    rules, slugs, severities, messages, paths, spans, fixes = [], [], [], [], [], [], []
-    objects: dict[ObjectRef, int] = {}
-    nodes: dict[tuple, int] = {}
-    keys: dict[tuple, int] = {}
-    object_of, node_of, key_of, marks = [], [], [], []
-    for row, (result, key) in enumerate(pairs):
-        span, obj, node = result.span, result.obj, result.node
-        if not (type(span) is Span and type(node) is tuple and _PARTS.issuperset(map(type, node))
-                and type(result.rule) is str and type(result.slug) is str and result.severity in SEVERITY_SET
-                and type(result.message) is str and type(result.path) is str and type(result.fix) in _FIX
-                and (obj is None or (type(obj) is ObjectRef
-                                     and _STRINGS.issuperset(map(type, (obj.kind, obj.namespace, obj.name)))))
-                and _INT.issuperset(map(type, span))):
-            raise Invalid("a finding this format cannot hold")
-        rules.append(result.rule)
-        slugs.append(result.slug)
-        severities.append(result.severity)
-        messages.append(result.message)
-        paths.append(result.path)
-        spans.extend(span)
-        object_of.append(-1 if obj is None else objects.setdefault(obj, len(objects)))
-        node_of.append(nodes.setdefault(node, len(nodes)))
-        fixes.append(result.fix)
-        if key is None:
-            key_of.append(-1)
-        else:
-            if not (type(key) is tuple and len(key) == 3 and type(key[0]) is str and type(key[1]) is int
-                    and type(key[2]) is tuple and _PARTS.issuperset(map(type, key[2]))):
+class _Columns:
+    """Findings (``(Result, object key)`` pairs, of any number of outcomes) as columns of one
+    JSON block: ``[kinds, kind of each, messages, paths, path of each, spans (four integers
+    each), objects, object of each, nodes, node of each, fixes, fix of each, keys, key of each,
+    suppressions]``. A *kind* is a (rule, slug, severity) triple; kinds, paths, objects, nodes,
+    fixes and keys are tables, each value once, the column beside it its index (-1: none):
+    reading a project's cache then builds one string per path, rule and fix instead of one per
+    finding, and small indices are Python's shared integers. Suppressions: ``[row, [[kind,
+    justification, where], ...]]`` where any."""
+
+    def __init__(self) -> None:
+        self.tables: list[dict] = [{} for _ in range(6)]  # kinds, paths, objects, nodes, fixes, keys
+        self.messages: list[str] = []
+        self.spans: list[int] = []
+        self.indices: list[list[int]] = [[] for _ in range(6)]
+        self.marks: list[list] = []
+
+    def add(self, pairs: list) -> int:
+        """Append the findings (all or none: Invalid when some part would not read back exactly
+        as it is); their count."""
+        rows = []
+        for result, key in pairs:
+            span, obj, node, fix = result.span, result.obj, result.node, result.fix
+            if not (type(span) is Span and type(node) is tuple and _PARTS.issuperset(map(type, node))
+                    and type(result.rule) is str and type(result.slug) is str and result.severity in SEVERITY_SET
+                    and type(result.message) is str and type(result.path) is str and type(fix) in _FIX
+                    and (obj is None or (type(obj) is ObjectRef
+                                         and _STRINGS.issuperset(map(type, (obj.kind, obj.namespace, obj.name)))))
+                    and _INT.issuperset(map(type, span)) and all(abs(n) <= INT_MAX for n in span)
+                    and all(abs(n) <= INT_MAX for n in node if type(n) is int)):
+                raise Invalid("a finding this format cannot hold")
+            if key is not None and not (type(key) is tuple and len(key) == 3 and type(key[0]) is str
+                                        and type(key[1]) is int and abs(key[1]) <= INT_MAX and type(key[2]) is tuple
+                                        and _PARTS.issuperset(map(type, key[2]))
+                                        and all(abs(n) <= INT_MAX for n in key[2] if type(n) is int)):
                 raise Invalid("an object key this format cannot hold")
-            key_of.append(keys.setdefault(key, len(keys)))
-        if result.suppressions:
             if not all(type(m) is Suppression and _STRINGS.issuperset(map(type, (m.kind, m.justification, m.where)))
                        for m in result.suppressions):
                 raise Invalid("a suppression this format cannot hold")
-            marks.append([row, [[m.kind, m.justification, m.where] for m in result.suppressions]])
-    if any(abs(number) > INT_MAX for number in spans) or any(
-            abs(part) > INT_MAX for item in (*nodes, *(k[2] for k in keys)) for part in item if type(part) is int):
-        raise Invalid("a number beyond 64 bits")
-    return [rules, slugs, severities, messages, paths, spans, [[o.kind, o.namespace, o.name] for o in objects],
-            object_of, [list(n) for n in nodes], node_of, fixes, [[k[0], k[1], list(k[2])] for k in keys], key_of,
-            marks]
+            rows.append(((result.rule, result.slug, result.severity), result.path, obj, node, fix, key, result))
+        start = len(self.messages)
+        tables, indices = self.tables, self.indices
+        for row, (kind, path, obj, node, fix, key, result) in enumerate(rows, start):
+            for place, value in enumerate((kind, path, obj, node, fix, key)):
+                if value is None:
+                    indices[place].append(-1)
+                else:
+                    table = tables[place]
+                    indices[place].append(table.setdefault(value, len(table)))
+            self.messages.append(result.message)
+            self.spans.extend(result.span)
+            if result.suppressions:
+                self.marks.append([row, [[m.kind, m.justification, m.where] for m in result.suppressions]])
+        return len(rows)
+
+    def data(self) -> list:
+        kinds, paths, objects, nodes, fixes, keys = (list(table) for table in self.tables)
+        kind_of, path_of, object_of, node_of, fix_of, key_of = self.indices
+        return [[list(k) for k in kinds], kind_of, self.messages, paths, path_of, self.spans,
+                [[o.kind, o.namespace, o.name] for o in objects], object_of, [list(n) for n in nodes], node_of,
+                fixes, fix_of, [[k[0], k[1], list(k[2])] for k in keys], key_of, self.marks]
 
 
-def _join(blocks: list[list]) -> list:
-    """The columns of several :func:`_encode_results` as one (tables concatenated, indices moved)."""
-    out: list[list] = [[] for _ in range(14)]
-    for block in blocks:
-        rows, objects, nodes, keys = len(out[0]), len(out[6]), len(out[8]), len(out[11])
-        for column in (0, 1, 2, 3, 4, 5, 6, 8, 10, 11):
-            out[column].extend(block[column])
-        out[7].extend(i + objects if i >= 0 else -1 for i in block[7])
-        out[9].extend(i + nodes for i in block[9])
-        out[12].extend(i + keys if i >= 0 else -1 for i in block[12])
-        out[13].extend([row + rows, items] for row, items in block[13])
-    return out
+def _encode_results(pairs: list) -> list:
+    columns = _Columns()
+    columns.add(pairs)
+    return columns.data()
 
 
 def _table(column: Any, table: list, count: int) -> map:
     """The items of ``table`` that ``column``'s ``count`` indices name (-1: the table's last)."""
     if type(column) is not list or len(column) != count or not _INT.issuperset(map(type, column)):
         raise Invalid("an index column of the wrong shape")
-    if column and (min(column) < -1 or max(column) >= len(table)):
+    if column and (min(column) < -1 or max(column) >= len(table) - 1):
         raise Invalid("an index out of its table")
     return map(table.__getitem__, column)
 
 
 def _decode_results(data: Any) -> list[tuple[Result, tuple | None]]:
-    """The findings of :func:`_encode_results`; Invalid unless the columns could have been
-    written by it (orjson hands back exactly str, int, float, bool, None, list and dict)."""
+    """The findings of :class:`_Columns`; Invalid unless the columns could have been written by
+    it (orjson and json hand back exactly str, int, float, bool, None, list and dict). The
+    checks and the building are C-level passes over columns (``str.join`` of a column of
+    strings, the set of a column's types, ``map`` of the constructors), not a Python loop over
+    findings: a warm run decodes every finding of the project."""
     try:
-        rules, slugs, severities, messages, paths, spans, objects, object_of, nodes, node_of, fixes, keys, key_of, marks \
-            = data
-        count = len(rules)
-        if type(data) is not list or any(type(c) is not list or len(c) != count
-                                         for c in (rules, slugs, severities, messages, paths, fixes)):
-            raise Invalid("findings of the wrong shape")
+        (kinds, kind_of, messages, paths, path_of, spans, objects, object_of, nodes, node_of, fixes, fix_of, keys,
+         key_of, marks) = data
+        count = len(messages)
         join = "".join
-        join(rules), join(slugs), join(messages), join(paths)  # TypeError unless every item is a string
-        if not (SEVERITY_SET.issuperset(severities) and _FIX.issuperset(map(type, fixes))
+        join(messages), join(paths), join(fixes)  # TypeError unless every item is a string
+        if not (type(data) is list and type(messages) is list and type(paths) is list and type(fixes) is list
                 and type(spans) is list and len(spans) == 4 * count and _INT.issuperset(map(type, spans))
                 and type(nodes) is list and {*map(type, nodes)} <= {list}
                 and _PARTS.issuperset(map(type, chain.from_iterable(nodes)))
-                and type(objects) is list and type(keys) is list and type(marks) is list):
+                and type(kinds) is list and type(objects) is list and type(keys) is list and type(marks) is list):
             raise Invalid("findings of the wrong shape")
-        refs = []
-        for obj in objects:
-            if type(obj) is not list:
-                raise Invalid("an object of the wrong shape")
-            join(obj)
-            refs.append(ObjectRef(*obj))
-        refs.append(None)  # index -1
-        made_keys = []
-        for key in keys:
-            file, index, steps = key
-            if not (type(key) is list and type(file) is str and type(index) is int and type(steps) is list
-                    and _PARTS.issuperset(map(type, steps))):
-                raise Invalid("an object key of the wrong shape")
-            made_keys.append((file, index, tuple(steps)))
-        made_keys.append(None)
+        for table, width in ((kinds, 3), (objects, 3), (keys, 3)):
+            if not ({*map(type, table)} <= {list} and {*map(len, table)} <= {width}):
+                raise Invalid("a table of the wrong shape")
+        rules, slugs, severities = zip(*kinds) if kinds else ((), (), ())
+        join(rules), join(slugs), join(chain.from_iterable(objects))
+        files, numbers, steps = zip(*keys) if keys else ((), (), ())
+        join(files)
+        if not (SEVERITY_SET.issuperset(severities) and _INT.issuperset(map(type, numbers))
+                and {*map(type, steps)} <= {list} and _PARTS.issuperset(map(type, chain.from_iterable(steps)))):
+            raise Invalid("a table of the wrong shape")
+        made_kinds = [*zip(rules, slugs, severities), None]
+        refs = [*starmap(ObjectRef, objects), None]
+        made_keys = [*zip(files, numbers, map(tuple, steps)), None]
         suppressions: list = [()] * count
         for mark in marks:
             row, items = mark
@@ -272,11 +276,14 @@ def _decode_results(data: Any) -> list[tuple[Result, tuple | None]]:
             for item in items:
                 join(item)
             suppressions[row] = tuple(Suppression(*item) for item in items)
+        rules, slugs, severities = zip(*_table(kind_of, made_kinds, count)) if count else ((), (), ())
         numbers = iter(spans)
-        results = map(Result, rules, slugs, severities, messages, paths,
+        results = map(Result, rules, slugs, severities, messages, _table(path_of, [*paths, None], count),
                       map(tuple.__new__, repeat(Span), zip(numbers, numbers, numbers, numbers)),
-                      _table(object_of, refs, count), _table(node_of, [*map(tuple, nodes), ()], count), fixes,
-                      suppressions)
+                      _table(object_of, refs, count), _table(node_of, [*map(tuple, nodes), None], count),
+                      _table(fix_of, [*fixes, None], count), suppressions)
+        if -1 in path_of or -1 in node_of:
+            raise Invalid("a finding without a file or node")
         return list(zip(results, _table(key_of, made_keys, count)))
     except (TypeError, ValueError) as exc:  # a column of the wrong length, or an item of the wrong type
         raise Invalid(f"findings of the wrong shape: {exc}") from None
@@ -316,8 +323,8 @@ def _decode_facts(data: Any) -> dict:
     return out
 
 
-def _encode_outcome(outcome: Any) -> tuple[list, list]:
-    """(the outcome without its findings, the findings' columns)."""
+def _encode_outcome(outcome: Any, columns: _Columns) -> list:
+    """The outcome without its findings, which go to ``columns`` (all or none: Invalid)."""
     from linter.suppress import Directive
 
     if type(outcome.path) is not str or type(outcome.status) is not str or type(outcome.target) is not bool:
@@ -326,9 +333,9 @@ def _encode_outcome(outcome: Any) -> tuple[list, list]:
         raise Invalid("suppressions this format cannot hold")
     # as the file gave them: whether one suppressed anything is this run's answer, not the file's
     directives = encode([replace(d, used=False) for d in outcome.directives])
-    facts = outcome.facts.data if type(outcome.facts) is Pending else _encode_facts(outcome.facts)
-    return ([outcome.path, outcome.status, outcome.target, len(outcome.results), directives, facts],
-            _encode_results(outcome.results))
+    # the facts as JSON text inside the JSON: a warm run reads them as one string, never as values
+    facts = outcome.facts.data if type(outcome.facts) is Pending else dumps(_encode_facts(outcome.facts)).decode("utf-8")
+    return [outcome.path, outcome.status, outcome.target, columns.add(outcome.results), directives, facts]
 
 
 def _decode_outcomes(files: Any, block: Any) -> dict[str, Any]:
@@ -346,7 +353,7 @@ def _decode_outcomes(files: Any, block: Any) -> dict[str, Any]:
         try:
             path, status, target, count, directives, facts = data
             if not (type(data) is list and type(path) is str and type(status) is str and type(target) is bool
-                    and type(count) is int and 0 <= count <= len(pairs) - start and type(facts) is dict):
+                    and type(count) is int and 0 <= count <= len(pairs) - start and type(facts) is str):
                 raise Invalid("an outcome of the wrong shape")
             results, start = pairs[start:start + count], start + count
             if directives:  # most files have none
@@ -367,8 +374,8 @@ class Pending:
 
     __slots__ = ("data",)
 
-    def __init__(self, data: dict):
-        self.data = data
+    def __init__(self, data: str):
+        self.data = data  # JSON text of the facts (linter.cachedata values)
 
 
 def _read_entry(path: Path) -> bytearray | None:
@@ -553,7 +560,7 @@ class Cache:
         for display, outcome in outcomes.items():
             if type(outcome.facts) is Pending:
                 data = outcome.facts.data
-                facts = self._decoded(lambda: _decode_facts(data))
+                facts = self._decoded(lambda: _decode_facts(loads(data)))
                 if facts is None:
                     for key in [k for k, v in self.files.items() if v is outcome]:
                         del self.files[key]
@@ -584,14 +591,12 @@ class Cache:
                 and self.projects.keys() == self._old_projects.keys() and not self.invalid):
             self._touch()
             return
-        files, blocks = {}, []
+        files, columns = {}, _Columns()
         for key, outcome in self.files.items():
             try:
-                entry, block = _encode_outcome(outcome)
-            except (Invalid, RecursionError):
+                files[key] = _encode_outcome(outcome, columns)
+            except (Invalid, RecursionError, ValueError):
                 continue  # not stored: linted again next time
-            files[key] = entry
-            blocks.append(block)
         projects = {}
         for key, results in self.projects.items():
             try:
@@ -601,7 +606,7 @@ class Cache:
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             _tag(self.folder)
-            payload = {"format": FORMAT, "key": self.key, "files": files, "results": _join(blocks), "projects": projects}
+            payload = {"format": FORMAT, "key": self.key, "files": files, "results": columns.data(), "projects": projects}
             data = (dumps_large if len(files) > 200 else dumps)(payload)
         except (OSError, TypeError, ValueError):
             return  # a read-only or full cache folder: the run's results stand, uncached

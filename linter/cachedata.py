@@ -403,7 +403,7 @@ def _checker(hint: Any) -> Callable[[Any], bool]:
 LARGE = 1 << 20
 
 
-def loads(data: bytes | bytearray) -> Any:
+def loads(data: bytes | bytearray | str) -> Any:
     if len(data) >= LARGE:
         import orjson
 
