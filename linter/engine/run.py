@@ -95,6 +95,8 @@ def lint(request: LintRequest) -> "RunReport":  # noqa: F821 - imported below
         freeze()  # the run's results live to the end: reporting never rescans them
     if cache is not None:
         cache.save()
+    notes.extend(Note(display_path(Path(path), cwd), f"config not used: {why} (pass it with --config if you trust it)")
+                 for path, why in finder.ignored)  # in a folder others can write to (linter.roots.unsafe_because)
     if request.baseline is not None:
         baseline = suppress.Baseline.load(request.baseline, cwd)
         results = suppress.apply_baseline(results, baseline, request.baseline.resolve().parent, cwd)
@@ -226,6 +228,9 @@ def run(items: Work, stdin: tuple[Document, bytes] | None, job: Job, jobs: int,
             project = cache.get_project(project_key)
             if project is not None:
                 return finish([outcomes[path] for path in sorted(outcomes)], project, job)
+        # the PROJECT rules run: the cached outcomes' facts are decoded now (a fully warm run never
+        # needs them); one whose facts do not validate is a miss, linted again (linter.cache)
+        outcomes = cache.load_facts(outcomes)
     missing = [s for s in survey if s.display not in outcomes]
     known = [own] if stdin is not None and (own := skeleton(stdin[0])) is not None else []
     work = [(s.source, s.display) for s in missing]
