@@ -46,7 +46,7 @@ from linter.rule import SEVERITIES
 
 SEVERITY_SET = frozenset(SEVERITIES)
 
-FORMAT = 6  # 6: JSON (linter.cachedata); 5 and before were pickle
+FORMAT = 7  # 7: a project keeps its notes; 6: JSON (linter.cachedata); 5 and before were pickle
 KEEP_RUNS = 16
 PREFIX = "run-"
 SUFFIX = ".json"
@@ -368,6 +368,18 @@ def _decode_outcomes(files: Any, block: Any) -> dict[str, Any]:
     return out
 
 
+def _decode_project(block: Any) -> tuple[Any, list[tuple[str, str]]]:
+    """A project's entry: its PROJECT-rule findings and notes, each checked (else Invalid)."""
+    if type(block) is not dict or type(block.get("notes")) is not list:
+        raise Invalid("a project entry is not a mapping of findings and notes")
+    notes = []
+    for note in block["notes"]:
+        if type(note) is not list or len(note) != 2 or not all(type(part) is str for part in note):
+            raise Invalid("a project note is not a path and a message")
+        notes.append((note[0], note[1]))
+    return _decode_results(block.get("findings")), notes
+
+
 class Pending:
     """A cached outcome's facts, not decoded yet: only a run whose PROJECT rules run again reads
     them (:meth:`Cache.load_facts`), so a fully warm run never builds them."""
@@ -527,9 +539,9 @@ class Cache:
                 self.invalid += 1
             projects = payload.get("projects")
             for key, block in projects.items() if type(projects) is dict else ():
-                results = self._decoded(lambda: _decode_results(block))
-                if results is not None:
-                    self._old_projects[key] = results
+                found = self._decoded(lambda: _decode_project(block))
+                if found is not None:
+                    self._old_projects[key] = found
             gc.freeze()  # they live to the end of the run: never rescanned by the collector
         return self._old
 
@@ -581,8 +593,10 @@ class Cache:
             self.projects[key] = found
         return found
 
-    def put_project(self, key: str, results: Any) -> None:
-        self.projects[key] = results
+    def put_project(self, key: str, results: Any, notes: list[tuple[str, str]]) -> None:
+        """A project's PROJECT-rule findings and its notes (objects defined differently in several
+        files: what a fully warm run, which decodes no facts, could not tell again)."""
+        self.projects[key] = (results, notes)
         self.changed = True
 
     def save(self) -> None:
@@ -598,9 +612,9 @@ class Cache:
             except (Invalid, RecursionError, ValueError):
                 continue  # not stored: linted again next time
         projects = {}
-        for key, results in self.projects.items():
+        for key, (results, notes) in self.projects.items():
             try:
-                projects[key] = _encode_results(results)
+                projects[key] = {"findings": _encode_results(results), "notes": [[path, text] for path, text in notes]}
             except Invalid:
                 continue
         try:

@@ -227,7 +227,8 @@ def run(items: Work, stdin: tuple[Document, bytes] | None, job: Job, jobs: int,
         if len(outcomes) == len(survey) and stdin is None:
             project = cache.get_project(project_key)
             if project is not None:
-                return finish([outcomes[path] for path in sorted(outcomes)], project, job)
+                results, notes = project
+                return finish([outcomes[path] for path in sorted(outcomes)], results, job, notes)
         # the PROJECT rules run: the cached outcomes' facts are decoded now (a fully warm run never
         # needs them); one whose facts do not validate is a miss, linted again (linter.cache)
         outcomes = cache.load_facts(outcomes)
@@ -254,19 +255,28 @@ def run(items: Work, stdin: tuple[Document, bytes] | None, job: Job, jobs: int,
         outcomes[stdin[0].path] = runner.outcome(stdin[0], stdin[0].path in job.targets)
     ordered = [outcomes[path] for path in sorted(outcomes)]
     runner.project(job.targets, merged_facts(ordered))
+    notes = definition_notes(ordered, job.targets)
     if cache is not None and stdin is None:
-        cache.put_project(project_key, runner.out)
+        cache.put_project(project_key, runner.out, notes)
     if keep is not None:
         keep.append((survey, kept, index, runner, outcomes, ordered))
-    return finish(ordered, runner.out, job)
+    return finish(ordered, runner.out, job, notes)
+
+
+def definition_notes(outcomes: list[FileOutcome], targets: set[str]) -> list[tuple[str, str]]:
+    """The notes on objects defined differently in several files (path, message), from every
+    file's facts (decoded: the PROJECT rules ran)."""
+    from linter.model import document
+
+    return document.definition_notes(
+        (fact for outcome in outcomes for fact in outcome.facts.get(document.DEFINITIONS, ())), targets)
 
 
 def finish(outcomes: list[FileOutcome], project: list[tuple[Result, tuple | None]],
-           job: Job) -> tuple[list[Result], dict[str, str], list[tuple[str, str]]]:
+           job: Job, notes: list[tuple[str, str]]) -> tuple[list[Result], dict[str, str], list[tuple[str, str]]]:
     """Every suppression applied at once (LNT001 for those that suppressed nothing), each target's
-    status, and the notes on objects defined differently in several files (path, message)."""
+    status, and ``notes``."""
     from linter import suppress
-    from linter.model.document import DEFINITIONS, definition_notes
 
     pairs = [pair for outcome in outcomes for pair in outcome.results]
     pairs.extend(project)
@@ -274,5 +284,4 @@ def finish(outcomes: list[FileOutcome], project: list[tuple[Result, tuple | None
     results, unused = suppress.apply(pairs, directives, enabled_codes=job.enabled, registry=job.registry)
     if UNUSED_SUPPRESSION in job.enabled:
         results.extend(suppress.unused_results(unused, job.registry, job.config.severity))
-    notes = definition_notes((fact for outcome in outcomes for fact in outcome.facts.get(DEFINITIONS, ())), job.targets)
     return results, {outcome.path: outcome.status for outcome in outcomes if outcome.target}, notes
