@@ -13,7 +13,7 @@ from typing import Any, Iterable
 
 from linter.config import Config
 from linter.index import ProjectIndex
-from linter.model.document import Document, K8sObject
+from linter.model.document import DEFINITIONS, Document, K8sObject, definitions
 from linter.model.position import Span
 from linter.registry import Registry
 from linter.result import ObjectRef, Result
@@ -196,6 +196,9 @@ class Runner:
         if target:
             self.document(document)
         facts = self.collect(document)
+        own = definitions(document)  # for the note on objects defined differently in several files
+        if own:
+            facts[DEFINITIONS] = own
         if target and (self.buckets.pod or self.buckets.container):
             generic = [(obj.api_version, obj.kind, document.path) for obj in document.objects
                        if (view := self.index.workload(obj)) is not None and view.generic]

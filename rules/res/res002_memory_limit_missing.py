@@ -13,6 +13,11 @@ runtimes and TrainJobs, JobSets, Volcano Jobs, KubeRay clusters, jobs (their sub
 services, LeaderWorkerSets, KAITO `inference.template`, KServe InferenceServices and
 ServingRuntimes, and any other object's pod template read generically (README, supported kinds).
 
+RES007 may report the same container of a GPU training pod: it stays separate on purpose. This
+rule is about one limit, for every container (a leak reaching the node); RES007 is about the QoS
+class of GPU training pods, which needs cpu as well and requests equal to limits, and is info. A
+memory limit alone fixes this finding and not RES007's.
+
 ## Why is this bad?
 Without a memory limit a leaking data loader or an oversized batch grows until the node runs
 out of memory and the kubelet evicts pods, possibly other teams' jobs on the same GPU node.
