@@ -19,6 +19,7 @@ from itertools import product
 from typing import Any, Mapping
 
 from linter.model.memo import once
+from linter.model.podrequests import pod_requests
 from linter.model.selectors import Placement, tolerated_by
 
 _MAX_ASSIGNMENTS = 16
@@ -43,7 +44,6 @@ def admissions(pod: Any, index: Any) -> tuple[Admission, ...]:
 
 
 def _admissions(pod: Any, index: Any) -> tuple[Admission, ...]:
-    from linter.model.cluster import pod_requests
     from linter.model.kueue import (cluster_queues_of, flavor_node_labels, flavor_node_taints, flavor_tolerations,
                                     named, queue_ref, resource_groups)
 
@@ -51,7 +51,7 @@ def _admissions(pod: Any, index: Any) -> tuple[Admission, ...]:
     if workload is None or workload.generic or queue_ref(pod.obj) is None:
         return (own(pod),)
     queues = cluster_queues_of(index, pod.obj)
-    requested = set(pod_requests(pod))
+    requested = set(pod_requests(pod))  # what Kueue assigns flavors for
     if not queues or not requested:
         return (own(pod),)
     base = own(pod)

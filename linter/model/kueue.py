@@ -588,7 +588,7 @@ def _job_count(job_spec: YMap | None, annotations: Mapping[str, Any]) -> int | N
 def podsets(workload: Workload) -> list[PodSet] | None:
     """The pod sets Kueue would admit for a workload it manages; None for other kinds (a Volcano
     Job, a DaemonSet) or when a count is not a literal number."""
-    from linter.model.cluster import pod_requests  # a model of its own; imported late to keep this one light
+    from linter.model.podrequests import pod_requests
 
     obj = workload.obj
     kind = (obj.group, obj.kind)
