@@ -22,6 +22,7 @@ from typing import Any
 from linter.config import Config
 from linter.discover import SourceFile, display_path
 from linter.engine.memory import collector_paused, freeze
+from linter.engine.builds import Builds
 from linter.engine.passes import Work, build_index, prepare, skeleton
 from linter.engine.runner import UNUSED_SUPPRESSION, FileOutcome, Job, Runner, merged_facts
 from linter.engine.selection import enabled_rules
@@ -83,14 +84,18 @@ def lint(request: LintRequest) -> "RunReport":  # noqa: F821 - imported below
         target_paths.add(shown)
 
     items = [(source, display_path(path, cwd)) for path, source in sorted(by_path.items(), key=lambda kv: str(kv[0]))]
-    job = Job(rules, config, registry, target_paths)
+    from linter.engine.builds import plan
+
+    builds = plan(items, config, cwd, request.jobs, request.cache_dir, target_paths)
+    job = Job(rules, config, registry, target_paths | {document.path for document, _, targeted in builds.documents
+                                                       if targeted}, builds.raw_only)
     cache = None
     if request.cache_dir is not None:
         from linter.cache import Cache, run_key
 
         cache = Cache.open(request.cache_dir, run_key(job.rules, config, registry))
     with collector_paused():  # young generations are collected while linting (see lint_files)
-        results, statuses = run(items, stdin, job, request.jobs, cache, request.keep)
+        results, statuses = run(items, stdin, job, request.jobs, cache, request.keep, builds)
         freeze()  # the run's results live to the end: reporting never rescans them
     if cache is not None:
         cache.save()
@@ -99,6 +104,7 @@ def lint(request: LintRequest) -> "RunReport":  # noqa: F821 - imported below
         results = suppress.apply_baseline(results, baseline, request.baseline.resolve().parent, cwd)
     results.sort(key=Result.sort_key)
     notes = [Note(display_path(Path(n.path), cwd), n.message) for n in targets_found.notes]
+    notes.extend(builds.notes)
     return RunReport(
         results=results,
         rules=rules,
@@ -116,9 +122,10 @@ def lint(request: LintRequest) -> "RunReport":  # noqa: F821 - imported below
 
 
 def run(items: Work, stdin: tuple[Document, bytes] | None, job: Job, jobs: int,
-        cache: Any, keep: list | None = None) -> tuple[list[Result], dict[str, str]]:
-    """Survey, cache, lint what is new, reduce: every finding of ``items`` (and ``stdin``), after
-    suppressions, and each target file's status."""
+        cache: Any, keep: list | None = None, builds: "Builds | None" = None) -> tuple[list[Result], dict[str, str]]:
+    """Survey, cache, lint what is new, reduce: every finding of ``items`` (and ``stdin``, and
+    the kustomize ``builds``' outputs), after suppressions, and each target file's status."""
+    built = builds.documents if builds is not None else []
     survey = survey_files(items, read=cache is not None)
     outcomes: dict[str, FileOutcome] = {}
     keys: dict[str, str] = {}
@@ -126,26 +133,31 @@ def run(items: Work, stdin: tuple[Document, bytes] | None, job: Job, jobs: int,
     if cache is not None:
         # what every file's findings may depend on besides itself: the shared files (and stdin)
         reference = cache_key(*(f"{s.display}:{s.digest}" for s in survey if s.shared),
-                              content_digest(stdin[1]) if stdin else "")
+                              content_digest(stdin[1]) if stdin else "", builds.signature if built else "")
         keys = {s.display: cache_key(reference, s.display, s.digest, s.display in job.targets)
                 for s in survey if s.digest is not None}
+        keys.update({document.path: cache_key(reference, document.path, content_digest(output), targeted)
+                     for document, output, targeted in built})
         project_key = cache_key(reference, *sorted(keys.values()))
         for display, key in keys.items():
             found = cache.get(key)
             if found is not None:
                 outcomes[display] = found
-        if len(outcomes) == len(survey) and stdin is None:
+        if len(outcomes) == len(survey) + len(built) and stdin is None:
             project = cache.get_project(project_key)
             if project is not None:
-                return finish([outcomes[path] for path in sorted(outcomes)], project, job)
+                return finish([outcomes[path] for path in sorted(outcomes)], project, job, builds)
     missing = [s for s in survey if s.display not in outcomes]
     known = [own] if stdin is not None and (own := skeleton(stdin[0])) is not None else []
+    known.extend(own for document, _, _ in built if (own := skeleton(document)) is not None)
     work = [(s.source, s.display) for s in missing]
     # the shared files the cache answered for are parsed again for the index only: keeping their
     # trees in the cache would cost every cold run more (pickling them) than parsing them costs
     # the rare run that lints some files again
     again = [(s.source, s.display) for s in survey if s.shared and s.display in outcomes]
     kept, skeletons = prepare(work + again, {s.display: s.data for s in survey if s.data is not None})
+    if job.raw_only:  # a file linted through a build is in the index as built, not as written
+        skeletons = [found for found in skeletons if found.path not in job.raw_only]
     for entry in survey:
         entry.data = None
     for _, display in again:
@@ -159,24 +171,36 @@ def run(items: Work, stdin: tuple[Document, bytes] | None, job: Job, jobs: int,
             cache.put(cache_key(reference, display, digest, display in job.targets), outcome)
     if stdin is not None:
         outcomes[stdin[0].path] = runner.outcome(stdin[0], stdin[0].path in job.targets)
+    for document, output, targeted in built:
+        if document.path not in outcomes:
+            outcomes[document.path] = runner.outcome(document, targeted)
+            if cache is not None:
+                cache.put(keys[document.path], outcomes[document.path])
     ordered = [outcomes[path] for path in sorted(outcomes)]
     runner.project(job.targets, merged_facts(ordered))
     if cache is not None and stdin is None:
         cache.put_project(project_key, runner.out)
     if keep is not None:
         keep.append((survey, kept, index, runner, outcomes, ordered))
-    return finish(ordered, runner.out, job)
+    return finish(ordered, runner.out, job, builds)
 
 
 def finish(outcomes: list[FileOutcome], project: list[tuple[Result, tuple | None]],
-           job: Job) -> tuple[list[Result], dict[str, str]]:
-    """Every suppression applied at once (LNT001 for those that suppressed nothing)."""
+           job: Job, builds: "Builds | None" = None) -> tuple[list[Result], dict[str, str]]:
+    """Every suppression applied at once (LNT001 for those that suppressed nothing), after the
+    findings on built kustomize output are moved to the files the user edits."""
     from linter import suppress
+    from linter.engine.builds import remap_directives, remap_pairs
 
     pairs = [pair for outcome in outcomes for pair in outcome.results]
     pairs.extend(project)
-    directives = [directive for outcome in outcomes for directive in outcome.directives]
+    if builds is not None:
+        pairs = remap_pairs(pairs, builds)
+        pairs.extend(builds.errors)
+    directives = remap_directives([directive for outcome in outcomes for directive in outcome.directives], builds)
     results, unused = suppress.apply(pairs, directives, enabled_codes=job.enabled, registry=job.registry)
     if UNUSED_SUPPRESSION in job.enabled:
         results.extend(suppress.unused_results(unused, job.registry, job.config.severity))
-    return results, {outcome.path: outcome.status for outcome in outcomes if outcome.target}
+    virtual = builds.virtual if builds is not None else set()
+    return results, {outcome.path: outcome.status for outcome in outcomes if outcome.target
+                     and outcome.path not in virtual}

@@ -232,6 +232,7 @@ class Job:
     config: Config
     registry: Registry
     targets: set[str]
+    raw_only: frozenset[str] = frozenset()  # files linted through a kustomize build (linter.engine.builds)
 
     @property
     def enabled(self) -> set[str]:

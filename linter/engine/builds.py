@@ -1,0 +1,152 @@
+"""Kustomize roots built before the survey (see :mod:`linter.sources.kustomize`).
+
+Every root of the run's files is built once (in threads, each waiting on its own ``kustomize``
+process; outcomes are taken in the roots' order, so nothing depends on which finished first),
+or its output read from the build cache. A built output is then linted like one more file under
+a virtual path, and :func:`linter.sources.kustomize.remap` moves its findings to the files the
+user edits before suppressions are applied.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from linter.config import Config
+from linter.discover import SourceFile, display_path
+from linter.model.document import Document
+from linter.model.position import FILE_START
+from linter.result import Note, Result
+from linter.sources import kustomize as kz
+
+ENABLED = ("auto", "always", "never")
+
+
+@dataclass
+class Builds:
+    documents: list[tuple[Document, bytes, bool]] = field(default_factory=list)  # (built, output, targeted)
+    mappers: dict[str, kz.Mapper] = field(default_factory=dict)  # virtual path -> its mapper
+    raw_only: frozenset[str] = frozenset()  # display paths linted through a build
+    errors: list[tuple[Result, None]] = field(default_factory=list)  # SCH001 of roots that failed to build
+    notes: list[Note] = field(default_factory=list)
+
+    @property
+    def signature(self) -> str:
+        """What every file's findings may depend on here: which files are linted through a build
+        and what the builds gave."""
+        from linter.engine.survey import cache_key, content_digest
+
+        return cache_key(*sorted(self.raw_only), *(f"{d.path}:{content_digest(out)}" for d, out, _ in self.documents))
+
+    @property
+    def virtual(self) -> set[str]:
+        return set(self.mappers)
+
+
+def settings(config: Config) -> tuple[str, tuple[str, ...] | None, float]:
+    section = config.kustomize or {}
+    command = section.get("command")
+    return (section.get("enabled", "auto"), tuple(command) if command else None,
+            float(section.get("timeout", kz.DEFAULT_TIMEOUT)))
+
+
+def _error(root: kz.Root, message: str) -> tuple[Result, None]:
+    return (Result("SCH001", "parse-error", "error", message, root.display, FILE_START, None,
+                   ("kustomize", message)), None)
+
+
+def plan(items: list[tuple[SourceFile, str]], config: Config, cwd: Path, jobs: int,
+         cache_dir: Path | None, targets: set[str]) -> Builds:
+    """The run's roots built (or read from the build cache), with the notes and errors they give."""
+    enabled, configured, timeout = settings(config)
+    out = Builds()
+    if enabled == "never":
+        return out
+    display_of = {os.path.realpath(source.path): display for source, display in items}
+    roots = kz.find_roots((str(source.path), display) for source, display in items)
+    if not roots:
+        return out
+    severity = config.severity.get("SCH001", "error")
+
+    def shown(path: str) -> str:
+        return display_of.get(path) or display_path(Path(path), cwd)
+
+    def targeted(root: kz.Root) -> bool:
+        return root.display in targets or any(shown(path) in targets for path in root.inputs)
+
+    command = kz.find_command(configured)
+    buildable = []
+    for root in roots:
+        if not targeted(root):
+            continue  # nothing of it is reported: its files stay as they are for other files' look-ups
+        if root.remote:
+            out.notes.append(Note(root.display, f"kustomize build not run: it names a remote base ({root.remote[0]}) "
+                                                "and mlops-lint builds without network access; its files are linted "
+                                                "as they are"))
+        elif root.helm:
+            out.notes.append(Note(root.display, "kustomize build not run: it inflates Helm charts (helmCharts), "
+                                                "which mlops-lint does not run; its files are linted as they are"))
+        elif command is None and enabled == "always":
+            out.errors.append(_error(root, "kustomize.enabled is always, but no kustomize or kubectl was found on "
+                                           "PATH (set kustomize.command or install one)"))
+        elif command is None:
+            out.notes.append(Note(root.display, "kustomize build not run: no kustomize or kubectl found on PATH; its "
+                                                "files are linted as they are (set kustomize.command to build it)"))
+        else:
+            buildable.append(root)
+    if not buildable:
+        return out
+    cache = kz.BuildCache(cache_dir)
+    keys = {root.path: kz.build_key(root, command) for root in buildable} if cache.folder else {}
+    outputs: dict[str, kz.BuildOutcome] = {}
+    todo = []
+    for root in buildable:
+        data = cache.get(keys[root.path]) if root.path in keys else None
+        if data is not None:
+            wrapper, output = kz.split_cached(data)
+            outputs[root.path] = kz.BuildOutcome(root, output=output, wrapper=wrapper)
+        else:
+            todo.append(root)
+    if todo:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=max(1, min(jobs, len(todo)))) as pool:
+            for root, built in zip(todo, pool.map(lambda r: kz.build(r, command, timeout), todo)):
+                outputs[root.path] = built
+                if built.output is not None and root.path in keys:
+                    cache.put(keys[root.path], kz.for_cache(built.output, built.wrapper))
+    raw_only: set[str] = set()
+    from linter.sources.files import load_bytes
+
+    for root in buildable:
+        built = outputs[root.path]
+        if built.error is not None or built.output is None:
+            if targeted(root):
+                result, _ = _error(root, f"kustomize build failed: {built.error}")
+                out.errors.append((Result(result.rule, result.slug, severity, result.message, result.path, result.span,
+                                          None, result.node), None))
+            continue
+        virtual = kz.virtual_path(root)
+        output = built.output
+        document = load_bytes(output, virtual, "k8s")
+        origins = kz.strip_origins(document, built.wrapper)
+        out.mappers[virtual] = kz.Mapper(root, document, origins, display_of)
+        out.documents.append((document, output, targeted(root)))
+        raw_only.update(shown(path) for path in root.inputs if path not in {k.path for k in root.chain})
+    out.raw_only = frozenset(raw_only)
+    return out
+
+
+def remap_pairs(pairs: list[tuple[Result, Any]], builds: Builds | None) -> list[tuple[Result, Any]]:
+    if builds is None or not builds.mappers:
+        return pairs
+    moved = kz.remap([result for result, _ in pairs], builds.mappers)
+    return [(result, key) for result, (_, key) in zip(moved, pairs)]
+
+
+def remap_directives(directives: list, builds: Builds | None) -> list:
+    if builds is None or not builds.mappers:
+        return directives
+    return [kz.remap_directive(directive, builds.mappers) for directive in directives]
