@@ -142,8 +142,7 @@ def plan(items: list[tuple[SourceFile, str]], config: Config, cwd: Path, jobs: i
 def remap_pairs(pairs: list[tuple[Result, Any]], builds: Builds | None) -> list[tuple[Result, Any]]:
     if builds is None or not builds.mappers:
         return pairs
-    moved = kz.remap([result for result, _ in pairs], builds.mappers)
-    return [(result, key) for result, (_, key) in zip(moved, pairs)]
+    return kz.remap(pairs, builds.mappers)
 
 
 def remap_directives(directives: list, builds: Builds | None) -> list:

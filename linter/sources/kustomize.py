@@ -308,9 +308,16 @@ def _error_text(stderr: str, relative: str, root: Root) -> str:
     if quoted:
         text = quoted.group(1).replace('\\"', '"').replace("\\'", "'")
     text = re.sub(r"^Error:\s*", "", text)
+    # the wrapper's own level of the chain ("accumulating resources from ROOT: … recursed accumulation
+    # of path ROOT: "), which the user never wrote
+    wrapped = re.match(r"accumulating resources: accumulation err='accumulating resources from '[^']*': '[^']*' "
+                       r"must resolve to a file': recursed accumulation of path '[^']*': (.*)'$", text, re.DOTALL)
+    if wrapped:
+        text = wrapped.group(1)
     text = text.replace(relative, root.folder_display).replace(root.folder, root.folder_display)
     text = " ".join(text.split())
-    return text if len(text) <= 500 else text[:499] + "…"
+    # kustomize nests its causes: the innermost (the end) names the file that is wrong
+    return text if len(text) <= 600 else f"{text[:150]} … {text[-440:]}"
 
 
 @dataclass
@@ -800,18 +807,32 @@ class Mapper:
         return self.root.display, FILE_START
 
 
-def remap(results: Iterable[Any], mappers: dict[str, Mapper]) -> list[Any]:
-    """Results on built output moved to where the user edits them (others as they are)."""
-    out = []
-    for result in results:
+def remap(pairs: Iterable[tuple[Any, Any]], mappers: dict[str, Mapper]) -> list[tuple[Any, Any]]:
+    """Results (paired with their object's key) on built output moved to where the user edits
+    them; others as they are. The same finding at the same place from several roots (two
+    overlays of one base) is one finding naming every root, the first root's object kept."""
+    out: list[tuple[Any, Any]] = []
+    merged: dict[tuple, tuple[int, list[Root]]] = {}
+    for result, key in pairs:
         mapper = mappers.get(result.path)
         if mapper is None:
-            out.append(result)
+            out.append((result, key))
             continue
         path, span = mapper.locate(result.span)
-        message = f"{result.message} ({mapper.root.built_as})"
-        node = ("kustomize", mapper.root.folder_display, *result.node)
-        out.append(replace(result, path=path, span=span, message=message, node=node, built_from=mapper.root.display))
+        same = (result.rule, path, span, result.message)
+        if same in merged:
+            merged[same][1].append(mapper.root)
+            continue
+        merged[same] = (len(out), [mapper.root])
+        out.append((replace(result, path=path, span=span, node=("kustomize", *result.node),
+                            built_from=mapper.root.display), key))
+    for (_, _, _, message), (position, roots) in merged.items():
+        result, key = out[position]
+        if len(roots) == 1:
+            suffix = roots[0].built_as
+        else:
+            suffix = "after overlays " + ", ".join(sorted({root.folder_display for root in roots}))
+        out[position] = (replace(result, message=f"{message} ({suffix})"), key)
     return out
 
 

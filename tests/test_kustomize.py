@@ -1,0 +1,254 @@
+"""Kustomize roots linted as built (fixtures/kustomize), findings mapped back to the line to edit.
+
+The build needs `kustomize` or `kubectl` on PATH (kubectl is on the project's machines and CI);
+the tests that build skip, saying so, only where neither is found. The raw fallback is tested
+with PATH emptied."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from linter.cli import main
+from linter.sources import kustomize as kz
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURE = REPO / "fixtures" / "kustomize"
+COMMAND = kz.find_command()
+needs_build = pytest.mark.skipif(COMMAND is None, reason="neither kustomize nor kubectl is on PATH: nothing to build with")
+
+
+def lint(cwd: Path, *args: str) -> tuple[int, dict]:
+    old = Path.cwd()
+    os.chdir(cwd)
+    try:
+        result = CliRunner().invoke(main, [*args, "--format", "json"], catch_exceptions=False)
+    finally:
+        os.chdir(old)
+    return result.exit_code, json.loads(result.output)
+
+
+def where(report: dict) -> list[tuple[str, int, int, str]]:
+    return [(f["path"], f["line"], f["column"], f["rule"]) for f in report["findings"] if not f["suppressed"]]
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    shutil.copytree(FIXTURE, tmp_path / "k")
+    return tmp_path
+
+
+def tree_digest(folder: Path) -> dict[str, str]:
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_roots_are_the_kustomizations_nothing_names() -> None:
+    files = [(str(p), str(p.relative_to(REPO))) for p in sorted(FIXTURE.rglob("*")) if p.is_file()]
+    roots = kz.find_roots(files)
+    assert [root.display for root in roots] == [f"fixtures/kustomize/overlays/{name}/kustomization.yaml"
+                                               for name in ("dev", "prod", "staging")]
+    prod = roots[1]
+    assert [Path(k.path).parent.name for k in prod.chain] == ["base", "gpu-pool", "prod"]
+    assert {Path(p).name for p in prod.inputs} == {"kustomization.yaml", "job.yaml", "gpu-placement.yaml",
+                                                    "gpu-limit.yaml"}
+
+
+@needs_build
+def test_overlays_are_linted_as_built(project: Path) -> None:
+    before = tree_digest(project)
+    code, report = lint(project, "k", "--no-cache")
+    # staging: the component adds the toleration and selector the base lacks, so nothing; dev:
+    # the inline JSON 6902 patch removes the GPU; prod: its patch limits 2 GPUs against 1 requested
+    assert where(report) == [("k/overlays/prod/gpu-limit.yaml", 12, 29, "GPU003")]
+    finding = report["findings"][0]
+    assert finding["message"].endswith("(after overlay k/overlays/prod)")
+    assert finding["built_from"] == "k/overlays/prod/kustomization.yaml"
+    assert finding["object"] == {"kind": "Job", "namespace": "ml-training", "name": "prod-train"}
+    assert code == 1
+    assert tree_digest(project) == before  # nothing written into the user's tree
+
+
+@needs_build
+def test_a_base_alone_warns_where_the_overlay_fixes_it(project: Path) -> None:
+    _, report = lint(project, "k/base", "--no-cache")
+    assert where(report) == [("k/base/job.yaml", 11, 5, "GPU006"), ("k/base/job.yaml", 35, 13, "GPU005")]
+    assert all(f["message"].endswith("(as kustomize builds k/base)") for f in report["findings"])
+
+
+@needs_build
+def test_a_staged_base_file_gets_the_findings_of_the_roots_that_pull_it_in(project: Path) -> None:
+    (project / ".mlops-lint.yaml").write_text("profile: aks-standard\n")
+    _, report = lint(project, "k/overlays/prod/gpu-limit.yaml", "--no-cache")
+    assert where(report) == [("k/overlays/prod/gpu-limit.yaml", 12, 29, "GPU003")]
+
+
+@needs_build
+def test_suppression_comments_in_the_source_files_apply(project: Path) -> None:
+    patch = project / "k" / "overlays" / "prod" / "gpu-limit.yaml"
+    patch.write_text(patch.read_text().replace("nvidia.com/gpu: 2",
+                                               "nvidia.com/gpu: 2  # mlops-lint: disable=GPU003 two for the test"))
+    _, report = lint(project, "k", "--no-cache")
+    assert where(report) == []
+    assert [(f["rule"], f["suppressed"]) for f in report["findings"]] == [("GPU003", True)]
+
+
+@needs_build
+def test_sarif_names_the_root(project: Path) -> None:
+    old = Path.cwd()
+    os.chdir(project)
+    try:
+        result = CliRunner().invoke(main, ["k", "--no-cache", "--format", "sarif"], catch_exceptions=False)
+    finally:
+        os.chdir(old)
+    (found,) = json.loads(result.output)["runs"][0]["results"]
+    assert found["ruleId"] == "GPU003"
+    assert found["properties"]["builtFrom"] == "k/overlays/prod/kustomization.yaml"
+    assert found["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "k/overlays/prod/gpu-limit.yaml"
+
+
+def test_never_lints_raw(project: Path) -> None:
+    (project / ".mlops-lint.yaml").write_text("kustomize: {enabled: never}\n")
+    _, report = lint(project, "k", "--no-cache")
+    found = where(report)
+    assert ("k/base/job.yaml", 11, 5, "GPU006") in found and ("k/base/job.yaml", 35, 13, "GPU005") in found
+    assert ("k/overlays/prod/gpu-limit.yaml", 12, 13, "GPU002") in found  # the patch read as a whole object
+    assert not report["notes"]
+    assert not any("built_from" in f for f in report["findings"])
+
+
+def test_without_a_command_files_are_linted_raw_with_a_note_per_root(project: Path) -> None:
+    env = {**os.environ, "PATH": str(project / "no-such-folder"), "PYTHONPATH": str(REPO)}
+    done = subprocess.run([sys.executable, "-m", "linter", "k", "--no-cache", "--format", "json"], cwd=project,
+                          env=env, capture_output=True, check=False)
+    report = json.loads(done.stdout)
+    assert [(n["path"], n["message"].split(":")[0]) for n in report["notes"]] == [
+        (f"k/overlays/{name}/kustomization.yaml", "kustomize build not run") for name in ("dev", "prod", "staging")]
+    assert "no kustomize or kubectl found on PATH" in report["notes"][0]["message"]
+    assert ("k/base/job.yaml", 35, 13, "GPU005") in where(report)
+
+
+def test_always_without_a_command_is_an_error_per_root(project: Path) -> None:
+    (project / ".mlops-lint.yaml").write_text("kustomize: {enabled: always, command: [no-such-kustomize, build]}\n")
+    code, report = lint(project, "k", "--no-cache")
+    errors = [(f["path"], f["rule"]) for f in report["findings"] if "kustomize.enabled is always" in f["message"]]
+    assert errors == [(f"k/overlays/{name}/kustomization.yaml", "SCH001") for name in ("dev", "prod", "staging")]
+    assert code == 1
+
+
+@needs_build
+def test_a_failed_build_is_one_sch001_with_kustomizes_message(tmp_path: Path) -> None:
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "kustomization.yaml").write_text("resources:\n- missing.yaml\n")
+    code, report = lint(tmp_path, "app", "--no-cache")
+    (finding,) = report["findings"]
+    assert (finding["path"], finding["line"], finding["rule"]) == ("app/kustomization.yaml", 1, "SCH001")
+    assert finding["message"].startswith("kustomize build failed: ")
+    assert "missing.yaml" in finding["message"] and "mlops-lint-kustomize" not in finding["message"]
+    assert code == 1
+
+
+def test_a_remote_base_is_not_built(tmp_path: Path) -> None:
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "kustomization.yaml").write_text(
+        "resources:\n- https://github.com/example/repo//deploy?ref=v1.0.0\n- job.yaml\n")
+    shutil.copy(FIXTURE / "base" / "job.yaml", tmp_path / "app" / "job.yaml")
+    _, report = lint(tmp_path, "app", "--no-cache")
+    (note,) = report["notes"]
+    assert note["path"] == "app/kustomization.yaml"
+    assert "remote base (https://github.com/example/repo//deploy?ref=v1.0.0)" in note["message"]
+    assert ("app/job.yaml", 35, 13, "GPU005") in where(report)  # linted as it is
+
+
+@needs_build
+def test_builds_are_cached_by_their_inputs(project: Path) -> None:
+    log = project / "calls.log"
+    stand_in = project / "counting-kustomize"
+    stand_in.write_text(f"#!/bin/sh\necho \"$@\" >> {log}\nexec {' '.join(COMMAND)} \"$@\"\n")
+    stand_in.chmod(0o755)
+    (project / ".mlops-lint.yaml").write_text(f"kustomize: {{command: [{stand_in}]}}\n")
+    cache = project / "cache"
+    first = lint(project, "k", "--cache-dir", str(cache))
+    assert len(log.read_text().splitlines()) == 3  # one build per root
+    again = lint(project, "k", "--cache-dir", str(cache))
+    assert len(log.read_text().splitlines()) == 3  # nothing built again
+    assert again == first
+    patch = project / "k" / "overlays" / "prod" / "gpu-limit.yaml"
+    patch.write_text(patch.read_text().replace("nvidia.com/gpu: 2", "nvidia.com/gpu: 1"))
+    _, changed = lint(project, "k", "--cache-dir", str(cache))
+    assert len(log.read_text().splitlines()) == 4  # only the root whose input changed
+    assert where(changed) == []
+
+
+@needs_build
+def test_output_is_the_same_across_jobs(project: Path) -> None:
+    for index in range(8):
+        shutil.copytree(FIXTURE, project / f"copy{index}")
+    outputs = {jobs: lint(project, ".", "--no-cache", "--jobs", jobs) for jobs in ("1", "2")}
+    assert outputs["1"] == outputs["2"]
+    assert len(where(outputs["1"][1])) == 9
+
+
+# -- mapping back, piece by piece ---------------------------------------------------------------
+
+def mapped(tmp_path: Path, files: dict[str, str], root: str, rule_line: str) -> tuple[str, int]:
+    """Build ``root`` and map the position of the first built line holding ``rule_line``."""
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    listed = [(str(p), str(p.relative_to(tmp_path))) for p in sorted(tmp_path.rglob("*")) if p.is_file()]
+    (found,) = [r for r in kz.find_roots(listed) if r.display == root]
+    built = kz.build(found, COMMAND, 60)
+    assert built.error is None, built.error
+    from linter.sources.files import load_bytes
+
+    document = load_bytes(built.output, "<built>", "k8s")
+    origins = kz.strip_origins(document, built.wrapper)
+    mapper = kz.Mapper(found, document, origins, {os.path.realpath(a): d for a, d in listed})
+    lines = built.output.decode().splitlines()
+    # the built text still holds the origin annotations: find the line in what was parsed
+    number = next(i for i, line in enumerate(lines, 1) if rule_line in line)
+    column = lines[number - 1].index(rule_line.strip()) + 1
+    path, span = mapper.locate(kz.Span(number, column, number, column + 1))
+    return path, span.line
+
+
+JOB = (FIXTURE / "base" / "job.yaml").read_text()
+
+
+@needs_build
+def test_an_inline_json_patch_maps_into_the_kustomization(tmp_path: Path) -> None:
+    kustomization = ("resources:\n- job.yaml\npatches:\n- target: {kind: Job}\n  patch: |-\n"
+                     "    - op: add\n      path: /spec/activeDeadlineSeconds\n      value: 7\n")
+    assert mapped(tmp_path, {"a/kustomization.yaml": kustomization, "a/job.yaml": JOB}, "a/kustomization.yaml",
+                  "activeDeadlineSeconds: 7") == ("a/kustomization.yaml", 8)
+
+
+@needs_build
+def test_an_image_set_by_the_kustomization_maps_to_its_images_entry(tmp_path: Path) -> None:
+    kustomization = ("resources:\n- job.yaml\nimages:\n- name: nvidia/cuda\n  newName: myacr.azurecr.io/cuda\n"
+                     "  newTag: latest\n")
+    assert mapped(tmp_path, {"a/kustomization.yaml": kustomization, "a/job.yaml": JOB}, "a/kustomization.yaml",
+                  "image: myacr.azurecr.io/cuda:latest") == ("a/kustomization.yaml", 4)
+
+
+@needs_build
+def test_a_generated_object_maps_to_its_generator(tmp_path: Path) -> None:
+    kustomization = ("resources:\n- job.yaml\nconfigMapGenerator:\n- name: settings\n  literals: [A=1]\n")
+    assert mapped(tmp_path, {"a/kustomization.yaml": kustomization, "a/job.yaml": JOB}, "a/kustomization.yaml",
+                  "name: settings-") == ("a/kustomization.yaml", 4)
+
+
+@needs_build
+def test_a_node_the_base_has_maps_to_the_base(tmp_path: Path) -> None:
+    files = {"base/kustomization.yaml": "resources:\n- job.yaml\n", "base/job.yaml": JOB,
+             "prod/kustomization.yaml": "resources:\n- ../base\nnamePrefix: prod-\n"}
+    assert mapped(tmp_path, files, "prod/kustomization.yaml", "memory: 16Gi") == ("base/job.yaml", 38)  # limits: first as built
