@@ -78,10 +78,18 @@ def test_overlays_are_linted_as_built(project: Path) -> None:
 
 
 @needs_build
-def test_a_base_alone_warns_where_the_overlay_fixes_it(project: Path) -> None:
+def test_a_base_alone_warns_where_the_overlay_fixes_it(tmp_path: Path) -> None:
+    shutil.copytree(FIXTURE / "base", tmp_path / "base")
+    _, report = lint(tmp_path, "base", "--no-cache")
+    assert where(report) == [("base/job.yaml", 11, 5, "GPU006"), ("base/job.yaml", 35, 13, "GPU005")]
+    assert all(f["message"].endswith("(as kustomize builds base)") for f in report["findings"])
+
+
+@needs_build
+def test_a_base_in_its_project_gets_the_findings_of_the_overlays(project: Path) -> None:
+    # the project is the whole copy: the base is built through the overlays that pull it in
     _, report = lint(project, "k/base", "--no-cache")
-    assert where(report) == [("k/base/job.yaml", 11, 5, "GPU006"), ("k/base/job.yaml", 35, 13, "GPU005")]
-    assert all(f["message"].endswith("(as kustomize builds k/base)") for f in report["findings"])
+    assert where(report) == [("k/overlays/prod/gpu-limit.yaml", 12, 29, "GPU003")]
 
 
 @needs_build
