@@ -245,7 +245,7 @@ def test_an_image_set_by_the_kustomization_maps_to_its_images_entry(tmp_path: Pa
     kustomization = ("resources:\n- job.yaml\nimages:\n- name: nvidia/cuda\n  newName: myacr.azurecr.io/cuda\n"
                      "  newTag: latest\n")
     assert mapped(tmp_path, {"a/kustomization.yaml": kustomization, "a/job.yaml": JOB}, "a/kustomization.yaml",
-                  "image: myacr.azurecr.io/cuda:latest") == ("a/kustomization.yaml", 4)
+                  "image: myacr.azurecr.io/cuda:latest") == ("a/kustomization.yaml", 6)  # newTag
 
 
 @needs_build
@@ -260,3 +260,45 @@ def test_a_node_the_base_has_maps_to_the_base(tmp_path: Path) -> None:
     files = {"base/kustomization.yaml": "resources:\n- job.yaml\n", "base/job.yaml": JOB,
              "prod/kustomization.yaml": "resources:\n- ../base\nnamePrefix: prod-\n"}
     assert mapped(tmp_path, files, "prod/kustomization.yaml", "memory: 16Gi") == ("base/job.yaml", 38)  # limits: first as built
+
+
+# -- Helm: rendered output on stdin, mapped back to the chart's templates -------------------------
+
+HELM = REPO / "fixtures" / "helm"
+
+
+def lint_stdin(cwd: Path, data: bytes, *args: str) -> dict:
+    old = Path.cwd()
+    os.chdir(cwd)
+    try:
+        result = CliRunner().invoke(main, ["-", *args, "--format", "json", "--no-cache"], input=data,
+                                    catch_exceptions=False)
+    finally:
+        os.chdir(old)
+    return json.loads(result.output)
+
+
+def test_rendered_helm_output_is_reported_at_the_templates(tmp_path: Path) -> None:
+    shutil.copytree(HELM, tmp_path / "helm")
+    rendered = (HELM / "helm-template-output.txt").read_bytes()  # `helm template trainer` as Helm prints it
+    report = lint_stdin(tmp_path, rendered, "--stdin-filename", "helm/trainer")
+    # the templated limit ({{ .Values.gpu.limit }}) is found by its key under `limits`; the
+    # request's line is the template's own text
+    assert where(report) == [("helm/trainer/templates/job.yaml", 33, 13, "GPU005"),
+                             ("helm/trainer/templates/job.yaml", 37, 13, "GPU003")]
+    assert report["findings"][1]["object"]["name"] == "release-name-trainer"
+
+
+def test_rendered_helm_output_without_the_chart_names_the_source_path(tmp_path: Path) -> None:
+    report = lint_stdin(tmp_path, (HELM / "helm-template-output.txt").read_bytes())
+    assert {(path, line) for path, line, _, _ in where(report)} == {("trainer/templates/job.yaml", 1)}
+
+
+def test_a_suppression_in_a_template_applies_to_the_rendered_object(tmp_path: Path) -> None:
+    shutil.copytree(HELM, tmp_path / "helm")
+    template = tmp_path / "helm" / "trainer" / "templates" / "job.yaml"
+    comment = "  # mlops-lint: disable=GPU003 the test's own"
+    template.write_text(template.read_text().replace("{{ .Values.gpu.limit }}", "{{ .Values.gpu.limit }}" + comment))
+    rendered = (HELM / "helm-template-output.txt").read_text().replace("nvidia.com/gpu: 2", "nvidia.com/gpu: 2" + comment)
+    report = lint_stdin(tmp_path, rendered.encode(), "--stdin-filename", "helm/trainer")
+    assert [(f["rule"], f["suppressed"]) for f in report["findings"]] == [("GPU005", False), ("GPU003", True)]

@@ -31,6 +31,7 @@ class Builds:
     raw_only: frozenset[str] = frozenset()  # display paths linted through a build
     errors: list[tuple[Result, None]] = field(default_factory=list)  # SCH001 of roots that failed to build
     notes: list[Note] = field(default_factory=list)
+    helm: tuple[str, Any] | None = None  # (stdin's display path, linter.sources.helm.HelmMapper) of rendered output
 
     @property
     def signature(self) -> str:
@@ -139,13 +140,37 @@ def plan(items: list[tuple[SourceFile, str]], config: Config, cwd: Path, jobs: i
     return out
 
 
+def with_helm(builds: Builds, stdin: tuple[str, bytes] | None, shown: str, cwd: Path) -> None:
+    """Rendered Helm output on stdin (its ``# Source:`` comments) mapped back to the templates."""
+    if stdin is None or b"# Source: " not in stdin[1]:
+        return
+    from linter.sources import helm
+
+    mapper = helm.HelmMapper(stdin[1].decode("utf-8", "replace"), helm.chart_folder(stdin[0], os.fspath(cwd)),
+                             os.fspath(cwd))
+    if mapper:
+        builds.helm = (shown, mapper)
+
+
 def remap_pairs(pairs: list[tuple[Result, Any]], builds: Builds | None) -> list[tuple[Result, Any]]:
-    if builds is None or not builds.mappers:
+    if builds is None:
         return pairs
-    return kz.remap(pairs, builds.mappers)
+    if builds.mappers:
+        pairs = kz.remap(pairs, builds.mappers)
+    if builds.helm is not None:
+        from linter.sources import helm
+
+        pairs = helm.remap(pairs, *builds.helm)
+    return pairs
 
 
 def remap_directives(directives: list, builds: Builds | None) -> list:
-    if builds is None or not builds.mappers:
+    if builds is None:
         return directives
-    return [kz.remap_directive(directive, builds.mappers) for directive in directives]
+    if builds.mappers:
+        directives = [kz.remap_directive(directive, builds.mappers) for directive in directives]
+    if builds.helm is not None:
+        from linter.sources import helm
+
+        directives = [helm.remap_directive(directive, *builds.helm) for directive in directives]
+    return directives

@@ -149,9 +149,11 @@ def _lint_project(project: Project, rules: list, key: str, request: LintRequest,
         target_paths.add(shown)
 
     items = [(source, display_path(path, cwd)) for path, source in sorted(by_path.items(), key=lambda kv: str(kv[0]))]
-    from linter.engine.builds import plan
+    from linter.engine.builds import plan, with_helm
 
     builds = plan(items, config, cwd, request.jobs, request.cache_dir, target_paths)
+    if stdin is not None:
+        with_helm(builds, request.stdin, stdin[0].path, cwd)
     if notes is not None:
         notes.extend(builds.notes)
     built = {document.path for document, _, targeted in builds.documents if targeted}

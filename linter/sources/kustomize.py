@@ -749,6 +749,10 @@ class Mapper:
                     repository = re.split(r"[:@]", built_value.rsplit("/", 1)[-1])[0]
                     if any(isinstance(n, str) and (built_value.startswith(n) or n.rsplit("/", 1)[-1] == repository)
                            for n in names):
+                        # the member that set what the image reference ends with
+                        for member in ("digest", "newTag", "newName"):
+                            if member in item:
+                                return kustomization.path, item.value_span(member)
                         return kustomization.path, images.item_span(index)
         if not fields or built_value == source_value:
             return None
