@@ -302,3 +302,40 @@ def test_a_suppression_in_a_template_applies_to_the_rendered_object(tmp_path: Pa
     rendered = (HELM / "helm-template-output.txt").read_text().replace("nvidia.com/gpu: 2", "nvidia.com/gpu: 2" + comment)
     report = lint_stdin(tmp_path, rendered.encode(), "--stdin-filename", "helm/trainer")
     assert [(f["rule"], f["suppressed"]) for f in report["findings"]] == [("GPU005", False), ("GPU003", True)]
+
+
+def stand_in_helm(folder: Path, log: Path) -> Path:
+    """A `helm` that prints the recorded `helm template` output (Helm cannot be installed on the
+    project's machines: this is how the rendering plumbing is tested)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    program = folder / "helm"
+    program.write_text(f"#!/bin/sh\necho \"$@\" >> {log}\ncat {HELM / 'helm-template-output.txt'}\n")
+    program.chmod(0o755)
+    return program
+
+
+def test_charts_are_rendered_with_helm_when_configured(tmp_path: Path) -> None:
+    shutil.copytree(HELM / "trainer", tmp_path / "charts" / "trainer")
+    (tmp_path / "charts" / "trainer" / "values-prod.yaml").write_text("gpu: {limit: 2}\n")
+    (tmp_path / ".mlops-lint.yaml").write_text("helm: {enabled: auto, values: [values-prod.yaml]}\n")
+    log = tmp_path / "helm.log"
+    bin_folder = tmp_path / "bin"
+    stand_in_helm(bin_folder, log)
+    env = {**os.environ, "PATH": f"{bin_folder}{os.pathsep}{os.environ['PATH']}", "PYTHONPATH": str(REPO)}
+    done = subprocess.run([sys.executable, "-m", "linter", "charts", "--no-cache", "--format", "json"],
+                          cwd=tmp_path, env=env, capture_output=True, check=False)
+    report = json.loads(done.stdout)
+    assert where(report) == [("charts/trainer/templates/job.yaml", 33, 13, "GPU005"),
+                             ("charts/trainer/templates/job.yaml", 37, 13, "GPU003")]
+    assert not report["notes"]  # the templates were linted: no "skipped" note
+    chart = tmp_path / "charts" / "trainer"
+    assert log.read_text().split() == ["template", str(chart), "--values", str(chart / "values.yaml"),
+                                       "--values", str(chart / "values-prod.yaml")]
+
+
+def test_without_helm_the_templates_are_skipped_with_a_note(tmp_path: Path) -> None:
+    shutil.copytree(HELM / "trainer", tmp_path / "charts" / "trainer")
+    (tmp_path / ".mlops-lint.yaml").write_text("helm: {enabled: auto, command: [no-such-helm, template]}\n")
+    code, report = lint(tmp_path, "charts", "--no-cache")
+    assert where(report) == []
+    assert [n["message"].split(";")[0] for n in report["notes"]] == ["Helm chart templates skipped"]

@@ -31,7 +31,8 @@ class Builds:
     raw_only: frozenset[str] = frozenset()  # display paths linted through a build
     errors: list[tuple[Result, None]] = field(default_factory=list)  # SCH001 of roots that failed to build
     notes: list[Note] = field(default_factory=list)
-    helm: tuple[str, Any] | None = None  # (stdin's display path, linter.sources.helm.HelmMapper) of rendered output
+    helm: dict[str, Any] = field(default_factory=dict)  # path -> linter.sources.helm.HelmMapper of rendered output
+    rendered: set[str] = field(default_factory=set)  # charts' templates folders rendered (absolute)
 
     @property
     def signature(self) -> str:
@@ -43,7 +44,7 @@ class Builds:
 
     @property
     def virtual(self) -> set[str]:
-        return set(self.mappers)
+        return set(self.mappers) | {path for path in self.helm if path.startswith("<helm template ")}
 
 
 def settings(config: Config) -> tuple[str, tuple[str, ...] | None, float]:
@@ -61,8 +62,9 @@ def _error(root: kz.Root, message: str) -> tuple[Result, None]:
 def plan(items: list[tuple[SourceFile, str]], config: Config, cwd: Path, jobs: int,
          cache_dir: Path | None, targets: set[str]) -> Builds:
     """The run's roots built (or read from the build cache), with the notes and errors they give."""
-    enabled, configured, timeout = settings(config)
     out = Builds()
+    _helm_charts(out, items, config, cwd, jobs, cache_dir, targets)
+    enabled, configured, timeout = settings(config)
     if enabled == "never":
         return out
     display_of = {os.path.realpath(source.path): display for source, display in items}
@@ -140,6 +142,73 @@ def plan(items: list[tuple[SourceFile, str]], config: Config, cwd: Path, jobs: i
     return out
 
 
+def _helm_charts(out: Builds, items: list[tuple[SourceFile, str]], config: Config, cwd: Path, jobs: int,
+                 cache_dir: Path | None, targets: set[str]) -> None:
+    """With ``helm: {enabled: auto}`` and a ``helm`` on PATH, each chart of the project rendered
+    (``helm template`` with ``values.yaml`` and the configured ``values`` files) and linted as
+    rendered output is (:mod:`linter.sources.helm`); without one, the discovery's note stands."""
+    import shutil
+
+    from linter.sources import helm
+
+    section = config.helm or {}
+    if section.get("enabled", "never") != "auto":
+        return
+    configured = section.get("command")
+    program = shutil.which(configured[0] if configured else "helm")
+    if program is None:
+        return
+    command = [program, *(configured[1:] if configured else ["template"])]
+    values = ["values.yaml", *section.get("values", [])]
+    timeout = float(section.get("timeout", kz.DEFAULT_TIMEOUT))
+    charts = [chart for chart in helm.find_charts((str(source.path), display) for source, display in items)
+              if any(display == chart[1] or display.startswith(chart[1].rstrip("/") + "/") for display in targets)
+              or chart[1] == "."]
+    if not charts:
+        return
+    cache = kz.BuildCache(cache_dir)
+
+    def rendered(chart: tuple[str, str]) -> tuple[bytes | None, str | None]:
+        from linter.digest import digest, digest_text
+        from linter.sources.files import Unreadable, read_source
+
+        key = None
+        if cache.folder is not None:
+            parts = [*command, *values, chart[0]]
+            for path in helm.chart_inputs(chart[0]):
+                try:
+                    parts.append(f"{path}:{digest(read_source(path))}")
+                except Unreadable:
+                    parts.append(f"{path}:unread")
+            key = "helm-" + digest_text(*parts)
+            found = cache.get(key)
+            if found is not None:
+                return found, None
+        output, error = helm.render(chart[0], command, values, timeout)
+        if output is not None and key is not None:
+            cache.put(key, output)
+        return output, error
+
+    from concurrent.futures import ThreadPoolExecutor
+
+    from linter.sources.files import load_bytes
+
+    with ThreadPoolExecutor(max_workers=max(1, min(jobs, len(charts)))) as pool:
+        outputs = list(pool.map(rendered, charts))
+    for (folder, display), (output, error) in zip(charts, outputs):
+        chart_file = f"{display}/Chart.yaml" if display != "." else "Chart.yaml"
+        if output is None:
+            out.errors.append((Result("SCH001", "parse-error", config.severity.get("SCH001", "error"),
+                                      f"helm template failed: {error}", chart_file, FILE_START, None,
+                                      ("helm", str(error))), None))
+            continue
+        virtual = f"<helm template {display}>"
+        mapper = helm.HelmMapper(output.decode("utf-8", "replace"), folder, os.fspath(cwd))
+        out.helm[virtual] = mapper
+        out.documents.append((load_bytes(output, virtual, "k8s"), output, True))
+        out.rendered.add(os.path.join(folder, "templates"))
+
+
 def with_helm(builds: Builds, stdin: tuple[str, bytes] | None, shown: str, cwd: Path) -> None:
     """Rendered Helm output on stdin (its ``# Source:`` comments) mapped back to the templates."""
     if stdin is None or b"# Source: " not in stdin[1]:
@@ -149,7 +218,7 @@ def with_helm(builds: Builds, stdin: tuple[str, bytes] | None, shown: str, cwd: 
     mapper = helm.HelmMapper(stdin[1].decode("utf-8", "replace"), helm.chart_folder(stdin[0], os.fspath(cwd)),
                              os.fspath(cwd))
     if mapper:
-        builds.helm = (shown, mapper)
+        builds.helm[shown] = mapper
 
 
 def remap_pairs(pairs: list[tuple[Result, Any]], builds: Builds | None) -> list[tuple[Result, Any]]:
@@ -157,10 +226,10 @@ def remap_pairs(pairs: list[tuple[Result, Any]], builds: Builds | None) -> list[
         return pairs
     if builds.mappers:
         pairs = kz.remap(pairs, builds.mappers)
-    if builds.helm is not None:
+    if builds.helm:
         from linter.sources import helm
 
-        pairs = helm.remap(pairs, *builds.helm)
+        pairs = helm.remap(pairs, builds.helm)
     return pairs
 
 
@@ -169,8 +238,8 @@ def remap_directives(directives: list, builds: Builds | None) -> list:
         return directives
     if builds.mappers:
         directives = [kz.remap_directive(directive, builds.mappers) for directive in directives]
-    if builds.helm is not None:
+    if builds.helm:
         from linter.sources import helm
 
-        directives = [helm.remap_directive(directive, *builds.helm) for directive in directives]
+        directives = [helm.remap_directive(directive, builds.helm) for directive in directives]
     return directives

@@ -156,6 +156,8 @@ def _lint_project(project: Project, rules: list, key: str, request: LintRequest,
         with_helm(builds, request.stdin, stdin[0].path, cwd)
     if notes is not None:
         notes.extend(builds.notes)
+    if builds.rendered:  # the charts rendered: the discovery's "templates skipped" notes no longer hold
+        project.targets.notes[:] = [n for n in project.targets.notes if os.path.abspath(n.path) not in builds.rendered]
     built = {document.path for document, _, targeted in builds.documents if targeted}
     job = Job(rules, config, request.registry, target_paths | built, key, builds.raw_only)
     return run(items, stdin, job, request.jobs, cache, request.keep, builds)

@@ -148,21 +148,78 @@ def _shared(a: list[str], b: list[str]) -> int:
     return count
 
 
-def remap(pairs: list[tuple[Any, Any]], path: str, mapper: HelmMapper) -> list[tuple[Any, Any]]:
+def remap(pairs: list[tuple[Any, Any]], mappers: dict[str, HelmMapper]) -> list[tuple[Any, Any]]:
     out = []
     for result, key in pairs:
-        found = mapper.locate(result.span) if result.path == path else None
+        mapper = mappers.get(result.path)
+        found = mapper.locate(result.span) if mapper is not None else None
         out.append((replace(result, path=found[0], span=found[1]), key) if found is not None else (result, key))
     return out
 
 
-def remap_directive(directive: Any, path: str, mapper: HelmMapper) -> Any:
+def remap_directive(directive: Any, mappers: dict[str, HelmMapper]) -> Any:
     """A suppression comment of the rendered output moved to its template line (the lines it
     covers move with it)."""
-    if directive.path != path:
-        return directive
-    found = mapper.locate(directive.span)
+    mapper = mappers.get(directive.path)
+    found = mapper.locate(directive.span) if mapper is not None else None
     if found is None:
         return directive
     shift = found[1].line - directive.span.line
     return replace(directive, path=found[0], span=found[1], lines=frozenset(line + shift for line in directive.lines))
+
+
+# ---------------------------------------------------------------------------------------------
+# Rendering the project's charts (config ``helm: {enabled: auto}`` and a ``helm`` on PATH)
+
+
+def find_charts(files: Any) -> list[tuple[str, str]]:
+    """The charts among a project's files, ``(absolute folder, display folder)``: each folder
+    whose ``Chart.yaml`` is a file of the project and that holds ``templates/`` (a subchart under
+    another chart's ``charts/`` is rendered with its parent)."""
+    found = []
+    for absolute, display in files:
+        if os.path.basename(absolute) == "Chart.yaml" and os.path.isdir(os.path.join(os.path.dirname(absolute),
+                                                                                       "templates")):
+            found.append((os.path.dirname(absolute), os.path.dirname(display) or "."))
+    folders = {folder for folder, _ in found}
+
+    def nested(folder: str) -> bool:
+        parent = os.path.dirname(folder)
+        return os.path.basename(parent) == "charts" and os.path.dirname(parent) in folders
+
+    return sorted((c for c in found if not nested(c[0])), key=lambda c: c[1])
+
+
+def chart_inputs(folder: str) -> list[str]:
+    """Every file of a chart (what its rendering may read), sorted."""
+    out = []
+    for inner, dirs, names in os.walk(folder, followlinks=False):
+        dirs.sort()
+        out.extend(os.path.join(inner, name) for name in sorted(names))
+    return out
+
+
+def render(folder: str, command: list[str], values: list[str], timeout: float) -> tuple[bytes | None, str | None]:
+    """``helm template`` of one chart with its values files (output, or the error's message)."""
+    import subprocess
+
+    from linter.sources.kustomize import MAX_OUTPUT, build_environment
+
+    arguments = [*command, folder]
+    for name in values:
+        path = os.path.join(folder, name)
+        if os.path.isfile(path):
+            arguments += ["--values", path]
+    try:
+        done = subprocess.run(arguments, cwd=folder, env=build_environment(), stdin=subprocess.DEVNULL,
+                              capture_output=True, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired:
+        return None, f"helm template did not finish in {timeout:g} s"
+    except OSError as exc:
+        return None, f"could not run {command[0]}: {exc.strerror or exc}"
+    if done.returncode != 0:
+        text = " ".join(done.stderr.decode("utf-8", "replace").split()) or "no message"
+        return None, text if len(text) <= 600 else text[:599] + "…"
+    if len(done.stdout) > MAX_OUTPUT:
+        return None, f"the rendered output is over {MAX_OUTPUT >> 20} MB: not linted"
+    return done.stdout, None

@@ -42,7 +42,7 @@ from linter.model.document import K8S, Document, K8sObject
 from linter.model.position import FILE_START, Span
 from linter.model.tree import YMap, YSeq
 
-NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+from linter.validation.kustomize import KUSTOMIZATION_NAMES as NAMES  # noqa: E402 - the one list of names
 ORIGIN = "config.kubernetes.io/origin"
 BUILD_ANNOTATIONS = (ORIGIN, "alpha.config.kubernetes.io/transformations")
 DEFAULT_TIMEOUT = 60.0
@@ -290,7 +290,7 @@ def find_command(configured: tuple[str, ...] | None = None) -> list[str] | None:
     return None
 
 
-def _environment() -> dict[str, str]:
+def build_environment() -> dict[str, str]:
     """The build's environment: no network of its own (proxies that lead nowhere), no prompts."""
     env = {key: value for key, value in os.environ.items() if not key.upper().endswith("_PROXY")}
     nowhere = "http://127.0.0.1:9"
@@ -336,7 +336,7 @@ def build(root: Root, command: list[str], timeout: float) -> BuildOutcome:
         with open(os.path.join(folder, "kustomization.yaml"), "w", encoding="utf-8") as handle:
             handle.write(f"resources:\n- {_quoted(relative)}\nbuildMetadata: [originAnnotations]\n")
         try:
-            done = subprocess.run([*command, folder], cwd=folder, env=_environment(), stdin=subprocess.DEVNULL,
+            done = subprocess.run([*command, folder], cwd=folder, env=build_environment(), stdin=subprocess.DEVNULL,
                                   capture_output=True, timeout=timeout, check=False)
         except subprocess.TimeoutExpired:
             return BuildOutcome(root, error=f"{' '.join(os.path.basename(c) if i == 0 else c for i, c in enumerate(command))}"
