@@ -339,3 +339,21 @@ def test_without_helm_the_templates_are_skipped_with_a_note(tmp_path: Path) -> N
     code, report = lint(tmp_path, "charts", "--no-cache")
     assert where(report) == []
     assert [n["message"].split(";")[0] for n in report["notes"]] == ["Helm chart templates skipped"]
+
+
+@needs_build
+def test_a_hostile_kustomization_is_a_finding_not_a_traceback(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    shutil.copy(FIXTURE / "base" / "job.yaml", tmp_path / "a" / "job.yaml")
+    (tmp_path / "a" / "kustomization.yaml").write_text(
+        'resources: [job.yaml, 5, {x: 1}]\nimages: "x"\nnamespace: [1]\n'
+        'patches:\n- {path: 5}\n- "str"\n- patch: "{{{"\n  target: {kind: Job, name: "(["}\n'
+        'patchesStrategicMerge: [{}, "kind: Job"]\n'
+        'configMapGenerator: [5, {files: [7, "a=nope"]}]\n')
+    code, report = lint(tmp_path, "a", "--no-cache")
+    errors = [(f["path"], f["line"], f["rule"]) for f in report["findings"] if f["rule"] == "SCH001"]
+    assert errors == [("a/kustomization.yaml", 10, "SCH001")]  # at the field kustomize names
+    assert "configMapGenerator" in report["findings"][0]["message"] or any(
+        "configMapGenerator" in f["message"] for f in report["findings"])
+    assert ("a/job.yaml", 35, 13, "GPU005") in where(report)  # not built: linted as it is
+    assert code == 1

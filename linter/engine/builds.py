@@ -128,8 +128,8 @@ def plan(items: list[tuple[SourceFile, str]], config: Config, cwd: Path, jobs: i
         if built.error is not None or built.output is None:
             if targeted(root):
                 result, _ = _error(root, f"kustomize build failed: {built.error}")
-                out.errors.append((Result(result.rule, result.slug, severity, result.message, result.path, result.span,
-                                          None, result.node), None))
+                out.errors.append((Result(result.rule, result.slug, severity, result.message, result.path,
+                                          kz.error_span(root, built.error), None, result.node), None))
             continue
         virtual = kz.virtual_path(root)
         output = built.output

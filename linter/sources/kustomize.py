@@ -246,17 +246,15 @@ def find_roots(files: Iterable[tuple[str, str]]) -> list[Root]:
     """The roots among a project's files (``(absolute path, display path)`` pairs; a folder's
     ``Kustomization`` without a suffix is looked for beside them), sorted by display path."""
     display_of: dict[str, str] = {}
-    folders: set[str] = set()
+    folders: dict[str, str] = {}  # folder -> the display folder of a file in it
     for absolute, display in files:
-        folders.add(os.path.dirname(absolute))
+        folders.setdefault(os.path.dirname(absolute), os.path.dirname(display))
         if os.path.basename(absolute) in NAMES:
             display_of.setdefault(os.path.realpath(absolute), display)
-    for folder in sorted(folders):
+    for folder, shown in sorted(folders.items()):  # `Kustomization` has no suffix: not discovered
         plain = os.path.join(folder, "Kustomization")
-        if plain not in display_of and os.path.isfile(plain) and os.path.realpath(plain) not in display_of:
-            siblings = [d for a, d in files if os.path.dirname(a) == folder][:1]
-            base = os.path.dirname(siblings[0]) if siblings else ""
-            display_of[os.path.realpath(plain)] = f"{base}/Kustomization" if base else "Kustomization"
+        if os.path.isfile(plain) and os.path.realpath(plain) not in display_of:
+            display_of[os.path.realpath(plain)] = f"{shown}/Kustomization" if shown else "Kustomization"
     known: dict[str, Kustomization] = {path: read_kustomization(path) for path in sorted(display_of)}
     referenced = {child for k in known.values() for child in k.children}
     roots = []
@@ -311,13 +309,23 @@ def _error_text(stderr: str, relative: str, root: Root) -> str:
     # the wrapper's own level of the chain ("accumulating resources from ROOT: … recursed accumulation
     # of path ROOT: "), which the user never wrote
     wrapped = re.match(r"accumulating resources: accumulation err='accumulating resources from '[^']*': '[^']*' "
-                       r"must resolve to a file': recursed accumulation of path '[^']*': (.*)'$", text, re.DOTALL)
+                       r"must resolve to a file': (?:recursed accumulation of path '[^']*': )?(.*?)'?$", text, re.DOTALL)
     if wrapped:
         text = wrapped.group(1)
     text = text.replace(relative, root.folder_display).replace(root.folder, root.folder_display)
     text = " ".join(text.split())
     # kustomize nests its causes: the innermost (the end) names the file that is wrong
     return text if len(text) <= 600 else f"{text[:150]} … {text[-440:]}"
+
+
+def error_span(root: Root, message: str) -> Span:
+    """Where in the root's kustomization a build error is: the field kustomize's message names
+    (``Go struct field Kustomization.configMapGenerator``), else the file's start."""
+    own = root.chain[-1].tree if root.chain else None
+    named = re.search(r"\bKustomization\.(\w+)", message)
+    if own is not None and named and named.group(1) in own:
+        return own.key_span(named.group(1))
+    return FILE_START
 
 
 @dataclass
@@ -775,6 +783,14 @@ class Mapper:
                     return kustomization, item.value_span("name")
         return kustomization, FILE_START
 
+    def safe_locate(self, span: Span) -> tuple[str, Span]:
+        """:meth:`locate`, or the root's kustomization should mapping fail on odd input (a finding
+        is never lost, nor the run stopped, by where it is reported)."""
+        try:
+            return self.locate(span)
+        except Exception:  # noqa: BLE001 - see above
+            return self.root.display, FILE_START
+
     def locate(self, span: Span) -> tuple[str, Span]:
         """Where a built position is edited: (display path, span)."""
         index = self._object_at(span.line)
@@ -822,7 +838,7 @@ def remap(pairs: Iterable[tuple[Any, Any]], mappers: dict[str, Mapper]) -> list[
         if mapper is None:
             out.append((result, key))
             continue
-        path, span = mapper.locate(result.span)
+        path, span = mapper.safe_locate(result.span)
         same = (result.rule, path, span, result.message)
         if same in merged:
             merged[same][1].append(mapper.root)
@@ -844,7 +860,7 @@ def remap_directive(directive: Any, mappers: dict[str, Mapper]) -> Any:
     mapper = mappers.get(directive.path)
     if mapper is None:
         return directive
-    path, span = mapper.locate(directive.span)
+    path, span = mapper.safe_locate(directive.span)
     return replace(directive, path=path, span=span)
 
 
