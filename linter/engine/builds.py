@@ -54,9 +54,8 @@ def settings(config: Config) -> tuple[str, tuple[str, ...] | None, float]:
             float(section.get("timeout", kz.DEFAULT_TIMEOUT)))
 
 
-def _error(root: kz.Root, message: str) -> tuple[Result, None]:
-    return (Result("SCH001", "parse-error", "error", message, root.display, FILE_START, None,
-                   ("kustomize", message)), None)
+def _error(root: kz.Root, message: str, severity: str, span: Any = FILE_START) -> tuple[Result, None]:
+    return (Result("SCH001", "parse-error", severity, message, root.display, span, None, ("kustomize", message)), None)
 
 
 def plan(items: list[tuple[SourceFile, str]], config: Config, cwd: Path, jobs: int,
@@ -93,7 +92,7 @@ def plan(items: list[tuple[SourceFile, str]], config: Config, cwd: Path, jobs: i
                                                 "which mlops-lint does not run; its files are linted as they are"))
         elif command is None and enabled == "always":
             out.errors.append(_error(root, "kustomize.enabled is always, but no kustomize or kubectl was found on "
-                                           "PATH (set kustomize.command or install one)"))
+                                           "PATH (set kustomize.command or install one)", severity))
         elif command is None:
             out.notes.append(Note(root.display, "kustomize build not run: no kustomize or kubectl found on PATH; its "
                                                 "files are linted as they are (set kustomize.command to build it)"))
@@ -127,9 +126,8 @@ def plan(items: list[tuple[SourceFile, str]], config: Config, cwd: Path, jobs: i
         built = outputs[root.path]
         if built.error is not None or built.output is None:
             if targeted(root):
-                result, _ = _error(root, f"kustomize build failed: {built.error}")
-                out.errors.append((Result(result.rule, result.slug, severity, result.message, result.path,
-                                          kz.error_span(root, built.error), None, result.node), None))
+                out.errors.append(_error(root, f"kustomize build failed: {built.error}", severity,
+                                         kz.error_span(root, built.error)))
             continue
         virtual = kz.virtual_path(root)
         output = built.output

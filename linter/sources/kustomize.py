@@ -548,12 +548,11 @@ def resolve(source: Any, built: Any, path: tuple, on_key: bool, shift: tuple[int
         if isinstance(source, YMap) and isinstance(key, str):
             if key not in source:
                 break
-            span = source.kspans.get(key) if (last and on_key) or not isinstance(source[key], (YMap, YSeq)) \
-                else source.kspans.get(key, source.span)
-            if last and not on_key:
-                span = source.vspans.get(key) or source.kspans.get(key, source.span)
+            # a key the finding is on, or a parent the path goes on through: the key; a value: the value
+            span = source.vspans.get(key) if last and not on_key else None
+            span = span or source.kspans.get(key, source.span)
             value = source[key]
-            found = Match(depth, _shift(span or source.span, shift), value, last)
+            found = Match(depth, _shift(span, shift), value, last)
             source, built = value, built.get(key) if isinstance(built, dict) else None
         elif isinstance(source, YSeq) and isinstance(key, int) and isinstance(built, YSeq):
             position = _merge_index(source, built, key)
@@ -715,9 +714,8 @@ class Mapper:
                 if inner is None:
                     continue
                 found = Match(len(pointer) + inner.depth, inner.span, inner.value, inner.full)
-            if found.full and (best is None or not best.full or True):
-                best = found
-            elif best is None or (not best.full and found.depth > best.depth):
+            # the last op that sets the whole path wins (later ops overwrite earlier ones), else the deepest
+            if found.full or best is None or (not best.full and found.depth > best.depth):
                 best = found
         return best
 
