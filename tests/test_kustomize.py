@@ -357,3 +357,13 @@ def test_a_hostile_kustomization_is_a_finding_not_a_traceback(tmp_path: Path) ->
         "configMapGenerator" in f["message"] for f in report["findings"])
     assert ("a/job.yaml", 35, 13, "GPU005") in where(report)  # not built: linted as it is
     assert code == 1
+
+
+@needs_build
+def test_an_annotation_in_the_base_suppresses_on_every_built_object(project: Path) -> None:
+    job = project / "k" / "base" / "job.yaml"
+    job.write_text(job.read_text().replace("  name: train\n", "  name: train\n  annotations:\n"
+                                           "    ignore-check.mlops-lint.io/GPU003: the test's own\n", 1))
+    _, report = lint(project, "k", "--no-cache")
+    assert [(f["path"], f["line"], f["rule"], f["suppressed"]) for f in report["findings"]] == [
+        ("k/overlays/prod/gpu-limit.yaml", 12, "GPU003", True)]

@@ -474,12 +474,8 @@ def strip_origins(document: Document, wrapper: str) -> list[Origin]:
 
 
 def _contains(span: Span, line: int, col: int) -> bool:
-    if line < span.line or line > span.end_line:
-        return False
-    if line == span.line and col < span.col:
-        return False
-    return not (line == span.end_line and col >= span.end_col and span.end_line > span.line) and \
-        not (line == span.end_line == span.line and col >= span.end_col)
+    """Whether a position is inside a span (its end is exclusive)."""
+    return (span.line, span.col) <= (line, col) < (span.end_line, span.end_col)
 
 
 def node_at(body: YMap, line: int, col: int) -> tuple[tuple, bool]:
@@ -631,9 +627,11 @@ class Mapper:
         return self._files[path]
 
     def _object_at(self, line: int) -> int | None:
+        """The built object a line is in (a block mapping's span starts at its first key and ends
+        where the next document starts, exclusive)."""
         for index, obj in enumerate(self.document.objects):
             span = obj.body.span
-            if span.line <= line <= span.end_line:
+            if _contains(span, line, 1) or _contains(span, line, span.col):
                 return index
         return None
 
@@ -696,7 +694,8 @@ class Mapper:
             return tree.get("kind") in (None, built.kind) and (name is None or name in names)
         return False
 
-    def _json_patch(self, ops: YSeq, built: K8sObject, path: tuple, shift: tuple[int, int]) -> Match | None:
+    def _json_patch(self, ops: YSeq, built: K8sObject, path: tuple, on_key: bool, shift: tuple[int, int]
+                    ) -> Match | None:
         best: Match | None = None
         for _, op in ops.maps():
             if op.get("op") not in ("add", "replace") or not isinstance(op.get("path"), str):
@@ -710,7 +709,7 @@ class Mapper:
             if not rest:
                 found = Match(len(path), _shift(op.value_span("value"), shift), value, True)
             else:
-                inner = resolve(value, built_value, rest, False, shift)
+                inner = resolve(value, built_value, rest, on_key, shift)
                 if inner is None:
                     continue
                 found = Match(len(pointer) + inner.depth, inner.span, inner.value, inner.full)
@@ -730,8 +729,8 @@ class Mapper:
                     if isinstance(tree, YSeq):
                         if not patch.target:
                             continue
-                        found = self._json_patch(tree, built, path, shift) if self._targets(patch, None, built,
-                                                                                              source) else None
+                        found = (self._json_patch(tree, built, path, on_key, shift)
+                                 if self._targets(patch, None, built, source) else None)
                     elif isinstance(tree, YMap) and self._targets(patch, tree, built, source):
                         found = resolve(tree, built.body, path, on_key, shift)
                     else:
