@@ -145,7 +145,7 @@ def test_without_a_command_files_are_linted_raw_with_a_note_per_root(project: Pa
 
 
 def test_always_without_a_command_is_an_error_per_root(project: Path) -> None:
-    (project / ".mlops-lint.yaml").write_text("kustomize: {enabled: always, command: [no-such-kustomize, build]}\n")
+    (project / ".mlops-lint.yaml").write_text("kustomize: {enabled: always, command: [/no/such/kustomize, build]}\n")
     code, report = lint(project, "k", "--no-cache")
     errors = [(f["path"], f["rule"]) for f in report["findings"] if "kustomize.enabled is always" in f["message"]]
     assert errors == [(f"k/overlays/{name}/kustomization.yaml", "SCH001") for name in ("dev", "prod", "staging")]
@@ -179,10 +179,11 @@ def test_a_remote_base_is_not_built(tmp_path: Path) -> None:
 @needs_build
 def test_builds_are_cached_by_their_inputs(project: Path) -> None:
     log = project / "calls.log"
-    stand_in = project / "counting-kustomize"
-    stand_in.write_text(f"#!/bin/sh\necho \"$@\" >> {log}\nexec {' '.join(COMMAND)} \"$@\"\n")
+    (project / "bin").mkdir()
+    stand_in = project / "bin" / "kustomize"  # a kustomize that counts its calls
+    stand_in.write_text(f"#!/bin/sh\necho \"$@\" >> {log}\nshift\nexec {' '.join(COMMAND)} \"$@\"\n")
     stand_in.chmod(0o755)
-    (project / ".mlops-lint.yaml").write_text(f"kustomize: {{command: [{stand_in}]}}\n")
+    (project / ".mlops-lint.yaml").write_text(f"kustomize: {{command: [{stand_in}, build]}}\n")
     cache = project / "cache"
     first = lint(project, "k", "--cache-dir", str(cache))
     assert len(log.read_text().splitlines()) == 3  # one build per root
@@ -335,7 +336,7 @@ def test_charts_are_rendered_with_helm_when_configured(tmp_path: Path) -> None:
 
 def test_without_helm_the_templates_are_skipped_with_a_note(tmp_path: Path) -> None:
     shutil.copytree(HELM / "trainer", tmp_path / "charts" / "trainer")
-    (tmp_path / ".mlops-lint.yaml").write_text("helm: {enabled: auto, command: [no-such-helm, template]}\n")
+    (tmp_path / ".mlops-lint.yaml").write_text("helm: {enabled: auto, command: [/no/such/helm, template]}\n")
     code, report = lint(tmp_path, "charts", "--no-cache")
     assert where(report) == []
     assert [n["message"].split(";")[0] for n in report["notes"]] == ["Helm chart templates skipped"]
@@ -367,3 +368,14 @@ def test_an_annotation_in_the_base_suppresses_on_every_built_object(project: Pat
     _, report = lint(project, "k", "--no-cache")
     assert [(f["path"], f["line"], f["rule"], f["suppressed"]) for f in report["findings"]] == [
         ("k/overlays/prod/gpu-limit.yaml", 12, "GPU003", True)]
+
+
+@pytest.mark.parametrize("command", [["sh", "-c", "touch pwned"], ["kubectl", "apply", "-k"],
+                                     ["kustomize", "build", "--enable-exec"], ["./bin/kustomize", "build"]])
+def test_a_config_cannot_make_the_linter_run_another_program(project: Path, command: list[str]) -> None:
+    (project / ".mlops-lint.yaml").write_text(f"kustomize: {{command: {json.dumps(command)}}}\n")
+    code, report = lint(project, "k", "--no-cache")
+    refused = [f for f in report["findings"] if f["message"].startswith("kustomize.command not run: ")]
+    assert [f["path"] for f in refused] == [f"k/overlays/{name}/kustomization.yaml" for name in ("dev", "prod", "staging")]
+    assert not (project / "pwned").exists()
+    assert code == 1

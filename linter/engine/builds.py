@@ -78,7 +78,12 @@ def plan(items: list[tuple[SourceFile, str]], config: Config, cwd: Path, jobs: i
     def targeted(root: kz.Root) -> bool:
         return root.display in targets or any(shown(path) in targets for path in root.inputs)
 
-    command = kz.find_command(configured)
+    try:
+        command = kz.find_command(configured)
+    except kz.CommandRefused as refused:
+        out.errors.extend(_error(root, f"kustomize.command not run: {refused}", severity)
+                          for root in roots if targeted(root))
+        return out
     buildable = []
     for root in roots:
         if not targeted(root):
@@ -145,18 +150,21 @@ def _helm_charts(out: Builds, items: list[tuple[SourceFile, str]], config: Confi
     """With ``helm: {enabled: auto}`` and a ``helm`` on PATH, each chart of the project rendered
     (``helm template`` with ``values.yaml`` and the configured ``values`` files) and linted as
     rendered output is (:mod:`linter.sources.helm`); without one, the discovery's note stands."""
-    import shutil
-
     from linter.sources import helm
 
     section = config.helm or {}
     if section.get("enabled", "never") != "auto":
         return
-    configured = section.get("command")
-    program = shutil.which(configured[0] if configured else "helm")
-    if program is None:
+    configured = list(section.get("command") or ["helm", "template"])
+    try:
+        kz.check_command(configured, {"helm": "template"})
+    except kz.CommandRefused as refused:
+        out.notes.append(Note(configured[0], f"helm.command not run: {refused}; chart templates are skipped"))
         return
-    command = [program, *(configured[1:] if configured else ["template"])]
+    program = configured[0] if os.path.isabs(configured[0]) else kz.on_path(configured[0])
+    if program is None or not os.access(program, os.X_OK):
+        return
+    command = [program, *configured[1:]]
     values = ["values.yaml", *section.get("values", [])]
     timeout = float(section.get("timeout", kz.DEFAULT_TIMEOUT))
     charts = [chart for chart in helm.find_charts((str(source.path), display) for source, display in items)

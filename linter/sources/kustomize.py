@@ -273,18 +273,52 @@ def find_roots(files: Iterable[tuple[str, str]]) -> list[Root]:
 # Building
 
 
+# the builds a config may name: the program (by name on PATH, or an absolute path) and its
+# subcommand, with nothing after them that would let the tree run code (exec plugins, Helm) or
+# reach a cluster: kustomize's build is read-only and local when given only a folder
+_BUILDERS = {"kustomize": "build", "kubectl": "kustomize"}
+_SAFE_FLAG = re.compile(r"^--(?:load-restrictor|load_restrictor)(?:=LoadRestrictions\w+)?$|^LoadRestrictions\w+$")
+
+
+class CommandRefused(ValueError):
+    """A configured build command mlops-lint will not run (the message says why)."""
+
+
+def on_path(name: str) -> str | None:
+    """``name`` found on PATH's absolute folders only (a relative entry such as ``.`` would let
+    the linted tree supply the program)."""
+    folders = [entry for entry in os.environ.get("PATH", "").split(os.pathsep) if os.path.isabs(entry)]
+    return shutil.which(name, path=os.pathsep.join(folders)) if folders else None
+
+
+def check_command(configured: tuple[str, ...] | list[str], programs: dict[str, str] = _BUILDERS) -> None:
+    """Refuse a configured command that is not one of ``programs`` with its subcommand (and
+    only load-restrictor flags after it): a config comes with the tree it lints, and must not
+    make the linter run what the tree chooses."""
+    name = os.path.basename(configured[0])
+    if name not in programs or len(configured) < 2 or configured[1] != programs[name]:
+        shapes = ", ".join(f"[{program}, {sub}]" for program, sub in programs.items())
+        raise CommandRefused(f"the command {list(configured)!r} is not one mlops-lint runs (one of {shapes})")
+    if os.sep in configured[0] and not os.path.isabs(configured[0]):
+        raise CommandRefused(f"the program {configured[0]!r} must be a name on PATH or an absolute path")
+    for flag in configured[2:]:
+        if not _SAFE_FLAG.match(flag):
+            raise CommandRefused(f"the flag {flag!r} is not one mlops-lint passes (only --load-restrictor)")
+
+
 def find_command(configured: tuple[str, ...] | None = None) -> list[str] | None:
-    """The build command: the configured one (its program found on PATH or given as a path),
-    else ``kustomize build``, else ``kubectl kustomize``; None when none is found."""
+    """The build command: the configured one (its program found on PATH or given as an absolute
+    path; see :func:`check_command`), else ``kustomize build``, else ``kubectl kustomize``; None
+    when none is found."""
     if configured:
-        program = shutil.which(configured[0])
+        check_command(configured)
+        program = configured[0] if os.path.isabs(configured[0]) and os.access(configured[0], os.X_OK) \
+            else on_path(configured[0])
         return [program, *configured[1:]] if program else None
-    kustomize = shutil.which("kustomize")
-    if kustomize:
-        return [kustomize, "build"]
-    kubectl = shutil.which("kubectl")
-    if kubectl:
-        return [kubectl, "kustomize"]
+    for name, sub in _BUILDERS.items():
+        program = on_path(name)
+        if program:
+            return [program, sub]
     return None
 
 
@@ -358,8 +392,16 @@ def build(root: Root, command: list[str], timeout: float) -> BuildOutcome:
             return BuildOutcome(root, error=f"the build's output is over {MAX_OUTPUT >> 20} MB: not linted",
                                 wrapper=folder)
         return BuildOutcome(root, output=done.stdout, wrapper=folder)
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+    finally:  # the wrapper is the folder's one file: removed by its absolute path, then the folder
+        for leftover in (os.path.join(folder, "kustomization.yaml"),):
+            try:
+                os.remove(leftover)
+            except OSError:
+                pass
+        try:
+            os.rmdir(folder)
+        except OSError:
+            pass
 
 
 def _quoted(text: str) -> str:
