@@ -19,7 +19,7 @@ from linter.discover import SourceFile, display_path
 from linter.model.document import Document
 from linter.model.position import FILE_START
 from linter.result import Note, Result
-from linter.sources import kustomize as kz
+from linter.validation.kustomize import KUSTOMIZATION_NAMES
 
 ENABLED = ("auto", "always", "never")
 
@@ -27,7 +27,7 @@ ENABLED = ("auto", "always", "never")
 @dataclass
 class Builds:
     documents: list[tuple[Document, bytes, bool]] = field(default_factory=list)  # (built, output, targeted)
-    mappers: dict[str, kz.Mapper] = field(default_factory=dict)  # virtual path -> its mapper
+    mappers: dict[str, Any] = field(default_factory=dict)  # virtual path -> its mapper
     raw_only: frozenset[str] = frozenset()  # display paths linted through a build
     errors: list[tuple[Result, None]] = field(default_factory=list)  # SCH001 of roots that failed to build
     notes: list[Note] = field(default_factory=list)
@@ -47,14 +47,28 @@ class Builds:
         return set(self.mappers) | {path for path in self.helm if path.startswith("<helm template ")}
 
 
+def _any_named(items: list[tuple[SourceFile, str]], names: tuple[str, ...], folders: bool = False) -> bool:
+    """Whether a file of ``names`` is among the run's files (with ``folders``, or beside one: a
+    ``Kustomization`` has no suffix, so it is not discovered)."""
+    if any(source.path.name in names for source, _ in items):
+        return True
+    if folders:
+        for folder in {os.path.dirname(source.path) for source, _ in items}:
+            if any(os.path.isfile(os.path.join(folder, name)) for name in names if "." not in name):
+                return True
+    return False
+
+
 def settings(config: Config) -> tuple[str, tuple[str, ...] | None, float]:
     section = config.kustomize or {}
     command = section.get("command")
+    from linter.sources.kustomize import DEFAULT_TIMEOUT
+
     return (section.get("enabled", "auto"), tuple(command) if command else None,
-            float(section.get("timeout", kz.DEFAULT_TIMEOUT)))
+            float(section.get("timeout", DEFAULT_TIMEOUT)))
 
 
-def _error(root: kz.Root, message: str, severity: str, span: Any = FILE_START) -> tuple[Result, None]:
+def _error(root: Any, message: str, severity: str, span: Any = FILE_START) -> tuple[Result, None]:
     return (Result("SCH001", "parse-error", severity, message, root.display, span, None, ("kustomize", message)), None)
 
 
@@ -62,6 +76,10 @@ def plan(items: list[tuple[SourceFile, str]], config: Config, cwd: Path, jobs: i
          cache_dir: Path | None, targets: set[str]) -> Builds:
     """The run's roots built (or read from the build cache), with the notes and errors they give."""
     out = Builds()
+    if not _any_named(items, ("Chart.yaml",)) and not _any_named(items, KUSTOMIZATION_NAMES, folders=True):
+        return out  # the common case: nothing to build, nothing more imported
+    from linter.sources import kustomize as kz
+
     _helm_charts(out, items, config, cwd, jobs, cache_dir, targets)
     enabled, configured, timeout = settings(config)
     if enabled == "never":
@@ -75,7 +93,7 @@ def plan(items: list[tuple[SourceFile, str]], config: Config, cwd: Path, jobs: i
     def shown(path: str) -> str:
         return display_of.get(path) or display_path(Path(path), cwd)
 
-    def targeted(root: kz.Root) -> bool:
+    def targeted(root: Any) -> bool:
         return root.display in targets or any(shown(path) in targets for path in root.inputs)
 
     try:
@@ -151,6 +169,7 @@ def _helm_charts(out: Builds, items: list[tuple[SourceFile, str]], config: Confi
     (``helm template`` with ``values.yaml`` and the configured ``values`` files) and linted as
     rendered output is (:mod:`linter.sources.helm`); without one, the discovery's note stands."""
     from linter.sources import helm
+    from linter.sources import kustomize as kz
 
     section = config.helm or {}
     if section.get("enabled", "never") != "auto":
@@ -231,6 +250,8 @@ def remap_pairs(pairs: list[tuple[Result, Any]], builds: Builds | None) -> list[
     if builds is None:
         return pairs
     if builds.mappers:
+        from linter.sources import kustomize as kz
+
         pairs = kz.remap(pairs, builds.mappers)
     if builds.helm:
         from linter.sources import helm
@@ -243,6 +264,8 @@ def remap_directives(directives: list, builds: Builds | None) -> list:
     if builds is None:
         return directives
     if builds.mappers:
+        from linter.sources import kustomize as kz
+
         directives = [kz.remap_directive(directive, builds.mappers) for directive in directives]
     if builds.helm:
         from linter.sources import helm

@@ -32,9 +32,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
-import subprocess
-import tempfile
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable
 
@@ -287,6 +284,8 @@ class CommandRefused(ValueError):
 def on_path(name: str) -> str | None:
     """``name`` found on PATH's absolute folders only (a relative entry such as ``.`` would let
     the linted tree supply the program)."""
+    import shutil
+
     folders = [entry for entry in os.environ.get("PATH", "").split(os.pathsep) if os.path.isabs(entry)]
     return shutil.which(name, path=os.pathsep.join(folders)) if folders else None
 
@@ -372,6 +371,8 @@ class BuildOutcome:
 
 def build(root: Root, command: list[str], timeout: float) -> BuildOutcome:
     """One root built in a temporary folder (removed after); never raises."""
+    import subprocess  # here: a run without kustomizations never needs it
+    import tempfile
     folder = os.path.realpath(tempfile.mkdtemp(prefix="mlops-lint-kustomize-"))
     relative = os.path.relpath(root.folder, folder)
     try:
