@@ -42,6 +42,24 @@ class Builds:
 
         return cache_key(*sorted(self.raw_only), *(f"{d.path}:{content_digest(out)}" for d, out, _ in self.documents))
 
+    def shown(self, path: str) -> str:
+        """A virtual path as the user knows it: the root's kustomization (the chart's folder)."""
+        if path in self.mappers:
+            return self.mappers[path].root.display
+        if path.startswith("<helm template ") and path in self.helm:
+            return path[len("<helm template "):-1]
+        return path
+
+    def shown_in(self, text: str) -> str:
+        """A message with the virtual paths it names put as the user knows them."""
+        if "<" not in text:
+            return text
+        import re
+
+        for path in self.virtual:  # a line of the built output means nothing to the user: dropped
+            text = re.sub(re.escape(path) + r"(?::\d+)?", lambda _, p=path: self.shown(p), text)
+        return text
+
     @property
     def virtual(self) -> set[str]:
         return set(self.mappers) | {path for path in self.helm if path.startswith("<helm template ")}

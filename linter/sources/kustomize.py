@@ -442,7 +442,8 @@ def split_cached(data: bytes) -> tuple[str, bytes]:
 
 
 class BuildCache:
-    """Build outputs kept as files in the result cache's folder (``kustomize/<key>.yaml``)."""
+    """Build outputs kept as files in the result cache's folder (``kustomize/<key>.out``: a suffix
+    no run lints, should the cache folder sit in the tree)."""
 
     def __init__(self, folder: Any):
         self.folder = os.path.join(str(folder), "kustomize") if folder is not None else None
@@ -453,7 +454,7 @@ class BuildCache:
         from linter.sources.files import Unreadable, read_source
 
         try:
-            return read_source(os.path.join(self.folder, f"{key}.yaml"), MAX_OUTPUT)
+            return read_source(os.path.join(self.folder, f"{key}.out"), MAX_OUTPUT)
         except Unreadable:
             return None
 
@@ -465,7 +466,7 @@ class BuildCache:
             temporary = os.path.join(self.folder, f".{key}.{os.getpid()}.tmp")
             with open(temporary, "wb") as handle:
                 handle.write(data)
-            os.replace(temporary, os.path.join(self.folder, f"{key}.yaml"))
+            os.replace(temporary, os.path.join(self.folder, f"{key}.out"))
         except OSError:
             return  # a cache that cannot be written: the run stands, unbuilt next time
 
