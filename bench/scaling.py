@@ -62,6 +62,8 @@ def make_corpus(kind: str, base: Path, sizes: list[int]) -> dict[int, Path]:
 def rule_times(folder: Path) -> tuple[dict[str, float], float, int]:
     """Seconds per rule code for one in-process lint of ``folder``, the run's wall time, and the
     number of files linted."""
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))  # this checkout's code, as the bench's commands run it
     from linter.cli import main
     from linter.engine import runner as runner_module
 
