@@ -264,6 +264,7 @@ class Job:
     registry: Registry
     targets: set[str]
     key: str = ""  # the project's cache key (linter.cache.project_key), "" without a cache
+    raw_only: frozenset[str] = frozenset()  # files linted through a kustomize build (linter.engine.builds)
 
     @property
     def enabled(self) -> set[str]:
