@@ -59,6 +59,7 @@ class Config:
     node_pools: tuple[dict[str, Any], ...] = ()
     kubernetes_version: str | None = None
     crd_paths: tuple[str, ...] = ()
+    bundled_crds: bool = True  # SCH002/SCH003 use the CRD schemas shipped with mlops-lint (linter/data/crds)
     rule_options: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
@@ -84,6 +85,7 @@ _KEYS = {
     "node-pools": "node_pools",
     "kubernetes-version": "kubernetes_version",
     "crd-paths": "crd_paths",
+    "bundled-crds": "bundled_crds",
     "rules": "rule_options",
 }
 
@@ -474,6 +476,12 @@ gpu-taints: [{key: sku, value: gpu, effect: NoSchedule}]
 node-pools: []
 #   - {name: gpunp, vm-size: Standard_NC24ads_A100_v4, labels: {accelerator: nvidia},
 #      taints: ["sku=gpu:NoSchedule"], min-count: 0, max-count: 4}
+
+# SCH002/SCH003: the Kubernetes release the manifests target, CRDs of the cluster that the project
+# does not hold, and whether the CRD schemas bundled with mlops-lint (Kueue, Kubeflow, KubeRay …) count.
+# kubernetes-version: "1.35"
+# crd-paths: [crds/]
+bundled-crds: true
 
 # Per-rule options: {RULE: {option: value}} (see `mlops-lint explain RULE`).
 rules: {}

@@ -1,9 +1,10 @@
-"""The CustomResourceDefinitions a run knows: the project's own, and the config's ``crd-paths``.
+"""The CustomResourceDefinitions a run knows: the project's own, the config's ``crd-paths``, the bundle.
 
 A custom resource is validated against the CRD of its group and kind that serves its version.
 The project's CRDs (``ctx.index``) are what gets applied with the manifests, so when the project
 defines a group/kind, only its CRDs count; ``crd-paths`` (CRDs of the cluster, files or folders
-relative to the config file's folder) fill in the rest. With several candidates, the one nearest
+relative to the config file's folder) fill in the rest, and the schemas bundled with mlops-lint
+(:mod:`.bundle`) the kinds neither defines. With several candidates, the one nearest
 to the object's file wins (same file, then the longest common folder).
 
 ``crd-paths`` files are read once per process and cached by path: YAML or JSON CRDs
@@ -40,6 +41,7 @@ class CrdVersion:
     schema: Any  # the openAPIV3Schema, None when the version has none
     preserve_unknown: bool = False
     deprecated: bool = False
+    warning: str | None = None  # the CRD's deprecationWarning
 
 
 @dataclass(eq=False)
@@ -125,6 +127,7 @@ def parse_crd(body: Any, path: str, line: int = 1) -> Crd | None:
             name=entry["name"], served=_bool(entry.get("served"), True), storage=_bool(entry.get("storage"), False),
             schema=schema if isinstance(schema, dict) else None, preserve_unknown=preserve,
             deprecated=_bool(entry.get("deprecated"), False),
+            warning=entry["deprecationWarning"] if isinstance(entry.get("deprecationWarning"), str) else None,
         )
     name = meta.get("name") if isinstance(meta.get("name"), str) else f"{names.get('plural', kind.lower())}.{group}"
     return Crd(group, kind, name, f"{path}:{line}", path, versions)
@@ -288,10 +291,17 @@ def configured_table(config: Any) -> Table:
     return table
 
 
-def candidates(index: Any, config: Any, group: str, kind: str) -> list[Crd]:
-    """The CRDs that define ``group``/``kind`` for this run (the project's win over crd-paths)."""
+def candidates(index: Any, config: Any, group: str, kind: str, *, bundled: bool = True) -> list[Crd]:
+    """The CRDs that define ``group``/``kind`` for this run: the project's win over crd-paths, which
+    win over the bundle (:mod:`.bundle`, unless the config says ``bundled-crds: false``). A project
+    CRD that defines a kind differently from the bundle is what its cluster runs: it is used, silently."""
     key = (group, kind.lower())
-    return project_table(index).get(key) or configured_table(config).get(key) or []
+    found = project_table(index).get(key) or configured_table(config).get(key)
+    if found or not bundled:
+        return found or []
+    from linter.validation import bundle
+
+    return bundle.table().get(key, []) if bundle.enabled(config) else []
 
 
 def _closeness(a: str, b: str) -> int:

@@ -103,4 +103,4 @@ from linter.validation.validate import object_issues, span_of
 @rule(code="SCH002", name="schema-violation", severity="error", scope=OBJECT, tags=("schema",))
 def check(obj, ctx):
     for issue in object_issues(obj, ctx.index, ctx.config):
-        yield Finding(span_of(obj, issue), issue.message, node=issue.path)
+        yield Finding(span_of(obj, issue), issue.message, node=issue.path, severity=issue.severity)

@@ -67,4 +67,5 @@ def check(obj, ctx):
     problem = served(obj, ctx.index, ctx.config)
     if problem is not None:
         fix = f"apiVersion: {problem.replacement}" if problem.replacement else None
-        yield Finding(obj.body.value_span("apiVersion"), problem.message, node=("apiVersion",), fix=fix)
+        yield Finding(obj.body.value_span("apiVersion"), problem.message, node=("apiVersion",), fix=fix,
+                      severity=problem.severity)

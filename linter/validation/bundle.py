@@ -1,0 +1,107 @@
+"""The CRD schemas shipped with mlops-lint (``linter/data/crds``): the AI ecosystem's kinds out of the box.
+
+``index.json`` lists each bundled group/kind, its versions (served, storage, deprecated) and its
+upstream; it is read once, the first time a custom resource of a bundled group is looked up. The
+schema of one version is its own gzip'd JSON file, read the first time an object of that kind
+and version is validated (``scripts/bundle_crds.py`` writes the bundle, and says its format).
+
+A bundled kind is the lowest-precedence CRD: the project's own CRDs, then ``crd-paths``, then this
+(:func:`linter.validation.crds.candidates`); ``bundled-crds: false`` in the config turns it off.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+from linter.validation.crds import Crd, CrdVersion, Table
+
+WHERE = "bundled with mlops-lint"
+
+
+def _folder() -> Any:
+    return resources.files("linter") / "data" / "crds"
+
+
+@lru_cache(maxsize=1)
+def index() -> dict[str, Any]:
+    return json.loads((_folder() / "index.json").read_text("utf-8"))
+
+
+def load_schema(file: str) -> Any:
+    """One version's schema, its shared subtrees linked back in (the same objects, never copied)."""
+    data = json.loads(gzip.decompress((_folder() / file).read_bytes()))
+    shared: list[Any] = data["shared"]
+
+    def link(node: Any) -> Any:
+        if isinstance(node, dict):
+            if "$bundle" in node and len(node) == 1:
+                return shared[node["$bundle"]]
+            for key, value in node.items():
+                if isinstance(value, (dict, list)):
+                    node[key] = link(value)
+        elif isinstance(node, list):
+            for i, value in enumerate(node):
+                if isinstance(value, (dict, list)):
+                    node[i] = link(value)
+        return node
+
+    for number, body in enumerate(shared):  # a shared subtree refers only to those before it
+        shared[number] = link(body)
+    return link(data["schema"])
+
+
+class BundledVersion(CrdVersion):
+    """A :class:`CrdVersion` whose schema is read from the bundle when first asked for."""
+
+    def __init__(self, name: str, entry: dict[str, Any]):
+        super().__init__(name=name, served=entry.get("served", True), storage=entry.get("storage", False),
+                         schema=None, deprecated=entry.get("deprecated", False), warning=entry.get("warning"))
+        self.file: str | None = entry.get("file")
+        self._loaded = False
+
+    def __getattribute__(self, name: str) -> Any:
+        if name == "schema" and not object.__getattribute__(self, "_loaded"):
+            self._loaded = True
+            file = object.__getattribute__(self, "file")
+            if file is not None:
+                self.schema = load_schema(file)
+        return object.__getattribute__(self, name)
+
+
+class BundledCrd(Crd):
+    """A bundled kind: where it comes from, and the versions other upstream projects serve."""
+
+    def __init__(self, record: dict[str, Any], source: dict[str, Any]):
+        versions = {name: BundledVersion(name, entry) for name, entry in record["versions"].items()}
+        name = f"{record['kind'].lower()}s.{record['group']}"
+        super().__init__(record["group"], record["kind"], name, WHERE, f"<bundled>/{record['upstream_file']}",
+                         versions)
+        self.source = source
+        self.elsewhere: dict[str, str] = dict(record.get("elsewhere") or {})
+
+    @property
+    def origin(self) -> str:
+        return f"{self.source['repository']} at {self.source['ref']}"
+
+
+@lru_cache(maxsize=1)
+def table() -> Table:
+    data = index()
+    found: Table = {}
+    for record in data["kinds"]:
+        crd = BundledCrd(record, data["sources"][record["source"]])
+        found.setdefault((crd.group, crd.kind.lower()), []).append(crd)
+    return found
+
+
+def enabled(config: Any) -> bool:
+    return getattr(config, "bundled_crds", True) is not False
+
+
+def kinds() -> list[dict[str, Any]]:
+    """The bundled kinds as listed in the index (for docs and ``explain``)."""
+    return list(index()["kinds"])
