@@ -85,7 +85,7 @@ class BundledCrd(Crd):
 
     @property
     def origin(self) -> str:
-        return f"{self.source['repository']} at {self.source['ref']}"
+        return f"the CRD of {self.source['repository'].split(' ')[0]} {_short(self.source['ref'])} (bundled)"
 
 
 @lru_cache(maxsize=1)
@@ -105,3 +105,28 @@ def enabled(config: Any) -> bool:
 def kinds() -> list[dict[str, Any]]:
     """The bundled kinds as listed in the index (for docs and ``explain``)."""
     return list(index()["kinds"])
+
+
+def _short(ref: str) -> str:
+    return ref[:10] if len(ref) == 40 and all(c in "0123456789abcdef" for c in ref) else ref
+
+
+def summary() -> list[str]:
+    """One line per upstream and group: the kinds, their versions and where they come from (SCH002's
+    docs hold these lines; tests/test_bundle.py keeps them equal)."""
+    data = index()
+    lines = []
+    for name, source in data["sources"].items():
+        groups: dict[tuple[str, str], list[str]] = {}
+        for record in data["kinds"]:
+            if record["source"] != name:
+                continue
+            versions = ", ".join(v + (" deprecated" if e.get("deprecated") else "") + ("" if e.get("served") else
+                                                                                      " not served")
+                                 for v, e in sorted(record["versions"].items()))
+            versions += "".join(f", {v} served by {who} (not bundled)" for v, who in record.get("elsewhere", {}).items())
+            groups.setdefault((record["group"], versions), []).append(record["kind"])
+        shown = "; ".join(f"`{group}` {', '.join(kinds)} ({versions})" for (group, versions), kinds in groups.items())
+        repository = source["repository"].split(" ")[0]
+        lines.append(f"- {shown}: {repository} `{_short(source['ref'])}`")
+    return lines

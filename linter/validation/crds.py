@@ -87,11 +87,49 @@ class Crd:
             entry = self.versions.get(version)
             validator = None
             if entry is not None and isinstance(entry.schema, dict):
-                schema = convert_root(entry.schema, preserve_unknown=entry.preserve_unknown)
+                raw = webhook_defaulted(self.group, self.kind, entry.schema)
+                schema = convert_root(raw, preserve_unknown=entry.preserve_unknown)
                 schema["$defs"] = release.defs  # ObjectMeta and friends
                 validator = Validator(schema)
             self._validators[key] = validator
         return self._validators[key]
+
+
+# Required fields that a controller's mutating webhook fills in before the API server validates the
+# object (admission runs before schema validation), so a manifest may leave them out. Each is the
+# schema path of the field ("[]": the items of a list); they apply to every CRD of the kind, bundled
+# or not, because the webhook comes with the controller. Listed in SCH002's docs.
+WEBHOOK_DEFAULTS: dict[tuple[str, str], tuple[tuple[str, ...], ...]] = {
+    # JobSet's webhook names each failure policy rule "failurePolicyRuleN" (N: its index)
+    ("jobset.x-k8s.io", "JobSet"): (("spec", "failurePolicy", "rules", "[]", "name"),),
+    # LeaderWorkerSet's webhook sets networkConfig.subdomainPolicy to Shared when it is unset
+    ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"): (("spec", "networkConfig", "subdomainPolicy"),),
+}
+
+
+def webhook_defaulted(group: str, kind: str, schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` with the :data:`WEBHOOK_DEFAULTS` of ``group``/``kind`` no longer required; the
+    nodes on each path are copied, never changed (bundled schemas share subtrees)."""
+    for path in WEBHOOK_DEFAULTS.get((group, kind), ()):
+        schema = _not_required(schema, path)
+    return schema
+
+
+def _not_required(node: Any, path: tuple[str, ...]) -> Any:
+    if not isinstance(node, dict):
+        return node
+    out = dict(node)
+    step, rest = path[0], path[1:]
+    if not rest:
+        if isinstance(out.get("required"), list):
+            out["required"] = [name for name in out["required"] if name != step]
+        return out
+    if step == "[]":
+        if isinstance(out.get("items"), dict):
+            out["items"] = _not_required(out["items"], rest)
+    elif isinstance(out.get("properties"), dict) and step in out["properties"]:
+        out["properties"] = {**out["properties"], step: _not_required(out["properties"][step], rest)}
+    return out
 
 
 def _bool(value: Any, default: bool) -> bool:

@@ -95,8 +95,8 @@ def _bundled_check(obj: Any, crd: Any, group: str, version: str) -> Unserved | N
     replacement = crd.replacement()
     listed = ", ".join(f"{group}/{v}" for v in served)
     state = "no longer serves" if version in crd.versions else "does not serve"
-    return Unserved(f"{obj.kind} {obj.api_version} is not served: {crd.origin} {state} it (it serves {listed}); "
-                    f"use {group}/{replacement}", f"{group}/{replacement}" if replacement else None)
+    return Unserved(f"{crd.origin} {state} {obj.api_version} {obj.kind} (it serves {listed}); use {group}/{replacement}",
+                    f"{group}/{replacement}" if replacement else None)
 
 
 def _deprecated(obj: Any, crd: Any, group: str, version: str, who: str) -> Unserved | None:
