@@ -119,12 +119,16 @@ def translate(errors: Iterable[Any]) -> list[Issue]:
 
 def _fold(issues: list[Issue]) -> list[Issue]:
     """Drop a "missing required field" that an unknown field at the same place spells wrong
-    (``tempate`` for ``template``): one mistake, one finding."""
+    (``tempate`` for ``template``), and a wrong type beside the enum it is not in: one mistake, one
+    finding."""
     suggested = {(i.path[:-1], s) for i in issues if i.category == "unknown-field" and (s := _suggested(i))}
+    enums = {i.path for i in issues if i.category == "enum"}  # "expected one of …, got integer 7" says the type too
     seen: set[tuple] = set()
     result = []
     for issue in issues:
         if issue.category == "required" and (issue.path[:-1], issue.path[-1]) in suggested:
+            continue
+        if issue.category == "type" and issue.path in enums:
             continue
         key = (issue.path, issue.message)
         if key not in seen:

@@ -12,6 +12,7 @@ from functools import lru_cache
 from typing import Any
 
 from linter.model.memo import once
+from linter.model.placeholder import is_placeholder
 from linter.model.position import Span
 from linter.model.tree import YMap, YSeq
 from linter.validation import builtin, crds, kustomize, removed
@@ -201,7 +202,23 @@ def _object_issues(obj: Any, index: Any, config: Any) -> list[Issue]:
         issues = validator.issues(obj.body)
     if issues and kustomize.is_input(obj.path):
         issues = [i for i in issues if not kustomize.completed_later(i)]
+    if issues:
+        issues = [i for i in issues if not _placeholder(obj.body, i)]
     return issues
+
+
+def _placeholder(body: Any, issue: Issue) -> bool:
+    """Whether ``issue`` is about placeholder text of a documentation-style manifest (``<integer>``,
+    ``[Honor|Ignore]``, ``...``, as a value or as a key): an unknown value, not a violation."""
+    node: Any = body
+    for step in issue.path[:-1] if issue.anchor != VALUE else issue.path:
+        try:
+            node = node[step]
+        except (KeyError, IndexError, TypeError):
+            return False
+    if issue.anchor == VALUE:
+        return is_placeholder(node)
+    return issue.anchor == KEY and is_placeholder(issue.path[-1]) if issue.path else False
 
 
 # ---------------------------------------------------------------------------------------------
