@@ -545,3 +545,38 @@ def test_bundled_schemas_are_the_upstream_ones_compacted() -> None:
             for version in crd["versions"]:
                 loaded = bundle.load_schema(record["versions"][version["name"]]["file"])
                 assert loaded == bundle_crds.compact(version["schema"]), (crd["kind"], version["name"])
+
+
+def test_kustomize_patches_of_bundled_kinds_stay_partial(tmp_path: Path) -> None:
+    """A patch carries only what it changes: no "missing required field" in it; wrong types still count."""
+    (tmp_path / "kustomization.yaml").write_text("resources: [job.yaml]\npatches: [{path: patch.yaml}]\n", "utf-8")
+    (tmp_path / "job.yaml").write_text(yaml.safe_dump(_document("kubeflow.org", "PyTorchJob", "v1",
+                                                                VALID["PyTorchJob"]), sort_keys=False), "utf-8")
+    (tmp_path / "patch.yaml").write_text("apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata: {name: example}\n"
+                                         "spec:\n  runPolicy: {backoffLimit: three}\n", "utf-8")
+    report = lint(LintRequest(paths=[tmp_path], config=Config(), registry=REGISTRY, select=["SCH002"], cwd=tmp_path))
+    assert [(r.path, r.line, r.message) for r in report.active] == [
+        ("patch.yaml", 5, 'spec.runPolicy.backoffLimit: expected integer, got string "three"')]
+
+
+def test_preserve_unknown_int_or_string_and_nullable_of_bundled_schemas(tmp_path: Path) -> None:
+    # RayJob's rayClusterSpec.headGroupSpec.rayStartParams is a map of strings; KServe's
+    # predictor.model.storageUri is a plain string; Volcano's minResources are quantities (int or string)
+    job = _document("ray.io", "RayJob", "v1", copy.deepcopy(VALID["RayJob"]))
+    job["spec"]["runtimeEnvYAML"] = "pip: [torch]"
+    job["spec"]["rayClusterSpec"]["headGroupSpec"]["rayStartParams"] = {"num-cpus": "0", "dashboard-host": "0.0.0.0"}
+    group = _document("scheduling.volcano.sh", "PodGroup", "v1beta1", copy.deepcopy(VALID["PodGroup"]))
+    group["spec"]["minResources"] = {"cpu": 4, "memory": "16Gi", "nvidia.com/gpu": "2"}
+    group["spec"]["priorityClassName"] = None  # an optional field set to null is pruned, not an error
+    # KAITO keeps unknown fields in inference.template (x-kubernetes-preserve-unknown-fields)
+    workspace = _document("kaito.sh", "Workspace", "v1beta1", copy.deepcopy(VALID["Workspace"]))
+    workspace["inference"]["template"] = {"spec": {"containers": [{"name": "x", "anyField": 1}]}, "other": True}
+    _, found = _lint(tmp_path, [job, group, workspace])
+    assert found == []
+    workspace["inference"]["preset"]["anyField"] = 1  # preset does not keep them
+    _, found = _lint(tmp_path, [workspace])
+    assert [m for *_, m in found] == ['unknown field "inference.preset.anyField"']
+    group["spec"]["minResources"]["cpu"] = "four cores"
+    _, found = _lint(tmp_path, [group])
+    assert [m for *_, m in found] == ['spec.minResources.cpu: expected a quantity such as 500m, 2 or 8Gi, got string '
+                                      '"four cores"']
