@@ -580,3 +580,39 @@ def test_preserve_unknown_int_or_string_and_nullable_of_bundled_schemas(tmp_path
     _, found = _lint(tmp_path, [group])
     assert [m for *_, m in found] == ['spec.minResources.cpu: expected a quantity such as 500m, 2 or 8Gi, got string '
                                       '"four cores"']
+
+
+def test_placeholder_text_of_documentation_manifests_is_no_violation(tmp_path: Path) -> None:
+    text = """\
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: q}
+spec:
+  queueingStrategy: "[StrictFIFO|BestEffortFIFO]"
+  resourceGroups:
+  - coveredResources: ["cpu"]
+    flavors:
+    - name: default
+      resources:
+      - name: cpu
+        nominalQuota: <integer>
+  preemption: ...
+  ...: ...
+---
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: p}
+spec:
+  runPolicy: {backoffLimit: "<integer>", cleanPodPolicy: <string>}
+  pytorchReplicaSpecs:
+    Master:
+      replicas: <integer>
+      template:
+        spec:
+          containers: [{name: pytorch, image: <image>}]
+"""
+    _, found = _lint(tmp_path, text)
+    assert found == []
+    _, found = _lint(tmp_path, text.replace("nominalQuota: <integer>", "nominalQuota: four"))
+    assert [m for *_, m in found] == ['spec.resourceGroups[0].flavors[0].resources[0].nominalQuota: expected a '
+                                      'quantity such as 500m, 2 or 8Gi, got string "four"']

@@ -61,15 +61,11 @@ class BundledVersion(CrdVersion):
         super().__init__(name=name, served=entry.get("served", True), storage=entry.get("storage", False),
                          schema=None, deprecated=entry.get("deprecated", False), warning=entry.get("warning"))
         self.file: str | None = entry.get("file")
-        self._loaded = False
 
-    def __getattribute__(self, name: str) -> Any:
-        if name == "schema" and not object.__getattribute__(self, "_loaded"):
-            self._loaded = True
-            file = object.__getattribute__(self, "file")
-            if file is not None:
-                self.schema = load_schema(file)
-        return object.__getattribute__(self, name)
+    def openapi_schema(self) -> Any:
+        if self.schema is None and self.file is not None:
+            self.schema = load_schema(self.file)
+        return self.schema
 
 
 class BundledCrd(Crd):

@@ -43,6 +43,10 @@ class CrdVersion:
     deprecated: bool = False
     warning: str | None = None  # the CRD's deprecationWarning
 
+    def openapi_schema(self) -> Any:
+        """The version's ``openAPIV3Schema`` (a bundled one is read when first asked for)."""
+        return self.schema
+
 
 @dataclass(eq=False)
 class Crd:
@@ -86,8 +90,9 @@ class Crd:
         if key not in self._validators:
             entry = self.versions.get(version)
             validator = None
-            if entry is not None and isinstance(entry.schema, dict):
-                raw = webhook_defaulted(self.group, self.kind, entry.schema)
+            raw = entry.openapi_schema() if entry is not None else None
+            if isinstance(raw, dict):
+                raw = webhook_defaulted(self.group, self.kind, raw)
                 schema = convert_root(raw, preserve_unknown=entry.preserve_unknown)
                 schema["$defs"] = release.defs  # ObjectMeta and friends
                 validator = build(schema)

@@ -218,7 +218,9 @@ def _placeholder(body: Any, issue: Issue) -> bool:
             return False
     if issue.anchor == VALUE:
         return is_placeholder(node)
-    return issue.anchor == KEY and is_placeholder(issue.path[-1]) if issue.path else False
+    # a key: `...`, `<name>` (a `$patch` key is a strategic-merge directive, never a placeholder)
+    key = issue.path[-1] if issue.path else None
+    return issue.anchor == KEY and isinstance(key, str) and not key.startswith("$") and is_placeholder(key)
 
 
 # ---------------------------------------------------------------------------------------------
