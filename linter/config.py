@@ -16,7 +16,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-CONFIG_NAMES = (".mlops-lint.yaml", ".mlops-lint.yml")
+CONFIG_NAMES = (".mlops-lint.yaml", ".mlops-lint.yml")  # as linter.roots finds them
 PROFILES = ("aks-standard", "aks-automatic")
 FAIL_ON = ("error", "warning", "info", "never")
 
@@ -96,34 +96,14 @@ def config_schema() -> dict[str, Any]:
 
 
 def find_config(start: Path) -> Path | None:
-    """The nearest ``.mlops-lint.yaml`` upward from ``start``, else a pyproject.toml with
-    ``[tool.mlops-lint]`` (nearest upward)."""
+    """The config of the project ``start`` is in: the nearest ``.mlops-lint.yaml`` (or ``.yml``, or
+    ``pyproject.toml`` with ``[tool.mlops-lint]``) upward, nearest folder first (linter.roots)."""
+    from linter.roots import RootFinder
+
     start = start.resolve()
     folder = start if start.is_dir() else start.parent
-    pyproject: Path | None = None
-    for candidate in (folder, *folder.parents):
-        for name in CONFIG_NAMES:
-            if (candidate / name).is_file():
-                return candidate / name
-        project = candidate / "pyproject.toml"
-        if pyproject is None and project.is_file() and _has_tool_table(project):
-            pyproject = project
-    return pyproject
-
-
-def _has_tool_table(path: Path) -> bool:
-    try:
-        text = path.read_text("utf-8")
-    except (OSError, UnicodeDecodeError):
-        return False
-    if "mlops-lint" not in text and "\\" not in text:
-        return False  # no TOML spelling of the name (escapes, line continuations) can be in it: not parsed
-    import tomllib
-
-    try:
-        return "mlops-lint" in tomllib.loads(text).get("tool", {})
-    except tomllib.TOMLDecodeError:  # broken, but meant for us: loading it reports where (never ignored)
-        return "[tool.mlops-lint" in text
+    found = RootFinder(folder).marks(str(folder))[0]
+    return Path(found) if found is not None else None
 
 
 def _where(positions: dict[tuple, tuple[int, int]], path: tuple) -> str:
@@ -488,11 +468,71 @@ rules: {}
 """
 
 
-def write_init(folder: Path) -> Path:
+def config_sources(folder: Path) -> list[Path]:
+    """Every config source ``folder`` has or is governed by: its own ``.mlops-lint.yaml`` /
+    ``.yml`` (as links too, dangling or not), a pyproject.toml with ``[tool.mlops-lint]`` there,
+    and the config a run in it would find upward."""
+    from linter.roots import has_tool_table
+
+    found = [folder / name for name in CONFIG_NAMES if os.path.lexists(folder / name)]
+    project = folder / "pyproject.toml"
+    if project.is_file() and has_tool_table(project):
+        found.append(project)
+    upward = find_config(folder) if folder.is_dir() else None
+    if upward is not None and all(not _same_file(upward, f) for f in found):
+        found.append(upward)
+    return found
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def write_init(folder: Path, force: bool = False) -> Path:
+    """Write the commented template as ``folder/.mlops-lint.yaml``. Refused when any config
+    source exists (:func:`config_sources`: the new file would silently shadow it) unless
+    ``force``; never written through a link: a new file is created exclusively, and with
+    ``force`` a temporary file beside it is renamed over the name (replacing a link, not its
+    target)."""
+    import tempfile
+
     target = folder / CONFIG_NAMES[0]
-    if target.exists():
-        raise ConfigError(f"{target}: already exists; not overwritten")
-    target.write_text(INIT_TEMPLATE, encoding="utf-8")
+    sources = config_sources(folder)
+    if sources and not force:
+        names = ", ".join(str(s) for s in sources)
+        raise ConfigError(f"{target}: not written, a config already applies here ({names}); "
+                          "a new file would shadow it (--force to write it anyway)")
+    data = INIT_TEMPLATE.encode("utf-8")
+    if not os.path.lexists(target):
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+        try:
+            descriptor = os.open(target, flags, 0o644)
+        except FileExistsError:
+            raise ConfigError(f"{target}: appeared while writing; not overwritten") from None
+        except OSError as exc:
+            raise ConfigError(f"{target}: cannot be written ({exc.strerror})") from None
+        try:
+            with os.fdopen(descriptor, "wb") as handle:
+                handle.write(data)
+        except OSError as exc:
+            os.unlink(target)  # never an empty or partial config left behind
+            raise ConfigError(f"{target}: cannot be written ({exc.strerror})") from None
+        return target
+    try:
+        descriptor, temporary = tempfile.mkstemp(prefix=".mlops-lint.", suffix=".tmp", dir=folder)
+    except OSError as exc:
+        raise ConfigError(f"{target}: cannot be written ({exc.strerror})") from None
+    try:
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(data)
+        os.chmod(temporary, 0o644)
+        os.replace(temporary, target)
+    except OSError as exc:
+        os.unlink(temporary)
+        raise ConfigError(f"{target}: cannot be written ({exc.strerror})") from None
     return target
 
 

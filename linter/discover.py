@@ -22,6 +22,7 @@ from typing import Callable, Iterable, Iterator
 
 from linter.model.document import DOCKERFILE, K8S, SHELL
 from linter.result import Note
+from linter.roots import CONFIG_NAMES
 
 SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", ".tox", ".mypy_cache",
                        ".pytest_cache", ".ruff_cache", ".terraform"})
@@ -56,6 +57,8 @@ def is_dockerfile_name(name: str) -> bool:
 def classify_name(name: str) -> str | None:
     """The source kind a file name alone gives (a name without a suffix may still be a script)."""
     lower = name.lower()
+    if lower in CONFIG_NAMES:  # mlops-lint's own config (every fixture set has one): not a manifest
+        return None
     if lower.endswith(YAML_SUFFIXES):
         return K8S
     if is_dockerfile_name(name):
