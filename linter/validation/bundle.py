@@ -6,7 +6,7 @@ schema of one version is its own gzip'd JSON file, read the first time an object
 and version is validated (``scripts/bundle_crds.py`` writes the bundle, and says its format).
 
 A bundled kind is the lowest-precedence CRD: the project's own CRDs, then ``crd-paths``, then this
-(:func:`linter.validation.crds.candidates`); ``bundled-crds: false`` in the config turns it off.
+(:func:`candidates`); ``bundled-crds: false`` in the config turns it off.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
+from linter.validation import crds
 from linter.validation.crds import Crd, CrdVersion, Table
 
 WHERE = "bundled with mlops-lint"
@@ -96,6 +97,21 @@ def table() -> Table:
 
 def enabled(config: Any) -> bool:
     return getattr(config, "bundled_crds", True) is not False
+
+
+def candidates(index: Any, config: Any, group: str, kind: str) -> list[Crd]:
+    """The CRDs that define ``group``/``kind`` for this run: the project's win over ``crd-paths``,
+    which win over the bundle (unless the config says ``bundled-crds: false``). A project CRD that
+    defines a kind differently from the bundle is what its cluster runs: it is used, silently."""
+    found = crds.candidates(index, config, group, kind)
+    if found or not enabled(config):
+        return found
+    return table().get((group, kind.lower()), [])
+
+
+def find(index: Any, config: Any, group: str, kind: str, version: str, path: str) -> Crd | None:
+    """The CRD that serves ``group/version`` ``kind`` for an object of file ``path`` (see :func:`candidates`)."""
+    return crds.nearest(candidates(index, config, group, kind), version, path)
 
 
 def kinds() -> list[dict[str, Any]]:

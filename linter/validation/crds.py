@@ -334,17 +334,11 @@ def configured_table(config: Any) -> Table:
     return table
 
 
-def candidates(index: Any, config: Any, group: str, kind: str, *, bundled: bool = True) -> list[Crd]:
-    """The CRDs that define ``group``/``kind`` for this run: the project's win over crd-paths, which
-    win over the bundle (:mod:`.bundle`, unless the config says ``bundled-crds: false``). A project
-    CRD that defines a kind differently from the bundle is what its cluster runs: it is used, silently."""
+def candidates(index: Any, config: Any, group: str, kind: str) -> list[Crd]:
+    """The CRDs of the project and of ``crd-paths`` that define ``group``/``kind`` (the project's
+    win); :func:`linter.validation.bundle.candidates` adds the bundle after both."""
     key = (group, kind.lower())
-    found = project_table(index).get(key) or configured_table(config).get(key)
-    if found or not bundled:
-        return found or []
-    from linter.validation import bundle
-
-    return bundle.table().get(key, []) if bundle.enabled(config) else []
+    return project_table(index).get(key) or configured_table(config).get(key) or []
 
 
 def _closeness(a: str, b: str) -> int:
@@ -359,8 +353,14 @@ def _closeness(a: str, b: str) -> int:
 
 
 def find(index: Any, config: Any, group: str, kind: str, version: str, path: str) -> Crd | None:
-    """The CRD that serves ``group/version`` ``kind`` for an object of file ``path``, nearest first."""
-    serving = [crd for crd in candidates(index, config, group, kind) if crd.serves(version)]
+    """The CRD of the project or ``crd-paths`` that serves ``group/version`` ``kind`` for an
+    object of file ``path``, nearest first."""
+    return nearest(candidates(index, config, group, kind), version, path)
+
+
+def nearest(found: list[Crd], version: str, path: str) -> Crd | None:
+    """The CRD of ``found`` that serves ``version``, nearest to the file ``path`` first."""
+    serving = [crd for crd in found if crd.serves(version)]
     if not serving:
         return None
     return max(serving, key=lambda crd: (_closeness(crd.path, path), -len(crd.path)))

@@ -15,7 +15,7 @@ from linter.model.memo import once
 from linter.model.placeholder import is_placeholder
 from linter.model.position import Span
 from linter.model.tree import YMap, YSeq
-from linter.validation import builtin, crds, kustomize, removed
+from linter.validation import builtin, bundle, kustomize, removed
 from linter.validation.checker import compile_check, list_map_key
 from linter.validation.convert import LIST_MAP_KEYS, UNCHECKED_PATTERN, Lazy
 from linter.validation.regex import searcher
@@ -193,7 +193,7 @@ def _object_issues(obj: Any, index: Any, config: Any) -> list[Issue]:
     else:
         if group in release.groups:  # a built-in group: versions are SCH003's business
             return []
-        crd = crds.find(index, config, group, obj.kind, version, obj.path)
+        crd = bundle.find(index, config, group, obj.kind, version, obj.path)
         if crd is None:
             return []
         validator = crd.validator(version, release, Validator)

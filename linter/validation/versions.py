@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from linter.validation import builtin, crds, removed
+from linter.validation import builtin, bundle, crds, removed
 from linter.validation.validate import split_api_version
 
 
@@ -53,14 +53,14 @@ def check(obj: Any, index: Any, config: Any) -> Unserved | None:
                             f"{later}); use {replacement}, or set kubernetes-version to the cluster's", replacement)
         return Unserved(f"Kubernetes {target} does not serve {kind} in {obj.api_version}; use {replacement}",
                         replacement)
-    defined = crds.candidates(index, config, group, kind, bundled=False)
+    defined = crds.candidates(index, config, group, kind)
     if defined:
         return _crd_check(obj, defined, group, version)
     gone = removed.custom_removal(group, version, kind)
     if gone is not None:
         return Unserved(f"{obj.api_version} {kind} is not served by {gone.release} any more"
                         f"{_use(gone.replacement, gone.replacement_kind, kind)}", gone.replacement)
-    bundled = crds.candidates(index, config, group, kind)
+    bundled = bundle.candidates(index, config, group, kind)
     if bundled:
         return _bundled_check(obj, bundled[0], group, version)
     return None
