@@ -30,15 +30,14 @@ from __future__ import annotations
 
 import gc
 import os
-import stat
 import sys
-import tempfile
 from itertools import chain, repeat, starmap
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from linter.cachedata import INT_MAX, Invalid, decode, dumps, dumps_large, encode, loads
+from linter.cachedata import INT_MAX, Invalid, decode, dumps, dumps_large, encode, loads, read_entry
+from linter.cachedata import MAX_BYTES, TEMP_SUFFIX, write_entry  # entry files (shared with linter.ruleindex)
 from linter.digest import digest, digest_text
 from linter.model.position import Span
 from linter.result import ObjectRef, Result, Suppression
@@ -46,12 +45,10 @@ from linter.rule import SEVERITIES
 
 SEVERITY_SET = frozenset(SEVERITIES)
 
-FORMAT = 6  # 6: JSON (linter.cachedata); 5 and before were pickle
+FORMAT = 7  # 7: a project keeps its notes; 6: JSON (linter.cachedata); 5 and before were pickle
 KEEP_RUNS = 16
 PREFIX = "run-"
 SUFFIX = ".json"
-TEMP_SUFFIX = ".tmp"
-MAX_BYTES = 1 << 30  # a cache file past this is not read (nor written): 10,000 files take about 40 MB
 STALE_SECONDS = 3600  # a temporary file older than this is left by a run that died: removed
 CACHEDIR_TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# mlops-lint's result cache (https://bford.info/cachedir/)\n"
 
@@ -368,6 +365,18 @@ def _decode_outcomes(files: Any, block: Any) -> dict[str, Any]:
     return out
 
 
+def _decode_project(block: Any) -> tuple[Any, list[tuple[str, str]]]:
+    """A project's entry: its PROJECT-rule findings and notes, each checked (else Invalid)."""
+    if type(block) is not dict or type(block.get("notes")) is not list:
+        raise Invalid("a project entry is not a mapping of findings and notes")
+    notes = []
+    for note in block["notes"]:
+        if type(note) is not list or len(note) != 2 or not all(type(part) is str for part in note):
+            raise Invalid("a project note is not a path and a message")
+        notes.append((note[0], note[1]))
+    return _decode_results(block.get("findings")), notes
+
+
 class Pending:
     """A cached outcome's facts, not decoded yet: only a run whose PROJECT rules run again reads
     them (:meth:`Cache.load_facts`), so a fully warm run never builds them."""
@@ -376,59 +385,6 @@ class Pending:
 
     def __init__(self, data: str):
         self.data = data  # JSON text of the facts (linter.cachedata values)
-
-
-def _read_entry(path: Path) -> bytearray | None:
-    """The bytes of a cache file: a regular file of at most MAX_BYTES, opened without following a
-    link and without blocking (a FIFO planted under the name opens at once, and is then refused)."""
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-    try:
-        descriptor = os.open(path, flags)
-    except OSError:
-        return None
-    try:
-        info = os.fstat(descriptor)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_BYTES:
-            return None
-        buffer = bytearray(info.st_size + 1)  # one byte more: a file that grew while read is refused
-        done = 0
-        with memoryview(buffer) as view:
-            while done < len(buffer):
-                count = os.readv(descriptor, [view[done:]])
-                if not count:
-                    break
-                done += count
-        if done != info.st_size:
-            return None
-        del buffer[done:]
-        return buffer
-    except OSError:
-        return None
-    finally:
-        os.close(descriptor)
-
-
-def write_entry(folder: Path, name: str, data: bytes, prefix: str) -> bool:
-    """Write ``folder/name`` atomically: a new temporary file (``O_CREAT|O_EXCL|O_NOFOLLOW``, as
-    ``tempfile.mkstemp`` makes it, mode 0600) renamed over the name (a rename replaces a link
-    planted there; it never writes through it). False when it could not."""
-    if len(data) > MAX_BYTES:
-        return False
-    try:
-        descriptor, temporary = tempfile.mkstemp(prefix=f".{prefix}", suffix=TEMP_SUFFIX, dir=folder)
-    except OSError:
-        return False
-    try:
-        with os.fdopen(descriptor, "wb") as handle:
-            handle.write(data)
-        os.replace(temporary, folder / name)
-        return True
-    except OSError:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
-        return False
 
 
 def _tag(folder: Path) -> None:
@@ -508,7 +464,7 @@ class Cache:
         enabled = gc.isenabled()
         gc.disable()  # a million acyclic objects: collector passes while loading them tripled its cost
         try:
-            data = _read_entry(folder / file_name(key))
+            data = read_entry(folder / file_name(key), MAX_BYTES)
             payload = loads(data) if data is not None else None
             if not (type(payload) is dict and payload.get("format") == FORMAT and payload.get("key") == key):
                 payload = None
@@ -527,9 +483,9 @@ class Cache:
                 self.invalid += 1
             projects = payload.get("projects")
             for key, block in projects.items() if type(projects) is dict else ():
-                results = self._decoded(lambda: _decode_results(block))
-                if results is not None:
-                    self._old_projects[key] = results
+                found = self._decoded(lambda: _decode_project(block))
+                if found is not None:
+                    self._old_projects[key] = found
             gc.freeze()  # they live to the end of the run: never rescanned by the collector
         return self._old
 
@@ -581,8 +537,10 @@ class Cache:
             self.projects[key] = found
         return found
 
-    def put_project(self, key: str, results: Any) -> None:
-        self.projects[key] = results
+    def put_project(self, key: str, results: Any, notes: list[tuple[str, str]]) -> None:
+        """A project's PROJECT-rule findings and its notes (objects defined differently in several
+        files: what a fully warm run, which decodes no facts, could not tell again)."""
+        self.projects[key] = (results, notes)
         self.changed = True
 
     def save(self) -> None:
@@ -598,9 +556,9 @@ class Cache:
             except (Invalid, RecursionError, ValueError):
                 continue  # not stored: linted again next time
         projects = {}
-        for key, results in self.projects.items():
+        for key, (results, notes) in self.projects.items():
             try:
-                projects[key] = _encode_results(results)
+                projects[key] = {"findings": _encode_results(results), "notes": [[path, text] for path, text in notes]}
             except Invalid:
                 continue
         try:

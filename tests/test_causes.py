@@ -590,13 +590,24 @@ def test_a_whole_gpu_pod_without_node_selection_is_still_gpu006s():
     assert [f.rule for f in found] == ["GPU006"]
 
 
-def _notes(tmp_path, files):
+def _notes(tmp_path, files, cache_dir=None):
+    tmp_path.mkdir(parents=True, exist_ok=True)
     (tmp_path / ".mlops-lint.yaml").write_text("{}\n")
     for name, text in files.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(text)
-    report = lint(LintRequest(paths=[tmp_path], config=None, registry=REGISTRY, select=["STO003"], cwd=tmp_path))
+    report = lint(LintRequest(paths=[tmp_path], config=None, registry=REGISTRY, select=["STO003"], cwd=tmp_path,
+                              cache_dir=cache_dir))
     return [(n.path, n.message) for n in report.notes]
+
+
+def test_the_note_on_two_definitions_survives_a_fully_warm_cache(tmp_path):
+    # a warm run decodes no file's facts, so the project's cache entry keeps the notes
+    other = MOUNTING_POD.replace("myacr.azurecr.io/c:1.0", "myacr.azurecr.io/c:2.0")
+    files = {"pvc.yaml": CLAIM, "a/pod.yaml": MOUNTING_POD, "b/pod.yaml": other}
+    cold = _notes(tmp_path / "p", files, cache_dir=tmp_path / "cache")
+    warm = _notes(tmp_path / "p", files, cache_dir=tmp_path / "cache")
+    assert len(cold) == 1 and warm == cold == _notes(tmp_path / "p", files)
 
 
 def test_two_different_definitions_of_one_object_get_a_note(tmp_path):
