@@ -61,6 +61,7 @@ class Config:
     crd_paths: tuple[str, ...] = ()
     kustomize: dict[str, Any] | None = None  # {command, enabled, timeout} (linter.engine.builds)
     helm: dict[str, Any] | None = None  # {command, enabled, values, timeout} (linter.engine.builds)
+    bundled_crds: bool = True  # SCH002/SCH003 use the CRD schemas shipped with mlops-lint (linter/data/crds)
     rule_options: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
@@ -88,6 +89,7 @@ _KEYS = {
     "crd-paths": "crd_paths",
     "kustomize": "kustomize",
     "helm": "helm",
+    "bundled-crds": "bundled_crds",
     "rules": "rule_options",
 }
 
@@ -461,6 +463,12 @@ gpu-taints: [{key: sku, value: gpu, effect: NoSchedule}]
 node-pools: []
 #   - {name: gpunp, vm-size: Standard_NC24ads_A100_v4, labels: {accelerator: nvidia},
 #      taints: ["sku=gpu:NoSchedule"], min-count: 0, max-count: 4}
+
+# SCH002/SCH003: the Kubernetes release the manifests target, CRDs of the cluster that the project
+# does not hold, and whether the CRD schemas bundled with mlops-lint (Kueue, Kubeflow, KubeRay …) count.
+# kubernetes-version: "1.35"
+# crd-paths: [crds/]
+bundled-crds: true
 
 # Per-rule options: {RULE: {option: value}} (see `mlops-lint explain RULE`).
 rules: {}

@@ -20,10 +20,10 @@ objects): 0.08 s, 0.80 s and 1.7 s.
 
 from __future__ import annotations
 
-import re
 from typing import Any, Callable
 
-from linter.validation.convert import LIST_MAP_KEYS, Sub
+from linter.validation.convert import LIST_MAP_KEYS, UNCHECKED_PATTERN, Sub
+from linter.validation.regex import searcher
 
 Check = Callable[[Any], bool]
 
@@ -316,7 +316,7 @@ def _bounds(required: tuple, low: Any, high: Any) -> Check | None:
 _PENDING: Any = object()
 _MISSING: Any = object()
 _KNOWN = frozenset({
-    LIST_MAP_KEYS, "$ref", "type", "enum", "const", "properties", "additionalProperties", "required", "minProperties",
+    LIST_MAP_KEYS, UNCHECKED_PATTERN, "$ref", "type", "enum", "const", "properties", "additionalProperties", "required", "minProperties",
     "maxProperties", "items", "minItems", "maxItems", "uniqueItems", "pattern", "minLength", "maxLength",
     "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "allOf", "anyOf", "oneOf", "not",
 })
@@ -386,7 +386,7 @@ _STRING_KEYS = frozenset({"type", "pattern", "minLength", "maxLength"})
 def _string_check(type_check: Check, schema: dict[str, Any]) -> Check:
     """``type_check`` and the string tests of ``schema`` (pattern, minLength, maxLength) in one
     check, with a fast path for a plain string (whose type passes: the type allows strings)."""
-    search = re.compile(schema["pattern"]).search if "pattern" in schema else None  # compiled by _scalar_checks
+    search = searcher(schema["pattern"]) if "pattern" in schema else None  # compiled by _scalar_checks
     low, high = schema.get("minLength"), schema.get("maxLength")
 
     def check(x: Any) -> bool:
@@ -419,11 +419,12 @@ def _scalar_checks(schema: dict[str, Any]) -> list[Check]:
         return lambda x: x.__class__ is bool or not isinstance(x, number) or test(x)
 
     if "pattern" in schema:
-        try:
-            search = re.compile(schema["pattern"]).search
-        except (re.error, TypeError):
-            return [_never]
+        search = searcher(schema["pattern"]) if isinstance(schema["pattern"], str) else None
+        if search is None:
+            return [_never]  # not RE2: jsonschema's side reports the value as not checked
         checks.append(lambda x: not isinstance(x, str) or search(x) is not None)
+    if UNCHECKED_PATTERN in schema:  # a string there goes to the slow path, which says "not checked"
+        checks.append(lambda x: not isinstance(x, str))
     if "minLength" in schema:
         n = schema["minLength"]
         checks.append(lambda x: not isinstance(x, str) or len(x) >= n)

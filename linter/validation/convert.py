@@ -22,6 +22,8 @@ API server reads it (structural schemas, ``apiextensions.k8s.io/v1``):
   ``format`` (which the API server checks only for a few names) and ``default``.
 - Inside ``allOf``/``anyOf``/``oneOf``/``not`` (value validations: they never prune), nodes are
   converted without any of the above.
+- ``pattern`` is RE2 (:mod:`.regex`), linear time as in the API server; a pattern RE2 cannot
+  compile is not checked, and SCH002 says so (info) for each string value it would have checked.
 - OpenAPI 3.0's boolean ``exclusiveMinimum``/``exclusiveMaximum`` become JSON Schema's numbers.
 
 Conversion is **shallow**: :func:`shallow` converts one node and leaves its children as
@@ -32,11 +34,13 @@ custom resource uses a small part of a CRD that inlines a PodTemplateSpec per re
 
 from __future__ import annotations
 
-import re
 from typing import Any
+
+from linter.validation.regex import searcher
 
 OBJECT_META_REF = "#/$defs/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
 LIST_MAP_KEYS = "x-list-map-keys"
+UNCHECKED_PATTERN = "x-unchecked-pattern"  # a pattern RE2 cannot compile: not checked, and said so
 
 
 class Sub:
@@ -97,14 +101,12 @@ def _allow_null(schema: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-def _pattern(value: Any) -> str | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        re.compile(value)
-    except re.error:
-        return None  # an RE2/ECMA construct Python lacks: the pattern is skipped
-    return value
+def _pattern(node: dict[str, Any], out: dict[str, Any]) -> None:
+    """``pattern``, matched with RE2 as the API server does (:mod:`.regex`); one RE2 cannot compile
+    becomes ``x-unchecked-pattern``: the values it would check are reported as not checked."""
+    value = node.get("pattern")
+    if isinstance(value, str):
+        out["pattern" if searcher(value) is not None else UNCHECKED_PATTERN] = value
 
 
 def _is_int_or_string_pair(branches: Any) -> bool:
@@ -137,9 +139,7 @@ def shallow(node: Any, *, logic: bool = False) -> dict[str, Any]:
     for key in _COPIED:
         if key in node:
             out[key] = node[key]
-    pattern = _pattern(node.get("pattern"))
-    if pattern is not None:
-        out["pattern"] = pattern
+    _pattern(node, out)
     if isinstance(node.get("items"), dict):
         out["items"] = Sub(node["items"], logic)
     if not logic:

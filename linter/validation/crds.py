@@ -1,9 +1,10 @@
-"""The CustomResourceDefinitions a run knows: the project's own, and the config's ``crd-paths``.
+"""The CustomResourceDefinitions a run knows: the project's own, the config's ``crd-paths``, the bundle.
 
 A custom resource is validated against the CRD of its group and kind that serves its version.
 The project's CRDs (``ctx.index``) are what gets applied with the manifests, so when the project
 defines a group/kind, only its CRDs count; ``crd-paths`` (CRDs of the cluster, files or folders
-relative to the config file's folder) fill in the rest. With several candidates, the one nearest
+relative to the config file's folder) fill in the rest, and the schemas bundled with mlops-lint
+(:mod:`.bundle`) the kinds neither defines. With several candidates, the one nearest
 to the object's file wins (same file, then the longest common folder).
 
 ``crd-paths`` files are read once per process and cached by path: YAML or JSON CRDs
@@ -40,6 +41,11 @@ class CrdVersion:
     schema: Any  # the openAPIV3Schema, None when the version has none
     preserve_unknown: bool = False
     deprecated: bool = False
+    warning: str | None = None  # the CRD's deprecationWarning
+
+    def openapi_schema(self) -> Any:
+        """The version's ``openAPIV3Schema`` (a bundled one is read when first asked for)."""
+        return self.schema
 
 
 @dataclass(eq=False)
@@ -84,12 +90,51 @@ class Crd:
         if key not in self._validators:
             entry = self.versions.get(version)
             validator = None
-            if entry is not None and isinstance(entry.schema, dict):
-                schema = convert_root(entry.schema, preserve_unknown=entry.preserve_unknown)
+            raw = entry.openapi_schema() if entry is not None else None
+            if isinstance(raw, dict):
+                raw = webhook_defaulted(self.group, self.kind, raw)
+                schema = convert_root(raw, preserve_unknown=entry.preserve_unknown)
                 schema["$defs"] = release.defs  # ObjectMeta and friends
                 validator = build(schema)
             self._validators[key] = validator
         return self._validators[key]
+
+
+# Required fields that a controller's mutating webhook fills in before the API server validates the
+# object (admission runs before schema validation), so a manifest may leave them out. Each is the
+# schema path of the field ("[]": the items of a list); they apply to every CRD of the kind, bundled
+# or not, because the webhook comes with the controller. Listed in SCH002's docs.
+WEBHOOK_DEFAULTS: dict[tuple[str, str], tuple[tuple[str, ...], ...]] = {
+    # JobSet's webhook names each failure policy rule "failurePolicyRuleN" (N: its index)
+    ("jobset.x-k8s.io", "JobSet"): (("spec", "failurePolicy", "rules", "[]", "name"),),
+    # LeaderWorkerSet's webhook sets networkConfig.subdomainPolicy to Shared when it is unset
+    ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"): (("spec", "networkConfig", "subdomainPolicy"),),
+}
+
+
+def webhook_defaulted(group: str, kind: str, schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` with the :data:`WEBHOOK_DEFAULTS` of ``group``/``kind`` no longer required; the
+    nodes on each path are copied, never changed (bundled schemas share subtrees)."""
+    for path in WEBHOOK_DEFAULTS.get((group, kind), ()):
+        schema = _not_required(schema, path)
+    return schema
+
+
+def _not_required(node: Any, path: tuple[str, ...]) -> Any:
+    if not isinstance(node, dict):
+        return node
+    out = dict(node)
+    step, rest = path[0], path[1:]
+    if not rest:
+        if isinstance(out.get("required"), list):
+            out["required"] = [name for name in out["required"] if name != step]
+        return out
+    if step == "[]":
+        if isinstance(out.get("items"), dict):
+            out["items"] = _not_required(out["items"], rest)
+    elif isinstance(out.get("properties"), dict) and step in out["properties"]:
+        out["properties"] = {**out["properties"], step: _not_required(out["properties"][step], rest)}
+    return out
 
 
 def _bool(value: Any, default: bool) -> bool:
@@ -125,6 +170,7 @@ def parse_crd(body: Any, path: str, line: int = 1) -> Crd | None:
             name=entry["name"], served=_bool(entry.get("served"), True), storage=_bool(entry.get("storage"), False),
             schema=schema if isinstance(schema, dict) else None, preserve_unknown=preserve,
             deprecated=_bool(entry.get("deprecated"), False),
+            warning=entry["deprecationWarning"] if isinstance(entry.get("deprecationWarning"), str) else None,
         )
     name = meta.get("name") if isinstance(meta.get("name"), str) else f"{names.get('plural', kind.lower())}.{group}"
     return Crd(group, kind, name, f"{path}:{line}", path, versions)
@@ -289,7 +335,8 @@ def configured_table(config: Any) -> Table:
 
 
 def candidates(index: Any, config: Any, group: str, kind: str) -> list[Crd]:
-    """The CRDs that define ``group``/``kind`` for this run (the project's win over crd-paths)."""
+    """The CRDs of the project and of ``crd-paths`` that define ``group``/``kind`` (the project's
+    win); :func:`linter.validation.bundle.candidates` adds the bundle after both."""
     key = (group, kind.lower())
     return project_table(index).get(key) or configured_table(config).get(key) or []
 
@@ -306,8 +353,14 @@ def _closeness(a: str, b: str) -> int:
 
 
 def find(index: Any, config: Any, group: str, kind: str, version: str, path: str) -> Crd | None:
-    """The CRD that serves ``group/version`` ``kind`` for an object of file ``path``, nearest first."""
-    serving = [crd for crd in candidates(index, config, group, kind) if crd.serves(version)]
+    """The CRD of the project or ``crd-paths`` that serves ``group/version`` ``kind`` for an
+    object of file ``path``, nearest first."""
+    return nearest(candidates(index, config, group, kind), version, path)
+
+
+def nearest(found: list[Crd], version: str, path: str) -> Crd | None:
+    """The CRD of ``found`` that serves ``version``, nearest to the file ``path`` first."""
+    serving = [crd for crd in found if crd.serves(version)]
     if not serving:
         return None
     return max(serving, key=lambda crd: (_closeness(crd.path, path), -len(crd.path)))

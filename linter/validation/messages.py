@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from linter.validation.builtin import QUANTITY_PATTERN
+from linter.validation.convert import UNCHECKED_PATTERN
 
 VALUE, KEY, PARENT = "value", "key", "parent"
 _NAME = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$-]*$")
@@ -29,7 +30,8 @@ class Issue:
     path: tuple[str | int, ...]
     anchor: str  # VALUE | KEY | PARENT
     message: str
-    category: str  # type | unknown-field | required | enum | pattern | range | unique | one-of | other
+    category: str  # type | unknown-field | required | enum | pattern | range | unique | one-of | unchecked | other
+    severity: str | None = None  # "info" for what could not be checked (the rule's own severity otherwise)
 
     @property
     def sort_key(self) -> tuple:
@@ -117,12 +119,16 @@ def translate(errors: Iterable[Any]) -> list[Issue]:
 
 def _fold(issues: list[Issue]) -> list[Issue]:
     """Drop a "missing required field" that an unknown field at the same place spells wrong
-    (``tempate`` for ``template``): one mistake, one finding."""
+    (``tempate`` for ``template``), and a wrong type beside the enum it is not in: one mistake, one
+    finding."""
     suggested = {(i.path[:-1], s) for i in issues if i.category == "unknown-field" and (s := _suggested(i))}
+    enums = {i.path for i in issues if i.category == "enum"}  # "expected one of …, got integer 7" says the type too
     seen: set[tuple] = set()
     result = []
     for issue in issues:
         if issue.category == "required" and (issue.path[:-1], issue.path[-1]) in suggested:
+            continue
+        if issue.category == "type" and issue.path in enums:
             continue
         key = (issue.path, issue.message)
         if key not in seen:
@@ -169,6 +175,10 @@ def _translate(error: Any) -> list[Issue]:
         else:
             expected = f"a value matching {value}"
         return [Issue(path, VALUE, f"{_at(path)}expected {expected}, got {describe(instance)}", "pattern")]
+    if validator == UNCHECKED_PATTERN:
+        return [Issue(path, VALUE, f"{_at(path)}not checked against the pattern {_quote(str(value), 80)} of its schema: "
+                                   "RE2, the regular expressions of the API server, cannot compile it (a Kubernetes "
+                                   "API server refuses such a CustomResourceDefinition)", "unchecked", "info")]
     if validator in _BOUNDS:
         return [Issue(path, VALUE, f"{_at(path)}{_BOUNDS[validator](value, instance)}", "range")]
     if validator == "uniqueItems" and isinstance(instance, list):

@@ -11,11 +11,14 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
+from linter.model.memo import once
+from linter.model.placeholder import is_placeholder
 from linter.model.position import Span
 from linter.model.tree import YMap, YSeq
-from linter.validation import builtin, crds, kustomize, removed
+from linter.validation import builtin, bundle, kustomize, removed
 from linter.validation.checker import compile_check, list_map_key
-from linter.validation.convert import LIST_MAP_KEYS, Lazy
+from linter.validation.convert import LIST_MAP_KEYS, UNCHECKED_PATTERN, Lazy
+from linter.validation.regex import searcher
 from linter.validation.messages import (
     KEY,
     PARENT,
@@ -88,7 +91,38 @@ def _full_validator() -> Any:
             else:
                 first[key] = index
 
-    return validators.extend(Draft202012Validator, {LIST_MAP_KEYS: list_map_keys})
+    def pattern(validator: Any, expression: Any, instance: Any, schema: Any) -> Any:
+        """JSON Schema's ``pattern``, with RE2 (linear time) as the API server has it (:mod:`.regex`)."""
+        if not isinstance(instance, str):
+            return
+        search = searcher(expression) if isinstance(expression, str) else None
+        if search is None:
+            yield from unchecked_pattern(validator, expression, instance, schema)
+        elif search(instance) is None:
+            yield ValidationError(f"{instance!r} does not match {expression!r}")
+
+    def unchecked_pattern(validator: Any, expression: Any, instance: Any, schema: Any) -> Any:
+        if isinstance(instance, str):
+            yield ValidationError("not checked: RE2 cannot compile the pattern", validator=UNCHECKED_PATTERN,
+                                  validator_value=expression, instance=instance, schema=schema)
+
+    extended = validators.extend(Draft202012Validator, {LIST_MAP_KEYS: list_map_keys, "pattern": pattern,
+                                                        UNCHECKED_PATTERN: unchecked_pattern})
+    registry = _registry()
+    return lambda schema: extended(schema, registry=registry)
+
+
+def _refuse(uri: str) -> Any:
+    """``$ref``s resolve inside the schema only: nothing is fetched (no network, no files)."""
+    from referencing.exceptions import NoSuchResource
+
+    raise NoSuchResource(ref=uri)
+
+
+def _registry() -> Any:
+    from referencing import Registry
+
+    return Registry(retrieve=_refuse)
 
 
 def _show(value: Any) -> str:
@@ -121,7 +155,25 @@ def split_api_version(api_version: str) -> tuple[str, str]:
 
 
 def object_issues(obj: Any, index: Any, config: Any) -> list[Issue]:
-    """Every schema issue of ``obj`` (a K8sObject), or [] when its kind has no known schema."""
+    """Every schema issue of ``obj`` (a K8sObject), or [] when its kind has no known schema; found
+    once per object and run (SCH002 and :func:`malformed` share them)."""
+    return once(obj, ("schema-issues", id(index), id(config)), lambda: _object_issues(obj, index, config))
+
+
+def malformed(obj: Any, ctx: Any, *path: str | int) -> bool:
+    """Whether the schema says the node at ``path`` of ``obj`` is malformed: an error (not a note)
+    inside it, or on a node that holds it. A rule that reads that node stays quiet there, so one
+    cause gives one finding: SCH002's (a ClusterQueue resource group without ``coveredResources``
+    is SCH002's, not a quota finding on every job queued to it)."""
+    for issue in object_issues(obj, ctx.index, ctx.config):
+        if issue.severity is None:
+            cut = min(len(issue.path), len(path))
+            if issue.path[:cut] == path[:cut]:
+                return True
+    return False
+
+
+def _object_issues(obj: Any, index: Any, config: Any) -> list[Issue]:
     group, version = split_api_version(obj.api_version)
     release = builtin.release(builtin.effective_version(config))
     if release is None:
@@ -141,7 +193,7 @@ def object_issues(obj: Any, index: Any, config: Any) -> list[Issue]:
     else:
         if group in release.groups:  # a built-in group: versions are SCH003's business
             return []
-        crd = crds.find(index, config, group, obj.kind, version, obj.path)
+        crd = bundle.find(index, config, group, obj.kind, version, obj.path)
         if crd is None:
             return []
         validator = crd.validator(version, release, Validator)
@@ -150,7 +202,25 @@ def object_issues(obj: Any, index: Any, config: Any) -> list[Issue]:
         issues = validator.issues(obj.body)
     if issues and kustomize.is_input(obj.path):
         issues = [i for i in issues if not kustomize.completed_later(i)]
+    if issues:
+        issues = [i for i in issues if not _placeholder(obj.body, i)]
     return issues
+
+
+def _placeholder(body: Any, issue: Issue) -> bool:
+    """Whether ``issue`` is about placeholder text of a documentation-style manifest (``<integer>``,
+    ``[Honor|Ignore]``, ``...``, as a value or as a key): an unknown value, not a violation."""
+    node: Any = body
+    for step in issue.path[:-1] if issue.anchor != VALUE else issue.path:
+        try:
+            node = node[step]
+        except (KeyError, IndexError, TypeError):
+            return False
+    if issue.anchor == VALUE:
+        return is_placeholder(node)
+    # a key: `...`, `<name>` (a `$patch` key is a strategic-merge directive, never a placeholder)
+    key = issue.path[-1] if issue.path else None
+    return issue.anchor == KEY and isinstance(key, str) and not key.startswith("$") and is_placeholder(key)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -195,4 +265,4 @@ def span_of(obj: Any, issue: Issue) -> Span:
     return best
 
 
-__all__ = ["Validator", "object_issues", "span_of", "split_api_version", "KEY", "PARENT", "VALUE"]
+__all__ = ["Validator", "malformed", "object_issues", "span_of", "split_api_version", "KEY", "PARENT", "VALUE"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from linter.validation import builtin, crds, removed
+from linter.validation import builtin, bundle, crds, removed
 from linter.validation.validate import split_api_version
 
 
@@ -13,6 +13,7 @@ from linter.validation.validate import split_api_version
 class Unserved:
     message: str
     replacement: str | None  # the apiVersion to use (the fix), when there is one
+    severity: str | None = None  # "info" for a deprecated version that is still served
 
 
 def _use(replacement: str | None, kind: str | None, current_kind: str) -> str:
@@ -54,20 +55,58 @@ def check(obj: Any, index: Any, config: Any) -> Unserved | None:
                         replacement)
     defined = crds.candidates(index, config, group, kind)
     if defined:
-        if any(crd.serves(version) for crd in defined):
-            return None
-        crd = defined[0]
-        served = crd.served
-        replacement = crd.replacement()
-        state = "does not serve" if version not in crd.versions else "no longer serves (served: false)"
-        if not served:
-            return Unserved(f"the CustomResourceDefinition {crd.name} ({crd.where}) {state} {obj.api_version} and "
-                            "serves no version at all", None)
-        role = " (its storage version)" if replacement == crd.storage else ""
-        return Unserved(f"the CustomResourceDefinition {crd.name} ({crd.where}) {state} {obj.api_version}; use "
-                        f"{group}/{replacement}{role}", f"{group}/{replacement}")
+        return _crd_check(obj, defined, group, version)
     gone = removed.custom_removal(group, version, kind)
     if gone is not None:
         return Unserved(f"{obj.api_version} {kind} is not served by {gone.release} any more"
                         f"{_use(gone.replacement, gone.replacement_kind, kind)}", gone.replacement)
+    bundled = bundle.candidates(index, config, group, kind)
+    if bundled:
+        return _bundled_check(obj, bundled[0], group, version)
     return None
+
+
+def _crd_check(obj: Any, defined: list, group: str, version: str) -> Unserved | None:
+    """A CRD of the project or of ``crd-paths`` defines the kind: is the version served (deprecated)?"""
+    serving = [crd for crd in defined if crd.serves(version)]
+    if serving:
+        return _deprecated(obj, serving[0], group, version, f"the CustomResourceDefinition {serving[0].name} "
+                                                               f"({serving[0].where})")
+    crd = defined[0]
+    served = crd.served
+    replacement = crd.replacement()
+    state = "does not serve" if version not in crd.versions else "no longer serves (served: false)"
+    if not served:
+        return Unserved(f"the CustomResourceDefinition {crd.name} ({crd.where}) {state} {obj.api_version} and "
+                        "serves no version at all", None)
+    role = " (its storage version)" if replacement == crd.storage else ""
+    return Unserved(f"the CustomResourceDefinition {crd.name} ({crd.where}) {state} {obj.api_version}; use "
+                    f"{group}/{replacement}{role}", f"{group}/{replacement}")
+
+
+def _bundled_check(obj: Any, crd: Any, group: str, version: str) -> Unserved | None:
+    """Only the bundle defines the kind: the versions its upstream release serves (or another
+    upstream project that defines the same kind, such as the MPI Operator's ``v2beta1`` MPIJob)."""
+    if version in crd.elsewhere:
+        return None
+    if crd.serves(version):
+        return _deprecated(obj, crd, group, version, f"{crd.origin}")
+    served = [*crd.served, *crd.elsewhere]
+    replacement = crd.replacement()
+    listed = ", ".join(f"{group}/{v}" for v in served)
+    state = "no longer serves" if version in crd.versions else "does not serve"
+    return Unserved(f"{crd.origin} {state} {obj.api_version} {obj.kind} (it serves {listed}); use {group}/{replacement}",
+                    f"{group}/{replacement}" if replacement else None)
+
+
+def _deprecated(obj: Any, crd: Any, group: str, version: str, who: str) -> Unserved | None:
+    """A served version that the CRD marks ``deprecated``: an info-level note, naming what to move to."""
+    entry = crd.versions.get(version)
+    if entry is None or not entry.deprecated:
+        return None
+    replacement = crd.replacement()
+    warning = getattr(entry, "warning", None)
+    said = f" (\"{warning}\")" if isinstance(warning, str) and warning else ""
+    move = f"; move to {group}/{replacement}" if replacement and replacement != version else ""
+    return Unserved(f"{obj.api_version} {obj.kind} is still served but deprecated by {who}{said}{move}",
+                    f"{group}/{replacement}" if replacement and replacement != version else None, severity="info")

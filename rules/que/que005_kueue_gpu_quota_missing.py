@@ -71,6 +71,7 @@ from linter.model.document import distinct, identity
 from linter.model.k8s import is_gpu_resource
 from linter.model.kueue import cluster_queues_of, covered_resources, gpu_flavors, queue_ref, resource_groups
 from linter.rule import PROJECT, Finding, rule
+from linter.validation.validate import malformed
 
 
 def _gpus(workload) -> set[str]:
@@ -90,6 +91,8 @@ def uncovered(obj, ctx):
     workload = ctx.index.workload(obj)
     gpus = _gpus(workload) if workload is not None else ()
     queues = cluster_queues_of(ctx.index, obj) if gpus else []
+    if any(malformed(cq, ctx, "spec", "resourceGroups") for cq in queues):
+        return  # the API server refuses that ClusterQueue's resource groups: SCH002's finding, not a quota gap
     for resource in gpus:
         if any(resource in covered_resources(cq) for cq in queues):
             continue  # one definition of its ClusterQueue covers it: not a gap we can be sure of

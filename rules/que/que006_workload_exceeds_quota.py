@@ -100,6 +100,7 @@ from linter.model.kueue import (
 )
 from linter.model.position import Span
 from linter.rule import WORKLOAD, Finding, rule
+from linter.validation.validate import malformed
 
 
 def _anchor(problem, workload) -> tuple[Span, tuple]:
@@ -155,6 +156,8 @@ def check(workload, ctx):
         return
     verdicts = []
     for cq in cluster_queues_of(ctx.index, workload.obj):
+        if malformed(cq, ctx, "spec", "resourceGroups"):
+            return  # the API server refuses its resource groups: SCH002's finding, its quota is unknown
         problems = admission_problems(workload, cq, ctx.index, ctx.config, ctx.options["exclude-resource-prefixes"])
         if not problems:
             return  # admissible there (or not decidable): one fitting definition is enough

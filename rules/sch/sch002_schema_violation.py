@@ -7,9 +7,11 @@ the offending node:
 - built-in kinds (`apps/v1 Deployment`, `batch/v1 Job`, `v1 ConfigMap` …) against the official
   Kubernetes OpenAPI schemas of the configured `kubernetes-version`, shipped by the
   `kubernetes-validate` package;
-- custom resources (PyTorchJob, TFJob, MPIJob, Kueue, Volcano, KAITO, Prometheus Operator …)
-  against the CustomResourceDefinition that serves their version: one in the linted project, or
-  one under the `crd-paths` of the config.
+- custom resources against the CustomResourceDefinition that serves their version: one in the
+  linted project, else one under the `crd-paths` of the config, else the schemas bundled with
+  mlops-lint (below), so the AI ecosystem's kinds are checked with no set-up. A project CRD that
+  defines a kind differently from the bundle is what its cluster runs: it is used, silently.
+  `bundled-crds: false` in the config turns the bundle off.
 
 A wrong type points at the value (`spec.replicas: expected integer, got string "3"`), an unknown
 field at its key (`unknown field "spec.tempate" (did you mean "template"?)`), a missing required
@@ -23,6 +25,24 @@ available) chooses the built-in schemas, and `crd-paths` (files or folders of
 CustomResourceDefinitions, or `<group>_<kind>_<version>.json` schemas as the CRDs catalog names
 them, relative to the config file) adds the cluster's CRDs; both are checked when the config is
 read (an unknown version or an unreadable path is a config error).
+
+Bundled schemas (every version of each upstream CRD, `linter/data/crds/SOURCES.md`; regenerated
+by `python scripts/bundle_crds.py CRD_FOLDER`):
+
+<!-- bundled kinds: generated from linter/data/crds/index.json, kept equal by tests/test_bundle.py -->
+- `nvidia.com` ClusterPolicy (v1): NVIDIA/gpu-operator `a22dbf671f`
+- `jobset.x-k8s.io` JobSet (v1alpha2): kubernetes-sigs/jobset `08dfbdfd68`
+- `kaito.sh` Workspace (v1alpha1, v1beta1): kaito-project/kaito `unrecorded snapshot`
+- `karpenter.azure.com` AKSNodeClass (v1alpha2 deprecated, v1beta1); `karpenter.sh` NodePool (v1): Azure/karpenter-provider-azure `352646f599`
+- `serving.kserve.io` ClusterServingRuntime, ServingRuntime (v1alpha1); `serving.kserve.io` InferenceService (v1beta1): kserve/kserve `aaac4e294d`
+- `ray.io` RayCluster, RayJob, RayService (v1, v1alpha1 deprecated): ray-project/kuberay `feeaf72fac`
+- `kueue.x-k8s.io` ClusterQueue, Cohort, LocalQueue, ResourceFlavor, WorkloadPriorityClass (v1beta1 deprecated, v1beta2): kubernetes-sigs/kueue `ff69552e79`
+- `leaderworkerset.x-k8s.io` LeaderWorkerSet (v1): kubernetes-sigs/lws `060ab4da17`
+- `azmonitoring.coreos.com` PodMonitor, ServiceMonitor (v1); `monitoring.coreos.com` PodMonitor, PrometheusRule, ServiceMonitor (v1): datreeio/CRDs-catalog `7b1e26ef9d`
+- `trainer.kubeflow.org` ClusterTrainingRuntime, TrainJob, TrainingRuntime (v1alpha1): kubeflow/trainer `8c0f5059bd`
+- `kubeflow.org` JAXJob, PaddleJob, PyTorchJob, TFJob, XGBoostJob (v1); `kubeflow.org` MPIJob (v1, v2beta1 served by kubeflow/mpi-operator (not bundled)): kubeflow/training-operator `078ec30ff2`
+- `batch.volcano.sh` Job (v1alpha1); `scheduling.volcano.sh` PodGroup, Queue (v1beta1): volcano-sh/volcano `unrecorded snapshot`
+<!-- end of bundled kinds -->
 
 ## Why is this bad?
 The API server rejects such an object (kubectl validates strictly by default: unknown and
@@ -77,9 +97,24 @@ spec:
 - Custom resources: unknown fields are reported only where the schema does not keep them
   (`x-kubernetes-preserve-unknown-fields`); `x-kubernetes-embedded-resource` objects must carry
   `apiVersion` and `kind`; `x-kubernetes-list-type: set`/`map` lists must not repeat an item or
-  a key (defaulted keys, such as a port's protocol, are not filled in). CEL rules
-  (`x-kubernetes-validations`) cannot be evaluated without an API server and are skipped, as are
+  a key (defaulted keys, such as a port's protocol, are not filled in); `nullable` and
+  `x-kubernetes-int-or-string` are honoured. CEL rules (`x-kubernetes-validations`) cannot be
+  evaluated without an API server: they are not checked, silently (never guessed), as are
   `format`s and the validation that only Go code does (name syntax, duplicate container names).
+- `pattern`s are matched with RE2, as the API server matches them (linear time; digit and word
+  classes are ASCII); a pattern RE2 cannot compile (a lookahead, a backreference) is not
+  checked, and each string value it would have checked gets an info-level finding saying so.
+- Fields a controller's mutating webhook fills in before validation are not missing: JobSet's
+  `spec.failurePolicy.rules[].name` (`failurePolicyRuleN`), LeaderWorkerSet's
+  `spec.networkConfig.subdomainPolicy` (`Shared`). The other bundled kinds' webhooks only fill in
+  fields that their schemas do not require (Volcano's task names and queue, Kubeflow's replica
+  counts and restart policies, JobSet's success and startup policies when the whole policy is
+  unset), or the kinds have none (KubeRay, Karpenter, GPU Operator, KAITO).
+- Placeholder values of documentation-style manifests (`<integer>`, `<string>`, `[Honor|Ignore]`,
+  `...`) are not violations: the value is unknown (the placeholder test the other rules use).
+- One finding per cause: rules that read a node SCH002 reports as malformed stay quiet there (a
+  ClusterQueue whose resource group lacks `coveredResources` is this rule's finding, not a
+  QUE005/QUE006 quota finding on every job queued to it).
 - When the project defines a group/kind's CRD, only the project's CRDs count for it (they are
   what is applied with the manifests); the nearest one to the object's file is used when there
   are several. Versions no CRD serves are SCH003's findings, not these.
@@ -103,4 +138,4 @@ from linter.validation.validate import object_issues, span_of
 @rule(code="SCH002", name="schema-violation", severity="error", scope=OBJECT, tags=("schema",))
 def check(obj, ctx):
     for issue in object_issues(obj, ctx.index, ctx.config):
-        yield Finding(span_of(obj, issue), issue.message, node=issue.path)
+        yield Finding(span_of(obj, issue), issue.message, node=issue.path, severity=issue.severity)

@@ -15,7 +15,14 @@ Reports the `apiVersion` of an object whose API is gone, and names the one to us
   does not serve its version, or marks it `served: false`: the CRD's storage version is named;
 - without such a CRD, versions the ML operators' current releases no longer serve:
   `kubeflow.org/v1alpha*`/`v1beta*` TFJob and PyTorchJob (use `kubeflow.org/v1`), MPIJob
-  `v1alpha*` (use `v2beta1`), Kueue `v1alpha1`, kube-batch and Volcano alpha scheduling APIs.
+  `v1alpha*` (use `v2beta1`), Kueue `v1alpha1`, kube-batch and Volcano alpha scheduling APIs;
+- then, for the kinds whose CRDs are bundled with mlops-lint (Kueue, Kubeflow, KubeRay, Volcano,
+  KAITO, JobSet, LeaderWorkerSet, KServe, Prometheus Operator, Karpenter/NAP, GPU Operator: see
+  SCH002), any version the bundled CRD does not serve, naming the versions it serves (the MPI
+  Operator's `kubeflow.org/v2beta1` MPIJob, not bundled, is accepted);
+- as an **info**-level note, a version that is still served but that its CRD (the project's,
+  `crd-paths`' or the bundled one) marks `deprecated`, with the CRD's deprecation warning and the
+  version to move to (Kueue's `v1beta1`, KubeRay's `ray.io/v1alpha1`).
 
 The config's `kubernetes-version` (e.g. `"1.30"`) is the release compared with; `crd-paths`
 adds the cluster's CustomResourceDefinitions.
@@ -44,10 +51,11 @@ metadata:
 ```
 
 ## Known problems
-- Deprecated versions that are still served (Kueue's `v1beta1`, `deprecated: true` in its CRD;
-  built-in APIs removed only after the target version) are not reported: the object still applies.
-- A CRD in the project or under `crd-paths` overrides the built-in table of operator versions:
-  if it serves the version, the version is fine (KAITO's `kaito.sh/v1alpha1` Workspace and
+- Deprecated built-in APIs removed only after the target version are not reported: the object
+  still applies. A CRD's `deprecated` version is an info note, not an error (it still applies).
+- A CRD in the project or under `crd-paths` overrides the built-in table of operator versions
+  and the bundled CRDs (`bundled-crds: false` turns those off): if it serves the version, the
+  version is fine (KAITO's `kaito.sh/v1alpha1` Workspace and
   KubeRay's `ray.io/v1alpha1` are still served by their CRDs, so they are not in the table).
 - A built-in version that the target release does not serve yet is reported too (it does not
   apply either); set `kubernetes-version` to the cluster's version if it is newer.
@@ -67,4 +75,5 @@ def check(obj, ctx):
     problem = served(obj, ctx.index, ctx.config)
     if problem is not None:
         fix = f"apiVersion: {problem.replacement}" if problem.replacement else None
-        yield Finding(obj.body.value_span("apiVersion"), problem.message, node=("apiVersion",), fix=fix)
+        yield Finding(obj.body.value_span("apiVersion"), problem.message, node=("apiVersion",), fix=fix,
+                      severity=problem.severity)

@@ -1,0 +1,618 @@
+"""The CRD schemas bundled with mlops-lint (linter/data/crds): every bundled kind and version is
+checked out of the box, at the exact node, with the precedence project > crd-paths > bundle.
+
+For each bundled kind and served version, a valid example passes, and three mutations of it (an
+unknown field, a wrong type, a missing required field, chosen from the bundled schema itself)
+each give exactly one SCH002 at the node a YAML parser independent of the linter places them.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from linter.config import Config, ConfigError, load_config
+from linter.engine import LintRequest, lint
+from linter.registry import load_registry
+from linter.validation import bundle
+from linter.validation.crds import WEBHOOK_DEFAULTS
+from linter.validation.messages import dotted
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_CRDS = REPO.parent / "shared" / "crds"
+needs_shared = pytest.mark.skipif(not SHARED_CRDS.is_dir(),
+                                  reason=f"{SHARED_CRDS} is absent: the upstream CRDs live beside the repository")
+REGISTRY = load_registry()
+
+POD = {"spec": {"containers": [{"name": "main", "image": "busybox:1.36"}]}}
+RAY = {"headGroupSpec": {"rayStartParams": {}, "template": POD},
+       "workerGroupSpecs": [{"groupName": "gpu", "replicas": 1, "minReplicas": 0, "maxReplicas": 2,
+                             "rayStartParams": {}, "template": POD}]}
+QUEUE_GROUPS = [{"coveredResources": ["cpu"], "flavors": [{"name": "default", "resources": [
+    {"name": "cpu", "nominalQuota": 8}]}]}]
+SERVING = {"supportedModelFormats": [{"name": "sklearn", "version": "1", "autoSelect": True}],
+           "containers": [{"name": "kserve-container", "image": "kserve/sklearnserver:v0.14.0"}]}
+TRAINING_RUNTIME = {"mlPolicy": {"numNodes": 1},
+                    "template": {"spec": {"replicatedJobs": [{"name": "node", "template": {"spec": {"template": POD}}}]}}}
+MONITOR = {"selector": {"matchLabels": {"app": "trainer"}}}
+
+
+def _kubeflow(replicas: str, *types: str) -> dict:
+    return {"spec": {replicas: {t: {"replicas": 1, "restartPolicy": "OnFailure", "template": POD} for t in types}}}
+
+
+# A valid body (everything but apiVersion, kind and metadata) per bundled kind.
+VALID: dict[str, dict[str, Any]] = {
+    "PodMonitor": {"spec": {**MONITOR, "podMetricsEndpoints": [{"port": "metrics", "path": "/metrics"}]}},
+    "ServiceMonitor": {"spec": {**MONITOR, "endpoints": [{"port": "web", "interval": "30s"}]}},
+    "PrometheusRule": {"spec": {"groups": [{"name": "gpu", "rules": [{"alert": "GpuDown", "expr": "up == 0"}]}]}},
+    "Job": {"spec": {"minAvailable": 1, "schedulerName": "volcano", "queue": "default",
+                     "tasks": [{"name": "worker", "replicas": 1, "template": POD,
+                                "partitionPolicy": {"totalPartitions": 1, "partitionSize": 1}}]}},
+    # failurePolicy.rules[].name is required by the schema, filled in by JobSet's webhook
+    "JobSet": {"spec": {"replicatedJobs": [{"name": "workers", "replicas": 1, "template": {"spec": {"template": POD}}}],
+                        "failurePolicy": {"maxRestarts": 1, "rules": [{"action": "FailJobSet"}]}}},
+    "Workspace": {"resource": {"instanceType": "Standard_NC12s_v3", "labelSelector": {"matchLabels": {"apps": "falcon"}}},
+                  "inference": {"preset": {"name": "falcon-7b"}}},
+    "AKSNodeClass": {"spec": {"imageFamily": "Ubuntu2204", "osDiskSizeGB": 128,
+                              "localDNS": {"mode": "Disabled", "kubeDNSOverrides": [], "vnetDNSOverrides": []}}},
+    "NodePool": {"spec": {"template": {"spec": {
+        "nodeClassRef": {"group": "karpenter.azure.com", "kind": "AKSNodeClass", "name": "default"},
+        "requirements": [{"key": "karpenter.azure.com/sku-family", "operator": "In", "values": ["NC"]}]}},
+        "limits": {"cpu": "100"}}},
+    "PyTorchJob": _kubeflow("pytorchReplicaSpecs", "Master", "Worker"),
+    "TFJob": _kubeflow("tfReplicaSpecs", "Worker"),
+    "MPIJob": {"spec": {"slotsPerWorker": 1, **_kubeflow("mpiReplicaSpecs", "Launcher", "Worker")["spec"]}},
+    "XGBoostJob": _kubeflow("xgbReplicaSpecs", "Master", "Worker"),
+    "PaddleJob": _kubeflow("paddleReplicaSpecs", "Worker"),
+    "JAXJob": _kubeflow("jaxReplicaSpecs", "Worker"),
+    "ClusterQueue": {"spec": {"namespaceSelector": {}, "queueingStrategy": "BestEffortFIFO",
+                              "resourceGroups": QUEUE_GROUPS}},
+    "Cohort": {"spec": {"resourceGroups": QUEUE_GROUPS}},
+    "LocalQueue": {"spec": {"clusterQueue": "team-a"}},
+    "ResourceFlavor": {"spec": {"nodeLabels": {"accelerator": "nvidia"},
+                                "nodeTaints": [{"key": "sku", "value": "gpu", "effect": "NoSchedule"}]}},
+    "WorkloadPriorityClass": {"value": 1000, "description": "production training"},
+    # networkConfig.subdomainPolicy is required by the schema, filled in by LeaderWorkerSet's webhook
+    "LeaderWorkerSet": {"spec": {"replicas": 1, "networkConfig": {"subdomainPolicy": "Shared"},
+                                 "leaderWorkerTemplate": {"size": 2, "workerTemplate": POD}}},
+    "ClusterPolicy": {"spec": {"operator": {"defaultRuntime": "containerd"}, "daemonsets": {"priorityClassName": "x"},
+                               "driver": {"enabled": True}, "toolkit": {"enabled": True},
+                               "devicePlugin": {"enabled": True}, "dcgm": {"enabled": True},
+                               "dcgmExporter": {"enabled": True}, "gfd": {"enabled": True},
+                               "nodeStatusExporter": {"enabled": False}}},
+    "RayCluster": {"spec": {"rayVersion": "2.9.0", **RAY}},
+    "RayJob": {"spec": {"entrypoint": "python train.py", "rayClusterSpec": RAY}},
+    "RayService": {"spec": {"serveConfigV2": "applications: []", "rayClusterConfig": RAY}},
+    "PodGroup": {"spec": {"minMember": 2, "queue": "default", "subGroupPolicy": [
+        {"name": "workers", "labelSelector": {"matchExpressions": [{"key": "role", "operator": "Exists"}]}}]}},
+    "Queue": {"spec": {"weight": 1, "reclaimable": True, "parent": "root"}},
+    "ServingRuntime": {"spec": SERVING},
+    "ClusterServingRuntime": {"spec": SERVING},
+    "InferenceService": {"spec": {"predictor": {"model": {"modelFormat": {"name": "sklearn"},
+                                                          "storageUri": "gs://models/iris"}}}},
+    "TrainJob": {"spec": {"runtimeRef": {"name": "torch-distributed"}, "trainer": {"numNodes": 2}}},
+    "TrainingRuntime": {"spec": TRAINING_RUNTIME},
+    "ClusterTrainingRuntime": {"spec": TRAINING_RUNTIME},
+}
+
+CASES = [(k["group"], k["kind"], version) for k in bundle.kinds() for version, entry in sorted(k["versions"].items())
+         if entry.get("served") and entry.get("file")]
+
+
+def _document(group: str, kind: str, version: str, body: dict) -> dict:
+    return {"apiVersion": f"{group}/{version}", "kind": kind, "metadata": {"name": "example", "namespace": "ml"}, **body}
+
+
+def _lint(tmp_path: Path, documents: list[dict] | str, *, select: str = "SCH002", config: Config | None = None,
+          name: str = "manifest.yaml") -> tuple[str, list]:
+    text = documents if isinstance(documents, str) else yaml.safe_dump_all(documents, sort_keys=False)
+    path = tmp_path / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    report = lint(LintRequest(paths=[path], config=config or Config(), registry=REGISTRY, select=select.split(","),
+                              cwd=tmp_path))
+    return text, [(r.rule, r.severity, r.line, r.column, r.message) for r in report.active]
+
+
+# --- an oracle for positions: PyYAML's own node marks, not the linter's tree -------------------
+
+
+def _node(text: str, path: tuple) -> tuple[Any, Any]:
+    """(key node, value node) at ``path`` (the key node is None for a list item)."""
+    node, key = yaml.compose(text), None
+    for step in path:
+        if isinstance(step, int):
+            node, key = node.value[step], None
+        else:
+            key, node = next((k, v) for k, v in node.value if k.value == step)
+    return key, node
+
+
+def _where_key(text: str, path: tuple) -> tuple[int, int]:
+    key, node = _node(text, path)
+    if key is None:  # a list item: its first key
+        key = node.value[0][0]
+    return key.start_mark.line + 1, key.start_mark.column + 1
+
+
+def _where_value(text: str, path: tuple) -> tuple[int, int]:
+    _, node = _node(text, path)
+    return node.start_mark.line + 1, node.start_mark.column + 1
+
+
+# --- mutations chosen from the bundled schema ---------------------------------------------------
+
+
+def _schema_at(schema: dict, path: tuple) -> dict | None:
+    node: Any = schema
+    for step in path:
+        if not isinstance(node, dict):
+            return None
+        if isinstance(step, int):
+            node = node.get("items")
+        elif step in (node.get("properties") or {}):
+            node = node["properties"][step]
+        elif isinstance(node.get("additionalProperties"), dict):
+            node = node["additionalProperties"]
+        else:
+            return None
+    return node if isinstance(node, dict) else None
+
+
+def _walk(value: Any, path: tuple = ()) -> Any:
+    yield path, value
+    if isinstance(value, dict):
+        for key, sub in value.items():
+            yield from _walk(sub, path + (key,))
+    elif isinstance(value, list):
+        for index, sub in enumerate(value):
+            yield from _walk(sub, path + (index,))
+
+
+def _defaulted(group: str, kind: str, path: tuple) -> bool:
+    shape = tuple("[]" if isinstance(step, int) else step for step in path)
+    return shape in WEBHOOK_DEFAULTS.get((group, kind), ())
+
+
+def _mutations(group: str, kind: str, schema: dict, body: dict) -> dict[str, tuple]:
+    """A wrong-typed string and a missing required field of ``body`` (paths), found in ``schema``."""
+    found: dict[str, tuple] = {}
+    for path, value in _walk(body):
+        if path and path[0] in ("metadata", "apiVersion", "kind"):
+            continue
+        node = _schema_at(schema, path)
+        if node is None:
+            continue
+        if ("wrong" not in found and isinstance(value, str) and node.get("type") == "string"
+                and not node.get("x-kubernetes-int-or-string") and "anyOf" not in node):
+            found["wrong"] = path
+        if "missing" not in found and isinstance(value, dict):
+            for name in node.get("required") or []:
+                sub = (node.get("properties") or {}).get(name) or {}
+                if (name in value and name not in ("apiVersion", "kind", "metadata") and sub.get("default") is None
+                        and not _defaulted(group, kind, path + (name,))):
+                    found["missing"] = path + (name,)
+                    break
+    return found
+
+
+def _set(body: dict, path: tuple, value: Any) -> None:
+    node: Any = body
+    for step in path[:-1]:
+        node = node[step]
+    if value is _DELETE:
+        del node[path[-1]]
+    else:
+        node[path[-1]] = value
+
+
+_DELETE = object()
+
+
+def test_every_bundled_kind_has_an_example() -> None:
+    assert {kind for _, kind, _ in CASES} == set(VALID)
+    assert len(CASES) == 44
+
+
+@pytest.mark.parametrize("group, kind, version", CASES)
+def test_bundled_kind_valid_passes_and_each_mistake_is_one_finding_at_its_node(
+        tmp_path: Path, group: str, kind: str, version: str) -> None:
+    schema = bundle.load_schema(next(k for k in bundle.kinds() if (k["group"], k["kind"]) == (group, kind))
+                                ["versions"][version]["file"])
+    valid = _document(group, kind, version, copy.deepcopy(VALID[kind]))
+    _, found = _lint(tmp_path, [valid])
+    assert found == [], (kind, version)
+
+    cases = {"unknown": ("spec", "bogusField") if "spec" in valid else ("bogusField",)}
+    cases.update(_mutations(group, kind, schema, valid))
+    # LocalQueue and Volcano's Queue require nothing outside status (which is never validated)
+    expected = {"unknown", "wrong"} if kind in ("LocalQueue", "Queue") else {"unknown", "wrong", "missing"}
+    assert set(cases) == expected, (kind, version, cases)
+    for mistake, path in cases.items():
+        broken = copy.deepcopy(valid)
+        _set(broken, path, {"unknown": 7, "wrong": 987654321, "missing": _DELETE}[mistake])
+        text, found = _lint(tmp_path, [broken], name=f"{mistake}.yaml")
+        assert len(found) == 1, (kind, version, mistake, found)
+        rule, severity, line, column, message = found[0]
+        assert (rule, severity) == ("SCH002", "error")
+        if mistake == "unknown":
+            assert (line, column) == _where_key(text, path)
+            assert message == f'unknown field "{dotted(path)}"'
+        elif mistake == "wrong":
+            assert (line, column) == _where_value(text, path)
+            assert message.startswith(f"{dotted(path)}: expected ") and message.endswith("got integer 987654321")
+        else:  # at the key of the mapping that lacks it; at the top level, the object's kind
+            assert (line, column) == _where_key(text, path[:-1] if len(path) > 1 else ("kind",))
+            assert message == f'missing required field "{dotted(path)}"'
+
+
+# --- the article's Kueue manifest -----------------------------------------------------------------
+
+ARTICLE_KUEUE = """\
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata:
+  name: nvidia-gpu
+spec:
+  nodeLabels:
+    accelerator: nvidia
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata:
+  name: team-a-gpu
+spec:
+  namespaceSelector:
+    matchLabels:
+      kubernetes.io/metadata.name: team-a
+  queueingStrategy: BestEffortFIFO
+  resourceGroups:
+  - flavors:
+    - name: nvidia-gpu
+      resources:
+      - name: cpu
+        nominalQuota: "64"
+      - name: memory
+        nominalQuota: 256Gi
+      - name: nvidia.com/gpu
+        nominalQuota: "4"
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata:
+  name: gpu-queue
+  namespace: team-a
+spec:
+  clusterQueue: team-a-gpu
+---
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: team-a-two-gpu-training
+  namespace: team-a
+  labels:
+    kueue.x-k8s.io/queue-name: gpu-queue
+spec:
+  suspend: true
+  completions: 2
+  parallelism: 2
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: worker
+        image: nvcr.io/nvidia/cuda:12.4.1-runtime-ubuntu22.04
+        resources:
+          requests: {cpu: "4", memory: 16Gi, nvidia.com/gpu: 1}
+          limits: {cpu: "4", memory: 16Gi, nvidia.com/gpu: 1}
+"""
+
+
+def test_the_articles_cluster_queue_is_one_sch002_naming_covered_resources_and_no_quota_findings(
+        tmp_path: Path) -> None:
+    _, found = _lint(tmp_path, ARTICLE_KUEUE, select="SCH002,QUE005,QUE006")
+    assert found == [("SCH002", "error", 19, 5, 'missing required field "spec.resourceGroups[0].coveredResources"')]
+
+
+def test_with_covered_resources_the_quota_rules_speak_again(tmp_path: Path) -> None:
+    """The quiet QUE005/QUE006 above come from the malformed group, not from a lost capability."""
+    fixed = ARTICLE_KUEUE.replace("  - flavors:\n", '  - coveredResources: ["cpu"]\n    flavors:\n')
+    _, found = _lint(tmp_path, fixed, select="SCH002,QUE005,QUE006")
+    assert [rule for rule, *_ in found] == ["QUE005", "QUE006"], found
+
+
+def test_bundled_crds_false_turns_the_bundle_off(tmp_path: Path) -> None:
+    (tmp_path / ".mlops-lint.yaml").write_text("bundled-crds: false\n", encoding="utf-8")
+    config = load_config(tmp_path / ".mlops-lint.yaml", REGISTRY)
+    assert config.bundled_crds is False
+    _, found = _lint(tmp_path, ARTICLE_KUEUE, select="SCH002,SCH003", config=config)
+    assert found == []
+    (tmp_path / ".mlops-lint.yaml").write_text("bundled-crds: 'no'\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="bundled-crds"):
+        load_config(tmp_path / ".mlops-lint.yaml", REGISTRY)
+
+
+_PROJECT_CRD = """\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: localqueues.kueue.x-k8s.io}
+spec:
+  group: kueue.x-k8s.io
+  names: {kind: LocalQueue, plural: localqueues}
+  scope: Namespaced
+  versions:
+  - name: v1beta2
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              FIELD: {type: string}
+"""
+
+
+def test_project_crd_wins_over_crd_paths_which_win_over_the_bundle(tmp_path: Path) -> None:
+    queue = ("apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {name: q, namespace: a}\n"
+             "spec: {clusterQueue: team-a, teamName: a}\n")
+    _, found = _lint(tmp_path, queue)  # the bundle: teamName is no field of Kueue's LocalQueue
+    assert [m for *_, m in found] == ['unknown field "spec.teamName"']
+    (tmp_path / "cluster").mkdir()
+    (tmp_path / "cluster" / "crd.yaml").write_text(_PROJECT_CRD.replace("FIELD", "teamName"), encoding="utf-8")
+    config = Config(crd_paths=(str(tmp_path / "cluster"),))
+    _, found = _lint(tmp_path, queue, config=config)  # crd-paths' CRD (no clusterQueue), silently
+    assert [m for *_, m in found] == ['unknown field "spec.clusterQueue"']
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "crd.yaml").write_text(_PROJECT_CRD.replace("FIELD", "clusterQueue"), encoding="utf-8")
+    (project / "queue.yaml").write_text(queue, encoding="utf-8")
+    report = lint(LintRequest(paths=[project], config=config, registry=REGISTRY, select=["SCH002", "SCH003"],
+                              cwd=tmp_path))
+    assert [r.message for r in report.active] == ['unknown field "spec.teamName"']  # the project's own
+
+
+def test_sch003_names_the_bundled_served_versions_and_notes_deprecated_ones(tmp_path: Path) -> None:
+    text = ("apiVersion: karpenter.sh/v1beta1\nkind: NodePool\nmetadata: {name: gpu}\nspec: {}\n---\n"
+            "apiVersion: ray.io/v1alpha1\nkind: RayCluster\nmetadata: {name: r}\nspec: {}\n---\n"
+            "apiVersion: kubeflow.org/v2beta1\nkind: MPIJob\nmetadata: {name: m}\nspec: {}\n---\n"
+            "apiVersion: kubeflow.org/v1alpha2\nkind: PyTorchJob\nmetadata: {name: p}\nspec: {}\n")
+    _, found = _lint(tmp_path, text, select="SCH003")
+    ray = bundle.table()[("ray.io", "raycluster")][0]
+    assert found == [
+        ("SCH003", "error", 1, 13, "the CRD of Azure/karpenter-provider-azure 352646f599 (bundled) does not serve "
+                                   "karpenter.sh/v1beta1 NodePool (it serves karpenter.sh/v1); use karpenter.sh/v1"),
+        ("SCH003", "info", 6, 13, f"ray.io/v1alpha1 RayCluster is still served but deprecated by {ray.origin} "
+                                  f"(\"{ray.versions['v1alpha1'].warning}\"); move to ray.io/v1"),
+        # MPIJob v2beta1 is the MPI Operator's (not bundled): accepted. v1alpha2 PyTorchJob: the release table
+        ("SCH003", "error", 16, 13, "kubeflow.org/v1alpha2 PyTorchJob is not served by the Kubeflow Training Operator "
+                                    "any more; use kubeflow.org/v1"),
+    ]
+
+
+# --- RE2 patterns and references ----------------------------------------------------------------
+
+_REDOS_CRD = """\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: things.example.com}
+spec:
+  group: example.com
+  names: {kind: Thing, plural: things}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              name: {type: string, pattern: '^([a-z0-9]+-?)*[a-z0-9]$'}
+              other: {type: string, pattern: '^(?!x)[a-z]+$'}
+---
+apiVersion: example.com/v1
+kind: Thing
+metadata: {name: t}
+spec:
+  name: NAME
+  other: abc
+"""
+
+
+def test_a_redos_pattern_finishes_in_linear_time(tmp_path: Path) -> None:
+    """Python's backtracking re needs hours for 40 a's and a '_' here; RE2 (the API server's
+    semantics) answers at once, also for 100,000 characters."""
+    for name in ("a" * 40 + "_", "a" * 100_000 + "_"):
+        started = time.perf_counter()
+        _, found = _lint(tmp_path, _REDOS_CRD.replace("NAME", name))
+        assert time.perf_counter() - started < 20  # generous for a loaded machine; backtracking: hours
+        assert [(r, s, line, col) for r, s, line, col, _ in found] == [("SCH002", "error", 26, 9),
+                                                                      ("SCH002", "info", 27, 10)]
+        assert found[0][4].startswith("spec.name: expected a value matching ^([a-z0-9]+-?)*[a-z0-9]$, got string")
+        assert found[1][4].startswith('spec.other: not checked against the pattern "^(?!x)[a-z]+$" of its schema: '
+                                      "RE2")
+    _, found = _lint(tmp_path, _REDOS_CRD.replace("NAME", "a-b-c").replace("other: abc", "other: 7"))
+    assert [(r, s, m) for r, s, _, _, m in found] == [("SCH002", "error", "spec.other: expected string, got integer 7")]
+
+
+def test_re2_semantics_are_the_api_servers() -> None:
+    from linter.validation.regex import matches, searcher
+
+    assert matches("^(?i)(abort|warn)?$", "WARN")  # Go accepts a flag group here; Python's re refuses it
+    assert not matches(r"^\d+$", "٣")  # \d is ASCII in RE2 and Go
+    assert searcher("(?=a)") is None and searcher(r"(a)\1") is None
+
+
+def test_refs_resolve_inside_the_schema_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    import socket
+    import urllib.request
+
+    from linter.validation.validate import Validator
+
+    def refuse(*_: Any, **__: Any) -> Any:
+        raise AssertionError("a $ref was fetched")
+
+    monkeypatch.setattr(urllib.request, "urlopen", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    for ref in ("http://127.0.0.1:9/schema.json", "file:///etc/passwd", "other.json#/x"):
+        [issue] = Validator({"type": "object", "properties": {"a": {"$ref": ref}}}).issues({"a": 1})
+        assert issue.message.startswith("the schema this object is checked against cannot be evaluated")
+
+
+# --- the bundle itself ----------------------------------------------------------------------------
+
+
+def test_schemas_load_lazily_per_kind_and_version(tmp_path: Path) -> None:
+    code = textwrap.dedent(f"""
+        import json, sys
+        from pathlib import Path
+        from linter.validation import bundle
+        read = []
+        original = bundle.load_schema
+        bundle.load_schema = lambda file: read.append(file) or original(file)
+        from linter.config import Config
+        from linter.engine import LintRequest, lint
+        from linter.registry import load_registry
+        path = Path({str(tmp_path / 'q.yaml')!r})
+        path.write_text("apiVersion: kueue.x-k8s.io/v1beta2\\nkind: LocalQueue\\nmetadata: {{name: q}}\\nspec: {{}}\\n")
+        lint(LintRequest(paths=[path], config=Config(), registry=load_registry(), select=["SCH002"], cwd=path.parent))
+        print(json.dumps(read))
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert json.loads(out) == ["kueue.x-k8s.io_localqueue_v1beta2.json.gz"]
+
+
+def test_sch002_docs_list_the_bundled_kinds_versions_and_sources() -> None:
+    doc = REGISTRY.get("SCH002").doc
+    block = doc.split("<!-- bundled kinds:", 1)[1].split("-->", 1)[1].split("<!-- end of bundled kinds -->")[0]
+    assert block.strip().splitlines() == bundle.summary()
+    for kind in VALID:
+        assert kind in block
+    explained = subprocess.run([sys.executable, "-m", "linter", "explain", "SCH002"], capture_output=True, text=True,
+                               check=True).stdout
+    assert "kubernetes-sigs/kueue `ff69552e79`" in explained and "LeaderWorkerSet (v1)" in explained
+
+
+def test_sources_name_upstream_ref_and_licence() -> None:
+    text = (REPO / "linter" / "data" / "crds" / "SOURCES.md").read_text("utf-8")
+    for source in bundle.index()["sources"].values():
+        assert source["repository"] in text and source["ref"] in text and source["licence"] == "Apache-2.0"
+
+
+@needs_shared
+def test_the_script_regenerates_the_shipped_bundle(tmp_path: Path) -> None:
+    sys.path.insert(0, str(REPO / "scripts"))
+    try:
+        import bundle_crds
+    finally:
+        sys.path.remove(str(REPO / "scripts"))
+    shipped = REPO / "linter" / "data" / "crds"
+    out = tmp_path / "crds"
+    out.mkdir()
+    (out / "index.json").write_text((shipped / "index.json").read_text("utf-8"), "utf-8")  # the refs
+    subprocess.run([sys.executable, str(REPO / "scripts" / "bundle_crds.py"), str(SHARED_CRDS), "--out", str(out)],
+                   check=True, capture_output=True)
+    assert bundle_crds.digest(out) == bundle_crds.digest(shipped)
+
+
+@needs_shared
+def test_bundled_schemas_are_the_upstream_ones_compacted() -> None:
+    """Loading a bundled version gives back the upstream schema with only the kept keywords."""
+    sys.path.insert(0, str(REPO / "scripts"))
+    try:
+        import bundle_crds
+    finally:
+        sys.path.remove(str(REPO / "scripts"))
+    for path in sorted(SHARED_CRDS.glob("*.yaml")):
+        for crd in bundle_crds._crds(path):
+            record = next(k for k in bundle.kinds() if (k["group"], k["kind"]) == (crd["group"], crd["kind"]))
+            for version in crd["versions"]:
+                loaded = bundle.load_schema(record["versions"][version["name"]]["file"])
+                assert loaded == bundle_crds.compact(version["schema"]), (crd["kind"], version["name"])
+
+
+def test_kustomize_patches_of_bundled_kinds_stay_partial(tmp_path: Path) -> None:
+    """A patch carries only what it changes: no "missing required field" in it; wrong types still count."""
+    (tmp_path / "kustomization.yaml").write_text("resources: [job.yaml]\npatches: [{path: patch.yaml}]\n", "utf-8")
+    (tmp_path / "job.yaml").write_text(yaml.safe_dump(_document("kubeflow.org", "PyTorchJob", "v1",
+                                                                VALID["PyTorchJob"]), sort_keys=False), "utf-8")
+    (tmp_path / "patch.yaml").write_text("apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata: {name: example}\n"
+                                         "spec:\n  runPolicy: {backoffLimit: three}\n", "utf-8")
+    report = lint(LintRequest(paths=[tmp_path], config=Config(), registry=REGISTRY, select=["SCH002"], cwd=tmp_path))
+    assert [(r.path, r.line, r.message) for r in report.active] == [
+        ("patch.yaml", 5, 'spec.runPolicy.backoffLimit: expected integer, got string "three"')]
+
+
+def test_preserve_unknown_int_or_string_and_nullable_of_bundled_schemas(tmp_path: Path) -> None:
+    # RayJob's rayClusterSpec.headGroupSpec.rayStartParams is a map of strings; KServe's
+    # predictor.model.storageUri is a plain string; Volcano's minResources are quantities (int or string)
+    job = _document("ray.io", "RayJob", "v1", copy.deepcopy(VALID["RayJob"]))
+    job["spec"]["runtimeEnvYAML"] = "pip: [torch]"
+    job["spec"]["rayClusterSpec"]["headGroupSpec"]["rayStartParams"] = {"num-cpus": "0", "dashboard-host": "0.0.0.0"}
+    group = _document("scheduling.volcano.sh", "PodGroup", "v1beta1", copy.deepcopy(VALID["PodGroup"]))
+    group["spec"]["minResources"] = {"cpu": 4, "memory": "16Gi", "nvidia.com/gpu": "2"}
+    group["spec"]["priorityClassName"] = None  # an optional field set to null is pruned, not an error
+    # KAITO keeps unknown fields in inference.template (x-kubernetes-preserve-unknown-fields)
+    workspace = _document("kaito.sh", "Workspace", "v1beta1", copy.deepcopy(VALID["Workspace"]))
+    workspace["inference"]["template"] = {"spec": {"containers": [{"name": "x", "anyField": 1}]}, "other": True}
+    _, found = _lint(tmp_path, [job, group, workspace])
+    assert found == []
+    workspace["inference"]["preset"]["anyField"] = 1  # preset does not keep them
+    _, found = _lint(tmp_path, [workspace])
+    assert [m for *_, m in found] == ['unknown field "inference.preset.anyField"']
+    group["spec"]["minResources"]["cpu"] = "four cores"
+    _, found = _lint(tmp_path, [group])
+    assert [m for *_, m in found] == ['spec.minResources.cpu: expected a quantity such as 500m, 2 or 8Gi, got string '
+                                      '"four cores"']
+
+
+def test_placeholder_text_of_documentation_manifests_is_no_violation(tmp_path: Path) -> None:
+    text = """\
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: q}
+spec:
+  queueingStrategy: "[StrictFIFO|BestEffortFIFO]"
+  resourceGroups:
+  - coveredResources: ["cpu"]
+    flavors:
+    - name: default
+      resources:
+      - name: cpu
+        nominalQuota: <integer>
+  preemption: ...
+  ...: ...
+---
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: p}
+spec:
+  runPolicy: {backoffLimit: "<integer>", cleanPodPolicy: <string>}
+  pytorchReplicaSpecs:
+    Master:
+      replicas: <integer>
+      template:
+        spec:
+          containers: [{name: pytorch, image: <image>}]
+"""
+    _, found = _lint(tmp_path, text)
+    assert found == []
+    _, found = _lint(tmp_path, text.replace("nominalQuota: <integer>", "nominalQuota: four"))
+    assert [m for *_, m in found] == ['spec.resourceGroups[0].flavors[0].resources[0].nominalQuota: expected a '
+                                      'quantity such as 500m, 2 or 8Gi, got string "four"']
