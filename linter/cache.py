@@ -47,10 +47,12 @@ from linter.rule import SEVERITIES
 
 SEVERITY_SET = frozenset(SEVERITIES)
 
-FORMAT = 7  # 7: a project keeps its notes; 6: JSON (linter.cachedata); 5 and before were pickle
+FORMAT = 8  # 8: named .cache; 7: a project keeps its notes; 6: JSON (linter.cachedata); 5 and before: pickle
 KEEP_RUNS = 16
 PREFIX = "run-"
-SUFFIX = ".json"
+# not ".json": a cache folder inside a project root (CI's --cache-dir .cache) must not be linted,
+# and a .json file is lintable; the content is JSON all the same
+SUFFIX = ".cache"
 TEMP_SUFFIX = ".tmp"
 MAX_BYTES = 1 << 30  # a cache file past this is not read (nor written): 10,000 files take about 40 MB
 STALE_SECONDS = 3600  # a temporary file older than this is left by a run that died: removed
@@ -58,7 +60,7 @@ CACHEDIR_TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# mlops-lint's resu
 
 
 def file_name(key: str) -> str:
-    """``run-<version>-<key>.json``: the version in the name lets an older version's files be
+    """``run-<version>-<key>.cache``: the version in the name lets an older version's files be
     pruned without reading them."""
     from linter import __version__
 
@@ -495,8 +497,8 @@ def prune(folder: Path, keep: int = KEEP_RUNS) -> None:
             if name.startswith(".") and name.endswith(TEMP_SUFFIX):
                 if now - entry.stat(follow_symlinks=False).st_mtime > STALE_SECONDS:
                     os.unlink(entry.path)
-            elif name.endswith(".pickle") and name.startswith((PREFIX, "rules-index-")):
-                os.unlink(entry.path)  # the result cache's format 4 and the rule index's 1: pickle, never read again
+            elif name.endswith((".pickle", ".json")) and name.startswith((PREFIX, "rules-index-")):
+                os.unlink(entry.path)  # formats before 8 (pickle, then files named .json): never read again
             elif name.startswith("rules-index-") and name.endswith(TEMP_SUFFIX) and ".pickle." in name:
                 if now - entry.stat(follow_symlinks=False).st_mtime > STALE_SECONDS:
                     os.unlink(entry.path)
