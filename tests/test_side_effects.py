@@ -112,7 +112,7 @@ def test_baseline_and_init_write_exactly_the_file_they_name(tree: Path, tmp_path
     assert sorted(p.name for p in fresh.iterdir()) == [".mlops-lint.yaml"]
     written = (fresh / ".mlops-lint.yaml").read_bytes()
     again = run(["init"], fresh, guard=True, tree=fresh)
-    assert again.returncode == 2 and "already exists" in again.err and again.refused == []
+    assert again.returncode == 2 and "a config already applies here" in again.err and again.refused == []
     assert (fresh / ".mlops-lint.yaml").read_bytes() == written
 
 
