@@ -31,8 +31,9 @@ from __future__ import annotations
 import gc
 import os
 import sys
+from collections import deque
+from dataclasses import fields, replace
 from itertools import chain, repeat, starmap
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -45,16 +46,18 @@ from linter.rule import SEVERITIES
 
 SEVERITY_SET = frozenset(SEVERITIES)
 
-FORMAT = 7  # 7: a project keeps its notes; 6: JSON (linter.cachedata); 5 and before were pickle
+FORMAT = 8  # 8: named .cache; 7: a project keeps its notes; 6: JSON (linter.cachedata); 5 and before: pickle
 KEEP_RUNS = 16
 PREFIX = "run-"
-SUFFIX = ".json"
+# not ".json": a cache folder inside a project root (bench/run.py's beside its corpus) must not be
+# linted, and a .json file is lintable; the content is JSON all the same
+SUFFIX = ".cache"
 STALE_SECONDS = 3600  # a temporary file older than this is left by a run that died: removed
 CACHEDIR_TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# mlops-lint's result cache (https://bford.info/cachedir/)\n"
 
 
 def file_name(key: str) -> str:
-    """``run-<version>-<key>.json``: the version in the name lets an older version's files be
+    """``run-<version>-<key>.cache``: the version in the name lets an older version's files be
     pruned without reading them."""
     from linter import __version__
 
@@ -233,6 +236,20 @@ def _table(column: Any, table: list, count: int) -> map:
     return map(table.__getitem__, column)
 
 
+_RESULT_FIELDS = tuple(f.name for f in fields(Result))
+
+
+def _build(cls: type, names: tuple[str, ...], count: int, columns: tuple) -> list:
+    """``count`` instances of the slots dataclass ``cls``, field ``names[i]`` of each from
+    ``columns[i]``: made by ``object.__new__`` and each slot's own setter, mapped over the columns
+    from C (what ``Result(...)``'s generated ``__init__`` does field by field in Python, a third of
+    the time; a warm run builds every finding of the project)."""
+    made = list(map(object.__new__, repeat(cls, count)))
+    for name, column in zip(names, columns, strict=True):
+        deque(map(getattr(cls, name).__set__, made, column), maxlen=0)
+    return made
+
+
 def _decode_results(data: Any) -> list[tuple[Result, tuple | None]]:
     """The findings of :class:`_Columns`; Invalid unless the columns could have been written by
     it (orjson and json hand back exactly str, int, float, bool, None, list and dict). The
@@ -275,13 +292,13 @@ def _decode_results(data: Any) -> list[tuple[Result, tuple | None]]:
             suppressions[row] = tuple(Suppression(*item) for item in items)
         rules, slugs, severities = zip(*_table(kind_of, made_kinds, count)) if count else ((), (), ())
         numbers = iter(spans)
-        results = map(Result, rules, slugs, severities, messages, _table(path_of, [*paths, None], count),
-                      map(tuple.__new__, repeat(Span), zip(numbers, numbers, numbers, numbers)),
-                      _table(object_of, refs, count), _table(node_of, [*map(tuple, nodes), None], count),
-                      _table(fix_of, [*fixes, None], count), suppressions)
+        values = (rules, slugs, severities, messages, _table(path_of, [*paths, None], count),
+                  map(tuple.__new__, repeat(Span), zip(numbers, numbers, numbers, numbers)),
+                  _table(object_of, refs, count), _table(node_of, [*map(tuple, nodes), None], count),
+                  _table(fix_of, [*fixes, None], count), suppressions)
         if -1 in path_of or -1 in node_of:
             raise Invalid("a finding without a file or node")
-        return list(zip(results, _table(key_of, made_keys, count)))
+        return list(zip(_build(Result, _RESULT_FIELDS, count, values), _table(key_of, made_keys, count)))
     except (TypeError, ValueError) as exc:  # a column of the wrong length, or an item of the wrong type
         raise Invalid(f"findings of the wrong shape: {exc}") from None
 
@@ -424,8 +441,8 @@ def prune(folder: Path, keep: int = KEEP_RUNS) -> None:
             if name.startswith(".") and name.endswith(TEMP_SUFFIX):
                 if now - entry.stat(follow_symlinks=False).st_mtime > STALE_SECONDS:
                     os.unlink(entry.path)
-            elif name.endswith(".pickle") and name.startswith((PREFIX, "rules-index-")):
-                os.unlink(entry.path)  # the result cache's format 4 and the rule index's 1: pickle, never read again
+            elif name.endswith((".pickle", ".json")) and name.startswith((PREFIX, "rules-index-")):
+                os.unlink(entry.path)  # formats before 8 (pickle, then files named .json): never read again
             elif name.startswith("rules-index-") and name.endswith(TEMP_SUFFIX) and ".pickle." in name:
                 if now - entry.stat(follow_symlinks=False).st_mtime > STALE_SECONDS:
                     os.unlink(entry.path)

@@ -29,7 +29,7 @@ from typing import Any
 from linter.cachedata import decode, dumps, encode, loads
 from linter.rule import RegistryError, RuleMeta, Scope
 
-FORMAT = 2  # 2: JSON (linter.cachedata); 1 was pickle
+FORMAT = 3  # 3: named .cache; 2: JSON (linter.cachedata); 1 was pickle
 PREFIX = "rules-index-"  # + a checksum of the packages' folders: checkouts sharing a cache folder keep one each
 _DEFERRED = ("func", "collect")  # the RuleMeta fields that are callables of the rule's module
 _DATA = tuple(f.name for f in fields(RuleMeta) if f.name not in _DEFERRED)
@@ -47,7 +47,7 @@ def path(folder: os.PathLike | str) -> str:
     """The index file of this installation in ``folder``."""
     import zlib
 
-    return os.path.join(folder, f"{PREFIX}{zlib.crc32(chr(0).join(_package_roots()).encode('utf-8', 'surrogateescape')):08x}.json")
+    return os.path.join(folder, f"{PREFIX}{zlib.crc32(chr(0).join(_package_roots()).encode('utf-8', 'surrogateescape')):08x}.cache")  # JSON, named as linter.cache names its files
 
 
 def signature() -> tuple:

@@ -47,7 +47,7 @@ def project(tmp_path: Path) -> Path:
 
 
 def cache_files(folder: Path) -> list[Path]:
-    return sorted(folder.glob("run-*.json"))
+    return sorted(folder.glob("run-*.cache"))
 
 
 @pytest.mark.parametrize("fmt", ["text", "json", "sarif"])

@@ -102,7 +102,7 @@ def test_a_rules_package_overwritten_by_another_distribution_is_named(tmp_path: 
 
 
 def run_file(cache: Path) -> Path:
-    [file] = cache.glob("run-*.json")
+    [file] = cache.glob("run-*.cache")
     return file
 
 
@@ -118,14 +118,14 @@ def test_a_shared_cache_folder_writes_through_no_link(tmp_path: Path) -> None:
     victim.write_text("precious")
     entry.unlink()
     entry.symlink_to(victim)  # another user's link where the next run writes its entry
-    stale = cache / ".run-0.1.0-dead.json.tmp"
+    stale = cache / ".run-0.1.0-dead.cache.tmp"
     stale.write_text("left by a run that died")
     os.utime(stale, (time.time() - 7200, time.time() - 7200))
-    fresh = cache / ".run-0.1.0-busy.json.tmp"
+    fresh = cache / ".run-0.1.0-busy.cache.tmp"
     fresh.write_text("a run writing now")
-    old = cache / "run-0.0.1-0123456789abcdef.json"  # an older version's entry
+    old = cache / "run-0.0.1-0123456789abcdef.cache"  # an older version's entry
     old.write_text("{}")
-    newer = cache / "run-99.0.0-0123456789abcdef.json"  # a newer version's, sharing the folder
+    newer = cache / "run-99.0.0-0123456789abcdef.cache"  # a newer version's, sharing the folder
     newer.write_text("{}")
     pickled = cache / "run-0123456789abcdef.pickle"  # the pickle format: never read again
     pickled.write_bytes(b"\x80\x05N.")
@@ -284,3 +284,17 @@ def test_a_config_another_user_put_in_a_sticky_folder_is_ignored(tmp_path: Path)
     assert done.returncode == 1 and "config not used: owned by another user (uid 65534)" in done.stdout
     os.chown(config, 0, 0)  # one's own (root's) file in a sticky folder: nobody else can replace it
     assert mlops(sticky / "project", ".", "--no-cache").returncode == 0
+
+
+def test_a_cache_folder_inside_the_project_is_not_linted(tmp_path: Path) -> None:
+    """A cache kept in the checkout (``--cache-dir lint-cache``, as bench/run.py does beside its
+    corpus): its files are JSON, but not named so, and a warm run reads its entries instead of
+    linting them (named .json, every run saw a changed file and missed)."""
+    (tmp_path / "pod.yaml").write_text(POD)
+    plain = mlops(tmp_path, ".", "--no-cache", "--format", "json").stdout
+    cold = mlops(tmp_path, ".", "--cache-dir", "lint-cache", "--format", "json").stdout
+    [entry] = (tmp_path / "lint-cache").glob("run-*")
+    written = entry.read_bytes()
+    warm = mlops(tmp_path, ".", "--cache-dir", "lint-cache", "--format", "json").stdout
+    assert cold == warm == plain
+    assert entry.read_bytes() == written  # every entry a hit, nothing rewritten: the cache file was no new input
