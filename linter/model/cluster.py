@@ -53,7 +53,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cached_property, lru_cache
 from importlib import resources
-from itertools import product
+from itertools import chain, product
 from typing import Any, Iterable, Iterator
 
 from linter.model.azcli import UNKNOWN, AzCommand, AzFlag, FlagValue, ShellScript, Value, resolved
@@ -568,33 +568,46 @@ class _Builder:
     def __init__(self) -> None:
         self.cluster = Cluster()
         self.created_clusters: set[Value] = set()
-        # script pools by name (and those whose name is unknown), in the order they were made: a
-        # lookup costs the pools of that name, not every pool (a script of thousands of commands
-        # would otherwise take quadratic time)
-        self._named: dict[Value, list[NodePool]] = {}
-        self._unnamed: list[NodePool] = []
+        # script pools by name (UNKNOWN: the name is unknown), then by cluster (None: the cluster
+        # is unknown or not given, so any cluster's lookup meets them), each list in the order
+        # they were made: a lookup costs the pools it returns, not every pool of that name or
+        # every pool (thousands of `az aks create` lines were quadratic)
+        self._pools: dict[Value, dict[Value | None, list[NodePool]]] = {}
         self._order: dict[int, int] = {}
+        self._stubs: dict[Value, int] = {}  # name -> how many pools of that name are stubs
 
     # pools ---------------------------------------------------------------------------------
+
+    def _lists(self, pool: NodePool) -> list[NodePool]:
+        cluster = None if pool.cluster is UNKNOWN else pool.cluster
+        return self._pools.setdefault(pool.name, {}).setdefault(cluster, [])
 
     def _register(self, pool: NodePool) -> None:
         self.cluster.pools.append(pool)
         self._order[id(pool)] = len(self._order)
-        (self._unnamed if pool.name is UNKNOWN else self._named.setdefault(pool.name, [])).append(pool)
+        self._lists(pool).append(pool)
+        if not pool.created:
+            self._stubs[pool.name] = self._stubs.get(pool.name, 0) + 1
 
     def _unregister(self, pool: NodePool) -> None:
         self.cluster.pools.remove(pool)
-        (self._unnamed if pool.name is UNKNOWN else self._named.get(pool.name, [])).remove(pool)
+        self._lists(pool).remove(pool)
+        if not pool.created:
+            self._stubs[pool.name] -= 1
 
     def find(self, cluster: Value | None, name: Value) -> list[NodePool]:
-        def same(a: Value | None, b: Value | None) -> bool:
-            return a is UNKNOWN or b is UNKNOWN or a is None or b is None or a == b
-
         if name is UNKNOWN:
             candidates = [p for p in self.cluster.pools if p.source == "script"]
-        else:
-            candidates = sorted([*self._named.get(name, ()), *self._unnamed], key=lambda p: self._order[id(p)])
-        return [p for p in candidates if same(p.cluster, cluster)]
+            return [p for p in candidates if cluster is None or cluster is UNKNOWN or p.cluster is None
+                    or p.cluster is UNKNOWN or p.cluster == cluster]
+        lists = []
+        for by_cluster in (self._pools.get(name), self._pools.get(UNKNOWN)):
+            if by_cluster:
+                if cluster is None or cluster is UNKNOWN:
+                    lists.extend(by_cluster.values())
+                else:
+                    lists += [by_cluster.get(cluster, ()), by_cluster.get(None, ())]
+        return sorted(chain.from_iterable(lists), key=lambda p: self._order[id(p)])
 
     def run(self, path: str, script: ShellScript) -> None:
         for az in script.az_commands:
@@ -705,7 +718,8 @@ class _Builder:
         """Add a pool made by create/add; updates of it read earlier (in a file sorted before the
         one that creates it) are replayed on top, since the pool must have existed for them."""
         stubs = [p for p in self.find(pool.cluster, pool.name)
-                 if not p.created and isinstance(pool.name, str) and p.name == pool.name]
+                 if not p.created and isinstance(pool.name, str) and p.name == pool.name] \
+            if self._stubs.get(pool.name) else []
         self._register(pool)
         for stub in stubs:
             self._unregister(stub)

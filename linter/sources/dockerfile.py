@@ -1118,7 +1118,7 @@ def _assemble(instructions: list[Instruction], reader: _Reader, errors: list[Par
                 platform=platform.value if platform is not None else None,
                 from_instruction=ins,
             )
-            current.parent_stage = stage_reference(dockerfile.stages, resolved or base, index) if base else None
+            current.parent_stage = stage_reference(dockerfile, resolved or base, index) if base else None
             dockerfile.stages.append(current)
             ins.stage_index = index
             continue

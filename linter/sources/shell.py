@@ -122,6 +122,7 @@ class _Lexer:
         self.line_starts = starts
         self.comments: list[Comment] = []
         self.errors: list[ParseIssue] = []
+        self._last_lines: tuple[dict[str, int], dict[str, int]] | None = None  # see _may_close
 
     # positions -------------------------------------------------------------------------------
 
@@ -331,7 +332,7 @@ class _Lexer:
         for delimiter, strip_tabs, start, end in pending:
             body_start = k
             closed = False
-            while k < self.n:
+            while k < self.n and self._may_close(delimiter, strip_tabs, k):
                 line_end = self.eol(k)
                 line = text[k:line_end].rstrip("\r")
                 k = min(line_end + 1, self.n)
@@ -344,6 +345,24 @@ class _Lexer:
                     f"unterminated here-document: no line `{delimiter}` closes `{text[start:end]}`"))
                 return body_start
         return k
+
+    def _may_close(self, delimiter: str, strip_tabs: bool, k: int) -> bool:
+        """Whether a line at or after ``k`` may close a body: the last line of each text is known
+        (one pass over the lines, the first time a heredoc is read), so a body that nothing
+        closes is not read to the end of the file once per heredoc (5k unterminated heredocs
+        took seconds, quadratically)."""
+        if self._last_lines is None:
+            plain: dict[str, int] = {}
+            tabs: dict[str, int] = {}
+            for number, start in enumerate(self.line_starts):
+                end = self.line_starts[number + 1] - 1 if number + 1 < len(self.line_starts) else self.n
+                line = self.text[start:end].rstrip("\r")
+                plain[line] = start
+                tabs[line.lstrip("\t")] = start
+            self._last_lines = (plain, tabs)
+        last = self._last_lines[1 if strip_tabs else 0].get(delimiter, -1)
+        # the line ``k`` is on may start before ``k`` (a body after a continuation): read it
+        return last >= k or self.line_starts[bisect_right(self.line_starts, k) - 1] != k
 
     # the token stream ------------------------------------------------------------------------
 

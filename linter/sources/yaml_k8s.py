@@ -304,9 +304,17 @@ class _Unaliased(_Converter):
 def _convert(root: Any, duplicates: list[ParseIssue], text: str | None = None) -> Any:
     """``root`` as a tree; given the ``text`` it was composed from, without the alias machinery
     when the text cannot hold an alias."""
-    if text is not None and "&" not in text and len(text) <= PRESCAN_CHARS:
-        return _Unaliased(duplicates).convert(root)[0]
-    return _Converter(duplicates).convert(root)[0]
+    return _converter(text)(duplicates).convert(root)[0]
+
+
+def _converter(text: str | None = None) -> type[_Converter]:
+    """The converter for the documents of ``text``, chosen once per stream: a file of many
+    documents is not rescanned for ``&`` per document (100k documents were quadratic). Each
+    document still gets its own converter (its memo is keyed by node ids, which a later
+    document's nodes may reuse)."""
+    if text is not None and len(text) <= PRESCAN_CHARS and "&" not in text:
+        return _Unaliased
+    return _Converter
 
 
 # ---------------------------------------------------------------------------------------------
@@ -745,10 +753,11 @@ def _whole(text: str, path: str) -> tuple[list[K8sObject], list[ParseIssue], lis
     try:
         if (len(text) > PRESCAN_CHARS and node_bound(text) > MAX_EXPANDED_NODES) or _could_be_deep(text):
             _prescan(text)
+        converter = _converter(text)
         for index, node in enumerate(yaml.compose_all(text, Loader=_Loader)):
             if node is None:
                 continue
-            _objects(_convert(node, duplicates, text), path, index, objects)
+            _objects(converter(duplicates).convert(node)[0], path, index, objects)
     except _YamlError as exc:
         errors.append(ParseIssue(exc.span, exc.message))
     except yaml.YAMLError as exc:
