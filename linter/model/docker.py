@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from linter.model.bounds import MAX_VALUE_CHARS
 from linter.model.k8s import image_reference, image_registry, parse_image
 from linter.model.images import CONDA_CPU_IMAGES, LIBRARY_CPU_IMAGES, repository_path
 from linter.model.position import Span
@@ -369,11 +370,13 @@ def expand(value: str | None, env: dict[str, str | None]) -> str | None:
     if value is None or "$" not in value:
         return value
     unknown = False
+    size = len(value)
 
     def replace(match: re.Match) -> str:
-        nonlocal unknown
+        nonlocal unknown, size
         known = env.get(match.group(1) or match.group(2))
-        if known is None:
+        size += (0 if known is None else len(known)) - len(match.group())  # the result's length
+        if known is None or size > MAX_VALUE_CHARS:  # past the bound the value is unknown
             unknown = True
             return ""
         return known

@@ -53,6 +53,7 @@ from linter.model.azcli import (
     is_switch,
     takes_many,
 )
+from linter.model.bounds import MAX_VALUE_CHARS
 from linter.model.document import SHELL, Comment, Document, ParseIssue
 from linter.model.position import Span
 from linter.sources.comments import place_comments
@@ -536,6 +537,10 @@ class _Expander:
                 while self.pos < len(raw) and raw[self.pos] not in "\\'\"`$":
                     self.pos += 1
                 self.chunks.append((raw[start:self.pos], _LITERAL))
+        if sum(len(text) for text, _ in self.chunks) > MAX_VALUE_CHARS:
+            # an expansion bomb (A1="${A0}${A0}" forty times): past the bound the value is unknown
+            self.chunks.clear()
+            self.mark_unknown(quoted=False)
         return self
 
     def mark_unknown(self, quoted: bool) -> None:
@@ -815,7 +820,8 @@ class _Reader:
         value = expand_assignment(raw_value, self.env)
         if append:
             old = self.env.get(name)
-            value = old + value if isinstance(old, str) and isinstance(value, str) else UNKNOWN
+            value = old + value if isinstance(old, str) and isinstance(value, str) \
+                and len(old) + len(value) <= MAX_VALUE_CHARS else UNKNOWN
         span = self.lexer.span(word.start, word.end)
         self.script.assignments.append(Assignment(name, raw_value, value, span, keyword, scope))
         if scope == "shell":
