@@ -120,7 +120,7 @@ def _has_tool_table(path: Path) -> bool:
 
     try:
         return "mlops-lint" in tomllib.loads(text).get("tool", {})
-    except tomllib.TOMLDecodeError:  # broken, but meant for us: loading it reports where (never ignored)
+    except (tomllib.TOMLDecodeError, RecursionError):  # broken, but meant for us: loading it reports where
         return "[tool.mlops-lint" in text
 
 
@@ -131,6 +131,29 @@ def _where(positions: dict[tuple, tuple[int, int]], path: tuple) -> str:
             line, col = positions[path[:cut]]
             return f":{line}:{col}"
     return ""
+
+
+# Values a config may expand to through aliases: far above any real config (the bundled example
+# has ~60), far below what a 350-byte alias bomb expands to (billions; 60-92 s and 3.1 GB before).
+MAX_CONFIG_VALUES = 100_000
+
+
+def _expanded_size(node: Any, memo: dict[int, int], active: set[int]) -> int:
+    """How many values ``node`` holds with every alias copied out, counted once per distinct node
+    (an alias is the same object as its anchor), so nothing is expanded to count it."""
+    if not isinstance(node, (dict, list)):
+        return 1
+    key = id(node)
+    if key in memo:
+        return memo[key]
+    if key in active:  # a recursive alias: infinitely many values
+        return MAX_CONFIG_VALUES + 1
+    active.add(key)
+    children = node.values() if isinstance(node, dict) else node
+    size = 1 + sum(_expanded_size(child, memo, active) for child in children)
+    active.discard(key)
+    memo[key] = size = min(size, MAX_CONFIG_VALUES + 1)
+    return size
 
 
 def _plain(node: Any, path: tuple, positions: dict[tuple, tuple[int, int]]) -> Any:
@@ -187,6 +210,8 @@ def _read(path: Path) -> tuple[dict[str, Any], dict[tuple, tuple[int, int]], str
             if found:
                 raise ConfigError(f"{path}:{found.group(2)}:{found.group(3)}: invalid TOML: {found.group(1)}") from None
             raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+        except RecursionError:
+            raise ConfigError(f"{path}: invalid TOML: nested too deeply to be read") from None
         if not isinstance(table, dict):
             raise ConfigError(f"{path}: [tool.mlops-lint] must be a table")
         return table, _toml_positions(text), str(path)
@@ -197,6 +222,8 @@ def _read(path: Path) -> tuple[dict[str, Any], dict[tuple, tuple[int, int]], str
     yaml.allow_duplicate_keys = False
     try:
         data = yaml.load(text)
+    except RecursionError:  # ruamel's composer recurses once per level
+        raise ConfigError(f"{path}: invalid YAML: nested too deeply to be read") from None
     except MarkedYAMLError as exc:
         problem, mark = _yaml_problem(exc)
         where = f":{mark.line + 1}:{mark.column + 1}" if mark else ""
@@ -213,7 +240,13 @@ def _read(path: Path) -> tuple[dict[str, Any], dict[tuple, tuple[int, int]], str
     if data is None:
         return {}, {}, str(path)
     positions: dict[tuple, tuple[int, int]] = {}
-    plain = _plain(data, (), positions)
+    try:
+        if _expanded_size(data, {}, set()) > MAX_CONFIG_VALUES:
+            raise ConfigError(f"{path}: aliases expand the config to more than {MAX_CONFIG_VALUES:,} values (an "
+                              "alias bomb?); it was not read")
+        plain = _plain(data, (), positions)
+    except RecursionError:
+        raise ConfigError(f"{path}: invalid YAML: nested too deeply to be read") from None
     if not isinstance(plain, dict):
         raise ConfigError(f"{path}:1:1: the config file must be a mapping of settings, not {type(plain).__name__}")
     return plain, positions, str(path)

@@ -115,7 +115,9 @@ def _exclude_spec(patterns: Iterable[str]):
         return None
     import pathspec
 
-    return pathspec.PathSpec.from_lines("gitignore", patterns)
+    # RE2 (linear time): pathspec's patterns as Python regexes backtrack exponentially on stars
+    # (`exclude: ["********************x"]` against a name of many x's hung the run)
+    return pathspec.PathSpec.from_lines("gitignore", patterns, backend="re2")
 
 
 def _relative(path: Path, root: Path) -> str | None:

@@ -188,3 +188,85 @@ def test_loaders_and_the_cluster_model_are_linear(scenario: str) -> None:
     action(small)  # imports and first-use caches out of the measurement
     ratio = _cpu_seconds(lambda: action(large)) / max(_cpu_seconds(lambda: action(small)), 1e-3)
     assert ratio < 6, f"{scenario}: 4x the input took {ratio:.1f}x the time"
+
+
+# -- 10. hostile config ---------------------------------------------------------------------------
+
+
+def _alias_bomb_config() -> str:
+    lines = ['a0: &a0 ["lol","lol","lol","lol","lol"]']
+    lines += [f"a{i}: &a{i} [" + ",".join([f"*a{i - 1}"] * 9) + "]" for i in range(1, 9)]
+    return "\n".join(lines) + "\n"
+
+
+def test_config_alias_bomb_is_refused_without_expanding_it(tmp_path: Path) -> None:
+    """A ~400-byte config whose aliases stand for 2 x 10^8 values (before: 60-92 s and 3.1 GB;
+    after: one line, exit 2, under a 512 MiB address-space limit). Nesting 5,000 deep, in YAML or
+    in pyproject.toml, is one line too."""
+    (tmp_path / "pod.yaml").write_bytes(POD)
+    (tmp_path / ".mlops-lint.yaml").write_text(_alias_bomb_config())
+    outcome = run(["pod.yaml"], tmp_path, address_space_mib=512, timeout=60)
+    assert outcome.returncode == 2, outcome.err
+    assert outcome.err.strip().splitlines() == [
+        f"mlops-lint: error: {tmp_path / '.mlops-lint.yaml'}: aliases expand the config to more than 100,000 "
+        "values (an alias bomb?); it was not read"]
+    (tmp_path / ".mlops-lint.yaml").write_text("rules: " + "[" * 5000 + "]" * 5000 + "\n")
+    outcome = run(["pod.yaml"], tmp_path, timeout=60)
+    assert outcome.returncode == 2 and outcome.err.strip().splitlines() == [
+        f"mlops-lint: error: {tmp_path / '.mlops-lint.yaml'}: invalid YAML: nested too deeply to be read"], outcome.err
+    (tmp_path / ".mlops-lint.yaml").unlink()
+    (tmp_path / "pyproject.toml").write_text("[tool.mlops-lint]\nrules = " + "{a = " * 5000 + "1" + "}" * 5000 + "\n")
+    outcome = run(["pod.yaml"], tmp_path, timeout=60)
+    assert outcome.returncode == 2 and outcome.err.strip().splitlines() == [
+        f"mlops-lint: error: {tmp_path / 'pyproject.toml'}: invalid TOML: nested too deeply to be read"], outcome.err
+
+
+def test_exclude_patterns_match_in_linear_time(tmp_path: Path) -> None:
+    """Twenty stars against a long name of x's: Python's regex engine backtracks through every way
+    of splitting the name among the stars (a raw `[^/]*` x12 regex: 8 s at 20 characters);
+    RE2 answers in microseconds, with git's semantics."""
+    from linter.discover import _exclude_spec
+
+    spec = _exclude_spec(["*" * 20 + "x", "a/**/b", "!a/keep/b", "/build/"])
+    start = time.perf_counter()
+    assert not spec.match_file("x" * 200 + "y.yaml")
+    assert spec.match_file("dir/" + "x" * 200)
+    assert time.perf_counter() - start < 1
+    assert spec.match_file("a/q/r/b") and not spec.match_file("a/keep/b")
+    assert spec.match_file("build/") and not spec.match_file("src/build/")
+
+    folder = tmp_path / ("x" * 60 + "y")
+    folder.mkdir()
+    (folder / ("x" * 80 + "y.yaml")).write_bytes(POD)
+    (tmp_path / "skipped-x").mkdir()
+    (tmp_path / "skipped-x" / "pod.yaml").write_bytes(POD)
+    (tmp_path / ".mlops-lint.yaml").write_text('exclude: ["' + "*" * 20 + 'x"]\n')
+    outcome = run([".", "--format", "json", "--jobs", "1"], tmp_path, timeout=60)
+    assert outcome.returncode == 1
+    assert {f["path"] for f in _findings(outcome)} == {f"{folder.name}/{'x' * 80}y.yaml"}
+
+
+def test_crd_paths_walk_is_bounded_with_a_note(tmp_path: Path) -> None:
+    """`crd-paths` naming a huge folder (before: `["/"]` walked the whole file system): the walk
+    stops after MAX_WALK_ENTRIES files and folders with one note, and the run goes on with the
+    CRDs found before the bound."""
+    from linter.validation.crds import MAX_WALK_ENTRIES
+
+    crds = tmp_path / "crds"
+    crds.mkdir()
+    crd = Path(__file__).resolve().parents[2] / "shared" / "crds" / "jobset.x-k8s.io_jobsets.yaml"
+    if not crd.exists():
+        pytest.skip("../shared/crds is not here")
+    (crds / "jobset.yaml").write_bytes(crd.read_bytes())
+    for i in range(MAX_WALK_ENTRIES + 10):
+        (crds / f"n{i}.txt").touch()
+    (crds / "z").mkdir()
+    (crds / "z" / "later.yaml").write_text("not: a crd\n")  # past the bound: never read
+    (tmp_path / ".mlops-lint.yaml").write_text('crd-paths: ["crds"]\n')
+    (tmp_path / "pod.yaml").write_bytes(POD)
+    outcome = run(["pod.yaml", "--format", "json", "--jobs", "1"], tmp_path, timeout=120)
+    assert outcome.returncode in (0, 1), outcome.err
+    assert outcome.err.splitlines() == [
+        f"mlops-lint: note: crd-paths folder {crds}: stopped after {MAX_WALK_ENTRIES:,} files and folders; "
+        "the CRDs past that were not read (name a smaller folder)"]
+    _findings(outcome)
