@@ -22,6 +22,7 @@ from typing import Callable, Iterable, Iterator
 
 from linter.model.document import DOCKERFILE, K8S, SHELL
 from linter.result import Note
+from linter.roots import CONFIG_NAMES
 
 SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", ".tox", ".mypy_cache",
                        ".pytest_cache", ".ruff_cache", ".terraform"})
@@ -56,6 +57,8 @@ def is_dockerfile_name(name: str) -> bool:
 def classify_name(name: str) -> str | None:
     """The source kind a file name alone gives (a name without a suffix may still be a script)."""
     lower = name.lower()
+    if lower in CONFIG_NAMES:  # mlops-lint's own config (every fixture set has one): not a manifest
+        return None
     if lower.endswith(YAML_SUFFIXES):
         return K8S
     if is_dockerfile_name(name):
@@ -142,6 +145,17 @@ def shown(path: Path | str) -> str:
         return text
     except UnicodeEncodeError:
         return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def display_path(path: Path, cwd: Path) -> str:
+    """Relative to ``cwd`` where possible, ``/``-separated, and always printable as UTF-8."""
+    text, base = str(path), str(cwd)
+    if os.sep == "/" and text.startswith(base) and len(text) > len(base) and (text[len(base)] == "/" or base == "/"):
+        return shown(text[len(base) + (base != "/"):])  # what relative_to gives, without parsing either path
+    try:
+        return shown(path.relative_to(cwd).as_posix())
+    except ValueError:
+        return shown(path.as_posix())
 
 
 def _folders(top: str, onerror: Callable[[OSError], None]) -> Iterator[tuple[str, list[str], list[os.DirEntry]]]:
