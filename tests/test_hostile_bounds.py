@@ -270,3 +270,97 @@ def test_crd_paths_walk_is_bounded_with_a_note(tmp_path: Path) -> None:
         f"mlops-lint: note: crd-paths folder {crds}: stopped after {MAX_WALK_ENTRIES:,} files and folders; "
         "the CRDs past that were not read (name a smaller folder)"]
     _findings(outcome)
+
+
+# -- 11. odd values: huge numbers, deep JSON -------------------------------------------------------
+
+
+def _numbers_everywhere(number: str, name: str) -> str:
+    quoted = f'"{number}"'
+    return f"""\
+apiVersion: batch/v1
+kind: Job
+metadata: {{name: {name}, namespace: ml, labels: {{app: a}}}}
+spec:
+  parallelism: {number}
+  completions: {number}
+  backoffLimit: {number}
+  activeDeadlineSeconds: {number}
+  template:
+    metadata: {{labels: {{app: a}}}}
+    spec:
+      restartPolicy: Never
+      terminationGracePeriodSeconds: {number}
+      nodeSelector: {{kubernetes.azure.com/accelerator: nvidia}}
+      containers:
+      - name: trainer
+        image: nvcr.io/nvidia/pytorch:24.05-py3
+        ports: [{{containerPort: {number}}}]
+        env: [{{name: WORLD_SIZE, value: {quoted}}}, {{name: NCCL_NSOCKS_PERTHREAD, value: {quoted}}}]
+        command: [torchrun, --nproc_per_node={number}, --nnodes={number}, train.py]
+        resources:
+          requests: {{cpu: {number}, memory: {number}, nvidia.com/gpu: {number}, ephemeral-storage: {quoted}}}
+          limits: {{cpu: {quoted}, memory: {quoted}, nvidia.com/gpu: {number}}}
+        volumeMounts: [{{name: shm, mountPath: /dev/shm}}]
+      volumes:
+      - name: shm
+        emptyDir: {{medium: Memory, sizeLimit: {quoted}}}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {{name: {name}}}
+spec:
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu, cpu, memory]
+    flavors:
+    - name: f
+      resources:
+      - {{name: nvidia.com/gpu, nominalQuota: {number}, borrowingLimit: {number}}}
+      - {{name: cpu, nominalQuota: {quoted}}}
+      - {{name: memory, nominalQuota: {number}}}
+---
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {{name: {name}, namespace: ml}}
+spec:
+  pytorchReplicaSpecs:
+    Worker:
+      replicas: {number}
+      template:
+        spec:
+          containers:
+          - name: pytorch
+            image: nvcr.io/nvidia/pytorch:24.05-py3
+            resources: {{limits: {{nvidia.com/gpu: {number}}}}}
+"""
+
+
+def test_huge_numbers_and_deep_json_never_make_a_rule_raise(tmp_path: Path) -> None:
+    """Integers past Python's 4,300-digit conversion limit (and hex ones that convert but cannot
+    be printed) in manifests and `az` flags, and ENTRYPOINT/CMD arrays nested 5,000 deep: every
+    rule runs and none raises (before: RES007, GPU003, RES004, DST001, QUE006, GPU002, AKS004 and
+    DKR006 raised LNT002)."""
+    numbers = {"long": "9" * 5000, "just-convertible": "9" * 4290, "hex": "0x" + "f" * 4000}
+    files = {f"{key}.yaml": _numbers_everywhere(value, key) for key, value in numbers.items()}
+    for key, value in numbers.items():
+        files[f"{key}.sh"] = (f"az aks create -g rg -n c --node-count {value} --max-pods {value} "
+                              "--node-vm-size Standard_NC24ads_A100_v4\n"
+                              f"az aks nodepool add -g rg --cluster-name c -n gpu{key.replace('-', '')} "
+                              f"--node-count {value} --min-count {value} --max-count {value} "
+                              f"--enable-cluster-autoscaler --node-vm-size Standard_NC24ads_A100_v4 --max-pods {value}\n")
+    files["Dockerfile"] = ("FROM python:3.11\nENTRYPOINT " + "[" * 5000 + '"a"' + "]" * 5000 + "\nCMD "
+                           + "[" * 3000 + "]" * 3000 + "\n")
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    outcome = run([".", "--select", "ALL", "--format", "json", "--jobs", "1"], tmp_path, timeout=120)
+    findings = _findings(outcome)
+    assert outcome.returncode == 1
+    assert [f["message"] for f in findings if f["rule"] in ("LNT001", "LNT002")] == []
+    rules = {f["rule"] for f in findings}
+    assert {"AKS004", "DKR006"} <= rules, rules
+    (entrypoint,) = [f for f in findings if f["rule"] == "DKR006" and f["line"] == 2]
+    assert "in shell form" in entrypoint["message"]
+    for key in numbers:
+        bounds = [f for f in findings if f["path"] == f"{key}.sh" and f["rule"] == "AKS004"]
+        assert {f["message"].split(" must ")[0] for f in bounds if "must be" in f["message"]} == {
+            "`az aks nodepool add` --min-count", "`az aks nodepool add` --max-count"}, (key, bounds)

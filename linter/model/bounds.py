@@ -18,3 +18,25 @@ MAX_NUMBER_DIGITS = 100
 
 # JSON arrays (ENTRYPOINT ["..."]) nested deeper than this are not read as exec form.
 MAX_JSON_DEPTH = 64
+
+
+def whole_number(text: str) -> int | None:
+    """``text`` (digits only) as an int, None when it is not digits or has more than
+    MAX_NUMBER_DIGITS of them (such a count is never valid, and Python refuses to convert or
+    print ints past 4,300 digits)."""
+    return int(text) if text.isdigit() and len(text) <= MAX_NUMBER_DIGITS else None
+
+
+def json_too_deep(text: str) -> bool:
+    """Whether JSON ``text`` may nest deeper than MAX_JSON_DEPTH (brackets counted, strings
+    included: an upper bound), so that decoding it could exhaust the interpreter's stack."""
+    if text.count("[") + text.count("{") <= MAX_JSON_DEPTH:
+        return False
+    depth = deepest = 0
+    for ch in text:
+        if ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]}":
+            depth -= 1
+    return deepest > MAX_JSON_DEPTH

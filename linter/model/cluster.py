@@ -56,6 +56,7 @@ from importlib import resources
 from itertools import chain, product
 from typing import Any, Iterable, Iterator
 
+from linter.model.bounds import MAX_NUMBER_DIGITS
 from linter.model.azcli import UNKNOWN, AzCommand, AzFlag, FlagValue, ShellScript, Value, resolved
 from linter.model.position import Span
 from linter.model.selectors import Placement, Taint, parse_taint, tolerated_by
@@ -488,8 +489,11 @@ class Cluster:
 def _int(value: Value) -> int | Value | None:
     if value is UNKNOWN:
         return UNKNOWN
+    text = str(value).strip()
+    if len(text.lstrip("+-")) > MAX_NUMBER_DIGITS:  # no count has that many digits: unknown
+        return UNKNOWN
     try:
-        return int(str(value).strip())
+        return int(text)
     except ValueError:
         return UNKNOWN
 

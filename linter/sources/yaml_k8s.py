@@ -26,6 +26,7 @@ from typing import Any
 import yaml
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
+from linter.model.bounds import MAX_NUMBER_DIGITS
 from linter.model.document import K8S, Comment, Document, K8sObject, ParseIssue
 from linter.model.position import Span
 from linter.model.tree import YMap, YSeq
@@ -91,6 +92,8 @@ def _key_span(node: Any) -> Span:
 
 def _int(text: str) -> int | str:
     value = text.replace("_", "")
+    if len(value) > MAX_NUMBER_DIGITS + 3:  # sign and base prefix: past the bound it stays text
+        return text
     sign = 1
     if value[:1] in "+-":
         sign = -1 if value[0] == "-" else 1
