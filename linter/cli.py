@@ -31,10 +31,17 @@ class DefaultToCheck(click.Group):
     def invoke(self, ctx: click.Context):
         """A bug in mlops-lint exits 2 with its traceback, never 1: a CI gate must not read a crash
         as "findings" (Python's own status for an uncaught exception)."""
+        from linter.output import OutputError, reader_gone
+
         try:
             return super().invoke(ctx)
         except (click.exceptions.Exit, click.ClickException, click.exceptions.Abort):
             raise
+        except OutputError as exc:  # a full disk, a read-only folder: the environment, not a bug
+            raise _fail(str(exc)) from None
+        except BrokenPipeError:  # output not written through linter.output, whose reader went away
+            reader_gone()
+            raise click.exceptions.Exit(EXIT_CLEAN) from None
         except Exception:  # noqa: BLE001
             import traceback
 
@@ -146,6 +153,7 @@ def check(paths: tuple[str, ...], fmt: str, output: Path | None, config_path: Pa
 
     from linter.config import ConfigError, env_no_color, load_config
     from linter.engine import LintRequest, default_jobs, lint
+    from linter.output import echo, write_file
     from linter.report import render
     from linter.rule import SEVERITY_RANK
 
@@ -203,11 +211,11 @@ def check(paths: tuple[str, ...], fmt: str, output: Path | None, config_path: Pa
     else:
         text = render(report, fmt, color=color, show_suppressed=show_suppressed)
     if output is not None:
-        output.write_text(text, encoding="utf-8")
+        write_file(output, text)
         if not quiet:
             click.echo(summary_line(report), err=True)
     else:
-        click.echo(text, nl=False)
+        echo(text, nl=False)
         if fmt != "text" and not quiet and sys.stderr.isatty():
             click.echo(summary_line(report), err=True)
 
@@ -222,6 +230,8 @@ def check(paths: tuple[str, ...], fmt: str, output: Path | None, config_path: Pa
 @click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text", show_default=True)
 def rules_command(fmt: str) -> None:
     """The catalogue: id, slug, severity, summary."""
+    from linter.output import echo
+
     registry = _registry(_cache_dir(None, False))
     if fmt == "json":
         payload = [
@@ -230,12 +240,11 @@ def rules_command(fmt: str) -> None:
              "defaults": dict(m.defaults), "tags": list(m.tags)}
             for m in registry.rules
         ]
-        click.echo(json.dumps(payload, indent=2, ensure_ascii=False))
+        echo(json.dumps(payload, indent=2, ensure_ascii=False))
         return
     width = max((len(m.name) for m in registry.rules), default=10)
-    for meta in registry.rules:
-        flag = " (opt-in)" if meta.opt_in else ""
-        click.echo(f"{meta.code}  {meta.name:<{width}}  {meta.severity[0].upper()}  {meta.summary}{flag}")
+    echo("".join(f"{meta.code}  {meta.name:<{width}}  {meta.severity[0].upper()}  {meta.summary}"
+                 f"{' (opt-in)' if meta.opt_in else ''}\n" for meta in registry.rules), nl=False)
 
 
 def repr_type(value: object) -> str:
@@ -246,28 +255,30 @@ def repr_type(value: object) -> str:
 @click.argument("rule")
 def explain(rule: str) -> None:
     """Full docs of one rule (id or slug)."""
+    from linter.output import echo
+
     registry = _registry(_cache_dir(None, False))
     meta = registry.get(rule)
     if meta is None:
         raise _fail(f"unknown rule {rule!r} (see `mlops-lint rules`)")
-    click.echo(f"# {meta.name} ({meta.code})\n")
     facts = [f"Severity: {meta.severity}", f"Scope: {meta.scope}", f"Since: {meta.since} ({meta.status})"]
     if meta.opt_in:
         facts.append("Opt-in: runs only when selected by id, slug or prefix")
-    click.echo(" · ".join(facts) + "\n")
-    click.echo(meta.doc)
+    text = f"# {meta.name} ({meta.code})\n\n" + " · ".join(facts) + "\n\n" + meta.doc
     if meta.defaults:
-        click.echo("\nDefaults: " + ", ".join(f"{k} = {v!r}" for k, v in meta.defaults.items()))
+        text += "\n\nDefaults: " + ", ".join(f"{k} = {v!r}" for k, v in meta.defaults.items())
+    echo(text)
 
 
 @main.command("init")
 @click.argument("folder", required=False, type=click.Path(file_okay=False, path_type=Path), default=Path("."))
-def init(folder: Path) -> None:
-    """Write a commented .mlops-lint.yaml."""
+@click.option("--force", is_flag=True, help="Overwrite an existing .mlops-lint.yaml.")
+def init(folder: Path, force: bool) -> None:
+    """Write a commented .mlops-lint.yaml (every key, each with an example)."""
     from linter.config import ConfigError, write_init
 
     try:
-        target = write_init(folder)
+        target = write_init(folder, force=force)
     except ConfigError as exc:
         raise _fail(str(exc)) from None
     click.echo(f"mlops-lint: wrote {target}", err=True)
