@@ -144,10 +144,13 @@ def main() -> None:
 @click.option("--no-color", is_flag=True, help="No ANSI colour in text output.")
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary.")
 @click.option("--show-suppressed", is_flag=True, help="Also print suppressed findings (text).")
+@click.option("--statistics", is_flag=True,
+              help="Per-rule counts (count, id, severity, slug), most frequent first, instead of the findings "
+                   "(text or json).")
 def check(paths: tuple[str, ...], fmt: str, output: Path | None, config_path: Path | None, select: tuple[str, ...],
           ignore: tuple[str, ...], profile: str | None, fail_on: str | None, baseline: Path | None,
           write_baseline: Path | None, jobs: int | None, cache_dir: Path | None, no_cache: bool,
-          stdin_filename: str | None, no_color: bool, quiet: bool, show_suppressed: bool) -> None:
+          stdin_filename: str | None, no_color: bool, quiet: bool, show_suppressed: bool, statistics: bool) -> None:
     """Lint PATHs (default "."; "-" reads stdin)."""
     from dataclasses import replace
 
@@ -157,6 +160,8 @@ def check(paths: tuple[str, ...], fmt: str, output: Path | None, config_path: Pa
     from linter.report import render
     from linter.rule import SEVERITY_RANK
 
+    if statistics and fmt not in ("text", "json"):
+        raise _fail(f"--statistics gives text or json, not --format {fmt}")
     folder = _cache_dir(cache_dir, no_cache)
     registry = _registry(folder)
     cwd = Path.cwd()
@@ -202,12 +207,16 @@ def check(paths: tuple[str, ...], fmt: str, output: Path | None, config_path: Pa
         click.echo(f"mlops-lint: recorded {count} findings in {write_baseline}", err=True)
         raise click.exceptions.Exit(EXIT_CLEAN)
 
-    from linter.report.text import format_result, summary_line
+    from linter.report import RenderOptions
+    from linter.report.text import format_finding, render_statistics, summary_line
 
+    _nothing_linted(report, paths)
     color = fmt == "text" and output is None and not no_color and not env_no_color() and sys.stdout.isatty()
-    if fmt == "text" and quiet:  # findings only: no file grouping, notes or summary
+    if statistics:
+        text = render_statistics(report, RenderOptions(color=color)) if fmt == "text" else _statistics_json(report)
+    elif fmt == "text" and quiet:  # findings only: no file grouping, notes or summary
         shown = report.results if show_suppressed else report.active
-        text = "".join(format_result(r, color=color) + "\n" for r in shown)
+        text = "".join(format_finding(r, color=color) + "\n" for r in shown)
     else:
         text = render(report, fmt, color=color, show_suppressed=show_suppressed)
     if output is not None:
@@ -218,12 +227,50 @@ def check(paths: tuple[str, ...], fmt: str, output: Path | None, config_path: Pa
         echo(text, nl=False)
         if fmt != "text" and not quiet and sys.stderr.isatty():
             click.echo(summary_line(report), err=True)
+    if fmt == "text" and not (quiet or statistics):
+        _more_than_a_screen(len(report.active))
 
     if config.fail_on == "never":
         raise click.exceptions.Exit(EXIT_CLEAN)
     threshold = SEVERITY_RANK[config.fail_on]
     failing = any(SEVERITY_RANK[r.severity] >= threshold for r in report.active)
     raise click.exceptions.Exit(EXIT_FINDINGS if failing else EXIT_CLEAN)
+
+
+def _statistics_json(report) -> str:
+    from linter.report.text import statistics
+
+    rows = [{"rule": rule, "slug": slug, "severity": severity, "count": count}
+            for count, rule, slug, severity in statistics(report)]
+    return json.dumps(rows, indent=2, ensure_ascii=False) + "\n"
+
+
+def _more_than_a_screen(findings: int) -> None:
+    """After more findings than the terminal has lines (``$LINES`` where set), a closing line on
+    stderr that points at the per-rule counts."""
+    import shutil
+
+    if findings > shutil.get_terminal_size().lines:
+        click.echo(f"mlops-lint: {findings} findings, more than a screen: `--statistics` counts them per rule, "
+                   "`--select RULE` shows one rule's", err=True)
+
+
+def _nothing_linted(report, paths: tuple[str, ...]) -> None:
+    """A run that read no file says so on stderr, naming why (the exit status is unaffected)."""
+    from collections import Counter
+
+    statuses = report.file_status.values()
+    if any(not status.startswith("skipped") for status in statuses):
+        return
+    given = ", ".join(paths) if paths else "."
+    if not statuses:
+        why = (f"no YAML or JSON manifest, Dockerfile or shell script found in {given}"
+               " (tool folders, such as .git and .venv, and `exclude` patterns are not read)")
+    else:
+        reasons = Counter(status.split(": ", 1)[-1] for status in statuses)
+        listed = ", ".join(f"{count} {reason}" for reason, count in sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0])))
+        why = f"{len(statuses)} file{'s' if len(statuses) != 1 else ''} skipped ({listed})"
+    click.echo(f"mlops-lint: nothing was linted: {why}", err=True)
 
 
 @main.command("rules")

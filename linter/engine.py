@@ -430,8 +430,17 @@ def lint(request: LintRequest) -> "RunReport":  # noqa: F821 - imported below
         if absolute is not None:
             by_path.pop(absolute, None)
             shown = display_path(absolute, cwd)
+        else:  # no name to tell the kind: the content tells it, and a note says what was assumed
+            from linter.discover import sniff
+
+            kind, why = sniff(data)
         stdin = (load_bytes(data, shown, kind), data)
         target_paths.add(shown)
+        if absolute is None and (kind != K8S or stdin[0].skipped):
+            what = {DOCKERFILE: "a Dockerfile", SHELL: "a shell script"}.get(kind, "YAML")
+            held = "; it holds no Kubernetes object" if stdin[0].skipped else ""
+            targets_found.notes.append(Note("<stdin>", f"read as {what} ({why}){held}; --stdin-filename NAME "
+                                            "gives the kind by its name"))
 
     items = [(source, display_path(path, cwd)) for path, source in sorted(by_path.items(), key=lambda kv: str(kv[0]))]
     job = _Job(rules, config, registry, target_paths)
