@@ -174,6 +174,17 @@ def shown(path: Path | str) -> str:
         return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
+def display_path(path: Path, cwd: Path) -> str:
+    """Relative to ``cwd`` where possible, ``/``-separated, and always printable as UTF-8."""
+    text, base = str(path), str(cwd)
+    if os.sep == "/" and text.startswith(base) and len(text) > len(base) and (text[len(base)] == "/" or base == "/"):
+        return shown(text[len(base) + (base != "/"):])  # what relative_to gives, without parsing either path
+    try:
+        return shown(path.relative_to(cwd).as_posix())
+    except ValueError:
+        return shown(path.as_posix())
+
+
 def _folders(top: str, onerror: Callable[[OSError], None]) -> Iterator[tuple[str, list[str], list[os.DirEntry]]]:
     """``os.walk(top)``, top-down and without entering links to folders, giving each file's
     directory entry instead of its name: the entry knows the file's type from the listing, so

@@ -15,15 +15,11 @@ from functools import lru_cache
 from types import ModuleType
 from typing import Iterable
 
-from linter.rule import RuleMeta
+from linter.rule import RegistryError, RuleMeta
 
 CODE_RE = re.compile(r"^[A-Z]{2,4}[0-9]{3}$")
 SLUG_RE = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
 PREFIX_RE = re.compile(r"^[A-Z]{2,4}[0-9]{0,3}$")
-
-
-class RegistryError(Exception):
-    pass
 
 
 @dataclass(frozen=True)

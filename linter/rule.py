@@ -107,6 +107,11 @@ class RuleMeta:
         return f"https://github.com/mlops-lint/mlops-lint/blob/main/docs/rules/{self.code}.md"
 
 
+class RegistryError(Exception):
+    """A rule package that cannot be loaded: a bad code or slug, a duplicate, an option error, or
+    a module that no longer matches the rule index (raised by linter.registry and linter.ruleindex)."""
+
+
 def _summary(doc: str) -> str:
     for line in doc.strip().splitlines():
         if line.strip():

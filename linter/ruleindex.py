@@ -27,7 +27,7 @@ import sys
 from dataclasses import fields
 from typing import Any
 
-from linter.rule import RuleMeta
+from linter.rule import RegistryError, RuleMeta
 
 FORMAT = 1
 PREFIX = "rules-index-"  # + a checksum of the packages' folders: checkouts sharing a cache folder keep one each
@@ -108,8 +108,6 @@ class _Deferred:
 
 def _resolve(meta: RuleMeta | None, attr: str) -> RuleMeta:
     import importlib
-
-    from linter.registry import RegistryError
 
     assert meta is not None
     if not isinstance(meta.func, _Deferred):

@@ -368,15 +368,16 @@ def test_the_first_pass_parses_only_the_documents_other_files_look_up(tmp_path) 
     """The index is built from the documents that mention a reference kind; the rest of a file is
     parsed when it is linted, into the same objects (the index's PVC is the file's own), and a
     syntax error in one document hides neither the PVC from the index nor the Job from the rules."""
-    from linter.engine import LintRequest, _first_pass, _second_pass, _skeleton, lint
+    from linter.engine import LintRequest, lint
+    from linter.engine.passes import first_pass, second_pass, skeleton
 
     pvc = ("apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: ckpt\n  namespace: ml-training\n"
            "spec:\n  accessModes: [ReadWriteOnce]\n  resources: {requests: {storage: 1Gi}}\n")
     text = CRASH_DOC + "---\napiVersion: v1\nkind: ConfigMap\nmetadata: [\n---\n" + pvc
-    stream = _first_pass(text.encode(), "mixed.yaml", K8S)
+    stream = first_pass(text.encode(), "mixed.yaml", K8S)
     assert sorted(stream.parsed) == [3]  # only the PVC's document (after two Jobs and a broken one)
-    [claim] = _skeleton(stream).objects
-    document = _second_pass(stream, "mixed.yaml")
+    [claim] = skeleton(stream).objects
+    document = second_pass(stream, "mixed.yaml")
     assert [o.kind for o in document.objects] == ["Job", "Job", "PersistentVolumeClaim"]
     assert document.objects[2] is claim and len(document.errors) == 1
     (tmp_path / "mixed.yaml").write_text(text)
@@ -408,10 +409,10 @@ def test_the_first_pass_parses_only_the_documents_other_files_look_up(tmp_path) 
     ("kind: Job\n", False),
 ])
 def test_a_reference_kind_named_only_in_comments_is_no_mention(text: str, mentions: bool) -> None:
-    from linter.engine import _mentions_in
+    from linter.engine.survey import mentions_in
 
-    assert _mentions_in(text) is mentions
-    assert _mentions_in(text.encode()) is mentions
+    assert mentions_in(text) is mentions
+    assert mentions_in(text.encode()) is mentions
 
 
 _KIND_STYLES = (
@@ -430,7 +431,7 @@ _NOISE = ("# the {k} beside it", "note: 'a #{k}'", 'note: "#{k}"', "script: |\n 
 def test_a_document_of_a_reference_kind_always_mentions_one(kind, style, split, noise, letter) -> None:
     """Whatever its scalar style, comments and neighbours, a document that loads as an object of a
     reference kind is one the first pass parses; names in comments alone are not."""
-    from linter.engine import _mentions_in
+    from linter.engine.survey import mentions_in
     from linter.sources.yaml_k8s import load_text
 
     position = letter % len(kind)
@@ -442,9 +443,9 @@ def test_a_document_of_a_reference_kind_always_mentions_one(kind, style, split, 
     objects = load_text(text, "x.yaml").objects
     assert [o.kind for o in objects] == [kind], text
     if kind in REFERENCE_KINDS:
-        assert _mentions_in(text) and _mentions_in(text.encode()), text
+        assert mentions_in(text) and mentions_in(text.encode()), text
     elif all(template.startswith("#") or "  # " in template for template, _ in noise) and "\\" not in line:
-        assert not _mentions_in(text), text
+        assert not mentions_in(text), text
 
 
 def test_a_worker_whose_linting_raises_loses_no_file(tmp_path, monkeypatch) -> None:

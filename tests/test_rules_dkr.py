@@ -215,3 +215,18 @@ def test_data_patterns_option_replaces_the_default_list():
     report = lint(LintRequest(paths=[], config=config, registry=REGISTRY, select=["DKR005"],
                               stdin=("Dockerfile", text.encode()), cwd=REPO))
     assert [(r.line, r.rule) for r in report.active] == [(3, "DKR005")]
+
+
+# ---------------------------------------------------------------------------------------------
+# Placeholders (linter.model.placeholder): a base image that is a stand-in is not judged
+
+
+@pytest.mark.parametrize("arg", ["BASE=undefined", "BASE=unknown", "BASE=<your-base-image>", "BASE=REPLACE_ME",
+                                 "BASE=your-acr.azurecr.io/trainer", "BASE=IMG_PLACEHOLDER"])
+def test_placeholder_base_images_are_not_judged(arg):
+    assert codes(f"ARG {arg}\nFROM $BASE\nUSER 1000\n", select=["DKR001", "DKR002"]) == []
+
+
+def test_a_real_arg_default_is_still_judged():
+    assert codes("ARG BASE=pytorch/pytorch\nFROM $BASE\nUSER 1000\n", select=["DKR001", "DKR002"]) == [
+        (2, "DKR001"), (2, "DKR002")]

@@ -11,19 +11,19 @@ space-separated values, and which short names and aliases mean the same option.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Final
 
+from linter.model.placeholder import has_placeholder
 from linter.model.position import Span
 
 
-class _Unknown:
+class Unknown:
     """The type of :data:`UNKNOWN` (a single instance)."""
 
-    _instance: _Unknown | None = None
+    _instance: Unknown | None = None
 
-    def __new__(cls) -> _Unknown:
+    def __new__(cls) -> Unknown:
         if cls._instance is None:
             cls._instance = super().__new__(cls)
         return cls._instance
@@ -35,25 +35,23 @@ class _Unknown:
         return "UNKNOWN"
 
 
-UNKNOWN: Final = _Unknown()
-Value = str | _Unknown
+UNKNOWN: Final = Unknown()
+Value = str | Unknown
 
 
 def is_known(value: object) -> bool:
     return value is not UNKNOWN
 
 
-# ``<resource-group>``, ``<your VM size>``: a value the reader of the docs fills in.
-_PLACEHOLDER_VALUE = re.compile(r"<[^<>\n]+>")
-
-
 def is_placeholder(value: object) -> bool:
-    """A ``<placeholder>`` value pasted from documentation (the text is kept as written)."""
-    return isinstance(value, str) and _PLACEHOLDER_VALUE.fullmatch(value.strip()) is not None
+    """A value pasted from documentation that the reader fills in (``<resource-group>``,
+    ``your-cluster``, ``REPLACE_ME``, ``pool-<n>``; the text is kept as written): the one
+    placeholder test, :func:`linter.model.placeholder.has_placeholder`."""
+    return has_placeholder(value)
 
 
 def resolved(value: Value) -> Value:
-    """The value if the script determines it, else UNKNOWN (``$(...)``, ``<placeholder>``)."""
+    """The value if the script determines it, else UNKNOWN (``$(...)``, ``<placeholder>``, ``your-…``)."""
     return UNKNOWN if value is UNKNOWN or is_placeholder(value) else value
 
 

@@ -20,6 +20,7 @@ from typing import Any, Iterator
 
 from linter.model.document import K8sObject
 from linter.model.position import Span
+from linter.model.placeholder import has_placeholder
 from linter.model.quantity import parse_quantity
 from linter.model.selectors import Placement, placement_of
 from linter.model.tree import YMap, YSeq
@@ -506,8 +507,10 @@ def gpu_resources(resources: dict[str, Resource], prefixes: Any = DEFAULT_GPU_RE
 
 
 def is_templated(value: str) -> bool:
-    """A value filled in later (``$(VAR)``, ``${VAR}``, ``$VAR``, ``{{ … }}``): its final text is unknown."""
-    return "$" in value or "{{" in value
+    """A value filled in later (``$(VAR)``, ``${VAR}``, ``$VAR``, ``{{ … }}``, ``<your-image>``,
+    ``REPLACE_ME``, …): its final text is unknown. The one placeholder test,
+    :func:`linter.model.placeholder.has_placeholder`."""
+    return has_placeholder(value)
 
 
 # The image reference grammar of distribution/reference: optional registry host[:port], then
@@ -524,6 +527,6 @@ def image_reference(image: str | None) -> tuple[str, str | None, str | None] | N
     """(name, tag, digest) of a real image reference; ``None`` for placeholders that are filled
     in later (``$IMAGE``, ``{{ .Values.image }}``) or are not image references at all
     (``FILLED_BY_THE_VALIDATOR``, ``<your-image>``): rules about tags cannot judge those."""
-    if not image or is_templated(image) or not _REFERENCE.match(image):
+    if not image or has_placeholder(image) or not _REFERENCE.match(image):
         return None
     return parse_image(image)

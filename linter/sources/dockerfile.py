@@ -87,6 +87,7 @@ from linter.model.docker import (
     stage_reference,
 )
 from linter.model.document import DOCKERFILE, Comment, Document, ParseIssue
+from linter.model.placeholder import is_placeholder
 from linter.model.position import FILE_START, Span
 from linter.sources.comments import place_comments
 from linter.sources.text import load_decoded
@@ -1090,6 +1091,8 @@ def _arg_defs(ins: Instruction, env: dict[str, str | _Unknown], escape: str) -> 
         if not name:
             continue
         value = _expand(default, env, escape) if eq else None
+        if is_placeholder(value, arg_default=True):
+            value = None  # ``ARG BASE=undefined``, ``ARG TAG=<tag>``: a build argument sets it (linter.model.placeholder)
         defs.append(ArgDef(name, default if eq else None, value, word.span))
         if eq:
             env[name] = _UNKNOWN if value is None else value

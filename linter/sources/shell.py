@@ -48,8 +48,8 @@ from linter.model.azcli import (
     FlagValue,
     ShellScript,
     Token,
+    Unknown as _Unknown,
     Value,
-    _Unknown,
     is_switch,
     takes_many,
 )

@@ -42,16 +42,16 @@ def _never(_: Any) -> bool:
     return False
 
 
-def _equal(a: Any, b: Any) -> bool:
+def json_equal(a: Any, b: Any) -> bool:
     """JSON equality as jsonschema has it: true and 1 differ, 1 and 1.0 do not."""
     if isinstance(a, bool) or isinstance(b, bool):
         return isinstance(a, bool) and isinstance(b, bool) and a == b
     if isinstance(a, str) or isinstance(b, str):
         return isinstance(a, str) and isinstance(b, str) and a == b
     if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_equal(a[k], b[k]) for k in a)
+        return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
     if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_equal(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b))
     if isinstance(a, (dict, list)) or isinstance(b, (dict, list)):
         return False
     return a == b
@@ -69,7 +69,7 @@ def _unique(items: list) -> bool:
             key = ("s", item)
         else:
             for other in rest:
-                if _equal(item, other):
+                if json_equal(item, other):
                     return False
             rest.append(item)
             continue
@@ -161,7 +161,7 @@ class _Compiler:
             checks.append(_enum_check(list(schema["enum"])))
         if "const" in schema:
             const = schema["const"]
-            checks.append(lambda x, c=const: _equal(x, c))
+            checks.append(lambda x, c=const: json_equal(x, c))
         if object_check is not None:
             checks.append(object_check)
         if items_check is not None:
@@ -408,7 +408,7 @@ def _enum_check(values: list[Any]) -> Check:
     if all(isinstance(v, str) for v in values):
         strings = frozenset(values)
         return lambda x: isinstance(x, str) and x in strings
-    return lambda x: any(_equal(x, v) for v in values)
+    return lambda x: any(json_equal(x, v) for v in values)
 
 
 def _scalar_checks(schema: dict[str, Any]) -> list[Check]:

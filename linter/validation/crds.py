@@ -20,7 +20,7 @@ import re
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from linter.validation.convert import convert_root
 
@@ -76,10 +76,10 @@ class Crd:
         served = self.served
         return preferred_version(served) if served else None
 
-    def validator(self, version: str, release: Any) -> Any:
-        """The validator of ``version`` (None without a schema), built once per Kubernetes release."""
-        from linter.validation.validate import Validator
-
+    def validator(self, version: str, release: Any, build: Callable[[dict], Any]) -> Any:
+        """The validator of ``version`` (None without a schema), built once per Kubernetes release
+        by ``build`` (linter.validation.validate.Validator, passed in so the two modules do not
+        import each other)."""
         key = (version, release.version)
         if key not in self._validators:
             entry = self.versions.get(version)
@@ -87,7 +87,7 @@ class Crd:
             if entry is not None and isinstance(entry.schema, dict):
                 schema = convert_root(entry.schema, preserve_unknown=entry.preserve_unknown)
                 schema["$defs"] = release.defs  # ObjectMeta and friends
-                validator = Validator(schema)
+                validator = build(schema)
             self._validators[key] = validator
         return self._validators[key]
 
@@ -185,11 +185,11 @@ def load_file(path: Path) -> list[Crd]:
     cached = _PATH_CACHE.get(key)
     if cached is not None:
         return cached
-    from linter.engine import _Unread, read_source
+    from linter.sources.files import Unreadable, read_source
 
     try:  # non-blocking and size-checked: a FIFO or a device named in crd-paths is refused
         text = read_source(path).decode("utf-8-sig")
-    except _Unread as exc:
+    except Unreadable as exc:
         raise CrdPathError(f"{path}: {exc.reason}") from None
     except UnicodeDecodeError as exc:
         raise CrdPathError(f"{path}: cannot read: {exc}") from None

@@ -212,11 +212,11 @@ _BOUNDS = {
 
 
 def _first_duplicate(items: list) -> int:
-    from linter.validation.checker import _equal
+    from linter.validation.checker import json_equal
 
     for j in range(1, len(items)):
         for i in range(j):
-            if _equal(items[i], items[j]):
+            if json_equal(items[i], items[j]):
                 return j
     return 0
 

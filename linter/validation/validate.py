@@ -144,7 +144,7 @@ def object_issues(obj: Any, index: Any, config: Any) -> list[Issue]:
         crd = crds.find(index, config, group, obj.kind, version, obj.path)
         if crd is None:
             return []
-        validator = crd.validator(version, release)
+        validator = crd.validator(version, release, Validator)
         if validator is None:
             return []
         issues = validator.issues(obj.body)

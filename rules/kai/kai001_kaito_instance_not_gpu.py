@@ -64,7 +64,7 @@ _AZURE_SIZE = re.compile(r"^(?:standard_|basic_)?(?P<family>[a-z]+?)\d", re.IGNO
 
 
 def _placeholder(value: str) -> bool:
-    return is_templated(value) or "<" in value or ">" in value or not any(ch.islower() for ch in value)
+    return is_templated(value) or not any(ch.islower() for ch in value)
 
 
 @rule(code="KAI001", name="kaito-instance-not-gpu", severity="error", scope=Kind("Workspace"), tags=("kaito", "gpu"))

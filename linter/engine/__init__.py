@@ -1,0 +1,38 @@
+"""The engine: load each file once, index the project, dispatch rules by scope, stamp findings.
+
+    discover -> survey -> cache -> index -> rules (per file) -> PROJECT rules -> suppress -> report
+
+Findings are reported only for target files, but every rule sees the whole project through the
+index. Output is byte-identical across ``--jobs`` and with or without the cache. The rooms, in
+the order a run passes through them:
+
+- :mod:`linter.engine.run`: one whole run (:class:`LintRequest` -> :func:`lint` -> ``RunReport``):
+  discovery, stdin, the cache, the baseline, the report;
+- :mod:`linter.engine.selection`: which rules run (selectors and profile);
+- :mod:`linter.engine.survey`: every file read once up front (size, hash, whether other files
+  may look something up in it);
+- :mod:`linter.engine.passes`: the first pass (the shared files parsed, the index built) and
+  the second (every file linted and let go);
+- :mod:`linter.engine.runner`: calling rules by scope and stamping findings (:class:`Runner`,
+  :class:`FileOutcome`, :func:`run_rules` for tests and tools);
+- :mod:`linter.engine.workers`: ``--jobs N``, forked workers sharing the second pass;
+- :mod:`linter.engine.memory`: the garbage collector's part in a run.
+
+Reading a file and choosing its loader is :mod:`linter.sources.files`; display paths are
+:func:`linter.discover.display_path`. No room imports another's private name, and the rooms
+import one way (run -> workers -> passes -> survey/runner/memory), which ``tests/test_layout.py``
+checks.
+"""
+
+from linter.discover import display_path
+from linter.engine.run import LintRequest, lint
+from linter.engine.runner import PARSE_ERROR, RULE_ERROR, UNUSED_SUPPRESSION, FileOutcome, Job, Runner, run_rules
+from linter.engine.selection import enabled_rules
+from linter.engine.workers import PARALLEL_MIN_FILES, default_jobs
+from linter.sources.files import load_bytes, load_file, read_source
+
+__all__ = [
+    "PARALLEL_MIN_FILES", "PARSE_ERROR", "RULE_ERROR", "UNUSED_SUPPRESSION", "FileOutcome", "Job", "LintRequest",
+    "Runner", "default_jobs", "display_path", "enabled_rules", "lint", "load_bytes", "load_file", "read_source",
+    "run_rules",
+]

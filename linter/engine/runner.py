@@ -1,0 +1,246 @@
+"""Calling rules: a :class:`Runner` dispatches each rule by scope on the views it asked for and
+stamps what it yields into findings; a rule that raises becomes an LNT002 finding naming the rule
+and the object, and the run goes on. Linting one file gives a :class:`FileOutcome` (findings
+before suppression, suppressions, and the facts PROJECT rules collect), the unit a worker sends
+back and the cache keeps; :meth:`Runner.project` then reduces the facts with the PROJECT rules.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from linter.config import Config
+from linter.index import ProjectIndex
+from linter.model.document import Document, K8sObject
+from linter.model.position import Span
+from linter.registry import Registry
+from linter.result import ObjectRef, Result
+from linter.rule import (CONTAINER, DOCKERFILE as DOCKERFILE_SCOPE, ENGINE, OBJECT, POD, PROJECT, SHELL as SHELL_SCOPE,
+                         WORKLOAD, Finding, RuleContext, RuleMeta)
+
+PARSE_ERROR = "SCH001"
+UNUSED_SUPPRESSION = "LNT001"
+RULE_ERROR = "LNT002"
+
+
+@dataclass
+class _Buckets:
+    container: list[RuleMeta] = field(default_factory=list)
+    pod: list[RuleMeta] = field(default_factory=list)
+    workload: list[RuleMeta] = field(default_factory=list)
+    any_object: list[RuleMeta] = field(default_factory=list)
+    by_kind: dict[str, list[RuleMeta]] = field(default_factory=lambda: defaultdict(list))
+    dockerfile: list[RuleMeta] = field(default_factory=list)
+    shell: list[RuleMeta] = field(default_factory=list)
+    project: list[RuleMeta] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, rules: Iterable[RuleMeta]) -> "_Buckets":
+        buckets = cls()
+        plain = {CONTAINER: buckets.container, POD: buckets.pod, WORKLOAD: buckets.workload,
+                 OBJECT: buckets.any_object, DOCKERFILE_SCOPE: buckets.dockerfile, SHELL_SCOPE: buckets.shell,
+                 PROJECT: buckets.project}
+        for meta in rules:
+            scope = meta.scope
+            if scope in plain:
+                plain[scope].append(meta)
+            elif scope.name == OBJECT.name and scope.kinds:
+                for kind in scope.kinds:
+                    buckets.by_kind[kind].append(meta)
+            elif scope != ENGINE:
+                raise ValueError(f"{meta.code}: unknown scope {scope}")
+        return buckets
+
+
+def _ref(obj: Any) -> ObjectRef | None:
+    return ObjectRef(obj.kind, obj.namespace, obj.name) if obj is not None else None
+
+
+@dataclass(slots=True)
+class FileOutcome:
+    """What linting one file gives before suppressions are applied: the unit a pool worker sends
+    back and the cache keeps. ``results`` pair each finding with the key of its object."""
+
+    path: str
+    status: str
+    target: bool
+    results: list[tuple[Result, tuple | None]]
+    directives: list  # linter.suppress.Directive, of target files
+    facts: dict[str, list]  # PROJECT rule code -> what its ``collect`` gave for this file's objects
+
+
+class Runner:
+    """Calls rules on views and stamps what they yield (one instance per run)."""
+
+    def __init__(self, rules: list[RuleMeta], index: ProjectIndex, config: Config):
+        self.index = index
+        self.config = config
+        self.enabled = {meta.code for meta in rules}
+        self.buckets = _Buckets.of(rules)
+        self.contexts = {
+            meta.code: RuleContext({**meta.defaults, **config.rule_options.get(meta.code, {})}, index, config)
+            for meta in rules
+        }
+        self.out: list[tuple[Result, tuple | None]] = []
+        # PROJECT rules that collect facts, and whose `requires` the project meets
+        self.collectors = [meta for meta in self.buckets.project if meta.collect is not None and self.applies(meta)]
+
+    def applies(self, meta: RuleMeta) -> bool:
+        """A PROJECT rule with ``requires`` runs only when the project holds such an object."""
+        return not meta.requires or any(self.index.has_kind(kind) for kind in meta.requires)
+
+    def emit(self, code: str, slug: str, severity: str, message: str, path: str, span: Span,
+             obj: Any, node: tuple, fix: str | None = None) -> None:
+        """Record one finding, with the configured severity override applied."""
+        self.out.append((
+            Result(code, slug, self.config.severity.get(code, severity), message, path, span, _ref(obj), node, fix),
+            obj.key if obj is not None else None,
+        ))
+
+    def stamp(self, meta: RuleMeta, finding: Finding, path: str, obj: Any, base: tuple = ()) -> None:
+        target = finding.obj if finding.obj is not None else obj
+        node_base = target.node_path if target is not None and finding.obj is not None else base
+        self.emit(meta.code, meta.name, finding.severity or meta.severity, finding.message,
+                  finding.path or (target.path if target is not None else path), finding.span, target,
+                  tuple(node_base) + tuple(finding.node), finding.fix)
+
+    def call(self, meta: RuleMeta, view: Any, path: str, obj: K8sObject | None, span: Span) -> None:
+        base = obj.node_path if obj is not None else ()
+        try:
+            for finding in meta.func(view, self.contexts[meta.code]):  # type: ignore[misc]
+                self.stamp(meta, finding, path, obj, base)
+        except Exception as exc:  # noqa: BLE001 - a broken rule must never stop the run
+            self.rule_error(meta, exc, path, obj, span)
+
+    def rule_error(self, meta: RuleMeta, exc: Exception, path: str, obj: K8sObject | None, span: Span) -> None:
+        if RULE_ERROR in self.enabled:
+            where = f" on {obj.describe()}" if obj is not None else ""
+            detail = " ".join(str(exc).split())  # one line: some exceptions print a whole schema
+            detail = detail if len(detail) <= 300 else detail[:299] + "…"
+            self.emit(RULE_ERROR, "rule-error", "error",
+                      f"rule {meta.code} ({meta.name}) raised {type(exc).__name__}: {detail}{where}; "
+                      "other rules still ran (please report this)", path, span, obj, (meta.code,))
+
+    def parse_errors(self, document: Document) -> None:
+        if PARSE_ERROR in self.enabled:
+            for issue in document.errors:
+                self.emit(PARSE_ERROR, "parse-error", "error", issue.message, document.path, issue.span, None,
+                          ("parse", issue.message))
+
+    def document(self, document: Document) -> None:
+        self.parse_errors(document)
+        b = self.buckets
+        for obj in document.objects:
+            for meta in b.any_object:
+                self.call(meta, obj, document.path, obj, obj.span)
+            for meta in b.by_kind.get(obj.kind, ()):
+                self.call(meta, obj, document.path, obj, obj.span)
+            if not (b.workload or b.pod or b.container):
+                continue
+            workload = self.index.workload(obj)
+            if workload is None:
+                continue
+            for meta in b.workload:
+                self.call(meta, workload, document.path, obj, obj.span)
+            for pod in workload.pods:
+                for meta in b.pod:
+                    self.call(meta, pod, document.path, obj, pod.span)
+                for container in pod.containers:
+                    for meta in b.container:
+                        self.call(meta, container, document.path, obj, container.span)
+        if document.dockerfile is not None:
+            for meta in b.dockerfile:
+                self.call(meta, document.dockerfile, document.path, None, Span(1, 1, 1, 2))
+        if document.shell is not None:
+            for meta in b.shell:
+                self.call(meta, document.shell, document.path, None, Span(1, 1, 1, 2))
+
+    def collect(self, document: Document) -> dict[str, list]:
+        """The facts of this file's objects, for the PROJECT rules that collect them (rules that
+        share a ``collect`` function share one call and one list: OBS001 and OBS002)."""
+        facts: dict[str, list] = {}
+        shared: dict[Any, tuple[list, list[RuleMeta]]] = {}
+        for meta in self.collectors:
+            if meta.collect in shared:
+                found, failed = shared[meta.collect]
+                for obj, exc in failed:
+                    self.rule_error(meta, exc, document.path, obj, obj.span)
+            else:
+                found, failed = [], []
+                context = self.contexts[meta.code]
+                for obj in document.objects:
+                    try:
+                        found.extend(meta.collect(obj, context))  # type: ignore[misc]
+                    except Exception as exc:  # noqa: BLE001 - a broken rule must never stop the run
+                        failed.append((obj, exc))
+                        self.rule_error(meta, exc, document.path, obj, obj.span)
+                shared[meta.collect] = (found, failed)
+            if found:
+                facts[meta.code] = found
+        return facts
+
+    def outcome(self, document: Document, target: bool) -> FileOutcome:
+        """Lint one file (its findings only if it is a target; its facts in every case)."""
+        from linter.suppress import directives_of
+
+        start = len(self.out)
+        if target:
+            self.document(document)
+        facts = self.collect(document)
+        results = self.out[start:] if target else []
+        del self.out[start:]
+        self.index.release(document)
+        return FileOutcome(document.path, file_status(document), target, results,
+                           directives_of(document) if target else [], facts)
+
+    def project(self, targets: set[str], facts: dict[str, list] | None = None) -> None:
+        """Every PROJECT rule, once: over the facts its ``collect`` gave, else over the index."""
+        start = len(self.out)
+        for meta in self.buckets.project:
+            if not self.applies(meta):
+                continue  # a reference rule with nothing to refer to (SPEC section 6)
+            view = (facts or {}).get(meta.code, []) if meta.collect is not None else self.index
+            self.call(meta, view, "", None, Span(1, 1, 1, 2))
+        self.out[start:] = [pair for pair in self.out[start:] if pair[0].path in targets]
+
+
+def merged_facts(outcomes: Iterable[FileOutcome]) -> dict[str, list]:
+    facts: dict[str, list] = defaultdict(list)
+    for outcome in outcomes:
+        for code, found in outcome.facts.items():
+            facts[code].extend(found)
+    return facts
+
+
+def run_rules(documents: list[Document], targets: set[str], rules: list[RuleMeta], config: Config,
+              index: ProjectIndex | None = None) -> list[tuple[Result, tuple | None]]:
+    """Findings (each with its object's key) of ``rules`` on the ``targets`` among ``documents``."""
+    index = index or ProjectIndex(documents)
+    runner = Runner(rules, index, config)
+    outcomes = [runner.outcome(document, document.path in targets) for document in documents]
+    runner.project(targets, merged_facts(outcomes))
+    return [pair for outcome in outcomes for pair in outcome.results] + runner.out
+
+
+@dataclass(frozen=True)
+class Job:
+    """What every file of a run is linted with (shared with pool workers by fork)."""
+
+    rules: list[RuleMeta]
+    config: Config
+    registry: Registry
+    targets: set[str]
+
+    @property
+    def enabled(self) -> set[str]:
+        return {meta.code for meta in self.rules}
+
+
+def file_status(document: Document) -> str:
+    if document.errors and not (document.objects or document.dockerfile or document.shell):
+        return "parse error"
+    if document.skipped:
+        return f"skipped: {document.skipped}"
+    return "linted"

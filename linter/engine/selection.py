@@ -1,0 +1,29 @@
+"""Which rules a run calls: the config's and the command line's selectors, and the profile."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from linter.config import Config
+from linter.registry import Registry
+from linter.rule import RuleMeta
+
+
+def enabled_rules(registry: Registry, config: Config, select: Iterable[str] | None = None,
+                  ignore: Iterable[str] = ()) -> list[RuleMeta]:
+    """Rules that run: select (ALL = every rule that is not opt-in) minus ignore, minus the
+    rules the profile turns off."""
+    chosen: dict[str, RuleMeta] = {}
+    for token in (list(select) if select is not None else list(config.select)):
+        for meta in registry.resolve(token):
+            if token.strip().upper() == "ALL" and meta.opt_in:
+                continue
+            chosen[meta.code] = meta
+    for token in [*config.ignore, *ignore]:
+        for meta in registry.resolve(token):
+            chosen.pop(meta.code, None)
+    if config.profile == "aks-automatic":
+        for code in list(chosen):
+            if code.startswith("AKS") or code == "GPU006":
+                chosen.pop(code)
+    return sorted((m for m in chosen.values() if m.status != "removed"), key=lambda m: m.code)
