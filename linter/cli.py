@@ -26,12 +26,23 @@ class DefaultToCheck(click.Group):
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if not args or (args[0] not in self.commands and args[0] not in ("--version", "--help", "-h")):
             args = ["check", *args]
-        return super().parse_args(ctx, args)
+        from linter.output import reader_gone, stream_error
+
+        try:  # --version and --help print here
+            return super().parse_args(ctx, args)
+        except BrokenPipeError:
+            reader_gone()
+            raise click.exceptions.Exit(EXIT_CLEAN) from None
+        except OSError as exc:
+            error = stream_error(exc)
+            if error is None:
+                raise
+            raise _fail(str(error)) from None
 
     def invoke(self, ctx: click.Context):
         """A bug in mlops-lint exits 2 with its traceback, never 1: a CI gate must not read a crash
         as "findings" (Python's own status for an uncaught exception)."""
-        from linter.output import OutputError, reader_gone
+        from linter.output import OutputError, reader_gone, stream_error
 
         try:
             return super().invoke(ctx)
@@ -39,9 +50,13 @@ class DefaultToCheck(click.Group):
             raise
         except OutputError as exc:  # a full disk, a read-only folder: the environment, not a bug
             raise _fail(str(exc)) from None
-        except BrokenPipeError:  # output not written through linter.output, whose reader went away
+        except BrokenPipeError:  # printed by click (a subcommand's --help), to a reader gone
             reader_gone()
             raise click.exceptions.Exit(EXIT_CLEAN) from None
+        except OSError as exc:
+            if (error := stream_error(exc)) is None:
+                raise
+            raise _fail(str(error)) from None
         except Exception:  # noqa: BLE001
             import traceback
 
@@ -101,6 +116,11 @@ def run() -> None:
         code: object = EXIT_CLEAN
     except SystemExit as exc:
         code = exc.code
+    except BrokenPipeError:  # --version or --help, printed while the arguments are read, to a reader gone
+        from linter.output import reader_gone
+
+        reader_gone()
+        code = EXIT_CLEAN
     if code is None:
         code = EXIT_CLEAN
     elif not isinstance(code, int):  # sys.exit("message"), as Python itself would print it

@@ -44,7 +44,7 @@ NOT_DOCKERFILE_SUFFIXES = frozenset({
     "py", "pyi", "pyc", "ipynb", "go", "rs", "js", "mjs", "ts", "rb", "java", "kt", "c", "h", "cpp", "cs", "php",
     "pl", "lua", "r", "sh", "bash", "zsh", "fish", "ps1", "bat", "cmd", "md", "markdown", "rst", "txt", "adoc",
     "html", "htm", "xml", "json", "yaml", "yml", "toml", "ini", "cfg", "lock", "csv", "diff", "patch",
-    "j2", "jinja", "jinja2", "tpl", "tmpl", "gotmpl", "template", "tmpl", "erb", "mustache", "hbs", "in",
+    "j2", "jinja", "jinja2", "tpl", "tmpl", "gotmpl", "template", "erb", "mustache", "hbs", "in",
     "bak", "orig", "rej", "swp", "old", "dockerignore",
 })
 
@@ -362,6 +362,10 @@ class _NamedRules:
             return "Helm chart template"
         if is_template_name(path.name):
             return "template"
+        name = path.name
+        if "." in name and classify_name(name) is None and name.rsplit(".", 1)[1].lower() in NOT_DOCKERFILE_SUFFIXES:
+            # Dockerfile.md, dockerfile.py (pre-commit's `dockerfile` type takes Dockerfile.md)
+            return "not a manifest, Dockerfile or shell script by its name"
         top = self.root if self.root is not None else Path.cwd()
         rel = _relative(path, _real(top))
         if rel is None:

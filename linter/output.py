@@ -12,9 +12,14 @@ the same environment the same way:
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 from pathlib import Path
+
+# what a failed write to a stream meets in the environment (a full disk, a device that fails, a
+# closed descriptor), as opposed to a bug
+WRITE_ERRORS = frozenset({errno.ENOSPC, errno.EIO, errno.EBADF, errno.EROFS, errno.EDQUOT, errno.EFBIG})
 
 
 class OutputError(Exception):
@@ -47,6 +52,14 @@ def reader_gone() -> None:
         os.close(devnull)
     except (OSError, ValueError, AttributeError):  # no descriptor (a test's captured stream)
         pass
+
+
+def stream_error(exc: OSError) -> OutputError | None:
+    """The :class:`OutputError` a failed write to standard output is, or None for another error
+    (text printed by click itself: ``--help``, ``--version``)."""
+    if exc.errno in WRITE_ERRORS:
+        return OutputError(f"cannot write to standard output: {_reason(exc)}")
+    return None
 
 
 def echo(text: str, *, nl: bool = True) -> None:
