@@ -51,11 +51,14 @@ def main(argv: list[str] | None = None) -> int:
         env.update(PRE_COMMIT_HOME=str(home), PRE_COMMIT_COLOR="never", MLOPS_LINT_CACHE_DIR=str(cache))
         subprocess.run([sys.executable, "-m", "pre_commit", "install-hooks"], cwd=repo, env=env, check=True,
                        capture_output=True)
-        target = sorted(p for p in repo.rglob("*.yaml") if p.name != ".mlops-lint.yaml" and "kind: Job" in p.read_text())[0]
+        group = next(p for p in sorted(repo.rglob("gpu-pod")) if p.is_dir()).parent
+        # a workload manifest, and a file whose objects other files look up (a change to it
+        # re-lints every file that may depend on it: see README, Result cache)
+        targets = {"a Pod manifest": group / "gpu-pod" / "pod.yaml", "the Kueue queues file": group / "kueue" / "kueue.yaml"}
         subprocess.run([sys.executable, "-m", "pre_commit", "run", "--all-files"], cwd=repo, env=env,
                        capture_output=True)  # the first run fills the cache, as a first commit does
 
-        def once(extra: dict[str, str], number: int) -> float:
+        def once(target: Path, extra: dict[str, str], number: int) -> float:
             target.write_text(target.read_text() + f"# change {number}\n")
             _git(repo, "add", str(target))
             start = time.perf_counter()
@@ -66,12 +69,14 @@ def main(argv: list[str] | None = None) -> int:
                 raise SystemExit(f"pre-commit run failed:\n{done.stdout}{done.stderr}")
             return elapsed
 
-        rows = {}
-        for label, extra in (("cache warm", {}), ("no cache", {"MLOPS_LINT_NO_CACHE": "1"})):
-            rows[label] = min(once(extra, number) for number in range(args.repeat))
         count = sum(1 for p in repo.rglob("*") if p.is_file() and ".git" not in p.parts) - 2
-        print(f"pre-commit run, 1 changed file of {count} (min of {args.repeat}): "
-              + ", ".join(f"{label} {seconds:.2f} s" for label, seconds in rows.items()))
+        print(f"pre-commit run on 1 changed file of {count} (minimum of {args.repeat} runs):")
+        for what, target in targets.items():
+            assert target.is_file(), target
+            rows = {label: min(once(target, extra, number) for number in range(args.repeat))
+                    for label, extra in (("cache warm", {}), ("no cache", {"MLOPS_LINT_NO_CACHE": "1"}))}
+            print(f"  {what} ({target.relative_to(repo)}): "
+                  + ", ".join(f"{label} {seconds:.2f} s" for label, seconds in rows.items()))
     return 0
 
 
