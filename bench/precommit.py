@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
         group = next(p for p in sorted(repo.rglob("gpu-pod")) if p.is_dir()).parent
         # a workload manifest, and a file whose objects other files look up (a change to it
         # re-lints every file that may depend on it: see README, Result cache)
-        targets = {"a Pod manifest": group / "gpu-pod" / "pod.yaml", "the Kueue queues file": group / "kueue" / "kueue.yaml"}
+        targets = {"a Pod manifest": group / "gpu-pod" / "pod.yaml", "the Kueue quota file": group / "kueue" / "quota.yaml"}
         subprocess.run([sys.executable, "-m", "pre_commit", "run", "--all-files"], cwd=repo, env=env,
                        capture_output=True)  # the first run fills the cache, as a first commit does
 
