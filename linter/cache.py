@@ -1,12 +1,14 @@
 """The result cache: a repeat run reads each unchanged file's outcome instead of linting it.
 
-One file per *run key* (tool version, the code of the engine and of every rule that runs, the
-rules and their options, the whole config, the CRD files of ``crd-paths``, Python's version and
-the working folder) holds, for every file of the last run with that key, its outcome under a
-*file key*: the file's display path, content hash, whether it is a target, and the hash of every
-shared file (the files whose objects other files' rules look up, see :mod:`linter.engine`), so a
-changed StorageClass re-lints the files that may depend on it. The PROJECT rules' findings are
-kept under the hash of every file key. A cache file holds only the last run's entries, so it does
+Every project of a run (linter.roots: a root with its own config) has a *project key* (the tool
+version, the code of the engine and of every rule that runs, the project's root, its rules and
+their options, its whole config, the CRD files of its ``crd-paths``, Python's version and the
+working folder). One file per run key (the set of its projects' keys) holds, for every file of
+the last run with that key, its outcome under a *file key*: its project's key, the file's display
+path, content hash, whether it is a target, and the hash of every shared file of its project
+(the files whose objects other files' rules look up, see :mod:`linter.engine`), so a changed
+StorageClass re-lints the files that may depend on it. Each project's PROJECT rules' findings are
+kept under the hash of its file keys. A cache file holds only the last run's entries, so it does
 not grow with edits; the least recently used run keys beyond ``KEEP_RUNS`` are deleted.
 
 It is a cache, never a source of truth: a missing, unreadable, corrupt or foreign file is a miss,
@@ -28,7 +30,7 @@ from typing import Any
 
 from linter.digest import digest, digest_text
 
-FORMAT = 4
+FORMAT = 5
 KEEP_RUNS = 16
 PREFIX = "run-"
 CACHEDIR_TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# mlops-lint's result cache (https://bford.info/cachedir/)\n"
@@ -80,18 +82,40 @@ def _crd_signature(config: Any) -> list[str]:
     return out
 
 
-def run_key(rules: list, config: Any, registry: Any) -> str:
+def code_key(rules: list, registry: Any) -> str:
+    """What every project of a run shares: the format, the tool's and Python's versions, the
+    working folder (display paths are relative to it), the registry and the code of the engine
+    and of every rule that runs (looked at once per run, however many projects it has)."""
     from linter import __version__
 
     parts = [
         f"format {FORMAT}", f"mlops-lint {__version__}", f"python {sys.version}", f"cwd {Path.cwd()}",
-        repr(config),
-        *(f"{m.code}:{m.name}:{m.severity}:{m.module}:{sorted(m.defaults.items())!r}" for m in rules),
         *(m.code for m in registry.rules),
         *_code_signature({m.module for m in rules}),
+    ]
+    return digest_text(*parts, size=20)
+
+
+def project_key(code: str, rules: list, config: Any, root: Any) -> str:
+    """One project's key: :func:`code_key`, its root, its whole config, its rules and options and
+    the CRD files of its ``crd-paths``. Two roots never share a key."""
+    parts = [
+        code, f"root {root}", repr(config),
+        *(f"{m.code}:{m.name}:{m.severity}:{m.module}:{sorted(m.defaults.items())!r}" for m in rules),
         *_crd_signature(config),
     ]
     return digest_text(*parts, size=20)
+
+
+def run_file_key(project_keys: list[str]) -> str:
+    """The cache file of a run: one per set of projects (a run of one root's changed files, as
+    pre-commit makes, uses the file of a full run of that root)."""
+    return digest_text(*sorted(set(project_keys)), size=20)
+
+
+def run_key(rules: list, config: Any, registry: Any, root: Any = None) -> str:
+    """The cache file of a run of one project."""
+    return run_file_key([project_key(code_key(rules, registry), rules, config, root)])
 
 
 # functions the tree's own __reduce__ names (they only fill a node with the given items)
@@ -114,20 +138,20 @@ class _Unpickler(pickle.Unpickler):
 
 
 class Cache:
-    def __init__(self, folder: Path, key: str, files: dict[str, Any], project: tuple[str, Any] | None):
+    def __init__(self, folder: Path, key: str, files: dict[str, Any], projects: dict[str, Any]):
         self.folder = folder
         self.file = folder / f"{PREFIX}{key}.pickle"
         self.key = key
         self._old = files
-        self._old_project = project
+        self._old_projects = projects
         self.files: dict[str, Any] = {}
-        self.project: tuple[str, Any] | None = None
+        self.projects: dict[str, Any] = {}  # project key -> its PROJECT rules' findings
         self.changed = False
 
     @classmethod
     def open(cls, folder: Path, key: str) -> "Cache":
         files: dict[str, Any] = {}
-        project = None
+        projects: dict[str, Any] = {}
         path = folder / f"{PREFIX}{key}.pickle"
         enabled = gc.isenabled()
         gc.disable()  # a million acyclic objects: collector passes while loading them tripled its cost
@@ -137,13 +161,13 @@ class Cache:
             gc.freeze()  # they live to the end of the run: never rescanned
             if isinstance(payload, dict) and payload.get("format") == FORMAT and payload.get("key") == key:
                 files = payload["files"]
-                project = payload["project"]
+                projects = payload["projects"]
         except Exception:  # noqa: BLE001 - a cache that cannot be read is empty, never an error
-            files, project = {}, None
+            files, projects = {}, {}
         finally:
             if enabled:
                 gc.enable()
-        return cls(folder, key, files, project)
+        return cls(folder, key, files, projects)
 
     def get(self, key: str) -> Any:
         """A file's outcome (its findings before suppression, suppressions and facts)."""
@@ -157,18 +181,19 @@ class Cache:
         self.changed = True
 
     def get_project(self, key: str) -> Any:
-        if self._old_project is not None and self._old_project[0] == key:
-            self.project = self._old_project
-            return self._old_project[1]
-        return None
+        """A project's PROJECT-rule findings (a run holds one entry per project)."""
+        found = self._old_projects.get(key)
+        if found is not None:
+            self.projects[key] = found
+        return found
 
     def put_project(self, key: str, results: Any) -> None:
-        self.project = (key, results)
+        self.projects[key] = results
         self.changed = True
 
     def save(self) -> None:
         """Write this run's entries (if any changed, or some were dropped) and prune old run keys."""
-        if not self.changed and self.files.keys() == self._old.keys():
+        if not self.changed and self.files.keys() == self._old.keys() and self.projects.keys() == self._old_projects.keys():
             self._touch()
             return
         try:
@@ -176,7 +201,7 @@ class Cache:
             tag = self.folder / "CACHEDIR.TAG"
             if not tag.exists():
                 tag.write_text(CACHEDIR_TAG, encoding="utf-8")
-            payload = {"format": FORMAT, "key": self.key, "files": self.files, "project": self.project}
+            payload = {"format": FORMAT, "key": self.key, "files": self.files, "projects": self.projects}
             temporary = self.file.with_name(f".{self.file.name}.{os.getpid()}.tmp")
             with open(temporary, "wb") as handle:
                 pickle.dump(payload, handle, protocol=pickle.HIGHEST_PROTOCOL)

@@ -149,7 +149,7 @@ def main() -> None:
 @click.argument("paths", nargs=-1, type=click.Path(path_type=str))
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True, help="Report format.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write the report to FILE.")
-@click.option("--config", "config_path", type=click.Path(path_type=Path), help="Config file (default: nearest .mlops-lint.yaml upward, else pyproject.toml).")
+@click.option("--config", "config_path", type=click.Path(path_type=Path), help="Config file for the whole run (default: each file's project root's own .mlops-lint.yaml or pyproject.toml).")
 @click.option("--select", multiple=True, help="Comma list of rule ids, slugs or prefixes to run (replaces the config's).")
 @click.option("--ignore", multiple=True, help="Comma list of rule ids, slugs or prefixes not to run.")
 @click.option("--profile", type=click.Choice(("aks-standard", "aks-automatic")), help="Cluster profile (default aks-standard).")
@@ -178,7 +178,6 @@ def check(paths: tuple[str, ...], fmt: str, output: Path | None, config_path: Pa
     from linter.engine import LintRequest, default_jobs, lint
     from linter.output import echo, write_file
     from linter.report import render
-    from linter.rule import SEVERITY_RANK
 
     if statistics and fmt not in ("text", "json"):
         raise _fail(f"--statistics gives text or json, not --format {fmt}")
@@ -194,15 +193,13 @@ def check(paths: tuple[str, ...], fmt: str, output: Path | None, config_path: Pa
     for token in [*select_tokens, *ignore_tokens]:
         if not registry.is_known_selector(token):
             raise _fail(f"unknown rule or prefix {token!r} in --select/--ignore (see `mlops-lint rules`)")
-    start = file_paths[0] if file_paths else (cwd / stdin_filename if stdin_filename else cwd)
-    try:
-        config = load_config(config_path, registry, start=start if start.exists() else cwd)
-    except ConfigError as exc:
-        raise _fail(str(exc)) from None
-    if profile:
-        config = replace(config, profile=profile)
-    if fail_on:
-        config = replace(config, fail_on=fail_on)
+    overrides = {key: value for key, value in (("profile", profile), ("fail_on", fail_on)) if value}
+    config = None  # each project's own, found from its root (linter.roots); --config: one for the run
+    if config_path is not None:
+        try:
+            config = replace(load_config(config_path, registry), **overrides)
+        except ConfigError as exc:
+            raise _fail(str(exc)) from None
     if use_stdin:  # at most one byte over the size limit: the loader reports the file as too large
         from linter.sources.text import MAX_FILE_BYTES
 
@@ -212,9 +209,12 @@ def check(paths: tuple[str, ...], fmt: str, output: Path | None, config_path: Pa
     request = LintRequest(
         paths=file_paths, config=config, registry=registry, select=select_tokens or None, ignore=ignore_tokens,
         jobs=jobs or default_jobs(), stdin=stdin, baseline=baseline, cwd=cwd, cache_dir=folder, keep=_KEPT,
+        overrides=overrides,
     )
     try:
         report = lint(request)
+    except ConfigError as exc:  # a project's config file
+        raise _fail(str(exc)) from None
     except ValueError as exc:  # an unreadable baseline
         raise _fail(str(exc)) from None
     if _KEPT is not None:
@@ -250,11 +250,7 @@ def check(paths: tuple[str, ...], fmt: str, output: Path | None, config_path: Pa
     if fmt == "text" and not (quiet or statistics):
         _more_than_a_screen(len(report.active))
 
-    if config.fail_on == "never":
-        raise click.exceptions.Exit(EXIT_CLEAN)
-    threshold = SEVERITY_RANK[config.fail_on]
-    failing = any(SEVERITY_RANK[r.severity] >= threshold for r in report.active)
-    raise click.exceptions.Exit(EXIT_FINDINGS if failing else EXIT_CLEAN)
+    raise click.exceptions.Exit(EXIT_FINDINGS if report.failing() else EXIT_CLEAN)  # over every project
 
 
 def _statistics_json(report) -> str:

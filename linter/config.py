@@ -16,7 +16,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-CONFIG_NAMES = (".mlops-lint.yaml", ".mlops-lint.yml")
+CONFIG_NAMES = (".mlops-lint.yaml", ".mlops-lint.yml")  # as linter.roots finds them
 PROFILES = ("aks-standard", "aks-automatic")
 FAIL_ON = ("error", "warning", "info", "never")
 
@@ -94,34 +94,14 @@ def config_schema() -> dict[str, Any]:
 
 
 def find_config(start: Path) -> Path | None:
-    """The nearest ``.mlops-lint.yaml`` upward from ``start``, else a pyproject.toml with
-    ``[tool.mlops-lint]`` (nearest upward)."""
+    """The config of the project ``start`` is in: the nearest ``.mlops-lint.yaml`` (or ``.yml``, or
+    ``pyproject.toml`` with ``[tool.mlops-lint]``) upward, nearest folder first (linter.roots)."""
+    from linter.roots import RootFinder
+
     start = start.resolve()
     folder = start if start.is_dir() else start.parent
-    pyproject: Path | None = None
-    for candidate in (folder, *folder.parents):
-        for name in CONFIG_NAMES:
-            if (candidate / name).is_file():
-                return candidate / name
-        project = candidate / "pyproject.toml"
-        if pyproject is None and project.is_file() and _has_tool_table(project):
-            pyproject = project
-    return pyproject
-
-
-def _has_tool_table(path: Path) -> bool:
-    try:
-        text = path.read_text("utf-8")
-    except (OSError, UnicodeDecodeError):
-        return False
-    if "mlops-lint" not in text and "\\" not in text:
-        return False  # no TOML spelling of the name (escapes, line continuations) can be in it: not parsed
-    import tomllib
-
-    try:
-        return "mlops-lint" in tomllib.loads(text).get("tool", {})
-    except tomllib.TOMLDecodeError:  # broken, but meant for us: loading it reports where (never ignored)
-        return "[tool.mlops-lint" in text
+    found = RootFinder(folder).marks(str(folder))[0]
+    return Path(found) if found is not None else None
 
 
 def _where(positions: dict[tuple, tuple[int, int]], path: tuple) -> str:

@@ -27,6 +27,7 @@ from typing import Callable, Iterable, Iterator
 
 from linter.model.document import DOCKERFILE, K8S, SHELL
 from linter.result import Note
+from linter.roots import CONFIG_NAMES
 
 SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", ".tox", ".nox",
                        ".mypy_cache", ".pytest_cache", ".ruff_cache", ".hypothesis", ".eggs", "__pypackages__",
@@ -77,6 +78,8 @@ def is_dockerfile_name(name: str) -> bool:
 def classify_name(name: str) -> str | None:
     """The source kind a file name alone gives (a name without a suffix may still be a script)."""
     lower = name.lower()
+    if lower in CONFIG_NAMES:  # mlops-lint's own config (every fixture set has one): not a manifest
+        return None
     if lower.endswith(YAML_SUFFIXES):
         return K8S
     if is_dockerfile_name(name):
@@ -363,6 +366,8 @@ class _NamedRules:
         if is_template_name(path.name):
             return "template"
         name = path.name
+        if name.lower() in CONFIG_NAMES:
+            return "mlops-lint's config"
         if "." in name and classify_name(name) is None and name.rsplit(".", 1)[1].lower() in NOT_DOCKERFILE_SUFFIXES:
             # Dockerfile.md, dockerfile.py (pre-commit's `dockerfile` type takes Dockerfile.md)
             return "not a manifest, Dockerfile or shell script by its name"

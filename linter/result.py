@@ -96,10 +96,25 @@ class RunReport:
     files_linted: int
     files_skipped: int = 0
     notes: list[Note] = field(default_factory=list)
-    root: str = ""  # absolute path the display paths are relative to (SARIF %SRCROOT%)
+    root: str = ""  # absolute folder of SARIF's %SRCROOT%: the git top (or project root) of the files
     version: str = ""
     fail_on: str = "warning"
     file_status: dict[str, str] = field(default_factory=dict)  # target path -> linted | skipped: … | parse error
+    # projects with different fail-on levels: each target path's own (else every path has fail_on)
+    fail_on_paths: dict[str, str] = field(default_factory=dict)
+    # a display path's path under ``root`` where the two differ (SARIF URIs; display paths are
+    # relative to the working folder, URIs to the repository)
+    uris: dict[str, str] = field(default_factory=dict)
+
+    def failing(self) -> bool:
+        """Whether a finding is at or above the fail-on level of its project (the exit status 1)."""
+        from linter.rule import SEVERITY_RANK
+
+        for result in self.active:
+            level = self.fail_on_paths.get(result.path, self.fail_on)
+            if level != "never" and SEVERITY_RANK[result.severity] >= SEVERITY_RANK[level]:
+                return True
+        return False
 
     @property
     def active(self) -> list[Result]:

@@ -115,3 +115,33 @@ def test_the_table_names_every_target(measured: dict) -> None:
     text = bench.table(measured)
     assert "lint --jobs 1" in text and "warm / cold cache run, 400 files" in text
     assert "PASS" in text or "FAIL" in text
+
+
+scaling = _module("scaling")
+
+
+def test_scaling_verdicts_tell_a_quadratic_rule_from_a_busy_machine() -> None:
+    # synthetic timings: every rule slows 1.5x per file at 4,000 files (the machine), LIN is
+    # linear otherwise, QUAD grows with the project (4x the files, 4x the time per file)
+    sizes = (1000, 4000)
+    per_file = {"LIN": 1e-5, "ALSO": 2e-5, "MORE": 3e-5, "QUAD": 1e-5, "TINY": 1e-9}
+    growth = {"LIN": 1, "ALSO": 1, "MORE": 1, "QUAD": 4, "TINY": 1}
+    results = {n: {"files": n, "wall": 1.0, "rules": {c: per_file[c] * n * (1.5 if n > 1000 else 1)
+                                                      * (growth[c] if n > 1000 else 1) for c in per_file}}
+               for n in sizes}
+    rows = {r["rule"]: r for r in scaling.verdicts(results, 1.3, floor_ms=20.0)}
+    assert rows["QUAD"]["ok"] is False and rows["QUAD"]["ok_relative"] is False
+    assert rows["LIN"]["ok"] is False and rows["LIN"]["ok_relative"] is True  # slow machine, linear rule
+    assert rows["TINY"]["judged"] is False and rows["TINY"]["ok"] is None  # under the noise floor
+    assert abs(rows["LIN"]["ratio"][4000] - 1.5) < 1e-9
+    text = scaling.table(results, list(rows.values()), 1.3)
+    assert "| QUAD |" in text and "FAIL" in text
+
+
+def test_scaling_times_every_rule_of_a_real_run(tmp_path: Path) -> None:
+    folder = tmp_path / "c"
+    corpus.generate(folder, 120)
+    totals, wall, files = scaling.rule_times(folder)
+    assert files > 100 and wall > 0
+    assert {"GPU001", "IMG002", "DST007", "OBS001"} <= set(totals)  # per view, per file's facts, per project
+    assert all(seconds >= 0 for seconds in totals.values())

@@ -371,6 +371,15 @@ def test_article_scripts_with_fitting_manifests_are_clean() -> None:
     assert set(report.file_status.values()) == {"linted"}
 
 
+@pytest.mark.parametrize("folder", ["conforming", "violating"])
+def test_the_cluster_sets_select_the_cluster_rules(folder: str) -> None:
+    """Each set is a project of its own whose config selects the rules these tests run on it, so
+    `mlops-lint fixtures/cluster/<set>` gives what the tests check."""
+    from linter.config import load_config
+
+    assert sorted(load_config(CLUSTER / folder / ".mlops-lint.yaml", load_registry()).select) == sorted(own_codes())
+
+
 def test_violating_variants_fire_every_rule(update_golden: bool) -> None:
     report = run([CLUSTER / "violating"], REPO)
     assert {r.rule for r in report.active} == set(own_codes())

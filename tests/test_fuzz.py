@@ -154,7 +154,7 @@ def _fixture_projects() -> list[tuple[str, Path, list[Path], Path | None]]:
     """Each rule fixture (fail files, pass files) and each reference project, as it is linted."""
     projects = []
     for folder in sorted((REPO / "fixtures" / "rules").iterdir()):
-        config = folder / "mlops-lint.yaml"
+        config = folder / ".mlops-lint.yaml"
         for stem in ("fail", "pass"):
             files = sorted(p for p in folder.iterdir() if p.name.startswith(stem) and p.suffix != ".txt")
             if files:
@@ -189,14 +189,14 @@ def test_structurally_mutated_fixtures(project, data) -> None:
             except UnicodeDecodeError:  # the binary and UTF-16 fixtures stay as they are
                 written[relative.as_posix()] = source.read_bytes()
                 continue
-            if source.suffix in (".yaml", ".yml", ".json") and source.name != "mlops-lint.yaml":
+            if source.suffix in (".yaml", ".yml", ".json") and source.name != ".mlops-lint.yaml":
                 try:
                     documents = [d for d in yaml.safe_load_all(text) if d is not None]
                 except yaml.YAMLError:
                     documents = None
                 if documents:
                     text = yaml.safe_dump_all(data.draw(mutated_documents(documents)), allow_unicode=True)
-            elif source.name != "mlops-lint.yaml":
+            elif source.name != ".mlops-lint.yaml":
                 text = data.draw(mutated_lines(text))
             written[relative.as_posix()] = text.encode("utf-8")
         for relative, content in written.items():

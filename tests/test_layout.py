@@ -132,7 +132,7 @@ def test_no_module_uses_another_modules_private_name() -> None:
 def test_the_engine_is_a_package_of_rooms() -> None:
     """What a newcomer looks for has one place: the run, the survey, the passes, the workers."""
     modules = _modules()
-    for room in ("run", "survey", "passes", "runner", "workers", "memory", "selection"):
+    for room in ("run", "projects", "survey", "passes", "runner", "workers", "memory", "selection"):
         assert f"linter.engine.{room}" in modules
     assert "linter.sources.files" in modules
     graph, _ = _graph(modules)

@@ -2,8 +2,10 @@
 make every rule of the catalogue fire, with goldens of each report format.
 
 ``fixtures/conforming/`` is linted exactly as a user would (`mlops-lint fixtures/conforming`, default
-settings: it has no config file); ``fixtures/violating/`` carries its own ``.mlops-lint.yaml``
-(trusted registries, required labels), found the usual way, upward from the PATH.
+settings: its ``.mlops-lint.yaml`` holds only a comment and makes it a project root of its own);
+``fixtures/violating/`` carries its own ``.mlops-lint.yaml`` (trusted registries, required labels),
+found the usual way, upward from the PATH. Every fixture set is a project, so `mlops-lint fixtures/`
+lints each set apart from the others.
 """
 
 from __future__ import annotations
@@ -78,11 +80,25 @@ def test_conforming_manifests_are_clean_at_default_settings() -> None:
     assert report["summary"]["files"] >= len(ARTICLE_EXAMPLES)
 
 
+def test_every_conforming_set_is_clean_when_all_fixtures_are_linted_at_once() -> None:
+    """`mlops-lint fixtures/`: each fixture set is a project of its own (a root), so the conforming
+    sets borrow nothing from the violating sets beside them (a PriorityClass marked globalDefault,
+    a default-deny NetworkPolicy, another set's node pools), and each set keeps its own config."""
+    code, out = run_cli("fixtures", "--format", "json", "--no-cache")
+    report = json.loads(out)
+    conforming = [f for f in report["findings"]
+                  if f["path"].startswith(("fixtures/conforming/", "fixtures/cluster/conforming/"))]
+    assert conforming == [] and code == 1
+    alone = json.loads(violating_report("json")[1])["findings"]
+    together = [f for f in report["findings"] if f["path"].startswith("fixtures/violating/")]
+    assert together == alone  # the violating set's own config (IMG004, OBS004) applies in both runs
+
+
 def test_conforming_files_are_all_linted_not_skipped() -> None:
     report = lint(LintRequest(paths=[CONFORMING], config=Config(), registry=load_registry(), cwd=REPO))
     linted = {path for path, status in report.file_status.items() if status == "linted"}
     expected = {p.relative_to(REPO).as_posix() for p in CONFORMING.rglob("*")
-                if p.is_file() and p.suffix in (".yaml", ".sh")}
+                if p.is_file() and p.suffix in (".yaml", ".sh") and p.name != ".mlops-lint.yaml"}
     assert expected <= linted, f"not linted: {sorted(expected - linted)}"
 
 

@@ -13,7 +13,8 @@ repository root, and:
 
 A fixture that needs more rules than its own (LNT001 reports suppressions of other rules) says so
 in a ``# select: LNT001, GPU001`` comment; the union over the files of a run is selected. A rule
-that needs settings reads them from ``mlops-lint.yaml`` in its folder. A fail file that only gives
+that needs settings reads them from the ``.mlops-lint.yaml`` in its folder (every rule's folder is a
+project root of its own, so `mlops-lint fixtures/` uses the same settings). A fail file that only gives
 the others their context (the ``az aks`` script whose node pools the manifests are placed on) says
 so in a ``# context: why`` comment: it expects nothing and must get no finding.
 Expectations are read from the fixture text here, in the test; the linter itself never greps.
@@ -117,10 +118,10 @@ class Run:
 
 
 def fixture_config(code: str) -> Config:
-    """``fixtures/rules/<CODE>/mlops-lint.yaml`` when the rule needs settings (IMG004's
-    trusted-registries, node pools …), else the defaults. Its folder is not made the project root:
-    fail and pass files stay separate projects."""
-    path = FIXTURES / code / "mlops-lint.yaml"
+    """``fixtures/rules/<CODE>/.mlops-lint.yaml`` (IMG004's trusted-registries, node pools …; most
+    folders' hold only a comment: the defaults). Its folder is not made the project root: fail and
+    pass files stay separate projects."""
+    path = FIXTURES / code / ".mlops-lint.yaml"
     if not path.is_file():
         return Config()
     return dataclasses.replace(load_config(path, load_registry()), root=None)

@@ -353,6 +353,100 @@ def test_policy_properties(specs, source_labels, dest_labels, extra):
     assert not traffic(netpols(DENY_ALL), source, dest).ingress.ports
 
 
+def naive_direction(items, selected, other, egress):
+    """NetworkPolicy evaluation as written before policies were grouped: every policy, every
+    time (the reference the grouped evaluation must equal)."""
+    from linter.model.netpol import Direction, peer_matches, rule_ports
+
+    sure = [p for p in items if (p.egress if egress else p.ingress) is not None and p.selects(selected) is True]
+    maybe = [p for p in items if (p.egress if egress else p.ingress) is not None and p.selects(selected) is None]
+    if not sure:
+        return Direction(ALL_PORTS)
+    allowed = NO_PORTS
+    for policy in (*sure, *maybe):
+        for rule in (policy.egress if egress else policy.ingress) or ():
+            if rule.peers is None or any(peer_matches(p, policy, other) is not False for p in rule.peers):
+                allowed = allowed.union(rule_ports(rule, other if egress else selected))
+    return Direction(allowed, tuple(sure))
+
+
+ENDPOINT = st.builds(lambda labels, unknown, is_open, namespace, folder:
+                     Endpoint(namespace, Labels(labels, frozenset(unknown), is_open), folder=folder),
+                     LABELS, st.sets(KEYS, max_size=2), st.booleans(), st.sampled_from([NS, "other", None]),
+                     st.sampled_from(["", "jobs"]))
+
+
+def variants(endpoint: Endpoint) -> list[Endpoint]:
+    """``endpoint`` and endpoints that differ from it in one thing a policy may tell apart."""
+    labels = endpoint.labels
+    key = next(iter(labels.known), "app")
+    return [endpoint,
+            Endpoint(endpoint.namespace, Labels(labels.known, labels.unknown_keys, not labels.open), folder=endpoint.folder),
+            Endpoint(endpoint.namespace, Labels(labels.known, labels.unknown_keys ^ {key}, labels.open), folder=endpoint.folder),
+            Endpoint("other" if endpoint.namespace == NS else NS, labels, folder=endpoint.folder),
+            Endpoint(endpoint.namespace, labels, folder="elsewhere"),
+            Endpoint(endpoint.namespace, labels, (Port("p", 7),), folder=endpoint.folder)]
+
+
+PLACED_POLICY = st.tuples(POLICY, st.sampled_from([NS, "other", None]), st.sampled_from(["x.yaml", "jobs/x.yaml"]))
+
+
+def placed_policies(placed):
+    from linter.model.document import K8sObject
+    from linter.model.tree import YMap
+
+    result = []
+    for index, (spec, namespace, path) in enumerate(placed):
+        body = YMap()
+        metadata = {"name": f"p{index}", **({"namespace": namespace} if namespace else {})}
+        body.update({"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy", "metadata": metadata, "spec": spec})
+        result.append(K8sObject("networking.k8s.io/v1", "NetworkPolicy", f"p{index}", namespace or "", body, path, index))
+    return policies(result)
+
+
+@settings(max_examples=200)
+@given(st.lists(PLACED_POLICY, max_size=4), st.lists(st.tuples(st.integers(0, 3), st.sampled_from([NS, "other", None])), max_size=6),
+       ENDPOINT, st.lists(ENDPOINT, max_size=2))
+def test_grouped_policies_answer_as_every_policy_evaluated_alone(placed, copies, base, more):
+    # copies of one policy under other names (and in other namespaces) are classes of the
+    # group; every question asked of one group, its memo shared, must get what evaluating every
+    # policy on its own gives, however little the endpoints differ
+    from linter.model.netpol import PolicyGroup, selecting
+
+    placed = placed + [(placed[i][0], namespace, placed[i][2]) for i, namespace in copies if i < len(placed)]
+    items = placed_policies(placed)
+    group = PolicyGroup(items)
+    endpoints = variants(base) + more
+    for selected in endpoints:
+        assert selecting(group, selected) == tuple(p for p in items if p.selects(selected) is True)
+        for other in endpoints:
+            for egress in (False, True):
+                want = naive_direction(items, selected, other, egress)
+                got = group.direction(selected, other, egress)
+                assert got.ports == want.ports and got.isolating == want.isolating
+
+
+def test_policy_evaluations_grow_with_distinct_questions_not_with_copies(monkeypatch):
+    # a namespace holding N copies of the article's policy and N jobs: the selectors are
+    # evaluated once per distinct (policy, question), so 4x the copies is not 16x the work
+    from linter.model import netpol
+
+    calls = []
+    real = netpol.partial_match
+    monkeypatch.setattr(netpol, "partial_match", lambda s, labels: calls.append(1) or real(s, labels))
+    spec = {"podSelector": {"matchLabels": {"app": "a"}}, "ingress": [{"from": [{"podSelector": {"matchLabels": {"app": "a"}}}]}]}
+    counts = []
+    for n in (25, 100):
+        calls.clear()
+        group = netpol.PolicyGroup(policy_objects([spec] * n))
+        for job in range(n):  # each job's pods: its own name label, which no policy tests
+            a = pod({"app": "a", "job": f"j{job}"})
+            group.direction(a, a, False)
+            group.selecting(a)
+        counts.append(len(calls))
+    assert counts[1] <= 2 * counts[0], counts
+
+
 def members_tcp(ports: PortSet) -> set[int]:
     return {n for p, items in ports.ranges.items() if p == "TCP" for lo, hi in items for n in range(lo, min(hi, 60) + 1)}
 

@@ -7,7 +7,9 @@ index. Output is byte-identical across ``--jobs`` and with or without the cache.
 the order a run passes through them:
 
 - :mod:`linter.engine.run`: one whole run (:class:`LintRequest` -> :func:`lint` -> ``RunReport``):
-  discovery, stdin, the cache, the baseline, the report;
+  each project linted on its own, stdin, the cache, the baseline, the merged report;
+- :mod:`linter.engine.projects`: which projects a run has (:mod:`linter.roots`) and the target and
+  context files of each;
 - :mod:`linter.engine.selection`: which rules run (selectors and profile);
 - :mod:`linter.engine.survey`: every file read once up front (size, hash, whether other files
   may look something up in it);

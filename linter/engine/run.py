@@ -15,6 +15,7 @@ between processes was measured to cost as much as parsing them: only outcomes tr
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ from linter.config import Config
 from linter.discover import SourceFile, display_path
 from linter.engine.memory import collector_paused, freeze
 from linter.engine.passes import Work, build_index, prepare, skeleton
+from linter.engine.projects import Project, by_roots, explicit, loader
 from linter.engine.runner import UNUSED_SUPPRESSION, FileOutcome, Job, Runner, merged_facts
 from linter.engine.selection import enabled_rules
 from linter.engine.survey import cache_key, content_digest, survey_files
@@ -30,13 +32,14 @@ from linter.engine.workers import lint_all
 from linter.model.document import DOCKERFILE, K8S, SHELL, Document
 from linter.registry import Registry
 from linter.result import Result
+from linter.roots import RootFinder
 from linter.sources.files import load_bytes
 
 
 @dataclass
 class LintRequest:
     paths: list[Path]  # what to report on (files or folders); empty with stdin
-    config: Config
+    config: Config | None  # one config for one project (--config); None: each root's own (linter.roots)
     registry: Registry
     select: list[str] | None = None  # --select replaces the config's select
     ignore: list[str] = field(default_factory=list)  # --ignore adds to the config's ignore
@@ -50,56 +53,44 @@ class LintRequest:
     # freeing them (linter.cli.run), since freeing millions of objects one by one costs a part of
     # the run (measured: 0.2-0.3 s at 10,000 files) the operating system does at once
     keep: list | None = None
+    overrides: dict[str, Any] = field(default_factory=dict)  # Config fields set on every root's config (--profile)
 
 
 def lint(request: LintRequest) -> "RunReport":  # noqa: F821 - imported below
-    """The report of one run."""
+    """The report of one run: each project linted on its own, the findings merged."""
     from linter import __version__, suppress
-    from linter.discover import classify, walk
     from linter.result import Note, RunReport
 
-    config, registry, cwd = request.config, request.registry, request.cwd.resolve()
-    rules = enabled_rules(registry, config, request.select, request.ignore)
-    targets_found = walk(request.paths, root=config.root, exclude=config.exclude)
-    if config.root is not None:
-        context_found = walk([config.root], root=config.root, exclude=config.exclude)
+    registry, cwd = request.registry, request.cwd.resolve()
+    finder = RootFinder(cwd)
+    if request.config is not None:
+        projects = explicit(request.config, request.paths)
     else:
-        context_found = targets_found
-    by_path: dict[Path, SourceFile] = {f.path: f for f in context_found.files}
-    for source in targets_found.files:
-        by_path.setdefault(source.path, source)
-    target_paths = {display_path(f.path, cwd) for f in targets_found.files}
-
-    stdin: tuple[Document, bytes] | None = None
-    if request.stdin is not None:
-        name, data = request.stdin
-        shown = name if name not in ("", "-") else "<stdin>"
-        kind = classify(Path(shown), sniff=False) or K8S
-        absolute = (cwd / shown).resolve() if shown != "<stdin>" else None
-        if absolute is not None:
-            by_path.pop(absolute, None)
-            shown = display_path(absolute, cwd)
-        else:  # no name to tell the kind: the content tells it, and a note says what was assumed
-            from linter.discover import sniff
-
-            kind, why = sniff(data)
-        stdin = (load_bytes(data, shown, kind), data)
-        target_paths.add(shown)
-        if absolute is None and (kind != K8S or stdin[0].skipped):
-            what = {DOCKERFILE: "a Dockerfile", SHELL: "a shell script"}.get(kind, "YAML")
-            held = "; it holds no Kubernetes object" if stdin[0].skipped else ""
-            targets_found.notes.append(Note("<stdin>", f"read as {what} ({why}){held}; --stdin-filename NAME "
-                                            "gives the kind by its name"))
-
-    items = [(source, display_path(path, cwd)) for path, source in sorted(by_path.items(), key=lambda kv: str(kv[0]))]
-    job = Job(rules, config, registry, target_paths)
+        projects = by_roots(request.paths, cwd, loader(registry, request.overrides),
+                            request.stdin[0] if request.stdin is not None else None, finder)
+    chosen = [enabled_rules(registry, project.config, request.select, request.ignore) for project in projects]
+    keys = [""] * len(projects)
     cache = None
     if request.cache_dir is not None:
-        from linter.cache import Cache, run_key
+        from linter.cache import Cache, code_key, project_key, run_file_key
 
-        cache = Cache.open(request.cache_dir, run_key(job.rules, config, registry))
+        code = code_key([meta for rules in chosen for meta in rules], registry)
+        keys = [project_key(code, rules, project.config, project.folder) for project, rules in zip(projects, chosen)]
+        cache = Cache.open(request.cache_dir, run_file_key(keys))
+    results: list[Result] = []
+    statuses: dict[str, str] = {}
+    skipped: dict[str, str] = {}
+    notes: list[Note] = []
+    fail_on: dict[str, str] = {}
+    sources = Sources(cwd, finder)
     with collector_paused():  # young generations are collected while linting (see lint_files)
-        results, statuses = run(items, stdin, job, request.jobs, cache, request.keep)
+        for project, rules, key in zip(projects, chosen, keys):
+            found, status = _lint_project(project, rules, key, request, cwd, cache, sources)
+            results.extend(found)
+            statuses.update(status)
+            skipped.update({display_path(path, cwd): f"skipped: {why}" for path, why in project.targets.skipped})
+            notes.extend(Note(display_path(Path(n.path), cwd), n.message) for n in project.targets.notes)
+            fail_on.update(dict.fromkeys(status, project.config.fail_on))
         freeze()  # the run's results live to the end: reporting never rescans them
     if cache is not None:
         cache.save()
@@ -107,21 +98,118 @@ def lint(request: LintRequest) -> "RunReport":  # noqa: F821 - imported below
         baseline = suppress.Baseline.load(request.baseline, cwd)
         results = suppress.apply_baseline(results, baseline, request.baseline.resolve().parent, cwd)
     results.sort(key=Result.sort_key)
-    notes = [Note(display_path(Path(n.path), cwd), n.message) for n in targets_found.notes]
+    levels = set(fail_on.values()) or {projects[0].config.fail_on if projects else Config().fail_on}
+    root, uris = sources.located()
     return RunReport(
         results=results,
-        rules=rules,
+        rules=sorted({meta.code: meta for rules in chosen for meta in rules}.values(), key=lambda m: m.code),
         files_linted=len(statuses),
         files_skipped=sum(1 for status in statuses.values() if status.startswith("skipped")),
         notes=notes,
-        root=str(cwd),
+        root=root,
         version=__version__,
-        fail_on=config.fail_on,
-        file_status=dict(sorted({
-            **{display_path(path, cwd): f"skipped: {why}" for path, why in targets_found.skipped},
-            **statuses,
-        }.items())),
+        fail_on=levels.pop() if len(levels) == 1 else min(levels, key=_rank),
+        file_status=dict(sorted({**skipped, **statuses}.items())),
+        fail_on_paths=fail_on if len(set(fail_on.values())) > 1 else {},
+        uris=uris,
     )
+
+
+def _rank(level: str) -> int:
+    from linter.rule import SEVERITY_RANK
+
+    return SEVERITY_RANK.get(level, len(SEVERITY_RANK))  # "never" last
+
+
+def _lint_project(project: Project, rules: list, key: str, request: LintRequest, cwd: Path, cache: Any,
+                  sources: "Sources") -> tuple[list[Result], dict[str, str]]:
+    """One project: its context files (and the stdin document, if it is this project's) linted
+    with its config, findings reported for its targets."""
+    from linter.discover import classify
+
+    config = project.config
+    by_path: dict[Path, SourceFile] = {f.path: f for f in project.context}
+    for source in project.targets.files:
+        by_path.setdefault(source.path, source)
+    target_paths = {display_path(f.path, cwd) for f in project.targets.files}
+    sources.add(project, project.targets.files)
+
+    stdin: tuple[Document, bytes] | None = None
+    if request.stdin is not None and project.stdin:
+        name, data = request.stdin
+        shown = name if name not in ("", "-") else "<stdin>"
+        kind = classify(Path(shown), sniff=False) or K8S
+        absolute = (cwd / shown).resolve() if shown != "<stdin>" else None
+        if absolute is not None:
+            by_path.pop(absolute, None)
+            shown = display_path(absolute, cwd)
+            sources.add_path(project, absolute, shown)
+        else:  # no name to tell the kind: the content tells it, and a note says what was assumed
+            from linter.discover import sniff
+
+            kind, why = sniff(data)
+        stdin = (load_bytes(data, shown, kind), data)
+        target_paths.add(shown)
+        if absolute is None and (kind != K8S or stdin[0].skipped):
+            from linter.result import Note
+
+            what = {DOCKERFILE: "a Dockerfile", SHELL: "a shell script"}.get(kind, "YAML")
+            held = "; it holds no Kubernetes object" if stdin[0].skipped else ""
+            project.targets.notes.append(Note("<stdin>", f"read as {what} ({why}){held}; --stdin-filename NAME "
+                                              "gives the kind by its name"))
+
+    items = [(source, display_path(path, cwd)) for path, source in sorted(by_path.items(), key=lambda kv: str(kv[0]))]
+    job = Job(rules, config, request.registry, target_paths, key)
+    return run(items, stdin, job, request.jobs, cache, request.keep)
+
+
+class Sources:
+    """Where SARIF's ``%SRCROOT%`` is, and each target's path under it: a file's base is the top
+    of its git work tree, else its project's root (else the working folder); several bases give
+    their deepest common folder, so every URI stays relative and unambiguous."""
+
+    def __init__(self, cwd: Path, finder: RootFinder):
+        self.cwd = cwd
+        self.finder = finder
+        self.files: dict[str, tuple[str, str]] = {}  # display path -> (absolute path, base)
+
+    def base(self, project: Project, folder: str) -> str:
+        git = self.finder.marks(folder)[1]
+        if git is not None:
+            return git
+        own = project.folder
+        if own is None:
+            return os.fspath(self.cwd)
+        return os.fspath(own) if os.path.isdir(own) else os.path.dirname(own)
+
+    def add(self, project: Project, files: list[SourceFile]) -> None:
+        bases: dict[str, str] = {}
+        for source in files:
+            text = os.fspath(source.path)
+            folder = os.path.dirname(text)
+            base = bases.get(folder)
+            if base is None:
+                base = bases[folder] = self.base(project, folder)
+            self.files[display_path(source.path, self.cwd)] = (text, base)
+
+    def add_path(self, project: Project, path: Path, shown: str) -> None:
+        self.files[shown] = (os.fspath(path), self.base(project, os.fspath(path.parent)))
+
+    def located(self) -> tuple[str, dict[str, str]]:
+        """``%SRCROOT%``, and each display path's URI path under it where the two differ."""
+        bases = {base for _, base in self.files.values()}
+        if not bases:
+            return os.fspath(self.cwd), {}
+        root = bases.pop() if len(bases) == 1 else os.path.commonpath([*bases])
+        if root == os.fspath(self.cwd):
+            return root, {}
+        top = Path(root)
+        uris = {}
+        for shown, (text, _) in self.files.items():
+            uri = display_path(Path(text), top)
+            if uri != shown:
+                uris[shown] = uri
+        return root, uris
 
 
 def run(items: Work, stdin: tuple[Document, bytes] | None, job: Job, jobs: int,
@@ -133,8 +221,9 @@ def run(items: Work, stdin: tuple[Document, bytes] | None, job: Job, jobs: int,
     keys: dict[str, str] = {}
     project_key = None
     if cache is not None:
-        # what every file's findings may depend on besides itself: the shared files (and stdin)
-        reference = cache_key(*(f"{s.display}:{s.digest}" for s in survey if s.shared),
+        # what every file's findings may depend on besides itself: its project (config, root,
+        # rules) and the project's shared files (and stdin)
+        reference = cache_key(job.key, *(f"{s.display}:{s.digest}" for s in survey if s.shared),
                               content_digest(stdin[1]) if stdin else "")
         keys = {s.display: cache_key(reference, s.display, s.digest, s.display in job.targets)
                 for s in survey if s.digest is not None}

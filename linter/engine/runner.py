@@ -232,6 +232,7 @@ class Job:
     config: Config
     registry: Registry
     targets: set[str]
+    key: str = ""  # the project's cache key (linter.cache.project_key), "" without a cache
 
     @property
     def enabled(self) -> set[str]:

@@ -356,17 +356,13 @@ def monitor_selector(monitor: K8sObject) -> dict | None:
     return selector if isinstance(selector, dict) else None
 
 
-def selected_targets(monitor: K8sObject, targets: Iterable[Target]) -> list[Target]:
-    """The pod templates a PodMonitor selects."""
-    selector = monitor_selector(monitor)
-    namespaces = monitor_namespaces(monitor)
+def targets_selected(selector: Any, namespaces: Namespaces, targets: Iterable[Target]) -> list[Target]:
+    """The pod templates a PodMonitor with ``selector`` over ``namespaces`` selects."""
     return [t for t in targets if t.in_namespace(namespaces) and may_select(selector, t)]
 
 
-def selected_services(monitor: K8sObject, services: Iterable[K8sObject]) -> list[K8sObject]:
-    """The Services a ServiceMonitor selects (by the Services' own labels)."""
-    selector = monitor_selector(monitor)
-    namespaces = monitor_namespaces(monitor)
+def services_selected(selector: Any, namespaces: Namespaces, services: Iterable[K8sObject]) -> list[K8sObject]:
+    """The Services a ServiceMonitor with ``selector`` over ``namespaces`` selects."""
     return [s for s in services if namespaces.holds(s.namespace or "default")
             and selector is not None and selector_matches(selector, labels_of(s.labels))]
 

@@ -45,6 +45,7 @@ from linter.model.distributed import PER_POD_LABELS, container_ports, pod_count,
 from linter.model.k8s import PodSpec, Workload
 from linter.model.selectors import label_value, labels_of, selector_matches
 from linter.model.memo import once
+from linter.model.tree import frozen
 
 PROTOCOLS = ("TCP", "UDP", "SCTP")
 MIN_PORT, MAX_PORT = 1, 65535
@@ -321,7 +322,7 @@ def policies(objects: Iterable[Any]) -> list[Policy]:
 _BY_INDEX: "weakref.WeakKeyDictionary[Any, dict[tuple[str | None, str], list[Policy]]]" = weakref.WeakKeyDictionary()
 
 
-def policies_near(index: Any, pod: PodSpec) -> list[Policy]:
+def policies_near(index: Any, pod: PodSpec) -> "PolicyGroup":
     """The project's policies that may hold ``pod``'s namespace (``Policy.holds`` is not False),
     built once per index and namespace: a workload is only ever governed by those, so rules
     never scan every policy of every namespace for every workload."""
@@ -342,12 +343,12 @@ def policies_near(index: Any, pod: PodSpec) -> list[Policy]:
     found = cache.get(key)  # type: ignore[call-overload]
     if found is None:
         if namespace is None:  # same_namespace is never False for a pod that names no namespace
-            found = cache["all"]  # type: ignore[index]
+            found = list(cache["all"])  # type: ignore[index]
         else:  # its namespace's policies and those that name none, in project order
             own = cache["by-namespace"].get(namespace, [])  # type: ignore[index]
             rest = cache["namespace-less"]  # type: ignore[index]
             found = own + rest if not rest or not own else sorted(own + rest, key=lambda p: cache["position"][id(p)])  # type: ignore[index]
-        cache[key] = found
+        found = cache[key] = PolicyGroup(found)
     return found
 
 
@@ -433,26 +434,7 @@ class Direction:
 
 
 def _direction(all_policies: Iterable[Policy], selected: Endpoint, other: Endpoint, egress: bool) -> Direction:
-    sure: list[Policy] = []
-    maybe: list[Policy] = []
-    for policy in all_policies:
-        rules = policy.egress if egress else policy.ingress
-        if rules is None:
-            continue
-        verdict = policy.selects(selected)
-        if verdict is True:
-            sure.append(policy)
-        elif verdict is None:
-            maybe.append(policy)
-    if not sure:
-        return Direction(ALL_PORTS)  # optimistic: a policy that might select the pod may not
-    destination = other if egress else selected
-    allowed = NO_PORTS
-    for policy in (*sure, *maybe):
-        for rule in (policy.egress if egress else policy.ingress) or ():
-            if rule.peers is None or any(peer_matches(p, policy, other) is not False for p in rule.peers):
-                allowed = allowed.union(rule_ports(rule, destination))
-    return Direction(allowed, tuple(sure))
+    return group_of(all_policies).direction(selected, other, egress)
 
 
 def ingress(all_policies: Iterable[Policy], destination: Endpoint, source: Endpoint) -> Direction:
@@ -482,18 +464,140 @@ class Traffic:
 
 
 def traffic(all_policies: Iterable[Policy], source: Endpoint, destination: Endpoint) -> Traffic:
-    items = tuple(all_policies)
-    return Traffic(ingress(items, destination, source), egress(items, source, destination))
+    group = group_of(all_policies)
+    return Traffic(ingress(group, destination, source), egress(group, source, destination))
 
 
-def selecting(all_policies: Iterable[Policy], pod: Endpoint) -> list[Policy]:
-    """Policies that definitely select ``pod`` (for either direction)."""
-    return [p for p in all_policies if p.selects(pod) is True]
+def selecting(all_policies: Iterable[Policy], pod: Endpoint) -> tuple[Policy, ...]:
+    """Policies that definitely select ``pod`` (for either direction), in project order."""
+    return group_of(all_policies).selecting(pod)
 
 
 def names(items: Iterable[Policy]) -> str:
     """```a`, `b``` (each policy once, sorted), for messages."""
     return ", ".join(f"`{name}`" for name in sorted({p.name for p in items}))
+
+
+# ---------------------------------------------------------------------------------------------
+# Policies as a group: each distinct question answered once
+
+
+def _rules_key(rules: tuple[Rule, ...] | None) -> Any:
+    if rules is None:
+        return None
+    return tuple((None if r.peers is None else tuple((frozen(p.pod_selector), frozen(p.namespace_selector),
+                                                     frozen(p.ip_block)) for p in r.peers),
+                  None if r.ports is None else tuple(frozen(p) for p in r.ports)) for r in rules)
+
+
+def _selector_keys(selector: Any) -> Iterable[str]:
+    if not isinstance(selector, Mapping):
+        return ()
+    keys = []
+    match_labels = selector.get("matchLabels")
+    if isinstance(match_labels, Mapping):
+        keys.extend(label_value(k) for k in match_labels)
+    expressions = selector.get("matchExpressions")
+    for expression in expressions if isinstance(expressions, list) else ():
+        if isinstance(expression, Mapping):
+            keys.append(label_value(expression.get("key")))
+    return keys
+
+
+class PolicyGroup:
+    """The policies that may govern some pods (``policies_near``), in project order, with what
+    is derived from them once: policies that say the same thing (namespace, selector, rules:
+    copies under other names) are evaluated as one, and each direction's answer is kept per
+    distinct question. A question is the pair of endpoints as far as these policies can tell
+    them apart: their namespaces (and folders, for objects that name none), the labels the
+    policies' selectors test, the container ports and whether the pod is a cluster pod. So a
+    project with hundreds of policies and jobs costs one evaluation per distinct question, not
+    one per policy and job."""
+
+    __slots__ = ("policies", "_classes", "_keys", "_answers", "__weakref__")
+
+    def __init__(self, policies: Iterable[Policy]):
+        self.policies = tuple(policies)
+        classes: dict[Any, list[Policy]] = {}
+        keys: dict[str, None] = {}
+        for policy in self.policies:
+            key = (policy.namespace, policy.folder if policy.namespace is None else "", frozen(policy.pod_selector),
+                   _rules_key(policy.ingress), _rules_key(policy.egress))
+            classes.setdefault(key, []).append(policy)
+            keys.update(dict.fromkeys(_selector_keys(policy.pod_selector)))
+            for rule in (*(policy.ingress or ()), *(policy.egress or ())):
+                for peer in rule.peers or ():
+                    keys.update(dict.fromkeys(_selector_keys(peer.pod_selector)))
+        self._classes = tuple(tuple(members) for members in classes.values())  # in first-member order
+        self._keys = tuple(keys)
+        self._answers: dict[Any, Any] = {}
+
+    def __iter__(self):
+        return iter(self.policies)
+
+    def __len__(self) -> int:
+        return len(self.policies)
+
+    def __bool__(self) -> bool:
+        return bool(self.policies)
+
+    def _question(self, pod: Endpoint) -> Any:
+        labels = pod.labels
+        have = labels_of(labels.known)  # what selector_matches compares
+        return (pod.namespace, pod.folder if pod.namespace is None else "", labels.open,
+                tuple((k in labels.unknown_keys, k in labels.known, have.get(k)) for k in self._keys),
+                pod.ports, pod.is_cluster_pod)
+
+    def direction(self, selected: Endpoint, other: Endpoint, egress: bool) -> Direction:
+        key = (egress, self._question(selected), self._question(other))
+        found = self._answers.get(key)
+        if found is None:
+            found = self._answers[key] = self._evaluate(selected, other, egress)
+        return found
+
+    def selecting(self, pod: Endpoint) -> tuple[Policy, ...]:
+        key = ("selecting", self._question(pod))
+        found = self._answers.get(key)
+        if found is None:
+            found = self._answers[key] = self._members(c for c in self._classes if c[0].selects(pod) is True)
+        return found
+
+    def _members(self, classes: Iterable[tuple[Policy, ...]]) -> tuple[Policy, ...]:
+        chosen = list(classes)
+        if len(chosen) == 1:
+            return chosen[0]
+        if len(chosen) == len(self._classes) and len(chosen) == len(self.policies):
+            return self.policies
+        wanted = {id(p) for members in chosen for p in members}
+        return tuple(p for p in self.policies if id(p) in wanted)
+
+    def _evaluate(self, selected: Endpoint, other: Endpoint, egress: bool) -> Direction:
+        sure: list[tuple[Policy, ...]] = []
+        maybe: list[tuple[Policy, ...]] = []
+        for members in self._classes:
+            policy = members[0]
+            if (policy.egress if egress else policy.ingress) is None:
+                continue
+            verdict = policy.selects(selected)
+            if verdict is True:
+                sure.append(members)
+            elif verdict is None:
+                maybe.append(members)
+        if not sure:
+            return Direction(ALL_PORTS)  # optimistic: a policy that might select the pod may not
+        destination = other if egress else selected
+        allowed = NO_PORTS
+        for members in (*sure, *maybe):
+            policy = members[0]
+            for rule in (policy.egress if egress else policy.ingress) or ():
+                if rule.peers is None or any(peer_matches(p, policy, other) is not False for p in rule.peers):
+                    allowed = allowed.union(rule_ports(rule, destination))
+        return Direction(allowed, self._members(sure))
+
+
+def group_of(all_policies: Iterable[Policy]) -> PolicyGroup:
+    """``all_policies`` as a :class:`PolicyGroup` (itself when it is one)."""
+    return all_policies if isinstance(all_policies, PolicyGroup) else PolicyGroup(all_policies)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -526,11 +630,11 @@ def replica_flows(workload: Workload, all_policies: Iterable[Policy]) -> list[Fl
     """Every ordered pair of the workload's templates that run pods, a template with itself
     when it runs two or more pods; grouped by destination, in document order. Computed once per
     workload view and set of policies (DST007 and DST008 both ask); a fresh list each call."""
-    items = tuple(all_policies)  # policies compare by identity; the key keeps them alive
-    return list(once(workload, ("replica_flows", items), lambda: tuple(_replica_flows(workload, items))))
+    group = group_of(all_policies)  # compared by identity; the key keeps it alive
+    return list(once(workload, ("replica_flows", group), lambda: tuple(_replica_flows(workload, group))))
 
 
-def _replica_flows(workload: Workload, items: tuple[Policy, ...]) -> list[Flow]:
+def _replica_flows(workload: Workload, items: PolicyGroup) -> list[Flow]:
     pods = [p for p in workload.pods if pod_count(p) > 0]
     endpoints = {id(p): endpoint_of(p) for p in pods}
     flows = []
@@ -546,5 +650,5 @@ __all__ = [
     "ALL_PORTS", "CLUSTER_DNS", "NO_PORTS", "Direction", "Endpoint", "Labels", "Peer", "Policy", "Port",
     "PortSet", "Rule", "Traffic", "egress", "ingress", "ip_block_may_match_pods", "labels_of", "names",
     "partial_match", "peer_matches", "policies", "policy_of", "rule_ports", "selecting", "traffic",
-    "Flow", "endpoint_of", "replica_flows",
+    "Flow", "PolicyGroup", "endpoint_of", "group_of", "replica_flows",
 ]

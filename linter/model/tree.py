@@ -103,3 +103,17 @@ def dig(node: Any, *path: str | int) -> Any:
                 return None
             node = node.get(step)
     return node
+
+
+def frozen(value: Any) -> Any:
+    """A hashable stand-in for a parsed value that tells apart what the API server tells apart
+    (``1``, ``"1"`` and ``true`` are three values; a mapping is not a list of pairs): for keeping
+    one answer per distinct selector, rule or policy instead of one per copy."""
+    if isinstance(value, dict):
+        return ("map", tuple(sorted(((frozen(k), frozen(v)) for k, v in value.items()), key=repr)))
+    if isinstance(value, (list, tuple)):
+        return ("seq", tuple(frozen(v) for v in value))
+    if isinstance(value, (str, int, float, bool, type(None))):
+        return (type(value).__name__, value)
+    return (type(value).__name__, repr(value))
+

@@ -1,13 +1,16 @@
 """SARIF 2.1.0 for GitHub code scanning, built from ``sarif_om`` objects (the results, most of a
 log, written directly as the data those objects give: :func:`result_data`).
 
-Paths are repo-relative URIs under ``%SRCROOT%``; ``primaryLocationLineHash`` is the result's
-line-independent fingerprint plus an occurrence counter, so alerts survive lines moving above them.
+Paths are repo-relative URIs under ``%SRCROOT%``, the top of the files' git work tree (else their
+project root; files of several give the deepest folder holding them all), wherever the command
+runs; ``primaryLocationLineHash`` is the result's line-independent fingerprint plus an occurrence
+counter, so alerts survive lines moving above them.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -194,10 +197,22 @@ def notification(note: Note) -> om.Notification:
     return om.Notification(message=om.Message(text=note.message), level="note", locations=[location])
 
 
+def on_root(report: RunReport) -> tuple[list[Result], list[Note]]:
+    """The results and notes with their paths under ``%SRCROOT%`` (``report.uris``): relative to the
+    repository, wherever the command ran; fingerprints follow, so alerts keep their identity."""
+    if not report.uris:
+        return report.results, report.notes
+    uris = report.uris
+    results = [replace(r, path=uris[r.path]) if r.path in uris else r for r in report.results]
+    notes = [Note(uris.get(n.path, n.path), n.message) for n in report.notes]
+    return results, notes
+
+
 def build_log(report: RunReport, *, with_results: bool = True) -> om.SarifLog:
     """The whole log: one run, one driver, every rule, every result (suppressed ones marked).
     ``with_results=False`` leaves the run's results empty, for :func:`document` to fill in."""
-    results = ordered(report.results)
+    located, located_notes = on_root(report)
+    results = ordered(located)
     rules = rule_table(report, results)
     index = {meta.code: i for i, meta in enumerate(rules)}
     version = tool_version(report)
@@ -208,7 +223,7 @@ def build_log(report: RunReport, *, with_results: bool = True) -> om.SarifLog:
         information_uri=INFORMATION_URI,
         rules=[rule_descriptor(meta) for meta in rules],
     )
-    notes = [notification(n) for n in ordered_notes(report.notes)]
+    notes = [notification(n) for n in ordered_notes(located_notes)]
     base = root_uri(report.root)
     entries = [sarif_result(r, index[r.rule], h) for r, h in zip(results, line_hashes(results))] if with_results else []
     run = om.Run(
@@ -227,7 +242,7 @@ def document(report: RunReport) -> dict:
     data = to_json(build_log(report, with_results=False))
     run = data["runs"][0]
     index = {rule["id"]: i for i, rule in enumerate(run["tool"]["driver"]["rules"])}  # what ruleIndex points at
-    results = ordered(report.results)
+    results = ordered(on_root(report)[0])
     run["results"] = [result_data(r, index[r.rule], h) for r, h in zip(results, line_hashes(results))]
     return {"$schema": data.pop("$schema"), "version": data.pop("version"), **data}
 

@@ -74,9 +74,10 @@ spec:
 from __future__ import annotations
 
 from linter.model.monitoring import (GPU_OPERATOR_DCGM_LABELS, monitor_namespaces, monitor_selector, monitors,
-                                     operator_targets, scrape_facts, selected_services, selected_targets,
-                                     selects_operator_objects, service_selector, service_targets, split_facts, ByNamespace)
+                                     operator_targets, scrape_facts, selects_operator_objects, service_selector,
+                                     service_targets, services_selected, split_facts, targets_selected, ByNamespace)
 from linter.model.selectors import selector_matches
+from linter.model.tree import frozen
 from linter.rule import PROJECT, Finding, rule
 
 
@@ -111,54 +112,60 @@ def check(found, ctx):
     targets_in = ByNamespace(targets)
     reachable = ByNamespace(targets + virtual)
     services_in = ByNamespace(services, lambda s: s.namespace or "default")
+    verdicts: dict = {}  # copies of a monitor (same kind, selector, namespaces) get one verdict
     for monitor in monitors(index):
         selector = monitor_selector(monitor)
         if selector is None:
             continue  # the CRD requires a selector: a schema error, not judged here
         namespaces = monitor_namespaces(monitor)
+        key = (monitor.kind, frozen(selector), namespaces)
+        if key not in verdicts:
+            verdicts[key] = _verdict(monitor.kind, selector, namespaces, targets_in, reachable, services_in, virtual)
+        verdict = verdicts[key]
+        if verdict is None:
+            continue
         span, node = _where(monitor)
-        if monitor.kind == "PodMonitor":
-            local = targets_in.within(namespaces)
-            if not local or selects_operator_objects(selector, local + virtual):
-                continue  # the pods come from elsewhere: nothing in the project to refer to
-            if selected_targets(monitor, local + virtual):
-                continue
-            yield Finding(
-                span,
-                f"PodMonitor `{monitor.name}` selects no pod: no pod template in {namespaces.describe()} matches "
-                f"{_selector_text(monitor)} ({len(local)} pod template{'s' if len(local) != 1 else ''} there); "
-                "match the labels of the pods to scrape",
-                obj=monitor, node=node,
-            )
-            continue
-        local_services = services_in.within(namespaces)
-        if not local_services or selects_operator_objects(selector, local_services):
-            continue
-        if virtual and selector_matches(selector, GPU_OPERATOR_DCGM_LABELS):
-            continue  # the GPU Operator's nvidia-dcgm-exporter Service
-        matched = selected_services(monitor, local_services)
-        if not matched:
-            yield Finding(
-                span,
-                f"ServiceMonitor `{monitor.name}` selects no Service: no Service in {namespaces.describe()} matches "
-                f"{_selector_text(monitor)} (the Service's own labels are matched, not its selector); "
-                "match the labels of the Service to scrape",
-                obj=monitor, node=node,
-            )
-            continue
-        if any(service_selector(s) is None for s in matched):
-            continue  # a Service without selector: its endpoints are managed by hand
-        namespaces_of = {s.namespace or "default" for s in matched}
-        if not targets_in.holds_any(namespaces_of):
-            continue  # the pods behind these Services come from elsewhere
-        if any(selects_operator_objects(service_selector(s), targets) for s in matched):
-            continue
-        if any(service_targets(s, reachable.of(s.namespace)) for s in matched):
-            continue
-        names = ", ".join(f"`{s.name}`" for s in matched[:3])
-        yield Finding(
-            span,
-            f"ServiceMonitor `{monitor.name}` selects Service {names}, but no pod template of the project matches "
-            "the Service's selector, so there is nothing behind it to scrape; align the Service's selector with the pods' labels",
-            obj=monitor, node=node,
-        )
+        if verdict[0] == "no pod":
+            count = verdict[1]
+            message = (f"PodMonitor `{monitor.name}` selects no pod: no pod template in {namespaces.describe()} matches "
+                       f"{_selector_text(monitor)} ({count} pod template{'s' if count != 1 else ''} there); "
+                       "match the labels of the pods to scrape")
+        elif verdict[0] == "no service":
+            message = (f"ServiceMonitor `{monitor.name}` selects no Service: no Service in {namespaces.describe()} matches "
+                       f"{_selector_text(monitor)} (the Service's own labels are matched, not its selector); "
+                       "match the labels of the Service to scrape")
+        else:
+            message = (f"ServiceMonitor `{monitor.name}` selects Service {verdict[1]}, but no pod template of the project "
+                       "matches the Service's selector, so there is nothing behind it to scrape; align the Service's "
+                       "selector with the pods' labels")
+        yield Finding(span, message, obj=monitor, node=node)
+
+
+def _verdict(kind, selector, namespaces, targets_in, reachable, services_in, virtual) -> tuple | None:
+    """What is wrong with a monitor of ``kind`` with ``selector`` over ``namespaces``: None, or
+    ("no pod", templates there), ("no service",), ("nothing behind", the Services' names)."""
+    if kind == "PodMonitor":
+        local = targets_in.within(namespaces)
+        if not local or selects_operator_objects(selector, local + virtual):
+            return None  # the pods come from elsewhere: nothing in the project to refer to
+        if targets_selected(selector, namespaces, local + virtual):
+            return None
+        return ("no pod", len(local))
+    local_services = services_in.within(namespaces)
+    if not local_services or selects_operator_objects(selector, local_services):
+        return None
+    if virtual and selector_matches(selector, GPU_OPERATOR_DCGM_LABELS):
+        return None  # the GPU Operator's nvidia-dcgm-exporter Service
+    matched = services_selected(selector, namespaces, local_services)
+    if not matched:
+        return ("no service",)
+    if any(service_selector(s) is None for s in matched):
+        return None  # a Service without selector: its endpoints are managed by hand
+    namespaces_of = {s.namespace or "default" for s in matched}
+    if not targets_in.holds_any(namespaces_of):
+        return None  # the pods behind these Services come from elsewhere
+    if any(selects_operator_objects(service_selector(s), targets_in.items) for s in matched):
+        return None
+    if any(service_targets(s, reachable.of(s.namespace)) for s in matched):
+        return None
+    return ("nothing behind", ", ".join(f"`{s.name}`" for s in matched[:3]))

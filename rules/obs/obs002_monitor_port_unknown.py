@@ -64,9 +64,10 @@ from __future__ import annotations
 
 from linter.model.monitoring import (GPU_OPERATOR_DCGM_LABELS, GPU_OPERATOR_DCGM_SERVICE_PORT, Target,
                                      monitor_namespaces, monitor_selector, monitors, operator_targets, scrape_facts,
-                                     selected_services, selected_targets, selects_operator_objects, service_ports,
-                                     service_selector, service_targets, split_facts, ByNamespace)
+                                     selects_operator_objects, service_ports, service_selector, service_targets,
+                                     services_selected, split_facts, targets_selected, ByNamespace)
 from linter.model.selectors import selector_matches
+from linter.model.tree import frozen
 from linter.rule import PROJECT, Finding, rule
 
 
@@ -88,6 +89,20 @@ def _nobody(targets: list[Target], where: str) -> str:
     if len(targets) == 1:
         return f"the pod template {where} does not declare it"
     return f"none of the {len(targets)} pod templates {where} declares it"
+
+
+def _selection(kind, selector, namespaces, targets: ByNamespace, services_in: ByNamespace, virtual):
+    """What a monitor of ``kind`` with ``selector`` over ``namespaces`` scrapes: the pod
+    templates (PodMonitor), or the Services and whether the GPU Operator's DCGM Service is one
+    (ServiceMonitor); None when it selects what an operator creates, which the project does not show."""
+    if kind == "PodMonitor":
+        local = targets.within(namespaces)
+        return None if selects_operator_objects(selector, local) else targets_selected(selector, namespaces, local)
+    local_services = services_in.within(namespaces)
+    if selects_operator_objects(selector, local_services):
+        return None
+    return (services_selected(selector, namespaces, local_services),
+            bool(virtual) and selector_matches(selector, GPU_OPERATOR_DCGM_LABELS))
 
 
 def _pod_monitor(monitor, matched: list[Target]):
@@ -173,23 +188,22 @@ def check(found, ctx):
     virtual = operator_targets(index)
     targets = ByNamespace(real + virtual)
     services_in = ByNamespace(all_services, lambda s: s.namespace or "default")
+    selections: dict = {}  # copies of a monitor (same kind, selector, namespaces) select the same
     for monitor in monitors(index):
         selector = monitor_selector(monitor)
         if selector is None:
             continue
         namespaces = monitor_namespaces(monitor)
+        key = (monitor.kind, frozen(selector), namespaces)
+        if key not in selections:
+            selections[key] = _selection(monitor.kind, selector, namespaces, targets, services_in, virtual)
+        selected = selections[key]
+        if selected is None:
+            continue
         if monitor.kind == "PodMonitor":
-            local = targets.within(namespaces)
-            if selects_operator_objects(selector, local):
-                continue
-            matched = selected_targets(monitor, local)
-            if matched:
-                yield from _pod_monitor(monitor, matched)
+            if selected:
+                yield from _pod_monitor(monitor, selected)
             continue
-        local_services = services_in.within(namespaces)
-        if selects_operator_objects(selector, local_services):
-            continue
-        services = selected_services(monitor, local_services)
-        dcgm_service = bool(virtual) and selector_matches(selector, GPU_OPERATOR_DCGM_LABELS)
+        services, dcgm_service = selected
         if services or dcgm_service:
             yield from _service_monitor(monitor, services, targets, dcgm_service)

@@ -162,8 +162,11 @@ def check(obj: K8sObject, ctx):
             continue
         # the same for every claim naming this class
         close = index.memo(("STO004-closest", name), lambda: _closest(name, _candidates(index)))
-        defined = ", ".join(f"`{n}`" for n in heapq.nsmallest(4, known))
-        hint = f"; did you mean `{close[0]}`?" if close else f"; the project defines {defined}"
+        if close:
+            hint = f"; did you mean `{close[0]}`?"
+        else:  # the same for every finding: once per index, not a scan of every class per finding
+            hint = "; the project defines " + index.memo(
+                "STO004-defined", lambda: ", ".join(f"`{n}`" for n in heapq.nsmallest(4, known)))
         yield Finding(
             claim.class_span,
             f"{subject} names StorageClass `{name}`, which is neither a StorageClass of the project nor an AKS "

@@ -1,0 +1,214 @@
+"""Per-rule cost and how it grows: each rule's time per file at N files, against its time per
+file at the smallest N.
+
+    python bench/scaling.py [--files 1000,2000,5000,10000] [--corpus perf|fixtures] [--json FILE] [--check]
+
+For each size N a corpus of N files is made once (``perf``: ../shared/perf's generator, the
+article's own manifests replicated with unique names, when ../shared is there; ``fixtures``:
+``bench/corpus.py``), then linted in this process at ``--jobs 1`` with no cache, with every call
+of a rule (per view, per file's facts, per PROJECT reduction) timed and added to the rule's
+total. What a rule spends building a shared view the first time it asks (a pod's requests, its
+placement) is counted to that rule: the sum is the run's rule time, whichever rule pays.
+
+A rule is **linear** when its time per file at every N is at most ``--limit`` (1.3) times its
+time per file at the smallest N. On a loaded machine, or past the CPU caches, every rule slows
+per file alike; the last column divides each rule's growth by the median rule's, which is what
+the rule's own algorithm adds (a rule that scans the project per view shows there at any load). Rules that cost less than ``--floor-ms`` (20 ms) at the largest
+N are shown but not judged: their totals are dominated by timer and machine noise. Each size is
+timed ``--repeat`` times and the minimum per rule kept, the usual estimate on a noisy machine.
+``--check`` exits 1 when a judged rule is not linear.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+SHARED_PERF = ROOT.parent / "shared" / "perf"
+SEED = ROOT.parent / "shared" / "seed" / "mlops-aks-best-practices.txt"
+
+
+def make_corpus(kind: str, base: Path, sizes: list[int]) -> dict[int, Path]:
+    """One folder of N files per size."""
+    folders = {}
+    if kind == "perf":
+        if not (SHARED_PERF / "make_corpus.py").exists():
+            raise SystemExit(f"bench/scaling.py: {SHARED_PERF} is not there; use --corpus fixtures")
+        seeds = base / "seed-manifests"
+        subprocess.run([sys.executable, str(SHARED_PERF / "extract_seeds.py"), str(SEED), str(seeds)],
+                       check=True, stdout=subprocess.DEVNULL)
+        subprocess.run([sys.executable, str(SHARED_PERF / "make_corpus.py"), *map(str, sizes)], check=True,
+                       stdout=subprocess.DEVNULL, env={**os.environ, "PERF_DIR": str(base)})
+        for n in sizes:
+            folders[n] = base / f"corpus-{n}"
+    else:
+        for n in sizes:
+            folders[n] = base / f"fixtures-{n}"
+            subprocess.run([sys.executable, str(HERE / "corpus.py"), str(n), str(folders[n])], check=True,
+                           stdout=subprocess.DEVNULL)
+    return folders
+
+
+def rule_times(folder: Path) -> tuple[dict[str, float], float, int]:
+    """Seconds per rule code for one in-process lint of ``folder``, the run's wall time, and the
+    number of files linted."""
+    from linter.cli import main
+    from linter.engine import runner as runner_module
+
+    totals: dict[str, float] = defaultdict(float)
+    clock = time.perf_counter
+    Runner = runner_module.Runner
+    real_call, real_collect = Runner.call, Runner.collect
+
+    def call(self, meta, view, path, obj, span):
+        start = clock()
+        try:
+            return real_call(self, meta, view, path, obj, span)
+        finally:
+            totals[meta.code] += clock() - start
+
+    def collect(self, document):
+        wrapped = []
+        for meta in self.collectors:  # each collect function timed under the first rule that has it
+            function = meta.collect
+            if getattr(function, "_timed", False):
+                continue
+
+            def timed(obj, context, function=function, code=meta.code):
+                start = clock()
+                try:
+                    return function(obj, context)
+                finally:
+                    totals[code] += clock() - start
+            timed._timed = True  # type: ignore[attr-defined]
+            wrapped.append((meta, function))
+            object.__setattr__(meta, "collect", timed)
+        try:
+            return real_collect(self, document)
+        finally:
+            for meta, function in wrapped:
+                object.__setattr__(meta, "collect", function)
+
+    Runner.call, Runner.collect = call, collect
+    out = Path(tempfile.mkdtemp()) / "report.json"
+    start = clock()
+    try:
+        main([str(folder), "--jobs", "1", "--no-cache", "-q", "--fail-on", "never", "--format", "json", "-o", str(out)])
+    except SystemExit:
+        pass
+    finally:
+        Runner.call, Runner.collect = real_call, real_collect
+    wall = clock() - start
+    files = json.loads(out.read_text())["summary"].get("files", 0)
+    shutil.rmtree(out.parent, ignore_errors=True)
+    return dict(totals), wall, files
+
+
+def measure(folders: dict[int, Path], repeat: int) -> dict[int, dict]:
+    results = {}
+    for n, folder in folders.items():
+        best: dict[str, float] = {}
+        walls = []
+        for _ in range(repeat):
+            totals, wall, files = rule_times(folder)
+            walls.append(wall)
+            for code, seconds in totals.items():
+                best[code] = min(best.get(code, seconds), seconds)
+        results[n] = {"files": n, "wall": min(walls), "rules": best}
+    return results
+
+
+def verdicts(results: dict[int, dict], limit: float, floor_ms: float) -> list[dict]:
+    sizes = sorted(results)
+    first, last = sizes[0], sizes[-1]
+    codes = sorted({c for r in results.values() for c in r["rules"]},
+                   key=lambda c: -results[last]["rules"].get(c, 0.0))
+    rows = []
+    growth = {}  # the median rule's per-file growth at each N: what the machine and memory add to every rule
+    for n in sizes:
+        ratios = sorted(results[n]["rules"][c] / n / (results[first]["rules"][c] / first) for c in codes
+                        if results[first]["rules"].get(c) and results[n]["rules"].get(c)
+                        and results[last]["rules"].get(c, 0.0) * 1000 >= floor_ms)
+        growth[n] = ratios[len(ratios) // 2] if ratios else 1.0
+    for code in codes:
+        per_file = {n: results[n]["rules"].get(code, 0.0) / n for n in sizes}
+        base = per_file[first]
+        ratios = {n: (per_file[n] / base if base > 0 else None) for n in sizes}
+        judged = results[last]["rules"].get(code, 0.0) * 1000 >= floor_ms
+        worst = max((r for r in ratios.values() if r is not None), default=None)
+        ok = None if not judged else (worst is not None and worst <= limit)
+        relative = {n: (r / growth[n] if r is not None else None) for n, r in ratios.items()}
+        rows.append({"rule": code, "ms": {n: results[n]["rules"].get(code, 0.0) * 1000 for n in sizes},
+                     "ratio": ratios, "relative": relative, "judged": judged, "ok": ok,
+                     "ok_relative": None if not judged else max((r for r in relative.values() if r is not None),
+                                                                default=0.0) <= limit})
+    return rows
+
+
+def table(results: dict[int, dict], rows: list[dict], limit: float) -> str:
+    sizes = sorted(results)
+    head = "| rule | " + " | ".join(f"ms at {n:,}" for n in sizes) + " | " + \
+        " | ".join(f"per file {n:,} / {sizes[0]:,}" for n in sizes[1:]) + " | linear | against the median rule |"
+    lines = [head, "|" + "---|" * (3 + 2 * len(sizes) - 1)]
+    total = {n: sum(results[n]["rules"].values()) * 1000 for n in sizes}
+    for row in rows:
+        ms = " | ".join(f"{row['ms'][n]:.0f}" for n in sizes)
+        ratios = " | ".join("-" if row["ratio"][n] is None else f"{row['ratio'][n]:.2f}" for n in sizes[1:])
+        verdict = "" if row["ok"] is None else ("PASS" if row["ok"] else f"FAIL (> {limit})")
+        worst = max((r for r in row["relative"].values() if r is not None), default=None)
+        relative = "" if row["ok_relative"] is None else f"{worst:.2f} " + ("PASS" if row["ok_relative"] else "FAIL")
+        lines.append(f"| {row['rule']} | {ms} | {ratios} | {verdict} | {relative} |")
+    lines.append("| all rules | " + " | ".join(f"{total[n]:.0f}" for n in sizes) + " | " +
+                 " | ".join(f"{(total[n] / n) / (total[sizes[0]] / sizes[0]):.2f}" for n in sizes[1:]) + " | | |")
+    lines.append("| whole run (wall) | " + " | ".join(f"{results[n]['wall'] * 1000:.0f}" for n in sizes) + " | " +
+                 " | ".join(f"{(results[n]['wall'] / n) / (results[sizes[0]]['wall'] / sizes[0]):.2f}"
+                            for n in sizes[1:]) + " | | |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--files", default="1000,2000,5000,10000")
+    parser.add_argument("--corpus", choices=("perf", "fixtures"), default="perf" if SHARED_PERF.exists() else "fixtures")
+    parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--limit", type=float, default=1.3)
+    parser.add_argument("--floor-ms", type=float, default=20.0)
+    parser.add_argument("--json", type=Path)
+    parser.add_argument("--keep", type=Path, help="make the corpora here and keep them")
+    parser.add_argument("--check", action="store_true")
+    args = parser.parse_args(argv)
+    sizes = sorted(int(n) for n in args.files.split(","))
+    base = args.keep or Path(tempfile.mkdtemp(prefix="mlops-lint-scaling-"))
+    base.mkdir(parents=True, exist_ok=True)
+    try:
+        results = measure(make_corpus(args.corpus, base, sizes), args.repeat)
+    finally:
+        if args.keep is None:
+            shutil.rmtree(base, ignore_errors=True)
+    rows = verdicts(results, args.limit, args.floor_ms)
+    print(f"Per-rule cost on the {args.corpus} corpus (--jobs 1, no cache, min of {args.repeat}):\n")
+    print(table(results, rows, args.limit))
+    failed = [r["rule"] for r in rows if r["ok"] is False]
+    outgrown = [r["rule"] for r in rows if r["ok_relative"] is False]
+    print(f"\nlinear (per file within {args.limit}x of {sizes[0]:,} files, rules over {args.floor_ms:g} ms): "
+          + ("PASS" if not failed else "FAIL: " + ", ".join(failed)))
+    print(f"growing faster than the median rule by over {args.limit}x (what a rule's own algorithm adds): "
+          + ("none, PASS" if not outgrown else "FAIL: " + ", ".join(outgrown)))
+    if args.json:
+        args.json.write_text(json.dumps({"results": results, "rows": rows}, indent=2, default=str))
+    return 1 if failed and args.check else 0
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(ROOT))
+    raise SystemExit(main())

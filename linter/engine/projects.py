@@ -1,0 +1,140 @@
+"""Which projects a run lints, and the files of each (SPEC section 2, "Context and targets").
+
+Without an explicit config, every file belongs to the project of its root (:mod:`linter.roots`):
+the PATHs are grouped by the root each one is under, each group is walked with its own config's
+``exclude``, and a file found under a folder PATH that lies under another root (a fixture set
+with its own ``.mlops-lint.yaml``, a nested repository) moves to that root's project. A
+project's context is every lintable file under its root that has no nearer root; its targets are
+the files found under the PATHs. With an explicit config (``--config``, or a ``Config`` handed to
+the API) the run is one project whose root is the config's folder (else the PATHs themselves).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Callable
+
+from linter.config import Config
+from linter import discover
+from linter.discover import Discovery, SourceFile
+from linter.roots import BY_PATH, Root, RootFinder
+
+
+@dataclass
+class Project:
+    config: Config
+    root: Root | None  # None: the one project of an explicit config
+    paths: list[Path] = field(default_factory=list)  # the PATHs of this project (absolute)
+    targets: Discovery = field(default_factory=Discovery)
+    context: list[SourceFile] = field(default_factory=list)  # every file of the project, targets too
+    stdin: bool = False  # the document read from stdin belongs here
+
+    @property
+    def folder(self) -> Path | None:
+        """The folder (or, for a root that is a PATH, the path) whose files are the project's."""
+        return self.root.folder if self.root is not None else self.config.root
+
+
+def spelled(path: Path) -> Path:
+    """A PATH as the walk spells it: absolute, a folder with its links resolved, a file's own
+    name kept in its resolved folder."""
+    given = path.absolute()
+    if given.is_dir():
+        return Path(os.path.realpath(given))
+    return Path(os.path.realpath(given.parent)) / given.name
+
+
+def explicit(config: Config, paths: list[Path]) -> list[Project]:
+    """The one project of an explicit config: its folder's files, else the PATHs themselves."""
+    targets = discover.walk(paths, root=config.root, exclude=config.exclude)
+    project = Project(config, None, list(paths), targets)
+    if config.root is not None:
+        project.context = discover.walk([config.root], root=config.root, exclude=config.exclude).files
+    else:
+        project.context = list(targets.files)
+    project.stdin = True
+    return [project]
+
+
+def by_roots(paths: list[Path], cwd: Path, load: Callable[[Path | None, Root], Config],
+             stdin_name: str | None = None, finder: RootFinder | None = None) -> list[Project]:
+    """The projects of ``paths`` (and of the stdin document named ``stdin_name``), each file in
+    the project of its root; ``load`` gives a root's config. In order of their roots."""
+    finder = finder or RootFinder(cwd)
+    projects: dict[Path, Project] = {}
+
+    def project_of(root: Root) -> Project:
+        found = projects.get(root.folder)
+        if found is None:
+            found = projects[root.folder] = Project(load(root.config, root), root)
+        return found
+
+    for path in paths:
+        given = spelled(path)
+        folder = given if given.is_dir() else given.parent
+        project_of(finder.root(os.fspath(folder), given)).paths.append(given)
+    if stdin_name is not None:
+        named = spelled(cwd / stdin_name) if stdin_name not in ("", "-", "<stdin>") else cwd
+        folder = named if named.is_dir() else named.parent
+        project_of(finder.root(os.fspath(folder), named)).stdin = True
+
+    moved: dict[Path, list[SourceFile]] = {}  # nested root -> files found under another project's PATHs
+    for project in list(projects.values()):
+        if not project.paths:
+            continue
+        root, config = project.root, project.config
+        found = discover.walk(project.paths, root=config.root, exclude=config.exclude)
+        own = []
+        for source in found.files:
+            home = finder.root(os.fspath(source.path.parent), root.folder)
+            if home.folder == root.folder or home.found == BY_PATH:
+                own.append(source)
+            else:  # under a nearer root: a target of that root's project
+                project_of(home)
+                moved.setdefault(home.folder, []).append(source)
+        found.files = own
+        project.targets = found
+    for folder, project in projects.items():
+        _context(project, finder, moved.get(folder, []))
+    return [projects[folder] for folder in sorted(projects, key=os.fspath)]
+
+
+def _context(project: Project, finder: RootFinder, moved: list[SourceFile]) -> None:
+    """Every file of the project: its root's files with no nearer root (a root that is a PATH:
+    the targets), and the files moved to it (those its own walk would also take)."""
+    root, config = project.root, project.config
+    if root.found == BY_PATH:
+        project.context = list(project.targets.files)
+        return
+    if project.paths == [root.folder]:  # `mlops-lint .` at the root: the target walk is the context walk
+        files = list(project.targets.files)
+    else:
+        files = [source for source in discover.walk([root.folder], root=config.root, exclude=config.exclude).files
+                 if finder.root(os.fspath(source.path.parent), root.folder).folder == root.folder]
+    if moved:
+        mine = {source.path for source in files}
+        taken = [source for source in moved if source.path in mine]  # not excluded by this project's config
+        merged = {source.path: source for source in [*project.targets.files, *taken]}  # a PATH may name it too
+        project.targets.files = sorted(merged.values(), key=lambda f: str(f.path))
+    project.context = files
+
+
+def loader(registry: Any, overrides: dict[str, Any]) -> Callable[[Path | None, Root], Config]:
+    """A root's config (each file loaded once), with the command line's overrides applied; a
+    root without one has the defaults, and its own folder as root."""
+    from linter.config import load_config
+
+    loaded: dict[Path | None, Config] = {}
+
+    def load(path: Path | None, root: Root) -> Config:
+        if path not in loaded:
+            config = load_config(path, registry) if path is not None else Config()
+            loaded[path] = replace(config, **overrides) if overrides else config
+        config = loaded[path]
+        if path is None:
+            config = replace(config, root=None if root.found == BY_PATH else root.folder)
+        return config
+
+    return load
