@@ -26,15 +26,37 @@ class DefaultToCheck(click.Group):
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if not args or (args[0] not in self.commands and args[0] not in ("--version", "--help", "-h")):
             args = ["check", *args]
-        return super().parse_args(ctx, args)
+        from linter.output import reader_gone, stream_error
+
+        try:  # --version and --help print here
+            return super().parse_args(ctx, args)
+        except BrokenPipeError:
+            reader_gone()
+            raise click.exceptions.Exit(EXIT_CLEAN) from None
+        except OSError as exc:
+            error = stream_error(exc)
+            if error is None:
+                raise
+            raise _fail(str(error)) from None
 
     def invoke(self, ctx: click.Context):
         """A bug in mlops-lint exits 2 with its traceback, never 1: a CI gate must not read a crash
         as "findings" (Python's own status for an uncaught exception)."""
+        from linter.output import OutputError, reader_gone, stream_error
+
         try:
             return super().invoke(ctx)
         except (click.exceptions.Exit, click.ClickException, click.exceptions.Abort):
             raise
+        except OutputError as exc:  # a full disk, a read-only folder: the environment, not a bug
+            raise _fail(str(exc)) from None
+        except BrokenPipeError:  # printed by click (a subcommand's --help), to a reader gone
+            reader_gone()
+            raise click.exceptions.Exit(EXIT_CLEAN) from None
+        except OSError as exc:
+            if (error := stream_error(exc)) is None:
+                raise
+            raise _fail(str(error)) from None
         except Exception:  # noqa: BLE001
             import traceback
 
@@ -94,6 +116,11 @@ def run() -> None:
         code: object = EXIT_CLEAN
     except SystemExit as exc:
         code = exc.code
+    except BrokenPipeError:  # --version or --help, printed while the arguments are read, to a reader gone
+        from linter.output import reader_gone
+
+        reader_gone()
+        code = EXIT_CLEAN
     if code is None:
         code = EXIT_CLEAN
     elif not isinstance(code, int):  # sys.exit("message"), as Python itself would print it
@@ -137,17 +164,23 @@ def main() -> None:
 @click.option("--no-color", is_flag=True, help="No ANSI colour in text output.")
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary.")
 @click.option("--show-suppressed", is_flag=True, help="Also print suppressed findings (text).")
+@click.option("--statistics", is_flag=True,
+              help="Per-rule counts (count, id, severity, slug), most frequent first, instead of the findings "
+                   "(text or json).")
 def check(paths: tuple[str, ...], fmt: str, output: Path | None, config_path: Path | None, select: tuple[str, ...],
           ignore: tuple[str, ...], profile: str | None, fail_on: str | None, baseline: Path | None,
           write_baseline: Path | None, jobs: int | None, cache_dir: Path | None, no_cache: bool,
-          stdin_filename: str | None, no_color: bool, quiet: bool, show_suppressed: bool) -> None:
+          stdin_filename: str | None, no_color: bool, quiet: bool, show_suppressed: bool, statistics: bool) -> None:
     """Lint PATHs (default "."; "-" reads stdin)."""
     from dataclasses import replace
 
     from linter.config import ConfigError, env_no_color, load_config
     from linter.engine import LintRequest, default_jobs, lint
+    from linter.output import echo, write_file
     from linter.report import render
 
+    if statistics and fmt not in ("text", "json"):
+        raise _fail(f"--statistics gives text or json, not --format {fmt}")
     folder = _cache_dir(cache_dir, no_cache)
     registry = _registry(folder)
     cwd = Path.cwd()
@@ -194,30 +227,74 @@ def check(paths: tuple[str, ...], fmt: str, output: Path | None, config_path: Pa
         click.echo(f"mlops-lint: recorded {count} findings in {write_baseline}", err=True)
         raise click.exceptions.Exit(EXIT_CLEAN)
 
-    from linter.report.text import format_result, summary_line
+    from linter.report import RenderOptions
+    from linter.report.text import format_finding, render_statistics, summary_line
 
+    _nothing_linted(report, paths)
     color = fmt == "text" and output is None and not no_color and not env_no_color() and sys.stdout.isatty()
-    if fmt == "text" and quiet:  # findings only: no file grouping, notes or summary
+    if statistics:
+        text = render_statistics(report, RenderOptions(color=color)) if fmt == "text" else _statistics_json(report)
+    elif fmt == "text" and quiet:  # findings only: no file grouping, notes or summary
         shown = report.results if show_suppressed else report.active
-        text = "".join(format_result(r, color=color) + "\n" for r in shown)
+        text = "".join(format_finding(r, color=color) + "\n" for r in shown)
     else:
         text = render(report, fmt, color=color, show_suppressed=show_suppressed)
     if output is not None:
-        output.write_text(text, encoding="utf-8")
+        write_file(output, text)
         if not quiet:
             click.echo(summary_line(report), err=True)
     else:
-        click.echo(text, nl=False)
+        echo(text, nl=False)
         if fmt != "text" and not quiet and sys.stderr.isatty():
             click.echo(summary_line(report), err=True)
+    if fmt == "text" and not (quiet or statistics):
+        _more_than_a_screen(len(report.active))
 
     raise click.exceptions.Exit(EXIT_FINDINGS if report.failing() else EXIT_CLEAN)  # over every project
+
+
+def _statistics_json(report) -> str:
+    from linter.report.text import statistics
+
+    rows = [{"rule": rule, "slug": slug, "severity": severity, "count": count}
+            for count, rule, slug, severity in statistics(report)]
+    return json.dumps(rows, indent=2, ensure_ascii=False) + "\n"
+
+
+def _more_than_a_screen(findings: int) -> None:
+    """After more findings than the terminal has lines (``$LINES`` where set), a closing line on
+    stderr that points at the per-rule counts."""
+    import shutil
+
+    if findings > shutil.get_terminal_size().lines:
+        click.echo(f"mlops-lint: {findings} findings, more than a screen: `--statistics` counts them per rule, "
+                   "`--select RULE` shows one rule's", err=True)
+
+
+def _nothing_linted(report, paths: tuple[str, ...]) -> None:
+    """A run that read no file says so on stderr, naming why (the exit status is unaffected)."""
+    from collections import Counter
+
+    statuses = report.file_status.values()
+    if any(not status.startswith("skipped") for status in statuses):
+        return
+    given = ", ".join(paths) if paths else "."
+    if not statuses:
+        why = (f"no YAML or JSON manifest, Dockerfile or shell script found in {given}"
+               " (tool folders, such as .git and .venv, and `exclude` patterns are not read)")
+    else:
+        reasons = Counter(status.split(": ", 1)[-1] for status in statuses)
+        listed = ", ".join(f"{count} {reason}" for reason, count in sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0])))
+        why = f"{len(statuses)} file{'s' if len(statuses) != 1 else ''} skipped ({listed})"
+    click.echo(f"mlops-lint: nothing was linted: {why}", err=True)
 
 
 @main.command("rules")
 @click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text", show_default=True)
 def rules_command(fmt: str) -> None:
     """The catalogue: id, slug, severity, summary."""
+    from linter.output import echo
+
     registry = _registry(_cache_dir(None, False))
     if fmt == "json":
         payload = [
@@ -226,12 +303,11 @@ def rules_command(fmt: str) -> None:
              "defaults": dict(m.defaults), "tags": list(m.tags)}
             for m in registry.rules
         ]
-        click.echo(json.dumps(payload, indent=2, ensure_ascii=False))
+        echo(json.dumps(payload, indent=2, ensure_ascii=False))
         return
     width = max((len(m.name) for m in registry.rules), default=10)
-    for meta in registry.rules:
-        flag = " (opt-in)" if meta.opt_in else ""
-        click.echo(f"{meta.code}  {meta.name:<{width}}  {meta.severity[0].upper()}  {meta.summary}{flag}")
+    echo("".join(f"{meta.code}  {meta.name:<{width}}  {meta.severity[0].upper()}  {meta.summary}"
+                 f"{' (opt-in)' if meta.opt_in else ''}\n" for meta in registry.rules), nl=False)
 
 
 def repr_type(value: object) -> str:
@@ -242,28 +318,30 @@ def repr_type(value: object) -> str:
 @click.argument("rule")
 def explain(rule: str) -> None:
     """Full docs of one rule (id or slug)."""
+    from linter.output import echo
+
     registry = _registry(_cache_dir(None, False))
     meta = registry.get(rule)
     if meta is None:
         raise _fail(f"unknown rule {rule!r} (see `mlops-lint rules`)")
-    click.echo(f"# {meta.name} ({meta.code})\n")
     facts = [f"Severity: {meta.severity}", f"Scope: {meta.scope}", f"Since: {meta.since} ({meta.status})"]
     if meta.opt_in:
         facts.append("Opt-in: runs only when selected by id, slug or prefix")
-    click.echo(" · ".join(facts) + "\n")
-    click.echo(meta.doc)
+    text = f"# {meta.name} ({meta.code})\n\n" + " · ".join(facts) + "\n\n" + meta.doc
     if meta.defaults:
-        click.echo("\nDefaults: " + ", ".join(f"{k} = {v!r}" for k, v in meta.defaults.items()))
+        text += "\n\nDefaults: " + ", ".join(f"{k} = {v!r}" for k, v in meta.defaults.items())
+    echo(text)
 
 
 @main.command("init")
 @click.argument("folder", required=False, type=click.Path(file_okay=False, path_type=Path), default=Path("."))
-def init(folder: Path) -> None:
-    """Write a commented .mlops-lint.yaml."""
+@click.option("--force", is_flag=True, help="Overwrite an existing .mlops-lint.yaml.")
+def init(folder: Path, force: bool) -> None:
+    """Write a commented .mlops-lint.yaml (every key, each with an example)."""
     from linter.config import ConfigError, write_init
 
     try:
-        target = write_init(folder)
+        target = write_init(folder, force=force)
     except ConfigError as exc:
         raise _fail(str(exc)) from None
     click.echo(f"mlops-lint: wrote {target}", err=True)

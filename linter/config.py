@@ -449,55 +449,79 @@ def load_config(path: Path | None, registry: Any, *, start: Path | None = None) 
     return Config(path=path.resolve(), root=path.resolve().parent, **values)
 
 
+# Every key is commented out, each with an example that is valid as written once its `# ` is
+# removed (tests/test_cli.py uncomments each one, and all at once, and loads the result): the file
+# changes nothing until edited, and still marks its folder as the project root.
 INIT_TEMPLATE = """\
-# mlops-lint configuration. Every key is optional; the values shown are the defaults unless noted.
-# Reference: `mlops-lint rules` lists every rule, `mlops-lint explain RULE` documents one.
+# mlops-lint configuration.
+# Every key is optional and commented out: remove the `# ` before a key (and before the lines
+# indented under it) to use it. `mlops-lint rules` lists the rules, `mlops-lint explain RULE`
+# documents one and its options.
 
-# aks-standard: you own the node pools (AKS and placement rules apply).
-# aks-automatic: AKS provisions nodes from pod requests (AKS rules and GPU006 are off).
-profile: aks-standard
+# The cluster profile. With aks-standard (the default) you own the node pools and the AKS and
+# placement rules apply; with aks-automatic AKS provisions nodes from pod requests (AKS rules and
+# GPU006 are off).
+# profile: aks-automatic
 
-# Rules to run: ids (GPU001), slugs (gpu-limit-missing), prefixes (GPU) or ALL.
+# Rules to run: ids (GPU001), slugs (gpu-limit-missing), prefixes (GPU) or ALL (the default).
 # ALL leaves out opt-in rules such as LNT001 (unused-suppression): select those by name.
-select: [ALL]
-ignore: []
+# select: [ALL, LNT001]
 
-# Per-rule severity overrides: error | warning | info.
-severity: {}
-#   IMG002: error
+# Rules never to run (wins over select).
+# ignore: [OBS004, gpu-node-selector-missing]
 
-# Lowest severity that makes the exit status 1: error | warning | info | never.
-fail-on: warning
+# Per-rule severity: error | warning | info.
+# severity: {IMG002: error, DKR004: warning}
 
-# gitignore-style patterns (relative to this file's folder) of paths not to read.
-exclude: []
-#   - "vendor/**"
+# Lowest severity that makes the exit status 1: error | warning (default) | info | never.
+# fail-on: error
+
+# gitignore-style patterns, relative to this file's folder, of files and folders never read
+# (also when named on the command line, as pre-commit names them).
+# exclude: ["vendor/**", "examples/"]
 
 # Registries images may come from; IMG004 runs only when this list is set.
 # trusted-registries: [myacr.azurecr.io, nvcr.io, mcr.microsoft.com]
 
 # Labels every training workload must carry (OBS004).
-required-labels: []
+# required-labels: [app.kubernetes.io/name, team]
 
-# How your GPU nodes are selected and tainted (the defaults follow the AKS article).
-gpu-node-labels: {accelerator: nvidia}
-gpu-taints: [{key: sku, value: gpu, effect: NoSchedule}]
+# How your GPU nodes are selected and tainted (default: the AKS article's accelerator=nvidia
+# label and sku=gpu:NoSchedule taint).
+# gpu-node-labels: {kubernetes.azure.com/accelerator: nvidia}
+# gpu-taints: [{key: nvidia.com/gpu, value: present, effect: NoSchedule}]
 
-# Cluster facts when no `az aks` script in the project creates the node pools.
-node-pools: []
+# Cluster node pools, when no `az aks` script in the project creates them.
+# node-pools:
 #   - {name: gpunp, vm-size: Standard_NC24ads_A100_v4, labels: {accelerator: nvidia},
 #      taints: ["sku=gpu:NoSchedule"], min-count: 0, max-count: 4}
 
-# Per-rule options: {RULE: {option: value}} (see `mlops-lint explain RULE`).
-rules: {}
+# The Kubernetes minor version manifests are validated for (SCH002/SCH003; default 1.35).
+# kubernetes-version: "1.33"
+
+# Files or folders (relative to this file's folder; they must exist) of the
+# CustomResourceDefinitions of custom resources that are not in the project.
+# crd-paths: [crds/]
+
+# Per-rule options: {RULE: {option: value}}; `mlops-lint explain RULE` lists a rule's options.
+# rules:
+#   GPU001: {gpu-resource-prefixes: [nvidia.com/gpu, nvidia.com/mig-, amd.com/gpu]}
+#   STO005: {min-grace-period-seconds: 120}
 """
 
 
-def write_init(folder: Path) -> Path:
+def write_init(folder: Path, force: bool = False) -> Path:
+    """Write :data:`INIT_TEMPLATE` to ``folder/.mlops-lint.yaml``; an existing file is kept
+    unless ``force``."""
+    from linter.output import OutputError, write_file
+
     target = folder / CONFIG_NAMES[0]
-    if target.exists():
-        raise ConfigError(f"{target}: already exists; not overwritten")
-    target.write_text(INIT_TEMPLATE, encoding="utf-8")
+    if target.exists() and not force:
+        raise ConfigError(f"{target}: already exists; not overwritten (--force overwrites it)")
+    try:
+        write_file(target, INIT_TEMPLATE)
+    except OutputError as exc:
+        raise ConfigError(str(exc)) from None
     return target
 
 

@@ -151,7 +151,9 @@ def write_baseline(results: Iterable[Result], file: Path, cwd: Path) -> int:
         })
     findings.sort(key=lambda f: (f["path"], f["rule"], json.dumps(f["object"]), f["node"]))
     payload = {"version": BASELINE_VERSION, "tool": "mlops-lint", "findings": findings}
-    file.write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    from linter.output import write_file
+
+    write_file(file, json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
     return len(findings)
 
 

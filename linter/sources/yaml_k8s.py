@@ -712,6 +712,11 @@ class Stream:
         text, original = self.text, self.original
         if not doc.errors and not doc.objects:
             doc.skipped = "no Kubernetes object (apiVersion and kind)"
+        elif doc.errors and not doc.objects and self.path.lower().endswith(".json") and "apiVersion" not in original:
+            # editor settings, tsconfig.json with comments: JSON that is no manifest, skipped as
+            # silently as a YAML file without apiVersion (SPEC section 2)
+            doc.errors = []
+            doc.skipped = "not Kubernetes JSON (it does not parse and names no apiVersion)"
         if MARKER in text:
             doc.comments = place_comments(read_comments(text), text.splitlines())
         if self.edits or _has_other_breaks(text):
