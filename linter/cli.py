@@ -6,6 +6,7 @@ invalid config, or a PATH that does not exist.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import sys
@@ -54,9 +55,12 @@ class DefaultToCheck(click.Group):
             reader_gone()
             raise click.exceptions.Exit(EXIT_CLEAN) from None
         except OSError as exc:
-            if (error := stream_error(exc)) is None:
+            if (error := stream_error(exc)) is not None:
+                raise _fail(str(error)) from None
+            if exc.errno not in ENVIRONMENT_ERRORS:
                 raise
-            raise _fail(str(error)) from None
+            name = f": {_short(os.fsdecode(exc.filename))}" if exc.filename is not None else ""
+            raise _fail(f"{exc.strerror or exc}{name}") from None
         except Exception:  # noqa: BLE001
             import traceback
 
@@ -64,6 +68,29 @@ class DefaultToCheck(click.Group):
             click.echo("mlops-lint: internal error (a bug in mlops-lint): please report it with the traceback "
                        "above", err=True)
             raise click.exceptions.Exit(EXIT_USAGE) from None
+
+
+def _exists(path: str) -> bool:
+    """Whether PATH names something (a dangling link too); a name the system refuses (longer than
+    the name limit, a loop of links) is a usage error, not a crash."""
+    try:
+        os.lstat(path)
+    except FileNotFoundError:
+        return False
+    except OSError as exc:
+        raise _fail(f"cannot use the path {_short(path)}: {exc.strerror or exc}") from None
+    return True
+
+
+def _short(text: str, keep: int = 80) -> str:
+    """A long name cut in the middle for a one-line message."""
+    return text if len(text) <= 2 * keep else f"{text[:keep]}...{text[-keep:]}"
+
+
+# errors of the environment (a name past the system's limit, a full disk, a refused folder), as
+# opposed to a bug: wherever they surface, they are one line and exit 2, never "internal error"
+ENVIRONMENT_ERRORS = frozenset({errno.ENAMETOOLONG, errno.ENOSPC, errno.EROFS, errno.EDQUOT, errno.EACCES,
+                                errno.EPERM, errno.ELOOP, errno.EMFILE, errno.ENFILE, errno.EFBIG, errno.EIO})
 
 
 def _fail(message: str) -> "click.exceptions.Exit":
@@ -87,12 +114,33 @@ def _cache_dir(given: Path | None, disabled: bool) -> Path | None:
     if disabled:
         return None
     if given is not None:
-        return given
+        return _usable_cache(given, "--cache-dir")
     if os.environ.get("MLOPS_LINT_NO_CACHE"):
         return None
+    if os.environ.get("MLOPS_LINT_CACHE_DIR"):
+        return _usable_cache(Path(os.environ["MLOPS_LINT_CACHE_DIR"]), "MLOPS_LINT_CACHE_DIR")
     from linter.cache import default_dir
 
     return default_dir()
+
+
+def _usable_cache(folder: Path, source: str) -> Path | None:
+    """``folder`` if the result cache can live there; else None (the run goes on uncached) with a
+    note. --cache-dir and $MLOPS_LINT_CACHE_DIR are judged alike: a file, or a folder that cannot
+    be listed and written, is not a cache (a missing folder is made by the cache)."""
+    problem = None
+    try:
+        if not folder.is_dir():
+            problem = "is not a folder" if folder.exists() else None
+        elif not os.access(folder, os.R_OK | os.W_OK | os.X_OK):
+            problem = "cannot be read and written"
+    except OSError as exc:
+        problem = exc.strerror or str(exc)
+    if problem is None:
+        return folder
+    click.echo(f"mlops-lint: note: the cache folder {folder} ({source}) {problem}; linting without the result "
+               "cache", err=True)
+    return None
 
 
 def _split(values: tuple[str, ...]) -> list[str]:
@@ -111,6 +159,11 @@ def run() -> None:
     takes back at once. Output is flushed first, so nothing written is lost."""
     global _KEPT
     _KEPT = []
+    from linter.output import fit_streams, stdout_closed
+
+    if sys.stdout is None:  # started with descriptor 1 closed: nothing may be opened onto it
+        stdout_closed()
+    fit_streams()  # a Latin-1 or KOI8-R stdout gets "..." for "…", never a UnicodeEncodeError
     try:
         main(prog_name="mlops-lint")
         code: object = EXIT_CLEAN
@@ -157,7 +210,7 @@ def main() -> None:
 @click.option("--baseline", type=click.Path(dir_okay=False, path_type=Path), help="Ignore findings recorded in FILE.")
 @click.option("--write-baseline", type=click.Path(dir_okay=False, path_type=Path), help="Record the current findings in FILE and exit 0.")
 @click.option("--jobs", type=click.IntRange(min=1), help="Parallel workers (default: CPU count; 1 = in-process).")
-@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path),
+@click.option("--cache-dir", type=click.Path(path_type=Path),
               help="Result cache folder (default: $MLOPS_LINT_CACHE_DIR, else the user cache folder).")
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the result cache.")
 @click.option("--stdin-filename", help="Name (and type) of the document read from '-'.")
@@ -186,9 +239,16 @@ def check(paths: tuple[str, ...], fmt: str, output: Path | None, config_path: Pa
     cwd = Path.cwd()
     use_stdin = "-" in paths
     file_paths = [Path(p) for p in paths if p != "-"] or ([] if use_stdin else [Path(".")])
-    missing = [p for p in paths if p != "-" and not Path(p).exists() and not Path(p).is_symlink()]
+    missing = [p for p in paths if p != "-" and not _exists(p)]
     if missing:
         raise _fail(f"path does not exist: {', '.join(missing)}")
+    if baseline is not None:  # a bad baseline is reported before the lint, not after it
+        from linter.suppress import Baseline
+
+        try:
+            Baseline.load(baseline, cwd)
+        except ValueError as exc:
+            raise _fail(str(exc)) from None
     select_tokens, ignore_tokens = _split(select), _split(ignore)
     for token in [*select_tokens, *ignore_tokens]:
         if not registry.is_known_selector(token):
