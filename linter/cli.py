@@ -210,7 +210,7 @@ def main() -> None:
 @click.option("--baseline", type=click.Path(dir_okay=False, path_type=Path), help="Ignore findings recorded in FILE.")
 @click.option("--write-baseline", type=click.Path(dir_okay=False, path_type=Path), help="Record the current findings in FILE and exit 0.")
 @click.option("--jobs", type=click.IntRange(min=1), help="Parallel workers (default: CPU count; 1 = in-process).")
-@click.option("--cache-dir", type=click.Path(path_type=Path),
+@click.option("--cache-dir", type=click.Path(readable=False, path_type=Path),
               help="Result cache folder (default: $MLOPS_LINT_CACHE_DIR, else the user cache folder).")
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the result cache.")
 @click.option("--stdin-filename", help="Name (and type) of the document read from '-'.")

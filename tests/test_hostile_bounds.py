@@ -12,6 +12,11 @@ from __future__ import annotations
 
 import gc
 import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Callable
@@ -364,3 +369,170 @@ def test_huge_numbers_and_deep_json_never_make_a_rule_raise(tmp_path: Path) -> N
         bounds = [f for f in findings if f["path"] == f"{key}.sh" and f["rule"] == "AKS004"]
         assert {f["message"].split(" must ")[0] for f in bounds if "must be" in f["message"]} == {
             "`az aks nodepool add` --min-count", "`az aks nodepool add` --max-count"}, (key, bounds)
+
+
+# -- the console script, for the items about the process -------------------------------------------
+
+
+def _command() -> list[str]:
+    found = shutil.which("mlops-lint")
+    return [found] if found else [sys.executable, "-m", "linter"]
+
+
+def _cli(args: list[str], cwd: Path, *, preexec: Callable[[], None] | None = None, stdin: bytes = b"",
+         env: dict[str, str] | None = None, timeout: float = 120, **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run([*_command(), *args], cwd=cwd, input=stdin, capture_output=True, timeout=timeout,
+                          preexec_fn=preexec, env={**os.environ, **(env or {})}, **kwargs)
+
+
+def _one_line(completed: subprocess.CompletedProcess, code: int = 2) -> str:
+    err = completed.stderr.decode("utf-8", "replace")
+    assert completed.returncode == code, (completed.returncode, err)
+    assert "Traceback" not in err and "internal error" not in err, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    return lines[0]
+
+
+def _file_size_limit(size: int) -> Callable[[], None]:
+    def limit() -> None:
+        import resource
+
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG
+        resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
+    return limit
+
+
+def _tree(tmp_path: Path) -> Path:
+    (tmp_path / "pod.yaml").write_bytes(POD)
+    return tmp_path
+
+
+# -- 16. environment errors -----------------------------------------------------------------------
+
+
+def test_environment_errors_are_one_line_exit_2_and_leave_no_partial_file(tmp_path: Path) -> None:
+    """Each failure of the surroundings is one line on stderr and exit 2, never "internal error",
+    and leaves the target as it was (before: tracebacks, exit 1, an empty .mlops-lint.yaml)."""
+    tree = _tree(tmp_path)
+    assert _one_line(_cli(["pod.yaml", "-o", "/dev/full"], tree)) == \
+        "mlops-lint: error: cannot write /dev/full: No space left on device"
+    assert _one_line(_cli(["pod.yaml", "--write-baseline", "/dev/full"], tree)).startswith(
+        "mlops-lint: error: cannot write /dev/full")
+
+    # a full disk (a file-size limit): the old report is left whole, no temporary file beside it
+    (tree / "report.json").write_text("old report\n")
+    line = _one_line(_cli(["pod.yaml", "--format", "json", "-o", "report.json"], tree, preexec=_file_size_limit(512)))
+    assert line == "mlops-lint: error: cannot write report.json: File too large"
+    assert (tree / "report.json").read_text() == "old report\n"
+    line = _one_line(_cli(["init"], tree, preexec=_file_size_limit(64)))
+    assert line.startswith("mlops-lint: error:") and "File too large" in line
+    assert not (tree / ".mlops-lint.yaml").exists()
+    assert sorted(p.name for p in tree.iterdir()) == ["pod.yaml", "report.json"]
+
+    # a read-only folder (even root is refused: CAP_DAC_OVERRIDE dropped in the child)
+    locked = tree / "locked"
+    locked.mkdir()
+    locked.chmod(0o555)
+    try:
+        outcome = run(["pod.yaml", "-o", "locked/report.txt"], tree, drop_dac=True)
+        assert outcome.returncode == 2 and outcome.err.strip().splitlines() == [
+            "mlops-lint: error: cannot write locked/report.txt: Permission denied"], outcome.err
+        outcome = run(["init", "locked"], tree, drop_dac=True)
+        assert outcome.returncode == 2 and "Permission denied" in outcome.err and "Traceback" not in outcome.err
+        assert list(locked.iterdir()) == []
+    finally:
+        locked.chmod(0o755)
+
+    # names over the system's limit
+    long_name = "a" * 300
+    assert _one_line(_cli([long_name], tree)).endswith(": File name too long")
+    line = _one_line(_cli(["-", "--stdin-filename", f"{long_name}.yaml"], tree, stdin=POD))
+    assert line.startswith("mlops-lint: error: File name too long: ") and "..." in line
+
+    # a baseline nested 5,000 deep, a baseline that is a FIFO: reported before anything is linted
+    (tree / "deep.json").write_text("[" * 5000 + "]" * 5000)
+    assert _one_line(_cli(["pod.yaml", "--baseline", "deep.json"], tree)) == \
+        "mlops-lint: error: deep.json: cannot read the baseline: nested too deeply"
+    os.mkfifo(tree / "fifo.json")
+    assert _one_line(_cli(["pod.yaml", "--baseline", "fifo.json"], tree, timeout=30)) == \
+        "mlops-lint: error: fifo.json: cannot read the baseline: not read: not a regular file"
+
+    # standard output closed: one line, exit 2; with -o the report is still written
+    closed = subprocess.run([*_command(), "pod.yaml"], cwd=tree, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            preexec_fn=lambda: os.close(1), timeout=120)
+    assert _one_line(closed) == "mlops-lint: error: cannot write to standard output: it is closed"
+    written = subprocess.run([*_command(), "pod.yaml", "-q", "-o", "out.txt"], cwd=tree, stdin=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, preexec_fn=lambda: os.close(1), timeout=120)
+    assert written.returncode == 1 and "IMG002" in (tree / "out.txt").read_text(), written.stderr
+
+
+# -- 17. output encodings -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("encoding", ["latin-1", "cp437", "cp850", "iso-8859-15", "koi8-r"])
+def test_every_format_and_explain_write_to_any_stdout_encoding(tmp_path: Path, encoding: str) -> None:
+    """IMG002's message holds "…": on a stdout that cannot encode it every format and `explain`
+    crashed (exit 2, internal error). Now the symbol is written as its ASCII fallback."""
+    tree = _tree(tmp_path)
+    env = {"PYTHONIOENCODING": encoding}
+    for fmt in ("text", "json", "sarif", "github"):
+        completed = _cli(["pod.yaml", "--format", fmt], tree, env=env)
+        assert completed.returncode == 1 and b"Traceback" not in completed.stderr, (fmt, completed.stderr)
+        out = completed.stdout.decode(encoding)
+        assert "IMG002" in out and "(@sha256:...)" in out and "…" not in out, (fmt, out)
+        if fmt in ("json", "sarif"):
+            json.loads(out)
+    explained = _cli(["explain", "IMG002"], tree, env=env)
+    assert explained.returncode == 0 and b"Traceback" not in explained.stderr, explained.stderr
+    assert "image-not-pinned" in explained.stdout.decode(encoding)
+    # UTF-8 is written as it is
+    utf8 = _cli(["pod.yaml"], tree, env={"PYTHONIOENCODING": "utf-8"})
+    assert "(@sha256:…)" in utf8.stdout.decode("utf-8")
+
+
+# -- 18. cache folders and baselines --------------------------------------------------------------
+
+
+def test_cache_dir_option_and_variable_behave_the_same_on_a_file_or_an_unusable_folder(tmp_path: Path) -> None:
+    """Before: `--cache-dir FILE` was a usage error (exit 2) while MLOPS_LINT_CACHE_DIR=FILE
+    linted silently. Now both lint uncached with the same note."""
+    tree = _tree(tmp_path)
+    (tree / "a-file").write_text("x")
+    locked = tree / "locked"
+    locked.mkdir()
+    locked.chmod(0)
+    env = {"MLOPS_LINT_NO_CACHE": ""}
+    try:
+        for target, problem in (("a-file", "is not a folder"), ("locked", "cannot be read and written")):
+            by_option = run(["pod.yaml", "--format", "json", "--cache-dir", target], tree, env=env, drop_dac=True)
+            by_variable = run(["pod.yaml", "--format", "json"], tree, env={**env, "MLOPS_LINT_CACHE_DIR": target},
+                              drop_dac=True)
+            for outcome, source in ((by_option, "--cache-dir"), (by_variable, "MLOPS_LINT_CACHE_DIR")):
+                assert outcome.returncode == 1, outcome.err
+                assert outcome.err.strip().splitlines() == [
+                    f"mlops-lint: note: the cache folder {target} ({source}) {problem}; linting without the "
+                    "result cache"], outcome.err
+            assert json.loads(by_option.stdout)["findings"] == json.loads(by_variable.stdout)["findings"]
+        assert (tree / "a-file").read_text() == "x"
+    finally:
+        locked.chmod(0o755)
+    assert list(locked.iterdir()) == []
+
+
+def test_a_bad_baseline_is_reported_before_the_lint_runs(tmp_path: Path) -> None:
+    """Before: the whole tree was linted (and its results cached), then the baseline refused. Now
+    it is read first: the result cache stays empty, as nothing was linted."""
+    tree = _tree(tmp_path)
+    for name, content, reason in (("missing.json", None, "cannot read the file: No such file or directory"),
+                                  ("broken.json", "{", "Expecting property name enclosed in double quotes"),
+                                  ("wrong.json", "[]", "not an mlops-lint baseline")):
+        if content is not None:
+            (tree / name).write_text(content)
+        line = _one_line(_cli(["pod.yaml", "--baseline", name, "--cache-dir", "cache"], tree,
+                              env={"MLOPS_LINT_NO_CACHE": ""}))
+        assert line.startswith(f"mlops-lint: error: {name}") and reason in line, line
+        assert not list((tree / "cache").glob("run-*"))  # the rule index may be there; no run's results
+    (tree / "good.json").write_text('{"findings": []}')
+    linted = _cli(["pod.yaml", "--baseline", "good.json", "--cache-dir", "cache"], tree, env={"MLOPS_LINT_NO_CACHE": ""})
+    assert linted.returncode == 1 and list((tree / "cache").glob("run-*")), linted.stderr
