@@ -159,8 +159,11 @@ def run() -> None:
     takes back at once. Output is flushed first, so nothing written is lost."""
     global _KEPT
     _KEPT = []
-    from linter.output import fit_streams, stdout_closed
+    from linter.output import fit_streams, interrupted, stdout_closed
 
+    import signal
+
+    signal.signal(signal.SIGINT, interrupted)  # Ctrl-C: one line, exit 130, workers die with us
     if sys.stdout is None:  # started with descriptor 1 closed: nothing may be opened onto it
         stdout_closed()
     fit_streams()  # a Latin-1 or KOI8-R stdout gets "..." for "…", never a UnicodeEncodeError
@@ -228,7 +231,7 @@ def check(paths: tuple[str, ...], fmt: str, output: Path | None, config_path: Pa
     from dataclasses import replace
 
     from linter.config import ConfigError, env_no_color, load_config
-    from linter.engine import LintRequest, default_jobs, lint
+    from linter.engine import LintRequest, cap_jobs, lint
     from linter.output import echo, write_file
     from linter.report import render
 
@@ -266,9 +269,12 @@ def check(paths: tuple[str, ...], fmt: str, output: Path | None, config_path: Pa
         stdin = (stdin_filename or "-", sys.stdin.buffer.read(MAX_FILE_BYTES + 1))
     else:
         stdin = None
+    workers, capped = cap_jobs(jobs)
+    if capped is not None:
+        click.echo(f"mlops-lint: note: {capped}", err=True)
     request = LintRequest(
         paths=file_paths, config=config, registry=registry, select=select_tokens or None, ignore=ignore_tokens,
-        jobs=jobs or default_jobs(), stdin=stdin, baseline=baseline, cwd=cwd, cache_dir=folder, keep=_KEPT,
+        jobs=workers, stdin=stdin, baseline=baseline, cwd=cwd, cache_dir=folder, keep=_KEPT,
         overrides=overrides,
     )
     try:

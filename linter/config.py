@@ -42,6 +42,11 @@ class ConfigError(Exception):
     """An invalid configuration; ``str()`` is the whole message for the user."""
 
 
+# A last guard (no real file comes near it: the slowest of the corpus takes well under a second):
+# a file whose loading and rules take longer becomes one finding naming what ran out of time.
+DEFAULT_FILE_TIMEOUT = 120.0
+
+
 @dataclass(frozen=True)
 class Config:
     path: Path | None = None  # the config file in use
@@ -60,6 +65,7 @@ class Config:
     kubernetes_version: str | None = None
     crd_paths: tuple[str, ...] = ()
     rule_options: dict[str, dict[str, Any]] = field(default_factory=dict)
+    file_timeout: float = DEFAULT_FILE_TIMEOUT  # seconds one file's loading and rules may take
 
     @property
     def effective_gpu_node_labels(self) -> dict[str, str]:
@@ -85,6 +91,7 @@ _KEYS = {
     "kubernetes-version": "kubernetes_version",
     "crd-paths": "crd_paths",
     "rules": "rule_options",
+    "file-timeout": "file_timeout",
 }
 
 
@@ -502,6 +509,10 @@ INIT_TEMPLATE = """\
 # Files or folders (relative to this file's folder; they must exist) of the
 # CustomResourceDefinitions of custom resources that are not in the project.
 # crd-paths: [crds/]
+
+# Seconds one file's loading and rules may take (default 120): a file that takes longer becomes
+# one finding naming what ran out of time, and the run goes on.
+# file-timeout: 300
 
 # Per-rule options: {RULE: {option: value}}; `mlops-lint explain RULE` lists a rule's options.
 # rules:

@@ -68,6 +68,7 @@ def _replace(target: Path, data: bytes, existing: "os.stat_result | None") -> No
     import tempfile
 
     fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    _PENDING.add(temporary)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
@@ -86,6 +87,26 @@ def _replace(target: Path, data: bytes, existing: "os.stat_result | None") -> No
         except OSError:
             pass
         raise
+    finally:
+        _PENDING.discard(temporary)
+
+
+_PENDING: set[str] = set()  # temporary files being written (removed if the run is interrupted)
+
+
+def interrupted(signum: int, frame: object) -> None:
+    """SIGINT (Ctrl-C): one line, exit status 130, at once. The workers die with the process
+    (linter.engine.workers); a temporary file being written is removed, never left behind."""
+    for temporary in list(_PENDING):
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+    try:
+        os.write(2, b"mlops-lint: interrupted\n")
+    except OSError:
+        pass
+    os._exit(130)
 
 
 def reader_gone() -> None:

@@ -536,3 +536,211 @@ def test_a_bad_baseline_is_reported_before_the_lint_runs(tmp_path: Path) -> None
     (tree / "good.json").write_text('{"findings": []}')
     linted = _cli(["pod.yaml", "--baseline", "good.json", "--cache-dir", "cache"], tree, env={"MLOPS_LINT_NO_CACHE": ""})
     assert linted.returncode == 1 and list((tree / "cache").glob("run-*")), linted.stderr
+
+
+# -- 12-15. the engine: time budget, workers, Ctrl-C, --jobs ---------------------------------------
+
+REPO = Path(__file__).resolve().parents[1]
+
+SLOW_RULE = '''\
+"""A test-only rule that never ends on a Pod whose name starts with `slow`.
+
+## What it does
+Spins.
+"""
+
+from linter.rule import Kind, Finding, rule
+
+
+@rule(code="TST001", name="slow-rule", severity="warning", scope=Kind("Pod"))
+def check(obj, ctx):
+    if obj.name.startswith("slow"):
+        while True:  # busy in Python: only the file's time budget stops it
+            pass
+    yield Finding(obj.span, "a quick finding")
+'''
+
+
+def _slow_plugin(root: Path) -> dict[str, str]:
+    """A rule plugin (an installed distribution on PYTHONPATH) with the slow rule; the
+    environment that makes the CLI load it."""
+    site = root / "site"
+    (site / "slow_rules").mkdir(parents=True)
+    (site / "slow_rules" / "__init__.py").write_text('"""Test-only rules."""\n')
+    (site / "slow_rules" / "tst001_slow_rule.py").write_text(SLOW_RULE)
+    info = site / "slow_rules-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: slow_rules\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[mlops_lint.rules]\nslow = slow_rules\n")
+    return {"PYTHONPATH": os.pathsep.join([str(site), str(REPO)])}
+
+
+def _pods(folder: Path, names: list[str]) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        (folder / f"{name}.yaml").write_bytes(POD.replace(b"name: p\n", f"name: {name}\n".encode()))
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_file_out_of_time_is_one_finding_and_the_run_goes_on(tmp_path: Path, jobs: str) -> None:
+    """`file-timeout: 1` and a rule that never returns on one file of 60 (enough for workers):
+    that file is one LNT002 naming the rule and the budget, every other file is linted, in the
+    parent and in workers alike (before: the run never ended)."""
+    env = _slow_plugin(tmp_path)
+    tree = tmp_path / "tree"
+    _pods(tree, ["slow-one", *(f"ok-{i}" for i in range(59))])
+    (tree / ".mlops-lint.yaml").write_text("file-timeout: 1\n")
+    completed = _cli([".", "--select", "TST001,LNT002,IMG", "--format", "json", "--jobs", jobs], tree, env=env,
+                     timeout=300)
+    assert completed.returncode == 1, completed.stderr
+    findings = json.loads(completed.stdout)["findings"]
+    slow = [f for f in findings if f["path"] == "slow-one.yaml"]
+    assert [(f["rule"], f["line"], f["message"]) for f in slow] == [(
+        "LNT002", 1, "rule TST001 (slow-rule) ran out of this file's time budget (1 s, `file-timeout`); the file "
+        "was not linted further and its other findings are not reported")]
+    quick = {f["path"] for f in findings if f["rule"] == "TST001"}
+    assert quick == {f"ok-{i}.yaml" for i in range(59)}
+    assert sum(f["rule"] == "IMG002" for f in findings) == 59
+
+
+def test_file_timeout_is_validated_and_documented(tmp_path: Path) -> None:
+    from linter.config import DEFAULT_FILE_TIMEOUT, INIT_TEMPLATE, config_schema
+
+    assert config_schema()["properties"]["file-timeout"]["exclusiveMinimum"] == 0
+    assert "# file-timeout:" in INIT_TEMPLATE and "file-timeout:" in (REPO / "README.md").read_text()
+    assert DEFAULT_FILE_TIMEOUT >= 60
+    tree = _tree(tmp_path)
+    (tree / ".mlops-lint.yaml").write_text("file-timeout: 0\n")
+    line = _one_line(_cli(["pod.yaml"], tree))
+    assert line.startswith("mlops-lint: error:") and "file-timeout" in line
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(entry))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def _busy_run(tmp_path: Path) -> tuple[subprocess.Popen, list[int]]:
+    """`--jobs 2` on 60 files whose rule never ends: the parent and its worker both busy."""
+    env = {**os.environ, **_slow_plugin(tmp_path)}
+    tree = tmp_path / "tree"
+    _pods(tree, [f"slow-{i}" for i in range(60)])
+    process = subprocess.Popen([*_command(), ".", "--select", "TST001", "--jobs", "2"], cwd=tree, env=env,
+                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               start_new_session=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        workers = _children(process.pid)
+        if workers:
+            time.sleep(0.5)  # the worker is into its first chunk
+            return process, workers
+        time.sleep(0.1)
+    process.kill()
+    raise AssertionError("no worker was started")
+
+
+def _gone(pids: list[int], seconds: float = 15) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not any(_alive(pid) for pid in pids):
+            return True
+        time.sleep(0.1)
+    return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_workers_die_with_their_parent(tmp_path: Path) -> None:
+    """Only the parent is killed: its busy worker dies too, and a reader of the output gets EOF
+    (before: the worker blocked forever and so did the reader)."""
+    process, workers = _busy_run(tmp_path)
+    try:
+        process.kill()
+        out, _ = process.communicate(timeout=30)  # EOF: no worker holds the output open
+        assert _gone(workers), "a worker outlived its parent"
+        assert out == b""
+    finally:
+        for pid in workers:
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
+def test_a_worker_dying_with_the_chunk_lock_cannot_deadlock_the_parent() -> None:
+    import multiprocessing
+    import threading
+
+    from linter.engine.workers import Counter, _claim
+
+    counter = Counter(multiprocessing.get_context("fork"))
+    pid = os.fork()
+    if pid == 0:  # a worker killed while it holds the lock
+        counter.locked().__enter__()
+        os._exit(0)
+    os.waitpid(pid, 0)
+    claimed: list[int | None] = []
+    thread = threading.Thread(target=lambda: claimed.extend([_claim(counter, 3), _claim(counter, 3)]), daemon=True)
+    thread.start()
+    thread.join(10)
+    assert claimed == [0, 1], "the parent waits forever on a dead worker's lock"
+    counter.close()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_ctrl_c_during_jobs_2_is_exit_130_and_one_line(tmp_path: Path) -> None:
+    """SIGINT to the whole process group, as a terminal sends it (before: ~50 lines of worker
+    tracebacks and exit 1, which reads as "findings")."""
+    process, workers = _busy_run(tmp_path)
+    try:
+        os.killpg(process.pid, signal.SIGINT)
+        out, err = process.communicate(timeout=30)
+        assert process.returncode == 130
+        assert err.decode() == "mlops-lint: interrupted\n" and out == b""
+        assert _gone(workers)
+    finally:
+        for pid in [process.pid, *workers]:
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
+def _open_files(limit: int) -> Callable[[], None]:
+    def set_limit() -> None:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_NOFILE, (limit, limit))
+    return set_limit
+
+
+def test_jobs_are_capped_by_cpus_and_the_open_file_limit(tmp_path: Path) -> None:
+    """`--jobs 100000` under `ulimit -n 1024` (before: EMFILE, exit 1): capped, with a note,
+    and the findings are those of --jobs 1."""
+    from linter.engine.workers import default_jobs
+
+    tree = tmp_path / "tree"
+    _pods(tree, [f"pod-{i}" for i in range(60)])
+    alone = _cli([".", "--format", "json", "--jobs", "1"], tree)
+    cpus = default_jobs()
+    many = _cli([".", "--format", "json", "--jobs", "100000"], tree, preexec=_open_files(1024))
+    assert many.returncode == alone.returncode == 1
+    assert json.loads(many.stdout)["findings"] == json.loads(alone.stdout)["findings"]
+    plural = "s" if cpus != 1 else ""
+    assert many.stderr.decode().splitlines() == [
+        f"mlops-lint: note: --jobs 100000 capped to {min(cpus, 240)}: the {cpus} CPU{plural} this process may use"]
+    tight = _cli([".", "--format", "json", "--jobs", "100000"], tree, preexec=_open_files(70))
+    assert tight.returncode == 1 and json.loads(tight.stdout)["findings"] == json.loads(alone.stdout)["findings"]
+    assert tight.stderr.decode().splitlines() == [
+        "mlops-lint: note: --jobs 100000 capped to 1: what the open-file limit (70) leaves room for"]

@@ -243,7 +243,8 @@ def run(items: Work, stdin: tuple[Document, bytes] | None, job: Job, jobs: int,
     # trees in the cache would cost every cold run more (pickling them) than parsing them costs
     # the rare run that lints some files again
     again = [(s.source, s.display) for s in survey if s.shared and s.display in outcomes]
-    kept, skeletons = prepare(work + again, {s.display: s.data for s in survey if s.data is not None})
+    kept, skeletons = prepare(work + again, {s.display: s.data for s in survey if s.data is not None},
+                              job.config)
     for entry in survey:
         entry.data = None
     for _, display in again:
