@@ -1,7 +1,8 @@
 """Command line (SPEC section 1): click only; args -> Config -> engine -> report -> exit status.
 
 Exit status: 0 nothing at or above --fail-on, 1 at least one such finding, 2 usage error,
-invalid config, or a PATH that does not exist.
+invalid config, a PATH that does not exist, or an error of the environment (a file that cannot be
+written, a name over the system's limit, a closed stdout), 130 interrupted (Ctrl-C).
 """
 
 from __future__ import annotations
