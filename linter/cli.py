@@ -314,7 +314,7 @@ def check(paths: tuple[str, ...], fmt: str, output: Path | None, config_path: Pa
         echo(text, nl=False)
         if fmt != "text" and not quiet and sys.stderr.isatty():
             click.echo(summary_line(report), err=True)
-    if fmt == "text" and not (quiet or statistics):
+    if fmt == "text" and output is None and not (quiet or statistics) and sys.stdout.isatty():
         _more_than_a_screen(len(report.active))
 
     raise click.exceptions.Exit(EXIT_FINDINGS if report.failing() else EXIT_CLEAN)  # over every project
@@ -329,8 +329,9 @@ def _statistics_json(report) -> str:
 
 
 def _more_than_a_screen(findings: int) -> None:
-    """After more findings than the terminal has lines (``$LINES`` where set), a closing line on
-    stderr that points at the per-rule counts."""
+    """After more findings than the terminal shows lines (``$LINES`` where set), a closing line
+    on stderr that points at the per-rule counts (text on a terminal only: a file, a pipe or a
+    CI log has no screen to overflow, and its bytes stay the report's)."""
     import shutil
 
     if findings > shutil.get_terminal_size().lines:

@@ -347,9 +347,10 @@ class _NamedRules:
     an excluded file, so a named one is skipped too (pre-commit names files one by one)."""
 
     def __init__(self, root: Path | None, excluded: Callable[[Path, bool], bool]):
-        self.root = root
+        self.top = _real(root if root is not None else Path.cwd())  # where the walk would start
         self.excluded = excluded
         self.charts: dict[Path, Path | None] = {}  # folder -> the chart whose templates/ holds it
+        self.folders: dict[Path, str | None] = {self.top: None}  # folder -> why the walk never enters it
 
     def chart(self, path: Path) -> Path | None:
         """The chart folder when ``path`` is under a chart's ``templates/``."""
@@ -361,34 +362,36 @@ class _NamedRules:
                 self.charts[folder] = self.chart(folder) if folder.parent != folder else None
         return self.charts[folder]
 
+    def folder(self, folder: Path) -> str | None:
+        """Why the walk from the top would not enter ``folder`` (under the top), or None; each
+        folder is looked at once, however many files are named in it."""
+        if folder not in self.folders:
+            why = self.folder(folder.parent)
+            if why is None:
+                if folder.name in SKIP_DIRS:
+                    why = f"in a tool folder ({folder.name}/)"
+                elif (folder / VENV_MARKER).is_file():
+                    why = "in a virtual environment"
+                elif self.excluded(folder, True):
+                    why = "excluded by the config"
+            self.folders[folder] = why
+        return self.folders[folder]
+
     def skip(self, path: Path) -> str | None:
         """Why the walk would not take ``path``, or None."""
         if self.chart(path) is not None:
             return "Helm chart template"
-        if is_template_name(path.name):
-            return "template"
         name = path.name
+        if is_template_name(name):
+            return "template"
         if name.lower() in CONFIG_NAMES:
             return "mlops-lint's config"
         if "." in name and classify_name(name) is None and name.rsplit(".", 1)[1].lower() in NOT_DOCKERFILE_SUFFIXES:
             # Dockerfile.md, dockerfile.py (pre-commit's `dockerfile` type takes Dockerfile.md)
             return "not a manifest, Dockerfile or shell script by its name"
-        top = self.root if self.root is not None else Path.cwd()
-        rel = _relative(path, _real(top))
-        if rel is None:
-            return None
-        parts = rel.split("/")[:-1]
-        for index, part in enumerate(parts):
-            if part in SKIP_DIRS:
-                return f"in a tool folder ({part}/)"
-            folder = _real(top).joinpath(*parts[:index + 1])
-            if (folder / VENV_MARKER).is_file():
-                return "in a virtual environment"
-            if self.excluded(folder, True):
-                return "excluded by the config"
-        if self.excluded(path, False):
-            return "excluded by the config"
-        return None
+        if _relative(path, self.top) is None:
+            return None  # outside the project: no walk would reach it to skip it
+        return self.folder(path.parent) or ("excluded by the config" if self.excluded(path, False) else None)
 
 
 def sniff(data: bytes) -> tuple[str, str]:
