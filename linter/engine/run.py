@@ -85,8 +85,9 @@ def lint(request: LintRequest) -> "RunReport":  # noqa: F821 - imported below
     sources = Sources(cwd, finder)
     with collector_paused():  # young generations are collected while linting (see lint_files)
         for project, rules, key in zip(projects, chosen, keys):
-            found, status = _lint_project(project, rules, key, request, cwd, cache, sources)
+            found, status, defined = _lint_project(project, rules, key, request, cwd, cache, sources)
             results.extend(found)
+            notes.extend(Note(path, message) for path, message in defined)
             statuses.update(status)
             skipped.update({display_path(path, cwd): f"skipped: {why}" for path, why in project.targets.skipped})
             notes.extend(Note(display_path(Path(n.path), cwd), n.message) for n in project.targets.notes)
@@ -94,6 +95,8 @@ def lint(request: LintRequest) -> "RunReport":  # noqa: F821 - imported below
         freeze()  # the run's results live to the end: reporting never rescans them
     if cache is not None:
         cache.save()
+    notes.extend(Note(display_path(Path(path), cwd), f"config not used: {why} (pass it with --config if you trust it)")
+                 for path, why in finder.ignored)  # in a folder others can write to (linter.roots.unsafe_because)
     if request.baseline is not None:
         baseline = suppress.Baseline.load(request.baseline, cwd)
         results = suppress.apply_baseline(results, baseline, request.baseline.resolve().parent, cwd)
@@ -122,7 +125,7 @@ def _rank(level: str) -> int:
 
 
 def _lint_project(project: Project, rules: list, key: str, request: LintRequest, cwd: Path, cache: Any,
-                  sources: "Sources") -> tuple[list[Result], dict[str, str]]:
+                  sources: "Sources") -> tuple[list[Result], dict[str, str], list[tuple[str, str]]]:
     """One project: its context files (and the stdin document, if it is this project's) linted
     with its config, findings reported for its targets."""
     from linter.discover import classify
@@ -213,7 +216,7 @@ class Sources:
 
 
 def run(items: Work, stdin: tuple[Document, bytes] | None, job: Job, jobs: int,
-        cache: Any, keep: list | None = None) -> tuple[list[Result], dict[str, str]]:
+        cache: Any, keep: list | None = None) -> tuple[list[Result], dict[str, str], list[tuple[str, str]]]:
     """Survey, cache, lint what is new, reduce: every finding of ``items`` (and ``stdin``), after
     suppressions, and each target file's status."""
     survey = survey_files(items, read=cache is not None)
@@ -235,7 +238,11 @@ def run(items: Work, stdin: tuple[Document, bytes] | None, job: Job, jobs: int,
         if len(outcomes) == len(survey) and stdin is None:
             project = cache.get_project(project_key)
             if project is not None:
-                return finish([outcomes[path] for path in sorted(outcomes)], project, job)
+                results, notes = project
+                return finish([outcomes[path] for path in sorted(outcomes)], results, job, notes)
+        # the PROJECT rules run: the cached outcomes' facts are decoded now (a fully warm run never
+        # needs them); one whose facts do not validate is a miss, linted again (linter.cache)
+        outcomes = cache.load_facts(outcomes)
     missing = [s for s in survey if s.display not in outcomes]
     known = [own] if stdin is not None and (own := skeleton(stdin[0])) is not None else []
     work = [(s.source, s.display) for s in missing]
@@ -260,16 +267,27 @@ def run(items: Work, stdin: tuple[Document, bytes] | None, job: Job, jobs: int,
         outcomes[stdin[0].path] = runner.outcome(stdin[0], stdin[0].path in job.targets)
     ordered = [outcomes[path] for path in sorted(outcomes)]
     runner.project(job.targets, merged_facts(ordered))
+    notes = definition_notes(ordered, job.targets)
     if cache is not None and stdin is None:
-        cache.put_project(project_key, runner.out)
+        cache.put_project(project_key, runner.out, notes)
     if keep is not None:
         keep.append((survey, kept, index, runner, outcomes, ordered))
-    return finish(ordered, runner.out, job)
+    return finish(ordered, runner.out, job, notes)
+
+
+def definition_notes(outcomes: list[FileOutcome], targets: set[str]) -> list[tuple[str, str]]:
+    """The notes on objects defined differently in several files (path, message), from every
+    file's facts (decoded: the PROJECT rules ran)."""
+    from linter.model import document
+
+    return document.definition_notes(
+        (fact for outcome in outcomes for fact in outcome.facts.get(document.DEFINITIONS, ())), targets)
 
 
 def finish(outcomes: list[FileOutcome], project: list[tuple[Result, tuple | None]],
-           job: Job) -> tuple[list[Result], dict[str, str]]:
-    """Every suppression applied at once (LNT001 for those that suppressed nothing)."""
+           job: Job, notes: list[tuple[str, str]]) -> tuple[list[Result], dict[str, str], list[tuple[str, str]]]:
+    """Every suppression applied at once (LNT001 for those that suppressed nothing), each target's
+    status, and ``notes``."""
     from linter import suppress
 
     pairs = [pair for outcome in outcomes for pair in outcome.results]
@@ -278,4 +296,4 @@ def finish(outcomes: list[FileOutcome], project: list[tuple[Result, tuple | None
     results, unused = suppress.apply(pairs, directives, enabled_codes=job.enabled, registry=job.registry)
     if UNUSED_SUPPRESSION in job.enabled:
         results.extend(suppress.unused_results(unused, job.registry, job.config.severity))
-    return results, {outcome.path: outcome.status for outcome in outcomes if outcome.target}
+    return results, {outcome.path: outcome.status for outcome in outcomes if outcome.target}, notes
