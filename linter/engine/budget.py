@@ -15,35 +15,57 @@ from __future__ import annotations
 
 import signal
 import threading
-from contextlib import contextmanager
-from typing import Iterator
+import time
 
 
 class OutOfTime(BaseException):
     """The file's budget ran out (raised by the timer's signal handler)."""
 
 
-def _ring(signum: int, frame: object) -> None:
-    raise OutOfTime()
-
-
 def available() -> bool:
     return hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
 
 
-@contextmanager
-def budget(seconds: float | None) -> Iterator[None]:
-    """Run the block with ``seconds`` of real time; past them :class:`OutOfTime` is raised in it."""
-    if not seconds or not available():
-        yield
-        return
-    previous = signal.signal(signal.SIGALRM, _ring)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+class Clock:
+    """The budget of each file of one pass: ``with Clock(seconds) as clock:`` around the loop,
+    ``clock.start()`` / ``clock.stop()`` around each file.
+
+    The timer is armed once for the whole pass and ticks (at most once a second); a file only
+    sets its deadline, so the budget costs a clock read per file, not system calls (installing a
+    handler per file cost ~50 us a file, 0.5 s at 10,000 files). A file that runs out is
+    interrupted at the first tick past its deadline."""
+
+    def __init__(self, seconds: float | None):
+        self.seconds = seconds if seconds and seconds > 0 else None
+        self.deadline = float("inf")
+        self.armed = False
+        self.previous: object = None
+
+    def __enter__(self) -> "Clock":
+        if self.seconds is not None and available():
+            tick = min(1.0, self.seconds / 4)
+            self.previous = signal.signal(signal.SIGALRM, self._ring)
+            signal.setitimer(signal.ITIMER_REAL, tick, tick)
+            self.armed = True
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.armed:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, self.previous)  # type: ignore[arg-type]
+            self.armed = False
+
+    def start(self) -> None:
+        if self.armed:
+            self.deadline = time.monotonic() + self.seconds  # type: ignore[operator]
+
+    def stop(self) -> None:
+        self.deadline = float("inf")
+
+    def _ring(self, signum: int, frame: object) -> None:
+        if time.monotonic() >= self.deadline:
+            self.deadline = float("inf")
+            raise OutOfTime()
 
 
 def message(seconds: float, what: str) -> str:

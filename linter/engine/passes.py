@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any, Callable, Iterable
 
 from linter.discover import SourceFile
-from linter.engine.budget import OutOfTime, budget
+from linter.engine.budget import Clock, OutOfTime
 from linter.engine.memory import after_file, collector_paused, freeze
 from linter.engine.runner import FileOutcome, Job, Runner
 from linter.engine.survey import content_digest, mentions, mentions_in
@@ -91,7 +91,7 @@ def prepare(work: Work, read: dict[str, bytes] | None = None, config: Any = None
     mentions a reference kind are parsed; returns every file's parsed document or bytes, for the
     second pass, and the skeletons the index is built from."""
     kept: Kept = {}
-    with collector_paused():
+    with collector_paused(), Clock(getattr(config, "file_timeout", None)) as clock:
         for source, display in work:
             data = read.pop(display, None) if read is not None else None
             if data is None:
@@ -101,8 +101,11 @@ def prepare(work: Work, read: dict[str, bytes] | None = None, config: Any = None
                     continue  # reported by the second pass
             if mentions(data, source.kind):
                 try:
-                    with budget(getattr(config, "file_timeout", None)):
+                    clock.start()
+                    try:
                         kept[display] = (first_pass(data, display, source.kind), content_digest(data))
+                    finally:
+                        clock.stop()
                 except OutOfTime as exc:  # the second pass makes it the file's one finding
                     kept[display] = exc  # type: ignore[assignment]
             else:
@@ -118,12 +121,13 @@ def lint_files(work: Work, kept: Kept, runner: Runner, job: Job,
     """Second pass: every file linted, parsed now if the first pass did not (and let go once linted)."""
     out: Linted = []
     seconds = getattr(job.config, "file_timeout", None)
-    with collector_paused():
+    with collector_paused(), Clock(seconds) as clock:
         for position, (source, display) in enumerate(work, 1):
             entry = kept.pop(display, None)
             runner.running = None  # loading, until the runner calls a rule
             try:
-                with budget(seconds):
+                clock.start()
+                try:
                     if isinstance(entry, OutOfTime):  # the first pass ran out of time loading it
                         raise entry
                     if entry is None:
@@ -133,6 +137,8 @@ def lint_files(work: Work, kept: Kept, runner: Runner, job: Job,
                     else:
                         document, digest = second_pass(entry[0], display), entry[1]
                     outcome = runner.outcome(document, display in job.targets)
+                finally:
+                    clock.stop()
             except OutOfTime:
                 digest, outcome = None, runner.out_of_time(display, source.kind, display in job.targets, seconds)
             out.append((display, digest, outcome))
