@@ -556,8 +556,13 @@ def write_init(folder: Path, force: bool = False) -> Path:
     sources = config_sources(folder)
     if sources and not force:
         names = ", ".join(str(s) for s in sources)
+        advice = "--force overwrites it" if os.path.lexists(target) else "--force to write it anyway"
         raise ConfigError(f"{target}: not written, a config already applies here ({names}); "
-                          "a new file would shadow it (--force to write it anyway)")
+                          f"a new file would shadow it ({advice})")
+    try:  # a folder that does not exist yet is made, as -o makes the folders above a report
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"cannot create the folder {folder}: {exc.strerror or exc}") from None
     data = INIT_TEMPLATE.encode("utf-8")
     if not os.path.lexists(target):
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)

@@ -386,9 +386,11 @@ class _NamedRules:
             return "template"
         if name.lower() in CONFIG_NAMES:
             return "mlops-lint's config"
-        if "." in name and classify_name(name) is None and name.rsplit(".", 1)[1].lower() in NOT_DOCKERFILE_SUFFIXES:
-            # Dockerfile.md, dockerfile.py (pre-commit's `dockerfile` type takes Dockerfile.md)
-            return "not a manifest, Dockerfile or shell script by its name"
+        if classify_name(name) is None and name.lower().startswith(("dockerfile", "containerfile")):
+            # Dockerfile.md, dockerfile.py: named like a Dockerfile, and not one (pre-commit's
+            # `dockerfile` type takes Dockerfile.md); any other named file is read, as YAML
+            # when its name tells nothing (`mlops-lint rendered.txt`)
+            return "not a Dockerfile (its suffix names another language or a document)"
         if _relative(path, self.top) is None:
             return None  # outside the project: no walk would reach it to skip it
         return self.folder(path.parent) or ("excluded by the config" if self.excluded(path, False) else None)
