@@ -556,7 +556,7 @@ def write_init(folder: Path, force: bool = False) -> Path:
     sources = config_sources(folder)
     if sources and not force:
         names = ", ".join(str(s) for s in sources)
-        advice = "--force overwrites it" if os.path.lexists(target) else "--force to write it anyway"
+        advice = "it already exists; --force overwrites it" if os.path.lexists(target) else "--force to write it anyway"
         raise ConfigError(f"{target}: not written, a config already applies here ({names}); "
                           f"a new file would shadow it ({advice})")
     try:  # a folder that does not exist yet is made, as -o makes the folders above a report
