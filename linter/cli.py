@@ -1,11 +1,13 @@
 """Command line (SPEC section 1): click only; args -> Config -> engine -> report -> exit status.
 
 Exit status: 0 nothing at or above --fail-on, 1 at least one such finding, 2 usage error,
-invalid config, or a PATH that does not exist.
+invalid config, a PATH that does not exist, or an error of the environment (a file that cannot be
+written, a name over the system's limit, a closed stdout), 130 interrupted (Ctrl-C).
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import sys
@@ -26,15 +28,40 @@ class DefaultToCheck(click.Group):
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if not args or (args[0] not in self.commands and args[0] not in ("--version", "--help", "-h")):
             args = ["check", *args]
-        return super().parse_args(ctx, args)
+        from linter.output import reader_gone, stream_error
+
+        try:  # --version and --help print here
+            return super().parse_args(ctx, args)
+        except BrokenPipeError:
+            reader_gone()
+            raise click.exceptions.Exit(EXIT_CLEAN) from None
+        except OSError as exc:
+            error = stream_error(exc)
+            if error is None:
+                raise
+            raise _fail(str(error)) from None
 
     def invoke(self, ctx: click.Context):
         """A bug in mlops-lint exits 2 with its traceback, never 1: a CI gate must not read a crash
         as "findings" (Python's own status for an uncaught exception)."""
+        from linter.output import OutputError, reader_gone, stream_error
+
         try:
             return super().invoke(ctx)
         except (click.exceptions.Exit, click.ClickException, click.exceptions.Abort):
             raise
+        except OutputError as exc:  # a full disk, a read-only folder: the environment, not a bug
+            raise _fail(str(exc)) from None
+        except BrokenPipeError:  # printed by click (a subcommand's --help), to a reader gone
+            reader_gone()
+            raise click.exceptions.Exit(EXIT_CLEAN) from None
+        except OSError as exc:
+            if (error := stream_error(exc)) is not None:
+                raise _fail(str(error)) from None
+            if exc.errno not in ENVIRONMENT_ERRORS:
+                raise
+            name = f": {_short(os.fsdecode(exc.filename))}" if exc.filename is not None else ""
+            raise _fail(f"{exc.strerror or exc}{name}") from None
         except Exception:  # noqa: BLE001
             import traceback
 
@@ -42,6 +69,29 @@ class DefaultToCheck(click.Group):
             click.echo("mlops-lint: internal error (a bug in mlops-lint): please report it with the traceback "
                        "above", err=True)
             raise click.exceptions.Exit(EXIT_USAGE) from None
+
+
+def _exists(path: str) -> bool:
+    """Whether PATH names something (a dangling link too); a name the system refuses (longer than
+    the name limit, a loop of links) is a usage error, not a crash."""
+    try:
+        os.lstat(path)
+    except FileNotFoundError:
+        return False
+    except OSError as exc:
+        raise _fail(f"cannot use the path {_short(path)}: {exc.strerror or exc}") from None
+    return True
+
+
+def _short(text: str, keep: int = 80) -> str:
+    """A long name cut in the middle for a one-line message."""
+    return text if len(text) <= 2 * keep else f"{text[:keep]}...{text[-keep:]}"
+
+
+# errors of the environment (a name past the system's limit, a full disk, a refused folder), as
+# opposed to a bug: wherever they surface, they are one line and exit 2, never "internal error"
+ENVIRONMENT_ERRORS = frozenset({errno.ENAMETOOLONG, errno.ENOSPC, errno.EROFS, errno.EDQUOT, errno.EACCES,
+                                errno.EPERM, errno.ELOOP, errno.EMFILE, errno.ENFILE, errno.EFBIG, errno.EIO})
 
 
 def _fail(message: str) -> "click.exceptions.Exit":
@@ -68,12 +118,33 @@ def _cache_dir(given: Path | None, disabled: bool) -> Path | None:
     if disabled:
         return None
     if given is not None:
-        return given
+        return _usable_cache(given, "--cache-dir")
     if os.environ.get("MLOPS_LINT_NO_CACHE"):
         return None
+    if os.environ.get("MLOPS_LINT_CACHE_DIR"):
+        return _usable_cache(Path(os.environ["MLOPS_LINT_CACHE_DIR"]), "MLOPS_LINT_CACHE_DIR")
     from linter.cache import default_dir
 
     return default_dir()
+
+
+def _usable_cache(folder: Path, source: str) -> Path | None:
+    """``folder`` if the result cache can live there; else None (the run goes on uncached) with a
+    note. --cache-dir and $MLOPS_LINT_CACHE_DIR are judged alike: a file, or a folder that cannot
+    be listed and written, is not a cache (a missing folder is made by the cache)."""
+    problem = None
+    try:
+        if not folder.is_dir():
+            problem = "is not a folder" if folder.exists() else None
+        elif not os.access(folder, os.R_OK | os.W_OK | os.X_OK):
+            problem = "cannot be read and written"
+    except OSError as exc:
+        problem = exc.strerror or str(exc)
+    if problem is None:
+        return folder
+    click.echo(f"mlops-lint: note: the cache folder {folder} ({source}) {problem}; linting without the result "
+               "cache", err=True)
+    return None
 
 
 def _split(values: tuple[str, ...]) -> list[str]:
@@ -95,11 +166,24 @@ def run() -> None:
     isolate()  # nothing is imported from the current folder (or a relative PYTHONPATH entry)
     global _KEPT
     _KEPT = []
+    from linter.output import fit_streams, interrupted, stdout_closed
+
+    import signal
+
+    signal.signal(signal.SIGINT, interrupted)  # Ctrl-C: one line, exit 130, workers die with us
+    if sys.stdout is None:  # started with descriptor 1 closed: nothing may be opened onto it
+        stdout_closed()
+    fit_streams()  # a Latin-1 or KOI8-R stdout gets "..." for "…", never a UnicodeEncodeError
     try:
         main(prog_name="mlops-lint")
         code: object = EXIT_CLEAN
     except SystemExit as exc:
         code = exc.code
+    except BrokenPipeError:  # --version or --help, printed while the arguments are read, to a reader gone
+        from linter.output import reader_gone
+
+        reader_gone()
+        code = EXIT_CLEAN
     if code is None:
         code = EXIT_CLEAN
     elif not isinstance(code, int):  # sys.exit("message"), as Python itself would print it
@@ -136,32 +220,45 @@ def main() -> None:
 @click.option("--baseline", type=click.Path(dir_okay=False, path_type=Path), help="Ignore findings recorded in FILE.")
 @click.option("--write-baseline", type=click.Path(dir_okay=False, path_type=Path), help="Record the current findings in FILE and exit 0.")
 @click.option("--jobs", type=click.IntRange(min=1), help="Parallel workers (default: CPU count; 1 = in-process).")
-@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path),
+@click.option("--cache-dir", type=click.Path(readable=False, path_type=Path),
               help="Result cache folder (default: $MLOPS_LINT_CACHE_DIR, else the user cache folder).")
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the result cache.")
 @click.option("--stdin-filename", help="Name (and type) of the document read from '-'.")
 @click.option("--no-color", is_flag=True, help="No ANSI colour in text output.")
 @click.option("-q", "--quiet", is_flag=True, help="Print findings only, no summary.")
 @click.option("--show-suppressed", is_flag=True, help="Also print suppressed findings (text).")
+@click.option("--statistics", is_flag=True,
+              help="Per-rule counts (count, id, severity, slug), most frequent first, instead of the findings "
+                   "(text or json).")
 def check(paths: tuple[str, ...], fmt: str, output: Path | None, config_path: Path | None, select: tuple[str, ...],
           ignore: tuple[str, ...], profile: str | None, fail_on: str | None, baseline: Path | None,
           write_baseline: Path | None, jobs: int | None, cache_dir: Path | None, no_cache: bool,
-          stdin_filename: str | None, no_color: bool, quiet: bool, show_suppressed: bool) -> None:
+          stdin_filename: str | None, no_color: bool, quiet: bool, show_suppressed: bool, statistics: bool) -> None:
     """Lint PATHs (default "."; "-" reads stdin)."""
     from dataclasses import replace
 
     from linter.config import ConfigError, env_no_color, load_config
-    from linter.engine import LintRequest, default_jobs, lint
+    from linter.engine import LintRequest, cap_jobs, lint
+    from linter.output import echo, write_file
     from linter.report import render
 
+    if statistics and fmt not in ("text", "json"):
+        raise _fail(f"--statistics gives text or json, not --format {fmt}")
     folder = _cache_dir(cache_dir, no_cache)
     registry = _registry(folder)
     cwd = Path.cwd()
     use_stdin = "-" in paths
     file_paths = [Path(p) for p in paths if p != "-"] or ([] if use_stdin else [Path(".")])
-    missing = [p for p in paths if p != "-" and not Path(p).exists() and not Path(p).is_symlink()]
+    missing = [p for p in paths if p != "-" and not _exists(p)]
     if missing:
         raise _fail(f"path does not exist: {', '.join(missing)}")
+    if baseline is not None:  # a bad baseline is reported before the lint, not after it
+        from linter.suppress import Baseline
+
+        try:
+            Baseline.load(baseline, cwd)
+        except ValueError as exc:
+            raise _fail(str(exc)) from None
     select_tokens, ignore_tokens = _split(select), _split(ignore)
     for token in [*select_tokens, *ignore_tokens]:
         if not registry.is_known_selector(token):
@@ -179,9 +276,12 @@ def check(paths: tuple[str, ...], fmt: str, output: Path | None, config_path: Pa
         stdin = (stdin_filename or "-", sys.stdin.buffer.read(MAX_FILE_BYTES + 1))
     else:
         stdin = None
+    workers, capped = cap_jobs(jobs)
+    if capped is not None:
+        click.echo(f"mlops-lint: note: {capped}", err=True)
     request = LintRequest(
         paths=file_paths, config=config, registry=registry, select=select_tokens or None, ignore=ignore_tokens,
-        jobs=jobs or default_jobs(), stdin=stdin, baseline=baseline, cwd=cwd, cache_dir=folder, keep=_KEPT,
+        jobs=workers, stdin=stdin, baseline=baseline, cwd=cwd, cache_dir=folder, keep=_KEPT,
         overrides=overrides,
     )
     try:
@@ -200,30 +300,75 @@ def check(paths: tuple[str, ...], fmt: str, output: Path | None, config_path: Pa
         click.echo(f"mlops-lint: recorded {count} findings in {write_baseline}", err=True)
         raise click.exceptions.Exit(EXIT_CLEAN)
 
-    from linter.report.text import format_result, summary_line
+    from linter.report import RenderOptions
+    from linter.report.text import format_finding, render_statistics, summary_line
 
+    _nothing_linted(report, paths)
     color = fmt == "text" and output is None and not no_color and not env_no_color() and sys.stdout.isatty()
-    if fmt == "text" and quiet:  # findings only: no file grouping, notes or summary
+    if statistics:
+        text = render_statistics(report, RenderOptions(color=color)) if fmt == "text" else _statistics_json(report)
+    elif fmt == "text" and quiet:  # findings only: no file grouping, notes or summary
         shown = report.results if show_suppressed else report.active
-        text = "".join(format_result(r, color=color) + "\n" for r in shown)
+        text = "".join(format_finding(r, color=color) + "\n" for r in shown)
     else:
         text = render(report, fmt, color=color, show_suppressed=show_suppressed)
     if output is not None:
-        output.write_text(text, encoding="utf-8")
+        write_file(output, text)
         if not quiet:
             click.echo(summary_line(report), err=True)
     else:
-        click.echo(text, nl=False)
+        echo(text, nl=False)
         if fmt != "text" and not quiet and sys.stderr.isatty():
             click.echo(summary_line(report), err=True)
+    if fmt == "text" and output is None and not (quiet or statistics) and sys.stdout.isatty():
+        _more_than_a_screen(len(report.active))
 
     raise click.exceptions.Exit(EXIT_FINDINGS if report.failing() else EXIT_CLEAN)  # over every project
+
+
+def _statistics_json(report) -> str:
+    from linter.report.text import statistics
+
+    rows = [{"rule": rule, "slug": slug, "severity": severity, "count": count}
+            for count, rule, slug, severity in statistics(report)]
+    return json.dumps(rows, indent=2, ensure_ascii=False) + "\n"
+
+
+def _more_than_a_screen(findings: int) -> None:
+    """After more findings than the terminal shows lines (``$LINES`` where set), a closing line
+    on stderr that points at the per-rule counts (text on a terminal only: a file, a pipe or a
+    CI log has no screen to overflow, and its bytes stay the report's)."""
+    import shutil
+
+    if findings > shutil.get_terminal_size().lines:
+        click.echo(f"mlops-lint: {findings} findings, more than a screen: `--statistics` counts them per rule, "
+                   "`--select RULE` shows one rule's", err=True)
+
+
+def _nothing_linted(report, paths: tuple[str, ...]) -> None:
+    """A run that read no file says so on stderr, naming why (the exit status is unaffected)."""
+    from collections import Counter
+
+    statuses = report.file_status.values()
+    if any(not status.startswith("skipped") for status in statuses):
+        return
+    given = ", ".join(paths) if paths else "."
+    if not statuses:
+        why = (f"no YAML or JSON manifest, Dockerfile or shell script found in {given}"
+               " (tool folders, such as .git and .venv, and `exclude` patterns are not read)")
+    else:
+        reasons = Counter(status.split(": ", 1)[-1] for status in statuses)
+        listed = ", ".join(f"{count} {reason}" for reason, count in sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0])))
+        why = f"{len(statuses)} file{'s' if len(statuses) != 1 else ''} skipped ({listed})"
+    click.echo(f"mlops-lint: nothing was linted: {why}", err=True)
 
 
 @main.command("rules")
 @click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text", show_default=True)
 def rules_command(fmt: str) -> None:
     """The catalogue: id, slug, severity, summary."""
+    from linter.output import echo
+
     registry = _registry(_cache_dir(None, False))
     if fmt == "json":
         payload = [
@@ -232,12 +377,11 @@ def rules_command(fmt: str) -> None:
              "defaults": dict(m.defaults), "tags": list(m.tags)}
             for m in registry.rules
         ]
-        click.echo(json.dumps(payload, indent=2, ensure_ascii=False))
+        echo(json.dumps(payload, indent=2, ensure_ascii=False))
         return
     width = max((len(m.name) for m in registry.rules), default=10)
-    for meta in registry.rules:
-        flag = " (opt-in)" if meta.opt_in else ""
-        click.echo(f"{meta.code}  {meta.name:<{width}}  {meta.severity[0].upper()}  {meta.summary}{flag}")
+    echo("".join(f"{meta.code}  {meta.name:<{width}}  {meta.severity[0].upper()}  {meta.summary}"
+                 f"{' (opt-in)' if meta.opt_in else ''}\n" for meta in registry.rules), nl=False)
 
 
 def repr_type(value: object) -> str:
@@ -248,18 +392,19 @@ def repr_type(value: object) -> str:
 @click.argument("rule")
 def explain(rule: str) -> None:
     """Full docs of one rule (id or slug)."""
+    from linter.output import echo
+
     registry = _registry(_cache_dir(None, False))
     meta = registry.get(rule)
     if meta is None:
         raise _fail(f"unknown rule {rule!r} (see `mlops-lint rules`)")
-    click.echo(f"# {meta.name} ({meta.code})\n")
     facts = [f"Severity: {meta.severity}", f"Scope: {meta.scope}", f"Since: {meta.since} ({meta.status})"]
     if meta.opt_in:
         facts.append("Opt-in: runs only when selected by id, slug or prefix")
-    click.echo(" · ".join(facts) + "\n")
-    click.echo(meta.doc)
+    text = f"# {meta.name} ({meta.code})\n\n" + " · ".join(facts) + "\n\n" + meta.doc
     if meta.defaults:
-        click.echo("\nDefaults: " + ", ".join(f"{k} = {v!r}" for k, v in meta.defaults.items()))
+        text += "\n\nDefaults: " + ", ".join(f"{k} = {v!r}" for k, v in meta.defaults.items())
+    echo(text)
 
 
 @main.command("init")

@@ -42,6 +42,11 @@ class ConfigError(Exception):
     """An invalid configuration; ``str()`` is the whole message for the user."""
 
 
+# A last guard (no real file comes near it: the slowest of the corpus takes well under a second):
+# a file whose loading and rules take longer becomes one finding naming what ran out of time.
+DEFAULT_FILE_TIMEOUT = 120.0
+
+
 @dataclass(frozen=True)
 class Config:
     path: Path | None = None  # the config file in use
@@ -63,6 +68,7 @@ class Config:
     helm: dict[str, Any] | None = None  # {command, enabled, values, timeout} (linter.engine.builds)
     bundled_crds: bool = True  # SCH002/SCH003 use the CRD schemas shipped with mlops-lint (linter/data/crds)
     rule_options: dict[str, dict[str, Any]] = field(default_factory=dict)
+    file_timeout: float = DEFAULT_FILE_TIMEOUT  # seconds one file's loading and rules may take
 
     @property
     def effective_gpu_node_labels(self) -> dict[str, str]:
@@ -91,6 +97,7 @@ _KEYS = {
     "helm": "helm",
     "bundled-crds": "bundled_crds",
     "rules": "rule_options",
+    "file-timeout": "file_timeout",
 }
 
 
@@ -117,6 +124,29 @@ def _where(positions: dict[tuple, tuple[int, int]], path: tuple) -> str:
             line, col = positions[path[:cut]]
             return f":{line}:{col}"
     return ""
+
+
+# Values a config may expand to through aliases: far above any real config (the bundled example
+# has ~60), far below what a 350-byte alias bomb expands to (billions; 60-92 s and 3.1 GB before).
+MAX_CONFIG_VALUES = 100_000
+
+
+def _expanded_size(node: Any, memo: dict[int, int], active: set[int]) -> int:
+    """How many values ``node`` holds with every alias copied out, counted once per distinct node
+    (an alias is the same object as its anchor), so nothing is expanded to count it."""
+    if not isinstance(node, (dict, list)):
+        return 1
+    key = id(node)
+    if key in memo:
+        return memo[key]
+    if key in active:  # a recursive alias: infinitely many values
+        return MAX_CONFIG_VALUES + 1
+    active.add(key)
+    children = node.values() if isinstance(node, dict) else node
+    size = 1 + sum(_expanded_size(child, memo, active) for child in children)
+    active.discard(key)
+    memo[key] = size = min(size, MAX_CONFIG_VALUES + 1)
+    return size
 
 
 def _plain(node: Any, path: tuple, positions: dict[tuple, tuple[int, int]]) -> Any:
@@ -173,6 +203,8 @@ def _read(path: Path) -> tuple[dict[str, Any], dict[tuple, tuple[int, int]], str
             if found:
                 raise ConfigError(f"{path}:{found.group(2)}:{found.group(3)}: invalid TOML: {found.group(1)}") from None
             raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+        except RecursionError:
+            raise ConfigError(f"{path}: invalid TOML: nested too deeply to be read") from None
         if not isinstance(table, dict):
             raise ConfigError(f"{path}: [tool.mlops-lint] must be a table")
         return table, _toml_positions(text), str(path)
@@ -183,6 +215,8 @@ def _read(path: Path) -> tuple[dict[str, Any], dict[tuple, tuple[int, int]], str
     yaml.allow_duplicate_keys = False
     try:
         data = yaml.load(text)
+    except RecursionError:  # ruamel's composer recurses once per level
+        raise ConfigError(f"{path}: invalid YAML: nested too deeply to be read") from None
     except MarkedYAMLError as exc:
         problem, mark = _yaml_problem(exc)
         where = f":{mark.line + 1}:{mark.column + 1}" if mark else ""
@@ -199,7 +233,13 @@ def _read(path: Path) -> tuple[dict[str, Any], dict[tuple, tuple[int, int]], str
     if data is None:
         return {}, {}, str(path)
     positions: dict[tuple, tuple[int, int]] = {}
-    plain = _plain(data, (), positions)
+    try:
+        if _expanded_size(data, {}, set()) > MAX_CONFIG_VALUES:
+            raise ConfigError(f"{path}: aliases expand the config to more than {MAX_CONFIG_VALUES:,} values (an "
+                              "alias bomb?); it was not read")
+        plain = _plain(data, (), positions)
+    except RecursionError:
+        raise ConfigError(f"{path}: invalid YAML: nested too deeply to be read") from None
     if not isinstance(plain, dict):
         raise ConfigError(f"{path}:1:1: the config file must be a mapping of settings, not {type(plain).__name__}")
     return plain, positions, str(path)
@@ -425,53 +465,80 @@ def load_config(path: Path | None, registry: Any, *, start: Path | None = None) 
     return Config(path=path.resolve(), root=path.resolve().parent, **values)
 
 
+# Every key is commented out, each with an example that is valid as written once its `# ` is
+# removed (tests/test_cli.py uncomments each one, and all at once, and loads the result): the file
+# changes nothing until edited, and still marks its folder as the project root.
 INIT_TEMPLATE = """\
-# mlops-lint configuration. Every key is optional; the values shown are the defaults unless noted.
-# Reference: `mlops-lint rules` lists every rule, `mlops-lint explain RULE` documents one.
+# mlops-lint configuration.
+# Every key is optional and commented out: remove the `# ` before a key (and before the lines
+# indented under it) to use it. `mlops-lint rules` lists the rules, `mlops-lint explain RULE`
+# documents one and its options.
 
-# aks-standard: you own the node pools (AKS and placement rules apply).
-# aks-automatic: AKS provisions nodes from pod requests (AKS rules and GPU006 are off).
-profile: aks-standard
+# The cluster profile. With aks-standard (the default) you own the node pools and the AKS and
+# placement rules apply; with aks-automatic AKS provisions nodes from pod requests (AKS rules and
+# GPU006 are off).
+# profile: aks-automatic
 
-# Rules to run: ids (GPU001), slugs (gpu-limit-missing), prefixes (GPU) or ALL.
+# Rules to run: ids (GPU001), slugs (gpu-limit-missing), prefixes (GPU) or ALL (the default).
 # ALL leaves out opt-in rules such as LNT001 (unused-suppression): select those by name.
-select: [ALL]
-ignore: []
+# select: [ALL, LNT001]
 
-# Per-rule severity overrides: error | warning | info.
-severity: {}
-#   IMG002: error
+# Rules never to run (wins over select).
+# ignore: [OBS004, gpu-node-selector-missing]
 
-# Lowest severity that makes the exit status 1: error | warning | info | never.
-fail-on: warning
+# Per-rule severity: error | warning | info.
+# severity: {IMG002: error, DKR004: warning}
 
-# gitignore-style patterns (relative to this file's folder) of paths not to read.
-exclude: []
-#   - "vendor/**"
+# Lowest severity that makes the exit status 1: error | warning (default) | info | never.
+# fail-on: error
+
+# gitignore-style patterns, relative to this file's folder, of files and folders never read
+# (also when named on the command line, as pre-commit names them).
+# exclude: ["vendor/**", "examples/"]
 
 # Registries images may come from; IMG004 runs only when this list is set.
 # trusted-registries: [myacr.azurecr.io, nvcr.io, mcr.microsoft.com]
 
 # Labels every training workload must carry (OBS004).
-required-labels: []
+# required-labels: [app.kubernetes.io/name, team]
 
-# How your GPU nodes are selected and tainted (the defaults follow the AKS article).
-gpu-node-labels: {accelerator: nvidia}
-gpu-taints: [{key: sku, value: gpu, effect: NoSchedule}]
+# How your GPU nodes are selected and tainted (default: the AKS article's accelerator=nvidia
+# label and sku=gpu:NoSchedule taint).
+# gpu-node-labels: {kubernetes.azure.com/accelerator: nvidia}
+# gpu-taints: [{key: nvidia.com/gpu, value: present, effect: NoSchedule}]
 
-# Cluster facts when no `az aks` script in the project creates the node pools.
-node-pools: []
+# Cluster node pools, when no `az aks` script in the project creates them.
+# node-pools:
 #   - {name: gpunp, vm-size: Standard_NC24ads_A100_v4, labels: {accelerator: nvidia},
 #      taints: ["sku=gpu:NoSchedule"], min-count: 0, max-count: 4}
 
-# SCH002/SCH003: the Kubernetes release the manifests target, CRDs of the cluster that the project
-# does not hold, and whether the CRD schemas bundled with mlops-lint (Kueue, Kubeflow, KubeRay …) count.
-# kubernetes-version: "1.35"
-# crd-paths: [crds/]
-bundled-crds: true
+# The Kubernetes minor version manifests are validated for (SCH002/SCH003; default 1.35).
+# kubernetes-version: "1.33"
 
-# Per-rule options: {RULE: {option: value}} (see `mlops-lint explain RULE`).
-rules: {}
+# Files or folders (relative to this file's folder; they must exist) of the
+# CustomResourceDefinitions of custom resources that are not in the project.
+# crd-paths: [crds/]
+
+# Whether SCH002/SCH003 use the CRD schemas bundled with mlops-lint (Kueue, Kubeflow, KubeRay,
+# Volcano, KAITO, JobSet, LeaderWorkerSet, KServe, Prometheus Operator, NAP, GPU Operator) for
+# custom resources whose CRD is neither in the project nor in crd-paths (default true).
+# bundled-crds: false
+
+# Kustomization roots are linted as built (`kustomize build` or `kubectl kustomize`); auto builds
+# when a command is found, always makes a root that cannot be built an SCH001, never lints raw.
+# kustomize: {enabled: auto, timeout: 60}
+
+# Helm charts rendered with `helm template` when helm is on PATH (default never: templates skipped).
+# helm: {enabled: auto, values: [values-prod.yaml]}
+
+# Seconds one file's loading and rules may take (default 120): a file that takes longer becomes
+# one finding naming what ran out of time, and the run goes on.
+# file-timeout: 300
+
+# Per-rule options: {RULE: {option: value}}; `mlops-lint explain RULE` lists a rule's options.
+# rules:
+#   GPU001: {gpu-resource-prefixes: [nvidia.com/gpu, nvidia.com/mig-, amd.com/gpu]}
+#   STO005: {min-grace-period-seconds: 120}
 """
 
 
@@ -510,8 +577,13 @@ def write_init(folder: Path, force: bool = False) -> Path:
     sources = config_sources(folder)
     if sources and not force:
         names = ", ".join(str(s) for s in sources)
+        advice = "it already exists; --force overwrites it" if os.path.lexists(target) else "--force to write it anyway"
         raise ConfigError(f"{target}: not written, a config already applies here ({names}); "
-                          "a new file would shadow it (--force to write it anyway)")
+                          f"a new file would shadow it ({advice})")
+    try:  # a folder that does not exist yet is made, as -o makes the folders above a report
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"cannot create the folder {folder}: {exc.strerror or exc}") from None
     data = INIT_TEMPLATE.encode("utf-8")
     if not os.path.lexists(target):
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)

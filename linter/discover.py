@@ -6,7 +6,12 @@ folder, else the folder given), so a link cannot lead the linter out of the chec
 ``node_modules``, virtualenvs and the config's ``exclude`` patterns (gitignore syntax, via
 ``pathspec``) are skipped; ``.gitignore`` is not read (SPEC section 2 lists what is skipped, and a
 CI gate must not let a committed ``.gitignore`` hide a committed manifest). Helm chart templates
-(``templates/`` beside a ``Chart.yaml``) are skipped with one note per chart.
+(``templates/`` beside a ``Chart.yaml``) are skipped with one note per chart, and other templates
+(``*.j2``, ``*.tpl``, ``*.gotmpl`` …) with one note per folder.
+
+A file named on the command line (pre-commit names every staged file) is held to the same rules
+as one found by the walk, so that pre-commit sees what a full run sees: a chart template, a
+template, a file under a tool folder or matched by ``exclude`` is skipped, also when named.
 
 Nothing here opens a file that is not a regular file (a FIFO or a device could block forever or
 have side effects), and a folder that cannot be listed is a note, not a silent gap.
@@ -24,10 +29,25 @@ from linter.model.document import DOCKERFILE, K8S, SHELL
 from linter.result import Note
 from linter.roots import CONFIG_NAMES
 
-SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", ".tox", ".mypy_cache",
-                       ".pytest_cache", ".ruff_cache", ".terraform"})
+SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", ".tox", ".nox",
+                       ".mypy_cache", ".pytest_cache", ".ruff_cache", ".hypothesis", ".eggs", "__pypackages__",
+                       ".pixi", ".direnv", ".ipynb_checkpoints", ".terraform", ".terragrunt-cache",
+                       # editors' and IDEs' settings and local history
+                       ".vscode", ".idea", ".vs", ".fleet", ".history"})
+VENV_MARKER = "pyvenv.cfg"  # a virtual environment's folder, whatever its name
 YAML_SUFFIXES = (".yaml", ".yml", ".json")
 SHELL_SUFFIXES = (".sh", ".bash")
+TEMPLATE_SUFFIXES = (".j2", ".jinja", ".jinja2", ".tpl", ".tmpl", ".gotmpl")
+# `Dockerfile.<suffix>` names a Dockerfile variant (Dockerfile.gpu, Dockerfile.dev) unless the
+# suffix is another language's, a document's, a template's or a leftover's: dockerfile.py (a
+# module about Dockerfiles), Dockerfile.md, Dockerfile.j2, Dockerfile.orig
+NOT_DOCKERFILE_SUFFIXES = frozenset({
+    "py", "pyi", "pyc", "ipynb", "go", "rs", "js", "mjs", "ts", "rb", "java", "kt", "c", "h", "cpp", "cs", "php",
+    "pl", "lua", "r", "sh", "bash", "zsh", "fish", "ps1", "bat", "cmd", "md", "markdown", "rst", "txt", "adoc",
+    "html", "htm", "xml", "json", "yaml", "yml", "toml", "ini", "cfg", "lock", "csv", "diff", "patch",
+    "j2", "jinja", "jinja2", "tpl", "tmpl", "gotmpl", "template", "erb", "mustache", "hbs", "in",
+    "bak", "orig", "rej", "swp", "old", "dockerignore",
+})
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,7 +65,8 @@ class Discovery:
 
 def is_dockerfile_name(name: str) -> bool:
     lower = name.lower()
-    if lower.endswith(".dockerignore"):  # BuildKit's per-Dockerfile ignore file (Dockerfile.dockerignore)
+    # BuildKit's per-Dockerfile ignore file (Dockerfile.dockerignore) is in the list
+    if "." in lower and lower.rsplit(".", 1)[1] in NOT_DOCKERFILE_SUFFIXES:
         return False
     return (
         lower in ("dockerfile", "containerfile")
@@ -66,6 +87,17 @@ def classify_name(name: str) -> str | None:
     if lower.endswith(SHELL_SUFFIXES):
         return SHELL
     return None
+
+
+def is_template_name(name: str) -> bool:
+    return name.lower().endswith(TEMPLATE_SUFFIXES)
+
+
+def renders_lintable(name: str) -> bool:
+    """Whether a template's output would be lintable by its name (``job.yaml.j2``,
+    ``Dockerfile.tpl``, ``values.gotmpl``), as opposed to ``README.md.j2``."""
+    inner = name.rsplit(".", 1)[0]
+    return "." not in inner or classify_name(inner) is not None
 
 
 def classify(path: Path, *, sniff: bool = True) -> str | None:
@@ -118,7 +150,9 @@ def _exclude_spec(patterns: Iterable[str]):
         return None
     import pathspec
 
-    return pathspec.PathSpec.from_lines("gitignore", patterns)
+    # RE2 (linear time): pathspec's patterns as Python regexes backtrack exponentially on stars
+    # (`exclude: ["********************x"]` against a name of many x's hung the run)
+    return pathspec.PathSpec.from_lines("gitignore", patterns, backend="re2")
 
 
 def _relative(path: Path, root: Path) -> str | None:
@@ -191,12 +225,19 @@ def _name(entry: os.DirEntry) -> str:
     return entry.name
 
 
+TEMPLATE_NOTE = ("not linted; lint the rendered output through stdin, e.g. `… | mlops-lint - --stdin-filename "
+                 "NAME` (the name gives the kind)")
+CHART_NOTE = "Helm chart templates skipped; lint the rendered output with `helm template <chart> | mlops-lint -`"
+
+
 def walk(paths: Iterable[Path], *, root: Path | None, exclude: Iterable[str] = ()) -> Discovery:
-    """Every lintable file under ``paths`` (files given directly are always taken)."""
+    """Every lintable file under ``paths``; a file given directly is taken unless a rule of the
+    walk would have skipped it (see :func:`_named_skip`)."""
     spec = _exclude_spec(exclude)
     found = Discovery()
     seen: set[Path] = set()
     charts: set[Path] = set()
+    templates: dict[Path, list[str]] = {}  # folder -> the templates skipped in it
 
     def excluded(path: Path, is_dir: bool) -> bool:
         if spec is None or root is None:
@@ -211,6 +252,15 @@ def walk(paths: Iterable[Path], *, root: Path | None, exclude: Iterable[str] = (
             seen.add(path)
             found.files.append(SourceFile(path, kind))
 
+    def chart_note(chart: Path) -> None:
+        if chart not in charts:
+            charts.add(chart)
+            found.notes.append(Note(str(chart / "templates"), CHART_NOTE))
+
+    def template(path: Path) -> None:
+        found.skipped.append((path, "template"))
+        templates.setdefault(path.parent, []).append(path.name)
+
     def unlisted(error: OSError) -> None:
         where = Path(error.filename) if error.filename else Path(".")
         found.notes.append(Note(str(where), f"folder not read: {error.strerror or error}"))
@@ -218,13 +268,22 @@ def walk(paths: Iterable[Path], *, root: Path | None, exclude: Iterable[str] = (
     paths = list(paths)
     # links may not lead out of the project: the config's folder, else the folders given
     bounds = [_real(root)] if root is not None else [_real(p.absolute()) for p in paths if p.is_dir()]
+    named = _NamedRules(root, excluded)
     for given in paths:
         # One spelling per file: folders resolved (as the config's root is), a file's own name kept
         # (a linked file is reported under the name the user gave).
         given = given.absolute()
         given = _real(given.parent) / given.name if not given.is_dir() else _real(given)
         if not given.is_dir():  # files, and links whose target is gone or loops (reported as unreadable)
-            if given.exists() and not is_regular(given):
+            why = named.skip(given)
+            if why is not None:
+                if why == "Helm chart template":
+                    chart_note(named.chart(given))  # type: ignore[arg-type]
+                if why == "template":
+                    template(given)
+                else:
+                    found.skipped.append((given, why))
+            elif given.exists() and not is_regular(given):
                 found.notes.append(Note(str(given), "not read: not a regular file"))
                 found.skipped.append((given, "not a regular file"))
             else:
@@ -232,23 +291,23 @@ def walk(paths: Iterable[Path], *, root: Path | None, exclude: Iterable[str] = (
             continue
         for folder, dirs, entries in _folders(os.fspath(given), unlisted):
             here = Path(folder)
+            if any(entry.name == VENV_MARKER for entry in entries) and here != given:
+                dirs[:] = []  # a virtual environment, whatever its name
+                continue
             if "templates" in dirs and any(entry.name == "Chart.yaml" for entry in entries):
                 dirs.remove("templates")
                 for inner, _, names in os.walk(here / "templates", followlinks=False):
                     for name in sorted(names):
                         if classify(Path(inner) / name, sniff=False) is not None:
                             found.skipped.append((Path(inner) / name, "Helm chart template"))
-                if here not in charts:
-                    charts.add(here)
-                    found.notes.append(
-                        Note(str(here / "templates"), "Helm chart templates skipped; lint the rendered output with "
-                             "`helm template <chart> | mlops-lint -`")
-                    )
+                chart_note(here)
             dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not excluded(here / d, True))
             for entry in sorted(entries, key=_name):
                 name = entry.name
                 kind = classify_name(name)
                 if kind is None and "." in name:
+                    if is_template_name(name) and renders_lintable(name) and not excluded(here / name, False):
+                        template(here / name)
                     continue  # neither lintable by its name nor a script to tell by its shebang
                 path = here / name
                 if excluded(path, False):
@@ -273,5 +332,89 @@ def walk(paths: Iterable[Path], *, root: Path | None, exclude: Iterable[str] = (
                         found.skipped.append((path, "link out of the project"))
                         continue
                 add(path, kind)
+    for folder, names in templates.items():
+        where = folder / names[0] if len(names) == 1 else folder
+        listed = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+        what = f"template {names[0]}" if len(names) == 1 else f"{len(names)} templates ({listed})"
+        found.notes.append(Note(str(where), f"{what} {TEMPLATE_NOTE}"))
     found.files.sort(key=lambda f: str(f.path))
     return found
+
+
+class _NamedRules:
+    """The walk's skip rules, for a file named on the command line: the walk never reaches a file
+    under a chart's ``templates/``, a tool folder or an excluded folder, nor takes a template or
+    an excluded file, so a named one is skipped too (pre-commit names files one by one)."""
+
+    def __init__(self, root: Path | None, excluded: Callable[[Path, bool], bool]):
+        self.top = _real(root if root is not None else Path.cwd())  # where the walk would start
+        self.excluded = excluded
+        self.charts: dict[Path, Path | None] = {}  # folder -> the chart whose templates/ holds it
+        self.folders: dict[Path, str | None] = {self.top: None}  # folder -> why the walk never enters it
+
+    def chart(self, path: Path) -> Path | None:
+        """The chart folder when ``path`` is under a chart's ``templates/``."""
+        folder = path.parent
+        if folder not in self.charts:
+            if folder.name == "templates" and (folder.parent / "Chart.yaml").is_file():
+                self.charts[folder] = folder.parent
+            else:
+                self.charts[folder] = self.chart(folder) if folder.parent != folder else None
+        return self.charts[folder]
+
+    def folder(self, folder: Path) -> str | None:
+        """Why the walk from the top would not enter ``folder`` (under the top), or None; each
+        folder is looked at once, however many files are named in it."""
+        if folder not in self.folders:
+            why = self.folder(folder.parent)
+            if why is None:
+                if folder.name in SKIP_DIRS:
+                    why = f"in a tool folder ({folder.name}/)"
+                elif (folder / VENV_MARKER).is_file():
+                    why = "in a virtual environment"
+                elif self.excluded(folder, True):
+                    why = "excluded by the config"
+            self.folders[folder] = why
+        return self.folders[folder]
+
+    def skip(self, path: Path) -> str | None:
+        """Why the walk would not take ``path``, or None."""
+        if self.chart(path) is not None:
+            return "Helm chart template"
+        name = path.name
+        if is_template_name(name):
+            return "template"
+        if name.lower() in CONFIG_NAMES:
+            return "mlops-lint's config"
+        if classify_name(name) is None and name.lower().startswith(("dockerfile", "containerfile")):
+            # Dockerfile.md, dockerfile.py: named like a Dockerfile, and not one (pre-commit's
+            # `dockerfile` type takes Dockerfile.md); any other named file is read, as YAML
+            # when its name tells nothing (`mlops-lint rendered.txt`)
+            return "not a Dockerfile (its suffix names another language or a document)"
+        if _relative(path, self.top) is None:
+            return None  # outside the project: no walk would reach it to skip it
+        return self.folder(path.parent) or ("excluded by the config" if self.excluded(path, False) else None)
+
+
+def sniff(data: bytes) -> tuple[str, str]:
+    """The kind of a document read from stdin without ``--stdin-filename``, and what told it:
+    a sh/bash shebang or an unindented ``az`` command is a shell script, a first instruction
+    ``FROM`` or ``ARG`` (after comments and parser directives) a Dockerfile, anything else YAML."""
+    import re
+
+    from linter.sources.shell import is_shell_shebang
+
+    text = data[:65536].decode("utf-8", "replace").lstrip("\ufeff")
+    lines = text.splitlines()
+    if lines and is_shell_shebang(lines[0]):
+        return SHELL, "its first line is a shell shebang"
+    for line in lines:
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        if re.match(r"(?i)(FROM|ARG)\s+\S", stripped) and not re.match(r"\S+:(\s|$)", stripped):
+            return DOCKERFILE, f"its first instruction is {stripped.split()[0].upper()}"
+        break
+    if re.search(r"(?m)^az\s+\w", text) and not re.search(r"(?m)^apiVersion\s*:", text):
+        return SHELL, "it runs `az` commands"
+    return K8S, "no Dockerfile instruction or shell script found"

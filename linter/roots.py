@@ -43,7 +43,7 @@ def has_tool_table(path: Path) -> bool:
 
     try:
         return "mlops-lint" in tomllib.loads(text).get("tool", {})
-    except tomllib.TOMLDecodeError:  # broken, but meant for us: loading it reports where (never ignored)
+    except (tomllib.TOMLDecodeError, RecursionError):  # broken, but meant for us: loading it reports where
         return "[tool.mlops-lint" in text
 
 

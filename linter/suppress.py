@@ -120,10 +120,16 @@ class Baseline:
 
     @classmethod
     def load(cls, file: Path, cwd: Path) -> "Baseline":
-        try:
-            data = json.loads(file.read_text("utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        from linter.sources.files import Unreadable, read_source
+
+        try:  # a regular file only, size-bounded (a FIFO or /dev/zero named as the baseline never hangs)
+            data = json.loads(read_source(file, limit=256 * 1024 * 1024).decode("utf-8"))
+        except Unreadable as exc:
+            raise ValueError(f"{file}: cannot read the baseline: {exc.reason}") from None
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise ValueError(f"{file}: cannot read the baseline: {exc}") from None
+        except RecursionError:
+            raise ValueError(f"{file}: cannot read the baseline: nested too deeply") from None
         if not isinstance(data, dict) or not isinstance(data.get("findings"), list):
             raise ValueError(f"{file}: not an mlops-lint baseline (expected an object with a 'findings' list)")
         entries: Counter = Counter()
@@ -151,7 +157,9 @@ def write_baseline(results: Iterable[Result], file: Path, cwd: Path) -> int:
         })
     findings.sort(key=lambda f: (f["path"], f["rule"], json.dumps(f["object"]), f["node"]))
     payload = {"version": BASELINE_VERSION, "tool": "mlops-lint", "findings": findings}
-    file.write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    from linter.output import write_file
+
+    write_file(file, json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
     return len(findings)
 
 

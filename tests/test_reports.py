@@ -36,6 +36,7 @@ EXPECTED_TEXT = """\
 broken.yaml:1:1: ERROR SCH001 parse-error: could not parse YAML: mapping values are not allowed here
 
 deploy/train job.yaml:12:9: ERROR GPU001 gpu-limit-missing: container `trainer` requests 2 nvidia.com/gpu but sets no limit — ünïcødé ✓ [Job ml/train]
+    fix: add limits: {nvidia.com/gpu: 2}
 deploy/train job.yaml:30:5: WARNING RES004 shm-missing: 50% of runs, a:b, c second line [PyTorchJob bert]
 
 images/Dockerfile:3:5: INFO DKR004 pip-cache-kept: `pip install` keeps its cache
@@ -338,6 +339,7 @@ EXPECTED_GITHUB = """\
 ::warning file=deploy/train job.yaml,line=30,endLine=32,title=RES004 shm-missing::50%25 of runs, a:b, c%0Asecond line%0D
 ::notice file=images/Dockerfile,line=3,col=5,endLine=3,endColumn=40,title=DKR004 pip-cache-kept::`pip install` keeps its cache
 ::warning file=ünï/café.yaml,line=2,col=1,endLine=2,endColumn=5,title=ORG001 cost-center-label-missing::label `cost-center` missing
+::notice title=mlops-lint note::charts/web: Helm chart skipped: render it with `helm template` first
 """
 
 
@@ -349,7 +351,7 @@ def test_github_escaping():
     assert escape_data("100%\r\nok: a,b") == "100%25%0D%0Aok: a,b"
     assert escape_property("a:b,c%\n") == "a%3Ab%2Cc%25%0A"
     odd = Result("GPU001", "gpu-limit-missing", "error", "m", "dir,x/a:b%.yaml", Span(1, 2, 1, 3))
-    assert render(replace(sample_report(), results=[odd]), "github") == (
+    assert render(replace(sample_report(), results=[odd], notes=[]), "github") == (
         "::error file=dir%2Cx/a%3Ab%25.yaml,line=1,col=2,endLine=1,endColumn=3,title=GPU001 gpu-limit-missing::m\n"
     )
 

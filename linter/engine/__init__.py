@@ -30,11 +30,11 @@ from linter.discover import display_path
 from linter.engine.run import LintRequest, lint
 from linter.engine.runner import PARSE_ERROR, RULE_ERROR, UNUSED_SUPPRESSION, FileOutcome, Job, Runner, run_rules
 from linter.engine.selection import enabled_rules
-from linter.engine.workers import PARALLEL_MIN_FILES, default_jobs
+from linter.engine.workers import PARALLEL_MIN_FILES, cap_jobs, default_jobs
 from linter.sources.files import load_bytes, load_file, read_source
 
 __all__ = [
     "PARALLEL_MIN_FILES", "PARSE_ERROR", "RULE_ERROR", "UNUSED_SUPPRESSION", "FileOutcome", "Job", "LintRequest",
-    "Runner", "default_jobs", "display_path", "enabled_rules", "lint", "load_bytes", "load_file", "read_source",
+    "Runner", "cap_jobs", "default_jobs", "display_path", "enabled_rules", "lint", "load_bytes", "load_file", "read_source",
     "run_rules",
 ]

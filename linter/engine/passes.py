@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any, Callable, Iterable
 
 from linter.discover import SourceFile
+from linter.engine.budget import Clock, OutOfTime
 from linter.engine.memory import after_file, collector_paused, freeze
 from linter.engine.runner import FileOutcome, Job, Runner
 from linter.engine.survey import content_digest, mentions, mentions_in
@@ -85,12 +86,12 @@ Linted = list[tuple[str, str | None, FileOutcome]]  # (path, content hash, outco
 Kept = dict[str, "tuple[Document, str | None] | bytes"]  # path -> parsed (with its hash), or its bytes
 
 
-def prepare(work: Work, read: dict[str, bytes] | None = None) -> tuple[Kept, list[Document]]:
+def prepare(work: Work, read: dict[str, bytes] | None = None, config: Any = None) -> tuple[Kept, list[Document]]:
     """First pass over some files, each read once (or taken from ``read``): those whose text
     mentions a reference kind are parsed; returns every file's parsed document or bytes, for the
     second pass, and the skeletons the index is built from."""
     kept: Kept = {}
-    with collector_paused():
+    with collector_paused(), Clock(getattr(config, "file_timeout", None)) as clock:
         for source, display in work:
             data = read.pop(display, None) if read is not None else None
             if data is None:
@@ -99,10 +100,17 @@ def prepare(work: Work, read: dict[str, bytes] | None = None) -> tuple[Kept, lis
                 except Unreadable:
                     continue  # reported by the second pass
             if mentions(data, source.kind):
-                kept[display] = (first_pass(data, display, source.kind), content_digest(data))
+                try:
+                    clock.start()
+                    try:
+                        kept[display] = (first_pass(data, display, source.kind), content_digest(data))
+                    finally:
+                        clock.stop()
+                except OutOfTime as exc:  # the second pass makes it the file's one finding
+                    kept[display] = exc  # type: ignore[assignment]
             else:
                 kept[display] = data
-        skeletons = [found for entry in kept.values() if not isinstance(entry, bytes)
+        skeletons = [found for entry in kept.values() if isinstance(entry, tuple)
                      and (found := skeleton(entry[0])) is not None]
         freeze()  # the kept files live until linted, the skeletons to the end
     return kept, skeletons
@@ -112,20 +120,32 @@ def lint_files(work: Work, kept: Kept, runner: Runner, job: Job,
                between: Callable[[], None] | None = None) -> Linted:
     """Second pass: every file linted, parsed now if the first pass did not (and let go once linted)."""
     out: Linted = []
-    with collector_paused():
+    seconds = getattr(job.config, "file_timeout", None)
+    with collector_paused(), Clock(seconds) as clock:
         for position, (source, display) in enumerate(work, 1):
             entry = kept.pop(display, None)
-            if entry is None:
-                document, digest = read_document(source, display)
-            elif isinstance(entry, bytes):
-                document, digest = load_bytes(entry, display, source.kind), content_digest(entry)
-            else:
-                document, digest = second_pass(entry[0], display), entry[1]
-            if display in job.raw_only:
-                from linter.sources.kustomize import raw_part
+            runner.running = None  # loading, until the runner calls a rule
+            try:
+                clock.start()
+                try:
+                    if isinstance(entry, OutOfTime):  # the first pass ran out of time loading it
+                        raise entry
+                    if entry is None:
+                        document, digest = read_document(source, display)
+                    elif isinstance(entry, bytes):
+                        document, digest = load_bytes(entry, display, source.kind), content_digest(entry)
+                    else:
+                        document, digest = second_pass(entry[0], display), entry[1]
+                    if display in job.raw_only:  # linted through a kustomize build: only what needs the file
+                        from linter.sources.kustomize import raw_part
 
-                document = raw_part(document)
-            out.append((display, digest, runner.outcome(document, display in job.targets)))
+                        document = raw_part(document)
+                    outcome = runner.outcome(document, display in job.targets)
+                finally:
+                    clock.stop()
+            except OutOfTime:
+                digest, outcome = None, runner.out_of_time(display, source.kind, display in job.targets, seconds)
+            out.append((display, digest, outcome))
             if between is not None:
                 between()
             after_file(position)  # now and then a young collection (see linter.engine.memory)

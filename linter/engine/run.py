@@ -30,7 +30,7 @@ from linter.engine.runner import UNUSED_SUPPRESSION, FileOutcome, Job, Runner, g
 from linter.engine.selection import enabled_rules
 from linter.engine.survey import cache_key, content_digest, survey_files
 from linter.engine.workers import lint_all
-from linter.model.document import K8S, Document
+from linter.model.document import DOCKERFILE, K8S, SHELL, Document
 from linter.registry import Registry
 from linter.result import Result
 from linter.roots import RootFinder
@@ -152,8 +152,19 @@ def _lint_project(project: Project, rules: list, key: str, request: LintRequest,
             by_path.pop(absolute, None)
             shown = display_path(absolute, cwd)
             sources.add_path(project, absolute, shown)
+        else:  # no name to tell the kind: the content tells it, and a note says what was assumed
+            from linter.discover import sniff
+
+            kind, why = sniff(data)
         stdin = (load_bytes(data, shown, kind), data)
         target_paths.add(shown)
+        if absolute is None and (kind != K8S or stdin[0].skipped):
+            from linter.result import Note
+
+            what = {DOCKERFILE: "a Dockerfile", SHELL: "a shell script"}.get(kind, "YAML")
+            held = "; it holds no Kubernetes object" if stdin[0].skipped else ""
+            project.targets.notes.append(Note("<stdin>", f"read as {what} ({why}){held}; --stdin-filename NAME "
+                                              "gives the kind by its name"))
 
     items = [(source, display_path(path, cwd)) for path, source in sorted(by_path.items(), key=lambda kv: str(kv[0]))]
     from linter.engine.builds import plan, with_helm
@@ -269,7 +280,8 @@ def run(items: Work, stdin: tuple[Document, bytes] | None, job: Job, jobs: int,
     # trees in the cache would cost every cold run more (pickling them) than parsing them costs
     # the rare run that lints some files again
     again = [(s.source, s.display) for s in survey if s.shared and s.display in outcomes]
-    kept, skeletons = prepare(work + again, {s.display: s.data for s in survey if s.data is not None})
+    kept, skeletons = prepare(work + again, {s.display: s.data for s in survey if s.data is not None},
+                              job.config)
     if job.raw_only:  # a file linted through a build is in the index as built, not as written
         skeletons = [found for found in skeletons if found.path not in job.raw_only]
     for entry in survey:

@@ -84,6 +84,8 @@ class Runner:
             for meta in rules
         }
         self.out: list[tuple[Result, tuple | None]] = []
+        self.running: RuleMeta | None = None  # the rule being called (None: the file is being loaded)
+        self.outcome_start = 0  # where the current file's findings start in ``out``
         # PROJECT rules that collect facts, and whose `requires` the project meets
         self.collectors = [meta for meta in self.buckets.project if meta.collect is not None and self.applies(meta)]
 
@@ -108,6 +110,7 @@ class Runner:
 
     def call(self, meta: RuleMeta, view: Any, path: str, obj: K8sObject | None, span: Span, route: Any = None) -> None:
         base = obj.node_path if obj is not None else ()
+        self.running = meta  # what ran out of time, should the file's budget run out (engine.budget)
         try:
             context = self.contexts[meta.code]
             # route: for a TrainJob's views, where each finding belongs (the runtime's values point into it)
@@ -177,6 +180,7 @@ class Runner:
             else:
                 found, failed = [], []
                 context = self.contexts[meta.code]
+                self.running = meta
                 for obj in document.objects:
                     try:
                         found.extend(meta.collect(obj, context))  # type: ignore[misc]
@@ -188,11 +192,30 @@ class Runner:
                 facts[meta.code] = found
         return facts
 
+    def out_of_time(self, path: str, kind: str, target: bool, seconds: float) -> FileOutcome:
+        """The outcome of a file whose budget ran out: one finding naming what ran out (a rule:
+        LNT002; loading: SCH001), and nothing else of it (its partial findings are dropped)."""
+        from linter.engine.budget import message
+
+        self.outcome_start = min(self.outcome_start, len(self.out))
+        del self.out[self.outcome_start:]
+        meta = self.running
+        if meta is not None:
+            what, code, slug, node = f"rule {meta.code} ({meta.name})", RULE_ERROR, "rule-error", (meta.code, "time")
+        else:
+            what, code, slug, node = "loading the file", PARSE_ERROR, "parse-error", ("parse", "time")
+        results = []
+        if target:
+            self.emit(code, slug, "error", message(seconds, what), path, Span(1, 1, 1, 2), None, node)
+            results = self.out[self.outcome_start:]
+            del self.out[self.outcome_start:]
+        return FileOutcome(path, "timed out", target, results, [], {})
+
     def outcome(self, document: Document, target: bool) -> FileOutcome:
         """Lint one file (its findings only if it is a target; its facts in every case)."""
         from linter.suppress import directives_of
 
-        start = len(self.out)
+        start = self.outcome_start = len(self.out)
         if target:
             self.document(document)
         facts = self.collect(document)

@@ -72,9 +72,10 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cached_property, lru_cache
 from importlib import resources
-from itertools import product
+from itertools import chain, product
 from typing import Any, Iterable, Iterator
 
+from linter.model.bounds import MAX_NUMBER_DIGITS
 from linter.model.azcli import UNKNOWN, AzCommand, AzFlag, FlagValue, ShellScript, Value, resolved
 from linter.model.position import Span
 from linter.model.selectors import Placement, Taint, parse_taint, tolerated_by
@@ -550,8 +551,11 @@ class Cluster:
 def _int(value: Value) -> int | Value | None:
     if value is UNKNOWN:
         return UNKNOWN
+    text = str(value).strip()
+    if len(text.lstrip("+-")) > MAX_NUMBER_DIGITS:  # no count has that many digits: unknown
+        return UNKNOWN
     try:
-        return int(str(value).strip())
+        return int(text)
     except ValueError:
         return UNKNOWN
 
@@ -640,35 +644,41 @@ class _Builder:
     def __init__(self) -> None:
         self.cluster = Cluster()
         self.created_clusters: set[Any] = set()  # keys (_cluster_key) of the clusters an az aks create makes
-        # script pools by name (and those whose name is unknown), in the order they were made: a
-        # lookup costs the pools of that name, not every pool (a script of thousands of commands
-        # would otherwise take quadratic time)
-        self._named: dict[Value, list[NodePool]] = {}
-        self._unnamed: list[NodePool] = []
+        # script pools by name (UNKNOWN: the name is unknown), then by cluster key (None: not
+        # given, so every cluster's lookup meets them), each list in the order they were made: a
+        # lookup costs the pools it returns, not every pool of that name or every pool (thousands
+        # of `az aks create` lines for as many clusters were quadratic)
+        self._pools: dict[Value, dict[Any, list[NodePool]]] = {}
         self._order: dict[int, int] = {}
 
     # pools ---------------------------------------------------------------------------------
 
+    def _lists(self, pool: NodePool) -> list[NodePool]:
+        return self._pools.setdefault(pool.name, {}).setdefault(pool.cluster_key, [])
+
     def _register(self, pool: NodePool) -> None:
         self.cluster.pools.append(pool)
         self._order[id(pool)] = len(self._order)
-        (self._unnamed if pool.name is UNKNOWN else self._named.setdefault(pool.name, [])).append(pool)
+        self._lists(pool).append(pool)
 
     def _unregister(self, pool: NodePool) -> None:
         self.cluster.pools.remove(pool)
-        (self._unnamed if pool.name is UNKNOWN else self._named.get(pool.name, [])).remove(pool)
+        self._lists(pool).remove(pool)
 
     def find(self, cluster: Any, name: Value) -> list[NodePool]:
         """The pools keyed by (cluster, name): ``cluster`` is a key of :func:`_cluster_key`; one
         not given (None) matches any cluster."""
-        def same(a: Any, b: Any) -> bool:
-            return a is None or b is None or a == b
-
         if name is UNKNOWN:
-            candidates = [p for p in self.cluster.pools if p.source == "script"]
-        else:
-            candidates = sorted([*self._named.get(name, ()), *self._unnamed], key=lambda p: self._order[id(p)])
-        return [p for p in candidates if same(p.cluster_key, cluster)]
+            return [p for p in self.cluster.pools if p.source == "script"
+                    and (cluster is None or p.cluster_key is None or p.cluster_key == cluster)]
+        lists = []
+        for by_cluster in (self._pools.get(name), self._pools.get(UNKNOWN)):
+            if by_cluster:
+                if cluster is None:
+                    lists.extend(by_cluster.values())
+                else:
+                    lists += [by_cluster.get(cluster, ()), by_cluster.get(None, ())]
+        return sorted(chain.from_iterable(lists), key=lambda p: self._order[id(p)])
 
     def run(self, path: str, script: ShellScript) -> None:
         for az in script.az_commands:

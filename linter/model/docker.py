@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from linter.model.bounds import MAX_VALUE_CHARS
 from linter.model.k8s import image_reference, image_registry, parse_image
 from linter.model.images import CONDA_CPU_IMAGES, LIBRARY_CPU_IMAGES, repository_path
 from linter.model.position import Span
@@ -223,6 +224,11 @@ class Dockerfile:
     args: list[ArgDef] = field(default_factory=list)
     escape: str = "\\"
     path: str = ""  # the display path of the file (rules read its name and folder, never the file)
+    # each stage name -> the first stage with it, for the stages up to ``_named_upto`` (stages are
+    # only appended): a ``--from`` or FROM lookup is one dict read, not a walk over the stages
+    # before it (thousands of chained stages were quadratic)
+    _names: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
+    _named_upto: int = field(default=0, repr=False, compare=False)
 
     @property
     def syntax(self) -> str | None:
@@ -237,18 +243,15 @@ class Dockerfile:
         return self.stages[-1] if self.stages else None
 
     def stage_by_name(self, name: str) -> Stage | None:
-        wanted = name.lower()
-        for stage in self.stages:
-            if stage.name == wanted:
-                return stage
-        return None
+        index = self.stage_names().get(name.lower())
+        return None if index is None else self.stages[index]
 
     def is_stage_reference(self, base: str, before: int | None = None) -> bool:
         """Whether ``base`` (in a FROM or ``COPY --from``) names a stage rather than an image.
 
         With ``before``, only stages with a smaller index count (a FROM can name earlier stages).
         """
-        return stage_reference(self.stages, base, before) is not None
+        return stage_reference(self, base, before) is not None
 
     # -- how stages depend on each other -------------------------------------------------------
 
@@ -262,20 +265,29 @@ class Dockerfile:
     def copy_sources(self, stage: Stage) -> list[Stage]:
         """The earlier stages whose files ``stage`` reads: ``COPY/ADD --from=<stage>`` and
         ``RUN --mount=from=<stage>`` (by name or by index, as BuildKit allows)."""
-        found: list[Stage] = []
+        found: dict[int, Stage] = {}
         for ins in stage.instructions:
             for source in _from_values(ins):
                 index = self.stage_index(source, before=stage.index)
-                if index is not None and self.stages[index] not in found:
-                    found.append(self.stages[index])
-        return found
+                if index is not None and index not in found:
+                    found[index] = self.stages[index]
+        return list(found.values())
 
     def stage_index(self, reference: str, before: int) -> int | None:
         """The stage a ``--from`` value names: an earlier stage's name, or its number."""
         if reference.isdigit():
             number = int(reference)
             return number if number < before else None
-        return stage_reference(self.stages, reference, before)
+        return stage_reference(self, reference, before)
+
+    def stage_names(self) -> dict[str, int]:
+        """Each stage name -> the index of the first stage with that name."""
+        if self._named_upto < len(self.stages):
+            for stage in self.stages[self._named_upto:]:
+                if stage.name is not None:
+                    self._names.setdefault(stage.name, stage.index)
+            self._named_upto = len(self.stages)
+        return self._names
 
     @property
     def shipped_stages(self) -> list[Stage]:
@@ -322,13 +334,10 @@ class Dockerfile:
         return env
 
 
-def stage_reference(stages: list[Stage], base: str, before: int | None = None) -> int | None:
+def stage_reference(dockerfile: Dockerfile, base: str, before: int | None = None) -> int | None:
     """The index of the stage named ``base`` (case-insensitive), looking only before ``before``."""
-    wanted = base.lower()
-    for stage in stages if before is None else stages[:before]:
-        if stage.name is not None and stage.name == wanted:
-            return stage.index
-    return None
+    index = dockerfile.stage_names().get(base.lower())
+    return index if index is not None and (before is None or index < before) else None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -361,11 +370,13 @@ def expand(value: str | None, env: dict[str, str | None]) -> str | None:
     if value is None or "$" not in value:
         return value
     unknown = False
+    size = len(value)
 
     def replace(match: re.Match) -> str:
-        nonlocal unknown
+        nonlocal unknown, size
         known = env.get(match.group(1) or match.group(2))
-        if known is None:
+        size += (0 if known is None else len(known)) - len(match.group())  # the result's length
+        if known is None or size > MAX_VALUE_CHARS:  # past the bound the value is unknown
             unknown = True
             return ""
         return known

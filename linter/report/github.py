@@ -1,9 +1,10 @@
-"""GitHub Actions workflow commands: one ``::error file=…,line=…::message`` per active finding."""
+"""GitHub Actions workflow commands: one ``::error file=…,line=…::message`` per active finding,
+then one ``::notice`` per note."""
 
 from __future__ import annotations
 
-from linter.report.common import GITHUB_COMMAND, RenderOptions, annotation_span, ordered, printable
-from linter.result import Result, RunReport
+from linter.report.common import GITHUB_COMMAND, RenderOptions, annotation_span, ordered, ordered_notes, printable
+from linter.result import Note, Result, RunReport
 
 
 def escape_data(text: str) -> str:
@@ -31,6 +32,13 @@ def annotation(result: Result) -> str:
     return f"::{GITHUB_COMMAND[result.severity]} {joined}::{escape_data(result.message)}"
 
 
+def notice(note: Note) -> str:
+    """A note (a chart's templates skipped, a folder not read) as a ``::notice``, not tied to a
+    file: its path may be a folder or ``<stdin>``, so it is named in the message."""
+    return f"::notice title={escape_property('mlops-lint note')}::{escape_data(f'{note.path}: {note.message}')}"
+
+
 def emit(report: RunReport, options: RenderOptions) -> str:
     lines = [annotation(r) for r in ordered(report.active)]
+    lines.extend(notice(note) for note in ordered_notes(report.notes))
     return "".join(f"{line}\n" for line in lines)

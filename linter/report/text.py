@@ -62,6 +62,59 @@ def _path(path: str) -> str:
     return printable(path)
 
 
+@lru_cache(maxsize=1024)
+def fix_line(fix: str) -> str:
+    """A finding's ``fix`` hint as one line: a YAML snippet that spans lines in flow style
+    (``capabilities: {drop: [ALL]}``), any other text with its line breaks made spaces."""
+    if "\n" in fix.strip():
+        import yaml
+
+        try:
+            data = yaml.safe_load(fix)
+        except yaml.YAMLError:
+            data = None
+        if isinstance(data, (dict, list)) and data:
+            flow = yaml.safe_dump(data, default_flow_style=True, sort_keys=False, width=1 << 30,
+                                  allow_unicode=True).strip()
+            if isinstance(data, dict):
+                flow = flow[1:-1]
+            elif len(data) == 1:
+                flow = "- " + flow[1:-1]
+            return one_line(flow)
+    return one_line(fix.strip())
+
+
+def format_fix(result: Result, *, color: bool = False) -> str:
+    """The indented line under a finding that says how to fix it."""
+    return _paint(f"    fix: {fix_line(result.fix or '')}", _DIM, color)
+
+
+def format_finding(result: Result, *, color: bool = False) -> str:
+    """A finding's line, and under it its fix hint when it has one."""
+    line = format_result(result, color=color)
+    return f"{line}\n{format_fix(result, color=color)}" if result.fix else line
+
+
+def statistics(report: RunReport) -> list[tuple[int, str, str, str]]:
+    """(count, rule, slug, severity) of the active findings per rule, most frequent first."""
+    counts: dict[tuple[str, str, str], int] = {}
+    for result in report.active:
+        key = (result.rule, result.slug, result.severity)
+        counts[key] = counts.get(key, 0) + 1
+    return sorted(((n, *key) for key, n in counts.items()), key=lambda row: (-row[0], row[1], row[3]))
+
+
+def render_statistics(report: RunReport, options: RenderOptions = RenderOptions()) -> str:
+    """``--statistics``: one line per rule (count, id, severity, slug), then the summary line."""
+    rows = statistics(report)
+    width = max((len(str(row[0])) for row in rows), default=1)
+    slug_width = max((len(row[2]) for row in rows), default=1)
+    lines = [f"{count:>{width}}  {rule}  {_paint(f'{TEXT_WORD[severity]:<7}', _SEVERITY_STYLE[severity], options.color)}"
+             f"  {slug:<{slug_width}}".rstrip() for count, rule, slug, severity in rows]
+    head = "\n".join(lines) + "\n\n" if lines else ""
+    return head + summary_line(report, color=options.color) + "\n"
+
+
 def format_note(note: Note) -> str:
     return f"note: {printable(note.path)}: {one_line(note.message)}"
 
@@ -92,7 +145,7 @@ def render_findings(report: RunReport, options: RenderOptions = RenderOptions())
     """The finding lines only, one block per file, blocks separated by a blank line."""
     shown = [r for r in ordered(report.results) if options.show_suppressed or not r.suppressed]
     blocks = [
-        "\n".join(format_result(r, color=options.color) for r in group)
+        "\n".join(format_finding(r, color=options.color) for r in group)
         for _, group in groupby(shown, key=lambda r: r.path)
     ]
     return "\n\n".join(blocks)

@@ -86,6 +86,7 @@ from linter.model.docker import (
     Word,
     stage_reference,
 )
+from linter.model.bounds import MAX_VALUE_CHARS
 from linter.model.document import DOCKERFILE, Comment, Document, ParseIssue
 from linter.model.placeholder import is_placeholder
 from linter.model.position import FILE_START, Span
@@ -781,6 +782,22 @@ def _expand(text: str, env: dict[str, str | _Unknown], escape: str) -> str | Non
     return None if isinstance(result, _Unknown) else result
 
 
+class _Bounded(list):
+    """The pieces of an expanded value; past MAX_VALUE_CHARS only their length is counted (the
+    value is then unknown: ``ARG A1=${A0}${A0}`` forty times would double it forty times)."""
+
+    __slots__ = ("size",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.size = 0
+
+    def append(self, piece: str) -> None:
+        self.size += len(piece)
+        if self.size <= MAX_VALUE_CHARS:
+            super().append(piece)
+
+
 class _Expander:
     """BuildKit's word lexer for FROM and ARG values, on known ARG values only."""
 
@@ -788,7 +805,7 @@ class _Expander:
         self.text, self.env, self.escape, self.pos = text, env, escape, 0
 
     def word(self, stop: tuple[str, ...], in_double: bool = False) -> str | _Unknown:
-        out: list[str] = []
+        out = _Bounded()
         unknown = False
         text = self.text
         while self.pos < len(text):
@@ -820,7 +837,7 @@ class _Expander:
             else:
                 out.append(ch)
                 self.pos += 1
-        return _UNKNOWN if unknown else "".join(out)
+        return _UNKNOWN if unknown or out.size > MAX_VALUE_CHARS else "".join(out)
 
     def lookup(self, name: str) -> str | _Unknown | None:
         if name in AUTOMATIC_PLATFORM_ARGS and name not in self.env:
@@ -1121,7 +1138,7 @@ def _assemble(instructions: list[Instruction], reader: _Reader, errors: list[Par
                 platform=platform.value if platform is not None else None,
                 from_instruction=ins,
             )
-            current.parent_stage = stage_reference(dockerfile.stages, resolved or base, index) if base else None
+            current.parent_stage = stage_reference(dockerfile, resolved or base, index) if base else None
             dockerfile.stages.append(current)
             ins.stage_index = index
             continue

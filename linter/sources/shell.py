@@ -53,6 +53,7 @@ from linter.model.azcli import (
     is_switch,
     takes_many,
 )
+from linter.model.bounds import MAX_VALUE_CHARS
 from linter.model.document import SHELL, Comment, Document, ParseIssue
 from linter.model.position import Span
 from linter.sources.comments import place_comments
@@ -122,6 +123,7 @@ class _Lexer:
         self.line_starts = starts
         self.comments: list[Comment] = []
         self.errors: list[ParseIssue] = []
+        self._last_lines: tuple[dict[str, int], dict[str, int]] | None = None  # see _may_close
 
     # positions -------------------------------------------------------------------------------
 
@@ -331,7 +333,7 @@ class _Lexer:
         for delimiter, strip_tabs, start, end in pending:
             body_start = k
             closed = False
-            while k < self.n:
+            while k < self.n and self._may_close(delimiter, strip_tabs, k):
                 line_end = self.eol(k)
                 line = text[k:line_end].rstrip("\r")
                 k = min(line_end + 1, self.n)
@@ -344,6 +346,24 @@ class _Lexer:
                     f"unterminated here-document: no line `{delimiter}` closes `{text[start:end]}`"))
                 return body_start
         return k
+
+    def _may_close(self, delimiter: str, strip_tabs: bool, k: int) -> bool:
+        """Whether a line at or after ``k`` may close a body: the last line of each text is known
+        (one pass over the lines, the first time a heredoc is read), so a body that nothing
+        closes is not read to the end of the file once per heredoc (5k unterminated heredocs
+        took seconds, quadratically)."""
+        if self._last_lines is None:
+            plain: dict[str, int] = {}
+            tabs: dict[str, int] = {}
+            for number, start in enumerate(self.line_starts):
+                end = self.line_starts[number + 1] - 1 if number + 1 < len(self.line_starts) else self.n
+                line = self.text[start:end].rstrip("\r")
+                plain[line] = start
+                tabs[line.lstrip("\t")] = start
+            self._last_lines = (plain, tabs)
+        last = self._last_lines[1 if strip_tabs else 0].get(delimiter, -1)
+        # the line ``k`` is on may start before ``k`` (a body after a continuation): read it
+        return last >= k or self.line_starts[bisect_right(self.line_starts, k) - 1] != k
 
     # the token stream ------------------------------------------------------------------------
 
@@ -517,6 +537,10 @@ class _Expander:
                 while self.pos < len(raw) and raw[self.pos] not in "\\'\"`$":
                     self.pos += 1
                 self.chunks.append((raw[start:self.pos], _LITERAL))
+        if sum(len(text) for text, _ in self.chunks) > MAX_VALUE_CHARS:
+            # an expansion bomb (A1="${A0}${A0}" forty times): past the bound the value is unknown
+            self.chunks.clear()
+            self.mark_unknown(quoted=False)
         return self
 
     def mark_unknown(self, quoted: bool) -> None:
@@ -796,7 +820,8 @@ class _Reader:
         value = expand_assignment(raw_value, self.env)
         if append:
             old = self.env.get(name)
-            value = old + value if isinstance(old, str) and isinstance(value, str) else UNKNOWN
+            value = old + value if isinstance(old, str) and isinstance(value, str) \
+                and len(old) + len(value) <= MAX_VALUE_CHARS else UNKNOWN
         span = self.lexer.span(word.start, word.end)
         self.script.assignments.append(Assignment(name, raw_value, value, span, keyword, scope))
         if scope == "shell":

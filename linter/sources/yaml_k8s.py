@@ -26,6 +26,7 @@ from typing import Any
 import yaml
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
+from linter.model.bounds import MAX_NUMBER_DIGITS
 from linter.model.document import K8S, Comment, Document, K8sObject, ParseIssue
 from linter.model.position import Span
 from linter.model.tree import YMap, YSeq
@@ -91,6 +92,8 @@ def _key_span(node: Any) -> Span:
 
 def _int(text: str) -> int | str:
     value = text.replace("_", "")
+    if len(value) > MAX_NUMBER_DIGITS + 3:  # sign and base prefix: past the bound it stays text
+        return text
     sign = 1
     if value[:1] in "+-":
         sign = -1 if value[0] == "-" else 1
@@ -304,9 +307,17 @@ class _Unaliased(_Converter):
 def _convert(root: Any, duplicates: list[ParseIssue], text: str | None = None) -> Any:
     """``root`` as a tree; given the ``text`` it was composed from, without the alias machinery
     when the text cannot hold an alias."""
-    if text is not None and "&" not in text and len(text) <= PRESCAN_CHARS:
-        return _Unaliased(duplicates).convert(root)[0]
-    return _Converter(duplicates).convert(root)[0]
+    return _converter(text)(duplicates).convert(root)[0]
+
+
+def _converter(text: str | None = None) -> type[_Converter]:
+    """The converter for the documents of ``text``, chosen once per stream: a file of many
+    documents is not rescanned for ``&`` per document (100k documents were quadratic). Each
+    document still gets its own converter (its memo is keyed by node ids, which a later
+    document's nodes may reuse)."""
+    if text is not None and len(text) <= PRESCAN_CHARS and "&" not in text:
+        return _Unaliased
+    return _Converter
 
 
 # ---------------------------------------------------------------------------------------------
@@ -725,6 +736,11 @@ class Stream:
         text, original = self.text, self.original
         if not doc.errors and not doc.objects:
             doc.skipped = "no Kubernetes object (apiVersion and kind)"
+        elif doc.errors and not doc.objects and self.path.lower().endswith(".json") and "apiVersion" not in original:
+            # editor settings, tsconfig.json with comments: JSON that is no manifest, skipped as
+            # silently as a YAML file without apiVersion (SPEC section 2)
+            doc.errors = []
+            doc.skipped = "not Kubernetes JSON (it does not parse and names no apiVersion)"
         if MARKER in text:
             doc.comments = place_comments(read_comments(text), text.splitlines())
         if self.edits or _has_other_breaks(text):
@@ -769,10 +785,11 @@ def _whole(text: str, path: str) -> tuple[list[K8sObject], list[ParseIssue], lis
     try:
         if (len(text) > PRESCAN_CHARS and node_bound(text) > MAX_EXPANDED_NODES) or _could_be_deep(text):
             _prescan(text)
+        converter = _converter(text)
         for index, node in enumerate(yaml.compose_all(text, Loader=_Loader)):
             if node is None:
                 continue
-            _objects(_convert(node, duplicates, text), path, index, objects)
+            _objects(converter(duplicates).convert(node)[0], path, index, objects)
     except _YamlError as exc:
         errors.append(ParseIssue(exc.span, exc.message))
     except yaml.YAMLError as exc:

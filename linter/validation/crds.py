@@ -193,10 +193,51 @@ def parse_catalog_schema(schema: Any, path: str) -> Crd | None:
 _PATH_CACHE: dict[tuple[str, int, int], list[Crd]] = {}
 
 
+# A crd-paths folder is walked up to these bounds (`crd-paths: ["/"]` walked the whole file
+# system): entries (files and folders) seen, and bytes of the CRD files kept; past either the
+# walk stops with a note on stderr, once per folder and process.
+MAX_WALK_ENTRIES = 20_000
+MAX_WALK_BYTES = 64 * 1024 * 1024
+_WALKED: dict[str, list[Path]] = {}
+
+
 def _files(target: Path) -> list[Path]:
-    if target.is_dir():
-        return sorted(p for p in target.rglob("*") if p.suffix.lower() in CRD_SUFFIXES and p.is_file())
-    return [target]
+    if not target.is_dir():
+        return [target]
+    key = str(target)
+    if key in _WALKED:
+        return _WALKED[key]
+    found: list[Path] = []
+    seen = size = 0
+    stopped = ""
+    for folder, dirs, names in os.walk(target, onerror=None, followlinks=False):
+        dirs.sort()
+        seen += len(dirs) + len(names)
+        for name in sorted(names):
+            if os.path.splitext(name)[1].lower() not in CRD_SUFFIXES:
+                continue
+            path = Path(folder, name)
+            try:
+                stat = path.stat()
+            except OSError:
+                continue
+            if not os.path.isfile(path):
+                continue
+            size += stat.st_size
+            if size > MAX_WALK_BYTES:
+                stopped = f"{MAX_WALK_BYTES // (1024 * 1024)} MiB of CRD files"
+                break
+            found.append(path)
+        if not stopped and seen > MAX_WALK_ENTRIES:
+            stopped = f"{MAX_WALK_ENTRIES:,} files and folders"
+        if stopped:
+            import sys
+
+            sys.stderr.write(f"mlops-lint: note: crd-paths folder {target}: stopped after {stopped}; the CRDs "
+                             "past that were not read (name a smaller folder)\n")
+            break
+    _WALKED[key] = found = sorted(found)
+    return found
 
 
 def _documents(text: str, path: Path) -> list[Any]:

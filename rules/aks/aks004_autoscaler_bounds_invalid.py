@@ -53,6 +53,7 @@ az aks nodepool add \
 - Azure CLI, az aks nodepool add: https://learn.microsoft.com/cli/azure/aks/nodepool#az-aks-nodepool-add
 """
 
+from linter.model.bounds import whole_number
 from linter.model.azcli import UNKNOWN, AzFlag, ShellScript, resolved
 from linter.model.cluster import cluster_of
 from linter.rule import SHELL, Finding, rule
@@ -67,8 +68,8 @@ def _count(flag: AzFlag | None):
     value = resolved(flag.value.value)
     if value is UNKNOWN:
         return None, flag.value.span
-    text = str(value).strip()
-    return (int(text) if text.isdigit() else "bad"), flag.value.span
+    number = whole_number(str(value).strip())  # more digits than any count has: "bad" as well
+    return ("bad" if number is None else number), flag.value.span
 
 
 def _on(flag: AzFlag | None) -> bool:

@@ -58,6 +58,7 @@ ENTRYPOINT ["torchrun", "--nproc-per-node=8", "train.py"]
 
 import json
 
+from linter.model.bounds import json_too_deep
 from linter.model.docker import Dockerfile, Instruction, execs, node_path, start_command
 from linter.rule import DOCKERFILE, Finding, rule
 
@@ -67,7 +68,7 @@ def exec_form(ins: Instruction) -> str | None:
     if _invalid_array(ins.args):  # ['python', 'train.py']: the same array with double quotes
         try:
             items = json.loads(ins.args.replace("'", '"'))
-        except ValueError:
+        except (ValueError, RecursionError):
             return None
         return f"{ins.keyword} {json.dumps(items)}" if all(isinstance(i, str) for i in items) else None
     if len(ins.commands) != 1 or ins.commands[0].assignments:
@@ -83,6 +84,8 @@ def _invalid_array(args: str) -> bool | None:
     when it is JSON (then it is an array of non-strings, a parse error); None for other text."""
     if not (args.startswith("[") and args.endswith("]")):
         return None
+    if json_too_deep(args):  # as the loader reads it: not an exec form (json would exhaust the stack)
+        return True
     try:
         json.loads(args)
     except ValueError:
