@@ -27,6 +27,7 @@ from linter.roots import CONFIG_NAMES
 SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", ".tox", ".mypy_cache",
                        ".pytest_cache", ".ruff_cache", ".terraform"})
 YAML_SUFFIXES = (".yaml", ".yml", ".json")
+CACHEDIR_TAG = "CACHEDIR.TAG"  # https://bford.info/cachedir/: a folder holding it is a cache
 SHELL_SUFFIXES = (".sh", ".bash")
 
 
@@ -232,6 +233,11 @@ def walk(paths: Iterable[Path], *, root: Path | None, exclude: Iterable[str] = (
             continue
         for folder, dirs, entries in _folders(os.fspath(given), unlisted):
             here = Path(folder)
+            if any(entry.name == CACHEDIR_TAG for entry in entries):
+                # a cache folder (ours writes the tag; so do pip's, ruff's, Bazel's): its files are no
+                # input, and the result cache's own file under the project would change every run's key
+                dirs[:] = []
+                continue
             if "templates" in dirs and any(entry.name == "Chart.yaml" for entry in entries):
                 dirs.remove("templates")
                 for inner, _, names in os.walk(here / "templates", followlinks=False):
