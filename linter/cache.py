@@ -30,15 +30,14 @@ from __future__ import annotations
 
 import gc
 import os
-import stat
 import sys
-import tempfile
 from itertools import chain, repeat, starmap
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from linter.cachedata import INT_MAX, Invalid, decode, dumps, dumps_large, encode, loads
+from linter.cachedata import INT_MAX, Invalid, decode, dumps, dumps_large, encode, loads, read_entry
+from linter.cachedata import MAX_BYTES, TEMP_SUFFIX, write_entry  # entry files (shared with linter.ruleindex)
 from linter.digest import digest, digest_text
 from linter.model.position import Span
 from linter.result import ObjectRef, Result, Suppression
@@ -50,8 +49,6 @@ FORMAT = 7  # 7: a project keeps its notes; 6: JSON (linter.cachedata); 5 and be
 KEEP_RUNS = 16
 PREFIX = "run-"
 SUFFIX = ".json"
-TEMP_SUFFIX = ".tmp"
-MAX_BYTES = 1 << 30  # a cache file past this is not read (nor written): 10,000 files take about 40 MB
 STALE_SECONDS = 3600  # a temporary file older than this is left by a run that died: removed
 CACHEDIR_TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# mlops-lint's result cache (https://bford.info/cachedir/)\n"
 
@@ -390,59 +387,6 @@ class Pending:
         self.data = data  # JSON text of the facts (linter.cachedata values)
 
 
-def _read_entry(path: Path) -> bytearray | None:
-    """The bytes of a cache file: a regular file of at most MAX_BYTES, opened without following a
-    link and without blocking (a FIFO planted under the name opens at once, and is then refused)."""
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-    try:
-        descriptor = os.open(path, flags)
-    except OSError:
-        return None
-    try:
-        info = os.fstat(descriptor)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_BYTES:
-            return None
-        buffer = bytearray(info.st_size + 1)  # one byte more: a file that grew while read is refused
-        done = 0
-        with memoryview(buffer) as view:
-            while done < len(buffer):
-                count = os.readv(descriptor, [view[done:]])
-                if not count:
-                    break
-                done += count
-        if done != info.st_size:
-            return None
-        del buffer[done:]
-        return buffer
-    except OSError:
-        return None
-    finally:
-        os.close(descriptor)
-
-
-def write_entry(folder: Path, name: str, data: bytes, prefix: str) -> bool:
-    """Write ``folder/name`` atomically: a new temporary file (``O_CREAT|O_EXCL|O_NOFOLLOW``, as
-    ``tempfile.mkstemp`` makes it, mode 0600) renamed over the name (a rename replaces a link
-    planted there; it never writes through it). False when it could not."""
-    if len(data) > MAX_BYTES:
-        return False
-    try:
-        descriptor, temporary = tempfile.mkstemp(prefix=f".{prefix}", suffix=TEMP_SUFFIX, dir=folder)
-    except OSError:
-        return False
-    try:
-        with os.fdopen(descriptor, "wb") as handle:
-            handle.write(data)
-        os.replace(temporary, folder / name)
-        return True
-    except OSError:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
-        return False
-
-
 def _tag(folder: Path) -> None:
     """CACHEDIR.TAG, created only where no file and no link (dangling or not) has the name."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -520,7 +464,7 @@ class Cache:
         enabled = gc.isenabled()
         gc.disable()  # a million acyclic objects: collector passes while loading them tripled its cost
         try:
-            data = _read_entry(folder / file_name(key))
+            data = read_entry(folder / file_name(key), MAX_BYTES)
             payload = loads(data) if data is not None else None
             if not (type(payload) is dict and payload.get("format") == FORMAT and payload.get("key") == key):
                 payload = None

@@ -20,12 +20,16 @@ not give back exactly, so an outcome that would not read back equal is never sto
 from __future__ import annotations
 
 import dataclasses
+import os
 import math
+import stat
 import sys
+import tempfile
 import types
 import typing
 from collections import abc
 from fractions import Fraction
+from pathlib import Path
 from typing import Any, Callable
 
 from linter.model.position import Span
@@ -433,3 +437,63 @@ def dumps_large(value: Any) -> bytes:
         return orjson.dumps(value)
     except orjson.JSONEncodeError:  # a surrogate-escaped file name
         return dumps(value)
+
+
+# ---------------------------------------------------------------------------------------------
+# Entry files: how the result cache and the rule index read and write theirs
+
+TEMP_SUFFIX = ".tmp"
+MAX_BYTES = 1 << 30  # a cache file past this is not read (nor written): 10,000 files take about 40 MB
+
+
+def read_entry(path: Path, limit: int) -> bytearray | None:
+    """The bytes of a cache file: a regular file of at most ``limit`` bytes, opened without following a
+    link and without blocking (a FIFO planted under the name opens at once, and is then refused)."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        descriptor = os.open(path, flags)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(descriptor)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+            return None
+        buffer = bytearray(info.st_size + 1)  # one byte more: a file that grew while read is refused
+        done = 0
+        with memoryview(buffer) as view:
+            while done < len(buffer):
+                count = os.readv(descriptor, [view[done:]])
+                if not count:
+                    break
+                done += count
+        if done != info.st_size:
+            return None
+        del buffer[done:]
+        return buffer
+    except OSError:
+        return None
+    finally:
+        os.close(descriptor)
+
+
+def write_entry(folder: Path, name: str, data: bytes, prefix: str) -> bool:
+    """Write ``folder/name`` atomically: a new temporary file (``O_CREAT|O_EXCL|O_NOFOLLOW``, as
+    ``tempfile.mkstemp`` makes it, mode 0600) renamed over the name (a rename replaces a link
+    planted there; it never writes through it). False when it could not."""
+    if len(data) > MAX_BYTES:
+        return False
+    try:
+        descriptor, temporary = tempfile.mkstemp(prefix=f".{prefix}", suffix=TEMP_SUFFIX, dir=folder)
+    except OSError:
+        return False
+    try:
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(data)
+        os.replace(temporary, folder / name)
+        return True
+    except OSError:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        return False

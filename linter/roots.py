@@ -101,14 +101,13 @@ def unsafe_because(path: Path) -> str | None:
     return None
 
 
-
-
 class RootFinder:
     """Roots of files, with what each folder gives kept (one look per distinct folder)."""
 
     def __init__(self, cwd: Path):
         self.cwd = os.fspath(cwd)
         self._marks: dict[str, tuple[str | None, str | None]] = {}  # folder -> (nearest config, nearest git top)
+        self._roots: dict[tuple[str, Path], Root] = {}  # (folder, PATH given) -> its root
         self.ignored: list[tuple[str, str]] = []  # config files passed over: (path, why), see unsafe_because
         self.looked = 0  # folders looked at (for tests of the speed budget)
 
@@ -134,6 +133,12 @@ class RootFinder:
     def root(self, folder: str, given: Path) -> Root:
         """The root of a file in ``folder`` (absolute, links resolved) that was found under the
         PATH ``given`` (absolute, as the walk spells it)."""
+        found = self._roots.get((folder, given))
+        if found is None:
+            found = self._roots[folder, given] = self._root(folder, given)
+        return found
+
+    def _root(self, folder: str, given: Path) -> Root:
         config, git = self.marks(folder)
         if config is not None:
             top = os.path.dirname(config)

@@ -127,7 +127,7 @@ def write(folder: os.PathLike | str, key: tuple, found: list[RuleMeta]) -> None:
     """Store the crawl's built-in rules if they read back equal; never raises."""
     from pathlib import Path
 
-    from linter.cache import write_entry
+    from linter.cachedata import write_entry
 
     try:
         entries = _entries(found)
@@ -148,10 +148,10 @@ def read(folder: os.PathLike | str, key: tuple) -> list[RuleMeta] | None:
     of the shape :func:`write` gives."""
     from pathlib import Path
 
-    from linter.cache import _read_entry
+    from linter.cachedata import MAX_BYTES, read_entry
 
     try:
-        data = _read_entry(Path(path(folder)))
+        data = read_entry(Path(path(folder)), MAX_BYTES)
         if data is None:
             return None
         payload = loads(data)

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from linter.config import Config
-from linter.discover import SourceFile, display_path
+from linter.discover import SourceFile, display_path, shown as shown_path
 from linter.engine.memory import collector_paused, freeze
 from linter.engine.passes import Work, build_index, prepare, skeleton
 from linter.engine.projects import Project, by_roots, explicit, loader
@@ -90,7 +90,9 @@ def lint(request: LintRequest) -> "RunReport":  # noqa: F821 - imported below
             notes.extend(Note(path, message) for path, message in defined)
             statuses.update(status)
             skipped.update({display_path(path, cwd): f"skipped: {why}" for path, why in project.targets.skipped})
-            notes.extend(Note(display_path(Path(n.path), cwd), n.message) for n in project.targets.notes)
+            for note in project.targets.notes:
+                notes.append(Note(display_path(Path(note.path), cwd), note.message))
+                sources.add_note(notes[-1].path, note.path)
             fail_on.update(dict.fromkeys(status, project.config.fail_on))
         freeze()  # the run's results live to the end: reporting never rescans them
     if cache is not None:
@@ -134,8 +136,9 @@ def _lint_project(project: Project, rules: list, key: str, request: LintRequest,
     by_path: dict[Path, SourceFile] = {f.path: f for f in project.context}
     for source in project.targets.files:
         by_path.setdefault(source.path, source)
-    target_paths = {display_path(f.path, cwd) for f in project.targets.files}
-    sources.add(project, project.targets.files)
+    shown_targets = [display_path(f.path, cwd) for f in project.targets.files]
+    target_paths = set(shown_targets)
+    sources.add(project, project.targets.files, shown_targets)
 
     stdin: tuple[Document, bytes] | None = None
     if request.stdin is not None and project.stdin:
@@ -164,41 +167,50 @@ class Sources:
         self.cwd = cwd
         self.finder = finder
         self.files: dict[str, tuple[str, str]] = {}  # display path -> (absolute path, base)
+        self._bases: dict[tuple[int, str], str] = {}  # (project, folder) -> base
+        self.notes: dict[str, str] = {}  # a note's display path -> its absolute path
 
     def base(self, project: Project, folder: str) -> str:
-        git = self.finder.marks(folder)[1]
-        if git is not None:
-            return git
-        own = project.folder
-        if own is None:
-            return os.fspath(self.cwd)
-        return os.fspath(own) if os.path.isdir(own) else os.path.dirname(own)
+        found = self._bases.get((id(project), folder))
+        if found is None:
+            git = self.finder.marks(folder)[1]
+            own = project.folder
+            if git is not None:
+                found = git
+            elif own is None:
+                found = os.fspath(self.cwd)
+            else:
+                found = os.fspath(own) if os.path.isdir(own) else os.path.dirname(own)
+            self._bases[id(project), folder] = found
+        return found
 
-    def add(self, project: Project, files: list[SourceFile]) -> None:
-        bases: dict[str, str] = {}
-        for source in files:
+    def add(self, project: Project, files: list[SourceFile], shown: list[str]) -> None:
+        for source, display in zip(files, shown):
             text = os.fspath(source.path)
-            folder = os.path.dirname(text)
-            base = bases.get(folder)
-            if base is None:
-                base = bases[folder] = self.base(project, folder)
-            self.files[display_path(source.path, self.cwd)] = (text, base)
+            self.files[display] = (text, self.base(project, os.path.dirname(text)))
 
     def add_path(self, project: Project, path: Path, shown: str) -> None:
         self.files[shown] = (os.fspath(path), self.base(project, os.fspath(path.parent)))
+
+    def add_note(self, shown: str, path: str) -> None:
+        """A note's path: given under ``%SRCROOT%`` too, but no base of its own."""
+        self.notes[shown] = os.fspath(Path(path).absolute())
 
     def located(self) -> tuple[str, dict[str, str]]:
         """``%SRCROOT%``, and each display path's URI path under it where the two differ."""
         bases = {base for _, base in self.files.values()}
         if not bases:
             return os.fspath(self.cwd), {}
-        root = bases.pop() if len(bases) == 1 else os.path.commonpath([*bases])
+        root = os.path.commonpath(sorted(bases)) if len(bases) > 1 else bases.pop()
         if root == os.fspath(self.cwd):
             return root, {}
-        top = Path(root)
+        prefix = root.rstrip(os.sep) + os.sep
         uris = {}
-        for shown, (text, _) in self.files.items():
-            uri = display_path(Path(text), top)
+        for shown, text in [*((shown, text) for shown, (text, _) in self.files.items()), *self.notes.items()]:
+            if text.startswith(prefix):  # what display_path gives, without parsing either path
+                uri = shown_path(text[len(prefix):].replace(os.sep, "/"))
+            else:
+                uri = display_path(Path(text), Path(root))
             if uri != shown:
                 uris[shown] = uri
         return root, uris
