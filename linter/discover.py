@@ -36,6 +36,7 @@ SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", ".venv", "venv", "
                        ".vscode", ".idea", ".vs", ".fleet", ".history"})
 VENV_MARKER = "pyvenv.cfg"  # a virtual environment's folder, whatever its name
 YAML_SUFFIXES = (".yaml", ".yml", ".json")
+CACHEDIR_TAG = "CACHEDIR.TAG"  # https://bford.info/cachedir/: a folder holding it is a cache
 SHELL_SUFFIXES = (".sh", ".bash")
 TEMPLATE_SUFFIXES = (".j2", ".jinja", ".jinja2", ".tpl", ".tmpl", ".gotmpl")
 # `Dockerfile.<suffix>` names a Dockerfile variant (Dockerfile.gpu, Dockerfile.dev) unless the
@@ -293,6 +294,10 @@ def walk(paths: Iterable[Path], *, root: Path | None, exclude: Iterable[str] = (
             here = Path(folder)
             if any(entry.name == VENV_MARKER for entry in entries) and here != given:
                 dirs[:] = []  # a virtual environment, whatever its name
+            elif any(entry.name == CACHEDIR_TAG for entry in entries):
+                # a cache folder (ours writes the tag; so do pip's, ruff's, Bazel's): its files are no
+                # input, and the result cache's own file under the project would change every run's key
+                dirs[:] = []
                 continue
             if "templates" in dirs and any(entry.name == "Chart.yaml" for entry in entries):
                 dirs.remove("templates")

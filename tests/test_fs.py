@@ -396,3 +396,19 @@ def test_the_walk_takes_each_files_type_from_the_listing(tmp_path: Path, monkeyp
     assert names == sorted([*(f"m{i}.yaml" for i in range(20)), "build", "link.yaml"])
     assert [(p.name, why) for p, why in found.skipped] == [("pipe.yaml", "not a regular file")]
     assert [p for p in looked if os.path.basename(p).startswith("m") and not p.endswith("/m0.yaml")] == []  # m0: the link's target
+
+
+def test_a_cache_folder_is_not_linted(tmp_path):
+    """A folder holding CACHEDIR.TAG (the result cache writes one) is skipped: the cache's own JSON
+    under the project would otherwise be a context file whose change invalidates every cached file."""
+    from linter.discover import walk
+
+    (tmp_path / "job.yaml").write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n")
+    cache = tmp_path / ".cache" / "mlops-lint"
+    cache.mkdir(parents=True)
+    (cache / "CACHEDIR.TAG").write_text("Signature: 8a477f597d28d172789f06886806bc55\n")
+    (cache / "run-0.1.0-abc.json").write_text("{}")
+    (tmp_path / "inner").mkdir()
+    (tmp_path / "inner" / "x.yaml").write_text("a: 1\n")
+    found = sorted(f.path.relative_to(tmp_path).as_posix() for f in walk([tmp_path], root=None).files)
+    assert found == ["inner/x.yaml", "job.yaml"]
