@@ -13,27 +13,52 @@ not grow with edits; the least recently used run keys beyond ``KEEP_RUNS`` are d
 
 It is a cache, never a source of truth: a missing, unreadable, corrupt or foreign file is a miss,
 and a cache folder that cannot be written is skipped silently. Entries are written atomically
-(a temporary file renamed over the old one), so concurrent runs never see a torn file, and read
-with an unpickler that builds only mlops-lint's own data classes and builtin containers: a
-cache file planted by someone else cannot run code.
+(a new temporary file, ``O_CREAT|O_EXCL|O_NOFOLLOW``, renamed over the old one), so concurrent
+runs never see a torn file and a link planted in a shared folder is replaced, never written
+through; ``CACHEDIR.TAG`` is made only where nothing has its name.
+
+The folder may be restored from elsewhere (actions/cache) or shared with other users, so a cache
+file is untrusted input: it is JSON that builds data and nothing else (:mod:`linter.cachedata`,
+findings by column below), read only from a regular file of at most ``MAX_BYTES`` opened without
+following a link or blocking (a FIFO or a link to ``/dev/zero`` is a miss), and every part is
+checked for the shape it must have; what does not validate is a miss. Run files of older
+versions of mlops-lint (named in the file name), of the pickle format, and temporary files left
+by runs that died are pruned.
 """
 
 from __future__ import annotations
 
 import gc
-import io
 import os
-import pickle
 import sys
+from itertools import chain, repeat, starmap
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from linter.cachedata import INT_MAX, Invalid, decode, dumps, dumps_large, encode, loads, read_entry
+from linter.cachedata import MAX_BYTES, TEMP_SUFFIX, write_entry  # entry files (shared with linter.ruleindex)
 from linter.digest import digest, digest_text
+from linter.model.position import Span
+from linter.result import ObjectRef, Result, Suppression
+from linter.rule import SEVERITIES
 
-FORMAT = 5
+SEVERITY_SET = frozenset(SEVERITIES)
+
+FORMAT = 7  # 7: a project keeps its notes; 6: JSON (linter.cachedata); 5 and before were pickle
 KEEP_RUNS = 16
 PREFIX = "run-"
+SUFFIX = ".json"
+STALE_SECONDS = 3600  # a temporary file older than this is left by a run that died: removed
 CACHEDIR_TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# mlops-lint's result cache (https://bford.info/cachedir/)\n"
+
+
+def file_name(key: str) -> str:
+    """``run-<version>-<key>.json``: the version in the name lets an older version's files be
+    pruned without reading them."""
+    from linter import __version__
+
+    return f"{PREFIX}{__version__}-{key}{SUFFIX}"
 
 
 def default_dir() -> Path:
@@ -118,63 +143,387 @@ def run_key(rules: list, config: Any, registry: Any, root: Any = None) -> str:
     return run_file_key([project_key(code_key(rules, registry), rules, config, root)])
 
 
-# functions the tree's own __reduce__ names (they only fill a node with the given items)
-_REBUILDERS = {("linter.model.tree", "_rebuild_map"), ("linter.model.tree", "_rebuild_seq")}
+# ---------------------------------------------------------------------------------------------
+# An outcome as JSON: findings by column (see linter.cachedata for every other value). A warm run
+# decodes every finding of the project, so the columns are checked and built by C-level passes
+# (``str.join`` of a column of strings, the set of a column's types, ``map`` of the constructors)
+# rather than by a Python loop over rows: loading stays as fast as the pickle it replaced.
+
+_PARTS = frozenset({str, int})  # what a node path holds
+_INT = frozenset({int})
+_STRINGS = frozenset({str})
+_FIX = frozenset({str, type(None)})
 
 
-class _Unpickler(pickle.Unpickler):
-    """Builds mlops-lint's own data classes (and tuple/dict subclasses) and nothing else."""
+class _Columns:
+    """Findings (``(Result, object key)`` pairs, of any number of outcomes) as columns of one
+    JSON block: ``[kinds, kind of each, messages, paths, path of each, spans (four integers
+    each), objects, object of each, nodes, node of each, fixes, fix of each, keys, key of each,
+    suppressions]``. A *kind* is a (rule, slug, severity) triple; kinds, paths, objects, nodes,
+    fixes and keys are tables, each value once, the column beside it its index (-1: none):
+    reading a project's cache then builds one string per path, rule and fix instead of one per
+    finding, and small indices are Python's shared integers. Suppressions: ``[row, [[kind,
+    justification, where], ...]]`` where any."""
 
-    def find_class(self, module: str, name: str) -> Any:
-        if (module, name) in _REBUILDERS:
-            return super().find_class(module, name)
-        if module.split(".")[0] in ("linter", "rules") or module == "fractions":
-            found = super().find_class(module, name)
-            if isinstance(found, type) and (hasattr(found, "__dataclass_fields__")
-                                            or issubclass(found, (tuple, dict, list, int, str))
-                                            or found.__module__ == "fractions"):
-                return found
-        raise pickle.UnpicklingError(f"the cache may not build {module}.{name}")
+    def __init__(self) -> None:
+        self.tables: list[dict] = [{} for _ in range(6)]  # kinds, paths, objects, nodes, fixes, keys
+        self.messages: list[str] = []
+        self.spans: list[int] = []
+        self.indices: list[list[int]] = [[] for _ in range(6)]
+        self.marks: list[list] = []
+
+    def add(self, pairs: list) -> int:
+        """Append the findings (all or none: Invalid when some part would not read back exactly
+        as it is); their count."""
+        rows = []
+        for result, key in pairs:
+            span, obj, node, fix = result.span, result.obj, result.node, result.fix
+            if not (type(span) is Span and type(node) is tuple and _PARTS.issuperset(map(type, node))
+                    and type(result.rule) is str and type(result.slug) is str and result.severity in SEVERITY_SET
+                    and type(result.message) is str and type(result.path) is str and type(fix) in _FIX
+                    and (obj is None or (type(obj) is ObjectRef
+                                         and _STRINGS.issuperset(map(type, (obj.kind, obj.namespace, obj.name)))))
+                    and _INT.issuperset(map(type, span)) and all(abs(n) <= INT_MAX for n in span)
+                    and all(abs(n) <= INT_MAX for n in node if type(n) is int)):
+                raise Invalid("a finding this format cannot hold")
+            if key is not None and not (type(key) is tuple and len(key) == 3 and type(key[0]) is str
+                                        and type(key[1]) is int and abs(key[1]) <= INT_MAX and type(key[2]) is tuple
+                                        and _PARTS.issuperset(map(type, key[2]))
+                                        and all(abs(n) <= INT_MAX for n in key[2] if type(n) is int)):
+                raise Invalid("an object key this format cannot hold")
+            if not all(type(m) is Suppression and _STRINGS.issuperset(map(type, (m.kind, m.justification, m.where)))
+                       for m in result.suppressions):
+                raise Invalid("a suppression this format cannot hold")
+            rows.append(((result.rule, result.slug, result.severity), result.path, obj, node, fix, key, result))
+        start = len(self.messages)
+        tables, indices = self.tables, self.indices
+        for row, (kind, path, obj, node, fix, key, result) in enumerate(rows, start):
+            for place, value in enumerate((kind, path, obj, node, fix, key)):
+                if value is None:
+                    indices[place].append(-1)
+                else:
+                    table = tables[place]
+                    indices[place].append(table.setdefault(value, len(table)))
+            self.messages.append(result.message)
+            self.spans.extend(result.span)
+            if result.suppressions:
+                self.marks.append([row, [[m.kind, m.justification, m.where] for m in result.suppressions]])
+        return len(rows)
+
+    def data(self) -> list:
+        kinds, paths, objects, nodes, fixes, keys = (list(table) for table in self.tables)
+        kind_of, path_of, object_of, node_of, fix_of, key_of = self.indices
+        return [[list(k) for k in kinds], kind_of, self.messages, paths, path_of, self.spans,
+                [[o.kind, o.namespace, o.name] for o in objects], object_of, [list(n) for n in nodes], node_of,
+                fixes, fix_of, [[k[0], k[1], list(k[2])] for k in keys], key_of, self.marks]
+
+
+def _encode_results(pairs: list) -> list:
+    columns = _Columns()
+    columns.add(pairs)
+    return columns.data()
+
+
+def _table(column: Any, table: list, count: int) -> map:
+    """The items of ``table`` that ``column``'s ``count`` indices name (-1: the table's last)."""
+    if type(column) is not list or len(column) != count or not _INT.issuperset(map(type, column)):
+        raise Invalid("an index column of the wrong shape")
+    if column and (min(column) < -1 or max(column) >= len(table) - 1):
+        raise Invalid("an index out of its table")
+    return map(table.__getitem__, column)
+
+
+def _decode_results(data: Any) -> list[tuple[Result, tuple | None]]:
+    """The findings of :class:`_Columns`; Invalid unless the columns could have been written by
+    it (orjson and json hand back exactly str, int, float, bool, None, list and dict). The
+    checks and the building are C-level passes over columns (``str.join`` of a column of
+    strings, the set of a column's types, ``map`` of the constructors), not a Python loop over
+    findings: a warm run decodes every finding of the project."""
+    try:
+        (kinds, kind_of, messages, paths, path_of, spans, objects, object_of, nodes, node_of, fixes, fix_of, keys,
+         key_of, marks) = data
+        count = len(messages)
+        join = "".join
+        join(messages), join(paths), join(fixes)  # TypeError unless every item is a string
+        if not (type(data) is list and type(messages) is list and type(paths) is list and type(fixes) is list
+                and type(spans) is list and len(spans) == 4 * count and _INT.issuperset(map(type, spans))
+                and type(nodes) is list and {*map(type, nodes)} <= {list}
+                and _PARTS.issuperset(map(type, chain.from_iterable(nodes)))
+                and type(kinds) is list and type(objects) is list and type(keys) is list and type(marks) is list):
+            raise Invalid("findings of the wrong shape")
+        for table, width in ((kinds, 3), (objects, 3), (keys, 3)):
+            if not ({*map(type, table)} <= {list} and {*map(len, table)} <= {width}):
+                raise Invalid("a table of the wrong shape")
+        rules, slugs, severities = zip(*kinds) if kinds else ((), (), ())
+        join(rules), join(slugs), join(chain.from_iterable(objects))
+        files, numbers, steps = zip(*keys) if keys else ((), (), ())
+        join(files)
+        if not (SEVERITY_SET.issuperset(severities) and _INT.issuperset(map(type, numbers))
+                and {*map(type, steps)} <= {list} and _PARTS.issuperset(map(type, chain.from_iterable(steps)))):
+            raise Invalid("a table of the wrong shape")
+        made_kinds = [*zip(rules, slugs, severities), None]
+        refs = [*starmap(ObjectRef, objects), None]
+        made_keys = [*zip(files, numbers, map(tuple, steps)), None]
+        suppressions: list = [()] * count
+        for mark in marks:
+            row, items = mark
+            if not (type(mark) is list and type(row) is int and 0 <= row < count and type(items) is list and items
+                    and all(type(item) is list for item in items)):
+                raise Invalid("a suppression of the wrong shape")
+            for item in items:
+                join(item)
+            suppressions[row] = tuple(Suppression(*item) for item in items)
+        rules, slugs, severities = zip(*_table(kind_of, made_kinds, count)) if count else ((), (), ())
+        numbers = iter(spans)
+        results = map(Result, rules, slugs, severities, messages, _table(path_of, [*paths, None], count),
+                      map(tuple.__new__, repeat(Span), zip(numbers, numbers, numbers, numbers)),
+                      _table(object_of, refs, count), _table(node_of, [*map(tuple, nodes), None], count),
+                      _table(fix_of, [*fixes, None], count), suppressions)
+        if -1 in path_of or -1 in node_of:
+            raise Invalid("a finding without a file or node")
+        return list(zip(results, _table(key_of, made_keys, count)))
+    except (TypeError, ValueError) as exc:  # a column of the wrong length, or an item of the wrong type
+        raise Invalid(f"findings of the wrong shape: {exc}") from None
+
+
+def _encode_facts(facts: Any) -> dict:
+    """``{code: [item, ...]}``; a list that is another code's list too (OBS001 and OBS002 share
+    one) is written once, and ``{"=": code}`` in the other's place."""
+    if type(facts) is not dict:
+        raise Invalid("facts this format cannot hold")
+    out: dict[str, Any] = {}
+    seen: dict[int, str] = {}
+    for code, items in facts.items():
+        if type(code) is not str or type(items) is not list:
+            raise Invalid("facts this format cannot hold")
+        if id(items) in seen:
+            out[code] = {"=": seen[id(items)]}
+        else:
+            seen[id(items)] = code
+            out[code] = [encode(item) for item in items]
+    return out
+
+
+def _decode_facts(data: Any) -> dict:
+    if type(data) is not dict:
+        raise Invalid("facts of the wrong shape")
+    out: dict[str, list] = {}
+    for code, items in data.items():
+        if type(items) is dict:
+            if len(items) != 1 or items.get("=") not in out:
+                raise Invalid("facts of the wrong shape")
+            out[code] = out[items["="]]
+        elif type(items) is list:
+            out[code] = [decode(item) for item in items]
+        else:
+            raise Invalid("facts of the wrong shape")
+    return out
+
+
+def _encode_outcome(outcome: Any, columns: _Columns) -> list:
+    """The outcome without its findings, which go to ``columns`` (all or none: Invalid)."""
+    from linter.suppress import Directive
+
+    if type(outcome.path) is not str or type(outcome.status) is not str or type(outcome.target) is not bool:
+        raise Invalid("an outcome this format cannot hold")
+    if not all(type(d) is Directive for d in outcome.directives):
+        raise Invalid("suppressions this format cannot hold")
+    # as the file gave them: whether one suppressed anything is this run's answer, not the file's
+    directives = encode([replace(d, used=False) for d in outcome.directives])
+    # the facts as JSON text inside the JSON: a warm run reads them as one string, never as values
+    facts = outcome.facts.data if type(outcome.facts) is Pending else dumps(_encode_facts(outcome.facts)).decode("utf-8")
+    return [outcome.path, outcome.status, outcome.target, columns.add(outcome.results), directives, facts]
+
+
+def _decode_outcomes(files: Any, block: Any) -> dict[str, Any]:
+    """Every outcome of a cache file: its findings from the file's one ``block`` of columns (an
+    invalid block: no outcome at all), the rest entry by entry (an invalid entry: a miss)."""
+    from linter.engine.runner import FileOutcome
+    from linter.suppress import Directive
+
+    if type(files) is not dict:
+        return {}
+    pairs = _decode_results(block)
+    out = {}
+    start = 0
+    for key, data in files.items():
+        try:
+            path, status, target, count, directives, facts = data
+            if not (type(data) is list and type(path) is str and type(status) is str and type(target) is bool
+                    and type(count) is int and 0 <= count <= len(pairs) - start and type(facts) is str):
+                raise Invalid("an outcome of the wrong shape")
+            results, start = pairs[start:start + count], start + count
+            if directives:  # most files have none
+                directives = decode(directives)
+                if type(directives) is not list or not all(type(d) is Directive for d in directives):
+                    raise Invalid("suppressions of the wrong shape")
+            elif type(directives) is not list:
+                raise Invalid("suppressions of the wrong shape")
+        except (Invalid, TypeError, ValueError, RecursionError):
+            break  # the rows of the entries after it cannot be told apart: misses too
+        out[key] = FileOutcome(path, status, target, results, directives, Pending(facts))
+    return out
+
+
+def _decode_project(block: Any) -> tuple[Any, list[tuple[str, str]]]:
+    """A project's entry: its PROJECT-rule findings and notes, each checked (else Invalid)."""
+    if type(block) is not dict or type(block.get("notes")) is not list:
+        raise Invalid("a project entry is not a mapping of findings and notes")
+    notes = []
+    for note in block["notes"]:
+        if type(note) is not list or len(note) != 2 or not all(type(part) is str for part in note):
+            raise Invalid("a project note is not a path and a message")
+        notes.append((note[0], note[1]))
+    return _decode_results(block.get("findings")), notes
+
+
+class Pending:
+    """A cached outcome's facts, not decoded yet: only a run whose PROJECT rules run again reads
+    them (:meth:`Cache.load_facts`), so a fully warm run never builds them."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data: str):
+        self.data = data  # JSON text of the facts (linter.cachedata values)
+
+
+def _tag(folder: Path) -> None:
+    """CACHEDIR.TAG, created only where no file and no link (dangling or not) has the name."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        descriptor = os.open(folder / "CACHEDIR.TAG", flags, 0o644)
+    except OSError:
+        return  # there already (as a file or as anything else): never written through
+    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+        handle.write(CACHEDIR_TAG)
+
+
+def _version(text: str) -> tuple[int, ...] | None:
+    parts = text.split(".")
+    return tuple(int(p) for p in parts) if all(p.isdigit() and len(p) < 10 for p in parts) else None
+
+
+def prune(folder: Path, keep: int = KEEP_RUNS) -> None:
+    """Remove from the cache folder: run files beyond the ``keep`` most recently used, run files of
+    older versions of mlops-lint and of the pickle format (before format 5), and temporary files
+    left by runs that died more than STALE_SECONDS ago. Links are removed, never followed."""
+    import time
+
+    from linter import __version__
+
+    ours = _version(__version__)
+    now = time.time()
+    runs = []
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    for entry in entries:
+        name = entry.name
+        try:
+            if name.startswith(".") and name.endswith(TEMP_SUFFIX):
+                if now - entry.stat(follow_symlinks=False).st_mtime > STALE_SECONDS:
+                    os.unlink(entry.path)
+            elif name.endswith(".pickle") and name.startswith((PREFIX, "rules-index-")):
+                os.unlink(entry.path)  # the result cache's format 4 and the rule index's 1: pickle, never read again
+            elif name.startswith("rules-index-") and name.endswith(TEMP_SUFFIX) and ".pickle." in name:
+                if now - entry.stat(follow_symlinks=False).st_mtime > STALE_SECONDS:
+                    os.unlink(entry.path)
+            elif name.startswith(PREFIX) and name.endswith(SUFFIX):
+                version = _version(name[len(PREFIX):].split("-", 1)[0])
+                if version is not None and ours is not None and version < ours:
+                    os.unlink(entry.path)
+                else:
+                    runs.append((entry.stat(follow_symlinks=False).st_mtime, entry.path))
+        except OSError:
+            continue
+    runs.sort(reverse=True)
+    for _, path in runs[keep:]:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
 
 
 class Cache:
-    def __init__(self, folder: Path, key: str, files: dict[str, Any], projects: dict[str, Any]):
+    def __init__(self, folder: Path, key: str, payload: dict | None = None):
         self.folder = folder
-        self.file = folder / f"{PREFIX}{key}.pickle"
+        self.file = folder / file_name(key)
         self.key = key
-        self._old = files
-        self._old_projects = projects
-        self.files: dict[str, Any] = {}
-        self.projects: dict[str, Any] = {}  # project key -> its PROJECT rules' findings
+        self._payload = payload  # the file as read, decoded at the first get()
+        self._old: dict[str, Any] | None = None  # file key -> outcome
+        self._old_projects: dict[str, Any] = {}  # project key -> its PROJECT rules' findings
+        self.files: dict[str, Any] = {}  # file key -> outcome, for save()
+        self.projects: dict[str, Any] = {}  # project key -> its PROJECT rules' findings, for save()
         self.changed = False
+        self.invalid = 0  # parts that did not validate (each a miss)
 
     @classmethod
     def open(cls, folder: Path, key: str) -> "Cache":
-        files: dict[str, Any] = {}
-        projects: dict[str, Any] = {}
-        path = folder / f"{PREFIX}{key}.pickle"
+        payload = None
         enabled = gc.isenabled()
         gc.disable()  # a million acyclic objects: collector passes while loading them tripled its cost
         try:
-            with open(path, "rb") as handle:
-                payload = _Unpickler(io.BufferedReader(handle)).load()
-            gc.freeze()  # they live to the end of the run: never rescanned
-            if isinstance(payload, dict) and payload.get("format") == FORMAT and payload.get("key") == key:
-                files = payload["files"]
-                projects = payload["projects"]
+            data = read_entry(folder / file_name(key), MAX_BYTES)
+            payload = loads(data) if data is not None else None
+            if not (type(payload) is dict and payload.get("format") == FORMAT and payload.get("key") == key):
+                payload = None
         except Exception:  # noqa: BLE001 - a cache that cannot be read is empty, never an error
-            files, projects = {}, {}
+            payload = None
         finally:
             if enabled:
                 gc.enable()
-        return cls(folder, key, files, projects)
+        return cls(folder, key, payload)
+
+    def _load(self) -> dict[str, Any]:
+        if self._old is None:
+            payload, self._payload = self._payload or {}, None
+            self._old = self._decoded(lambda: _decode_outcomes(payload.get("files"), payload.get("results"))) or {}
+            if len(self._old) != len(payload.get("files") or ()):
+                self.invalid += 1
+            projects = payload.get("projects")
+            for key, block in projects.items() if type(projects) is dict else ():
+                found = self._decoded(lambda: _decode_project(block))
+                if found is not None:
+                    self._old_projects[key] = found
+            gc.freeze()  # they live to the end of the run: never rescanned by the collector
+        return self._old
+
+    def _decoded(self, decoder: Any) -> Any:
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            return decoder()
+        except (Invalid, ValueError, TypeError, KeyError, RecursionError):
+            self.invalid += 1
+            return None
+        finally:
+            if enabled:
+                gc.enable()
 
     def get(self, key: str) -> Any:
-        """A file's outcome (its findings before suppression, suppressions and facts)."""
-        found = self._old.get(key)
+        """A file's outcome (its findings before suppression, suppressions and facts); None for a
+        miss, which is also what an entry that does not validate is."""
+        found = self._load().get(key)
         if found is not None:
             self.files[key] = found
         return found
+
+    def load_facts(self, outcomes: dict[str, Any]) -> dict[str, Any]:
+        """``outcomes`` (display path -> outcome) with every cached outcome's facts decoded; an
+        outcome whose facts do not validate is left out (a miss: its file is linted again)."""
+        kept = {}
+        for display, outcome in outcomes.items():
+            if type(outcome.facts) is Pending:
+                data = outcome.facts.data
+                facts = self._decoded(lambda: _decode_facts(loads(data)))
+                if facts is None:
+                    for key in [k for k, v in self.files.items() if v is outcome]:
+                        del self.files[key]
+                    continue
+                outcome.facts = facts
+            kept[display] = outcome
+        return kept
 
     def put(self, key: str, outcome: Any) -> None:
         self.files[key] = outcome
@@ -182,46 +531,48 @@ class Cache:
 
     def get_project(self, key: str) -> Any:
         """A project's PROJECT-rule findings (a run holds one entry per project)."""
+        self._load()
         found = self._old_projects.get(key)
         if found is not None:
             self.projects[key] = found
         return found
 
-    def put_project(self, key: str, results: Any) -> None:
-        self.projects[key] = results
+    def put_project(self, key: str, results: Any, notes: list[tuple[str, str]]) -> None:
+        """A project's PROJECT-rule findings and its notes (objects defined differently in several
+        files: what a fully warm run, which decodes no facts, could not tell again)."""
+        self.projects[key] = (results, notes)
         self.changed = True
 
     def save(self) -> None:
         """Write this run's entries (if any changed, or some were dropped) and prune old run keys."""
-        if not self.changed and self.files.keys() == self._old.keys() and self.projects.keys() == self._old_projects.keys():
+        if (not self.changed and self.files.keys() == self._load().keys()
+                and self.projects.keys() == self._old_projects.keys() and not self.invalid):
             self._touch()
             return
+        files, columns = {}, _Columns()
+        for key, outcome in self.files.items():
+            try:
+                files[key] = _encode_outcome(outcome, columns)
+            except (Invalid, RecursionError, ValueError):
+                continue  # not stored: linted again next time
+        projects = {}
+        for key, (results, notes) in self.projects.items():
+            try:
+                projects[key] = {"findings": _encode_results(results), "notes": [[path, text] for path, text in notes]}
+            except Invalid:
+                continue
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
-            tag = self.folder / "CACHEDIR.TAG"
-            if not tag.exists():
-                tag.write_text(CACHEDIR_TAG, encoding="utf-8")
-            payload = {"format": FORMAT, "key": self.key, "files": self.files, "projects": self.projects}
-            temporary = self.file.with_name(f".{self.file.name}.{os.getpid()}.tmp")
-            with open(temporary, "wb") as handle:
-                pickle.dump(payload, handle, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(temporary, self.file)
-        except OSError:
+            _tag(self.folder)
+            payload = {"format": FORMAT, "key": self.key, "files": files, "results": columns.data(), "projects": projects}
+            data = (dumps_large if len(files) > 200 else dumps)(payload)
+        except (OSError, TypeError, ValueError):
             return  # a read-only or full cache folder: the run's results stand, uncached
-        self._prune()
+        if write_entry(self.folder, self.file.name, data, PREFIX):
+            prune(self.folder)
 
     def _touch(self) -> None:
         try:
-            os.utime(self.file)
-        except OSError:
-            pass
-
-    def _prune(self) -> None:
-        try:
-            runs = [entry for entry in os.scandir(self.folder)
-                    if entry.name.startswith(PREFIX) and entry.name.endswith(".pickle")]
-            runs.sort(key=lambda entry: entry.stat().st_mtime, reverse=True)
-            for entry in runs[KEEP_RUNS:]:
-                os.unlink(entry.path)
-        except OSError:
+            os.utime(self.file, follow_symlinks=False)
+        except (OSError, NotImplementedError):
             pass

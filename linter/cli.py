@@ -67,7 +67,10 @@ class DefaultToCheck(click.Group):
 
 
 def _fail(message: str) -> "click.exceptions.Exit":
-    click.echo(f"mlops-lint: error: {message}", err=True)
+    from linter.report.common import printable
+
+    # a message may quote a name or value from the linted tree (a config key, a file name)
+    click.echo(f"mlops-lint: error: {printable(message)}", err=True)
     return click.exceptions.Exit(EXIT_USAGE)
 
 
@@ -109,6 +112,9 @@ def run() -> None:
     at once, as mypy's does. A large run leaves millions of objects (the index, every finding);
     freeing them one by one costs 0.2-0.3 s at 10,000 files, for memory the operating system
     takes back at once. Output is flushed first, so nothing written is lost."""
+    from linter.origin import isolate
+
+    isolate()  # nothing is imported from the current folder (or a relative PYTHONPATH entry)
     global _KEPT
     _KEPT = []
     try:
@@ -336,9 +342,9 @@ def explain(rule: str) -> None:
 
 @main.command("init")
 @click.argument("folder", required=False, type=click.Path(file_okay=False, path_type=Path), default=Path("."))
-@click.option("--force", is_flag=True, help="Overwrite an existing .mlops-lint.yaml.")
+@click.option("--force", is_flag=True, help="Write it even when a config already applies (replacing .mlops-lint.yaml).")
 def init(folder: Path, force: bool) -> None:
-    """Write a commented .mlops-lint.yaml (every key, each with an example)."""
+    """Write a commented .mlops-lint.yaml (refused when a config already applies there)."""
     from linter.config import ConfigError, write_init
 
     try:

@@ -477,18 +477,71 @@ INIT_TEMPLATE = """\
 """
 
 
+def config_sources(folder: Path) -> list[Path]:
+    """Every config source ``folder`` has or is governed by: its own ``.mlops-lint.yaml`` /
+    ``.yml`` (as links too, dangling or not), a pyproject.toml with ``[tool.mlops-lint]`` there,
+    and the config a run in it would find upward."""
+    from linter.roots import has_tool_table
+
+    found = [folder / name for name in CONFIG_NAMES if os.path.lexists(folder / name)]
+    project = folder / "pyproject.toml"
+    if project.is_file() and has_tool_table(project):
+        found.append(project)
+    upward = find_config(folder) if folder.is_dir() else None
+    if upward is not None and all(not _same_file(upward, f) for f in found):
+        found.append(upward)
+    return found
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
 def write_init(folder: Path, force: bool = False) -> Path:
-    """Write :data:`INIT_TEMPLATE` to ``folder/.mlops-lint.yaml``; an existing file is kept
-    unless ``force``."""
-    from linter.output import OutputError, write_file
+    """Write the commented template as ``folder/.mlops-lint.yaml``. Refused when any config
+    source exists (:func:`config_sources`: the new file would silently shadow it) unless
+    ``force``; never written through a link: a new file is created exclusively, and with
+    ``force`` a temporary file beside it is renamed over the name (replacing a link, not its
+    target)."""
+    import tempfile
 
     target = folder / CONFIG_NAMES[0]
-    if target.exists() and not force:
-        raise ConfigError(f"{target}: already exists; not overwritten (--force overwrites it)")
+    sources = config_sources(folder)
+    if sources and not force:
+        names = ", ".join(str(s) for s in sources)
+        raise ConfigError(f"{target}: not written, a config already applies here ({names}); "
+                          "a new file would shadow it (--force to write it anyway)")
+    data = INIT_TEMPLATE.encode("utf-8")
+    if not os.path.lexists(target):
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+        try:
+            descriptor = os.open(target, flags, 0o644)
+        except FileExistsError:
+            raise ConfigError(f"{target}: appeared while writing; not overwritten") from None
+        except OSError as exc:
+            raise ConfigError(f"{target}: cannot be written ({exc.strerror})") from None
+        try:
+            with os.fdopen(descriptor, "wb") as handle:
+                handle.write(data)
+        except OSError as exc:
+            os.unlink(target)  # never an empty or partial config left behind
+            raise ConfigError(f"{target}: cannot be written ({exc.strerror})") from None
+        return target
     try:
-        write_file(target, INIT_TEMPLATE)
-    except OutputError as exc:
-        raise ConfigError(str(exc)) from None
+        descriptor, temporary = tempfile.mkstemp(prefix=".mlops-lint.", suffix=".tmp", dir=folder)
+    except OSError as exc:
+        raise ConfigError(f"{target}: cannot be written ({exc.strerror})") from None
+    try:
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(data)
+        os.chmod(temporary, 0o644)
+        os.replace(temporary, target)
+    except OSError as exc:
+        os.unlink(temporary)
+        raise ConfigError(f"{target}: cannot be written ({exc.strerror})") from None
     return target
 
 

@@ -124,8 +124,9 @@ def load_registry(index: str | None = None) -> Registry:
     index when it matches today's code (their modules imported only when a rule is called), else
     from the crawl, which is then indexed there. None: always crawl.
     """
-    import rules as builtin
+    from linter.origin import rules_package
 
+    builtin = rules_package()  # by its location beside `linter`, never `import rules` (linter.origin)
     found = None
     if index is not None:
         from linter import ruleindex

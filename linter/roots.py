@@ -47,15 +47,57 @@ def has_tool_table(path: Path) -> bool:
         return "[tool.mlops-lint" in text
 
 
-def config_in(folder: str) -> str | None:
-    """The config file a folder holds itself, if any (.mlops-lint.yaml before pyproject.toml)."""
+def config_in(folder: str, ignored: list[tuple[str, str]] | None = None) -> str | None:
+    """The config file a folder holds itself, if any (.mlops-lint.yaml before pyproject.toml).
+    One that other users could have put or changed there (:func:`unsafe_because`) is passed
+    over, and added to ``ignored`` with the reason."""
     for name in CONFIG_NAMES:
         candidate = os.path.join(folder, name)
-        if os.path.isfile(candidate):
+        if os.path.isfile(candidate) and _trusted(candidate, ignored):
             return candidate
     project = os.path.join(folder, "pyproject.toml")
-    if os.path.isfile(project) and has_tool_table(Path(project)):
+    if os.path.isfile(project) and has_tool_table(Path(project)) and _trusted(project, ignored):
         return project
+    return None
+
+
+def _trusted(path: str, ignored: list[tuple[str, str]] | None) -> bool:
+    reason = unsafe_because(Path(path))
+    if reason is not None and ignored is not None:
+        ignored.append((path, reason))
+    return reason is None
+
+
+def unsafe_because(path: Path) -> str | None:
+    """Why a config file found upward may be someone else's, or None (as git's safe.directory
+    asks of a repository): the file is another user's or writable by others, or a folder on its
+    way is writable by others so that its entry could be replaced: world-writable without the
+    sticky bit, or sticky (``/tmp``) with the entry owned by another user. Owners trusted are the
+    current user and root. Never asked of ``--config FILE``, which the user named. Four ``stat``
+    calls and one per folder upward, only for a folder that has a config file."""
+    import stat
+
+    uid = os.geteuid() if hasattr(os, "geteuid") else None
+    if uid is None:
+        return None  # Windows: no such modes
+    trusted = {uid, 0}
+    try:
+        info = os.stat(path)
+        if info.st_uid not in trusted:
+            return f"owned by another user (uid {info.st_uid})"
+        if info.st_mode & stat.S_IWOTH:
+            return "writable by every user"
+        entry = path
+        for folder in path.parents:
+            mode = os.stat(folder).st_mode
+            if mode & stat.S_IWOTH:
+                if not mode & stat.S_ISVTX:
+                    return f"in {folder}, which every user can write to"
+                if os.lstat(entry).st_uid not in trusted:
+                    return f"{entry} in {folder} (writable by every user) belongs to another user"
+            entry = folder
+    except OSError as exc:
+        return f"its folders cannot be checked ({exc.strerror})"
     return None
 
 
@@ -65,6 +107,8 @@ class RootFinder:
     def __init__(self, cwd: Path):
         self.cwd = os.fspath(cwd)
         self._marks: dict[str, tuple[str | None, str | None]] = {}  # folder -> (nearest config, nearest git top)
+        self._roots: dict[tuple[str, Path], Root] = {}  # (folder, PATH given) -> its root
+        self.ignored: list[tuple[str, str]] = []  # config files passed over: (path, why), see unsafe_because
         self.looked = 0  # folders looked at (for tests of the speed budget)
 
     def marks(self, folder: str) -> tuple[str | None, str | None]:
@@ -80,7 +124,7 @@ class RootFinder:
         found = self._marks.get(here, (None, None)) if here not in climb else (None, None)
         for current in reversed(climb):
             self.looked += 1
-            config = config_in(current)
+            config = config_in(current, self.ignored)
             git = current if os.path.lexists(os.path.join(current, ".git")) else None
             found = (config or found[0], git or found[1])
             self._marks[current] = found
@@ -89,6 +133,12 @@ class RootFinder:
     def root(self, folder: str, given: Path) -> Root:
         """The root of a file in ``folder`` (absolute, links resolved) that was found under the
         PATH ``given`` (absolute, as the walk spells it)."""
+        found = self._roots.get((folder, given))
+        if found is None:
+            found = self._roots[folder, given] = self._root(folder, given)
+        return found
+
+    def _root(self, folder: str, given: Path) -> Root:
         config, git = self.marks(folder)
         if config is not None:
             top = os.path.dirname(config)

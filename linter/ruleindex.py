@@ -14,33 +14,32 @@ Kept correct the way the result cache is (:mod:`linter.cache`): the index holds 
 the tool's, and is used only when that signature is today's; anything else (no file, another
 signature, a corrupt or foreign file) is a miss, and the crawl runs. It is written only when its
 whole content reads back equal to what the crawl found (so a rule with an option type or default
-the index cannot hold is never indexed), atomically, and read with an unpickler that builds only
-builtin values and :class:`~linter.rule.Scope`. Plugins (entry points) are never indexed. When a
+the index cannot hold is never indexed), atomically, as JSON that builds data and nothing else
+(:mod:`linter.cachedata`: builtin values, :class:`~linter.rule.Scope`, option types by name). Plugins (entry points) are never indexed. When a
 stand-in imports its module, the module's own metadata must equal the index's, or it raises.
 """
 
 from __future__ import annotations
 
-import io
 import os
 import sys
 from dataclasses import fields
 from typing import Any
 
-from linter.rule import RegistryError, RuleMeta
+from linter.cachedata import decode, dumps, encode, loads
+from linter.rule import RegistryError, RuleMeta, Scope
 
-FORMAT = 1
+FORMAT = 2  # 2: JSON (linter.cachedata); 1 was pickle
 PREFIX = "rules-index-"  # + a checksum of the packages' folders: checkouts sharing a cache folder keep one each
 _DEFERRED = ("func", "collect")  # the RuleMeta fields that are callables of the rule's module
 _DATA = tuple(f.name for f in fields(RuleMeta) if f.name not in _DEFERRED)
-_BUILTINS = frozenset({"int", "str", "bool", "float", "bytes", "list", "dict", "tuple", "set", "frozenset",
-                       "type", "NoneType"})
 
 
 def _package_roots() -> list[str]:
     import linter
-    import rules
+    from linter.origin import rules_package
 
+    rules = rules_package()
     return [os.path.dirname(os.path.abspath(linter.__file__)), *[os.path.abspath(p) for p in rules.__path__]]
 
 
@@ -48,7 +47,7 @@ def path(folder: os.PathLike | str) -> str:
     """The index file of this installation in ``folder``."""
     import zlib
 
-    return os.path.join(folder, f"{PREFIX}{zlib.crc32(chr(0).join(_package_roots()).encode('utf-8', 'surrogateescape')):08x}.pickle")
+    return os.path.join(folder, f"{PREFIX}{zlib.crc32(chr(0).join(_package_roots()).encode('utf-8', 'surrogateescape')):08x}.json")
 
 
 def signature() -> tuple:
@@ -67,25 +66,6 @@ def signature() -> tuple:
                     continue
                 files.append((file, info.st_size, info.st_mtime_ns))
     return (FORMAT, __version__, sys.version, tuple(sorted(files)))
-
-
-class _Unpickler:
-    """Builtin values and Scope only: an index planted by someone else cannot run code."""
-
-    def __init__(self, data: bytes):
-        import pickle
-
-        class Restricted(pickle.Unpickler):
-            def find_class(self, module: str, name: str) -> Any:
-                if (module == "builtins" and name in _BUILTINS) or (module, name) in (
-                        ("linter.rule", "Scope"), ("types", "GenericAlias"), ("types", "NoneType")):
-                    return super().find_class(module, name)
-                raise pickle.UnpicklingError(f"the rule index may not build {module}.{name}")
-
-        self._unpickler = Restricted(io.BytesIO(data))
-
-    def load(self) -> Any:
-        return self._unpickler.load()
 
 
 class _Deferred:
@@ -138,47 +118,54 @@ def _entries(found: list[RuleMeta]) -> list[dict[str, Any]] | None:
     return entries
 
 
+def _key_data(key: tuple) -> Any:
+    """The signature as JSON values (lists where it has tuples)."""
+    return loads(dumps(key))
+
+
 def write(folder: os.PathLike | str, key: tuple, found: list[RuleMeta]) -> None:
     """Store the crawl's built-in rules if they read back equal; never raises."""
-    import pickle
+    from pathlib import Path
 
-    temporary = None
+    from linter.cachedata import write_entry
+
     try:
         entries = _entries(found)
         if entries is None:
             return
-        data = pickle.dumps({"key": key, "rules": entries}, protocol=pickle.HIGHEST_PROTOCOL)
-        back = _Unpickler(data).load()
-        if back["rules"] != entries or any(type(a[n]) is not type(b[n]) for a, b in zip(back["rules"], entries)
-                                           for n in _DATA):
+        data = dumps({"format": FORMAT, "key": _key_data(key), "rules": encode(entries)})
+        back = decode(loads(data)["rules"])
+        if back != entries or any(type(a[n]) is not type(b[n]) for a, b in zip(back, entries) for n in _DATA):
             return
         os.makedirs(folder, exist_ok=True)
-        target = path(folder)
-        temporary = f"{target}.{os.getpid()}.tmp"
-        with open(temporary, "wb") as handle:
-            handle.write(data)
-        os.replace(temporary, target)
+        write_entry(Path(folder), os.path.basename(path(folder)), data, PREFIX)
     except Exception:  # noqa: BLE001 - a cache that cannot be written is skipped
-        if temporary is not None:
-            try:
-                os.unlink(temporary)
-            except OSError:
-                pass
+        return
 
 
 def read(folder: os.PathLike | str, key: tuple) -> list[RuleMeta] | None:
-    """The built-in rules from the index, or None when it is missing, stale or unreadable."""
+    """The built-in rules from the index, or None when it is missing, stale, unreadable or not
+    of the shape :func:`write` gives."""
+    from pathlib import Path
+
+    from linter.cachedata import MAX_BYTES, read_entry
+
     try:
-        with open(path(folder), "rb") as handle:
-            payload = _Unpickler(handle.read()).load()
-        if not isinstance(payload, dict) or payload.get("key") != key:
+        data = read_entry(Path(path(folder)), MAX_BYTES)
+        if data is None:
+            return None
+        payload = loads(data)
+        if type(payload) is not dict or payload.get("format") != FORMAT or payload.get("key") != _key_data(key):
             return None
         metas = []
-        for entry in payload["rules"]:
+        for entry in decode(payload["rules"]):
+            if type(entry) is not dict or type(entry.get("attr")) is not str or type(entry.get("collect")) is not bool:
+                return None
             func = _Deferred(entry["attr"], "func")
             collect = _Deferred(entry["attr"], "collect") if entry["collect"] else None
             meta = RuleMeta(func=func, collect=collect, **{name: entry[name] for name in _DATA})
-            if not meta.module.startswith("rules."):
+            if not (type(meta.module) is str and meta.module.startswith("rules.") and type(meta.code) is str
+                    and type(meta.scope) is Scope and type(meta.options) is dict and type(meta.defaults) is dict):
                 return None
             func.meta = meta
             if collect is not None:

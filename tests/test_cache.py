@@ -47,7 +47,7 @@ def project(tmp_path: Path) -> Path:
 
 
 def cache_files(folder: Path) -> list[Path]:
-    return sorted(folder.glob("run-*.pickle"))
+    return sorted(folder.glob("run-*.json"))
 
 
 @pytest.mark.parametrize("fmt", ["text", "json", "sarif"])
@@ -133,7 +133,7 @@ def test_a_damaged_cache_is_a_miss(project: Path, tmp_path: Path, damage: str) -
     elif damage == "garbage":
         file.write_bytes(os.urandom(4096))
     else:
-        file.write_bytes(pickle.dumps({"format": 1, "key": "someone else's", "files": {}, "project": None}))
+        file.write_text(json.dumps({"format": 5, "key": "someone else's", "files": {}, "results": [], "project": None}))
     assert lint(project, ".", "--format", "json", "--cache-dir", str(cache)) == expected
     assert lint(project, ".", "--format", "json", "--cache-dir", str(cache)) == expected  # and rewritten
 
@@ -147,7 +147,7 @@ def test_a_planted_cache_file_runs_no_code(project: Path, tmp_path: Path) -> Non
     cache = tmp_path / "cache"
     expected = lint(project, ".", "--format", "json", "--cache-dir", str(cache))
     [file] = cache_files(cache)
-    file.write_bytes(pickle.dumps({"format": 1, "key": file.stem[4:], "files": _Planted(), "project": None}))
+    file.write_bytes(pickle.dumps({"format": 1, "key": file.stem.rsplit("-", 1)[1], "files": _Planted(), "project": None}))
     assert lint(project, ".", "--format", "json", "--cache-dir", str(cache)) == expected
     assert not (project / "PLANTED").exists() and not (Path.cwd() / "PLANTED").exists()
 

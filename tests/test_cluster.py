@@ -94,6 +94,10 @@ def test_gpu_facts() -> None:
     ("Standard_E16as_v5", 16, 128), ("Standard_F8s_v2", 8, 16), ("Standard_DS2_v2", 2, 7),
     ("Standard_DS3_v2", 4, 14), ("Standard_D2_v3", 2, 8), ("Standard_E8-4s_v5", 4, 64),
     ("D96ads_v6", 96, 384),
+    # confidential, storage and the confidential-containers _cc sizes (azure-vm-sizes.md section B)
+    ("Standard_DC4as_v5", 4, 16), ("Standard_DC8ads_v5", 8, 32), ("Standard_DC8as_cc_v5", 8, 32),
+    ("Standard_EC8as_v5", 8, 64), ("Standard_EC96as_v5", 96, 672), ("Standard_EC8as_cc_v5", 8, 64),
+    ("Standard_L8s_v3", 8, 64), ("Standard_L16as_v3", 16, 128),
 ])
 def test_cpu_sizes_follow_the_naming_convention(size: str, vcpus: int, gib: int) -> None:
     found = lookup(size)
@@ -107,7 +111,7 @@ def test_families_whose_memory_varies_give_only_vcpus() -> None:
 
 
 @pytest.mark.parametrize("size", ["Standard_NC6", "Standard_NC4as_T4_v4", "Standard_HB120rs_v3", "Standard_D4s_v7",
-                                  "Standard_DC4as_v5", "Standard_D0s_v5", "Standard_E8-9s_v5", "", "nonsense",
+                                  "Standard_DC4as_v4", "Standard_D0s_v5", "Standard_E8-9s_v5", "", "nonsense",
                                   "Standard_", "Standard_NC24ads_A100", "$(VM_SIZE)"])
 def test_unknown_sizes(size: str) -> None:
     assert lookup(size) is None

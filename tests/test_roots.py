@@ -257,6 +257,24 @@ def test_sarif_uris_are_relative_to_the_git_top_wherever_the_command_runs(tmp_pa
     assert {path for path, _, _ in findings(repo / "deploy", "ml")} == {"ml/job.yaml"}
 
 
+def test_sarif_notes_are_relative_to_the_git_top_too(tmp_path: Path) -> None:
+    repo = git_repo(tmp_path / "repo", {"sub/chart/Chart.yaml": "name: c\n", "sub/chart/templates/job.yaml": JOB,
+                                        "sub/job.yaml": JOB})
+    run = json.loads(cli(repo / "sub", ".", "--format", "sarif")[1])["runs"][0]
+    [note] = run["invocations"][0]["toolExecutionNotifications"]
+    assert note["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "sub/chart/templates"
+
+
+def test_a_named_stdin_document_is_linted_in_its_files_project(tmp_path: Path) -> None:
+    """An editor piping the buffer of deploy/job.yaml: the repository is its project, as for the file."""
+    repo = git_repo(tmp_path / "repo", {"infra/pools.sh": POOLS, "infra/queues.yaml": QUEUE, "deploy/job.yaml": JOB})
+    os.chdir(repo)
+    result = CliRunner().invoke(main, ["-", "--stdin-filename", "deploy/job.yaml", "--format", "json", "--no-cache",
+                                       "--jobs", "1"], input=JOB, catch_exceptions=False)
+    piped = [(f["path"], f["line"], f["rule"]) for f in json.loads(result.stdout)["findings"]]
+    assert piped == findings(repo, "deploy/job.yaml") and {"XPL002", "QUE002"} <= {rule for _, _, rule in piped}
+
+
 def test_sarif_fingerprints_do_not_depend_on_the_working_folder(tmp_path: Path) -> None:
     repo = git_repo(tmp_path / "repo", {"deploy/job.yaml": JOB})
 

@@ -44,7 +44,8 @@ def pod(container_sc: str = "", pod_sc: str = "", extra: str = "") -> str:
     ("securityContext: {allowPrivilegeEscalation: true}", True, "sets `allowPrivilegeEscalation: true`"),
     ("securityContext: {}", True, "defaults to true"),
     ("", True, "defaults to true"),
-    ("securityContext: {privileged: true, allowPrivilegeEscalation: false}", True, "is privileged"),
+    ("securityContext: {privileged: true, allowPrivilegeEscalation: false}", False, ""),  # SEC004's alone
+    ("securityContext: {privileged: true}", False, ""),
     ("securityContext: {allowPrivilegeEscalation: false, capabilities: {add: [CAP_SYS_ADMIN]}}", True, "CAP_SYS_ADMIN"),
     ("securityContext: {allowPrivilegeEscalation: false, capabilities: {add: [sys_admin]}}", True, "CAP_SYS_ADMIN"),
     ("securityContext: {allowPrivilegeEscalation: false, capabilities: {add: [NET_ADMIN]}}", False, ""),

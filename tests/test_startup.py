@@ -8,6 +8,7 @@ the bare interpreter's (so what ``site`` imports in a given environment does not
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -17,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from linter import ruleindex
+from linter.cachedata import decode, encode
 from linter.registry import RegistryError, load_registry
 from linter.rule import RuleMeta
 
@@ -150,14 +152,21 @@ def test_a_stale_foreign_or_tampered_index_is_never_used(tmp_path: Path, fresh_r
             return (os.system, ("true",))
 
     index.write_bytes(pickle.dumps({"key": key, "rules": [Evil()]}))
-    assert ruleindex.read(tmp_path, key) is None  # the unpickler builds no such thing
-    index.write_bytes(b"not a pickle")
+    assert ruleindex.read(tmp_path, key) is None  # a pickle is no index at all
+    index.write_bytes(b"not JSON")
+    assert ruleindex.read(tmp_path, key) is None
+    payload = json.loads(good)
+    planted = json.loads(good)
+    planted["rules"][0] = {"C": "os:system", "V": ["true"]}  # a class outside mlops-lint: never built
+    index.write_text(json.dumps(planted))
     assert ruleindex.read(tmp_path, key) is None
 
-    payload = pickle.loads(good)
-    entry = next(e for e in payload["rules"] if e["code"] == "DKR001")
+    entry = next(e for e in decode(payload["rules"]) if e["code"] == "DKR001")
     entry["severity"] = "info"  # metadata the module does not have
-    index.write_bytes(pickle.dumps(payload))
+    rules = decode(payload["rules"])
+    rules[[e["code"] for e in rules].index("DKR001")] = entry
+    payload["rules"] = encode(rules)
+    index.write_text(json.dumps(payload))
     metas = {m.code: m for m in ruleindex.read(tmp_path, key)}
     with pytest.raises(RegistryError, match="no longer matches the rule index"):
         metas["DKR001"].func(None, None)

@@ -88,7 +88,7 @@ def by_roots(paths: list[Path], cwd: Path, load: Callable[[Path | None, Root], C
         found = discover.walk(project.paths, root=config.root, exclude=config.exclude)
         own = []
         for source in found.files:
-            home = finder.root(os.fspath(source.path.parent), root.folder)
+            home = finder.root(os.path.dirname(os.fspath(source.path)), root.folder)
             if home.folder == root.folder or home.found == BY_PATH:
                 own.append(source)
             else:  # under a nearer root: a target of that root's project
@@ -112,7 +112,7 @@ def _context(project: Project, finder: RootFinder, moved: list[SourceFile]) -> N
         files = list(project.targets.files)
     else:
         files = [source for source in discover.walk([root.folder], root=config.root, exclude=config.exclude).files
-                 if finder.root(os.fspath(source.path.parent), root.folder).folder == root.folder]
+                 if finder.root(os.path.dirname(os.fspath(source.path)), root.folder).folder == root.folder]
     if moved:
         mine = {source.path for source in files}
         taken = [source for source in moved if source.path in mine]  # not excluded by this project's config

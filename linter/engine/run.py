@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from linter.config import Config
-from linter.discover import SourceFile, display_path
+from linter.discover import SourceFile, display_path, shown as shown_path
 from linter.engine.memory import collector_paused, freeze
 from linter.engine.passes import Work, build_index, prepare, skeleton
 from linter.engine.projects import Project, by_roots, explicit, loader
@@ -85,15 +85,20 @@ def lint(request: LintRequest) -> "RunReport":  # noqa: F821 - imported below
     sources = Sources(cwd, finder)
     with collector_paused():  # young generations are collected while linting (see lint_files)
         for project, rules, key in zip(projects, chosen, keys):
-            found, status = _lint_project(project, rules, key, request, cwd, cache, sources)
+            found, status, defined = _lint_project(project, rules, key, request, cwd, cache, sources)
             results.extend(found)
+            notes.extend(Note(path, message) for path, message in defined)
             statuses.update(status)
             skipped.update({display_path(path, cwd): f"skipped: {why}" for path, why in project.targets.skipped})
-            notes.extend(Note(display_path(Path(n.path), cwd), n.message) for n in project.targets.notes)
+            for note in project.targets.notes:
+                notes.append(Note(display_path(Path(note.path), cwd), note.message))
+                sources.add_note(notes[-1].path, note.path)
             fail_on.update(dict.fromkeys(status, project.config.fail_on))
         freeze()  # the run's results live to the end: reporting never rescans them
     if cache is not None:
         cache.save()
+    notes.extend(Note(display_path(Path(path), cwd), f"config not used: {why} (pass it with --config if you trust it)")
+                 for path, why in finder.ignored)  # in a folder others can write to (linter.roots.unsafe_because)
     if request.baseline is not None:
         baseline = suppress.Baseline.load(request.baseline, cwd)
         results = suppress.apply_baseline(results, baseline, request.baseline.resolve().parent, cwd)
@@ -122,7 +127,7 @@ def _rank(level: str) -> int:
 
 
 def _lint_project(project: Project, rules: list, key: str, request: LintRequest, cwd: Path, cache: Any,
-                  sources: "Sources") -> tuple[list[Result], dict[str, str]]:
+                  sources: "Sources") -> tuple[list[Result], dict[str, str], list[tuple[str, str]]]:
     """One project: its context files (and the stdin document, if it is this project's) linted
     with its config, findings reported for its targets."""
     from linter.discover import classify
@@ -131,8 +136,9 @@ def _lint_project(project: Project, rules: list, key: str, request: LintRequest,
     by_path: dict[Path, SourceFile] = {f.path: f for f in project.context}
     for source in project.targets.files:
         by_path.setdefault(source.path, source)
-    target_paths = {display_path(f.path, cwd) for f in project.targets.files}
-    sources.add(project, project.targets.files)
+    shown_targets = [display_path(f.path, cwd) for f in project.targets.files]
+    target_paths = set(shown_targets)
+    sources.add(project, project.targets.files, shown_targets)
 
     stdin: tuple[Document, bytes] | None = None
     if request.stdin is not None and project.stdin:
@@ -172,48 +178,57 @@ class Sources:
         self.cwd = cwd
         self.finder = finder
         self.files: dict[str, tuple[str, str]] = {}  # display path -> (absolute path, base)
+        self._bases: dict[tuple[int, str], str] = {}  # (project, folder) -> base
+        self.notes: dict[str, str] = {}  # a note's display path -> its absolute path
 
     def base(self, project: Project, folder: str) -> str:
-        git = self.finder.marks(folder)[1]
-        if git is not None:
-            return git
-        own = project.folder
-        if own is None:
-            return os.fspath(self.cwd)
-        return os.fspath(own) if os.path.isdir(own) else os.path.dirname(own)
+        found = self._bases.get((id(project), folder))
+        if found is None:
+            git = self.finder.marks(folder)[1]
+            own = project.folder
+            if git is not None:
+                found = git
+            elif own is None:
+                found = os.fspath(self.cwd)
+            else:
+                found = os.fspath(own) if os.path.isdir(own) else os.path.dirname(own)
+            self._bases[id(project), folder] = found
+        return found
 
-    def add(self, project: Project, files: list[SourceFile]) -> None:
-        bases: dict[str, str] = {}
-        for source in files:
+    def add(self, project: Project, files: list[SourceFile], shown: list[str]) -> None:
+        for source, display in zip(files, shown):
             text = os.fspath(source.path)
-            folder = os.path.dirname(text)
-            base = bases.get(folder)
-            if base is None:
-                base = bases[folder] = self.base(project, folder)
-            self.files[display_path(source.path, self.cwd)] = (text, base)
+            self.files[display] = (text, self.base(project, os.path.dirname(text)))
 
     def add_path(self, project: Project, path: Path, shown: str) -> None:
         self.files[shown] = (os.fspath(path), self.base(project, os.fspath(path.parent)))
+
+    def add_note(self, shown: str, path: str) -> None:
+        """A note's path: given under ``%SRCROOT%`` too, but no base of its own."""
+        self.notes[shown] = os.fspath(Path(path).absolute())
 
     def located(self) -> tuple[str, dict[str, str]]:
         """``%SRCROOT%``, and each display path's URI path under it where the two differ."""
         bases = {base for _, base in self.files.values()}
         if not bases:
             return os.fspath(self.cwd), {}
-        root = bases.pop() if len(bases) == 1 else os.path.commonpath([*bases])
+        root = os.path.commonpath(sorted(bases)) if len(bases) > 1 else bases.pop()
         if root == os.fspath(self.cwd):
             return root, {}
-        top = Path(root)
+        prefix = root.rstrip(os.sep) + os.sep
         uris = {}
-        for shown, (text, _) in self.files.items():
-            uri = display_path(Path(text), top)
+        for shown, text in [*((shown, text) for shown, (text, _) in self.files.items()), *self.notes.items()]:
+            if text.startswith(prefix):  # what display_path gives, without parsing either path
+                uri = shown_path(text[len(prefix):].replace(os.sep, "/"))
+            else:
+                uri = display_path(Path(text), Path(root))
             if uri != shown:
                 uris[shown] = uri
         return root, uris
 
 
 def run(items: Work, stdin: tuple[Document, bytes] | None, job: Job, jobs: int,
-        cache: Any, keep: list | None = None) -> tuple[list[Result], dict[str, str]]:
+        cache: Any, keep: list | None = None) -> tuple[list[Result], dict[str, str], list[tuple[str, str]]]:
     """Survey, cache, lint what is new, reduce: every finding of ``items`` (and ``stdin``), after
     suppressions, and each target file's status."""
     survey = survey_files(items, read=cache is not None)
@@ -235,7 +250,11 @@ def run(items: Work, stdin: tuple[Document, bytes] | None, job: Job, jobs: int,
         if len(outcomes) == len(survey) and stdin is None:
             project = cache.get_project(project_key)
             if project is not None:
-                return finish([outcomes[path] for path in sorted(outcomes)], project, job)
+                results, notes = project
+                return finish([outcomes[path] for path in sorted(outcomes)], results, job, notes)
+        # the PROJECT rules run: the cached outcomes' facts are decoded now (a fully warm run never
+        # needs them); one whose facts do not validate is a miss, linted again (linter.cache)
+        outcomes = cache.load_facts(outcomes)
     missing = [s for s in survey if s.display not in outcomes]
     known = [own] if stdin is not None and (own := skeleton(stdin[0])) is not None else []
     work = [(s.source, s.display) for s in missing]
@@ -259,16 +278,27 @@ def run(items: Work, stdin: tuple[Document, bytes] | None, job: Job, jobs: int,
         outcomes[stdin[0].path] = runner.outcome(stdin[0], stdin[0].path in job.targets)
     ordered = [outcomes[path] for path in sorted(outcomes)]
     runner.project(job.targets, merged_facts(ordered))
+    notes = definition_notes(ordered, job.targets)
     if cache is not None and stdin is None:
-        cache.put_project(project_key, runner.out)
+        cache.put_project(project_key, runner.out, notes)
     if keep is not None:
         keep.append((survey, kept, index, runner, outcomes, ordered))
-    return finish(ordered, runner.out, job)
+    return finish(ordered, runner.out, job, notes)
+
+
+def definition_notes(outcomes: list[FileOutcome], targets: set[str]) -> list[tuple[str, str]]:
+    """The notes on objects defined differently in several files (path, message), from every
+    file's facts (decoded: the PROJECT rules ran)."""
+    from linter.model import document
+
+    return document.definition_notes(
+        (fact for outcome in outcomes for fact in outcome.facts.get(document.DEFINITIONS, ())), targets)
 
 
 def finish(outcomes: list[FileOutcome], project: list[tuple[Result, tuple | None]],
-           job: Job) -> tuple[list[Result], dict[str, str]]:
-    """Every suppression applied at once (LNT001 for those that suppressed nothing)."""
+           job: Job, notes: list[tuple[str, str]]) -> tuple[list[Result], dict[str, str], list[tuple[str, str]]]:
+    """Every suppression applied at once (LNT001 for those that suppressed nothing), each target's
+    status, and ``notes``."""
     from linter import suppress
 
     pairs = [pair for outcome in outcomes for pair in outcome.results]
@@ -277,4 +307,4 @@ def finish(outcomes: list[FileOutcome], project: list[tuple[Result, tuple | None
     results, unused = suppress.apply(pairs, directives, enabled_codes=job.enabled, registry=job.registry)
     if UNUSED_SUPPRESSION in job.enabled:
         results.extend(suppress.unused_results(unused, job.registry, job.config.severity))
-    return results, {outcome.path: outcome.status for outcome in outcomes if outcome.target}
+    return results, {outcome.path: outcome.status for outcome in outcomes if outcome.target}, notes

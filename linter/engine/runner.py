@@ -13,7 +13,7 @@ from typing import Any, Iterable
 
 from linter.config import Config
 from linter.index import ProjectIndex
-from linter.model.document import Document, K8sObject
+from linter.model.document import DEFINITIONS, Document, K8sObject, definitions
 from linter.model.position import Span
 from linter.registry import Registry
 from linter.result import ObjectRef, Result
@@ -189,6 +189,9 @@ class Runner:
         if target:
             self.document(document)
         facts = self.collect(document)
+        own = definitions(document)  # for the note on objects defined differently in several files
+        if own:
+            facts[DEFINITIONS] = own
         results = self.out[start:] if target else []
         del self.out[start:]
         self.index.release(document)

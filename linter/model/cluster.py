@@ -14,9 +14,17 @@ from two sources:
 
 Unknown is never guessed. A value the script does not determine (``$(...)``, a ``for``
 variable, ``<placeholder>``) is UNKNOWN; a command with words of unknown value
-(``$EXTRA_ARGS``) may hold more options, so what it leaves unset is unknown too; an update
-that names its pool with an unknown value makes the fields it sets unknown on every pool it
-may name. Rules only report what holds for every reading.
+(``$EXTRA_ARGS``) may hold more options, so what it leaves unset is unknown too. Rules only
+report what holds for every reading.
+
+**Pools are keyed by cluster and name**, and the model does not depend on file order. A
+cluster the script does not determine is keyed by the text it is written with (``"$CLUSTER"``
+in the ``add`` and in the ``update`` is one cluster; ``"$OTHER"`` may be another); a command
+that names no cluster matches any. A second ``add`` of an existing (cluster, name) is the same
+pool (an idempotent re-run), not another one: counters see it once. An ``update`` or ``scale``
+whose pool name is unknown (a variable never set) changes nothing known about named pools, in
+files sorted before it and after it alike; one whose cluster key matches no pool's updates none
+of them (it may be a cluster the project does not describe).
 
 **Labels.** A pool's node labels are its ``--labels`` plus those AKS sets itself:
 ``kubernetes.azure.com/agentpool`` and the legacy ``agentpool`` (the pool name),
@@ -145,6 +153,9 @@ class NodePool:
     gpu_driver: Value | None = None
     # updates read before any command created the pool (a later file adds it): replayed onto it
     pending: list[tuple[str, AzCommand]] = field(default_factory=list)
+    # what pools are keyed by with the name (see _cluster_key): the cluster's name, the text of
+    # an undetermined one (``"$CLUSTER"``), or None when the command names none
+    cluster_key: Any = None
 
     # -- derived ---------------------------------------------------------------------------
 
@@ -502,6 +513,16 @@ def _flag_text(az: AzCommand, *names: str) -> tuple[Value | None, AzFlag | None]
     return (resolved(value.value) if value is not None else ""), flag
 
 
+def _cluster_key(az: AzCommand, option: str) -> tuple[Value | None, Any]:
+    """The cluster a command names, and the key pools are matched by: its name when the script
+    determines it, else the text it is written with (``$CLUSTER`` is one cluster wherever it is
+    written the same way, an unknown one; ``$OTHER`` may be another), None when not given."""
+    value, flag = _flag_text(az, option)
+    if value is UNKNOWN and flag is not None and flag.value is not None:
+        return value, ("?", flag.value.raw)
+    return value, value
+
+
 def _switch(az: AzCommand, *names: str) -> bool | Value | None:
     """A switch: True when given (or given ``true``), False for ``false``, None when absent."""
     flag = az.flag(*names)
@@ -567,7 +588,7 @@ def _display(name: Value | None, flag: AzFlag | None) -> str:
 class _Builder:
     def __init__(self) -> None:
         self.cluster = Cluster()
-        self.created_clusters: set[Value] = set()
+        self.created_clusters: set[Any] = set()  # keys (_cluster_key) of the clusters an az aks create makes
         # script pools by name (and those whose name is unknown), in the order they were made: a
         # lookup costs the pools of that name, not every pool (a script of thousands of commands
         # would otherwise take quadratic time)
@@ -586,15 +607,17 @@ class _Builder:
         self.cluster.pools.remove(pool)
         (self._unnamed if pool.name is UNKNOWN else self._named.get(pool.name, [])).remove(pool)
 
-    def find(self, cluster: Value | None, name: Value) -> list[NodePool]:
-        def same(a: Value | None, b: Value | None) -> bool:
-            return a is UNKNOWN or b is UNKNOWN or a is None or b is None or a == b
+    def find(self, cluster: Any, name: Value) -> list[NodePool]:
+        """The pools keyed by (cluster, name): ``cluster`` is a key of :func:`_cluster_key`; one
+        not given (None) matches any cluster."""
+        def same(a: Any, b: Any) -> bool:
+            return a is None or b is None or a == b
 
         if name is UNKNOWN:
             candidates = [p for p in self.cluster.pools if p.source == "script"]
         else:
             candidates = sorted([*self._named.get(name, ()), *self._unnamed], key=lambda p: self._order[id(p)])
-        return [p for p in candidates if same(p.cluster, cluster)]
+        return [p for p in candidates if same(p.cluster_key, cluster)]
 
     def run(self, path: str, script: ShellScript) -> None:
         for az in script.az_commands:
@@ -611,10 +634,10 @@ class _Builder:
                 self.cluster.scripted = True
                 handler(path, az)
 
-    def _new_pool(self, path: str, az: AzCommand, name: Value, display: str, cluster: Value | None,
+    def _new_pool(self, path: str, az: AzCommand, name: Value, display: str, cluster: tuple[Value | None, Any],
                   mode: Value) -> NodePool:
-        pool = NodePool(name=name, display=display, cluster=cluster, source="script", path=path,
-                        origin=_command_origin(path, az), mode=mode)
+        pool = NodePool(name=name, display=display, cluster=cluster[0], source="script", path=path,
+                        origin=_command_origin(path, az), mode=mode, cluster_key=cluster[1])
         if az.has_unknown_words:  # $EXTRA_ARGS may hold any option
             pool.labels_open = pool.taints_open = True
             pool.vm_size = UNKNOWN
@@ -682,8 +705,9 @@ class _Builder:
             pool.gpu_driver = "None"
 
     def create(self, path: str, az: AzCommand) -> None:
-        cluster, _ = _flag_text(az, "--name")
-        self.created_clusters.add(cluster)
+        keyed = _cluster_key(az, "--name")
+        cluster = keyed[0]
+        self.created_clusters.add(keyed[1])
         self.cluster.complete = True
         sku, _ = _flag_text(az, "--sku")
         provisioning, _ = _flag_text(az, "--node-provisioning-mode")
@@ -694,7 +718,7 @@ class _Builder:
         name, flag = _flag_text(az, "--nodepool-name")
         if flag is None:
             name = FIRST_POOL
-        pool = self._new_pool(path, az, name if name else UNKNOWN, _display(name, flag), cluster, "System")
+        pool = self._new_pool(path, az, name if name else UNKNOWN, _display(name, flag), keyed, "System")
         pool.node_count = 3 if pool.node_count is None else pool.node_count
         self._apply(pool, path, az, creating=True, labels_flag="--nodepool-labels", taints_flag="--nodepool-taints")
         pool.mode, pool.mode_origin = "System", None  # the first pool of a cluster is a System pool
@@ -704,8 +728,10 @@ class _Builder:
     def _created(self, pool: NodePool) -> None:
         """Add a pool made by create/add; updates of it read earlier (in a file sorted before the
         one that creates it) are replayed on top, since the pool must have existed for them."""
-        stubs = [p for p in self.find(pool.cluster, pool.name)
-                 if not p.created and isinstance(pool.name, str) and p.name == pool.name]
+        same = self.find(pool.cluster_key, pool.name) if isinstance(pool.name, str) else []
+        if any(p.created and p.name == pool.name for p in same):
+            return  # the pool exists (an idempotent re-run adds it again): one pool per (cluster, name), the first
+        stubs = [p for p in same if not p.created and p.name == pool.name]
         self._register(pool)
         for stub in stubs:
             self._unregister(stub)
@@ -715,26 +741,28 @@ class _Builder:
                     self._unsettle(pool, az)
 
     def add(self, path: str, az: AzCommand) -> None:
-        cluster, _ = _flag_text(az, "--cluster-name")
+        keyed = _cluster_key(az, "--cluster-name")
         name, flag = _flag_text(az, "--name")
-        pool = self._new_pool(path, az, name if name else UNKNOWN, _display(name, flag), cluster, "User")
+        pool = self._new_pool(path, az, name if name else UNKNOWN, _display(name, flag), keyed, "User")
         if pool.node_count is None:
             pool.node_count = 3  # the CLI's default
         self._apply(pool, path, az, creating=True, labels_flag="--labels", taints_flag="--node-taints")
         self._created(pool)
 
     def update(self, path: str, az: AzCommand) -> None:
-        cluster, _ = _flag_text(az, "--cluster-name")
+        cluster, key = _cluster_key(az, "--cluster-name")
         name, flag = _flag_text(az, "--name")
-        name = name if name else UNKNOWN
-        pools = self.find(cluster, name)
-        if name is UNKNOWN or az.has_unknown_words:
-            for pool in pools:  # any of them may be the one updated: what it sets is unknown
+        if not name or name is UNKNOWN:
+            # which pool it updates is unknown: it changes nothing known about named pools, in
+            # files sorted before it and after it alike (the model does not depend on file order)
+            return
+        pools = self.find(key, name)
+        if az.has_unknown_words:
+            for pool in pools:  # what it sets is unknown
                 self._unsettle(pool, az)
-            if name is UNKNOWN:
-                return
         if not pools:
-            pool = NodePool(name=name, display=_display(name, flag), cluster=cluster, source="script", path=path,
+            pool = NodePool(name=name, display=_display(name, flag), cluster=cluster, cluster_key=key,
+                            source="script", path=path,
                             origin=_command_origin(path, az), created=False, mode=UNKNOWN, vm_size=UNKNOWN,
                             labels_open=True, taints_open=True, autoscaler=UNKNOWN, spot=UNKNOWN,
                             os_type=UNKNOWN, max_pods=UNKNOWN)
@@ -766,11 +794,13 @@ class _Builder:
             pool.max_count = UNKNOWN
 
     def scale(self, path: str, az: AzCommand) -> None:
-        cluster, _ = _flag_text(az, "--cluster-name")
+        _, key = _cluster_key(az, "--cluster-name")
         name, _ = _flag_text(az, "--name")
         count, flag = _flag_text(az, "--node-count")
-        for pool in self.find(cluster, name if name else UNKNOWN):
-            if name is UNKNOWN or not name or count is None:
+        if not name or name is UNKNOWN:
+            return  # which pool it scales is unknown: nothing known changes (see update)
+        for pool in self.find(key, name):
+            if count is None:
                 pool.node_count = UNKNOWN
             else:
                 pool.node_count = _int(count)
@@ -784,15 +814,15 @@ class _Builder:
     delete_cluster = delete
 
     def update_cluster(self, path: str, az: AzCommand) -> None:
-        cluster, _ = _flag_text(az, "--name")
+        cluster, key = _cluster_key(az, "--name")
         provisioning, _ = _flag_text(az, "--node-provisioning-mode")
         if (isinstance(provisioning, str) and provisioning.lower() == "auto") or provisioning is UNKNOWN:
             self.cluster.auto_provisioning = True
         pool_options = ("--enable-cluster-autoscaler", "--disable-cluster-autoscaler", "--update-cluster-autoscaler",
                         "--min-count", "--max-count", "--nodepool-labels", "--nodepool-taints")
         if any(az.has(o) for o in pool_options) or az.has_unknown_words:
-            pools = self.find(cluster, UNKNOWN)
-            if len(pools) == 1 and pools[0].created and cluster in self.created_clusters and not az.has_unknown_words:
+            pools = self.find(key, UNKNOWN)
+            if len(pools) == 1 and pools[0].created and key in self.created_clusters and not az.has_unknown_words:
                 self._apply(pools[0], path, az, creating=False, labels_flag="--nodepool-labels",
                             taints_flag="--nodepool-taints")
             else:
@@ -940,6 +970,12 @@ class PodPlacement:
     @property
     def label_matches(self) -> list[PoolVerdict]:
         return list(self._label_matches)
+
+    @property
+    def repelled_everywhere(self) -> bool:
+        """Some pool matches the pod's labels and every such pool repels it with a taint (XPL002's
+        finding; GPU005 defers to it: one cause, the stronger finding)."""
+        return bool(self._label_matches) and not self._candidates
 
     @property
     def known_candidates(self) -> list[PoolVerdict] | None:
@@ -1307,3 +1343,13 @@ def taint_note(placement: PodPlacement) -> str:
     """``; ruled out by taints: gpunp: taint sku=gpu:NoSchedule not tolerated`` (or "")."""
     excluded = [v for v in placement.verdicts if v.labels != "no" and v.taints == "no" and not v.elsewhere]
     return f"; ruled out by taints: {summarize(excluded)}" if excluded else ""
+
+
+def on_aks_managed_mig_pools(pod: Any, index: Any, config: Any) -> bool:
+    """Every pool the pod's labels can reach is one of the project's, made with
+    ``--gpu-instance-profile`` (AKS-managed MIG: a fixed layout, no MIG Manager labels)."""
+    placement = cluster_of(index, config).placement(pod)
+    if placement is None:
+        return False
+    matches = placement.label_matches
+    return bool(matches) and all(not v.elsewhere and isinstance(v.pool.gpu_instance_profile, str) for v in matches)

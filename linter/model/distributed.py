@@ -13,11 +13,13 @@ at runtime, so its pods' labels are not known).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
 from linter.model.envvars import LITERAL, UNKNOWN, UNSET, EnvSetting, command_mentions, mpirun_exports, resolve
 from linter.model.k8s import REPLICA_SPEC_FIELDS, Container, PodSpec, Workload
+from linter.model.placeholder import has_placeholder
 from linter.model.position import Span
 from linter.model.selectors import label_value, labels_of
 from linter.model.tree import YMap
@@ -239,8 +241,56 @@ def rank_env(container: Container, name: str) -> EnvSetting:
     return EnvSetting(name, UNSET)
 
 
+# ---------------------------------------------------------------------------------------------
+# Which collective backend a rank uses: NCCL settings matter only where NCCL is it
+
+# ``--backend gloo``, ``--dist-backend=mpi``, ``--dist_backend nccl``, ``--distributed-backend gloo``
+_BACKEND_FLAG = re.compile(r"--(?:dist[-_]|distributed[-_])?backend(?:=|\s+)[\"']?([A-Za-z][A-Za-z0-9_:,]*)")
+# ``backend="gloo"`` / ``backend='mpi'`` in ``python -c`` or an inline script, and
+# ``init_process_group("gloo", …)``
+_BACKEND_ARGUMENT = re.compile(r"\bbackend\s*=\s*[\"']([A-Za-z][A-Za-z0-9_:,]*)[\"']"
+                               r"|init_process_group\(\s*[\"']([A-Za-z][A-Za-z0-9_:,]*)[\"']")
+# an env var whose name says it holds the backend (``BACKEND``, ``DIST_BACKEND``, ``PET_BACKEND``)
+_BACKEND_VARIABLE = re.compile(r"(?:^|_)(?:DIST_|DDP_|DISTRIBUTED_)?BACKEND$")
+
+
+def _backend_names(text: str) -> set[str]:
+    """``nccl`` from ``nccl``, and both from the device map ``cpu:gloo,cuda:nccl``."""
+    return {part.rsplit(":", 1)[-1].lower() for part in text.split(",") if part.strip()}
+
+
+def collective_backends(container: Container) -> frozenset[str] | None:
+    """The torch.distributed backends the container names (``gloo``, ``mpi``, ``nccl``, …), or None
+    when it names none (the framework's default, NCCL on GPUs, is then assumed). Read from the
+    ``command``/``args`` items (a flag as one item or two, or inside a ``sh -c``/``python -c``
+    string) and from env vars whose name ends in ``BACKEND`` with a literal value."""
+    named: set[str] = set()
+    items = [item for field in ("command", "args") if (seq := container.body.get_seq(field)) is not None
+             for item in seq if isinstance(item, str)]
+    text = " ".join(items)
+    for match in _BACKEND_FLAG.finditer(text):
+        named |= _backend_names(match.group(1))
+    for match in _BACKEND_ARGUMENT.finditer(text):
+        named |= _backend_names(match.group(1) or match.group(2))
+    for var in container.env:
+        if (_BACKEND_VARIABLE.search(var.name.upper()) and not var.from_ref and isinstance(var.value, str)
+                and not has_placeholder(var.value)):
+            named |= _backend_names(var.value)
+    return frozenset(named) if named else None
+
+
+def uses_nccl(container: Container) -> bool:
+    """Whether NCCL may be the backend: neither the container nor (for an MPIJob worker) its
+    launcher's command line names a backend, or one of them names ``nccl``. A container that
+    chooses only gloo, MPI or another backend is not asked for NCCL settings."""
+    named: set[str] = set()
+    for holder in (container, *launchers(container.pod)):
+        named |= collective_backends(holder) or set()
+    return not named or "nccl" in named
+
+
 __all__ = [
     "DISTRIBUTED_KINDS", "PER_POD_LABELS", "RDMA_RESOURCE_PREFIXES", "ContainerPort", "ReplicaSpec",
-    "container_ports", "default_container", "is_distributed", "is_distributed_kind", "launchers",
-    "operator_labels", "pod_count", "pod_labels", "rank_env", "replica_specs", "replicas_phrase", "template_anchor", "uses_rdma",
+    "collective_backends", "container_ports", "default_container", "is_distributed", "is_distributed_kind", "launchers",
+    "operator_labels", "pod_count", "pod_labels", "rank_env", "replica_specs", "replicas_phrase", "template_anchor", "uses_nccl", "uses_rdma",
 ]

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable, Hashable, Iterable, TypeVar
 
 from linter.model.position import Span
 from linter.model.tree import YMap
+
+T = TypeVar("T")
 
 K8S = "k8s"
 DOCKERFILE = "dockerfile"
@@ -128,3 +130,65 @@ class Document:
     comments: list[Comment] = field(default_factory=list)
     errors: list[ParseIssue] = field(default_factory=list)
     skipped: str | None = None  # why nothing in the file was linted (no apiVersion/kind, ...)
+
+
+def identity(obj: Any) -> tuple[str, str, str]:
+    """What makes two objects one in a project: (kind, namespace, name), the namespace ``default``
+    when unset (a cluster-scoped object's is ``default`` too: kinds never share names across
+    scopes). An object written in several files of one project is one object to every counter."""
+    return obj.kind, obj.namespace or "default", obj.name
+
+
+def distinct(items: Iterable[T], key: Callable[[T], Hashable]) -> list[T]:
+    """The first of each ``key`` in order (callers sort by path first, so the result does not
+    depend on the order files were read in)."""
+    seen: set = set()
+    out = []
+    for item in items:
+        k = key(item)
+        if k not in seen:
+            seen.add(k)
+            out.append(item)
+    return out
+
+
+# Facts key under which every file's outcome carries its objects' definitions (for the note below);
+# not a rule code, so no PROJECT rule reads it.
+DEFINITIONS = "#definitions"
+# Kinds too large (and too often vendored in copies) to fingerprint: never counted by a rule.
+_UNFINGERPRINTED = frozenset({"CustomResourceDefinition"})
+
+
+def definitions(document: "Document") -> list[tuple[tuple[str, str, str], str, str, int]]:
+    """(identity, fingerprint of the body, path, line) of each named object of the file."""
+    import hashlib
+    import json
+
+    found = []
+    for obj in document.objects:
+        if not obj.name or obj.kind in _UNFINGERPRINTED:
+            continue
+        text = json.dumps(obj.body, sort_keys=True, default=str, separators=(",", ":"))
+        found.append((identity(obj), hashlib.blake2b(text.encode(), digest_size=12).hexdigest(), obj.path,
+                      obj.span.line))
+    return found
+
+
+def definition_notes(facts: Iterable[tuple[tuple[str, str, str], str, str, int]], targets: set[str]) -> list[tuple[str, str]]:
+    """(path, message) for each object (kind, namespace, name) a project writes in several files
+    with different bodies, reported at its first copy by path when a target holds one: counters
+    count it once, from that copy. SPEC has no rule for two definitions of one object, so this is
+    a note, not a finding. Identical copies (a file vendored twice) get no note."""
+    copies: dict[tuple[str, str, str], list[tuple[str, int, str]]] = {}
+    for ident, fingerprint, path, line in facts:
+        copies.setdefault(tuple(ident), []).append((path, line, fingerprint))
+    notes = []
+    for (kind, namespace, name), seen in copies.items():
+        if len({fingerprint for _, _, fingerprint in seen}) < 2 or not any(path in targets for path, _, _ in seen):
+            continue
+        seen.sort()
+        where = ", ".join(f"{path}:{line}" for path, line, _ in seen[:3]) + (
+            f" and {len(seen) - 3} more" if len(seen) > 3 else "")
+        notes.append((seen[0][0], f"{kind} {namespace}/{name} is defined differently in {len(seen)} places ({where}): "
+                                  f"rules that count objects count it once, from {seen[0][0]}:{seen[0][1]}"))
+    return notes

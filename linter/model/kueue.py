@@ -425,14 +425,18 @@ class QuotaTree:
         self._cohort_parent: dict[str, str | None] = {}
         self._children_cqs: dict[str, list[int]] = {}
         self._children_cohorts: dict[str, list[str]] = {}
+        lending: set[tuple[str, str]] = set()  # (cohort, ClusterQueue name) already counted
         for cq in kueue_objects(index, "ClusterQueue"):
             key = id(cq)
             self._cq_quotas[key] = quotas(cq)
             parent = cohort_of(cq)
             self._cq_parent[key] = parent
             if parent is not None:
-                self._children_cqs.setdefault(parent, []).append(key)
                 self._cohort_parent.setdefault(parent, None)
+                if (parent, cq.name) in lending:
+                    continue  # one ClusterQueue written in several files lends its quota once: the first
+                lending.add((parent, cq.name))
+                self._children_cqs.setdefault(parent, []).append(key)
         for cohort in kueue_objects(index, "Cohort"):
             if cohort.name in self._cohort_quotas:
                 continue  # a second definition of one cohort: the first wins

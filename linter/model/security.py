@@ -7,7 +7,12 @@ and the container's value wins when it sets one. ``privileged``, ``allowPrivileg
 ``allowPrivilegeEscalation`` is always true for a privileged container or one that adds
 ``CAP_SYS_ADMIN`` (the API server rejects ``false`` beside ``privileged: true``), and is true
 by default. Pod Security Standards check app, init and ephemeral containers alike, and exempt
-Windows pods (``spec.os.name: windows``) from the Linux-only controls.
+Windows pods (``spec.os.name: windows``) from the Linux-only controls; here a pod whose node
+selection admits only Windows nodes is a Windows pod too (:func:`is_windows`).
+
+``privileged: true`` overrides escalation and capabilities both (a privileged container has
+every capability and may always escalate), so a privileged container is SEC004's finding alone:
+:func:`is_privileged` is what SEC001, SEC002 and GPU010 ask first.
 """
 
 from __future__ import annotations
@@ -61,9 +66,25 @@ def anchor(container: Container) -> tuple[Span, tuple[str | int, ...]]:
     return container.span, container.path
 
 
+OS_LABELS = ("kubernetes.io/os", "beta.kubernetes.io/os")
+
+
 def is_windows(pod: PodSpec) -> bool:
+    """A pod kept to Windows nodes: ``spec.os.name: windows`` (what Pod Security Admission reads),
+    or a nodeSelector or required node affinity that admits only ``kubernetes.io/os=windows``
+    nodes (the older ``beta.kubernetes.io/os`` label too). Linux-only fields (privilege
+    escalation, capabilities, seccomp, ``runAsUser``, memory-backed ``/dev/shm``) are not asked of it."""
     os = pod.spec.get_map("os")
-    return os is not None and os.get("name") == "windows"
+    if os is not None and "name" in os:
+        return os.get("name") == "windows"
+    placement = pod.placement
+    return any(placement.selects(label, "windows") for label in OS_LABELS)
+
+
+def is_privileged(container: Container) -> bool:
+    """``securityContext.privileged: true`` (a quoted or templated value is not judged)."""
+    own = container.security_context
+    return own is not None and own.get("privileged") is True
 
 
 def capability(name: Any) -> str:
@@ -147,3 +168,11 @@ def mounts_device_plugin_dir(container: Container) -> bool:
             plugin_volumes.add(name)
     return any(mount.get("name") in plugin_volumes for _, mount in container.volume_mounts
                if isinstance(mount.get("name"), str))
+
+
+def is_node_agent(container: Container) -> bool:
+    """A container that runs on the nodes it selects for the node's sake (device plugins, MIG
+    managers, profilers, exporters, driver installers): a DaemonSet's, or one mounting the
+    kubelet's device-plugin directory. SEC004 and SEC005 give such containers the advice for node
+    agents instead of the advice for workloads."""
+    return container.pod.obj.kind == "DaemonSet" or mounts_device_plugin_dir(container)

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
+from linter.model.placeholder import has_placeholder
 from linter.model.tree import YMap, YSeq
 
 
@@ -214,7 +215,9 @@ class Placement:
 
     ``node_selector`` must all match; then at least one of ``terms`` must match (when there are
     any). A term that also uses ``matchFields`` (node names) cannot be judged from labels and
-    ``unknown_terms`` says so: such a term is taken to match, never to exclude.
+    ``unknown_terms`` says so: such a term is taken to match, never to exclude. So is a label
+    whose key or value is filled in later (``agentpool: <your-pool>``, ``values: [$POOL]``): it is
+    left out of ``node_selector``/``terms`` and sets ``unknown_terms``.
     """
 
     node_selector: dict[str, str] = field(default_factory=dict)
@@ -261,18 +264,28 @@ def placement_of(spec: Any) -> Placement:
     if not isinstance(spec, dict):
         return Placement()
     node_selector = labels_of(spec.get("nodeSelector"))
+    # a label filled in later (``agentpool: <your-pool>``, ``${ACCEL}``) selects unknown nodes: it
+    # constrains, but excludes no pool (linter.model.placeholder)
+    unknown = any(has_placeholder(key) or has_placeholder(value) for key, value in node_selector.items())
+    if unknown:
+        node_selector = {k: v for k, v in node_selector.items() if not (has_placeholder(k) or has_placeholder(v))}
     affinity = spec.get("affinity")
     node_affinity = affinity.get("nodeAffinity") if isinstance(affinity, dict) else None
     required = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution") if isinstance(node_affinity, dict) else None
     raw_terms = required.get("nodeSelectorTerms") if isinstance(required, dict) else None
     terms: list[tuple[Requirement, ...]] = []
-    unknown = False
     for term in raw_terms if isinstance(raw_terms, (list, YSeq)) else ():
         if not isinstance(term, (dict, YMap)):
             continue
         if term.get("matchFields"):
             unknown = True
         requirements = _requirements(term.get("matchExpressions"))
+        if any(has_placeholder(r.key) or any(has_placeholder(v) for v in r.values) for r in requirements):
+            unknown = True  # a term with a value filled in later: taken to match, never to exclude
+            requirements = tuple(r for r in requirements
+                                 if not (has_placeholder(r.key) or any(has_placeholder(v) for v in r.values)))
+            if not requirements:
+                continue
         if requirements:
             terms.append(requirements)
         elif not term.get("matchFields"):

@@ -12,7 +12,11 @@ reservations). Two kinds of entries:
   the vCPUs are the number in the name (the ``-<active>`` part of a constrained-core size wins),
   the memory is vCPUs x the family's GiB per vCPU (``l`` in the feature letters = low memory).
   D/DS v2 are the exception: their number is a size step (DS3_v2 = 4 vCPUs), tabulated. Families
-  whose memory ratio varies (M, B) give the vCPUs and ``memory_bytes=None``.
+  whose memory ratio varies (M, B) give the vCPUs and ``memory_bytes=None``. Derived families:
+  general purpose D (and Arm ``p``, low-memory ``l``), memory E and M, compute F, burstable B,
+  confidential DC and EC (v5, also ``_cc_v5``), storage L (v3). Families AKS offers that stay
+  unknown (their memory or accelerators are not a ratio of the name): FX, the HPC H, HB, HC and
+  HX, NP (FPGA) and NG (:func:`unknown_family` names them).
 
 A size that neither explains is unknown: :func:`lookup` returns ``None``.
 
@@ -118,12 +122,17 @@ def _key(size: str) -> str:
 
 
 def _by_naming(key: str) -> VmSize | None:
-    match = _NAME.fullmatch(key[len("standard_"):])
+    # ``_cc`` (confidential-child capable, for AKS confidential containers) before the version:
+    # the same vCPUs and memory as the size without it (``Standard_DC8as_cc_v5``)
+    confidential_child = "_cc_v" in key
+    match = _NAME.fullmatch(key[len("standard_"):].replace("_cc_v", "_v"))
     if match is None:
         return None
     family, number, active, features, version_text = match.groups()
     version = int(version_text) if version_text else 1
     name = _canonical_cpu_name(family, number, active, features, version_text)
+    if confidential_child and version_text:
+        name = name[: -len(f"_v{version_text}")] + f"_cc_v{version_text}"
     if family in ("d", "ds") and version == 2 or family == "ds" and version == 1 and not features:
         step = _data()["naming"]["dv2"].get(number)
         if step is None or active:
@@ -139,11 +148,22 @@ def _by_naming(key: str) -> VmSize | None:
     if "l" in features and spec.get("low_memory_gib_per_vcpu") is not None:
         ratio = spec["low_memory_gib_per_vcpu"]
     memory = None if ratio is None else _gib(Fraction(str(ratio)) * vcpus)
+    if number in spec.get("memory_gib", {}):
+        memory = _gib(spec["memory_gib"][number])  # a size off the family's ratio (EC96as_v5)
     if active:
         if not 0 < int(active) < vcpus:
             return None
         vcpus = int(active)  # constrained-core sizes keep the memory of the full size
     return VmSize(name=name, vcpus=vcpus, memory_bytes=memory, source="naming")
+
+
+def unknown_family(size: str) -> str | None:
+    """The description of a family AKS offers whose sizes the catalogue does not derive (FX, the
+    HPC H families, NP, NG), when ``size`` names one; else None."""
+    match = _NAME.fullmatch(_key(size)[len("standard_"):].replace("_cc_v", "_v"))
+    if match is None:
+        return None
+    return _data()["naming"].get("unknown_families", {}).get(match.group(1).upper())
 
 
 def _canonical_cpu_name(family: str, number: str, active: str | None, features: str, version: str | None) -> str:

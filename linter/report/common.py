@@ -79,11 +79,21 @@ def annotation_span(span: Span) -> Span:
     return span
 
 
-_CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f]")
+# control characters (C0 with the line feed, DEL, C1), the line and paragraph separators, and the
+# bidirectional marks, embeddings, overrides and isolates (Trojan Source: text that displays in
+# another order than it reads)
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def _escaped(match: re.Match) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def printable(text: str) -> str:
-    """``text`` with control characters (ESC, CR, tab, C1 …; not the line feed) shown as
-    ``\\xNN``: names and values come from the linted files, and printed raw on a terminal an
-    escape sequence or a carriage return could rewrite or hide the lines around it."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    """``text`` with control characters (ESC, CR, LF, tab, C1 …) shown as ``\\xNN`` and the
+    line separators and bidirectional controls as ``\\uNNNN``: names and values come from the
+    linted files, and printed raw a line feed in a file name could start a line of its own (a
+    forged ``::error`` workflow command in a CI log), an escape sequence or a carriage return
+    could rewrite or hide the lines around it, and a bidi override could show it reordered."""
+    return _CONTROL.sub(_escaped, text)

@@ -24,7 +24,8 @@ def _plural(count: int, word: str) -> str:
     return f"{count} {word}" if count == 1 or word == "info" else f"{count} {word}s"
 
 
-_SPECIAL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")  # what splitlines or printable would change
+# what splitlines or printable would change (linter.report.common._CONTROL)
+_SPECIAL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
 def one_line(text: str) -> str:

@@ -502,6 +502,28 @@ def _explain(exc: yaml.MarkedYAMLError, text: str) -> tuple[str, Any] | None:
     return None
 
 
+_ODD_BLANKS = {"\t": "a tab", "\u00a0": "a non-breaking space (U+00A0)", "\u2007": "a figure space (U+2007)",
+               "\u202f": "a narrow no-break space (U+202F)", "\u3000": "an ideographic space (U+3000)"}
+_LEADING = re.compile("[ \t\u00a0\u2007\u202f\u3000]*")
+
+
+def _odd_indentation(text: str, line0: int) -> str:
+    """What broke the indentation, when the error's line (or the one before it) is indented with
+    a tab or a space YAML does not count as indentation (a non-breaking space pasted from a web
+    page): named with its column, else nothing."""
+    lines = text.split("\n", line0 + 1)
+    for number in (line0, line0 - 1):
+        if not 0 <= number < len(lines):
+            continue
+        line = lines[number]
+        lead = _LEADING.match(line).group(0)  # type: ignore[union-attr]
+        for col, char in enumerate(lead, 1):
+            if char in _ODD_BLANKS:
+                return (f"; line {number + 1} is indented with {_ODD_BLANKS[char]} at column {col}, which YAML "
+                        "does not count as indentation: replace it with plain spaces")
+    return ""
+
+
 def _inside(span: Span, text: str) -> Span:
     """A span moved inside the text: libyaml puts "end of stream" one line past a last line that
     has no line break."""
@@ -529,6 +551,8 @@ def _yaml_error(exc: yaml.YAMLError, text: str) -> tuple[Span, str]:
         if explained is not None and explained[0]:
             message, mark = explained
             mark = mark or exc.problem_mark or exc.context_mark
+            if mark is not None and not message.startswith("a tab character"):
+                message += _odd_indentation(text, mark.line)
             return (_mark_span(mark) if mark is not None else Span(1, 1, 1, 2)), "invalid YAML: " + message
         parts = [p for p in (exc.context, exc.problem) if p]
         mark = exc.problem_mark or exc.context_mark

@@ -3,8 +3,13 @@
 ## What it does
 Flags the `--node-vm-size` (`-s`) value of `az aks create` and `az aks nodepool add` when it is
 neither a GPU size of mlops-lint's catalogue (the GPU sizes AKS supports, from Azure's size
-pages) nor a CPU size that Azure's naming convention explains (`Standard_D4s_v5`,
-`Standard_E16as_v5`, `Standard_F8s_v2`, `Standard_DS3_v2` …). Sizes are compared
+pages) nor a CPU size that Azure's naming convention explains: general purpose D (`Standard_D4s_v5`,
+`Standard_D4ps_v5`, `Standard_DS3_v2`), memory optimised E and M (`Standard_E16as_v5`,
+`Standard_M32ms`), compute optimised F (`Standard_F8s_v2`), burstable B, confidential DC and EC v5
+(`Standard_DC4as_v5`, `Standard_EC8as_v5`, also the `_cc_v5` sizes of confidential containers)
+and storage optimised L v3 (`Standard_L8s_v3`). A size of a family AKS offers but the catalogue
+does not describe (FX, the HPC families H, HB, HC and HX, NP, NG) gets a finding that says so,
+without a "did you mean". Sizes are compared
 case-insensitively, with or without the `Standard_` prefix, as AKS compares them. Values the
 script does not determine (`"$VM_SIZE"` from `$(...)`, `<vm-size>`) are skipped. The message
 suggests close catalogue names.
@@ -42,7 +47,7 @@ the size to `linter/data/vm_sizes.json` or suppress it with
 """
 
 from linter.model.azcli import UNKNOWN, ShellScript, resolved
-from linter.model.vmsizes import lookup, suggest
+from linter.model.vmsizes import lookup, suggest, unknown_family
 from linter.rule import SHELL, Finding, rule
 
 
@@ -56,6 +61,16 @@ def check(script: ShellScript, ctx):
             continue
         size = resolved(value.value)
         if size is UNKNOWN or not str(size).strip() or lookup(str(size)) is not None:
+            continue
+        family = unknown_family(str(size))
+        if family is not None:
+            yield Finding(
+                value.span,
+                f"VM size `{size}` is of the {family} family, which AKS offers but mlops-lint's VM size catalogue "
+                "does not describe: its vCPUs, memory and accelerators are unknown, so the node pool checks that "
+                "depend on them are skipped",
+                node=(az.group, az.verb, "--node-vm-size"),
+            )
             continue
         close = suggest(str(size))
         hint = f"; did you mean {' or '.join(f'`{name}`' for name in close)}?" if close else ""

@@ -13,6 +13,9 @@ Not flagged: `FROM scratch`, `FROM <earlier stage>`, images pinned by digest (a 
 immutable, whatever the tag says), and references that cannot be worked out statically (an
 `ARG` without a default, `${VAR:?}`): a build argument decides them.
 
+Such a base image is not reported again by DKR002 (not pinned by digest): one cause, this
+finding, whose fix asks for the version tag and the digest both.
+
 ## Why is this bad?
 A missing tag means `latest`, and `latest` moves: a rebuild next week gets another PyTorch,
 CUDA and cuDNN, and the training image no longer matches the one that was validated. The

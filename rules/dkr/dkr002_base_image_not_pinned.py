@@ -7,6 +7,9 @@ and `RUN --mount=from=<image>` pull. `FROM $VAR` is judged with the defaults of 
 before the first `FROM`; `FROM scratch`, `FROM <earlier stage>` and references that cannot be
 worked out statically are skipped. The finding points at the image reference.
 
+A base image with no tag or the tag `latest` (and no digest) is DKR001's finding alone: both
+rules say the same thing of it, and DKR001's fix asks for a version tag and the digest.
+
 ## Why is this bad?
 A tag is a pointer that the publisher can move: `pytorch/pytorch:2.4.1-cuda12.4-cudnn9-runtime`
 rebuilt upstream gives another image under the same name, so two builds of one commit can differ.
@@ -49,7 +52,9 @@ def check(dockerfile: Dockerfile, ctx):
         reference = image_reference(use.image)
         if reference is None:
             continue
-        digest = reference[2]
+        tag, digest = reference[1], reference[2]
+        if digest is None and tag in (None, "latest"):
+            continue  # no tag or `latest`: DKR001's finding, whose fix asks for the digest too (one cause)
         if digest is None:
             message = f"{use.describe()} is not pinned by digest (@sha256:…): the tag can move to another build"
         elif not _DIGEST.match(digest):

@@ -12,6 +12,13 @@ raise after the process group timeout instead of hanging. An unset variable is r
 container's `env:` key (else its `name:`); a value of `0`, `2` or something that is not a mode
 at the value.
 
+Only where NCCL is the backend: a container that chooses another one (`--backend gloo`,
+`--dist-backend=mpi`, `backend="gloo"` or `init_process_group("gloo")` in a `python -c` or
+`sh -c` command line, or an env var whose name ends in `BACKEND` holding `gloo`), and does not
+name `nccl` as well, is not asked for NCCL settings (`linter.model.distributed.uses_nccl`; for an
+MPIJob worker, the launcher's command line counts too). A container that names no backend is
+taken to use NCCL, PyTorch's default on GPUs.
+
 ## Why is this bad?
 When a rank dies or the network drops, the surviving ranks wait in their collectives forever:
 the GPUs stay allocated, the job never fails, and the operator never restarts it. The article's
@@ -50,7 +57,7 @@ the rule asks for the explicit setting the article recommends. Init containers a
 - PyTorch pull request 110723 (default mode 3) and 114077 (the `TORCH_` prefix): https://github.com/pytorch/pytorch/pull/114077
 """
 
-from linter.model.distributed import KUBEFLOW, rank_env
+from linter.model.distributed import KUBEFLOW, rank_env, uses_nccl
 from linter.model.k8s import Container, gpu_resources
 from linter.rule import CONTAINER, Finding, rule
 
@@ -83,7 +90,7 @@ def check(container: Container, ctx):
     obj = container.obj
     if obj.group != KUBEFLOW or obj.kind != "PyTorchJob" or container.field != "containers":
         return
-    if not (gpu_resources(container.requests) or gpu_resources(container.limits)):
+    if not (gpu_resources(container.requests) or gpu_resources(container.limits)) or not uses_nccl(container):
         return
     blocking = first_set(container, BLOCKING_WAIT)
     if blocking is not None and (blocking.is_unknown or as_int(blocking.value) == 1):

@@ -11,6 +11,13 @@ InfiniBand transport exists. For an MPIJob worker, `mpirun -x NAME[=VALUE]` on t
 command line counts as setting the variable. The finding points at the empty value, else the
 container's `env:` key, else its `name:`.
 
+Only where NCCL is the backend: a container that chooses another one (`--backend gloo`,
+`--dist-backend=mpi`, `backend="gloo"` or `init_process_group("gloo")` in a `python -c` or
+`sh -c` command line, or an env var whose name ends in `BACKEND` holding `gloo`), and does not
+name `nccl` as well, is not asked for NCCL settings (`linter.model.distributed.uses_nccl`; for an
+MPIJob worker, the launcher's command line counts too). A container that names no backend is
+taken to use NCCL, PyTorch's default on GPUs.
+
 ## Why is this bad?
 Without `NCCL_SOCKET_IFNAME`, NCCL picks an interface itself: on a node with several (a second
 CNI through Multus, a VPN, `docker0`-like bridges) it can bind the bootstrap or data sockets to
@@ -48,7 +55,7 @@ variable from `valueFrom`, `envFrom`, a `$(…)` reference, or a launch script i
 - Azure, Set up InfiniBand on HPC VMs: https://learn.microsoft.com/azure/virtual-machines/setup-infiniband
 """
 
-from linter.model.distributed import is_distributed, rank_env, uses_rdma
+from linter.model.distributed import is_distributed, rank_env, uses_nccl, uses_rdma
 from linter.model.k8s import Container, gpu_resources
 from linter.rule import CONTAINER, Finding, rule
 
@@ -68,7 +75,7 @@ def check(container: Container, ctx):
     pod = container.pod
     if container.field != "containers" or pod.workload is None or not is_distributed(pod.workload):
         return
-    if not (gpu_resources(container.requests) or gpu_resources(container.limits)):
+    if not (gpu_resources(container.requests) or gpu_resources(container.limits)) or not uses_nccl(container):
         return
     ib = rank_env(container, "NCCL_IB_DISABLE")
     if ib.is_unknown or (ib.is_unset and uses_rdma(pod)):

@@ -16,6 +16,13 @@ in its own `env`, or for an MPIJob worker through the launcher's `mpirun -x`) wh
 The first half needs no cluster; the second needs node pools from an `az` script or the config.
 The finding points at the `NCCL_IB_DISABLE` value and says which half (or both) fails.
 
+Only where NCCL is the backend: a container that chooses another one (`--backend gloo`,
+`--dist-backend=mpi`, `backend="gloo"` or `init_process_group("gloo")` in a `python -c` or
+`sh -c` command line, or an env var whose name ends in `BACKEND` holding `gloo`), and does not
+name `nccl` as well, is not asked for NCCL settings (`linter.model.distributed.uses_nccl`; for an
+MPIJob worker, the launcher's command line counts too). A container that names no backend is
+taken to use NCCL, PyTorch's default on GPUs.
+
 ## Why is this bad?
 With InfiniBand forced on and no verbs device in the container, NCCL fails to initialise its IB
 transport (or falls back silently after timeouts), so the job crashes or runs at TCP speed while
@@ -62,7 +69,7 @@ Use instead:
 """
 
 from linter.model.cluster import cluster_of, workload_name
-from linter.model.distributed import RDMA_RESOURCE_PREFIXES, rank_env
+from linter.model.distributed import RDMA_RESOURCE_PREFIXES, rank_env, uses_nccl
 from linter.model.k8s import Container, PodSpec
 from linter.rule import CONTAINER, Finding, rule
 
@@ -90,7 +97,7 @@ def _has_rdma_device(pod: PodSpec, prefixes: tuple[str, ...]) -> bool:
       tags=("distributed", "nccl", "rdma"), options={"rdma-resource-prefixes": list[str]}, defaults={"rdma-resource-prefixes": PREFIXES})
 def check(container: Container, ctx):
     pod = container.pod
-    if container.field != "containers" or not pod.uses_gpu:
+    if container.field != "containers" or not pod.uses_gpu or not uses_nccl(container):
         return
     setting = rank_env(container, "NCCL_IB_DISABLE")
     if not setting.is_literal or setting.value.strip() not in ("0", "00") or setting.span is None:

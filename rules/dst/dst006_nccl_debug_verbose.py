@@ -6,6 +6,13 @@ level case-insensitively, so `info` counts too), and an exec-form `mpirun` comma
 exports it to every rank (`-x NCCL_DEBUG=INFO` in `command` or `args`). Every container is
 checked, init containers included. The finding points at the value.
 
+Only where NCCL is the backend: a container that chooses another one (`--backend gloo`,
+`--dist-backend=mpi`, `backend="gloo"` or `init_process_group("gloo")` in a `python -c` or
+`sh -c` command line, or an env var whose name ends in `BACKEND` holding `gloo`), and does not
+name `nccl` as well, is not asked for NCCL settings (`linter.model.distributed.uses_nccl`; for an
+MPIJob worker, the launcher's command line counts too). A container that names no backend is
+taken to use NCCL, PyTorch's default on GPUs.
+
 ## Why is this bad?
 At `INFO` every rank logs its topology, rings, channels and transport setup, and `TRACE` logs
 every call: log volume grows with ranks and steps, which costs log storage and hides the
@@ -35,6 +42,7 @@ ConfigMap is not seen, nor is a level set inside a shell script in `command`/`ar
 - NVIDIA NCCL, `NCCL_DEBUG`: https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html#nccl-debug
 """
 
+from linter.model.distributed import uses_nccl
 from linter.model.envvars import mpirun_exports, resolve
 from linter.model.k8s import Container
 from linter.rule import CONTAINER, Finding, rule
@@ -44,6 +52,8 @@ VERBOSE = ("INFO", "TRACE")
 
 @rule(code="DST006", name="nccl-debug-verbose", severity="info", scope=CONTAINER, tags=("distributed", "nccl"))
 def check(container: Container, ctx):
+    if not uses_nccl(container):
+        return  # gloo or MPI chosen: NCCL_DEBUG is never read
     who = f"{container.kind_label} `{container.name}`"
     if container.pod.role:
         who += f" of the {container.pod.role} replicas"

@@ -13,8 +13,9 @@ final value is unknown.
 ## Why is this bad?
 GPUs are extended resources: they are handed out whole and cannot be overcommitted, so
 Kubernetes rejects a pod whose GPU request differs from its limit, and a fractional GPU is not
-a valid request (share GPUs with MIG profiles or time-slicing instead). A quantity of zero asks
-for nothing and usually hides a templating mistake. The workload never starts, and the error
+a valid request (share GPUs with MIG profiles or time-slicing instead). A quantity of zero is
+accepted and asks for no GPU: it usually hides a templating mistake, and where it is meant (a CPU
+variant of a GPU job) the entry says nothing, so the message asks to remove it or set the count. The workload never starts, and the error
 surfaces only at apply time.
 
 ## Example
@@ -61,7 +62,14 @@ def check(container: Container, ctx):
         for name, entry in entries.items():
             if isinstance(entry.raw, str) and is_templated(entry.raw):
                 continue
-            if entry.value is None or entry.value <= 0 or entry.value.denominator != 1:
+            if entry.value == 0:
+                yield Finding(
+                    entry.value_span,
+                    f"{who} {section} 0 {name}, which asks for no GPU: remove the entry if the container needs "
+                    "none (a zero left by a template usually meant a count), or set the GPUs it needs",
+                    node=container.path + ("resources", section, name),
+                )
+            elif entry.value is None or entry.value < 0 or entry.value.denominator != 1:
                 yield Finding(
                     entry.value_span,
                     f"{who} {section} {entry.raw!r} {name}; GPUs are whole devices: use a positive whole number",

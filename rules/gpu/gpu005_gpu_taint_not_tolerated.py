@@ -52,6 +52,9 @@ Use instead:
 - When the project describes the cluster (`az aks` scripts or `node-pools:`) and every pool the
   pod's labels can reach is one of them with taints the pod tolerates, the pod schedules and
   the rule is silent (pool taints themselves are AKS001's and XPL002's business).
+- When every pool the pod's labels can reach repels it with a taint, XPL002 reports it, naming
+  the pools and their taints, and this rule stays quiet: one cause, the stronger finding (the
+  project's pools are known). Keep XPL002 enabled beside this rule.
 - AKS itself adds no GPU taint; a cluster whose GPU pools are untainted gets findings until
   `gpu-taints: []` says so.
 
@@ -66,10 +69,14 @@ from linter.model.k8s import PodSpec
 from linter.rule import POD, Finding, rule
 
 
-def _schedules_on_known_pools(pod: PodSpec, ctx) -> bool:
+def _pools_decide(pod: PodSpec, ctx) -> bool:
+    """The project's node pools answer for this pod: it schedules on the known pools it matches,
+    or every pool it matches repels it, which XPL002 reports naming the pools and taints."""
     placement = cluster_of(ctx.index, ctx.config).placement(pod)
     if placement is None:
         return False
+    if placement.repelled_everywhere:
+        return True
     matches = placement.label_matches
     return bool(matches) and all(not v.elsewhere and v.taints == "ok" for v in matches)
 
@@ -80,7 +87,7 @@ def check(pod: PodSpec, ctx):
     taints = configured_gpu_taints(ctx.config)
     if not entries or not taints:
         return
-    if gpu_toleration(pod.tolerations, ctx.config) is not None or _schedules_on_known_pools(pod, ctx):
+    if gpu_toleration(pod.tolerations, ctx.config) is not None or _pools_decide(pod, ctx):
         return
     container, section, resource = entries[0]
     if "tolerations" in pod.spec.kspans:

@@ -15,6 +15,11 @@ pools also counts. Preferred node affinity does not: it does not keep a pod off 
 The rule is off in the `aks-automatic` profile. The finding points at `nodeSelector:`, else
 `affinity:`, else the pod template's `spec:`.
 
+A pod that asks only for MIG devices (`nvidia.com/mig-…`) and selects no node at all is left to
+GPU007, which asks it for the MIG Manager's `nvidia.com/mig.config` labels: those exist only on
+GPU nodes, so its fix settles this rule too (one cause, the more specific finding). With
+AKS-managed MIG pools, where GPU007 is silent, this rule still judges it.
+
 ## Why is this bad?
 The article: "A toleration permits scheduling but doesn't force the pod onto a GPU node. Pair
 tolerations with a GPU resource request and a node selector or node affinity." A node
@@ -55,7 +60,9 @@ Use instead:
 - AKS, Use labels in an AKS cluster (`kubernetes.azure.com/accelerator`): https://learn.microsoft.com/azure/aks/use-labels
 """
 
+from linter.model.cluster import on_aks_managed_mig_pools
 from linter.model.gpunodes import gpu_entries, places_on_gpu_nodes
+from linter.model.mig import is_mig_resource
 from linter.model.k8s import PodSpec
 from linter.rule import POD, Finding, rule
 
@@ -65,6 +72,9 @@ def check(pod: PodSpec, ctx):
     entries = gpu_entries(pod)
     if not entries or places_on_gpu_nodes(pod, ctx.index, ctx.config):
         return
+    if (all(is_mig_resource(resource.name) for _, _, resource in entries) and not pod.placement.constrained
+            and not on_aks_managed_mig_pools(pod, ctx.index, ctx.config)):
+        return  # GPU007 asks this MIG pod for the MIG Manager's labels, which only GPU nodes carry
     container, _, resource = entries[0]
     for key in ("nodeSelector", "affinity"):
         if key in pod.spec.kspans:

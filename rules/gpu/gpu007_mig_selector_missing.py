@@ -42,6 +42,9 @@ Use instead:
   reach was created with `--gpu-instance-profile` (or `gpu-instance-profile` under
   `node-pools:`), the rule is silent.
 - Any layout name counts; GPU008 checks mig-parted layouts themselves.
+- A pod that asks only for MIG devices and selects no node at all is reported here, not also by
+  GPU006 (no GPU node selection): the MIG Manager labels this rule asks for exist only on GPU
+  nodes, so one fix settles both; one cause, the more specific finding.
 
 ## References
 - NVIDIA GPU Operator, GPU Operator with MIG: https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/gpu-operator-mig.html
@@ -49,7 +52,7 @@ Use instead:
 - AKS, Multi-instance GPU node pools: https://learn.microsoft.com/azure/aks/gpu-multi-instance
 """
 
-from linter.model.cluster import cluster_of
+from linter.model.cluster import on_aks_managed_mig_pools
 from linter.model.gpunodes import gpu_entries, pins_value
 from linter.model.k8s import PodSpec
 from linter.model.mig import is_mig_resource, normalise_profile
@@ -57,14 +60,6 @@ from linter.rule import POD, Finding, rule
 
 MIG_CONFIG = "nvidia.com/mig.config"
 MIG_STATE = "nvidia.com/mig.config.state"
-
-
-def _aks_managed_mig(pod: PodSpec, ctx) -> bool:
-    placement = cluster_of(ctx.index, ctx.config).placement(pod)
-    if placement is None:
-        return False
-    matches = placement.label_matches
-    return bool(matches) and all(not v.elsewhere and isinstance(v.pool.gpu_instance_profile, str) for v in matches)
 
 
 @rule(code="GPU007", name="mig-selector-missing", severity="warning", scope=POD, tags=("gpu", "mig", "scheduling"))
@@ -78,7 +73,7 @@ def check(pod: PodSpec, ctx):
         missing.append(f"`{MIG_CONFIG}`")
     if not pins_value(placement, MIG_STATE, "success"):
         missing.append(f"`{MIG_STATE}: success`")
-    if not missing or _aks_managed_mig(pod, ctx):
+    if not missing or on_aks_managed_mig_pools(pod, ctx.index, ctx.config):
         return
     container, _, resource = mig[0]
     if "nodeSelector" in pod.spec.kspans:

@@ -12,6 +12,10 @@ affinity: they overlap unless those contradict (`accelerator: nvidia` against
 `accelerator: amd`, disjoint `In` sets, `Exists` against `DoesNotExist`), since node labels are
 not known. The finding points at the DaemonSet's name and names the objects it collides with.
 
+
+One DaemonSet (namespace and name) written in several files of the project is one plugin: it is
+not reported against its own copies, and counts once among the others a message names.
+
 ## Why is this bad?
 The article: "Don't run multiple NVIDIA device plugin DaemonSets on the same nodes", and for MIG
 "the operator should own the device plugin and MIG configuration for the affected nodes; don't
@@ -159,6 +163,7 @@ def check(found, ctx):
     groups: dict[tuple, _Group] = {}
     overlap: dict[tuple, bool] = {}
     identities = [_identity(obj) for obj, _ in plugins]
+    entered: set[tuple[str, str]] = set()  # one DaemonSet written in several files counts once: its first copy
     for position, (obj, placement) in enumerate(plugins):
         signature, identity = _signature(placement), identities[position]
         earlier: list[int] = []
@@ -171,11 +176,13 @@ def check(found, ctx):
             if count and overlap[key]:
                 total += count
                 earlier.extend(islice((m for m in group.members if identities[m] != identity), LISTED + 1))
-        group = groups.get(signature)
-        if group is None:
-            group = groups[signature] = _Group(placement)
-        group.members.append(position)
-        group.identities[identity] += 1
+        if identity not in entered:
+            entered.add(identity)
+            group = groups.get(signature)
+            if group is None:
+                group = groups[signature] = _Group(placement)
+            group.members.append(position)
+            group.identities[identity] += 1
         others = [_where(plugins[m][0]) for m in sorted(earlier)[:LISTED + 1]]
         if policies and placements_may_overlap(placement, operator_nodes):
             others += policies[:LISTED + 1]

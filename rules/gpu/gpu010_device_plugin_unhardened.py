@@ -7,8 +7,12 @@ plugin, see `linter.model.nvidia`) for what the article's DaemonSet sets, one fi
 - no toleration `{operator: Exists}` (no key, no effect), which tolerates every taint;
 - `priorityClassName` other than `system-node-critical`;
 - a plugin container without `securityContext.allowPrivilegeEscalation: false` (Kubernetes
-  allows escalation when it is unset), or with `privileged: true`;
+  allows escalation when it is unset);
 - a plugin container whose `securityContext.capabilities.drop` does not hold `ALL`.
+
+A privileged plugin container (`privileged: true`) gets neither of the last two: privileged
+overrides escalation and capabilities, and SEC004 reports it, with the advice for node agents,
+once for the one cause.
 
 The findings point at the offending value, else the missing field's parent (`tolerations:`,
 `securityContext:`, the container's `name:`, the pod template's `spec:`).
@@ -63,6 +67,7 @@ Use instead:
 """
 
 from linter.model.nvidia import device_plugin_containers, is_device_plugin, is_operator_operand
+from linter.model.security import is_privileged
 from linter.rule import Finding, Kind, rule
 
 CRITICAL = "system-node-critical"
@@ -94,11 +99,9 @@ def _container_findings(container):
     who = f"device-plugin container `{container.name}`"
     context = container.security_context
     base = container.path + ("securityContext",)
-    if context is not None and context.get("privileged") is True:
-        yield Finding(context.value_span("privileged"), f"{who} runs privileged: it needs only the kubelet's "
-                      "device-plugin socket", node=base + ("privileged",),
-                      fix="remove `privileged: true` and set `allowPrivilegeEscalation: false`")
-    elif context is None or context.get("allowPrivilegeEscalation") is not False:
+    if is_privileged(container):
+        return  # privileged overrides both fields below: SEC004's finding alone
+    if context is None or context.get("allowPrivilegeEscalation") is not False:
         if context is not None and "allowPrivilegeEscalation" in context:
             span = context.value_span("allowPrivilegeEscalation")
         else:

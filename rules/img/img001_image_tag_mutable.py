@@ -6,7 +6,8 @@ and no digest (`pytorch/pytorch`), or uses the tag `latest`. An image pinned by 
 (`repo@sha256:…`) is immutable and is not flagged. Images whose reference is filled in later
 (`$(IMAGE)`, `${TAG}`, `$IMAGE`, `{{ .Values.image }}`) and placeholders that are not image
 references at all (`<your-image>`, `FILLED_BY_THE_VALIDATOR`) are skipped: their final text is
-unknown.
+unknown. Such an image is not reported again by IMG002 (not pinned by digest): one cause, this
+finding, whose message asks for the version tag and the digest both.
 
 ## Why is this bad?
 A missing tag means `latest`, and `latest` moves: two replicas of one job, or the job and its
@@ -50,9 +51,10 @@ def check(container: Container, ctx):
         return
     who = f"{container.kind_label} `{container.name}`"
     if tag is None:
-        message = f"{who} image `{image}` has no tag, so it runs whatever `latest` points to"
+        message = (f"{who} image `{image}` has no tag, so it runs whatever `latest` points to; pin a version tag "
+                   "and its digest")
     elif tag == "latest":
-        message = f"{who} image `{image}` uses the mutable tag `latest`"
+        message = f"{who} image `{image}` uses the mutable tag `latest`; pin a version tag and its digest"
     else:
         return
     yield Finding(container.image_span, message, node=container.path + ("image",))

@@ -6,6 +6,11 @@ Flags containers (init, sidecar and ephemeral containers included) whose `image`
 Images whose reference is filled in later (`$(IMAGE)`, `${TAG}`, `$IMAGE`, `{{ … }}`) and
 placeholders that are not image references (`<your-image>`, `FILLED_BY_THE_VALIDATOR`) are skipped.
 
+An image with no tag or the tag `latest` (and no digest) is IMG001's finding alone: both rules
+say the same thing of it (what runs can change under the same reference), and IMG001's message
+asks for the version tag and the digest. This rule reports images with a version tag and no
+digest, and malformed digests.
+
 ## Why is this bad?
 Tags are mutable: a registry push can move `2.4.1-cuda12.4` to a different build, so the
 image you reviewed is not necessarily the one that runs. The article: "Pin the image by
@@ -47,7 +52,9 @@ def check(container: Container, ctx):
     reference = image_reference(image)
     if reference is None:
         return
-    _, _, digest = reference
+    _, tag, digest = reference
+    if digest is None and tag in (None, "latest"):
+        return  # no tag or `latest`: IMG001's finding, which asks for the digest too (one cause, one finding)
     who = f"{container.kind_label} `{container.name}`"
     if digest is None:
         message = f"{who} image `{image}` is not pinned by digest (@sha256:…)"

@@ -16,6 +16,9 @@ Flags a Kueue `ClusterQueue` when all of these hold:
 One finding per missing GPU resource, at the `coveredResources:` key of the first resource group
 that holds such a flavor, naming the flavor and the workloads that are stuck.
 
+
+One workload (kind, namespace and name) written in several files is named and counted once.
+
 ## Why is this bad?
 The article's ClusterQueues carry "CPU, memory, and nvidia.com/gpu quotas". Kueue admits a
 workload only when its ClusterQueue covers every resource it requests: a GPU job sent to a queue
@@ -64,6 +67,7 @@ Use instead:
 - Kueue, ResourceFlavor: https://kueue.sigs.k8s.io/docs/concepts/resource_flavor/
 """
 
+from linter.model.document import distinct, identity
 from linter.model.k8s import is_gpu_resource
 from linter.model.kueue import cluster_queues_of, covered_resources, gpu_flavors, queue_ref, resource_groups
 from linter.rule import PROJECT, Finding, rule
@@ -112,7 +116,7 @@ def check(found, ctx):
         span = group.span if group is not None else cq.body.key_span("spec")
         node = group.node + ("coveredResources",) if group is not None else ("spec",)
         for resource in missing:
-            jobs = needs[resource]
+            jobs = distinct(needs[resource], key=identity)  # one object in several files is one job
             shown = ", ".join(f"{j.kind} `{j.namespace or 'default'}/{j.name}`" for j in jobs[:3])
             more = f" and {len(jobs) - 3} more" if len(jobs) > 3 else ""
             yield Finding(

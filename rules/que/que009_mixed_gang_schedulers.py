@@ -62,6 +62,7 @@ folder of unrelated samples applied to different namespaces can therefore look m
 - Volcano, PodGroup and queue: https://volcano.sh/en/docs/podgroup/
 """
 
+from linter.model.document import distinct, identity
 from linter.model.kueue import QUEUE_NAME_KEY, queue_ref
 from linter.rule import PROJECT, Finding, rule
 
@@ -121,7 +122,8 @@ def check(found, ctx):
                 message = (f"{obj.kind} `{obj.name}` is queued by Kueue (`{QUEUE_NAME_KEY}`) and {what}: two systems "
                            "admit and preempt it; let one of them govern it")
             else:
-                others = ", ".join(f"{o.kind} `{o.name}`" for o in queued[:3]) + (" …" if len(queued) > 3 else "")
+                shown = distinct(queued, key=identity)  # one object in several files is one workload
+                others = ", ".join(f"{o.kind} `{o.name}`" for o in shown[:3]) + (" …" if len(shown) > 3 else "")
                 message = (f"{obj.kind} `{obj.name}` {what}, but Kueue queues workloads of namespace `{namespace}` "
                            f"too ({others}): neither system sees the other's GPUs; keep one queueing and "
                            "gang-scheduling system per namespace")

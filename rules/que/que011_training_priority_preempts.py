@@ -9,6 +9,9 @@ for tasks that name none), or names no class while the class is the `globalDefau
 points at the `preemptionPolicy` value, or at the class's name when the field is unset, and
 names the training workloads that use it.
 
+
+One workload (kind, namespace and name) written in several files is named and counted once.
+
 ## Why is this bad?
 Preemption is for work that cannot wait: the article's classes "allow inference pods to preempt
 lower-priority pods while preventing batch training pods from preempting other workloads", with
@@ -45,6 +48,7 @@ and are not checked.
 - Kubernetes, Non-preempting PriorityClass: https://kubernetes.io/docs/concepts/scheduling-eviction/pod-priority-preemption/#non-preempting-priority-class
 """
 
+from linter.model.document import distinct, identity
 from linter.model.kueue import DEFAULT_PREEMPTION_POLICY, pod_priority, preemption_policy, priority_classes
 from linter.rule import PROJECT, Finding, rule
 
@@ -69,7 +73,7 @@ def check(found, ctx):
     for name, workload in found:
         users.setdefault(name, []).append(workload)
     for pc in classes:
-        used = users.get(pc.name)
+        used = distinct(users.get(pc.name, ()), key=identity)  # one object in several files is one workload
         if not used:
             continue
         shown = ", ".join(f"{o.kind} `{o.namespace or 'default'}/{o.name}`" for o in used[:3])

@@ -7,6 +7,11 @@ memory limit (`default`, or `max`, which Kubernetes uses as the default when `de
 Ephemeral debug containers are not checked (Kubernetes allows no resources on
 them). The finding points at `limits:`, else `resources:`, else the container's name.
 
+RES007 may report the same container of a GPU training pod: it stays separate on purpose. This
+rule is about one limit, for every container (a leak reaching the node); RES007 is about the QoS
+class of GPU training pods, which needs cpu as well and requests equal to limits, and is info. A
+memory limit alone fixes this finding and not RES007's.
+
 ## Why is this bad?
 Without a memory limit a leaking data loader or an oversized batch grows until the node runs
 out of memory and the kubelet evicts pods, possibly other teams' jobs on the same GPU node.

@@ -61,6 +61,7 @@ from fractions import Fraction
 
 from linter.model.k8s import Container, gpu_resources
 from linter.model.quantity import format_quantity
+from linter.model.security import is_windows
 from linter.model.shm import is_host_shm, memory_empty_dir, shm_mounts
 from linter.rule import CONTAINER, Finding, rule
 
@@ -84,8 +85,8 @@ def check(container: Container, ctx):
     pod = container.pod
     if container.field != "containers" or pod.workload is None or not pod.workload.is_training:
         return
-    if pod.spec.get("hostIPC") is True:
-        return
+    if pod.spec.get("hostIPC") is True or is_windows(pod):
+        return  # a memory-backed emptyDir is Linux-only
     why = _why(container)
     if why is None:
         return

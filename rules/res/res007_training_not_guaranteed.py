@@ -9,6 +9,10 @@ request defaults to the limit; quantities compare exactly, so `1` equals `1000m`
 offending container gets one finding, at its first differing request, else at its `limits:`,
 `resources:` or `name:`. A pod with pod-level `spec.resources` is judged by those instead.
 
+The message names the class the pod does get, as `GetPodQOS` decides it: BestEffort when no
+container has a non-zero `cpu` or `memory` request or limit (GPUs and other extended resources
+do not count, so a pod with only `nvidia.com/gpu` limits is BestEffort), else Burstable.
+
 ## Why is this bad?
 The article: "Set requests and limits equal for predictable, high-value training jobs when
 Guaranteed quality of service is more important than node packing." A Burstable GPU pod is
@@ -32,6 +36,9 @@ Use instead:
 ```
 
 ## Known problems
+- RES002 (no memory limit) may report the same container: kept apart on purpose, since the two
+  ask for different fixes (a memory limit, against cpu and memory limits equal to the requests
+  for the QoS class).
 - A missing value that a LimitRange of the namespace fills in is unknown here: such a container
   is not flagged (its defaults may make it Guaranteed).
 - Ephemeral containers cannot set resources and do not count, as in Kubernetes.
@@ -78,6 +85,33 @@ def _problems(requests, limits, defaulted_limits):
     return problems
 
 
+def _nonzero(resource: Resource | None) -> bool:
+    """A cpu or memory entry GetPodQOS counts (a zero quantity is ignored; an unparsable one counts)."""
+    return resource is not None and resource.value != 0
+
+
+def qos_class(pod: PodSpec, defaulted: frozenset[str]) -> str:
+    """The QoS class Kubernetes gives a pod that is not Guaranteed (``GetPodQOS``): BestEffort when
+    no container (init containers included) has a non-zero cpu or memory request or limit, and
+    no LimitRange of the namespace fills one in; else Burstable. Extended resources (GPUs) do not
+    count: a pod with only GPU limits is BestEffort."""
+    if any(name in QOS_RESOURCES for name in defaulted):
+        return "Burstable"
+    for container in pod.containers:
+        if container.is_ephemeral:
+            continue
+        if any(_nonzero(section.get(name)) for section in (container.requests, container.limits) for name in QOS_RESOURCES):
+            return "Burstable"
+    return "BestEffort"
+
+
+CONSEQUENCE = {
+    "BestEffort": "BestEffort (no cpu or memory request or limit anywhere; GPUs do not count), the first class "
+                  "evicted under memory pressure",
+    "Burstable": "Burstable, not Guaranteed, and is evicted before Guaranteed pods under memory pressure",
+}
+
+
 @rule(code="RES007", name="training-not-guaranteed", severity="info", scope=POD, tags=("resources", "qos"))
 def check(pod: PodSpec, ctx):
     if pod.workload is None or not pod.workload.is_training or not requests_gpu(pod):
@@ -91,7 +125,8 @@ def check(pod: PodSpec, ctx):
                           f"{pod.describe()} has pod-level {text}: the pod is not Guaranteed QoS",
                           node=pod.path + ("resources",))
         return
-    _, defaulted_limits = ctx.index.container_defaults(pod.obj.namespace)
+    defaulted_requests, defaulted_limits = ctx.index.container_defaults(pod.obj.namespace)
+    qos = None
     for container in pod.containers:
         if container.is_ephemeral:
             continue
@@ -100,10 +135,10 @@ def check(pod: PodSpec, ctx):
             continue
         text = ", ".join(p for p, _ in problems)
         span = problems[0][1] or container.section_span("limits")
+        qos = qos or qos_class(pod, defaulted_requests | defaulted_limits)
         yield Finding(
             span,
-            f"{container.kind_label} `{container.name}` of a GPU training pod has {text}: the pod is Burstable, "
-            "not Guaranteed, and is evicted first under memory pressure",
+            f"{container.kind_label} `{container.name}` of a GPU training pod has {text}: the pod is {CONSEQUENCE[qos]}",
             node=container.path + ("resources",),
             fix="set cpu and memory requests equal to their limits in every container",
         )

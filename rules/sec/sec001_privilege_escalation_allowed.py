@@ -3,11 +3,15 @@
 ## What it does
 Flags every container (init, sidecar and ephemeral containers included, as Pod Security
 Admission checks them) whose effective `allowPrivilegeEscalation` is not `false`: it is unset
-(the default is `true`), `true`, or not a boolean; or the container is privileged or adds
-`CAP_SYS_ADMIN` (`SYS_ADMIN`), which always allows escalation whatever the field says. The
-finding points at `privileged: true` or the `SYS_ADMIN` entry when one is the cause, else at the
-`allowPrivilegeEscalation` value, else at the container's `securityContext:` key, else its
-`name:`. Pods with `spec.os.name: windows` are exempt, as in the Pod Security Standards.
+(the default is `true`), `true`, or not a boolean; or the container adds `CAP_SYS_ADMIN`
+(`SYS_ADMIN`), which always allows escalation whatever the field says. The finding points at the
+`SYS_ADMIN` entry when it is the cause, else at the `allowPrivilegeEscalation` value, else at
+the container's `securityContext:` key, else its `name:`. Windows pods are exempt, as in the Pod
+Security Standards: `spec.os.name: windows`, or a nodeSelector or required node affinity that
+admits only `kubernetes.io/os: windows` nodes.
+
+A privileged container (`privileged: true`) is not flagged here: privileged overrides
+`allowPrivilegeEscalation`, and SEC004 reports it, once for the one cause.
 
 ## Why is this bad?
 Without `no_new_privs`, a setuid binary or file capability in the image lets a compromised
@@ -35,8 +39,7 @@ Use instead:
 ```
 
 ## Known problems
-There is no pod-level field: every container needs its own setting. A privileged container is
-also reported by SEC004; drop `privileged` to fix both. A LimitRange, mutating webhook or policy
+There is no pod-level field: every container needs its own setting. A LimitRange, mutating webhook or policy
 engine that injects the field at admission is not seen.
 
 ## References
@@ -46,12 +49,10 @@ engine that injects the field at admission is not seen.
 """
 
 from linter.model.k8s import Container
-from linter.model.security import is_windows, privilege_escalation
+from linter.model.security import is_privileged, is_windows, privilege_escalation
 from linter.rule import CONTAINER, Finding, rule
 
 WHY = {
-    "privileged": "is privileged, which always allows privilege escalation; drop `privileged: true` and set "
-                  "`allowPrivilegeEscalation: false`",
     "CAP_SYS_ADMIN": "adds CAP_SYS_ADMIN, which always allows privilege escalation; remove it and set "
                      "`allowPrivilegeEscalation: false`",
     "explicit": "sets `allowPrivilegeEscalation: true`; set it to false",
@@ -64,10 +65,10 @@ WHY = {
 @rule(code="SEC001", name="privilege-escalation-allowed", severity="warning", scope=CONTAINER,
       tags=("security", "pod-security"), security_severity="5.5")
 def check(container: Container, ctx):
-    if is_windows(container.pod):
-        return
+    if is_windows(container.pod) or is_privileged(container):
+        return  # Linux-only field; privileged is SEC004's finding alone
     escalation = privilege_escalation(container)
     if escalation.allowed:
-        fix = None if escalation.reason in ("privileged", "CAP_SYS_ADMIN") else "allowPrivilegeEscalation: false"
+        fix = None if escalation.reason == "CAP_SYS_ADMIN" else "allowPrivilegeEscalation: false"
         yield Finding(escalation.span, f"{container.kind_label} `{container.name}` {WHY[escalation.reason]}",
                       node=escalation.path, fix=fix)

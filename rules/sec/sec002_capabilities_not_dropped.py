@@ -6,8 +6,10 @@ Flags every container (init, sidecar and ephemeral containers included) whose
 restricted Pod Security Standard (and the policy engines that implement it) compare the string
 as written, so a lower-case `all`, which the container runtimes accept, is reported with a note.
 The finding points at the `drop:` key, else `capabilities:`, else `securityContext:`, else the
-container's `name:`. Pods with `spec.os.name: windows` are exempt, as in the Pod Security
-Standards.
+container's `name:`. Windows pods are exempt, as in the Pod Security Standards: `spec.os.name:
+windows`, or a nodeSelector or required node affinity that admits only `kubernetes.io/os:
+windows` nodes. A privileged container is not flagged: it has every capability whatever it
+drops, and SEC004 reports it, once for the one cause.
 
 ## Why is this bad?
 Container runtimes grant a default set of capabilities (`CHOWN`, `DAC_OVERRIDE`, `FOWNER`,
@@ -32,8 +34,7 @@ Use instead:
 ```
 
 ## Known problems
-Capabilities added back (`add:`) are not judged here. A privileged container has every
-capability regardless of `drop` and is reported by SEC004 as well. Defaults injected at
+Capabilities added back (`add:`) are not judged here. Defaults injected at
 admission by a mutating webhook or policy engine are not seen.
 
 ## References
@@ -42,15 +43,15 @@ admission by a mutating webhook or policy engine are not seen.
 """
 
 from linter.model.k8s import Container
-from linter.model.security import anchor, capabilities, is_windows
+from linter.model.security import anchor, capabilities, is_privileged, is_windows
 from linter.rule import CONTAINER, Finding, rule
 
 
 @rule(code="SEC002", name="capabilities-not-dropped", severity="warning", scope=CONTAINER,
       tags=("security", "pod-security"), security_severity="5.0")
 def check(container: Container, ctx):
-    if is_windows(container.pod):
-        return
+    if is_windows(container.pod) or is_privileged(container):
+        return  # Linux-only field; a privileged container has every capability whatever it drops: SEC004
     caps = capabilities(container)
     dropped = [name for name, _, _ in caps.drop]
     if "ALL" in dropped:

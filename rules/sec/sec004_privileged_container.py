@@ -2,7 +2,15 @@
 
 ## What it does
 Flags every container (init, sidecar and ephemeral containers included) with
-`securityContext.privileged: true`. The finding points at the value.
+`securityContext.privileged: true`. The finding points at the value. The advice depends on
+what the container is: a workload is told to get its GPUs from the device plugin; a node agent
+(a container of a DaemonSet, or one mounting the kubelet's device-plugin directory: device
+plugins, MIG managers, profilers, exporters) is told to mount only the host paths and add only
+the capabilities it uses, or to keep `privileged` with a suppression that says why.
+
+Privileged overrides `allowPrivilegeEscalation` and `capabilities`, so SEC001, SEC002 and
+GPU010's escalation and capability checks stay quiet on a privileged container: one cause, one
+finding, this one.
 
 ## Why is this bad?
 A privileged container has every capability, sees every device of the node (every GPU, not
@@ -40,15 +48,23 @@ and storage drivers): suppress the rule on those objects with a reason, e.g. the
 """
 
 from linter.model.k8s import Container
+from linter.model.security import is_node_agent, is_privileged
 from linter.rule import CONTAINER, Finding, rule
+
+WORKLOAD_ADVICE = ("a workload gets its GPUs from the device plugin (`nvidia.com/gpu` in its limits): remove "
+                   "`privileged: true`")
+AGENT_ADVICE = ("a node agent (device plugin, MIG manager, profiler, exporter) needs only what it touches: mount "
+                "the host paths it uses and add just the capabilities it needs (`SYS_ADMIN` for profiling) instead "
+                "of `privileged: true`, or, if it must be privileged (a driver installer, a MIG manager), "
+                "suppress this finding with that reason")
 
 
 @rule(code="SEC004", name="privileged-container", severity="error", scope=CONTAINER,
       tags=("security", "pod-security"), security_severity="8.0")
 def check(container: Container, ctx):
-    context = container.security_context
-    if context is not None and context.get("privileged") is True:
-        yield Finding(context.value_span("privileged"),
+    if is_privileged(container):
+        advice = AGENT_ADVICE if is_node_agent(container) else WORKLOAD_ADVICE
+        yield Finding(container.security_context.value_span("privileged"),
                       f"{container.kind_label} `{container.name}` is privileged: it has every capability and every "
-                      "device of the node; request GPUs through the device plugin and remove `privileged: true`",
+                      f"device of the node; {advice}",
                       node=container.path + ("securityContext", "privileged"), fix="privileged: false")

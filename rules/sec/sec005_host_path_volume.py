@@ -8,6 +8,11 @@ mount to register GPUs with the kubelet. Paths are compared after normalisation
 `/var/lib/kubelet/device-plugins/../pods` is not exempt). The finding points at the volume's
 `path:` value, else its `hostPath:` key.
 
+The advice depends on the pod: a workload is told to use a PersistentVolumeClaim, an emptyDir or
+a ConfigMap; a DaemonSet (a node agent: driver installer, exporter, device plugin) is told to
+mount only the host paths it works on, read-only where it can, or to suppress the finding with
+the reason it needs this one.
+
 ## Why is this bad?
 A hostPath volume gives the pod the node's files: writable, it can plant binaries or read other
 pods' data and kubelet credentials; even read-only, it exposes secrets and lets a compromised
@@ -62,6 +67,10 @@ def check(pod: PodSpec, ctx):
         what = f"mounts the node's `{path}`" if isinstance(path, str) else "mounts a path of the node"
         span = host.value_span("path") if "path" in host else volume.key_span("hostPath")
         owner = f" of the {pod.role} replicas" if pod.role else ""
-        yield Finding(span, f"hostPath volume `{volume.get('name')}`{owner} {what}; use a PersistentVolumeClaim, "
-                            "an emptyDir or a ConfigMap instead",
+        if pod.obj.kind == "DaemonSet":
+            advice = ("a node agent should mount only the host paths it works on, read-only where it can; if it "
+                      "needs this one (a driver installer, a monitoring agent), suppress this finding with that reason")
+        else:
+            advice = "use a PersistentVolumeClaim, an emptyDir or a ConfigMap instead"
+        yield Finding(span, f"hostPath volume `{volume.get('name')}`{owner} {what}; {advice}",
                       node=pod.path + ("volumes", index, "hostPath", "path"))

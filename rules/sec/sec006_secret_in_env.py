@@ -73,6 +73,7 @@ from collections import Counter
 
 from linter.model.envvars import env_string
 from linter.model.k8s import Container
+from linter.model.placeholder import is_placeholder
 from linter.rule import CONTAINER, Finding, rule
 
 # Known token formats (value patterns), with what to call them in a message.
@@ -165,9 +166,13 @@ def name_strength(name: str) -> str | None:
 
 
 def not_a_secret(value: str) -> bool:
-    """Placeholders, switches, paths, plain URLs and Secret names: values no credential looks like."""
+    """Placeholders, switches, paths, plain URLs and Secret names: values no credential looks like.
+    A whole placeholder by the one test (linter.model.placeholder.is_placeholder: ``IMG_PLACEHOLDER``,
+    ``[token|none]``, ``…``) counts, and so do this rule's own stand-ins for a credential
+    (``redacted``, ``dummy``, ``xxxx``, a ``<…>`` or ``${…}`` part); a ``$`` inside a value does
+    not (``P@ss$word1`` is a literal: Kubernetes expands only ``$(VAR)``)."""
     text = value.strip()
-    return (len(text) < 4 or text.lower() in SWITCHES or bool(_PLACEHOLDER.search(text)) or bool(_ENV_NAME.match(text))
+    return (len(text) < 4 or text.lower() in SWITCHES or bool(_PLACEHOLDER.search(text)) or is_placeholder(text) or bool(_ENV_NAME.match(text))
             or bool(_PATH.search(text)) or bool(_URL.match(text)) or bool(_SECRET_NAME.match(text)))
 
 

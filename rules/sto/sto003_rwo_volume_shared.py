@@ -16,6 +16,10 @@ volume's `claimName`, naming the claim, its access mode and the other users. Sta
 `volumeClaimTemplates` and generic ephemeral volumes give every pod a claim of its own and are
 not counted.
 
+
+One object (kind, namespace and name) written in several files of the project is one object:
+its pods are counted once (from its first copy by path), and it is not listed beside itself.
+
 ## Why is this bad?
 `ReadWriteOnce` means one *node* may mount the volume read-write; an Azure Disk attaches to one
 VM at a time. A second pod scheduled on another node stays in `ContainerCreating` with a
@@ -78,7 +82,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
-from linter.model.document import ObjectStub
+from linter.model.document import ObjectStub, distinct, identity
 from linter.model.k8s import PodSpec, Workload
 from linter.model.position import Span
 from linter.model.storage import claim_name, claim_name_span, claim_object, pvc_claim
@@ -185,7 +189,11 @@ def check(found: list[Use], ctx):
     users_of: dict[tuple, list[Use]] = defaultdict(list)
     for use in found:
         users_of[use.pvc].append(use)
-    for key, users in users_of.items():
+    for key, every in users_of.items():
+        # the same object (kind, namespace, name) written in several files is one object: its
+        # pods are counted once, from its first copy (linter.model.document.identity)
+        every = sorted(every, key=lambda u: (u.workload.path, u.span))
+        users = distinct(every, key=lambda u: (identity(u.workload), u.node))
         pvc = ctx.index.by_key(key)
         claim = pvc_claim(pvc) if pvc is not None else None
         if claim is None:
@@ -206,8 +214,9 @@ def check(found: list[Use], ctx):
         why = ("ReadWriteOncePod allows a single pod, so the scheduler leaves the others pending" if once_pod else
                "ReadWriteOnce lets one node mount it, so pods on other nodes fail to attach it (Multi-Attach error)")
         total = "pods on every node" if per_node else f"{count} pods"
-        for use in users:
-            others = [u.described for u in users if u is not use]
+        for use in every:
+            mine = (identity(use.workload), use.node)
+            others = [u.described for u in users if (identity(u.workload), u.node) != mine]
             shown = ", ".join(others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
             also = f"; also mounted by {shown}" if others else ""
             yield Finding(

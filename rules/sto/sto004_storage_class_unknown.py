@@ -17,7 +17,9 @@ This is a reference rule: it runs only when the project defines at least one Sto
 project without any is taken to get its classes from elsewhere (a platform repository, a CSI
 driver's chart). An empty class (`""`, static binding), a missing one (the cluster default) and a
 name filled in later (`${SC}`, `{{ … }}`) are not judged. The finding points at the class name
-and suggests the closest known name.
+and suggests the closest known name; a StorageClass of the project outranks an AKS built-in
+about as close (a typo of the project's `fast-ssd` is more likely meant as `fast-ssd` than as
+`managed-csi`).
 
 ## Why is this bad?
 No provisioner answers a claim for a class that does not exist: the claim stays `Pending`, and
@@ -110,40 +112,47 @@ def _names(index) -> set[str]:
 
 
 THRESHOLD = 0.75  # the least score a suggestion needs
+PROJECT_BONUS = 0.05  # a class of the project outranks a built-in name about as close (within 0.05)
 
 
 def _candidates(index) -> list[tuple[str, list[str], Counter]]:
-    """Each class a misspelling may mean, with its sorted words and letters (once per index)."""
+    """Each class a misspelling may mean, with its sorted words, its letters and the bonus of a
+    class the project defines (once per index)."""
     def build():
-        return [(c, sorted(c.split("-")), Counter(c)) for c in _known(index) | set(BUILTIN_STORAGE_CLASSES)]
+        known = _known(index)
+        return [(c, sorted(c.split("-")), Counter(c), PROJECT_BONUS if c in known else 0.0)
+                for c in known | set(BUILTIN_STORAGE_CLASSES)]
     return index.memo("STO004-candidates", build)
 
 
 def _closest(name: str, candidates) -> list[str]:
     """The known class a misspelling most likely meant: the same words in another order first
-    (`azurefile-premium-csi`), then by similarity; legacy built-in names come last.
+    (`azurefile-premium-csi`), then by similarity; a class of the project outranks a built-in
+    one about as close (PROJECT_BONUS: the project's own names are what its authors type); legacy
+    built-in names come last.
 
-    The best score wins (ties: the greater name); a candidate is compared in full only when the
+    A candidate must reach the threshold on its own score; the best ranked wins (ties: the
+    greater name); a candidate is compared in full only when the
     bounds difflib's ratio never exceeds (the length bound, then the shared-characters bound)
     say it could still reach the threshold and the best so far, so a project of thousands of
     classes is not compared thousands of times per finding."""
     words = sorted(name.split("-"))
     letters = Counter(name)
     best: tuple[float, str] | None = None
-    for candidate, candidate_words, candidate_letters in candidates:
+    for candidate, candidate_words, candidate_letters, project in candidates:
         if candidate == name:
             continue
         bonus = (0.5 if candidate_words == words else 0) - (0.05 if candidate in LEGACY else 0)
         total = len(name) + len(candidate)
-        floor = THRESHOLD if best is None else max(THRESHOLD, best[0])
-        if 2.0 * min(len(name), len(candidate)) / total + bonus < floor:
-            continue
-        if 2.0 * sum((letters & candidate_letters).values()) / total + bonus < floor:
-            continue
-        score = difflib.SequenceMatcher(None, name, candidate).ratio() + bonus
-        if best is None or (score, candidate) > best:
-            best = (score, candidate)
-    return [best[1]] if best is not None and best[0] >= THRESHOLD else []
+        for bound in (2.0 * min(len(name), len(candidate)) / total,
+                      2.0 * sum((letters & candidate_letters).values()) / total):
+            if bound + bonus < THRESHOLD or (best is not None and bound + bonus + project < best[0]):
+                break
+        else:
+            score = difflib.SequenceMatcher(None, name, candidate).ratio() + bonus
+            if score >= THRESHOLD and (best is None or (score + project, candidate) > best):
+                best = (score + project, candidate)
+    return [best[1]] if best is not None else []
 
 
 @rule(code="STO004", name="storage-class-unknown", severity="warning", scope=OBJECT, tags=("storage",))

@@ -43,6 +43,8 @@ Use instead:
   cluster made elsewhere has beside the project's, may take the pod: no finding then.
 - Taints added outside the scripts (`kubectl taint`, the GPU Operator) are not seen.
 - Pods that name their node (`nodeName`) bypass the scheduler and are not checked.
+- A GPU pod repelled this way is not also reported by GPU005 (which judges the configured GPU
+  taints when the pools are not known): one cause, this finding, which names the pools.
 
 ## References
 - Kubernetes, Taints and tolerations: https://kubernetes.io/docs/concepts/scheduling-eviction/taint-and-toleration/
@@ -65,9 +67,9 @@ def check(pod: PodSpec, ctx):
     placement = cluster_of(ctx.index, ctx.config).placement(pod)
     if placement is None:
         return
-    matching = placement.label_matches
-    if not matching or placement.candidates:
+    if not placement.repelled_everywhere:
         return
+    matching = placement.label_matches
     spec = pod.spec
     span = spec.key_span("tolerations") if "tolerations" in spec.kspans else pod.span
     first = matching[0].untolerated[0]

@@ -9,6 +9,9 @@ is on, else its `--node-count`, times the GPUs of one node of its VM size. Fires
 is larger than the sum over the matching pools; the finding points at the `nominalQuota` and
 names each pool's share.
 
+
+A pool is keyed by its cluster and name: the same pool created by several scripts counts once.
+
 ## Why is this bad?
 Kueue admits workloads against the quota, not against the cluster: with more quota than GPUs,
 admitted jobs wait as Pending pods for nodes the autoscaler is not allowed to add, holding their
