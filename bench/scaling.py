@@ -62,6 +62,8 @@ def make_corpus(kind: str, base: Path, sizes: list[int]) -> dict[int, Path]:
 def rule_times(folder: Path) -> tuple[dict[str, float], float, int]:
     """Seconds per rule code for one in-process lint of ``folder``, the run's wall time, and the
     number of files linted."""
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))  # this checkout's code, as the bench's commands run it
     from linter.cli import main
     from linter.engine import runner as runner_module
 
@@ -70,10 +72,10 @@ def rule_times(folder: Path) -> tuple[dict[str, float], float, int]:
     Runner = runner_module.Runner
     real_call, real_collect = Runner.call, Runner.collect
 
-    def call(self, meta, view, path, obj, span):
+    def call(self, meta, view, path, obj, span, route=None):
         start = clock()
         try:
-            return real_call(self, meta, view, path, obj, span)
+            return real_call(self, meta, view, path, obj, span, route)
         finally:
             totals[meta.code] += clock() - start
 

@@ -59,6 +59,8 @@ class Config:
     node_pools: tuple[dict[str, Any], ...] = ()
     kubernetes_version: str | None = None
     crd_paths: tuple[str, ...] = ()
+    kustomize: dict[str, Any] | None = None  # {command, enabled, timeout} (linter.engine.builds)
+    helm: dict[str, Any] | None = None  # {command, enabled, values, timeout} (linter.engine.builds)
     rule_options: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
@@ -84,6 +86,8 @@ _KEYS = {
     "node-pools": "node_pools",
     "kubernetes-version": "kubernetes_version",
     "crd-paths": "crd_paths",
+    "kustomize": "kustomize",
+    "helm": "helm",
     "rules": "rule_options",
 }
 
@@ -411,6 +415,9 @@ def load_config(path: Path | None, registry: Any, *, start: Path | None = None) 
         values["gpu_taints"] = tuple(dict(t) for t in values["gpu_taints"])
     if "node_pools" in values:
         values["node_pools"] = tuple(dict(p) for p in values["node_pools"])
+    for section in ("kustomize", "helm"):
+        if section in values:
+            values[section] = dict(values[section])
     if "gpu_node_labels" in values:
         values["gpu_node_labels"] = {str(k): str(v) for k, v in values["gpu_node_labels"].items()}
     return Config(path=path.resolve(), root=path.resolve().parent, **values)

@@ -27,6 +27,9 @@ REFERENCE_KINDS = frozenset({
     "PodMonitor", "ServiceMonitor",  # observability
     "ClusterPolicy",  # the GPU Operator's device plugin and DCGM exporter (DaemonSets reach GPU009 as facts)
     "CustomResourceDefinition",  # schemas of custom resources
+    "ResourceClaimTemplate", "ResourceClaim", "DeviceClass",  # GPUs through Dynamic Resource Allocation
+    "NodePool",  # node auto-provisioning (Karpenter) pools of the cluster model
+    "TrainingRuntime", "ClusterTrainingRuntime",  # the pods a Kubeflow Trainer v2 TrainJob runs
 })
 
 
@@ -109,7 +112,9 @@ class ProjectIndex:
         cached = self._workloads.get(key)
         if cached is not None and cached[0]() is obj:
             return cached[1]
-        workload = workload_of(obj)
+        workload = workload_of(obj, self)
+        if workload is not None:
+            workload.project = self
         self._workloads[key] = (weakref.ref(obj), workload)
         return workload
 

@@ -44,10 +44,11 @@ class Result:
     node: tuple[str | int, ...] = ()  # path of the node inside its document (for baselines)
     fix: str | None = None
     suppressions: tuple[Suppression, ...] = field(default=())
+    built_from: str | None = None  # the kustomization root whose build the finding is on
 
     def __reduce__(self) -> tuple:
         return Result, (self.rule, self.slug, self.severity, self.message, self.path, self.span, self.obj, self.node,
-                        self.fix, self.suppressions)
+                        self.fix, self.suppressions, self.built_from)
 
     @property
     def line(self) -> int:

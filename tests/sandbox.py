@@ -7,7 +7,10 @@ record:
 - any network use: creating an INET/INET6 socket, ``connect``, ``bind``, name look-ups
   (``socket.socket`` and ``socket.create_connection`` are replaced too);
 - running any program: ``subprocess.Popen``, ``os.system``, ``os.exec*``, ``os.posix_spawn*``,
-  ``os.spawn*``, and the C ``fork_exec`` under them (which has no audit event of its own);
+  ``os.spawn*``, and the C ``fork_exec`` under them (which has no audit event of its own); but
+  for the one program a run may start, a kustomize build (``kubectl kustomize`` or ``kustomize
+  build`` of a folder outside the tree, run from outside it: see ``linter.sources.kustomize``),
+  which is recorded as a ``build`` event and allowed;
 - any write inside ``MLOPS_SANDBOX_TREE`` (files opened for writing, created, removed, renamed,
   linked, chmod-ed or touched).
 
@@ -64,13 +67,27 @@ def _install(log_path: str, tree: str | None) -> None:
             return False
         return (real + os.sep).startswith(tree_real)
 
-    state = {"busy": False}
+    state = {"busy": False, "build": False}
+
+    def a_build(args: tuple) -> bool:
+        """A kustomize build of a folder outside the tree, run from outside it."""
+        if len(args) < 3 or not isinstance(args[1], (list, tuple)) or len(args[1]) < 3:
+            return False
+        argv, cwd = [os.fsdecode(a) for a in args[1]], args[2]
+        shape = {"kubectl": "kustomize", "kustomize": "build"}.get(os.path.basename(argv[0]))
+        return (shape == argv[1] and all(a.startswith("--load-restrictor") or a.startswith("LoadRestrictions")
+                                         for a in argv[2:-1])
+                and cwd is not None and not inside(cwd) and not inside(argv[-1]))
 
     def hook(event: str, args: tuple) -> None:
         if state["busy"]:
             return
         state["busy"] = True
         try:
+            if event == "subprocess.Popen" and a_build(args):
+                record("build", args)
+                state["build"] = True  # the fork_exec that follows is this build's
+                return
             if event in BLOCKED_EVENTS:
                 record(event, args)
                 raise Refused(f"sandbox: {event} refused")
@@ -102,7 +119,15 @@ def _install(log_path: str, tree: str | None) -> None:
 
     socket.socket = refuse("socket.socket")  # type: ignore[misc, assignment]
     socket.create_connection = refuse("socket.create_connection")  # type: ignore[assignment]
-    _posixsubprocess.fork_exec = refuse("_posixsubprocess.fork_exec")  # type: ignore[attr-defined]
+    fork_exec, refused_exec = _posixsubprocess.fork_exec, refuse("_posixsubprocess.fork_exec")
+
+    def guarded_fork_exec(*args, **kwargs):
+        if state["build"]:
+            state["build"] = False
+            return fork_exec(*args, **kwargs)
+        return refused_exec(*args, **kwargs)
+
+    _posixsubprocess.fork_exec = guarded_fork_exec  # type: ignore[attr-defined]
     for name in ("posix_spawn", "posix_spawnp", "execv", "execve", "execvp", "execvpe", "spawnv", "spawnve",
                  "system", "popen"):
         if hasattr(os, name):
@@ -191,8 +216,8 @@ class Outcome:
 
     @property
     def refused(self) -> list[dict]:
-        """Everything the guard refused (forks are allowed and not listed)."""
-        return [e for e in self.events if e["event"] != "os.fork"]
+        """Everything the guard refused (forks and kustomize builds are allowed and not listed)."""
+        return [e for e in self.events if e["event"] not in ("os.fork", "build")]
 
     @property
     def text(self) -> str:

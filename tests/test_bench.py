@@ -113,7 +113,7 @@ def test_startup_is_bounded_by_its_dependencies(measured: dict) -> None:
 
 def test_the_table_names_every_target(measured: dict) -> None:
     text = bench.table(measured)
-    assert "lint --jobs 1" in text and "warm / cold cache run, 400 files" in text
+    assert "lint --jobs 1" in text and "warm / cold cache run, fixtures corpus, 400 files" in text
     assert "PASS" in text or "FAIL" in text
 
 
@@ -145,3 +145,31 @@ def test_scaling_times_every_rule_of_a_real_run(tmp_path: Path) -> None:
     assert files > 100 and wall > 0
     assert {"GPU001", "IMG002", "DST007", "OBS001"} <= set(totals)  # per view, per file's facts, per project
     assert all(seconds >= 0 for seconds in totals.values())
+
+
+def test_targets_are_judged_on_the_perf_corpus_and_against_the_ceiling() -> None:
+    # issue 20's targets, restated: the floor ratio judged on ../shared/perf's 1,000 files
+    # (reported for the fixture corpus), Checkov against the default --jobs, and --jobs 2's
+    # speed-up at 10,000 files as a share of the machine's 2-process ceiling
+    def size(kind, files, one, two, floor, ceiling, checkov=None):
+        data = {"files": files, "corpus": kind, "jobs_default": 2, "floor": {"seconds": floor},
+                "lint": {"1": {"seconds": one, "pss_mib": 100}, "2": {"seconds": two, "pss_mib": 200}},
+                "parallel": {"throughput": ceiling}, "cache": {"cold": 1.0, "warm": 0.1},
+                "identical_across_jobs": True}
+        data["cache"]["identical"] = True
+        if checkov:
+            data["checkov"] = {"seconds": checkov}
+        return data
+
+    results = {"sizes": {"perf-1000": size("perf", 1000, 1.0, 0.6, 0.3, 1.8, checkov=9.0),
+                         "fixtures-1000": size("fixtures", 1000, 1.5, 1.0, 0.3, 1.8),
+                         "perf-10000": size("perf", 10000, 10.0, 7.0, 3.0, 1.9)},
+               "startup": {"ratio": 1.2}}
+    found = {t.name: t for t in bench.targets(results)}
+    floor = found["lint / parse floor, --jobs 1, perf corpus, 1,000 files"]
+    assert floor.ok is True and abs(floor.value - 1.0 / 0.3) < 1e-9  # 3.3x <= 4
+    assert found["lint / parse floor, --jobs 1, fixtures corpus, 1,000 files"].ok is None  # reported only
+    checkov = found["Checkov / mlops-lint (default --jobs), perf corpus, 1,000 files"]
+    assert checkov.ok is True and abs(checkov.value - 15.0) < 1e-9  # against --jobs 2, the default here
+    share = found["--jobs 2 speed-up / 2-process ceiling, perf corpus, 10,000 files"]
+    assert abs(share.value - (10.0 / 7.0) / 1.9) < 1e-9 and share.ok is False  # 1.43x of a 1.9x ceiling: 0.75

@@ -1,6 +1,7 @@
 """No side effects: the linter never writes into the tree it lints (except ``--write-baseline``
 and ``init``, which write exactly the file they name), opens no network connection, and runs no
-program, whatever the tree contains.
+program, whatever the tree contains, but for one: a kustomize build of each kustomization root
+(``kubectl kustomize`` or ``kustomize build``, from a temporary folder outside the tree).
 
 Every run here is the real CLI in a subprocess under ``sandbox.py``'s guard: an audit hook that
 refuses and records network use, program execution and writes inside the linted tree; the
@@ -63,6 +64,11 @@ def assert_clean(outcome, expect_codes=(0, 1)) -> None:
     assert outcome.refused == [], outcome.refused
 
 
+def builds(outcome) -> list[dict]:
+    """The kustomize builds the run started (the one program it may run; see sandbox.py)."""
+    return [event for event in outcome.events if event["event"] == "build"]
+
+
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_lint_writes_nothing_into_the_tree(tree: Path, tmp_path: Path, fmt: str) -> None:
     before = snapshot(tree)
@@ -74,6 +80,8 @@ def test_lint_writes_nothing_into_the_tree(tree: Path, tmp_path: Path, fmt: str)
     assert snapshot(tree) == before
     assert report.stat().st_size > 0
     assert not Path("/tmp/pwned-by-yaml").exists()
+    if shutil.which("kubectl") or shutil.which("kustomize"):  # fixtures/kustomize: three roots, each built once
+        assert len(builds(outcome)) == 3, builds(outcome)
 
 
 def test_parallel_run_and_stdout_write_nothing(tree: Path) -> None:
@@ -112,7 +120,7 @@ def test_baseline_and_init_write_exactly_the_file_they_name(tree: Path, tmp_path
     assert sorted(p.name for p in fresh.iterdir()) == [".mlops-lint.yaml"]
     written = (fresh / ".mlops-lint.yaml").read_bytes()
     again = run(["init"], fresh, guard=True, tree=fresh)
-    assert again.returncode == 2 and "already exists" in again.err and again.refused == []
+    assert again.returncode == 2 and "a config already applies here" in again.err and again.refused == []
     assert (fresh / ".mlops-lint.yaml").read_bytes() == written
 
 

@@ -262,6 +262,140 @@ KINDS: dict[str, tuple[str, str, list[tuple]]] = {
                     %POD%
         """, "Never", [("spec", "replicatedJobs", 0, "template", "spec", "template", "spec"),
                        ("spec", "replicatedJobs", 1, "template", "spec", "template", "spec")]),
+    "LeaderWorkerSet": ("""\
+        apiVersion: leaderworkerset.x-k8s.io/v1
+        kind: LeaderWorkerSet
+        metadata: {name: should-fire, namespace: ml-serving}
+        spec:
+          replicas: 2
+          leaderWorkerTemplate:
+            size: 4
+            leaderTemplate:
+              spec:
+                %POD%
+            workerTemplate:
+              spec:
+                %POD%
+        """, "Always", [("spec", "leaderWorkerTemplate", "leaderTemplate", "spec"),
+                        ("spec", "leaderWorkerTemplate", "workerTemplate", "spec")]),
+    "Workspace": ("""\
+        apiVersion: kaito.sh/v1beta1
+        kind: Workspace
+        metadata: {name: should-fire, namespace: ml-serving}
+        resource:
+          instanceType: Standard_NC24ads_A100_v4
+          labelSelector: {matchLabels: {apps: custom}}
+        inference:
+          template:
+            spec:
+              %POD%
+        """, "Always", [("inference", "template", "spec")]),
+    "RayJob": ("""\
+        apiVersion: ray.io/v1
+        kind: RayJob
+        metadata: {name: should-fire, namespace: ml-training}
+        spec:
+          entrypoint: python train.py
+          submitterPodTemplate:
+            spec:
+              %POD%
+          rayClusterSpec:
+            headGroupSpec:
+              rayStartParams: {}
+              template:
+                spec:
+                  %POD%
+            workerGroupSpecs:
+            - groupName: gpu
+              replicas: 2
+              template:
+                spec:
+                  %POD%
+        """, "Never", [("spec", "submitterPodTemplate", "spec"), ("spec", "rayClusterSpec", "headGroupSpec", "template", "spec"),
+                       ("spec", "rayClusterSpec", "workerGroupSpecs", 0, "template", "spec")]),
+    "RayService": ("""\
+        apiVersion: ray.io/v1
+        kind: RayService
+        metadata: {name: should-fire, namespace: ml-serving}
+        spec:
+          serveConfigV2: ""
+          rayClusterConfig:
+            headGroupSpec:
+              template:
+                spec:
+                  %POD%
+            workerGroupSpecs:
+            - groupName: gpu
+              template:
+                spec:
+                  %POD%
+        """, "Always", [("spec", "rayClusterConfig", "headGroupSpec", "template", "spec"),
+                        ("spec", "rayClusterConfig", "workerGroupSpecs", 0, "template", "spec")]),
+    "ClusterTrainingRuntime": ("""\
+        apiVersion: trainer.kubeflow.org/v1alpha1
+        kind: ClusterTrainingRuntime
+        metadata: {name: should-fire}
+        spec:
+          mlPolicy: {numNodes: 2, torch: {numProcPerNode: auto}}
+          template:
+            spec:
+              replicatedJobs:
+              - name: dataset-initializer
+                template:
+                  spec:
+                    template:
+                      spec:
+                        %POD%
+              - name: node
+                template:
+                  spec:
+                    template:
+                      spec:
+                        %POD%
+        """, "OnFailure", [("spec", "template", "spec", "replicatedJobs", i, "template", "spec", "template", "spec")
+                           for i in (0, 1)]),
+    "InferenceService": ("""\
+        apiVersion: serving.kserve.io/v1beta1
+        kind: InferenceService
+        metadata: {name: should-fire, namespace: ml-serving}
+        spec:
+          predictor:
+            minReplicas: 1
+            %POD%
+          transformer:
+            %POD%
+        """, "Always", [("spec", "predictor"), ("spec", "transformer")]),
+    "ServingRuntime": ("""\
+        apiVersion: serving.kserve.io/v1alpha1
+        kind: ServingRuntime
+        metadata: {name: should-fire, namespace: ml-serving}
+        spec:
+          supportedModelFormats: [{name: huggingface, autoSelect: true}]
+          %POD%
+        """, "Always", [("spec",)]),
+    **{kind: (f"""\
+        apiVersion: kubeflow.org/v1
+        kind: {kind}
+        metadata: {{name: should-fire, namespace: ml-training}}
+        spec:
+          {field}:
+            {role}:
+              replicas: 1
+              template:
+                spec:
+                  %POD%
+        """, "OnFailure", [("spec", field, role, "template", "spec")])
+       for kind, field, role in (("XGBoostJob", "xgbReplicaSpecs", "Master"), ("PaddleJob", "paddleReplicaSpecs", "Worker"),
+                                 ("JAXJob", "jaxReplicaSpecs", "Worker"))},
+    "unmodelled kind (generic view)": ("""\
+        apiVersion: agents.x-k8s.io/v1alpha1
+        kind: Sandbox
+        metadata: {name: should-fire, namespace: ml-training}
+        spec:
+          podTemplate:
+            spec:
+              %POD%
+        """, "Never", [("spec", "podTemplate", "spec")]),
 }
 
 
@@ -306,8 +440,8 @@ def test_container_rule_reaches_every_container_of_every_kind(kind: str, tmp_pat
     assert all(r.rule == "GPU001" for r in results)
     assert len(results) == len(expected), [(r.line, r.node) for r in results]  # once per violating container
     assert {(r.line, r.node) for r in results} == expected
-    api_kind = "Job" if kind == "Volcano Job" else kind
-    namespace = "kube-system" if kind == "DaemonSet" else "ml-serving" if kind == "ReplicaSet" else "ml-training"
+    api_kind = {"Volcano Job": "Job", "unmodelled kind (generic view)": "Sandbox"}.get(kind, kind)
+    namespace = load_text(text, "manifest.yaml").objects[0].namespace  # as the manifest's metadata gives it
     assert {r.obj for r in results} == {ObjectRef(api_kind, namespace, "should-fire")}
 
     body = load_text(text, "manifest.yaml").objects[0].body
@@ -316,9 +450,18 @@ def test_container_rule_reaches_every_container_of_every_kind(kind: str, tmp_pat
         assert result.span == dig(body, *result.node[:-1]).kspans["nvidia.com/gpu"]
 
 
-def test_same_shape_in_an_unknown_group_is_not_a_workload(tmp_path: Path) -> None:
+def test_same_shape_in_an_unknown_group_is_read_generically(tmp_path: Path) -> None:
+    """A Job of another group is no batch Job: its pod template is linted through a generic view
+    (the container rule fires at the same places), and it is no training workload."""
+    from linter.model.k8s import workload_of
+
     text = build("Job").replace("apiVersion: batch/v1", "apiVersion: example.com/v1")
-    assert lint_text(tmp_path, text) == []
+    results = lint_text(tmp_path, text)
+    assert [(r.line, r.node) for r in results] == [
+        (line, ("spec", "template", "spec") + suffix) for line, suffix in zip(marker_lines(text), (INIT_SUFFIX, APP_SUFFIX))]
+    workload = workload_of(load_text(text, "m.yaml").objects[0])
+    assert workload.generic and not workload.is_training
+    assert workload.pods[0].describe() == "pod template at `spec.template.spec`"
 
 
 LIST = """\

@@ -121,6 +121,10 @@ def lint_files(work: Work, kept: Kept, runner: Runner, job: Job,
                 document, digest = load_bytes(entry, display, source.kind), content_digest(entry)
             else:
                 document, digest = second_pass(entry[0], display), entry[1]
+            if display in job.raw_only:
+                from linter.sources.kustomize import raw_part
+
+                document = raw_part(document)
             out.append((display, digest, runner.outcome(document, display in job.targets)))
             if between is not None:
                 between()

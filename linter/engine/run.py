@@ -23,9 +23,10 @@ from typing import Any
 from linter.config import Config
 from linter.discover import SourceFile, display_path, shown as shown_path
 from linter.engine.memory import collector_paused, freeze
+from linter.engine.builds import Builds
 from linter.engine.passes import Work, build_index, prepare, skeleton
 from linter.engine.projects import Project, by_roots, explicit, loader
-from linter.engine.runner import UNUSED_SUPPRESSION, FileOutcome, Job, Runner, merged_facts
+from linter.engine.runner import UNUSED_SUPPRESSION, FileOutcome, Job, Runner, generic_kinds_note, merged_facts
 from linter.engine.selection import enabled_rules
 from linter.engine.survey import cache_key, content_digest, survey_files
 from linter.engine.workers import lint_all
@@ -85,7 +86,7 @@ def lint(request: LintRequest) -> "RunReport":  # noqa: F821 - imported below
     sources = Sources(cwd, finder)
     with collector_paused():  # young generations are collected while linting (see lint_files)
         for project, rules, key in zip(projects, chosen, keys):
-            found, status, defined = _lint_project(project, rules, key, request, cwd, cache, sources)
+            found, status, defined = _lint_project(project, rules, key, request, cwd, cache, sources, notes)
             results.extend(found)
             notes.extend(Note(path, message) for path, message in defined)
             statuses.update(status)
@@ -127,7 +128,8 @@ def _rank(level: str) -> int:
 
 
 def _lint_project(project: Project, rules: list, key: str, request: LintRequest, cwd: Path, cache: Any,
-                  sources: "Sources") -> tuple[list[Result], dict[str, str], list[tuple[str, str]]]:
+                  sources: "Sources", notes: list | None = None
+                  ) -> tuple[list[Result], dict[str, str], list[tuple[str, str]]]:
     """One project: its context files (and the stdin document, if it is this project's) linted
     with its config, findings reported for its targets."""
     from linter.discover import classify
@@ -165,8 +167,18 @@ def _lint_project(project: Project, rules: list, key: str, request: LintRequest,
                                               "gives the kind by its name"))
 
     items = [(source, display_path(path, cwd)) for path, source in sorted(by_path.items(), key=lambda kv: str(kv[0]))]
-    job = Job(rules, config, request.registry, target_paths, key)
-    return run(items, stdin, job, request.jobs, cache, request.keep)
+    from linter.engine.builds import plan, with_helm
+
+    builds = plan(items, config, cwd, request.jobs, request.cache_dir, target_paths)
+    if stdin is not None:
+        with_helm(builds, request.stdin, stdin[0].path, cwd)
+    if notes is not None:
+        notes.extend(builds.notes)
+    if builds.rendered:  # the charts rendered: the discovery's "templates skipped" notes no longer hold
+        project.targets.notes[:] = [n for n in project.targets.notes if os.path.abspath(n.path) not in builds.rendered]
+    built = {document.path for document, _, targeted in builds.documents if targeted}
+    job = Job(rules, config, request.registry, target_paths | built, key, builds.raw_only)
+    return run(items, stdin, job, request.jobs, cache, request.keep, builds)
 
 
 class Sources:
@@ -228,41 +240,49 @@ class Sources:
 
 
 def run(items: Work, stdin: tuple[Document, bytes] | None, job: Job, jobs: int,
-        cache: Any, keep: list | None = None) -> tuple[list[Result], dict[str, str], list[tuple[str, str]]]:
-    """Survey, cache, lint what is new, reduce: every finding of ``items`` (and ``stdin``), after
-    suppressions, and each target file's status."""
+        cache: Any, keep: list | None = None, builds: "Builds | None" = None
+        ) -> tuple[list[Result], dict[str, str], list[tuple[str, str]]]:
+    """Survey, cache, lint what is new, reduce: every finding of ``items`` (and ``stdin``, and
+    the kustomize ``builds``' outputs), after suppressions, each target file's status, and the
+    notes (objects defined differently in several files, kinds read generically)."""
+    built = builds.documents if builds is not None else []
     survey = survey_files(items, read=cache is not None)
     outcomes: dict[str, FileOutcome] = {}
     keys: dict[str, str] = {}
     project_key = None
     if cache is not None:
         # what every file's findings may depend on besides itself: its project (config, root,
-        # rules) and the project's shared files (and stdin)
+        # rules) and the project's shared files (and stdin, and the kustomize builds)
         reference = cache_key(job.key, *(f"{s.display}:{s.digest}" for s in survey if s.shared),
-                              content_digest(stdin[1]) if stdin else "")
+                              content_digest(stdin[1]) if stdin else "", builds.signature if built else "")
         keys = {s.display: cache_key(reference, s.display, s.digest, s.display in job.targets)
                 for s in survey if s.digest is not None}
+        keys.update({document.path: cache_key(reference, document.path, content_digest(output), targeted)
+                     for document, output, targeted in built})
         project_key = cache_key(reference, *sorted(keys.values()))
         for display, key in keys.items():
             found = cache.get(key)
             if found is not None:
                 outcomes[display] = found
-        if len(outcomes) == len(survey) and stdin is None:
+        if len(outcomes) == len(survey) + len(built) and stdin is None:
             project = cache.get_project(project_key)
             if project is not None:
                 results, notes = project
-                return finish([outcomes[path] for path in sorted(outcomes)], results, job, notes)
+                return finish([outcomes[path] for path in sorted(outcomes)], results, job, notes, builds)
         # the PROJECT rules run: the cached outcomes' facts are decoded now (a fully warm run never
         # needs them); one whose facts do not validate is a miss, linted again (linter.cache)
         outcomes = cache.load_facts(outcomes)
     missing = [s for s in survey if s.display not in outcomes]
     known = [own] if stdin is not None and (own := skeleton(stdin[0])) is not None else []
+    known.extend(own for document, _, _ in built if (own := skeleton(document)) is not None)
     work = [(s.source, s.display) for s in missing]
     # the shared files the cache answered for are parsed again for the index only: keeping their
     # trees in the cache would cost every cold run more (pickling them) than parsing them costs
     # the rare run that lints some files again
     again = [(s.source, s.display) for s in survey if s.shared and s.display in outcomes]
     kept, skeletons = prepare(work + again, {s.display: s.data for s in survey if s.data is not None})
+    if job.raw_only:  # a file linted through a build is in the index as built, not as written
+        skeletons = [found for found in skeletons if found.path not in job.raw_only]
     for entry in survey:
         entry.data = None
     for _, display in again:
@@ -276,14 +296,19 @@ def run(items: Work, stdin: tuple[Document, bytes] | None, job: Job, jobs: int,
             cache.put(cache_key(reference, display, digest, display in job.targets), outcome)
     if stdin is not None:
         outcomes[stdin[0].path] = runner.outcome(stdin[0], stdin[0].path in job.targets)
+    for document, output, targeted in built:
+        if document.path not in outcomes:
+            outcomes[document.path] = runner.outcome(document, targeted)
+            if cache is not None:
+                cache.put(keys[document.path], outcomes[document.path])
     ordered = [outcomes[path] for path in sorted(outcomes)]
     runner.project(job.targets, merged_facts(ordered))
-    notes = definition_notes(ordered, job.targets)
+    notes = definition_notes(ordered, job.targets) + generic_kinds_note(ordered)
     if cache is not None and stdin is None:
         cache.put_project(project_key, runner.out, notes)
     if keep is not None:
         keep.append((survey, kept, index, runner, outcomes, ordered))
-    return finish(ordered, runner.out, job, notes)
+    return finish(ordered, runner.out, job, notes, builds)
 
 
 def definition_notes(outcomes: list[FileOutcome], targets: set[str]) -> list[tuple[str, str]]:
@@ -295,16 +320,29 @@ def definition_notes(outcomes: list[FileOutcome], targets: set[str]) -> list[tup
         (fact for outcome in outcomes for fact in outcome.facts.get(document.DEFINITIONS, ())), targets)
 
 
-def finish(outcomes: list[FileOutcome], project: list[tuple[Result, tuple | None]],
-           job: Job, notes: list[tuple[str, str]]) -> tuple[list[Result], dict[str, str], list[tuple[str, str]]]:
-    """Every suppression applied at once (LNT001 for those that suppressed nothing), each target's
+def finish(outcomes: list[FileOutcome], project: list[tuple[Result, tuple | None]], job: Job,
+           notes: list[tuple[str, str]], builds: "Builds | None" = None
+           ) -> tuple[list[Result], dict[str, str], list[tuple[str, str]]]:
+    """Every suppression applied at once (LNT001 for those that suppressed nothing), after the
+    findings on built kustomize output are moved to the files the user edits; each target's
     status, and ``notes``."""
     from linter import suppress
+    from linter.engine.builds import remap_directives, remap_pairs
 
-    pairs = [pair for outcome in outcomes for pair in outcome.results]
+    # a finding one file's view reports into another object (a TrainJob's, into its runtime) is
+    # kept when that object's file is a target too
+    pairs = [pair for outcome in outcomes for pair in outcome.results
+             if pair[0].path == outcome.path or pair[0].path in job.targets]
     pairs.extend(project)
-    directives = [directive for outcome in outcomes for directive in outcome.directives]
+    if builds is not None:
+        pairs = remap_pairs(pairs, builds)
+        pairs.extend(builds.errors)
+    directives = remap_directives([directive for outcome in outcomes for directive in outcome.directives], builds)
     results, unused = suppress.apply(pairs, directives, enabled_codes=job.enabled, registry=job.registry)
     if UNUSED_SUPPRESSION in job.enabled:
         results.extend(suppress.unused_results(unused, job.registry, job.config.severity))
-    return results, {outcome.path: outcome.status for outcome in outcomes if outcome.target}, notes
+    virtual = builds.virtual if builds is not None else set()
+    if builds is not None:
+        notes = [(builds.shown(path), builds.shown_in(message)) for path, message in notes]
+    return results, {outcome.path: outcome.status for outcome in outcomes if outcome.target
+                     and outcome.path not in virtual}, notes

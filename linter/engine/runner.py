@@ -106,10 +106,16 @@ class Runner:
                   finding.path or (target.path if target is not None else path), finding.span, target,
                   tuple(node_base) + tuple(finding.node), finding.fix)
 
-    def call(self, meta: RuleMeta, view: Any, path: str, obj: K8sObject | None, span: Span) -> None:
+    def call(self, meta: RuleMeta, view: Any, path: str, obj: K8sObject | None, span: Span, route: Any = None) -> None:
         base = obj.node_path if obj is not None else ()
         try:
-            for finding in meta.func(view, self.contexts[meta.code]):  # type: ignore[misc]
+            context = self.contexts[meta.code]
+            # route: for a TrainJob's views, where each finding belongs (the runtime's values point into it)
+            for finding in meta.func(view, context):  # type: ignore[misc]
+                if route is not None:
+                    finding = route(finding, view, meta.func, context)
+                    if finding is None:
+                        continue
                 self.stamp(meta, finding, path, obj, base)
         except Exception as exc:  # noqa: BLE001 - a broken rule must never stop the run
             self.rule_error(meta, exc, path, obj, span)
@@ -142,14 +148,15 @@ class Runner:
             workload = self.index.workload(obj)
             if workload is None:
                 continue
-            for meta in b.workload:
-                self.call(meta, workload, document.path, obj, obj.span)
+            route = workload.route
+            for meta in () if workload.generic else b.workload:  # workload rules: modelled kinds only
+                self.call(meta, workload, document.path, obj, obj.span, route)
             for pod in workload.pods:
                 for meta in b.pod:
-                    self.call(meta, pod, document.path, obj, pod.span)
+                    self.call(meta, pod, document.path, obj, pod.span, route)
                 for container in pod.containers:
                     for meta in b.container:
-                        self.call(meta, container, document.path, obj, container.span)
+                        self.call(meta, container, document.path, obj, container.span, route)
         if document.dockerfile is not None:
             for meta in b.dockerfile:
                 self.call(meta, document.dockerfile, document.path, None, Span(1, 1, 1, 2))
@@ -192,6 +199,11 @@ class Runner:
         own = definitions(document)  # for the note on objects defined differently in several files
         if own:
             facts[DEFINITIONS] = own
+        if target and (self.buckets.pod or self.buckets.container):
+            generic = [(obj.api_version, obj.kind, document.path) for obj in document.objects
+                       if (view := self.index.workload(obj)) is not None and view.generic]
+            if generic:
+                facts[GENERIC_KINDS] = generic
         results = self.out[start:] if target else []
         del self.out[start:]
         self.index.release(document)
@@ -207,6 +219,22 @@ class Runner:
             view = (facts or {}).get(meta.code, []) if meta.collect is not None else self.index
             self.call(meta, view, "", None, Span(1, 1, 1, 2))
         self.out[start:] = [pair for pair in self.out[start:] if pair[0].path in targets]
+
+
+# The facts key under which a target file's outcome names the kinds read through generic pod
+# views (apiVersion, kind, file): not a rule code, so no PROJECT rule reads it; the run's notes do.
+GENERIC_KINDS = "generic-pod-views"
+
+
+def generic_kinds_note(outcomes: Iterable[FileOutcome]) -> list[tuple[str, str]]:
+    """(path, message) notes naming each kind whose pod templates were read generically."""
+    first: dict[tuple[str, str], str] = {}
+    for outcome in outcomes:
+        for api_version, kind, path in outcome.facts.get(GENERIC_KINDS, ()):
+            first.setdefault((api_version, kind), path)
+    return [(path, f"{kind} ({api_version}) is not a kind mlops-lint models: its pod templates were read "
+                   "generically (container and pod rules only, no workload rules)")
+            for (api_version, kind), path in sorted(first.items(), key=lambda item: (item[1], item[0]))]
 
 
 def merged_facts(outcomes: Iterable[FileOutcome]) -> dict[str, list]:
@@ -236,6 +264,7 @@ class Job:
     registry: Registry
     targets: set[str]
     key: str = ""  # the project's cache key (linter.cache.project_key), "" without a cache
+    raw_only: frozenset[str] = frozenset()  # files linted through a kustomize build (linter.engine.builds)
 
     @property
     def enabled(self) -> set[str]:

@@ -49,7 +49,18 @@ and has pools the project does not describe (at least its system pool): an extra
 project's own pools set with ``--labels`` (``accelerator``, ``workload``): a pod that selects
 on such a key targets the pools described here. A cluster with node auto-provisioning
 (``--node-provisioning-mode Auto``, ``--sku automatic``) can make nodes of any shape: the extra
-pool then matches everything.
+pool then matches everything but the label keys the project's NodePools set and none of their
+requirements lets vary (Karpenter only puts a label on a node a NodePool allows), and
+``karpenter.sh/nodepool`` is none of the project's NodePools there.
+
+**NodePools** (``karpenter.sh/v1``, :mod:`linter.model.nap`) of the project are pools too
+(``source == "nodepool"``), one per VM size they allow, in every profile (``aks-automatic`` too).
+
+**What a pool offers.** A pod asking for a GPU, a MIG profile or GPUs through a resource claim
+can land only on pools whose nodes have it (:func:`offers`; a pool made with
+``--gpu-instance-profile`` offers exactly that MIG profile): :attr:`PodPlacement.serving` filters
+the pools before selectors and taints are judged. **Admission**: a queued pod is placed with what
+each Kueue flavor it may get injects (:mod:`linter.model.admission`).
 """
 
 from __future__ import annotations
@@ -68,6 +79,7 @@ from linter.model.azcli import UNKNOWN, AzCommand, AzFlag, FlagValue, ShellScrip
 from linter.model.position import Span
 from linter.model.selectors import Placement, Taint, parse_taint, tolerated_by
 from linter.model.memo import once
+from linter.model.podrequests import PodRequest, pod_requests  # noqa: F401 - re-exported for the rules
 from linter.model.vmsizes import VmSize, lookup
 
 SPOT_TAINT = Taint("kubernetes.azure.com/scalesetpriority", "spot", "NoSchedule")
@@ -151,6 +163,11 @@ class NodePool:
     os_type: Value = "Linux"
     gpu_instance_profile: Value | None = None
     gpu_driver: Value | None = None
+    # a node auto-provisioning NodePool (``source == "nodepool"``, linter.model.nap): the object,
+    # and the label keys its template sets (the rest of ``labels`` is Karpenter's)
+    nodepool: Any = None
+    template_label_keys: frozenset = frozenset()
+    requirements: tuple = ()  # the NodePool's requirements (linter.model.selectors.Requirement)
     # updates read before any command created the pool (a later file adds it): replayed onto it
     pending: list[tuple[str, AzCommand]] = field(default_factory=list)
     # what pools are keyed by with the name (see _cluster_key): the cluster's name, the text of
@@ -213,6 +230,9 @@ class LabelView:
     unknown: frozenset[str] = frozenset()
     open: bool = False  # every key not known is unknown
     closed_keys: frozenset[str] = frozenset()  # for ELSEWHERE: keys known to be absent
+    # for ELSEWHERE: values an unknown key is known not to have (``karpenter.sh/nodepool`` is
+    # none of the project's NodePools there)
+    excluded: tuple[tuple[str, frozenset[str]], ...] = ()
 
     def state(self, key: str) -> tuple[str, str | None]:
         if key in self.known:
@@ -224,7 +244,22 @@ class LabelView:
         return "absent", None
 
 
+def _nodepool_label_view(pool: NodePool) -> LabelView:
+    """A NodePool's nodes: its labels (template and Karpenter's, linter.model.nap) are known; the
+    AKS accelerator label is unknown on a GPU size, absent on a CPU size; other keys with a
+    prefix are unknown, others absent."""
+    known = {k: v for k, v in pool.labels.items() if v is not UNKNOWN}
+    absent: set[str] = set()
+    unknown = {k for k, v in pool.labels.items() if v is UNKNOWN}
+    vm = pool.vm
+    if vm is not None and not vm.is_gpu:
+        absent.add("kubernetes.azure.com/accelerator")
+    return LabelView(known, frozenset(absent), frozenset(unknown), False)
+
+
 def _pool_label_view(pool: NodePool) -> LabelView:
+    if pool.source == "nodepool":
+        return _nodepool_label_view(pool)
     known: dict[str, str] = {}
     unknown: set[str] = set()
     absent: set[str] = set()
@@ -258,6 +293,8 @@ def _pool_label_view(pool: NodePool) -> LabelView:
         aks["kubernetes.io/arch"] = "arm64" if _arm(vm.name) else "amd64"
     else:
         aks["kubernetes.io/arch"] = UNKNOWN
+    if "karpenter.sh/nodepool" not in pool.labels:
+        absent.add("karpenter.sh/nodepool")  # Karpenter's own label: on NodePool nodes only
     if pool.spot is True:
         aks["kubernetes.azure.com/scalesetpriority"] = "spot"
     elif pool.spot is UNKNOWN:
@@ -421,6 +458,7 @@ class Cluster:
     complete: bool = False  # an az aks create (or config node-pools) describes every pool
     auto_provisioning: bool = False  # NAP / AKS Automatic: nodes of any shape may appear
     scripted: bool = False  # any az aks command describes pools
+    project: Any = None  # (index, config) it was built for: what Kueue admission injects is read there
     _by_signature: dict[tuple, "PodPlacement | None"] = field(default_factory=dict)
     _graceful: dict[int, list] = field(default_factory=dict)  # id(pool) -> max_graceful_termination
     _memo: dict[Any, Any] = field(default_factory=dict)
@@ -436,8 +474,10 @@ class Cluster:
 
     @property
     def managed_label_keys(self) -> frozenset[str]:
-        """Label keys the project's own pools set with ``--labels`` (or config labels)."""
-        return frozenset(key for pool in self.pools for key in pool.labels)
+        """Label keys the project's own pools set with ``--labels`` (or config labels, or a
+        NodePool's template labels)."""
+        return frozenset(key for pool in self.pools
+                         for key in (pool.template_label_keys if pool.source == "nodepool" else pool.labels))
 
     @cached_property
     def elsewhere(self) -> NodePool | None:
@@ -448,7 +488,15 @@ class Cluster:
                         mode=UNKNOWN, vm_size=UNKNOWN, labels_open=True, taints_open=True,
                         autoscaler=UNKNOWN, spot=UNKNOWN, os_type=UNKNOWN)
         closed = frozenset() if self.auto_provisioning else self.managed_label_keys
-        pool.__dict__["_view"] = LabelView({}, open=True, closed_keys=closed)
+        if self.auto_provisioning:
+            # NAP (Karpenter) puts a label on a node only when a NodePool sets it or lets its
+            # requirements choose it: the keys the project's NodePools set and none lets vary
+            # are the project's (AKS's default NodePools set no custom labels)
+            free = frozenset(req.key for p in self.pools if p.nodepool is not None for req in p.requirements)
+            closed = frozenset(k for p in self.pools if p.nodepool is not None for k in p.template_label_keys) - free
+        names = frozenset(str(p.name) for p in self.pools if p.source == "nodepool")
+        excluded = (("karpenter.sh/nodepool", names),) if names else ()
+        pool.__dict__["_view"] = LabelView({}, open=True, closed_keys=closed, excluded=excluded)
         return pool
 
     def pools_defined_in(self, path: str) -> list[NodePool]:
@@ -485,10 +533,13 @@ class Cluster:
         return once(pod, ("cluster-placement", self), lambda: self._placement(pod))
 
     def _placement(self, pod: Any) -> "PodPlacement | None":
-        signature = _placement_signature(pod)
+        if not self.has_pools or pod.spec.get("nodeName"):
+            return None
+        options = _admissions_of(self, pod)
+        signature = _placement_signature(pod, options)
         if signature in self._by_signature:
             return self._by_signature[signature]
-        result = self._by_signature[signature] = place(self, pod)
+        result = self._by_signature[signature] = _place(self, options, _asked(pod))
         return result
 
 
@@ -910,8 +961,18 @@ def cluster_of(index: Any, config: Any) -> Cluster:
         if not document.shell.path:
             document.shell.path = document.path
     cluster = build_cluster([d.shell for d in scripts], config)
+    add_nodepools(cluster, index)
+    cluster.project = (index, config)
     _CACHE[index] = (id(config), config, cluster)
     return cluster
+
+
+def add_nodepools(cluster: Cluster, index: Any) -> None:
+    """The project's node auto-provisioning NodePools, as pools (``linter.model.nap``): in the
+    ``aks-automatic`` profile too, whose nodes NAP makes."""
+    from linter.model.nap import nodepool_pools
+
+    cluster.pools.extend(nodepool_pools(index.of_kind("NodePool"), NodePool, PoolTaint))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -925,9 +986,11 @@ class PoolVerdict:
     label_reason: str  # why "no"
     taints: str  # "ok" | "no" | "maybe"
     untolerated: tuple[Taint, ...] = ()
+    offers: str = "yes"  # "yes" | "no" | "maybe": whether its nodes have the extended resources asked for
 
     @property
     def possible(self) -> bool:
+        """Labels and taints allow the pod (what the pool offers is :attr:`PodPlacement.serving`'s)."""
         return self.labels != "no" and self.taints != "no"
 
     @property
@@ -952,11 +1015,28 @@ class PodPlacement:
     _memo: dict = field(default_factory=dict, compare=False, repr=False)
 
     @cached_property
+    def serving(self) -> tuple[PoolVerdict, ...]:
+        """The pools the pod is judged on. A pod asking for extended resources (a GPU, a MIG
+        profile, GPUs through a resource claim) lands only on pools whose nodes may have them
+        (:func:`offers`): those, when its node selection reaches one of them. Otherwise (no pool
+        offers them, or its selection reaches none that does) every pool, judged as written:
+        that the pools it reaches lack what it asks is XPL003's and XPL005's finding."""
+        found = tuple(v for v in self.verdicts if v.offers != "no")
+        if found and any(v.labels != "no" for v in found):
+            return found
+        return self.verdicts
+
+    @cached_property
     def _candidates(self) -> tuple[PoolVerdict, ...]:
-        return tuple(v for v in self.verdicts if v.possible)
+        return tuple(v for v in self.serving if v.possible)
 
     @cached_property
     def _label_matches(self) -> tuple[PoolVerdict, ...]:
+        return tuple(v for v in self.serving if v.labels != "no")
+
+    @cached_property
+    def selector_matches(self) -> tuple[PoolVerdict, ...]:
+        """The pools the pod's node selection allows, whatever they offer."""
         return tuple(v for v in self.verdicts if v.labels != "no")
 
     @cached_property
@@ -1015,7 +1095,8 @@ def _assignments(placement: Placement, view: LabelView) -> tuple[dict[str, str],
                     if req.operator in ("Gt", "Lt") and len(req.values) == 1 and _is_int(req.values[0]):
                         step = 1 if req.operator == "Gt" else -1  # a value on the far side of the bound
                         mentioned.append(str(int(req.values[0]) + step))
-            choices = [_ABSENT, _OTHER, *dict.fromkeys(mentioned)]
+            ruled_out = dict(view.excluded).get(key, ())
+            choices = [_ABSENT, _OTHER, *(v for v in dict.fromkeys(mentioned) if v not in ruled_out)]
             free.append((key, choices))
             size *= len(choices)
             if size > _MAX_COMBINATIONS:
@@ -1101,29 +1182,103 @@ def _frozen(value: Any) -> Any:
     return (type(value).__name__, value)
 
 
-def _placement_signature(pod: Any) -> tuple:
-    """Everything :func:`place` reads from a pod: node name, placement and tolerations."""
-    placement = pod.placement
-    return (_frozen(pod.spec.get("nodeName")), tuple(sorted(placement.node_selector.items())), placement.terms,
-            placement.unknown_terms, tuple(_frozen(t) for _, t in pod.tolerations))
+def _placement_signature(pod: Any, admissions: tuple) -> tuple:
+    """Everything :func:`place` reads from a pod: node name, what it asks for that pools may not
+    offer, and each admission's placement and tolerations."""
+    return (_frozen(pod.spec.get("nodeName")), _asked(pod),
+            tuple((tuple(sorted(a.placement.node_selector.items())), a.placement.terms, a.placement.unknown_terms,
+                   tuple(_frozen(t) for t in a.tolerations)) for a in admissions))
+
+
+def _asked(pod: Any) -> tuple[str, ...]:
+    """The extended resources a pool must offer for the pod (GPUs, MIG profiles, DRA GPUs)."""
+    from linter.model.dra import claimed_gpus
+    from linter.model.k8s import gpu_resources
+
+    names = set()
+    for container in pod.containers:
+        for entries in (container.requests, container.limits):
+            names.update(name for name, res in gpu_resources(entries).items() if res.value is None or res.value > 0)
+        if any(claimed.value is None or claimed.value > 0 for claimed in claimed_gpus(container)):
+            names.add("dra:gpu")
+    return tuple(sorted(names))
+
+
+def offers(pool: NodePool, resource: str) -> str:
+    """Whether one node of ``pool`` has ``resource``: "yes", "no" or "maybe" (unknown VM size,
+    a resource the catalogue does not say). A pool AKS partitions with ``--gpu-instance-profile``
+    offers exactly that MIG profile, with no MIG Manager label."""
+    from linter.model.mig import aks_instance_profile, is_mig_resource, normalise_profile
+
+    if pool.source == "elsewhere":
+        return "maybe"
+    vm = pool.vm
+    if vm is None:
+        return "maybe"
+    if resource in ("nvidia.com/gpu", "amd.com/gpu", "dra:gpu", "nvidia.com/gpu.shared"):
+        wanted = "amd.com/gpu" if resource == "amd.com/gpu" else "nvidia.com/gpu"
+        if not vm.is_gpu or vm.gpu_resource != wanted:
+            return "no"
+        return "maybe" if isinstance(pool.gpu_instance_profile, str) and pool.gpu_instance_profile else "yes"
+    if is_mig_resource(resource):
+        if not vm.is_gpu or not vm.mig_capable:
+            return "no"
+        setting = pool.gpu_instance_profile
+        if isinstance(setting, str) and setting:
+            given = aks_instance_profile(vm.gpu_key or "", setting)
+            if given is None:
+                return "maybe"
+            return "yes" if given.name == normalise_profile(resource) else "no"
+        return "maybe"  # the GPU Operator's MIG Manager may partition it
+    return "maybe"
 
 
 def place(cluster: Cluster, pod: Any) -> PodPlacement | None:
     """Every pool's verdict for ``pod`` (a :class:`linter.model.k8s.PodSpec`); None when the
-    cluster has no pools or the pod names its node (``nodeName`` bypasses the scheduler)."""
+    cluster has no pools or the pod names its node (``nodeName`` bypasses the scheduler).
+    A pod that admission may place several ways (Kueue flavors, ``linter.model.admission``) gets,
+    per pool, its best verdict over them: a pool is a candidate when some admission lets the pod
+    land there, so what the rules report holds for every admission."""
     if not cluster.has_pools or pod.spec.get("nodeName"):
         return None
-    placement = pod.placement
-    tolerations = [t for _, t in pod.tolerations]
-    verdicts = []
-    for pool in cluster.pools:
-        labels, reason = label_verdict(placement, pool.label_view())
-        taints, untolerated = taint_verdict(pool, tolerations)
-        verdicts.append(PoolVerdict(pool, labels, reason, taints, untolerated))
+    return _place(cluster, _admissions_of(cluster, pod), _asked(pod))
+
+
+def _admissions_of(cluster: Cluster, pod: Any) -> tuple:
+    from linter.model.admission import admissions, own
+
+    return admissions(pod, cluster.project[0]) if cluster.project is not None else (own(pod),)
+
+
+def _rank(verdict: PoolVerdict) -> int:
+    return 0 if verdict.possible else 1 if verdict.labels != "no" else 2
+
+
+def _place(cluster: Cluster, options: tuple, asked: tuple[str, ...]) -> PodPlacement:
+    pools = list(cluster.pools)
+    offered = []
+    for pool in pools:
+        answers = {offers(pool, name) for name in asked}
+        offered.append("no" if "no" in answers else "maybe" if "maybe" in answers else "yes")
+    best: list[PoolVerdict | None] = [None] * len(pools)
     other = cluster.elsewhere
-    if other is not None:
-        labels, reason = label_verdict(placement, other.label_view())
-        verdicts.append(PoolVerdict(other, labels, reason, "maybe"))
+    best_other: PoolVerdict | None = None
+    for option in options:
+        placement, tolerations = option.placement, list(option.tolerations)
+        for position, pool in enumerate(pools):
+            labels, reason = label_verdict(placement, pool.label_view())
+            taints, untolerated = taint_verdict(pool, tolerations)
+            verdict = PoolVerdict(pool, labels, reason, taints, untolerated, offered[position])
+            if best[position] is None or _rank(verdict) < _rank(best[position]):
+                best[position] = verdict
+        if other is not None:
+            labels, reason = label_verdict(placement, other.label_view())
+            verdict = PoolVerdict(other, labels, reason, "maybe", (), "maybe")
+            if best_other is None or _rank(verdict) < _rank(best_other):
+                best_other = verdict
+    verdicts = [v for v in best if v is not None]
+    if best_other is not None:
+        verdicts.append(best_other)
     return PodPlacement(tuple(verdicts))
 
 
@@ -1133,78 +1288,6 @@ def summarize(verdicts: Iterable[PoolVerdict], limit: int = 6) -> str:
     if len(items) > limit:
         items = items[:limit] + [f"and {len(items) - limit} more"]
     return "; ".join(items)
-
-
-# ---------------------------------------------------------------------------------------------
-# Pod requests (Kubernetes' PodRequests: max(init, sum of app containers + sidecars))
-
-
-@dataclass(frozen=True)
-class PodRequest:
-    amount: Fraction
-    container: Any  # the container asking the most of it
-    entry: Any  # its Resource (request, or the limit a missing request defaults to)
-
-
-def pod_requests(pod: Any) -> dict[str, PodRequest]:
-    """The pod's effective request per resource, as the scheduler computes it.
-
-    A container's request defaults to its limit when only the limit is set. App containers and
-    native sidecars (init containers with ``restartPolicy: Always``) add up; each ordinary init
-    container runs alone beside the sidecars started before it; the pod needs the larger of
-    the two. Ephemeral containers have no resources.
-
-    Computed once per pod view (views are read-only; several rules ask): a fresh dict each call.
-    """
-    return dict(once(pod, "_pod_requests", lambda: _pod_requests(pod)))
-
-
-def _pod_requests(pod: Any) -> dict[str, PodRequest]:
-    def own(container: Any) -> dict[str, Any]:
-        entries = dict(container.limits)
-        entries.update(container.requests)
-        return {name: res for name, res in entries.items() if res.value is not None}
-
-    total: dict[str, Fraction] = {}
-    biggest: dict[str, tuple[Fraction, Any, Any]] = {}
-
-    def note(name: str, amount: Fraction, container: Any, entry: Any) -> None:
-        if name not in biggest or amount > biggest[name][0]:
-            biggest[name] = (amount, container, entry)
-
-    for container in pod.app_containers:
-        for name, res in own(container).items():
-            total[name] = _plus(total.get(name), res.value)
-            note(name, res.value, container, res)
-    sidecars: dict[str, Fraction] = {}
-    init_peak: dict[str, Fraction] = {}
-    for container in pod.init_containers:
-        entries = own(container)
-        if container.is_sidecar:
-            for name, res in entries.items():
-                total[name] = _plus(total.get(name), res.value)
-                sidecars[name] = _plus(sidecars.get(name), res.value)
-                note(name, res.value, container, res)
-            need = dict(sidecars)
-        else:
-            need = dict(sidecars)
-            for name, res in entries.items():
-                need[name] = _plus(need.get(name), res.value)
-                note(name, res.value, container, res)
-        for name, amount in need.items():
-            init_peak[name] = max(init_peak.get(name, _ZERO), amount)
-    for name, amount in init_peak.items():
-        total[name] = max(total.get(name, _ZERO), amount)
-    return {name: PodRequest(amount, biggest[name][1], biggest[name][2])
-            for name, amount in total.items() if name in biggest and amount > 0}
-
-
-_ZERO = Fraction(0)
-
-
-def _plus(total: Fraction | None, amount: Fraction) -> Fraction:
-    """``total + amount``, where None is nothing yet (0 + amount is amount: no Fraction arithmetic)."""
-    return amount if total is None else total + amount
 
 
 def describe_pool(pool: NodePool) -> str:

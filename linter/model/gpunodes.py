@@ -179,7 +179,7 @@ def gpu_pools_only(pod: Any, index: Any, config: Any) -> list[Any] | None:
     placement = cluster_of(index, config).placement(pod)
     if placement is None:
         return None
-    matches = placement.label_matches
+    matches = placement.selector_matches  # what the labels select, before what pools offer
     if any(v.elsewhere for v in matches):
         return None
     pools = [v.pool for v in matches]
@@ -190,13 +190,24 @@ def gpu_pools_only(pod: Any, index: Any, config: Any) -> list[Any] | None:
 
 def places_on_gpu_nodes(pod: Any, index: Any, config: Any) -> bool:
     """Whether a pod template can only land on GPU nodes (see the module docs); a pod that names
-    its node (``nodeName``) or whose affinity uses ``matchFields`` is taken to be placed."""
+    its node (``nodeName``) or whose affinity uses ``matchFields`` is taken to be placed. A queued
+    pod is placed with what every Kueue flavor it may get injects (``linter.model.admission``)."""
+    from linter.model.admission import admissions
+
     placement = pod.placement
     if pod.spec.get("nodeName") or placement.unknown_terms:
         return True
-    if gpu_label_pins(placement, config) is not None:
+    if all(gpu_label_pins(a.placement, config) is not None for a in admissions(pod, index)):
         return True
     return gpu_pools_only(pod, index, config) is not None
+
+
+def tolerates_gpu_taints_at_admission(pod: Any, index: Any, config: Any) -> bool:
+    """Whether the pod, as every admission may place it (its own tolerations plus those a Kueue
+    flavor injects), tolerates a GPU taint."""
+    from linter.model.admission import admissions
+
+    return all(gpu_toleration(enumerate(a.tolerations), config) is not None for a in admissions(pod, index))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -204,13 +215,16 @@ def places_on_gpu_nodes(pod: Any, index: Any, config: Any) -> bool:
 
 
 def gpu_entries(pod: Any) -> list[tuple[Any, str, Any]]:
-    """(container, "requests" | "limits", Resource) for every GPU resource of a pod template
-    whose quantity is not zero (a templated or malformed quantity counts: it is meant as a GPU).
-    Found once per pod view (views are read-only; several rules ask): a fresh list each call."""
+    """(container, "requests" | "limits" | "claims", Resource) for every GPU resource of a pod
+    template whose quantity is not zero (a templated or malformed quantity counts: it is meant as
+    a GPU), then the GPUs containers take through resource claims (``linter.model.dra.ClaimedGpu``,
+    section "claims"). Found once per pod view (views are read-only; several rules ask): a fresh
+    list each call."""
     return list(once(pod, "_gpu_entries", lambda: tuple(_gpu_entries(pod))))
 
 
 def _gpu_entries(pod: Any) -> list[tuple[Any, str, Any]]:
+    from linter.model.dra import claimed_gpus
     from linter.model.k8s import gpu_resources
 
     found = []
@@ -219,7 +233,18 @@ def _gpu_entries(pod: Any) -> list[tuple[Any, str, Any]]:
             for resource in gpu_resources(entries).values():
                 if resource.value is None or resource.value > 0:
                     found.append((container, section, resource))
+    for container in pod.containers:
+        for claimed in claimed_gpus(container):
+            if claimed.value is None or claimed.value > 0:
+                found.append((container, "claims", claimed))
     return found
+
+
+def entry_node(container: Any, section: str, resource: Any) -> tuple:
+    """The node path of one of :func:`gpu_entries`' entries."""
+    if section == "claims":
+        return resource.node
+    return container.path + ("resources", section, resource.name)
 
 
 def requests_gpu(pod: Any) -> bool:

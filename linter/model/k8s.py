@@ -83,6 +83,9 @@ class Container:
     # what is derived from the container alone, on first use (requests and limits, which dozens of
     # rules read; checkpoint evidence): views are read-only
     _sections: dict = field(default_factory=dict, repr=False)
+    # the name the operator gives a container its kind describes without a list entry (KServe's
+    # ``model:`` container is ``kserve-container``)
+    default_name: str | None = None
 
     @property
     def obj(self) -> K8sObject:
@@ -91,12 +94,29 @@ class Container:
     @property
     def name(self) -> str:
         name = self.body.get("name")
-        return name if isinstance(name, str) else f"#{self.index}"
+        if isinstance(name, str):
+            return name
+        return self.default_name or f"#{self.index}"
 
     @property
     def span(self) -> Span:
-        """The container's ``name:`` key (where a reader finds it), else its first key."""
-        return self.body.kspans.get("name") or self.pod.spec.value_span(self.field)
+        """The container's ``name:`` key (where a reader finds it), else its list (or, for a
+        container that is a map of its own, such as KServe's ``model:``, its first key)."""
+        found = self.body.kspans.get("name")
+        if found is not None:
+            return found
+        if self.field in self.pod.spec.kspans:
+            return self.pod.spec.value_span(self.field)
+        return next(iter(self.body.kspans.values()), self.body.span)
+
+    @property
+    def resources_from_trainjob(self) -> bool:
+        """The trainer container of a Kubeflow Trainer v2 runtime (job ``node``, container
+        ``node``): the TrainJobs that run it set its resources (``resourcesPerNode``), so its own
+        are judged through their views (``linter.model.trainjob``)."""
+        obj = self.pod.obj
+        return (obj.group == TRAINER and obj.kind in ("TrainingRuntime", "ClusterTrainingRuntime")
+                and self.pod.runs_trainer and self.name == "node")
 
     @property
     def is_init(self) -> bool:
@@ -220,6 +240,23 @@ class PodSpec:
     role: str | None = None  # replica type (Master, Worker, …) or Volcano task name
     replicas: int | None = None  # pods this template runs at once, when the kind says so
     workload: "Workload | None" = None
+    # containers that are maps of their own beside the spec's lists (KServe's ``model:``, the
+    # model server): (field, body, path, default name)
+    extra: tuple = ()
+    where: str | None = None  # how a generic view names the template (its node path)
+    anchor: Span | None = None  # the key a finding about the whole pod points at, when not ``spec:``
+    # a TrainJob's view of its runtime's pod (linter.model.trainjob): containers replaced by their
+    # merged form, (field, index, body, path, origin of each key, path in the runtime)
+    merged: tuple = ()
+    origin: "PodSpec | None" = None  # the runtime's own view of this pod
+    patched: dict = field(default_factory=dict)  # pod spec key -> node path of the TrainJob's runtimePatches
+    step: str | None = None  # a Trainer v2 runtime job's trainer.kubeflow.org/trainjob-ancestor-step label
+
+    @property
+    def runs_trainer(self) -> bool:
+        """A Trainer v2 runtime's job that runs the trainer: labelled ``trainjob-ancestor-step:
+        trainer`` (an MPI runtime's launcher too), or the job ``node``."""
+        return self.step == "trainer" or self.role == "node"
 
     @property
     def metadata(self) -> YMap | None:
@@ -235,7 +272,9 @@ class PodSpec:
 
     @property
     def span(self) -> Span:
-        """The template's ``spec:`` key, else the object."""
+        """The template's ``spec:`` key (or the key holding an inline pod spec), else the object."""
+        if self.anchor is not None:
+            return self.anchor
         if self.template is not None and "spec" in self.template.kspans:
             return self.template.kspans["spec"]
         if self.template is None and "spec" in self.obj.body.kspans:
@@ -243,6 +282,8 @@ class PodSpec:
         return self.obj.span
 
     def describe(self) -> str:
+        if self.where is not None:
+            return f"pod template at `{self.where}`"
         return f"{self.role} replicas" if self.role else "pod template"
 
     @cached_property
@@ -253,8 +294,14 @@ class PodSpec:
             items = self.spec.get_seq(field_name)
             if items is None:
                 continue
+            replaced = {index: (body, path) for field, index, body, path, *_ in self.merged if field == field_name}
             for index, body in items.maps():
+                if index in replaced:
+                    result.append(Container(self, replaced[index][0], field_name, index, replaced[index][1]))
+                    continue
                 result.append(Container(self, body, field_name, index, self.path + (field_name, index)))
+        for field_name, body, path, name in self.extra:
+            result.append(Container(self, body, field_name, 0, path, default_name=name))
         return result
 
     @property
@@ -282,8 +329,9 @@ class PodSpec:
 
     @property
     def uses_gpu(self) -> bool:
-        """Whether any container requests or limits a GPU (``nvidia.com/gpu``, MIG, ``amd.com/gpu``)."""
-        return any(gpu_resources(c.requests) or gpu_resources(c.limits) for c in self.containers)
+        """Whether any container requests or limits a GPU (``nvidia.com/gpu``, MIG, ``amd.com/gpu``)
+        or takes one through a resource claim (``linter.model.dra``)."""
+        return any(container_uses_gpu(c) for c in self.containers)
 
     @cached_property
     def placement(self) -> "Placement":
@@ -300,6 +348,8 @@ class PodSpec:
 TRAINING_KINDS = frozenset({
     ("batch", "Job"), ("batch", "CronJob"), ("batch.volcano.sh", "Job"), ("ray.io", "RayJob"),
     ("jobset.x-k8s.io", "JobSet"), *(("kubeflow.org", kind) for kind in REPLICA_SPEC_FIELDS),
+    ("ray.io", "RayCronJob"), ("trainer.kubeflow.org", "TrainJob"), ("trainer.kubeflow.org", "TrainingRuntime"),
+    ("trainer.kubeflow.org", "ClusterTrainingRuntime"),
 })
 
 
@@ -309,6 +359,22 @@ class Workload:
 
     obj: K8sObject
     pods: list[PodSpec] = field(default_factory=list)
+    # read through generic pod views (a kind whose meaning is not modelled): container and pod
+    # rules run on its pods, workload rules (replicas, training, queues) do not
+    generic: bool = False
+    # the ProjectIndex that built the view (what its pods refer to: resource claims, runtimes)
+    project: Any = None
+    runtime: Any = None  # a TrainJob's runtime (its pods are the runtime's, merged)
+    origin: "Workload | None" = None  # the runtime's own view
+
+    @property
+    def route(self) -> Any:
+        """For a TrainJob's views: where each finding belongs (``linter.model.trainjob.route``)."""
+        if self.runtime is None:
+            return None
+        from linter.model.trainjob import route
+
+        return route
     # what model helpers derive from the workload alone (and their other inputs), on first use:
     # views are read-only
     _memo: dict = field(default_factory=dict, repr=False)
@@ -321,6 +387,8 @@ class Workload:
     def is_training(self) -> bool:
         """A run-to-completion workload (Job, CronJob, Kubeflow and Volcano jobs, RayJob, JobSet),
         or a bare Pod that is not restarted forever (``restartPolicy`` Never or OnFailure)."""
+        if self.generic:
+            return False
         if (self.obj.group, self.kind) in TRAINING_KINDS:
             return True
         if self.kind == "Pod" and self.obj.group == "" and self.pods:
@@ -341,6 +409,7 @@ class Workload:
         counting as soon as it is dropped, with no pass of the cyclic collector. The view must not
         be used again: its pods lose every attribute."""
         self._memo.clear()
+        self.project = None
         for pod in self.pods:
             for container in pod.__dict__.get("containers", ()):
                 container._sections.clear()
@@ -371,6 +440,15 @@ def _pod_templates(obj: K8sObject) -> Iterator[PodSpec]:
     if kind == "Pod" and group == "":
         if spec is not None:
             yield PodSpec(obj, spec, ("spec",), None, None, 1)
+        return
+    if kind == "Workspace" and group == "kaito.sh":  # the preset path is KAI001-KAI003's
+        inference = body.get_map("inference")
+        resource = body.get_map("resource")
+        count = _int_or(resource.get("count"), 1) if resource is not None else 1
+        pod = _pod_template(obj, inference.get_map("template") if inference is not None else None,
+                            ("inference", "template"), "inference", count)
+        if pod:
+            yield pod
         return
     if spec is None:
         return
@@ -420,11 +498,21 @@ def _pod_templates(obj: K8sObject) -> Iterator[PodSpec]:
             if pod:
                 yield pod
         return
-    if kind in ("RayCluster", "RayJob", "RayService") and group == "ray.io":
+    if kind in ("RayCluster", "RayJob", "RayService", "RayCronJob") and group == "ray.io":
         cluster = spec
         path: Path = ("spec",)
-        if kind == "RayJob":
-            cluster, path = spec.get_map("rayClusterSpec"), ("spec", "rayClusterSpec")
+        if kind == "RayCronJob":  # spec.jobTemplate is a RayJob's spec
+            spec, base = spec.get_map("jobTemplate"), ("spec", "jobTemplate")
+            if spec is None:
+                return
+        else:
+            base = ("spec",)
+        if kind in ("RayJob", "RayCronJob"):
+            submitter = _pod_template(obj, spec.get_map("submitterPodTemplate"), base + ("submitterPodTemplate",),
+                                      "submitter", 1)
+            if submitter:
+                yield submitter
+            cluster, path = spec.get_map("rayClusterSpec"), base + ("rayClusterSpec",)
         elif kind == "RayService":
             cluster, path = spec.get_map("rayClusterConfig"), ("spec", "rayClusterConfig")
         if cluster is None:
@@ -441,25 +529,166 @@ def _pod_templates(obj: K8sObject) -> Iterator[PodSpec]:
                 yield pod
         return
     if kind == "JobSet" and group == "jobset.x-k8s.io":
-        jobs = spec.get_seq("replicatedJobs")
-        for index, replicated in jobs.maps() if jobs is not None else ():
-            job_template = replicated.get_map("template")
-            job_spec = job_template.get_map("spec") if job_template is not None else None
-            name = replicated.get("name")
-            copies = _int_or(replicated.get("replicas"), 1) or 1
-            parallelism = _int_or(job_spec.get("parallelism"), 1) if job_spec is not None else 1
-            pod = _template(obj, job_spec, ("spec", "replicatedJobs", index, "template", "spec"),
-                            str(name) if name else f"job {index}", copies * (parallelism or 1))
-            if pod:
-                yield pod
+        yield from _replicated_jobs(obj, spec, ("spec",))
+        return
+    if kind in ("TrainingRuntime", "ClusterTrainingRuntime") and group == TRAINER:
+        template = spec.get_map("template")
+        job_set = template.get_map("spec") if template is not None else None
+        if job_set is not None:
+            yield from _replicated_jobs(obj, job_set, ("spec", "template", "spec"), _runtime_nodes(spec))
+        return
+    if kind == "LeaderWorkerSet" and group == "leaderworkerset.x-k8s.io":
+        groups = _int_or(spec.get("replicas"), 1)
+        lws = spec.get_map("leaderWorkerTemplate")
+        if lws is None:
+            return
+        size = _int_or(lws.get("size"), 1)
+        base = ("spec", "leaderWorkerTemplate")
+        worker = _pod_template(obj, lws.get_map("workerTemplate"), base + ("workerTemplate",), "worker", None)
+        leader = _pod_template(obj, lws.get_map("leaderTemplate"), base + ("leaderTemplate",), "leader", None)
+        count = None if groups is None or size is None else groups * size
+        if leader is not None:
+            leader.replicas = groups
+            yield leader
+            if worker is not None:
+                worker.replicas = None if count is None else count - (groups or 0)
+                yield worker
+        elif worker is not None:  # without a leaderTemplate the leader runs the worker template
+            worker.role, worker.replicas = "leader and worker", count
+            yield worker
+        return
+    if kind == "InferenceService" and group == KSERVE:
+        for component in ("predictor", "transformer", "explainer"):
+            yield from _kserve_component(obj, spec, ("spec", component), component)
+        return
+    if kind in ("ServingRuntime", "ClusterServingRuntime") and group == KSERVE:
+        yield PodSpec(obj, spec, ("spec",), None, "serving runtime", _int_or(spec.get("replicas"), None))
+        worker = spec.get_map("workerSpec")
+        if worker is not None and worker.get_seq("containers") is not None:
+            yield PodSpec(obj, worker, ("spec", "workerSpec"), None, "serving runtime worker", None,
+                          anchor=spec.key_span("workerSpec"))
+        return
 
 
-def workload_of(obj: K8sObject) -> Workload | None:
-    """The workload view of ``obj``, or ``None`` if its kind carries no pods."""
+TRAINER = "trainer.kubeflow.org"
+KSERVE = "serving.kserve.io"
+# KServe predictor fields that hold the model server's container (``model:`` and the older
+# per-framework forms): PredictorExtensionSpec embeds a core/v1 Container
+KSERVE_MODEL_FIELDS = ("model", "sklearn", "xgboost", "tensorflow", "pytorch", "triton", "onnx", "huggingface",
+                       "pmml", "lightgbm", "paddle", "art")
+
+
+def _pod_template(obj: K8sObject, template: YMap | None, path: Path, role: str | None,
+                  replicas: int | None) -> PodSpec | None:
+    """The PodSpec of a PodTemplateSpec that sits at ``path`` itself (LeaderWorkerSet's
+    ``leaderTemplate``, RayJob's ``submitterPodTemplate``, KAITO's ``inference.template``)."""
+    if template is None:
+        return None
+    spec = template.get_map("spec")
+    if spec is None:
+        return None
+    return PodSpec(obj, spec, path + ("spec",), template, role, replicas)
+
+
+def _runtime_nodes(spec: YMap) -> int | None:
+    policy = spec.get_map("mlPolicy")
+    return _int_or(policy.get("numNodes"), None) if policy is not None else None
+
+
+def _replicated_jobs(obj: K8sObject, job_set: YMap, base: Path, nodes: int | None = None) -> Iterator[PodSpec]:
+    """JobSet's ``replicatedJobs`` (also inside a Trainer v2 runtime, whose ``node`` job runs
+    ``mlPolicy.numNodes`` pods)."""
+    jobs = job_set.get_seq("replicatedJobs")
+    for index, replicated in jobs.maps() if jobs is not None else ():
+        job_template = replicated.get_map("template")
+        job_spec = job_template.get_map("spec") if job_template is not None else None
+        name = replicated.get("name")
+        copies = _int_or(replicated.get("replicas"), 1) or 1
+        parallelism = _int_or(job_spec.get("parallelism"), 1) if job_spec is not None else 1
+        if nodes is not None and name == "node":
+            parallelism = nodes
+        pod = _template(obj, job_spec, base + ("replicatedJobs", index, "template", "spec"),
+                        str(name) if name else f"job {index}", copies * (parallelism or 1))
+        if pod:
+            metadata = job_template.get_map("metadata") if job_template is not None else None
+            labels = metadata.get_map("labels") if metadata is not None else None
+            step = labels.get("trainer.kubeflow.org/trainjob-ancestor-step") if labels is not None else None
+            pod.step = step if isinstance(step, str) else None
+            yield pod
+
+
+def _kserve_component(obj: K8sObject, holder: YMap, path: Path, role: str) -> Iterator[PodSpec]:
+    """A KServe component: a PodSpec inline (``containers:`` form) plus, for the predictor, the
+    model server's container (``model:`` form); ``workerSpec`` is the multi-node workers' pod."""
+    component = holder.get_map(path[-1])
+    if component is None:
+        return
+    extra = tuple(("containers", component[key], path + (key,), "kserve-container")
+                  for key in KSERVE_MODEL_FIELDS if isinstance(component.get(key), YMap))
+    replicas = _int_or(component.get("minReplicas"), 1)
+    if extra or component.get_seq("containers") is not None or component.get_seq("initContainers") is not None:
+        yield PodSpec(obj, component, path, None, role, replicas, extra=extra, anchor=holder.key_span(path[-1]))
+    worker = component.get_map("workerSpec")
+    if worker is not None and worker.get_seq("containers") is not None:
+        yield PodSpec(obj, worker, path + ("workerSpec",), None, f"{role} worker", None,
+                      anchor=component.key_span("workerSpec"))
+
+
+# Kinds never read for generic pod views: their bodies are schemas or data, not pods (a CRD's
+# schema of a pod template has ``containers`` as a map of properties, never a list of images).
+_NOT_PODS = frozenset({"CustomResourceDefinition", "ConfigMap", "Secret"})
+
+
+def _generic_pods(obj: K8sObject) -> list[PodSpec]:
+    """Every pod template an unmodelled kind holds: a map whose ``containers`` list has an item
+    with an ``image``, at its node path (the search does not go inside a pod template found)."""
+    found: list[PodSpec] = []
+    stack: list[tuple[Any, Path, YMap | None, Any]] = [(obj.body, (), None, None)]
+    while stack:
+        node, path, parent, key = stack.pop()
+        if isinstance(node, YMap):
+            containers = node.get("containers")
+            if isinstance(containers, YSeq) and any(isinstance(c, YMap) and isinstance(c.get("image"), str)
+                                                    for c in containers):
+                template = parent if key == "spec" else None
+                anchor = parent.key_span(key) if parent is not None and template is None else None
+                found.append(PodSpec(obj, node, path, template, where=".".join(map(str, path)) or "(the object)",
+                                     anchor=anchor))
+                continue
+            for child_key, child in reversed(list(node.items())):
+                if isinstance(child, (YMap, YSeq)):
+                    stack.append((child, path + (child_key,), node, child_key))
+        elif isinstance(node, YSeq):
+            for index in range(len(node) - 1, -1, -1):
+                child = node[index]
+                if isinstance(child, (YMap, YSeq)):
+                    stack.append((child, path + (index,), None, index))
+    return found
+
+
+def workload_of(obj: K8sObject, index: Any = None) -> Workload | None:
+    """The workload view of ``obj``, or ``None`` if it carries no pods. A kind whose pod
+    templates are not modelled here (or a modelled kind in a shape it does not have, such as the
+    ``spec.template`` of a v1alpha1 MPIJob) is read generically (:func:`_generic_pods`). A
+    TrainJob's pods are its runtime's (``linter.model.trainjob``), found in ``index``."""
+    if obj.kind == "TrainJob" and obj.group == TRAINER:
+        from linter.model.trainjob import trainjob_pods
+
+        pods, runtime = trainjob_pods(obj, index, PodSpec,
+                                      lambda o: index.workload(o) if index is not None else workload_of(o))
+        if not pods:
+            return None
+        workload = Workload(obj, pods, runtime=runtime, origin=index.workload(runtime))
+        for pod in pods:
+            pod.workload = workload
+        return workload
     pods = list(_pod_templates(obj))
+    generic = False
+    if not pods and obj.kind not in _NOT_PODS:
+        pods, generic = _generic_pods(obj), True
     if not pods:
         return None
-    workload = Workload(obj, pods)
+    workload = Workload(obj, pods, generic)
     for pod in pods:
         pod.workload = workload
     return workload
@@ -504,6 +733,14 @@ def gpu_resources(resources: dict[str, Resource], prefixes: Any = DEFAULT_GPU_RE
     """The entries of a requests/limits section that are GPUs (names starting with a prefix)."""
     prefixes = tuple(prefixes)
     return {name: res for name, res in resources.items() if name.startswith(prefixes)}
+
+
+def container_uses_gpu(container: Container, prefixes: Any = DEFAULT_GPU_RESOURCE_PREFIXES) -> bool:
+    """Whether a container requests or limits a GPU, or takes GPUs through a resource claim."""
+    from linter.model.dra import claimed_gpus
+
+    return bool(gpu_resources(container.requests, prefixes) or gpu_resources(container.limits, prefixes)
+                or claimed_gpus(container))
 
 
 def is_templated(value: str) -> bool:

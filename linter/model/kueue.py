@@ -588,7 +588,7 @@ def _job_count(job_spec: YMap | None, annotations: Mapping[str, Any]) -> int | N
 def podsets(workload: Workload) -> list[PodSet] | None:
     """The pod sets Kueue would admit for a workload it manages; None for other kinds (a Volcano
     Job, a DaemonSet) or when a count is not a literal number."""
-    from linter.model.cluster import pod_requests  # a model of its own; imported late to keep this one light
+    from linter.model.podrequests import pod_requests
 
     obj = workload.obj
     kind = (obj.group, obj.kind)
@@ -607,6 +607,11 @@ def podsets(workload: Workload) -> list[PodSet] | None:
                                annotations if isinstance(annotations, dict) else {})
         elif kind in (("", "Pod"), ("apps", "Deployment")):
             count = 1  # a Deployment's pods are admitted one by one
+        elif kind == ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"):
+            # Kueue admits each group (a leader and size-1 workers) as a workload of its own
+            spec = obj.body.get_map("spec")
+            groups = _int(spec.get("replicas")) if spec is not None and "replicas" in spec else 1
+            count = pod.replicas // groups if isinstance(pod.replicas, int) and groups else None
         else:
             count = pod.replicas if isinstance(pod.replicas, int) else None
         if count is None:

@@ -12,7 +12,7 @@ from linter.result import Result, RunReport
 def finding(result: Result) -> dict[str, Any]:
     """One result as a JSON object (suppressed ones included, with ``suppressed: true``)."""
     obj = result.obj
-    return {
+    data = {
         "rule": result.rule,
         "slug": result.slug,
         "severity": result.severity,
@@ -27,6 +27,9 @@ def finding(result: Result) -> dict[str, Any]:
         "suppressed": result.suppressed,
         "suppressions": [{"kind": s.kind, "justification": s.justification} for s in result.suppressions],
     }
+    if result.built_from is not None:  # a finding on a kustomize build: the root it was built from
+        data["built_from"] = result.built_from
+    return data
 
 
 def document(report: RunReport) -> dict[str, Any]:

@@ -139,9 +139,12 @@ def line_hashes(results: list[Result]) -> list[str]:
 
 def object_properties(result: Result) -> dict[str, object] | None:
     if result.obj is None:
-        return None
+        return None if result.built_from is None else {"builtFrom": result.built_from}
     obj = {"kind": result.obj.kind, "namespace": result.obj.namespace, "name": result.obj.name}
-    return {"object": {key: value for key, value in obj.items() if value}}
+    found: dict[str, object] = {"object": {key: value for key, value in obj.items() if value}}
+    if result.built_from is not None:  # a finding on a kustomize build: the root it was built from
+        found["builtFrom"] = result.built_from
+    return found
 
 
 def sarif_result(result: Result, rule_index: int, line_hash: str) -> om.Result:

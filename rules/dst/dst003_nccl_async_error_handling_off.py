@@ -12,6 +12,10 @@ raise after the process group timeout instead of hanging. An unset variable is r
 container's `env:` key (else its `name:`); a value of `0`, `2` or something that is not a mode
 at the value.
 
+GPUs taken through Dynamic Resource Allocation count: a container using a resource claim whose
+`ResourceClaimTemplate` or `ResourceClaim` names the `gpu.nvidia.com` device class (or a project
+`DeviceClass` selecting that driver) is a GPU container.
+
 Only where NCCL is the backend: a container that chooses another one (`--backend gloo`,
 `--dist-backend=mpi`, `backend="gloo"` or `init_process_group("gloo")` in a `python -c` or
 `sh -c` command line, or an env var whose name ends in `BACKEND` holding `gloo`), and does not
@@ -58,7 +62,7 @@ the rule asks for the explicit setting the article recommends. Init containers a
 """
 
 from linter.model.distributed import KUBEFLOW, rank_env, uses_nccl
-from linter.model.k8s import Container, gpu_resources
+from linter.model.k8s import Container, container_uses_gpu
 from linter.rule import CONTAINER, Finding, rule
 
 NAMES = ("TORCH_NCCL_ASYNC_ERROR_HANDLING", "NCCL_ASYNC_ERROR_HANDLING")  # PyTorch reads them in this order
@@ -90,7 +94,7 @@ def check(container: Container, ctx):
     obj = container.obj
     if obj.group != KUBEFLOW or obj.kind != "PyTorchJob" or container.field != "containers":
         return
-    if not (gpu_resources(container.requests) or gpu_resources(container.limits)) or not uses_nccl(container):
+    if not container_uses_gpu(container) or not uses_nccl(container):
         return
     blocking = first_set(container, BLOCKING_WAIT)
     if blocking is not None and (blocking.is_unknown or as_int(blocking.value) == 1):

@@ -11,6 +11,10 @@ InfiniBand transport exists. For an MPIJob worker, `mpirun -x NAME[=VALUE]` on t
 command line counts as setting the variable. The finding points at the empty value, else the
 container's `env:` key, else its `name:`.
 
+GPUs taken through Dynamic Resource Allocation count: a container using a resource claim whose
+`ResourceClaimTemplate` or `ResourceClaim` names the `gpu.nvidia.com` device class (or a project
+`DeviceClass` selecting that driver) is a GPU container.
+
 Only where NCCL is the backend: a container that chooses another one (`--backend gloo`,
 `--dist-backend=mpi`, `backend="gloo"` or `init_process_group("gloo")` in a `python -c` or
 `sh -c` command line, or an env var whose name ends in `BACKEND` holding `gloo`), and does not
@@ -56,7 +60,7 @@ variable from `valueFrom`, `envFrom`, a `$(…)` reference, or a launch script i
 """
 
 from linter.model.distributed import is_distributed, rank_env, uses_nccl, uses_rdma
-from linter.model.k8s import Container, gpu_resources
+from linter.model.k8s import Container, container_uses_gpu
 from linter.rule import CONTAINER, Finding, rule
 
 FIX = "- name: NCCL_SOCKET_IFNAME\n  value: eth0"
@@ -75,7 +79,7 @@ def check(container: Container, ctx):
     pod = container.pod
     if container.field != "containers" or pod.workload is None or not is_distributed(pod.workload):
         return
-    if not (gpu_resources(container.requests) or gpu_resources(container.limits)) or not uses_nccl(container):
+    if not container_uses_gpu(container) or not uses_nccl(container):
         return
     ib = rank_env(container, "NCCL_IB_DISABLE")
     if ib.is_unknown or (ib.is_unset and uses_rdma(pod)):

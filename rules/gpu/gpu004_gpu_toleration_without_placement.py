@@ -10,6 +10,11 @@ Tolerations match as Kubernetes matches them (`Toleration.ToleratesTaint`): an e
 covers every effect, `operator: Exists` ignores the value, and `operator: Exists` without a
 key tolerates every taint, GPU taints included. The finding points at the toleration.
 
+It reads every pod view: the Kubernetes workloads, Kubeflow Training Operator jobs and Trainer v2
+runtimes and TrainJobs, JobSets, Volcano Jobs, KubeRay clusters, jobs (their submitter too) and
+services, LeaderWorkerSets, KAITO `inference.template`, KServe InferenceServices and
+ServingRuntimes, and any other object's pod template read generically (README, supported kinds).
+
 ## Why is this bad?
 The taint is what keeps "ordinary application pods away from expensive GPU nodes". A pod that
 tolerates it without asking for a GPU can be scheduled onto a GPU node and hold its CPU and
@@ -55,6 +60,11 @@ is meant for:
           limits: {nvidia.com/gpu: 1}
 ```
 
+A container that takes GPUs through Dynamic Resource Allocation (a resource claim whose
+`ResourceClaimTemplate` or `ResourceClaim` names the `gpu.nvidia.com` device class) requests a
+GPU. A Kubeflow Trainer v2 `TrainingRuntime` / `ClusterTrainingRuntime` is judged through the
+TrainJobs that run it (their `resourcesPerNode` give its trainer its GPUs), not on its own.
+
 ## Known problems
 - DaemonSets are exempt: node agents (networking, monitoring, storage, the device plugin, the
   DCGM exporter) must run on GPU nodes without using a GPU, and the article asks that they
@@ -92,6 +102,8 @@ from linter.rule import POD, Finding, rule
 def check(pod: PodSpec, ctx):
     if pod.obj.kind == "DaemonSet" or requests_gpu(pod) or sees_gpus_directly(pod) or has_placeholder_resource(pod):
         return
+    if pod.obj.kind in ("TrainingRuntime", "ClusterTrainingRuntime") and pod.obj.group == "trainer.kubeflow.org":
+        return  # a template: the TrainJobs that run it give its trainer its GPUs (judged on their views)
     tolerations = pod.tolerations
     found = gpu_toleration(tolerations, ctx.config)
     if found is None:

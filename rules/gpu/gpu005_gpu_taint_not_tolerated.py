@@ -10,6 +10,24 @@ Kubernetes matches them: an empty effect covers every effect, `operator: Exists`
 value, `operator: Exists` without a key tolerates everything. The finding points at
 `tolerations:` when the pod has some, else at the GPU request.
 
+It reads every pod view: the Kubernetes workloads, Kubeflow Training Operator jobs and Trainer v2
+runtimes and TrainJobs, JobSets, Volcano Jobs, KubeRay clusters, jobs (their submitter too) and
+services, LeaderWorkerSets, KAITO `inference.template`, KServe InferenceServices and
+ServingRuntimes, and any other object's pod template read generically (README, supported kinds).
+
+GPUs taken through Dynamic Resource Allocation count: a container using a resource claim whose
+`ResourceClaimTemplate` or `ResourceClaim` names the `gpu.nvidia.com` device class (or a project
+`DeviceClass` selecting that driver) is a GPU container.
+
+Placement is judged where the cluster will put the pod: a queued workload gets what each Kueue
+`ResourceFlavor` it may be admitted to injects (`nodeLabels` into its nodeSelector, `tolerations`
+into its tolerations; with several flavors, a finding must hold for every one); node auto-
+provisioning `NodePool`s (`karpenter.sh/v1`) are pools of the cluster model with their template
+labels, Karpenter's labels (`karpenter.sh/nodepool`, `node.kubernetes.io/instance-type`,
+`karpenter.azure.com/sku-*`), taints and the VM sizes their requirements allow; and a pod asking for
+a GPU, a MIG profile or DRA GPUs is judged only on the pools that can offer it, when its selection
+reaches one (a pool made with `--gpu-instance-profile` offers that MIG profile).
+
 ## Why is this bad?
 GPU pools are tainted so that "ordinary application pods" stay away from expensive GPU nodes
 (the article's pool carries `sku=gpu:NoSchedule`). A GPU pod without the matching toleration is
@@ -64,7 +82,8 @@ Use instead:
 """
 
 from linter.model.cluster import cluster_of
-from linter.model.gpunodes import configured_gpu_taints, gpu_entries, gpu_toleration
+from linter.model.gpunodes import (configured_gpu_taints, entry_node, gpu_entries, gpu_toleration,
+                                   tolerates_gpu_taints_at_admission)
 from linter.model.k8s import PodSpec
 from linter.rule import POD, Finding, rule
 
@@ -89,12 +108,14 @@ def check(pod: PodSpec, ctx):
         return
     if gpu_toleration(pod.tolerations, ctx.config) is not None or _pools_decide(pod, ctx):
         return
+    if tolerates_gpu_taints_at_admission(pod, ctx.index, ctx.config):  # a Kueue flavor's tolerations
+        return
     container, section, resource = entries[0]
     if "tolerations" in pod.spec.kspans:
         span, node = pod.spec.kspans["tolerations"], pod.path + ("tolerations",)
         has = "its tolerations match"
     else:
-        span, node = resource.key_span, container.path + ("resources", section, resource.name)
+        span, node = resource.key_span, entry_node(container, section, resource)
         has = "it has no tolerations, so it tolerates"
     first = taints[0]
     value = f", value: {first.value}" if first.value else ""

@@ -7,6 +7,20 @@ the `nodeSelector` (or every required node-affinity term, `In`/`Exists`) does no
 `nvidia.com/mig.config.state: success` (MIG Manager's report that the layout is in place). The
 finding names what is missing and points at `nodeSelector:`, else the pod template's `spec:`.
 
+It reads every pod view: the Kubernetes workloads, Kubeflow Training Operator jobs and Trainer v2
+runtimes and TrainJobs, JobSets, Volcano Jobs, KubeRay clusters, jobs (their submitter too) and
+services, LeaderWorkerSets, KAITO `inference.template`, KServe InferenceServices and
+ServingRuntimes, and any other object's pod template read generically (README, supported kinds).
+
+Placement is judged where the cluster will put the pod: a queued workload gets what each Kueue
+`ResourceFlavor` it may be admitted to injects (`nodeLabels` into its nodeSelector, `tolerations`
+into its tolerations; with several flavors, a finding must hold for every one); node auto-
+provisioning `NodePool`s (`karpenter.sh/v1`) are pools of the cluster model with their template
+labels, Karpenter's labels (`karpenter.sh/nodepool`, `node.kubernetes.io/instance-type`,
+`karpenter.azure.com/sku-*`), taints and the VM sizes their requirements allow; and a pod asking for
+a GPU, a MIG profile or DRA GPUs is judged only on the pools that can offer it, when its selection
+reaches one (a pool made with `--gpu-instance-profile` offers that MIG profile).
+
 ## Why is this bad?
 MIG devices exist only on nodes whose GPUs are partitioned with a layout that creates that
 profile, and the layout is per node: MIG Manager applies the layout named by the node's
@@ -52,6 +66,7 @@ Use instead:
 - AKS, Multi-instance GPU node pools: https://learn.microsoft.com/azure/aks/gpu-multi-instance
 """
 
+from linter.model.admission import admissions
 from linter.model.cluster import on_aks_managed_mig_pools
 from linter.model.gpunodes import gpu_entries, pins_value
 from linter.model.k8s import PodSpec
@@ -67,11 +82,11 @@ def check(pod: PodSpec, ctx):
     mig = [(c, s, r) for c, s, r in gpu_entries(pod) if is_mig_resource(r.name)]
     if not mig:
         return
-    placement = pod.placement
+    options = [a.placement for a in admissions(pod, ctx.index)]  # with what Kueue flavors inject
     missing = []
-    if not placement.selects(MIG_CONFIG):
+    if not all(placement.selects(MIG_CONFIG) for placement in options):
         missing.append(f"`{MIG_CONFIG}`")
-    if not pins_value(placement, MIG_STATE, "success"):
+    if not all(pins_value(placement, MIG_STATE, "success") for placement in options):
         missing.append(f"`{MIG_STATE}: success`")
     if not missing or on_aks_managed_mig_pools(pod, ctx.index, ctx.config):
         return

@@ -21,6 +21,15 @@ Repositories other than the official library ones match at any registry (a mirro
 `myacr.azurecr.io/tensorflow/tensorflow:2.16.1` is the same image). Templated and placeholder
 images are skipped. The finding points at the image.
 
+It reads every pod view: the Kubernetes workloads, Kubeflow Training Operator jobs and Trainer v2
+runtimes and TrainJobs, JobSets, Volcano Jobs, KubeRay clusters, jobs (their submitter too) and
+services, LeaderWorkerSets, KAITO `inference.template`, KServe InferenceServices and
+ServingRuntimes, and any other object's pod template read generically (README, supported kinds).
+
+GPUs taken through Dynamic Resource Allocation count: a container using a resource claim whose
+`ResourceClaimTemplate` or `ResourceClaim` names the `gpu.nvidia.com` device class (or a project
+`DeviceClass` selecting that driver) is a GPU container.
+
 ## Why is this bad?
 The article: "Use an explicit, CUDA-enabled base image tag for GPU training workloads" and
 "Maintain separate CPU and GPU image variants so scheduler placement and runtime dependencies
@@ -63,6 +72,7 @@ Use instead:
 import re
 from functools import lru_cache
 
+from linter.model.dra import claimed_gpus
 from linter.model.images import CONDA_CPU_IMAGES, LIBRARY_CPU_IMAGES, repository_path
 from linter.model.k8s import Container, gpu_resources, image_reference
 from linter.rule import CONTAINER, Finding, rule
@@ -113,7 +123,7 @@ def cpu_only(image: str | None) -> tuple[str, str | None] | None:
 @rule(code="IMG003", name="gpu-image-without-cuda", severity="warning", scope=CONTAINER, tags=("images", "gpu"))
 def check(container: Container, ctx):
     gpus = [r for section in (container.requests, container.limits) for r in gpu_resources(section).values()
-            if r.value is None or r.value > 0]
+            if r.value is None or r.value > 0] + claimed_gpus(container)
     if not gpus:
         return
     found = cpu_only(container.image)

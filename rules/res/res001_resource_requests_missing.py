@@ -8,6 +8,12 @@ LimitRange of the same namespace in the project defaults it. Ephemeral debug con
 not checked: Kubernetes does not allow resources on them. The finding points at `requests:`,
 else `resources:`, else the container's name.
 
+A Kubeflow Trainer v2 runtime's trainer container (job `node`, container `node`) is judged through
+the TrainJobs that run it, whose `resourcesPerNode` set its resources. It reads every pod view: the Kubernetes workloads, Kubeflow Training Operator jobs and Trainer v2
+runtimes and TrainJobs, JobSets, Volcano Jobs, KubeRay clusters, jobs (their submitter too) and
+services, LeaderWorkerSets, KAITO `inference.template`, KServe InferenceServices and
+ServingRuntimes, and any other object's pod template read generically (README, supported kinds).
+
 ## Why is this bad?
 The scheduler places pods by their requests. Without them a training pod lands on a node that
 cannot feed the GPU: the article asks to "set CPU requests high enough to keep GPU input
@@ -54,6 +60,8 @@ from linter.rule import CONTAINER, Finding, rule
 def check(container: Container, ctx):
     if container.is_ephemeral:
         return
+    if container.resources_from_trainjob:
+        return  # its TrainJobs' resourcesPerNode set them: judged on their views
     defaulted, _ = ctx.index.container_defaults(container.obj.namespace)
     present = set(container.requests) | set(container.limits) | defaulted
     missing = [name for name in ("cpu", "memory") if name not in present]

@@ -7,6 +7,12 @@ memory limit (`default`, or `max`, which Kubernetes uses as the default when `de
 Ephemeral debug containers are not checked (Kubernetes allows no resources on
 them). The finding points at `limits:`, else `resources:`, else the container's name.
 
+A Kubeflow Trainer v2 runtime's trainer container (job `node`, container `node`) is judged through
+the TrainJobs that run it, whose `resourcesPerNode` set its resources. It reads every pod view: the Kubernetes workloads, Kubeflow Training Operator jobs and Trainer v2
+runtimes and TrainJobs, JobSets, Volcano Jobs, KubeRay clusters, jobs (their submitter too) and
+services, LeaderWorkerSets, KAITO `inference.template`, KServe InferenceServices and
+ServingRuntimes, and any other object's pod template read generically (README, supported kinds).
+
 RES007 may report the same container of a GPU training pod: it stays separate on purpose. This
 rule is about one limit, for every container (a leak reaching the node); RES007 is about the QoS
 class of GPU training pods, which needs cpu as well and requests equal to limits, and is info. A
@@ -51,6 +57,8 @@ from linter.rule import CONTAINER, Finding, rule
 def check(container: Container, ctx):
     if container.is_ephemeral or "memory" in container.limits:
         return
+    if container.resources_from_trainjob:
+        return  # its TrainJobs' resourcesPerNode set them: judged on their views
     _, defaulted = ctx.index.container_defaults(container.obj.namespace)
     if "memory" in defaulted:
         return

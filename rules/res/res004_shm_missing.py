@@ -9,6 +9,15 @@ limit, parsed as a quantity: `2`, `2000m`, `2.5`) and do not mount an `emptyDir`
 emptyDir, a PVC) is flagged at that mount. The finding points at the container's
 `volumeMounts:`, else its `name:`.
 
+It reads every pod view: the Kubernetes workloads, Kubeflow Training Operator jobs and Trainer v2
+runtimes and TrainJobs, JobSets, Volcano Jobs, KubeRay clusters, jobs (their submitter too) and
+services, LeaderWorkerSets, KAITO `inference.template`, KServe InferenceServices and
+ServingRuntimes, and any other object's pod template read generically (README, supported kinds).
+
+GPUs taken through Dynamic Resource Allocation count: a container using a resource claim whose
+`ResourceClaimTemplate` or `ResourceClaim` names the `gpu.nvidia.com` device class (or a project
+`DeviceClass` selecting that driver) is a GPU container.
+
 ## Why is this bad?
 "PyTorch data loaders, TensorFlow input pipelines, NCCL, and Python multiprocessing can use
 POSIX shared memory. The container default for /dev/shm is frequently too small for
@@ -59,6 +68,7 @@ Use instead:
 
 from fractions import Fraction
 
+from linter.model.dra import claimed_gpus
 from linter.model.k8s import Container, gpu_resources
 from linter.model.quantity import format_quantity
 from linter.model.security import is_windows
@@ -74,6 +84,8 @@ def _why(container: Container) -> str | None:
         for name, resource in gpu_resources(section).items():
             if resource.value is None or resource.value > 0:
                 return f"uses {resource.raw} {name}"
+    for claimed in claimed_gpus(container):
+        return f"uses {claimed.name}"
     cpus = [r.value for r in (container.requests.get("cpu"), container.limits.get("cpu")) if r and r.value is not None]
     if cpus and max(cpus) >= MIN_CPUS:
         return f"uses {format_quantity(max(cpus))} CPUs"

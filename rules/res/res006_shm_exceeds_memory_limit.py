@@ -8,6 +8,11 @@ mounting container's memory limit, and a **warning** when it leaves less than 25
 for everything else (`sizeLimit` > 75 % of the limit). One finding per volume, at its
 `sizeLimit`, naming the containers; containers without a memory limit are RES002's business.
 
+It reads every pod view: the Kubernetes workloads, Kubeflow Training Operator jobs and Trainer v2
+runtimes and TrainJobs, JobSets, Volcano Jobs, KubeRay clusters, jobs (their submitter too) and
+services, LeaderWorkerSets, KAITO `inference.template`, KServe InferenceServices and
+ServingRuntimes, and any other object's pod template read generically (README, supported kinds).
+
 ## Why is this bad?
 "Memory-backed emptyDir usage counts toward the pod's memory consumption. Include the maximum
 expected shared-memory usage when setting the container memory limit. If /dev/shm grows beyond

@@ -9,6 +9,16 @@ request defaults to the limit; quantities compare exactly, so `1` equals `1000m`
 offending container gets one finding, at its first differing request, else at its `limits:`,
 `resources:` or `name:`. A pod with pod-level `spec.resources` is judged by those instead.
 
+A Kubeflow Trainer v2 runtime's trainer container is judged through the TrainJobs that run it,
+whose `resourcesPerNode` set its resources. It reads every pod view: the Kubernetes workloads, Kubeflow Training Operator jobs and Trainer v2
+runtimes and TrainJobs, JobSets, Volcano Jobs, KubeRay clusters, jobs (their submitter too) and
+services, LeaderWorkerSets, KAITO `inference.template`, KServe InferenceServices and
+ServingRuntimes, and any other object's pod template read generically (README, supported kinds).
+
+GPUs taken through Dynamic Resource Allocation count: a container using a resource claim whose
+`ResourceClaimTemplate` or `ResourceClaim` names the `gpu.nvidia.com` device class (or a project
+`DeviceClass` selecting that driver) is a GPU container.
+
 The message names the class the pod does get, as `GetPodQOS` decides it: BestEffort when no
 container has a non-zero `cpu` or `memory` request or limit (GPUs and other extended resources
 do not count, so a pod with only `nvidia.com/gpu` limits is BestEffort), else Burstable.
@@ -128,8 +138,8 @@ def check(pod: PodSpec, ctx):
     defaulted_requests, defaulted_limits = ctx.index.container_defaults(pod.obj.namespace)
     qos = None
     for container in pod.containers:
-        if container.is_ephemeral:
-            continue
+        if container.is_ephemeral or container.resources_from_trainjob:
+            continue  # a Trainer runtime's trainer: its TrainJobs' resourcesPerNode set its resources
         problems = _problems(container.requests, container.limits, defaulted_limits)
         if not problems:
             continue

@@ -8,7 +8,25 @@ land on (labels, required node affinity and taints, as XPL001/XPL002 read them).
 such pool is known and none has that many GPUs of that vendor on one VM, from the VM size
 catalogue (`Standard_NC4as_T4_v3`: 1, `Standard_NC64as_T4_v3`: 4, `Standard_ND96isr_H100_v5`: 8;
 CPU sizes: 0). The finding points at the container's GPU request and names each pool's count.
-MIG resources (`nvidia.com/mig-*`) are XPL005's.
+MIG resources (`nvidia.com/mig-*`) are XPL005's. GPUs a pod takes through Dynamic Resource
+Allocation (a `ResourceClaimTemplate` or `ResourceClaim` of the project whose request names the
+`gpu.nvidia.com` device class, or a `DeviceClass` selecting that driver) count as `nvidia.com/gpu`,
+as many as the claim's `count` says (each claim once per pod, however many containers use it);
+the finding then points at the container's `resources.claims` entry.
+
+It reads every pod view: the Kubernetes workloads, Kubeflow Training Operator jobs and Trainer v2
+runtimes and TrainJobs, JobSets, Volcano Jobs, KubeRay clusters, jobs (their submitter too) and
+services, LeaderWorkerSets, KAITO `inference.template`, KServe InferenceServices and
+ServingRuntimes, and any other object's pod template read generically (README, supported kinds).
+
+Placement is judged where the cluster will put the pod: a queued workload gets what each Kueue
+`ResourceFlavor` it may be admitted to injects (`nodeLabels` into its nodeSelector, `tolerations`
+into its tolerations; with several flavors, a finding must hold for every one); node auto-
+provisioning `NodePool`s (`karpenter.sh/v1`) are pools of the cluster model with their template
+labels, Karpenter's labels (`karpenter.sh/nodepool`, `node.kubernetes.io/instance-type`,
+`karpenter.azure.com/sku-*`), taints and the VM sizes their requirements allow; and a pod asking for
+a GPU, a MIG profile or DRA GPUs is judged only on the pools that can offer it, when its selection
+reaches one (a pool made with `--gpu-instance-profile` offers that MIG profile).
 
 ## Why is this bad?
 One pod runs on one node: a pod asking for 2 GPUs never fits a 1-GPU VM, however far the pool
@@ -47,7 +65,11 @@ Use instead:
 - Azure, GPU-accelerated VM sizes: https://learn.microsoft.com/azure/virtual-machines/sizes/overview#gpu-accelerated
 """
 
+from dataclasses import dataclass
+from fractions import Fraction
+
 from linter.model.cluster import cluster_of, gpus_of, pod_requests, resource_anchor, taint_note, workload_name
+from linter.model.dra import ClaimedGpu, claimed_gpus
 from linter.model.k8s import PodSpec
 from linter.model.quantity import format_quantity
 from linter.rule import POD, Finding, rule
@@ -63,9 +85,43 @@ def _counts(pools, name):
     return counts, most
 
 
+@dataclass(frozen=True)
+class _Claimed:
+    """The GPUs of a pod's resource claims, read like a PodRequest."""
+
+    amount: Fraction
+    entry: ClaimedGpu
+
+
+def _claimed(pod: PodSpec):
+    """The pod's GPUs through resource claims of the NVIDIA GPU class (each claim and request once)."""
+    seen, total, first = set(), Fraction(0), None
+    for container in pod.containers:
+        for claimed in claimed_gpus(container):
+            if claimed.device_class != "gpu.nvidia.com":
+                continue  # MIG devices are not whole GPUs
+            if claimed.value is None:
+                return None  # allocationMode: All
+            if (claimed.claim, claimed.name) not in seen:
+                seen.add((claimed.claim, claimed.name))
+                total += claimed.value
+                first = first or claimed
+    return _Claimed(total, first) if first is not None else None
+
+
+def _anchor(request):
+    if isinstance(request, _Claimed):
+        return request.entry.key_span, request.entry.node
+    return resource_anchor(request)
+
+
 @rule(code="XPL003", name="gpu-count-exceeds-vm", severity="error", scope=POD, tags=("cluster", "gpu"))
 def check(pod: PodSpec, ctx):
     requests = {name: r for name, r in pod_requests(pod).items() if name in GPU_RESOURCES}
+    claimed = _claimed(pod)
+    if claimed is not None:
+        own = requests.get("nvidia.com/gpu")
+        requests["nvidia.com/gpu"] = _Claimed(claimed.amount + (own.amount if own is not None else 0), claimed.entry)
     if not requests:
         return
     placement = cluster_of(ctx.index, ctx.config).placement(pod)
@@ -82,7 +138,7 @@ def check(pod: PodSpec, ctx):
                    and (gpus_of(v.pool, name) or 0) >= request.amount]
         advice = (f"tolerate {tainted[0].untolerated[0]} to use `{tainted[0].pool.display}`" if tainted
                   else "use a VM size with enough GPUs or fewer GPUs per pod")
-        span, node = resource_anchor(request)
+        span, node = _anchor(request)
         yield Finding(
             span,
             f"{workload_name(pod)}: each pod asks for {format_quantity(request.amount)} {name}, more than one node "

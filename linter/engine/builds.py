@@ -1,0 +1,292 @@
+"""Kustomize roots built before the survey (see :mod:`linter.sources.kustomize`).
+
+Every root of the run's files is built once (in threads, each waiting on its own ``kustomize``
+process; outcomes are taken in the roots' order, so nothing depends on which finished first),
+or its output read from the build cache. A built output is then linted like one more file under
+a virtual path, and :func:`linter.sources.kustomize.remap` moves its findings to the files the
+user edits before suppressions are applied.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from linter.config import Config
+from linter.discover import SourceFile, display_path
+from linter.model.document import Document
+from linter.model.position import FILE_START
+from linter.result import Note, Result
+from linter.validation.kustomize import KUSTOMIZATION_NAMES
+
+ENABLED = ("auto", "always", "never")
+
+
+@dataclass
+class Builds:
+    documents: list[tuple[Document, bytes, bool]] = field(default_factory=list)  # (built, output, targeted)
+    mappers: dict[str, Any] = field(default_factory=dict)  # virtual path -> its mapper
+    raw_only: frozenset[str] = frozenset()  # display paths linted through a build
+    errors: list[tuple[Result, None]] = field(default_factory=list)  # SCH001 of roots that failed to build
+    notes: list[Note] = field(default_factory=list)
+    helm: dict[str, Any] = field(default_factory=dict)  # path -> linter.sources.helm.HelmMapper of rendered output
+    rendered: set[str] = field(default_factory=set)  # charts' templates folders rendered (absolute)
+
+    @property
+    def signature(self) -> str:
+        """What every file's findings may depend on here: which files are linted through a build
+        and what the builds gave."""
+        from linter.engine.survey import cache_key, content_digest
+
+        return cache_key(*sorted(self.raw_only), *(f"{d.path}:{content_digest(out)}" for d, out, _ in self.documents))
+
+    def shown(self, path: str) -> str:
+        """A virtual path as the user knows it: the root's kustomization (the chart's folder)."""
+        if path in self.mappers:
+            return self.mappers[path].root.display
+        if path.startswith("<helm template ") and path in self.helm:
+            return path[len("<helm template "):-1]
+        return path
+
+    def shown_in(self, text: str) -> str:
+        """A message with the virtual paths it names put as the user knows them."""
+        if "<" not in text:
+            return text
+        import re
+
+        for path in self.virtual:  # a line of the built output means nothing to the user: dropped
+            text = re.sub(re.escape(path) + r"(?::\d+)?", lambda _, p=path: self.shown(p), text)
+        return text
+
+    @property
+    def virtual(self) -> set[str]:
+        return set(self.mappers) | {path for path in self.helm if path.startswith("<helm template ")}
+
+
+def _any_named(items: list[tuple[SourceFile, str]], names: tuple[str, ...], folders: bool = False) -> bool:
+    """Whether a file of ``names`` is among the run's files (with ``folders``, or beside one: a
+    ``Kustomization`` has no suffix, so it is not discovered)."""
+    if any(source.path.name in names for source, _ in items):
+        return True
+    if folders:
+        for folder in {os.path.dirname(source.path) for source, _ in items}:
+            if any(os.path.isfile(os.path.join(folder, name)) for name in names if "." not in name):
+                return True
+    return False
+
+
+def settings(config: Config) -> tuple[str, tuple[str, ...] | None, float]:
+    section = config.kustomize or {}
+    command = section.get("command")
+    from linter.sources.kustomize import DEFAULT_TIMEOUT
+
+    return (section.get("enabled", "auto"), tuple(command) if command else None,
+            float(section.get("timeout", DEFAULT_TIMEOUT)))
+
+
+def _error(root: Any, message: str, severity: str, span: Any = FILE_START) -> tuple[Result, None]:
+    return (Result("SCH001", "parse-error", severity, message, root.display, span, None, ("kustomize", message)), None)
+
+
+def plan(items: list[tuple[SourceFile, str]], config: Config, cwd: Path, jobs: int,
+         cache_dir: Path | None, targets: set[str]) -> Builds:
+    """The run's roots built (or read from the build cache), with the notes and errors they give."""
+    out = Builds()
+    if not _any_named(items, ("Chart.yaml",)) and not _any_named(items, KUSTOMIZATION_NAMES, folders=True):
+        return out  # the common case: nothing to build, nothing more imported
+    from linter.sources import kustomize as kz
+
+    _helm_charts(out, items, config, cwd, jobs, cache_dir, targets)
+    enabled, configured, timeout = settings(config)
+    if enabled == "never":
+        return out
+    display_of = {os.path.realpath(source.path): display for source, display in items}
+    roots = kz.find_roots((str(source.path), display) for source, display in items)
+    if not roots:
+        return out
+    severity = config.severity.get("SCH001", "error")
+
+    def shown(path: str) -> str:
+        return display_of.get(path) or display_path(Path(path), cwd)
+
+    def targeted(root: Any) -> bool:
+        return root.display in targets or any(shown(path) in targets for path in root.inputs)
+
+    try:
+        command = kz.find_command(configured)
+    except kz.CommandRefused as refused:
+        out.errors.extend(_error(root, f"kustomize.command not run: {refused}", severity)
+                          for root in roots if targeted(root))
+        return out
+    buildable = []
+    for root in roots:
+        if not targeted(root):
+            continue  # nothing of it is reported: its files stay as they are for other files' look-ups
+        if root.remote:
+            out.notes.append(Note(root.display, f"kustomize build not run: it names a remote base ({root.remote[0]}) "
+                                                "and mlops-lint builds without network access; its files are linted "
+                                                "as they are"))
+        elif root.helm:
+            out.notes.append(Note(root.display, "kustomize build not run: it inflates Helm charts (helmCharts), "
+                                                "which mlops-lint does not run; its files are linted as they are"))
+        elif command is None and enabled == "always":
+            out.errors.append(_error(root, "kustomize.enabled is always, but no kustomize or kubectl was found on "
+                                           "PATH (set kustomize.command or install one)", severity))
+        elif command is None:
+            out.notes.append(Note(root.display, "kustomize build not run: no kustomize or kubectl found on PATH; its "
+                                                "files are linted as they are (set kustomize.command to build it)"))
+        else:
+            buildable.append(root)
+    if not buildable:
+        return out
+    cache = kz.BuildCache(cache_dir)
+    keys = {root.path: kz.build_key(root, command) for root in buildable} if cache.folder else {}
+    outputs: dict[str, kz.BuildOutcome] = {}
+    todo = []
+    for root in buildable:
+        data = cache.get(keys[root.path]) if root.path in keys else None
+        if data is not None:
+            wrapper, output = kz.split_cached(data)
+            outputs[root.path] = kz.BuildOutcome(root, output=output, wrapper=wrapper)
+        else:
+            todo.append(root)
+    if todo:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=max(1, min(jobs, len(todo)))) as pool:
+            for root, built in zip(todo, pool.map(lambda r: kz.build(r, command, timeout), todo)):
+                outputs[root.path] = built
+                if built.output is not None and root.path in keys:
+                    cache.put(keys[root.path], kz.for_cache(built.output, built.wrapper))
+    raw_only: set[str] = set()
+    from linter.sources.files import load_bytes
+
+    for root in buildable:
+        built = outputs[root.path]
+        if built.error is not None or built.output is None:
+            if targeted(root):
+                out.errors.append(_error(root, f"kustomize build failed: {built.error}", severity,
+                                         kz.error_span(root, built.error)))
+            continue
+        virtual = kz.virtual_path(root)
+        output = built.output
+        document = load_bytes(output, virtual, "k8s")
+        origins = kz.strip_origins(document, built.wrapper)
+        out.mappers[virtual] = kz.Mapper(root, document, origins, display_of)
+        out.documents.append((document, output, targeted(root)))
+        raw_only.update(shown(path) for path in root.inputs if path not in {k.path for k in root.chain})
+    out.raw_only = frozenset(raw_only)
+    return out
+
+
+def _helm_charts(out: Builds, items: list[tuple[SourceFile, str]], config: Config, cwd: Path, jobs: int,
+                 cache_dir: Path | None, targets: set[str]) -> None:
+    """With ``helm: {enabled: auto}`` and a ``helm`` on PATH, each chart of the project rendered
+    (``helm template`` with ``values.yaml`` and the configured ``values`` files) and linted as
+    rendered output is (:mod:`linter.sources.helm`); without one, the discovery's note stands."""
+    from linter.sources import helm
+    from linter.sources import kustomize as kz
+
+    section = config.helm or {}
+    if section.get("enabled", "never") != "auto":
+        return
+    configured = list(section.get("command") or ["helm", "template"])
+    try:
+        kz.check_command(configured, {"helm": "template"})
+    except kz.CommandRefused as refused:
+        out.notes.append(Note(configured[0], f"helm.command not run: {refused}; chart templates are skipped"))
+        return
+    program = configured[0] if os.path.isabs(configured[0]) else kz.on_path(configured[0])
+    if program is None or not os.access(program, os.X_OK):
+        return
+    command = [program, *configured[1:]]
+    values = ["values.yaml", *section.get("values", [])]
+    timeout = float(section.get("timeout", kz.DEFAULT_TIMEOUT))
+    charts = [chart for chart in helm.find_charts((str(source.path), display) for source, display in items)
+              if any(display == chart[1] or display.startswith(chart[1].rstrip("/") + "/") for display in targets)
+              or chart[1] == "."]
+    if not charts:
+        return
+    cache = kz.BuildCache(cache_dir)
+
+    def rendered(chart: tuple[str, str]) -> tuple[bytes | None, str | None]:
+        from linter.digest import digest, digest_text
+        from linter.sources.files import Unreadable, read_source
+
+        key = None
+        if cache.folder is not None:
+            parts = [*command, *values, chart[0]]
+            for path in helm.chart_inputs(chart[0]):
+                try:
+                    parts.append(f"{path}:{digest(read_source(path))}")
+                except Unreadable:
+                    parts.append(f"{path}:unread")
+            key = "helm-" + digest_text(*parts)
+            found = cache.get(key)
+            if found is not None:
+                return found, None
+        output, error = helm.render(chart[0], command, values, timeout)
+        if output is not None and key is not None:
+            cache.put(key, output)
+        return output, error
+
+    from concurrent.futures import ThreadPoolExecutor
+
+    from linter.sources.files import load_bytes
+
+    with ThreadPoolExecutor(max_workers=max(1, min(jobs, len(charts)))) as pool:
+        outputs = list(pool.map(rendered, charts))
+    for (folder, display), (output, error) in zip(charts, outputs):
+        chart_file = f"{display}/Chart.yaml" if display != "." else "Chart.yaml"
+        if output is None:
+            out.errors.append((Result("SCH001", "parse-error", config.severity.get("SCH001", "error"),
+                                      f"helm template failed: {error}", chart_file, FILE_START, None,
+                                      ("helm", str(error))), None))
+            continue
+        virtual = f"<helm template {display}>"
+        mapper = helm.HelmMapper(output.decode("utf-8", "replace"), folder, os.fspath(cwd))
+        out.helm[virtual] = mapper
+        out.documents.append((load_bytes(output, virtual, "k8s"), output, True))
+        out.rendered.add(os.path.join(folder, "templates"))
+
+
+def with_helm(builds: Builds, stdin: tuple[str, bytes] | None, shown: str, cwd: Path) -> None:
+    """Rendered Helm output on stdin (its ``# Source:`` comments) mapped back to the templates."""
+    if stdin is None or b"# Source: " not in stdin[1]:
+        return
+    from linter.sources import helm
+
+    mapper = helm.HelmMapper(stdin[1].decode("utf-8", "replace"), helm.chart_folder(stdin[0], os.fspath(cwd)),
+                             os.fspath(cwd))
+    if mapper:
+        builds.helm[shown] = mapper
+
+
+def remap_pairs(pairs: list[tuple[Result, Any]], builds: Builds | None) -> list[tuple[Result, Any]]:
+    if builds is None:
+        return pairs
+    if builds.mappers:
+        from linter.sources import kustomize as kz
+
+        pairs = kz.remap(pairs, builds.mappers)
+    if builds.helm:
+        from linter.sources import helm
+
+        pairs = helm.remap(pairs, builds.helm)
+    return pairs
+
+
+def remap_directives(directives: list, builds: Builds | None) -> list:
+    if builds is None:
+        return directives
+    if builds.mappers:
+        from linter.sources import kustomize as kz
+
+        directives = [kz.remap_directive(directive, builds.mappers) for directive in directives]
+    if builds.helm:
+        from linter.sources import helm
+
+        directives = [helm.remap_directive(directive, builds.helm) for directive in directives]
+    return directives

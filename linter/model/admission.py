@@ -1,0 +1,101 @@
+"""What admission adds to a pod's placement before the scheduler sees it: Kueue's flavors.
+
+Kueue admits a queued workload (its ``kueue.x-k8s.io/queue-name`` LocalQueue -> ClusterQueue)
+by giving each pod set one ``ResourceFlavor`` per resource group that covers what it requests,
+and injects the flavor's ``spec.nodeLabels`` into the pods' nodeSelector and its
+``spec.tolerations`` into their tolerations (``pkg/podset``). The flavors a pod set may get are
+those whose ``nodeTaints`` it tolerates and whose labels its own selection does not contradict
+(``linter.model.kueue``'s flavor assignment). Each possible assignment is one
+:class:`Admission`; the placement rules judge every one and report what holds for all of them.
+
+A pod that is not queued, whose queue or a flavor of it the project does not define, or that no
+flavor can hold (QUE006's finding), is placed as it is written: one admission, nothing injected.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import product
+from typing import Any, Mapping
+
+from linter.model.memo import once
+from linter.model.podrequests import pod_requests
+from linter.model.selectors import Placement, tolerated_by
+
+_MAX_ASSIGNMENTS = 16
+
+
+@dataclass(frozen=True)
+class Admission:
+    placement: Placement
+    tolerations: tuple[Mapping[str, Any], ...]
+    flavors: tuple[str, ...] = ()  # the flavors injected (empty: the pod as written)
+
+
+def own(pod: Any) -> Admission:
+    return Admission(pod.placement, tuple(t for _, t in pod.tolerations))
+
+
+def admissions(pod: Any, index: Any) -> tuple[Admission, ...]:
+    """Every way admission may place ``pod`` (one: as written, when nothing is injected)."""
+    if index is None:
+        return (own(pod),)
+    return once(pod, ("admissions", id(index)), lambda: _admissions(pod, index))
+
+
+def _admissions(pod: Any, index: Any) -> tuple[Admission, ...]:
+    from linter.model.kueue import (cluster_queues_of, flavor_node_labels, flavor_node_taints, flavor_tolerations,
+                                    named, queue_ref, resource_groups)
+
+    workload = pod.workload
+    if workload is None or workload.generic or queue_ref(pod.obj) is None:
+        return (own(pod),)
+    queues = cluster_queues_of(index, pod.obj)
+    requested = set(pod_requests(pod))  # what Kueue assigns flavors for
+    if not queues or not requested:
+        return (own(pod),)
+    base = own(pod)
+    found: list[Admission] = []
+    for cq in queues:
+        choices = []
+        for group in resource_groups(cq):
+            if not requested & set(group.covered):
+                continue
+            fitting = []
+            for name in group.flavor_names:
+                flavors = named(index, "ResourceFlavor", name, pod.obj)
+                if not flavors:
+                    return (base,)  # a flavor the project does not define: what it injects is unknown
+                flavor = flavors[0]
+                labels = flavor_node_labels(flavor)
+                extra = tuple(flavor_tolerations(flavor))
+                if any(t.effect in ("NoSchedule", "NoExecute") and not tolerated_by([*base.tolerations, *extra], t)
+                       for t in flavor_node_taints(flavor)):
+                    continue
+                if any(base.placement.node_selector.get(k, v) != v for k, v in labels.items()):
+                    continue
+                fitting.append((name, labels, extra))
+            if not fitting:
+                return (base,)  # never admitted: QUE006's finding
+            choices.append(fitting)
+        if not choices:
+            continue
+        combos = 1
+        for fitting in choices:
+            combos *= len(fitting)
+        if combos > _MAX_ASSIGNMENTS:
+            return (base,)
+        for assignment in product(*choices):
+            selector = dict(base.placement.node_selector)
+            tolerations = list(base.tolerations)
+            for _, labels, extra in assignment:
+                selector.update(labels)
+                tolerations.extend(extra)
+            placement = Placement(selector, base.placement.terms, base.placement.unknown_terms)
+            found.append(Admission(placement, tuple(tolerations), tuple(name for name, _, _ in assignment)))
+    return tuple(found) or (base,)
+
+
+def injected(pod: Any, index: Any) -> bool:
+    """Whether admission injects anything into the pod (a queued workload with known flavors)."""
+    return any(a.flavors for a in admissions(pod, index))

@@ -1,0 +1,913 @@
+"""Kustomize: each kustomization *root* linted as it is built, findings mapped back to the files
+the user edits.
+
+A root is a kustomization (``kustomization.yaml``, ``kustomization.yml``, ``Kustomization``) of
+the project that no other kustomization of the project names in ``resources``, ``bases`` or
+``components`` (a ``kind: Component`` is never a root: it cannot be built alone). Each root is
+built once per run with the first of ``kustomize build`` or ``kubectl kustomize`` on PATH (or the
+configured ``kustomize.command``), in a temporary folder holding a wrapper kustomization whose only
+resource is the root and which asks for ``buildMetadata: [originAnnotations]``: the user's tree
+is never written to. The build has no network of its own: a root whose closure names a remote base
+(a URL, ``github.com/…``, ``?ref=``) or inflates Helm charts is not built, and says so in a note;
+the process gets proxies that lead nowhere, a closed stdin and a timeout. A failed build is one
+SCH001 on the root's kustomization file, with kustomize's own message.
+
+The files a built root pulls in (resources, patches, components, generators' inputs …) are linted
+*through* the build: their raw reading keeps only what needs the file itself (SCH001 parse errors;
+Dockerfile and shell files keep every finding). Every other file is linted raw as before.
+
+Mapping back (:class:`Mapper`): a finding on a built object is moved to the file and line the user
+edits: the last patch (strategic merge or JSON 6902, in a file or inline) whose text sets the node
+the finding is on with the value the build has, else the node (or its deepest existing parent) in
+the resource file the ``config.kubernetes.io/origin`` annotation names, else the kustomization
+line that changed it (``images``, ``replicas``, ``namespace``, ``namePrefix`` …) or generated the
+object (``configMapGenerator`` …). The message says ``(after overlay DIR)`` and the JSON and SARIF
+reports name the root the object was built from.
+
+Build outputs are cached in the result cache's folder under a key of the command and the content
+of every file the root's closure reads, so an unchanged root is not built again.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field, replace
+from typing import Any, Iterable
+
+from linter.model.document import K8S, Document, K8sObject
+from linter.model.position import FILE_START, Span
+from linter.model.tree import YMap, YSeq
+
+from linter.validation.kustomize import KUSTOMIZATION_NAMES as NAMES  # noqa: E402 - the one list of names
+ORIGIN = "config.kubernetes.io/origin"
+BUILD_ANNOTATIONS = (ORIGIN, "alpha.config.kubernetes.io/transformations")
+DEFAULT_TIMEOUT = 60.0
+MAX_OUTPUT = 64 << 20
+# a base kustomize would fetch: a URL, an scp-like git address, a forge host, a ?ref= or a //subdir
+_REMOTE = re.compile(r"^(?:[a-z][a-z0-9+.-]*://|[\w.-]+@[\w.-]+:|(?:github|gitlab|bitbucket)\.(?:com|org)/)|\?ref=|//",
+                     re.IGNORECASE)
+_LIST_INPUTS = ("crds", "configurations", "transformers", "generators", "validators")
+_GENERATORS = ("configMapGenerator", "secretGenerator")
+_HELM = ("helmCharts", "helmChartInflationGenerator", "helmGlobals")
+# list items merged by a key in strategic merge patches (the keys the Kubernetes types name)
+_MERGE_KEYS = ("name", "mountPath", "containerPort", "devicePath", "ip", "topologyKey", "port")
+
+
+def kustomization_in(folder: str) -> str | None:
+    for name in NAMES:
+        path = os.path.join(folder, name)
+        if os.path.isfile(path):
+            return path
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading kustomizations
+
+
+@dataclass
+class Patch:
+    """One patch entry of a kustomization: a file, or inline text placed in the kustomization."""
+
+    kustomization: str  # absolute path of the kustomization naming it
+    entry: Span  # the entry in the kustomization
+    file: str | None = None  # absolute path of the patch file
+    text: str | None = None  # inline patch
+    offset: tuple[int, int] = (0, 0)  # (lines, columns) to add to positions inside inline text
+    target: dict | None = None
+
+
+@dataclass
+class Kustomization:
+    path: str  # absolute, real
+    folder: str
+    tree: YMap | None
+    children: list[str] = field(default_factory=list)  # kustomization files it builds on
+    inputs: set[str] = field(default_factory=set)  # files it reads itself (absolute, real)
+    patches: list[Patch] = field(default_factory=list)
+    remote: list[str] = field(default_factory=list)
+    helm: bool = False
+    component: bool = False
+
+
+def _strings(value: Any) -> list[tuple[int, str]]:
+    if not isinstance(value, list):
+        return []
+    return [(index, item) for index, item in enumerate(value) if isinstance(item, str)]
+
+
+def _inline_offset(text: str, value_span: Span) -> tuple[int, int]:
+    """Where an inline patch's first line sits: a block scalar's text starts on the next line, at
+    its indentation; a quoted or plain one where its value starts (the best available)."""
+    lines = text.splitlines()
+    line_text = lines[value_span.line - 1] if 0 < value_span.line <= len(lines) else ""
+    rest = line_text[value_span.col - 1:].lstrip()
+    if rest[:1] in ("|", ">"):
+        following = lines[value_span.line] if value_span.line < len(lines) else ""
+        indent = len(following) - len(following.lstrip(" "))
+        return value_span.line, indent
+    return value_span.line - 1, value_span.col - 1
+
+
+def read_kustomization(path: str) -> Kustomization:
+    from linter.sources.files import Unreadable, read_source
+    from linter.sources.yaml_k8s import compose_tree
+
+    folder = os.path.dirname(path)
+    try:
+        text = read_source(path).decode("utf-8")
+    except (Unreadable, UnicodeDecodeError):
+        return Kustomization(path, folder, None)
+    tree = compose_tree(text)
+    found = Kustomization(path, folder, tree if isinstance(tree, YMap) else None)
+    if found.tree is None:
+        return found
+    tree = found.tree
+    found.component = tree.get("kind") == "Component"
+    found.helm = any(key in tree for key in _HELM)
+
+    def local(name: str) -> str:
+        return os.path.realpath(os.path.join(folder, name))
+
+    for key in ("resources", "bases", "components"):
+        for _, name in _strings(tree.get(key)):
+            if _REMOTE.search(name):
+                found.remote.append(name)
+                continue
+            target = local(name)
+            if os.path.isdir(target):
+                child = kustomization_in(target)
+                if child is not None:
+                    found.children.append(os.path.realpath(child))
+            elif os.path.isfile(target):
+                found.inputs.add(target)
+    for key in _LIST_INPUTS:
+        for _, name in _strings(tree.get(key)):
+            if os.path.isfile(local(name)):
+                found.inputs.add(local(name))
+    for key in _GENERATORS:
+        for item in tree.get(key) or [] if isinstance(tree.get(key), list) else []:
+            if not isinstance(item, dict):
+                continue
+            names = [n for _, n in _strings(item.get("files"))] + [n for _, n in _strings(item.get("envs"))]
+            if isinstance(item.get("env"), str):
+                names.append(item["env"])
+            for name in names:
+                name = name.split("=", 1)[1] if "=" in name else name
+                if os.path.isfile(local(name)):
+                    found.inputs.add(local(name))
+    for key in ("replacements",):
+        for item in tree.get(key) or [] if isinstance(tree.get(key), list) else []:
+            if isinstance(item, dict) and isinstance(item.get("path"), str) and os.path.isfile(local(item["path"])):
+                found.inputs.add(local(item["path"]))
+    openapi = tree.get("openapi")
+    if isinstance(openapi, dict) and isinstance(openapi.get("path"), str) and os.path.isfile(local(openapi["path"])):
+        found.inputs.add(local(openapi["path"]))
+    # patches, in the order kustomize applies them: patchesStrategicMerge, patchesJson6902, patches
+    smp = tree.get("patchesStrategicMerge")
+    if isinstance(smp, YSeq):
+        for index, item in _strings(smp):
+            span = smp.item_span(index)
+            if "\n" in item or not os.path.isfile(local(item)):
+                found.patches.append(Patch(path, span, text=item, offset=_inline_offset(text, span)))
+            else:
+                found.patches.append(Patch(path, span, file=local(item)))
+                found.inputs.add(local(item))
+    for key in ("patchesJson6902", "patches"):
+        entries = tree.get(key)
+        if not isinstance(entries, YSeq):
+            continue
+        for index, item in entries.maps():
+            target = item.get("target") if isinstance(item.get("target"), dict) else None
+            if isinstance(item.get("path"), str) and os.path.isfile(local(item["path"])):
+                found.patches.append(Patch(path, item.value_span("path"), file=local(item["path"]), target=target))
+                found.inputs.add(local(item["path"]))
+            elif isinstance(item.get("patch"), str):
+                span = item.value_span("patch")
+                found.patches.append(Patch(path, span, text=item["patch"], offset=_inline_offset(text, span),
+                                           target=target))
+    return found
+
+
+@dataclass
+class Root:
+    """A kustomization to build, with every kustomization and file its build reads."""
+
+    path: str  # absolute, real
+    display: str
+    chain: list[Kustomization]  # every kustomization of the closure, bases before what builds on them
+    inputs: list[str]  # every file the build reads (kustomizations included), sorted
+    remote: list[str]
+    helm: bool
+
+    @property
+    def folder(self) -> str:
+        return os.path.dirname(self.path)
+
+    @property
+    def folder_display(self) -> str:
+        return os.path.dirname(self.display) or "."
+
+    @property
+    def built_as(self) -> str:
+        """What a finding's message adds: the overlay (or plain kustomization) it was built by."""
+        if len(self.chain) > 1:
+            return f"after overlay {self.folder_display}"
+        return f"as kustomize builds {self.folder_display}"
+
+
+def _closure(path: str, known: dict[str, Kustomization]) -> list[Kustomization]:
+    """The kustomizations ``path`` builds on, bases first (each once, cycles cut)."""
+    out: list[Kustomization] = []
+    seen: set[str] = set()
+    stack: list[tuple[str, bool]] = [(path, False)]
+    while stack:
+        current, done = stack.pop()
+        if done:
+            out.append(known[current])
+            continue
+        if current in seen:
+            continue
+        seen.add(current)
+        if current not in known:
+            known[current] = read_kustomization(current)
+        stack.append((current, True))
+        for child in reversed(known[current].children):
+            if child not in seen:
+                stack.append((child, False))
+    return out
+
+
+def find_roots(files: Iterable[tuple[str, str]]) -> list[Root]:
+    """The roots among a project's files (``(absolute path, display path)`` pairs; a folder's
+    ``Kustomization`` without a suffix is looked for beside them), sorted by display path."""
+    display_of: dict[str, str] = {}
+    folders: dict[str, str] = {}  # folder -> the display folder of a file in it
+    for absolute, display in files:
+        folders.setdefault(os.path.dirname(absolute), os.path.dirname(display))
+        if os.path.basename(absolute) in NAMES:
+            display_of.setdefault(os.path.realpath(absolute), display)
+    for folder, shown in sorted(folders.items()):  # `Kustomization` has no suffix: not discovered
+        plain = os.path.join(folder, "Kustomization")
+        if os.path.isfile(plain) and os.path.realpath(plain) not in display_of:
+            display_of[os.path.realpath(plain)] = f"{shown}/Kustomization" if shown else "Kustomization"
+    known: dict[str, Kustomization] = {path: read_kustomization(path) for path in sorted(display_of)}
+    referenced = {child for k in known.values() for child in k.children}
+    roots = []
+    for path in sorted(display_of):
+        own = known[path]
+        if path in referenced or own.tree is None or own.component:
+            continue
+        chain = _closure(path, known)
+        inputs = sorted({k.path for k in chain} | {f for k in chain for f in k.inputs})
+        roots.append(Root(path, display_of[path], chain, inputs, [r for k in chain for r in k.remote],
+                          any(k.helm for k in chain)))
+    return sorted(roots, key=lambda root: root.display)
+
+
+# ---------------------------------------------------------------------------------------------
+# Building
+
+
+# the builds a config may name: the program (by name on PATH, or an absolute path) and its
+# subcommand, with nothing after them that would let the tree run code (exec plugins, Helm) or
+# reach a cluster: kustomize's build is read-only and local when given only a folder
+_BUILDERS = {"kustomize": "build", "kubectl": "kustomize"}
+_SAFE_FLAG = re.compile(r"^--(?:load-restrictor|load_restrictor)(?:=LoadRestrictions\w+)?$|^LoadRestrictions\w+$")
+
+
+class CommandRefused(ValueError):
+    """A configured build command mlops-lint will not run (the message says why)."""
+
+
+def on_path(name: str) -> str | None:
+    """``name`` found on PATH's absolute folders only (a relative entry such as ``.`` would let
+    the linted tree supply the program)."""
+    import shutil
+
+    folders = [entry for entry in os.environ.get("PATH", "").split(os.pathsep) if os.path.isabs(entry)]
+    return shutil.which(name, path=os.pathsep.join(folders)) if folders else None
+
+
+def check_command(configured: tuple[str, ...] | list[str], programs: dict[str, str] = _BUILDERS) -> None:
+    """Refuse a configured command that is not one of ``programs`` with its subcommand (and
+    only load-restrictor flags after it): a config comes with the tree it lints, and must not
+    make the linter run what the tree chooses."""
+    name = os.path.basename(configured[0])
+    if name not in programs or len(configured) < 2 or configured[1] != programs[name]:
+        shapes = ", ".join(f"[{program}, {sub}]" for program, sub in programs.items())
+        raise CommandRefused(f"the command {list(configured)!r} is not one mlops-lint runs (one of {shapes})")
+    if os.sep in configured[0] and not os.path.isabs(configured[0]):
+        raise CommandRefused(f"the program {configured[0]!r} must be a name on PATH or an absolute path")
+    for flag in configured[2:]:
+        if not _SAFE_FLAG.match(flag):
+            raise CommandRefused(f"the flag {flag!r} is not one mlops-lint passes (only --load-restrictor)")
+
+
+def find_command(configured: tuple[str, ...] | None = None) -> list[str] | None:
+    """The build command: the configured one (its program found on PATH or given as an absolute
+    path; see :func:`check_command`), else ``kustomize build``, else ``kubectl kustomize``; None
+    when none is found."""
+    if configured:
+        check_command(configured)
+        program = configured[0] if os.path.isabs(configured[0]) and os.access(configured[0], os.X_OK) \
+            else on_path(configured[0])
+        return [program, *configured[1:]] if program else None
+    for name, sub in _BUILDERS.items():
+        program = on_path(name)
+        if program:
+            return [program, sub]
+    return None
+
+
+def build_environment() -> dict[str, str]:
+    """The build's environment: no network of its own (proxies that lead nowhere), no prompts."""
+    env = {key: value for key, value in os.environ.items() if not key.upper().endswith("_PROXY")}
+    nowhere = "http://127.0.0.1:9"
+    env.update({"HTTP_PROXY": nowhere, "HTTPS_PROXY": nowhere, "ALL_PROXY": nowhere, "http_proxy": nowhere,
+                "https_proxy": nowhere, "NO_PROXY": "", "no_proxy": "", "GIT_TERMINAL_PROMPT": "0",
+                "GIT_ALLOW_PROTOCOL": "file"})
+    return env
+
+
+def _error_text(stderr: str, relative: str, root: Root) -> str:
+    """kustomize's own message, in one line, with the wrapper's paths put back as the user's."""
+    lines = [line for line in stderr.strip().splitlines() if line.strip()]
+    text = " ".join(lines[-3:]) if lines else "no message"
+    quoted = re.search(r'err="((?:[^"\\]|\\.)*)"', text)  # kubectl's klog line: the error itself
+    if quoted:
+        text = quoted.group(1).replace('\\"', '"').replace("\\'", "'")
+    text = re.sub(r"^Error:\s*", "", text)
+    # the wrapper's own level of the chain ("accumulating resources from ROOT: … recursed accumulation
+    # of path ROOT: "), which the user never wrote
+    wrapped = re.match(r"accumulating resources: accumulation err='accumulating resources from '[^']*': '[^']*' "
+                       r"must resolve to a file': (?:recursed accumulation of path '[^']*': )?(.*?)'?$", text, re.DOTALL)
+    if wrapped:
+        text = wrapped.group(1)
+    text = text.replace(relative, root.folder_display).replace(root.folder, root.folder_display)
+    text = " ".join(text.split())
+    # kustomize nests its causes: the innermost (the end) names the file that is wrong
+    return text if len(text) <= 600 else f"{text[:150]} … {text[-440:]}"
+
+
+def error_span(root: Root, message: str) -> Span:
+    """Where in the root's kustomization a build error is: the field kustomize's message names
+    (``Go struct field Kustomization.configMapGenerator``), else the file's start."""
+    own = root.chain[-1].tree if root.chain else None
+    named = re.search(r"\bKustomization\.(\w+)", message)
+    if own is not None and named and named.group(1) in own:
+        return own.key_span(named.group(1))
+    return FILE_START
+
+
+@dataclass
+class BuildOutcome:
+    root: Root
+    output: bytes | None = None
+    error: str | None = None  # kustomize's message (one SCH001 on the root)
+    wrapper: str = ""  # the temporary folder origins are relative to (real path)
+
+
+def build(root: Root, command: list[str], timeout: float) -> BuildOutcome:
+    """One root built in a temporary folder (removed after); never raises."""
+    import subprocess  # here: a run without kustomizations never needs it
+    import tempfile
+    folder = os.path.realpath(tempfile.mkdtemp(prefix="mlops-lint-kustomize-"))
+    relative = os.path.relpath(root.folder, folder)
+    try:
+        with open(os.path.join(folder, "kustomization.yaml"), "w", encoding="utf-8") as handle:
+            handle.write(f"resources:\n- {_quoted(relative)}\nbuildMetadata: [originAnnotations]\n")
+        try:
+            done = subprocess.run([*command, folder], cwd=folder, env=build_environment(), stdin=subprocess.DEVNULL,
+                                  capture_output=True, timeout=timeout, check=False)
+        except subprocess.TimeoutExpired:
+            return BuildOutcome(root, error=f"{' '.join(os.path.basename(c) if i == 0 else c for i, c in enumerate(command))}"
+                                f" did not finish in {timeout:g} s", wrapper=folder)
+        except OSError as exc:
+            return BuildOutcome(root, error=f"could not run {command[0]}: {exc.strerror or exc}", wrapper=folder)
+        if done.returncode != 0:
+            return BuildOutcome(root, error=_error_text(done.stderr.decode("utf-8", "replace"), relative, root),
+                                wrapper=folder)
+        if len(done.stdout) > MAX_OUTPUT:
+            return BuildOutcome(root, error=f"the build's output is over {MAX_OUTPUT >> 20} MB: not linted",
+                                wrapper=folder)
+        return BuildOutcome(root, output=done.stdout, wrapper=folder)
+    finally:  # the wrapper is the folder's one file: removed by its absolute path, then the folder
+        for leftover in (os.path.join(folder, "kustomization.yaml"),):
+            try:
+                os.remove(leftover)
+            except OSError:
+                pass
+        try:
+            os.rmdir(folder)
+        except OSError:
+            pass
+
+
+def _quoted(text: str) -> str:
+    import json
+
+    return json.dumps(text)
+
+
+def build_key(root: Root, command: list[str]) -> str:
+    """The cache key of a root's build: the command (and its program's identity) and the name
+    and content of every file the build reads."""
+    from linter.digest import digest, digest_text
+    from linter.sources.files import Unreadable, read_source
+
+    try:
+        info = os.stat(command[0])
+        program = f"{info.st_size}:{info.st_mtime_ns}"
+    except OSError:
+        program = ""
+    parts: list[str] = [*command, program, os.path.relpath(root.folder, "/")]
+    for path in root.inputs:
+        try:
+            parts.append(f"{path}:{digest(read_source(path))}")
+        except Unreadable:
+            parts.append(f"{path}:unread")
+    return digest_text(*parts)
+
+
+def for_cache(output: bytes, wrapper: str) -> bytes:
+    """A build's output as the cache keeps it: the folder its origins are relative to first."""
+    return wrapper.encode("utf-8", "surrogateescape") + b"\n" + output
+
+
+def split_cached(data: bytes) -> tuple[str, bytes]:
+    wrapper, _, output = data.partition(b"\n")
+    return wrapper.decode("utf-8", "surrogateescape"), output
+
+
+class BuildCache:
+    """Build outputs kept as files in the result cache's folder (``kustomize/<key>.out``: a suffix
+    no run lints, should the cache folder sit in the tree)."""
+
+    def __init__(self, folder: Any):
+        self.folder = os.path.join(str(folder), "kustomize") if folder is not None else None
+
+    def get(self, key: str) -> bytes | None:
+        if self.folder is None:
+            return None
+        from linter.sources.files import Unreadable, read_source
+
+        try:
+            return read_source(os.path.join(self.folder, f"{key}.out"), MAX_OUTPUT)
+        except Unreadable:
+            return None
+
+    def put(self, key: str, data: bytes) -> None:
+        if self.folder is None:
+            return
+        try:
+            os.makedirs(self.folder, exist_ok=True)
+            temporary = os.path.join(self.folder, f".{key}.{os.getpid()}.tmp")
+            with open(temporary, "wb") as handle:
+                handle.write(data)
+            os.replace(temporary, os.path.join(self.folder, f"{key}.out"))
+        except OSError:
+            return  # a cache that cannot be written: the run stands, unbuilt next time
+
+
+# ---------------------------------------------------------------------------------------------
+# Mapping back
+
+
+def virtual_path(root: Root) -> str:
+    """The display path the built output is linted under (never shown: every result on it is
+    mapped back)."""
+    return f"<kustomize build {root.folder_display}>"
+
+
+@dataclass
+class Origin:
+    file: str | None  # absolute real path of the resource file
+    generated_by: tuple[str, str] | None = None  # (kustomization, generator kind)
+
+
+def strip_origins(document: Document, wrapper: str) -> list[Origin]:
+    """Each built object's origin (read from, then removed with, the build's annotations)."""
+    import yaml
+
+    origins = []
+    for obj in document.objects:
+        meta = obj.body.get("metadata")
+        annotations = meta.get("annotations") if isinstance(meta, YMap) else None
+        origin = Origin(None)
+        if isinstance(annotations, YMap):
+            raw = annotations.get(ORIGIN)
+            try:
+                data = yaml.safe_load(raw) if isinstance(raw, str) else None
+            except yaml.YAMLError:
+                data = None
+            if isinstance(data, dict):
+                if isinstance(data.get("path"), str):
+                    origin = Origin(os.path.realpath(os.path.join(wrapper, data["path"])))
+                elif isinstance(data.get("configuredIn"), str):
+                    by = data.get("configuredBy") if isinstance(data.get("configuredBy"), dict) else {}
+                    origin = Origin(None, (os.path.realpath(os.path.join(wrapper, data["configuredIn"])),
+                                           str(by.get("kind", ""))))
+            for key in BUILD_ANNOTATIONS:
+                annotations.pop(key, None)
+            if not annotations:
+                del meta["annotations"]
+        origins.append(origin)
+    return origins
+
+
+def _contains(span: Span, line: int, col: int) -> bool:
+    """Whether a position is inside a span (its end is exclusive)."""
+    return (span.line, span.col) <= (line, col) < (span.end_line, span.end_col)
+
+
+def node_at(body: YMap, line: int, col: int) -> tuple[tuple, bool]:
+    """The path (keys and indices) of the deepest node of ``body`` at a position, and whether the
+    position is on a key (else on a value)."""
+    path: list = []
+    node: Any = body
+    while True:
+        if isinstance(node, YMap):
+            for key, value in node.items():
+                if key in node.kspans and _contains(node.kspans[key], line, col):
+                    return tuple(path + [key]), True
+                vspan = node.vspans.get(key)
+                if vspan is not None and _contains(vspan, line, col):
+                    path.append(key)
+                    if isinstance(value, (YMap, YSeq)):
+                        node = value
+                        break
+                    return tuple(path), False
+            else:
+                return tuple(path), False
+        elif isinstance(node, YSeq):
+            for index, value in enumerate(node):
+                if _contains(node.item_span(index), line, col):
+                    path.append(index)
+                    if isinstance(value, (YMap, YSeq)):
+                        node = value
+                        break
+                    return tuple(path), False
+            else:
+                return tuple(path), False
+        else:
+            return tuple(path), False
+
+
+def _merge_index(source: YSeq, built: YSeq, index: int) -> int | None:
+    """The item of ``source`` that item ``index`` of ``built`` was merged from: the one with the
+    same merge key (containers by name, ports by containerPort …), else the same index."""
+    if index >= len(built):
+        return None
+    item = built[index]
+    if isinstance(item, dict):
+        for key in _MERGE_KEYS:
+            if key in item:
+                for position, other in enumerate(source):
+                    if isinstance(other, dict) and other.get(key) == item[key]:
+                        return position
+                return None
+    return index if index < len(source) else None
+
+
+@dataclass
+class Match:
+    depth: int  # how many keys of the path the candidate holds
+    span: Span
+    value: Any
+    full: bool
+
+
+def resolve(source: Any, built: Any, path: tuple, on_key: bool, shift: tuple[int, int] = (0, 0)) -> Match | None:
+    """The deepest node of ``source`` along the built object's ``path`` (list items matched by
+    merge key), with its span (shifted for inline text)."""
+    found: Match | None = None
+    for depth, key in enumerate(path, 1):
+        last = depth == len(path)
+        if isinstance(source, YMap) and isinstance(key, str):
+            if key not in source:
+                break
+            # a key the finding is on, or a parent the path goes on through: the key; a value: the value
+            span = source.vspans.get(key) if last and not on_key else None
+            span = span or source.kspans.get(key, source.span)
+            value = source[key]
+            found = Match(depth, _shift(span, shift), value, last)
+            source, built = value, built.get(key) if isinstance(built, dict) else None
+        elif isinstance(source, YSeq) and isinstance(key, int) and isinstance(built, YSeq):
+            position = _merge_index(source, built, key)
+            if position is None:
+                break
+            found = Match(depth, _shift(source.item_span(position), shift), source[position], last)
+            source, built = source[position], built[key]
+        else:
+            break
+    return found
+
+
+def _shift(span: Span, shift: tuple[int, int]) -> Span:
+    lines, cols = shift
+    if not lines and not cols:
+        return span
+    return Span(span.line + lines, span.col + cols, span.end_line + lines, span.end_col + cols)
+
+
+def _value_at(body: Any, path: tuple) -> Any:
+    for key in path:
+        if isinstance(body, dict) and key in body:
+            body = body[key]
+        elif isinstance(body, list) and isinstance(key, int) and key < len(body):
+            body = body[key]
+        else:
+            return None
+    return body
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, (dict, list)) or isinstance(b, (dict, list)):
+        return True  # a container the patch set: its members are checked where the path goes on
+    return a == b or str(a) == str(b)
+
+
+# a built node a kustomization field changes, by the path's start: the fields, in the order looked at
+_FIELDS: tuple[tuple[tuple, tuple[str, ...]], ...] = (
+    (("metadata", "namespace"), ("namespace",)),
+    (("metadata", "name"), ("namePrefix", "nameSuffix")),
+    (("metadata", "labels"), ("labels", "commonLabels")),
+    (("metadata", "annotations"), ("commonAnnotations",)),
+    (("spec", "replicas"), ("replicas",)),
+)
+
+
+class Mapper:
+    """Where the user edits what a finding on a built object is about (see the module's text)."""
+
+    def __init__(self, root: Root, document: Document, origins: list[Origin], display_of: dict[str, str]):
+        self.root = root
+        self.document = document
+        self.origins = origins
+        self.display_of = display_of  # real path -> display path
+        self.kustomizations = {k.path: k for k in root.chain}
+        self._files: dict[str, Document | None] = {}
+        self._trees: dict[tuple, Any] = {}
+
+    def display(self, path: str) -> str:
+        if path in self.display_of:
+            return self.display_of[path]
+        from linter.discover import display_path
+        from pathlib import Path
+
+        return display_path(Path(path), Path.cwd().resolve())
+
+    def _document(self, path: str) -> Document | None:
+        if path not in self._files:
+            from linter.sources.files import Unreadable, read_source
+            from linter.sources.yaml_k8s import load_text
+
+            try:
+                self._files[path] = load_text(read_source(path).decode("utf-8", "replace"), path)
+            except Unreadable:
+                self._files[path] = None
+        return self._files[path]
+
+    def _object_at(self, line: int) -> int | None:
+        """The built object a line is in (a block mapping's span starts at its first key and ends
+        where the next document starts, exclusive)."""
+        for index, obj in enumerate(self.document.objects):
+            span = obj.body.span
+            if _contains(span, line, 1) or _contains(span, line, span.col):
+                return index
+        return None
+
+    @staticmethod
+    def _source_object(document: Document | None, built: K8sObject) -> K8sObject | None:
+        if document is None:
+            return None
+        same_kind = [obj for obj in document.objects if obj.kind == built.kind]
+        exact = [obj for obj in same_kind if obj.name == built.name]
+        if exact:
+            return exact[0]
+        inside = sorted((obj for obj in same_kind if obj.name and obj.name in built.name), key=lambda o: -len(o.name))
+        if inside:
+            return inside[0]
+        return same_kind[0] if len(same_kind) == 1 else None
+
+    def _patch_trees(self, patch: Patch) -> list[Any]:
+        """A patch's documents as trees (strategic merge objects, or one JSON 6902 op list)."""
+        key = (patch.kustomization, patch.entry)
+        if key not in self._trees:
+            from linter.sources.files import Unreadable, read_source
+            from linter.sources.yaml_k8s import compose_tree
+
+            text = patch.text
+            if text is None and patch.file is not None:
+                try:
+                    text = read_source(patch.file).decode("utf-8", "replace")
+                except Unreadable:
+                    text = None
+            trees: list[Any] = []
+            if text is not None:
+                if re.search(r"^---", text, re.MULTILINE):
+                    from linter.sources.yaml_k8s import load_text
+
+                    trees = [obj.body for obj in load_text(text, patch.file or "").objects]
+                else:
+                    tree = compose_tree(text)
+                    trees = [tree] if tree is not None else []
+            self._trees[key] = trees
+        return self._trees[key]
+
+    @staticmethod
+    def _targets(patch: Patch, tree: Any, built: K8sObject, source: K8sObject | None) -> bool:
+        names = {built.name} | ({source.name} if source is not None else set())
+        target = patch.target
+        if target:
+            kind = target.get("kind")
+            if isinstance(kind, str) and kind != built.kind:
+                return False
+            name = target.get("name")
+            if isinstance(name, str):
+                try:
+                    return any(re.fullmatch(name, candidate) for candidate in names)
+                except re.error:
+                    return name in names
+            return True
+        if isinstance(tree, YMap):
+            meta = tree.get("metadata")
+            name = meta.get("name") if isinstance(meta, dict) else None
+            return tree.get("kind") in (None, built.kind) and (name is None or name in names)
+        return False
+
+    def _json_patch(self, ops: YSeq, built: K8sObject, path: tuple, on_key: bool, shift: tuple[int, int]
+                    ) -> Match | None:
+        best: Match | None = None
+        for _, op in ops.maps():
+            if op.get("op") not in ("add", "replace") or not isinstance(op.get("path"), str):
+                continue
+            pointer = [part.replace("~1", "/").replace("~0", "~") for part in op["path"].split("/")[1:]]
+            if len(pointer) > len(path) or any(str(a) != b and b != "-" for a, b in zip(path, pointer)):
+                continue
+            rest = path[len(pointer):]
+            built_value = _value_at(built.body, path[:len(pointer)])
+            value = op.get("value")
+            if not rest:
+                found = Match(len(path), _shift(op.value_span("value"), shift), value, True)
+            else:
+                inner = resolve(value, built_value, rest, on_key, shift)
+                if inner is None:
+                    continue
+                found = Match(len(pointer) + inner.depth, inner.span, inner.value, inner.full)
+            # the last op that sets the whole path wins (later ops overwrite earlier ones), else the deepest
+            if found.full or best is None or (not best.full and found.depth > best.depth):
+                best = found
+        return best
+
+    def _in_patches(self, built: K8sObject, source: K8sObject | None, path: tuple, on_key: bool
+                    ) -> tuple[Patch, Match] | None:
+        """The last patch whose text sets ``path`` to the value the build has."""
+        wanted = _value_at(built.body, path)
+        for kustomization in reversed(self.root.chain):
+            for patch in reversed(kustomization.patches):
+                shift = patch.offset if patch.text is not None else (0, 0)
+                for tree in reversed(self._patch_trees(patch)):
+                    if isinstance(tree, YSeq):
+                        if not patch.target:
+                            continue
+                        found = (self._json_patch(tree, built, path, on_key, shift)
+                                 if self._targets(patch, None, built, source) else None)
+                    elif isinstance(tree, YMap) and self._targets(patch, tree, built, source):
+                        found = resolve(tree, built.body, path, on_key, shift)
+                    else:
+                        continue
+                    if found is not None and found.full and _same(found.value, wanted):
+                        return patch, found
+        return None
+
+    def _field_entry(self, path: tuple, built_value: Any, source_value: Any) -> tuple[str, Span] | None:
+        """The kustomization line whose field (``images``, ``namespace`` …) made the built value."""
+        fields: tuple[str, ...] = ()
+        for start, names in _FIELDS:
+            if path[:len(start)] == start:
+                fields = names
+                break
+        if path and path[-1] == "image" and isinstance(built_value, str) and built_value != source_value:
+            for kustomization in reversed(self.root.chain):
+                images = kustomization.tree.get_seq("images") if kustomization.tree is not None else None
+                for index, item in (images.maps() if images is not None else ()):
+                    names = {item.get("name"), item.get("newName")}
+                    repository = re.split(r"[:@]", built_value.rsplit("/", 1)[-1])[0]
+                    if any(isinstance(n, str) and (built_value.startswith(n) or n.rsplit("/", 1)[-1] == repository)
+                           for n in names):
+                        # the member that set what the image reference ends with
+                        for member in ("digest", "newTag", "newName"):
+                            if member in item:
+                                return kustomization.path, item.value_span(member)
+                        return kustomization.path, images.item_span(index)
+        if not fields or built_value == source_value:
+            return None
+        for kustomization in reversed(self.root.chain):
+            tree = kustomization.tree
+            for name in fields:
+                if tree is not None and name in tree:
+                    return kustomization.path, tree.key_span(name)
+        return None
+
+    def _generator(self, origin: Origin, built: K8sObject) -> tuple[str, Span]:
+        kustomization, _ = origin.generated_by  # type: ignore[misc]
+        own = self.kustomizations.get(kustomization)
+        tree = own.tree if own is not None else None
+        for key in _GENERATORS:
+            entries = tree.get_seq(key) if tree is not None else None
+            for index, item in (entries.maps() if entries is not None else ()):
+                name = item.get("name")
+                if isinstance(name, str) and name in built.name:
+                    return kustomization, item.value_span("name")
+        return kustomization, FILE_START
+
+    def safe_locate(self, span: Span) -> tuple[str, Span]:
+        """:meth:`locate`, or the root's kustomization should mapping fail on odd input (a finding
+        is never lost, nor the run stopped, by where it is reported)."""
+        try:
+            return self.locate(span)
+        except Exception:  # noqa: BLE001 - see above
+            return self.root.display, FILE_START
+
+    def locate(self, span: Span) -> tuple[str, Span]:
+        """Where a built position is edited: (display path, span)."""
+        index = self._object_at(span.line)
+        if index is None:
+            return self.root.display, FILE_START
+        built, origin = self.document.objects[index], self.origins[index]
+        path, on_key = node_at(built.body, span.line, span.col)
+        if not path:
+            path, on_key = ("kind",), True  # the object itself: where it starts
+        if origin.generated_by is not None:
+            source_obj = None
+        else:
+            source_obj = self._source_object(self._document(origin.file), built) if origin.file else None
+        built_value = _value_at(built.body, path)
+        source_match = resolve(source_obj.body, built.body, path, on_key) if source_obj is not None else None
+        source_value = source_match.value if source_match is not None and source_match.full else None
+        if source_match is not None and source_match.full and (
+                isinstance(built_value, (dict, list)) or _same(source_value, built_value)):
+            return self.display(origin.file), source_match.span  # type: ignore[arg-type]
+        patched = self._in_patches(built, source_obj, path, on_key)
+        if patched is not None:
+            patch, match = patched
+            return self.display(patch.file or patch.kustomization), match.span
+        entry = self._field_entry(path, built_value, source_value)
+        if entry is not None:
+            return self.display(entry[0]), entry[1]
+        if origin.generated_by is not None:
+            where, at = self._generator(origin, built)
+            return self.display(where), at
+        if source_match is not None:
+            return self.display(origin.file), source_match.span  # type: ignore[arg-type]
+        if source_obj is not None:
+            return self.display(origin.file), source_obj.span  # type: ignore[arg-type]
+        return self.root.display, FILE_START
+
+
+def remap(pairs: Iterable[tuple[Any, Any]], mappers: dict[str, Mapper]) -> list[tuple[Any, Any]]:
+    """Results (paired with their object's key) on built output moved to where the user edits
+    them; others as they are. The same finding at the same place from several roots (two
+    overlays of one base) is one finding naming every root, the first root's object kept."""
+    out: list[tuple[Any, Any]] = []
+    merged: dict[tuple, tuple[int, list[Root]]] = {}
+    for result, key in pairs:
+        mapper = mappers.get(result.path)
+        if mapper is None:
+            out.append((result, key))
+            continue
+        path, span = mapper.safe_locate(result.span)
+        same = (result.rule, path, span, result.message)
+        if same in merged:
+            merged[same][1].append(mapper.root)
+            continue
+        merged[same] = (len(out), [mapper.root])
+        out.append((replace(result, path=path, span=span, node=("kustomize", *result.node),
+                            built_from=mapper.root.display), key))
+    for (_, _, _, message), (position, roots) in merged.items():
+        result, key = out[position]
+        if len(roots) == 1:
+            suffix = roots[0].built_as
+        else:
+            suffix = "after overlays " + ", ".join(sorted({root.folder_display for root in roots}))
+        out[position] = (replace(result, message=f"{message} ({suffix})"), key)
+    return out
+
+
+def remap_directive(directive: Any, mappers: dict[str, Mapper]) -> Any:
+    mapper = mappers.get(directive.path)
+    if mapper is None:
+        return directive
+    path, span = mapper.safe_locate(directive.span)
+    return replace(directive, path=path, span=span)
+
+
+def raw_part(document: Document) -> Document:
+    """What the raw reading of a file a root pulls in keeps: its parse errors and comments (for
+    suppressions) of a YAML file, every part of a Dockerfile or script."""
+    if document.kind != K8S:
+        return document
+    return replace(document, objects=[])

@@ -1,0 +1,384 @@
+"""Kustomize roots linted as built (fixtures/kustomize), findings mapped back to the line to edit.
+
+The build needs `kustomize` or `kubectl` on PATH (kubectl is on the project's machines and CI);
+the tests that build skip, saying so, only where neither is found. The raw fallback is tested
+with PATH emptied."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from linter.cli import main
+from linter.sources import kustomize as kz
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURE = REPO / "fixtures" / "kustomize"
+COMMAND = kz.find_command()
+needs_build = pytest.mark.skipif(COMMAND is None, reason="neither kustomize nor kubectl is on PATH: nothing to build with")
+
+
+def lint(cwd: Path, *args: str) -> tuple[int, dict]:
+    old = Path.cwd()
+    os.chdir(cwd)
+    try:
+        result = CliRunner().invoke(main, [*args, "--format", "json"], catch_exceptions=False)
+    finally:
+        os.chdir(old)
+    return result.exit_code, json.loads(result.output)
+
+
+def where(report: dict) -> list[tuple[str, int, int, str]]:
+    return [(f["path"], f["line"], f["column"], f["rule"]) for f in report["findings"] if not f["suppressed"]]
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    shutil.copytree(FIXTURE, tmp_path / "k")
+    return tmp_path
+
+
+def tree_digest(folder: Path) -> dict[str, str]:
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_roots_are_the_kustomizations_nothing_names() -> None:
+    files = [(str(p), str(p.relative_to(REPO))) for p in sorted(FIXTURE.rglob("*")) if p.is_file()]
+    roots = kz.find_roots(files)
+    assert [root.display for root in roots] == [f"fixtures/kustomize/overlays/{name}/kustomization.yaml"
+                                               for name in ("dev", "prod", "staging")]
+    prod = roots[1]
+    assert [Path(k.path).parent.name for k in prod.chain] == ["base", "gpu-pool", "prod"]
+    assert {Path(p).name for p in prod.inputs} == {"kustomization.yaml", "job.yaml", "gpu-placement.yaml",
+                                                    "gpu-limit.yaml"}
+
+
+@needs_build
+def test_overlays_are_linted_as_built(project: Path) -> None:
+    before = tree_digest(project)
+    code, report = lint(project, "k", "--no-cache")
+    # staging: the component adds the toleration and selector the base lacks, so nothing; dev:
+    # the inline JSON 6902 patch removes the GPU; prod: its patch limits 2 GPUs against 1 requested
+    assert where(report) == [("k/overlays/prod/gpu-limit.yaml", 12, 29, "GPU003")]
+    finding = report["findings"][0]
+    assert finding["message"].endswith("(after overlay k/overlays/prod)")
+    assert finding["built_from"] == "k/overlays/prod/kustomization.yaml"
+    assert finding["object"] == {"kind": "Job", "namespace": "ml-training", "name": "prod-train"}
+    assert code == 1
+    assert tree_digest(project) == before  # nothing written into the user's tree
+    # the base and its patches are not also read as whole objects (so not "defined differently")
+    assert report["notes"] == []
+
+
+@needs_build
+def test_a_base_alone_warns_where_the_overlay_fixes_it(tmp_path: Path) -> None:
+    shutil.copytree(FIXTURE / "base", tmp_path / "base")
+    _, report = lint(tmp_path, "base", "--no-cache")
+    assert where(report) == [("base/job.yaml", 11, 5, "GPU006"), ("base/job.yaml", 35, 13, "GPU005")]
+    assert all(f["message"].endswith("(as kustomize builds base)") for f in report["findings"])
+
+
+@needs_build
+def test_a_base_in_its_project_gets_the_findings_of_the_overlays(project: Path) -> None:
+    # the project is the whole copy: the base is built through the overlays that pull it in
+    _, report = lint(project, "k/base", "--no-cache")
+    assert where(report) == [("k/overlays/prod/gpu-limit.yaml", 12, 29, "GPU003")]
+
+
+@needs_build
+def test_a_staged_base_file_gets_the_findings_of_the_roots_that_pull_it_in(project: Path) -> None:
+    (project / ".mlops-lint.yaml").write_text("profile: aks-standard\n")
+    _, report = lint(project, "k/overlays/prod/gpu-limit.yaml", "--no-cache")
+    assert where(report) == [("k/overlays/prod/gpu-limit.yaml", 12, 29, "GPU003")]
+
+
+@needs_build
+def test_suppression_comments_in_the_source_files_apply(project: Path) -> None:
+    patch = project / "k" / "overlays" / "prod" / "gpu-limit.yaml"
+    patch.write_text(patch.read_text().replace("nvidia.com/gpu: 2",
+                                               "nvidia.com/gpu: 2  # mlops-lint: disable=GPU003 two for the test"))
+    _, report = lint(project, "k", "--no-cache")
+    assert where(report) == []
+    assert [(f["rule"], f["suppressed"]) for f in report["findings"]] == [("GPU003", True)]
+
+
+@needs_build
+def test_sarif_names_the_root(project: Path) -> None:
+    old = Path.cwd()
+    os.chdir(project)
+    try:
+        result = CliRunner().invoke(main, ["k", "--no-cache", "--format", "sarif"], catch_exceptions=False)
+    finally:
+        os.chdir(old)
+    (found,) = json.loads(result.output)["runs"][0]["results"]
+    assert found["ruleId"] == "GPU003"
+    assert found["properties"]["builtFrom"] == "k/overlays/prod/kustomization.yaml"
+    assert found["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "k/overlays/prod/gpu-limit.yaml"
+
+
+def test_never_lints_raw(project: Path) -> None:
+    (project / ".mlops-lint.yaml").write_text("kustomize: {enabled: never}\n")
+    _, report = lint(project, "k", "--no-cache")
+    found = where(report)
+    assert ("k/base/job.yaml", 11, 5, "GPU006") in found and ("k/base/job.yaml", 35, 13, "GPU005") in found
+    assert ("k/overlays/prod/gpu-limit.yaml", 12, 13, "GPU002") in found  # the patch read as a whole object
+    assert not [n for n in report["notes"] if "kustomize" in n["message"]]
+    assert not any("built_from" in f for f in report["findings"])
+
+
+def test_without_a_command_files_are_linted_raw_with_a_note_per_root(project: Path) -> None:
+    env = {**os.environ, "PATH": str(project / "no-such-folder"), "PYTHONPATH": str(REPO)}
+    done = subprocess.run([sys.executable, "-m", "linter", "k", "--no-cache", "--format", "json"], cwd=project,
+                          env=env, capture_output=True, check=False)
+    report = json.loads(done.stdout)
+    notes = [n for n in report["notes"] if n["message"].startswith("kustomize")]
+    assert [(n["path"], n["message"].split(":")[0]) for n in notes] == [
+        (f"k/overlays/{name}/kustomization.yaml", "kustomize build not run") for name in ("dev", "prod", "staging")]
+    assert "no kustomize or kubectl found on PATH" in notes[0]["message"]
+    assert ("k/base/job.yaml", 35, 13, "GPU005") in where(report)
+
+
+def test_always_without_a_command_is_an_error_per_root(project: Path) -> None:
+    (project / ".mlops-lint.yaml").write_text("kustomize: {enabled: always, command: [/no/such/kustomize, build]}\n")
+    code, report = lint(project, "k", "--no-cache")
+    errors = [(f["path"], f["rule"]) for f in report["findings"] if "kustomize.enabled is always" in f["message"]]
+    assert errors == [(f"k/overlays/{name}/kustomization.yaml", "SCH001") for name in ("dev", "prod", "staging")]
+    assert code == 1
+
+
+@needs_build
+def test_a_failed_build_is_one_sch001_with_kustomizes_message(tmp_path: Path) -> None:
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "kustomization.yaml").write_text("resources:\n- missing.yaml\n")
+    code, report = lint(tmp_path, "app", "--no-cache")
+    (finding,) = report["findings"]
+    assert (finding["path"], finding["line"], finding["rule"]) == ("app/kustomization.yaml", 1, "SCH001")
+    assert finding["message"].startswith("kustomize build failed: ")
+    assert "missing.yaml" in finding["message"] and "mlops-lint-kustomize" not in finding["message"]
+    assert code == 1
+
+
+def test_a_remote_base_is_not_built(tmp_path: Path) -> None:
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "kustomization.yaml").write_text(
+        "resources:\n- https://github.com/example/repo//deploy?ref=v1.0.0\n- job.yaml\n")
+    shutil.copy(FIXTURE / "base" / "job.yaml", tmp_path / "app" / "job.yaml")
+    _, report = lint(tmp_path, "app", "--no-cache")
+    (note,) = report["notes"]
+    assert note["path"] == "app/kustomization.yaml"
+    assert "remote base (https://github.com/example/repo//deploy?ref=v1.0.0)" in note["message"]
+    assert ("app/job.yaml", 35, 13, "GPU005") in where(report)  # linted as it is
+
+
+@needs_build
+def test_builds_are_cached_by_their_inputs(project: Path) -> None:
+    log = project / "calls.log"
+    (project / "bin").mkdir()
+    stand_in = project / "bin" / "kustomize"  # a kustomize that counts its calls
+    stand_in.write_text(f"#!/bin/sh\necho \"$@\" >> {log}\nshift\nexec {' '.join(COMMAND)} \"$@\"\n")
+    stand_in.chmod(0o755)
+    (project / ".mlops-lint.yaml").write_text(f"kustomize: {{command: [{stand_in}, build]}}\n")
+    cache = project / "cache"
+    first = lint(project, "k", "--cache-dir", str(cache))
+    assert len(log.read_text().splitlines()) == 3  # one build per root
+    again = lint(project, "k", "--cache-dir", str(cache))
+    assert len(log.read_text().splitlines()) == 3  # nothing built again
+    assert again == first
+    patch = project / "k" / "overlays" / "prod" / "gpu-limit.yaml"
+    patch.write_text(patch.read_text().replace("nvidia.com/gpu: 2", "nvidia.com/gpu: 1"))
+    _, changed = lint(project, "k", "--cache-dir", str(cache))
+    assert len(log.read_text().splitlines()) == 4  # only the root whose input changed
+    assert where(changed) == []
+
+
+@needs_build
+def test_output_is_the_same_across_jobs(project: Path) -> None:
+    for index in range(8):
+        shutil.copytree(FIXTURE, project / f"copy{index}")
+    outputs = {jobs: lint(project, ".", "--no-cache", "--jobs", jobs) for jobs in ("1", "2")}
+    assert outputs["1"] == outputs["2"]
+    assert len(where(outputs["1"][1])) == 9
+
+
+# -- mapping back, piece by piece ---------------------------------------------------------------
+
+def mapped(tmp_path: Path, files: dict[str, str], root: str, rule_line: str) -> tuple[str, int]:
+    """Build ``root`` and map the position of the first built line holding ``rule_line``."""
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    listed = [(str(p), str(p.relative_to(tmp_path))) for p in sorted(tmp_path.rglob("*")) if p.is_file()]
+    (found,) = [r for r in kz.find_roots(listed) if r.display == root]
+    built = kz.build(found, COMMAND, 60)
+    assert built.error is None, built.error
+    from linter.sources.files import load_bytes
+
+    document = load_bytes(built.output, "<built>", "k8s")
+    origins = kz.strip_origins(document, built.wrapper)
+    mapper = kz.Mapper(found, document, origins, {os.path.realpath(a): d for a, d in listed})
+    lines = built.output.decode().splitlines()
+    # the built text still holds the origin annotations: find the line in what was parsed
+    number = next(i for i, line in enumerate(lines, 1) if rule_line in line)
+    column = lines[number - 1].index(rule_line.strip()) + 1
+    path, span = mapper.locate(kz.Span(number, column, number, column + 1))
+    return path, span.line
+
+
+JOB = (FIXTURE / "base" / "job.yaml").read_text()
+
+
+@needs_build
+def test_an_inline_json_patch_maps_into_the_kustomization(tmp_path: Path) -> None:
+    kustomization = ("resources:\n- job.yaml\npatches:\n- target: {kind: Job}\n  patch: |-\n"
+                     "    - op: add\n      path: /spec/activeDeadlineSeconds\n      value: 7\n")
+    assert mapped(tmp_path, {"a/kustomization.yaml": kustomization, "a/job.yaml": JOB}, "a/kustomization.yaml",
+                  "activeDeadlineSeconds: 7") == ("a/kustomization.yaml", 8)
+
+
+@needs_build
+def test_an_image_set_by_the_kustomization_maps_to_its_images_entry(tmp_path: Path) -> None:
+    kustomization = ("resources:\n- job.yaml\nimages:\n- name: nvidia/cuda\n  newName: myacr.azurecr.io/cuda\n"
+                     "  newTag: latest\n")
+    assert mapped(tmp_path, {"a/kustomization.yaml": kustomization, "a/job.yaml": JOB}, "a/kustomization.yaml",
+                  "image: myacr.azurecr.io/cuda:latest") == ("a/kustomization.yaml", 6)  # newTag
+
+
+@needs_build
+def test_a_generated_object_maps_to_its_generator(tmp_path: Path) -> None:
+    kustomization = ("resources:\n- job.yaml\nconfigMapGenerator:\n- name: settings\n  literals: [A=1]\n")
+    assert mapped(tmp_path, {"a/kustomization.yaml": kustomization, "a/job.yaml": JOB}, "a/kustomization.yaml",
+                  "name: settings-") == ("a/kustomization.yaml", 4)
+
+
+@needs_build
+def test_a_node_the_base_has_maps_to_the_base(tmp_path: Path) -> None:
+    files = {"base/kustomization.yaml": "resources:\n- job.yaml\n", "base/job.yaml": JOB,
+             "prod/kustomization.yaml": "resources:\n- ../base\nnamePrefix: prod-\n"}
+    assert mapped(tmp_path, files, "prod/kustomization.yaml", "memory: 16Gi") == ("base/job.yaml", 38)  # limits: first as built
+
+
+# -- Helm: rendered output on stdin, mapped back to the chart's templates -------------------------
+
+HELM = REPO / "fixtures" / "helm"
+
+
+def lint_stdin(cwd: Path, data: bytes, *args: str) -> dict:
+    old = Path.cwd()
+    os.chdir(cwd)
+    try:
+        result = CliRunner().invoke(main, ["-", *args, "--format", "json", "--no-cache"], input=data,
+                                    catch_exceptions=False)
+    finally:
+        os.chdir(old)
+    return json.loads(result.output)
+
+
+def test_rendered_helm_output_is_reported_at_the_templates(tmp_path: Path) -> None:
+    shutil.copytree(HELM, tmp_path / "helm")
+    rendered = (HELM / "helm-template-output.txt").read_bytes()  # `helm template trainer` as Helm prints it
+    report = lint_stdin(tmp_path, rendered, "--stdin-filename", "helm/trainer")
+    # the templated limit ({{ .Values.gpu.limit }}) is found by its key under `limits`; the
+    # request's line is the template's own text
+    assert where(report) == [("helm/trainer/templates/job.yaml", 33, 13, "GPU005"),
+                             ("helm/trainer/templates/job.yaml", 37, 13, "GPU003")]
+    assert report["findings"][1]["object"]["name"] == "release-name-trainer"
+
+
+def test_rendered_helm_output_without_the_chart_names_the_source_path(tmp_path: Path) -> None:
+    report = lint_stdin(tmp_path, (HELM / "helm-template-output.txt").read_bytes())
+    assert {(path, line) for path, line, _, _ in where(report)} == {("trainer/templates/job.yaml", 1)}
+
+
+def test_a_suppression_in_a_template_applies_to_the_rendered_object(tmp_path: Path) -> None:
+    shutil.copytree(HELM, tmp_path / "helm")
+    template = tmp_path / "helm" / "trainer" / "templates" / "job.yaml"
+    comment = "  # mlops-lint: disable=GPU003 the test's own"
+    template.write_text(template.read_text().replace("{{ .Values.gpu.limit }}", "{{ .Values.gpu.limit }}" + comment))
+    rendered = (HELM / "helm-template-output.txt").read_text().replace("nvidia.com/gpu: 2", "nvidia.com/gpu: 2" + comment)
+    report = lint_stdin(tmp_path, rendered.encode(), "--stdin-filename", "helm/trainer")
+    assert [(f["rule"], f["suppressed"]) for f in report["findings"]] == [("GPU005", False), ("GPU003", True)]
+
+
+def stand_in_helm(folder: Path, log: Path) -> Path:
+    """A `helm` that prints the recorded `helm template` output (Helm cannot be installed on the
+    project's machines: this is how the rendering plumbing is tested)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    program = folder / "helm"
+    program.write_text(f"#!/bin/sh\necho \"$@\" >> {log}\ncat {HELM / 'helm-template-output.txt'}\n")
+    program.chmod(0o755)
+    return program
+
+
+def test_charts_are_rendered_with_helm_when_configured(tmp_path: Path) -> None:
+    shutil.copytree(HELM / "trainer", tmp_path / "charts" / "trainer")
+    (tmp_path / "charts" / "trainer" / "values-prod.yaml").write_text("gpu: {limit: 2}\n")
+    (tmp_path / ".mlops-lint.yaml").write_text("helm: {enabled: auto, values: [values-prod.yaml]}\n")
+    log = tmp_path / "helm.log"
+    bin_folder = tmp_path / "bin"
+    stand_in_helm(bin_folder, log)
+    env = {**os.environ, "PATH": f"{bin_folder}{os.pathsep}{os.environ['PATH']}", "PYTHONPATH": str(REPO)}
+    done = subprocess.run([sys.executable, "-m", "linter", "charts", "--no-cache", "--format", "json"],
+                          cwd=tmp_path, env=env, capture_output=True, check=False)
+    report = json.loads(done.stdout)
+    assert where(report) == [("charts/trainer/templates/job.yaml", 33, 13, "GPU005"),
+                             ("charts/trainer/templates/job.yaml", 37, 13, "GPU003")]
+    assert not report["notes"]  # the templates were linted: no "skipped" note
+    chart = tmp_path / "charts" / "trainer"
+    assert log.read_text().split() == ["template", str(chart), "--values", str(chart / "values.yaml"),
+                                       "--values", str(chart / "values-prod.yaml")]
+
+
+def test_without_helm_the_templates_are_skipped_with_a_note(tmp_path: Path) -> None:
+    shutil.copytree(HELM / "trainer", tmp_path / "charts" / "trainer")
+    (tmp_path / ".mlops-lint.yaml").write_text("helm: {enabled: auto, command: [/no/such/helm, template]}\n")
+    code, report = lint(tmp_path, "charts", "--no-cache")
+    assert where(report) == []
+    assert [n["message"].split(";")[0] for n in report["notes"]] == ["Helm chart templates skipped"]
+
+
+@needs_build
+def test_a_hostile_kustomization_is_a_finding_not_a_traceback(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    shutil.copy(FIXTURE / "base" / "job.yaml", tmp_path / "a" / "job.yaml")
+    (tmp_path / "a" / "kustomization.yaml").write_text(
+        'resources: [job.yaml, 5, {x: 1}]\nimages: "x"\nnamespace: [1]\n'
+        'patches:\n- {path: 5}\n- "str"\n- patch: "{{{"\n  target: {kind: Job, name: "(["}\n'
+        'patchesStrategicMerge: [{}, "kind: Job"]\n'
+        'configMapGenerator: [5, {files: [7, "a=nope"]}]\n')
+    code, report = lint(tmp_path, "a", "--no-cache")
+    errors = [(f["path"], f["line"], f["rule"]) for f in report["findings"] if f["rule"] == "SCH001"]
+    assert errors == [("a/kustomization.yaml", 10, "SCH001")]  # at the field kustomize names
+    assert "configMapGenerator" in report["findings"][0]["message"] or any(
+        "configMapGenerator" in f["message"] for f in report["findings"])
+    assert ("a/job.yaml", 35, 13, "GPU005") in where(report)  # not built: linted as it is
+    assert code == 1
+
+
+@needs_build
+def test_an_annotation_in_the_base_suppresses_on_every_built_object(project: Path) -> None:
+    job = project / "k" / "base" / "job.yaml"
+    job.write_text(job.read_text().replace("  name: train\n", "  name: train\n  annotations:\n"
+                                           "    ignore-check.mlops-lint.io/GPU003: the test's own\n", 1))
+    _, report = lint(project, "k", "--no-cache")
+    assert [(f["path"], f["line"], f["rule"], f["suppressed"]) for f in report["findings"]] == [
+        ("k/overlays/prod/gpu-limit.yaml", 12, "GPU003", True)]
+
+
+@pytest.mark.parametrize("command", [["sh", "-c", "touch pwned"], ["kubectl", "apply", "-k"],
+                                     ["kustomize", "build", "--enable-exec"], ["./bin/kustomize", "build"]])
+def test_a_config_cannot_make_the_linter_run_another_program(project: Path, command: list[str]) -> None:
+    (project / ".mlops-lint.yaml").write_text(f"kustomize: {{command: {json.dumps(command)}}}\n")
+    code, report = lint(project, "k", "--no-cache")
+    refused = [f for f in report["findings"] if f["message"].startswith("kustomize.command not run: ")]
+    assert [f["path"] for f in refused] == [f"k/overlays/{name}/kustomization.yaml" for name in ("dev", "prod", "staging")]
+    assert not (project / "pwned").exists()
+    assert code == 1
