@@ -477,6 +477,16 @@ INIT_TEMPLATE = """\
 # CustomResourceDefinitions of custom resources that are not in the project.
 # crd-paths: [crds/]
 
+# Kustomization roots: auto (the default: built with `kustomize build` or `kubectl kustomize` when
+# one is on PATH, else linted raw with a note), always (a root that cannot be built is an
+# SCH001) or never; `command` and `timeout` (seconds per build) are optional.
+# kustomize: {enabled: always, timeout: 120}
+
+# Helm charts: never (the default: templates skipped with a note) or auto (each chart rendered
+# with `helm template` when helm is on PATH, findings reported at its templates); `values`
+# (files beside values.yaml), `command` and `timeout` are optional.
+# helm: {enabled: auto, values: [values-prod.yaml]}
+
 # Per-rule options: {RULE: {option: value}}; `mlops-lint explain RULE` lists a rule's options.
 # rules:
 #   GPU001: {gpu-resource-prefixes: [nvidia.com/gpu, nvidia.com/mig-, amd.com/gpu]}
