@@ -303,7 +303,8 @@ def check(paths: tuple[str, ...], fmt: str, output: Path | None, config_path: Pa
     from linter.report import RenderOptions
     from linter.report.text import format_finding, render_statistics, summary_line
 
-    _nothing_linted(report, paths)
+    if fmt == "text" or sys.stderr.isatty():  # as the summary line: machine formats keep stderr quiet
+        _nothing_linted(report, paths)
     color = fmt == "text" and output is None and not no_color and not env_no_color() and sys.stdout.isatty()
     if statistics:
         text = render_statistics(report, RenderOptions(color=color)) if fmt == "text" else _statistics_json(report)

@@ -524,11 +524,14 @@ INIT_TEMPLATE = """\
 # custom resources whose CRD is neither in the project nor in crd-paths (default true).
 # bundled-crds: false
 
-# Kustomization roots are linted as built (`kustomize build` or `kubectl kustomize`); auto builds
-# when a command is found, always makes a root that cannot be built an SCH001, never lints raw.
-# kustomize: {enabled: auto, timeout: 60}
+# Kustomization roots: auto (the default: built with `kustomize build` or `kubectl kustomize` when
+# one is on PATH, else linted raw with a note), always (a root that cannot be built is an
+# SCH001) or never; `command` and `timeout` (seconds per build) are optional.
+# kustomize: {enabled: always, timeout: 120}
 
-# Helm charts rendered with `helm template` when helm is on PATH (default never: templates skipped).
+# Helm charts: never (the default: templates skipped with a note) or auto (each chart rendered
+# with `helm template` when helm is on PATH, findings reported at its templates); `values`
+# (files beside values.yaml), `command` and `timeout` are optional.
 # helm: {enabled: auto, values: [values-prod.yaml]}
 
 # Seconds one file's loading and rules may take (default 120): a file that takes longer becomes
