@@ -246,3 +246,29 @@ def test_crd_schema_with_an_unknown_type(tmp_path: Path) -> None:
         "---\napiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\nspec: {a: 1}\n")
     report = lint_paths([tmp_path], tmp_path)
     assert [r.message for r in report.results if r.rule == "LNT002"] == []
+
+
+def test_a_project_rule_that_raises_is_reported_not_lost() -> None:
+    # a PROJECT rule runs over the whole project, with no file of its own: its LNT002 lands on the
+    # project's first target (line 1) instead of being filtered out with other files' findings
+    from dataclasses import replace
+
+    from linter.config import Config
+    from linter.engine import run_rules
+    from linter.registry import load_registry
+    from linter.sources.yaml_k8s import load_text
+
+    def broken(found, ctx):
+        raise RuntimeError("boom")
+        yield  # pragma: no cover - a generator, as rules are
+
+    registry = load_registry()
+    rules = [replace(registry.get("STO003"), func=broken), registry.get("LNT002")]
+    documents = [load_text("apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: c}\n"
+                           "spec: {accessModes: [ReadWriteOnce]}\n", "b.yaml"),
+                 load_text("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n"
+                           "  - {name: c, image: x}\n  volumes:\n  - name: v\n    persistentVolumeClaim: {claimName: c}\n",
+                           "a.yaml")]
+    found = [(r.path, r.span.line, r.rule, r.message) for r, _ in run_rules(documents, {"a.yaml", "b.yaml"}, rules, Config())]
+    assert [f[:3] for f in found] == [("a.yaml", 1, "LNT002")]
+    assert "rule STO003 (rwo-volume-shared) raised RuntimeError: boom" in found[0][3]

@@ -8,7 +8,7 @@ back and the cache keeps; :meth:`Runner.project` then reduces the facts with the
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterable
 
 from linter.config import Config
@@ -241,6 +241,11 @@ class Runner:
                 continue  # a reference rule with nothing to refer to (SPEC section 6)
             view = (facts or {}).get(meta.code, []) if meta.collect is not None else self.index
             self.call(meta, view, "", None, Span(1, 1, 1, 2))
+        # a PROJECT rule that raised has no file of its own: its LNT002 goes to the project's first
+        # target (line 1), so the error is reported instead of falling out with the other files' findings
+        anchor = min(targets) if targets else ""
+        self.out[start:] = [(replace(pair[0], path=anchor), pair[1]) if pair[0].rule == RULE_ERROR and not pair[0].path
+                            else pair for pair in self.out[start:]]
         self.out[start:] = [pair for pair in self.out[start:] if pair[0].path in targets]
 
 
