@@ -297,7 +297,7 @@ def test_init_template_lists_every_key_each_example_valid_when_uncommented(tmp_p
     # an existing file is kept, --force overwrites it
     (tmp_path / ".mlops-lint.yaml").write_text("fail-on: never\n")
     kept = mlops_lint("init", cwd=tmp_path)
-    assert kept.returncode == 2 and "(--force to write it anyway)" in text(kept)[1]
+    assert kept.returncode == 2 and "(it already exists; --force overwrites it)" in text(kept)[1]
     assert (tmp_path / ".mlops-lint.yaml").read_text() == "fail-on: never\n"
     assert mlops_lint("init", "--force", cwd=tmp_path).returncode == 0
     assert (tmp_path / ".mlops-lint.yaml").read_text() == template
