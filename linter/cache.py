@@ -46,7 +46,7 @@ from linter.rule import SEVERITIES
 
 SEVERITY_SET = frozenset(SEVERITIES)
 
-FORMAT = 8  # 8: named .cache; 7: a project keeps its notes; 6: JSON (linter.cachedata); 5 and before: pickle
+FORMAT = 9  # 9: findings keep their kustomize root (Result.built_from); 8: named .cache; 7: a project keeps its notes; 6: JSON (linter.cachedata); 5 and before: pickle
 KEEP_RUNS = 16
 PREFIX = "run-"
 # not ".json": a cache folder inside a project root (bench/run.py's beside its corpus) must not be
@@ -162,17 +162,17 @@ class _Columns:
     """Findings (``(Result, object key)`` pairs, of any number of outcomes) as columns of one
     JSON block: ``[kinds, kind of each, messages, paths, path of each, spans (four integers
     each), objects, object of each, nodes, node of each, fixes, fix of each, keys, key of each,
-    suppressions]``. A *kind* is a (rule, slug, severity) triple; kinds, paths, objects, nodes,
+    suppressions, kustomize roots, root of each]``. A *kind* is a (rule, slug, severity) triple; kinds, paths, objects, nodes,
     fixes and keys are tables, each value once, the column beside it its index (-1: none):
     reading a project's cache then builds one string per path, rule and fix instead of one per
     finding, and small indices are Python's shared integers. Suppressions: ``[row, [[kind,
     justification, where], ...]]`` where any."""
 
     def __init__(self) -> None:
-        self.tables: list[dict] = [{} for _ in range(6)]  # kinds, paths, objects, nodes, fixes, keys
+        self.tables: list[dict] = [{} for _ in range(7)]  # kinds, paths, objects, nodes, fixes, keys, builds
         self.messages: list[str] = []
         self.spans: list[int] = []
-        self.indices: list[list[int]] = [[] for _ in range(6)]
+        self.indices: list[list[int]] = [[] for _ in range(7)]
         self.marks: list[list] = []
 
     def add(self, pairs: list) -> int:
@@ -197,11 +197,14 @@ class _Columns:
             if not all(type(m) is Suppression and _STRINGS.issuperset(map(type, (m.kind, m.justification, m.where)))
                        for m in result.suppressions):
                 raise Invalid("a suppression this format cannot hold")
-            rows.append(((result.rule, result.slug, result.severity), result.path, obj, node, fix, key, result))
+            if type(result.built_from) not in _FIX:
+                raise Invalid("a kustomize root this format cannot hold")
+            rows.append(((result.rule, result.slug, result.severity), result.path, obj, node, fix, key,
+                         result.built_from, result))
         start = len(self.messages)
         tables, indices = self.tables, self.indices
-        for row, (kind, path, obj, node, fix, key, result) in enumerate(rows, start):
-            for place, value in enumerate((kind, path, obj, node, fix, key)):
+        for row, (kind, path, obj, node, fix, key, built, result) in enumerate(rows, start):
+            for place, value in enumerate((kind, path, obj, node, fix, key, built)):
                 if value is None:
                     indices[place].append(-1)
                 else:
@@ -214,11 +217,11 @@ class _Columns:
         return len(rows)
 
     def data(self) -> list:
-        kinds, paths, objects, nodes, fixes, keys = (list(table) for table in self.tables)
-        kind_of, path_of, object_of, node_of, fix_of, key_of = self.indices
+        kinds, paths, objects, nodes, fixes, keys, builds = (list(table) for table in self.tables)
+        kind_of, path_of, object_of, node_of, fix_of, key_of, build_of = self.indices
         return [[list(k) for k in kinds], kind_of, self.messages, paths, path_of, self.spans,
                 [[o.kind, o.namespace, o.name] for o in objects], object_of, [list(n) for n in nodes], node_of,
-                fixes, fix_of, [[k[0], k[1], list(k[2])] for k in keys], key_of, self.marks]
+                fixes, fix_of, [[k[0], k[1], list(k[2])] for k in keys], key_of, self.marks, builds, build_of]
 
 
 def _encode_results(pairs: list) -> list:
@@ -258,11 +261,12 @@ def _decode_results(data: Any) -> list[tuple[Result, tuple | None]]:
     findings: a warm run decodes every finding of the project."""
     try:
         (kinds, kind_of, messages, paths, path_of, spans, objects, object_of, nodes, node_of, fixes, fix_of, keys,
-         key_of, marks) = data
+         key_of, marks, builds, build_of) = data
         count = len(messages)
         join = "".join
-        join(messages), join(paths), join(fixes)  # TypeError unless every item is a string
+        join(messages), join(paths), join(fixes), join(builds)  # TypeError unless every item is a string
         if not (type(data) is list and type(messages) is list and type(paths) is list and type(fixes) is list
+                and type(builds) is list
                 and type(spans) is list and len(spans) == 4 * count and _INT.issuperset(map(type, spans))
                 and type(nodes) is list and {*map(type, nodes)} <= {list}
                 and _PARTS.issuperset(map(type, chain.from_iterable(nodes)))
@@ -295,7 +299,7 @@ def _decode_results(data: Any) -> list[tuple[Result, tuple | None]]:
         values = (rules, slugs, severities, messages, _table(path_of, [*paths, None], count),
                   map(tuple.__new__, repeat(Span), zip(numbers, numbers, numbers, numbers)),
                   _table(object_of, refs, count), _table(node_of, [*map(tuple, nodes), None], count),
-                  _table(fix_of, [*fixes, None], count), suppressions)
+                  _table(fix_of, [*fixes, None], count), suppressions, _table(build_of, [*builds, None], count))
         if -1 in path_of or -1 in node_of:
             raise Invalid("a finding without a file or node")
         return list(zip(_build(Result, _RESULT_FIELDS, count, values), _table(key_of, made_keys, count)))

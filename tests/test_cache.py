@@ -202,3 +202,23 @@ def test_results_pickle_with_every_field() -> None:
     for value in (suppression, ref, result):
         assert len(value.__reduce__()[1]) == len(dataclasses.fields(value))
         assert pickle.loads(pickle.dumps(value)) == value
+
+
+def test_the_cache_columns_keep_every_field_of_a_result() -> None:
+    """A field added to Result without its column would make every cached outcome fail to decode,
+    so every warm run would silently lint again (as ``built_from`` did): every field, each set to
+    a value other than its default, must read back as it was written."""
+    import dataclasses
+
+    from linter.cache import _decode_results, _encode_results
+    from linter.model.position import Span
+    from linter.result import ObjectRef, Result, Suppression
+
+    result = Result("GPU001", "gpu-limit-missing", "error", "message", "a.yaml", Span(1, 2, 3, 4),
+                    ObjectRef("Job", "ml", "train"), ("spec", 0), "the fix",
+                    (Suppression("inSource", "reviewed", "comment line 3"),), "overlays/prod")
+    defaults = Result("X", "x", "info", "", "b.yaml", Span(1, 1, 1, 2))
+    assert all(getattr(result, f.name) != getattr(defaults, f.name) for f in dataclasses.fields(Result)
+               if f.name not in ("span",))
+    pairs = [(result, ("a.yaml", 0, ("spec",))), (defaults, None)]
+    assert _decode_results(_encode_results(pairs)) == pairs
