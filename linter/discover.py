@@ -292,11 +292,11 @@ def walk(paths: Iterable[Path], *, root: Path | None, exclude: Iterable[str] = (
             continue
         for folder, dirs, entries in _folders(os.fspath(given), unlisted):
             here = Path(folder)
-            if any(entry.name == VENV_MARKER for entry in entries) and here != given:
-                dirs[:] = []  # a virtual environment, whatever its name
-            elif any(entry.name == CACHEDIR_TAG for entry in entries):
-                # a cache folder (ours writes the tag; so do pip's, ruff's, Bazel's): its files are no
-                # input, and the result cache's own file under the project would change every run's key
+            if (any(entry.name == VENV_MARKER for entry in entries) and here != given) or \
+                    any(entry.name == CACHEDIR_TAG for entry in entries):
+                # a virtual environment, whatever its name; a cache folder (ours writes the tag; so do
+                # pip's, ruff's, Bazel's): their files are no input, and the result cache's own file
+                # under the project would change every run's key
                 dirs[:] = []
                 continue
             if "templates" in dirs and any(entry.name == "Chart.yaml" for entry in entries):
