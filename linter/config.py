@@ -583,10 +583,8 @@ def write_init(folder: Path, force: bool = False) -> Path:
         advice = "it already exists; --force overwrites it" if os.path.lexists(target) else "--force to write it anyway"
         raise ConfigError(f"{target}: not written, a config already applies here ({names}); "
                           f"a new file would shadow it ({advice})")
-    try:  # a folder that does not exist yet is made, as -o makes the folders above a report
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ConfigError(f"cannot create the folder {folder}: {exc.strerror or exc}") from None
+    # a folder that does not exist is not made (unlike -o's report folders): init names where a
+    # project is, and a mistyped one is one line and exit 2 (issue 21, item 16)
     data = INIT_TEMPLATE.encode("utf-8")
     if not os.path.lexists(target):
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)

@@ -46,6 +46,7 @@ class Refused(PermissionError):
 def _install(log_path: str, tree: str | None) -> None:
     import _posixsubprocess
     import socket
+    import threading
 
     tree_real = os.path.realpath(tree) + os.sep if tree else None
     write_flags = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
@@ -67,7 +68,9 @@ def _install(log_path: str, tree: str | None) -> None:
             return False
         return (real + os.sep).startswith(tree_real)
 
-    state = {"busy": False, "build": False}
+    state = {"build": 0}  # builds announced (subprocess.Popen) whose fork_exec has not come yet
+    local = threading.local()  # the hook's own re-entry guard, per thread: builds run in threads
+    lock = threading.Lock()
 
     def a_build(args: tuple) -> bool:
         """A kustomize build of a folder outside the tree, run from outside it."""
@@ -80,13 +83,14 @@ def _install(log_path: str, tree: str | None) -> None:
                 and cwd is not None and not inside(cwd) and not inside(argv[-1]))
 
     def hook(event: str, args: tuple) -> None:
-        if state["busy"]:
+        if getattr(local, "busy", False):
             return
-        state["busy"] = True
+        local.busy = True
         try:
             if event == "subprocess.Popen" and a_build(args):
                 record("build", args)
-                state["build"] = True  # the fork_exec that follows is this build's
+                with lock:
+                    state["build"] += 1  # the fork_exec that follows is this build's
                 return
             if event in BLOCKED_EVENTS:
                 record(event, args)
@@ -107,7 +111,7 @@ def _install(log_path: str, tree: str | None) -> None:
                 record(event, args)
                 raise Refused(f"sandbox: {event} refused")
         finally:
-            state["busy"] = False
+            local.busy = False
 
     sys.addaudithook(hook)
 
@@ -122,8 +126,11 @@ def _install(log_path: str, tree: str | None) -> None:
     fork_exec, refused_exec = _posixsubprocess.fork_exec, refuse("_posixsubprocess.fork_exec")
 
     def guarded_fork_exec(*args, **kwargs):
-        if state["build"]:
-            state["build"] = False
+        with lock:
+            allowed = state["build"] > 0
+            if allowed:
+                state["build"] -= 1
+        if allowed:
             return fork_exec(*args, **kwargs)
         return refused_exec(*args, **kwargs)
 
