@@ -80,6 +80,7 @@ from linter.model.azcli import UNKNOWN, AzCommand, AzFlag, FlagValue, ShellScrip
 from linter.model.position import Span
 from linter.model.selectors import Placement, Taint, parse_taint, tolerated_by
 from linter.model.memo import once
+from linter.model.tree import frozen
 from linter.model.podrequests import PodRequest, pod_requests  # noqa: F401 - re-exported for the rules
 from linter.model.vmsizes import VmSize, lookup
 
@@ -1183,21 +1184,12 @@ def taint_verdict(pool: NodePool, tolerations: list[Any]) -> tuple[str, tuple[Ta
     return "ok", ()
 
 
-def _frozen(value: Any) -> Any:
-    """A hashable copy of a YAML value (mappings as sorted items)."""
-    if isinstance(value, dict):
-        return tuple(sorted((str(k), _frozen(v)) for k, v in value.items()))
-    if isinstance(value, list):
-        return tuple(_frozen(v) for v in value)
-    return (type(value).__name__, value)
-
-
 def _placement_signature(pod: Any, admissions: tuple) -> tuple:
     """Everything :func:`place` reads from a pod: node name, what it asks for that pools may not
     offer, and each admission's placement and tolerations."""
-    return (_frozen(pod.spec.get("nodeName")), _asked(pod),
+    return (frozen(pod.spec.get("nodeName")), _asked(pod),
             tuple((tuple(sorted(a.placement.node_selector.items())), a.placement.terms, a.placement.unknown_terms,
-                   tuple(_frozen(t) for t in a.tolerations)) for a in admissions))
+                   tuple(frozen(t) for t in a.tolerations)) for a in admissions))
 
 
 def _asked(pod: Any) -> tuple[str, ...]:
