@@ -60,6 +60,9 @@ class Finding:
     # a rule whose SPEC entry grades its findings (RES006: E, or W with little headroom) gives the
     # lower grade here; the rule's declared severity stays the default, and config overrides win
     severity: str | None = None
+    # the repair the rule knows (linter.fix.Plan): resolved by the engine into text edits that
+    # reports carry and --fix applies; ``fix`` above stays the human hint
+    autofix: Any = None
 
 
 @dataclass(frozen=True, slots=True)
