@@ -534,9 +534,20 @@ class _Resolver:
                 self.append_item(intent.node, intent.key, _data(intent.item))
             else:
                 raise _Unsafe
+        replaced = [(start, end) for start, end, _, _ in self.edits if start != end]
         for target in self.targets.values():
+            if replaced:
+                inside = self.target_point(target)
+                if any(start <= inside < end for start, end in replaced):
+                    raise _Unsafe  # one intent replaces the value another one adds to
             self.render(target)
         return self.combine()
+
+    def target_point(self, target: Any) -> Pos:
+        if isinstance(target, _FillTarget):
+            ks = target.parent.kspans[target.key]
+            return ks.end_line, ks.end_col
+        return target.node.span.line, target.node.span.col
 
     def set_key(self, node: YMap, path: tuple[str, ...], value: Any) -> None:
         current = node
@@ -552,7 +563,7 @@ class _Resolver:
             if isinstance(existing, YMap) and not self.fillable(current, key):
                 current = existing
                 continue
-            if existing is None or self.fillable(current, key):
+            if existing is None or isinstance(existing, YMap):  # null, or an empty {} of a block
                 self.fill(current, key, _nest(path[i + 1:], value))
                 return
             raise _Unsafe  # a scalar or a list stands where the path goes on
@@ -589,10 +600,10 @@ class _Resolver:
             target = self.targets.setdefault(("seq", id(existing)), _SeqTarget(existing, node))
             _append_new(target.data, [item])
             return
-        if existing is None or self.fillable(node, key):
+        if existing is None:
             self.fill(node, key, _Items([item]))
             return
-        raise _Unsafe
+        raise _Unsafe  # not a sequence: appending would change what the key holds
 
     def fillable(self, parent: YMap, key: str) -> bool:
         """An empty ``{}``/``[]`` value under a block mapping: replaced by a block value."""
