@@ -105,4 +105,7 @@ def load_decoded(data: bytes, path: str, kind: str, load_text: Callable[[str, st
         text = decode(data)
     except DecodeError as exc:
         return Document(path=path, kind=kind, errors=[ParseIssue(exc.span, exc.message)])
-    return load_text(text, path)
+    loaded = load_text(text, path)
+    if isinstance(loaded, Document) and loaded.text is None:  # a YAML Stream keeps its own (Stream.document)
+        loaded.text = text[1:] if text.startswith("\ufeff") else text
+    return loaded

@@ -1,0 +1,85 @@
+"""Test-only rules that propose fixes (TST001-TST003), for testing the engine's fix flow apart
+from the real rules' plans: each yields a ``Replace`` at a span the loader gave, which any
+``resolve`` turns into one edit at that span."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Iterator
+
+from linter.fix import Plan, Replace
+from linter.model.tree import YMap
+from linter.rule import OBJECT, Finding, RuleMeta
+
+
+def _label(obj: Any, name: str) -> tuple[Any, Any] | None:
+    labels = obj.metadata.get("labels")
+    if isinstance(labels, YMap) and name in labels:
+        return labels[name], labels.vspans[name]
+    return None
+
+
+def fixme(obj: Any, ctx: Any) -> Iterator[Finding]:
+    """TST001: label `fixme: bad` -> `"no"` (safe)."""
+    found = _label(obj, "fixme")
+    if found is not None and found[0] == "bad":
+        yield Finding(found[1], "label fixme is bad", ("metadata", "labels", "fixme"), "set it to no",
+                      autofix=Plan.safe_fix('set `fixme: "no"`', Replace(found[1], '"no"')))
+
+
+def fixme_too(obj: Any, ctx: Any) -> Iterator[Finding]:
+    """TST002: the same node as TST001, another value (unsafe): overlaps TST001's edit."""
+    found = _label(obj, "fixme")
+    if found is not None and found[0] == "bad":
+        yield Finding(found[1], "label fixme is bad (2)", ("metadata", "labels", "fixme"), "set it to maybe",
+                      autofix=Plan.unsafe_fix('set `fixme: "maybe"`', Replace(found[1], '"maybe"')))
+
+
+def grows(obj: Any, ctx: Any) -> Iterator[Finding]:
+    """TST003: label `grow` is never long enough: each fix adds an `x` (never converges)."""
+    found = _label(obj, "grow")
+    if found is not None:
+        yield Finding(found[1], "label grow is short", ("metadata", "labels", "grow"),
+                      autofix=Plan.safe_fix("grow it", Replace(found[1], f'"{found[0]}x"')))
+
+
+def _meta(code: str, name: str, func: Any) -> RuleMeta:
+    return RuleMeta(code=code, name=name, severity="warning", scope=OBJECT, func=func, doc=func.__doc__ or "",
+                    summary=func.__doc__ or "", module=__name__)
+
+
+TEST_RULES = (_meta("TST001", "fixme-label", fixme), _meta("TST002", "fixme-label-too", fixme_too),
+              _meta("TST003", "grow-label", grows))
+
+
+def registry_with_test_rules() -> Any:
+    from linter.registry import Registry, load_registry
+
+    base = load_registry()
+    return dataclasses.replace(base, rules=tuple(sorted((*base.rules, *TEST_RULES), key=lambda m: m.code)))
+
+
+def standin_resolve(plan: Any, text: str, path: str) -> Any:
+    """What any resolve makes of Replace intents: one edit each at its span (used only while
+    linter.fix.resolve is not there)."""
+    from linter.fix import Edit, Fix
+
+    edits = []
+    for intent in plan.intents:
+        if not isinstance(intent, Replace):
+            return None
+        edits.append(Edit(path, intent.span, intent.text))
+    return Fix(plan.title, tuple(sorted(edits, key=lambda e: e.span)), plan.safe)
+
+
+def install_resolve(monkeypatch: Any) -> None:
+    """Make ``linter.fix.resolve`` importable: the real one, else the stand-in above."""
+    import sys
+    import types
+
+    try:
+        import linter.fix.resolve  # noqa: F401
+    except ImportError:
+        module = types.ModuleType("linter.fix.resolve")
+        module.resolve = standin_resolve  # type: ignore[attr-defined]
+        monkeypatch.setitem(sys.modules, "linter.fix.resolve", module)
