@@ -110,6 +110,10 @@ class RunReport:
     # a display path's path under ``root`` where the two differ (SARIF URIs; display paths are
     # relative to the working folder, URIs to the repository)
     uris: dict[str, str] = field(default_factory=dict)
+    # a --fix run's: the fixes applied per rule (None: not a fix run)
+    fixed: dict[str, int] | None = None
+    # target paths whose project applies unsafe fixes with --fix (`fix: {unsafe: true}`)
+    unsafe_fixing: set[str] = field(default_factory=set)
 
     def failing(self) -> bool:
         """Whether a finding is at or above the fail-on level of its project (the exit status 1)."""
