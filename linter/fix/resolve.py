@@ -1,0 +1,799 @@
+"""Turning a rule's :class:`~linter.fix.Plan` into a :class:`~linter.fix.Fix`: text edits at the
+exact spans the YAML loader gave, in the file's own style.
+
+``resolve(plan, text, path)`` reads only the plan's nodes and the file's decoded ``text``; it is
+pure (cached helpers aside) and never raises for odd input: whatever it cannot do exactly and
+safely gives ``None``, never a guess.
+
+What each intent becomes:
+
+- ``SetKey(node, path, value)``: the existing mappings along ``path`` are followed; an existing
+  scalar at its end is replaced in place (a quoted string stays quoted the same way); a ``dict``
+  value over an existing mapping is merged into it key by key (keys it does not name are kept);
+  any other existing value is replaced. The missing rest of the path is inserted as one fragment
+  under the deepest mapping that exists: in a block mapping as new lines after the last line of
+  its last entry (after a trailing comment on that line, after the last line of a nested block or
+  a ``|`` scalar), at the column of its keys, nested levels indented by the file's own step (2, 4,
+  ...; sequences under their key indented or not, as the file does); in a flow mapping as
+  ``, key: value`` before the ``}`` (JSON style when its keys are double-quoted). A key whose value
+  is null (``securityContext:``) or an empty ``{}``/``[]`` under a block mapping gets the fragment
+  as its block value. A value that already equals ``value`` gives no edit.
+- ``AppendItem(node, key, item)``: appended to the block sequence (same dash column and item
+  indentation) or flow sequence ``[a, b]``; ``key: [item]`` created as ``SetKey`` would when
+  missing. An item already in the sequence gives no edit.
+- ``Replace(span, text)``: as given, when the span lies in the text.
+
+Intents of one plan are resolved together: several intents under one mapping become one
+fragment (``resources.limits`` and ``resources.requests`` share one ``resources:``); insertions
+at one point are ordered inner block first; edits that would overlap make the plan ``None``.
+
+A node is trusted only when its spans match the text: its span lies in the text, every key's span
+lies inside the mapping's span and holds that key's text, a block mapping's keys share a column,
+a value starts after its key (an alias's value is its anchor's, elsewhere). Views merged from two
+objects, built objects whose spans point elsewhere, merge keys (``<<``) and aliases on the way
+give ``None``. Files with line breaks other than LF and CRLF give ``None`` for node intents.
+
+New scalars are quoted as PyYAML's emitter decides (YAML 1.1, as Kubernetes reads YAML), then
+checked against the loader's own resolution (a plain ``1e3`` is a number to go-yaml): cached, so
+thousands of findings cost one dump per distinct value.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from functools import lru_cache
+from typing import Any
+
+import yaml
+
+from linter.fix import AppendItem, Edit, Fix, Plan, Replace, SetKey
+from linter.fix.apply import TextIndex, text_index
+from linter.model.position import Span
+from linter.model.tree import YMap, YSeq, frozen
+from linter.sources.yaml_k8s import _has_other_breaks, _plain
+
+Pos = tuple[int, int]
+
+
+class _Unsafe(Exception):
+    """The plan cannot be resolved exactly: no fix."""
+
+
+def resolve(plan: Plan, text: str, path: str) -> Fix | None:
+    """The edits of ``plan`` against ``text`` (the decoded text of the file ``path`` its nodes
+    come from), or None when any intent cannot be resolved safely or nothing needs to change."""
+    try:
+        edits = _Resolver(text).run(plan.intents)
+    except _Unsafe:
+        return None
+    except (AttributeError, TypeError, ValueError, KeyError, IndexError, RecursionError):
+        return None  # a node that is not what a loader builds: no fix rather than a traceback
+    if not edits:
+        return None
+    return Fix(plan.title, tuple(Edit(path, span, new) for span, new in edits), plan.safe)
+
+
+# ---------------------------------------------------------------------------------------------
+# Scalars and fragments
+
+_BREAKS = re.compile("[\r\n\x85\u2028\u2029]")
+_DUMP = {"allow_unicode": True, "width": 1 << 30, "sort_keys": False}
+
+
+def _dump_one(value: Any, flow: bool, style: str | None) -> str:
+    out = yaml.safe_dump([value], default_flow_style=flow, default_style=style, **_DUMP)
+    return out[1:-2] if flow else out[2:-1]  # "[v]\n" / "- v\n"
+
+
+@lru_cache(maxsize=8192, typed=True)
+def scalar_text(value: Any, flow: bool = False, style: str | None = None) -> str:
+    """``value`` (a scalar) as YAML text for a value position in block (or flow) context.
+
+    Strings are plain when PyYAML's emitter allows it and the loader reads the plain text back
+    as the same string; else single-quoted, or double-quoted with escapes when they hold line
+    breaks or characters YAML does not print. ``style`` (``'"'`` or ``"'"``) asks for a quoting
+    style (kept from the scalar being replaced)."""
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return _dump_one(value, flow, None)
+    if not isinstance(value, str):
+        raise _Unsafe
+    if _BREAKS.search(value):
+        style = '"'
+    out = _dump_one(value, flow, style)
+    if "\n" in out:  # PyYAML folded it anyway: escapes keep it on one line
+        out = json.dumps(value, ensure_ascii=False)
+    if out[:1] not in ("'", '"') and _plain(out) != value:
+        out = _dump_one(value, flow, "'")
+        if "\n" in out:
+            out = json.dumps(value, ensure_ascii=False)
+    return out
+
+
+@lru_cache(maxsize=8192)
+def key_text(key: str, flow: bool = False) -> str:
+    """``key`` as a simple key (quoted when a plain key would read as something else)."""
+    if not isinstance(key, str):
+        raise _Unsafe
+    if _BREAKS.search(key):
+        return json.dumps(key, ensure_ascii=False)
+    out = yaml.safe_dump({key: 0}, default_flow_style=flow, **_DUMP)
+    out = out[1:-5] if flow else out[:-4]  # "{k: 0}\n" / "k: 0\n"
+    if out.startswith("?") or "\n" in out:
+        return json.dumps(key, ensure_ascii=False)
+    return out
+
+
+def _data(value: Any) -> Any:
+    """A rule's plain data as fresh dicts and lists (tuples are sequences)."""
+    if isinstance(value, dict):
+        return {k: _data(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_data(v) for v in value]
+    return value
+
+
+def _flow(value: Any, as_json: bool = False) -> str:
+    if as_json:
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{key_text(k, True)}: {_flow(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_flow(v) for v in value) + "]"
+    return scalar_text(value, True)
+
+
+def _flow_entry(key: str, value: Any, as_json: bool) -> str:
+    return f"{json.dumps(key, ensure_ascii=False) if as_json else key_text(key, True)}: {_flow(value, as_json)}"
+
+
+class _Layout:
+    """How the file indents: a nested mapping's keys ``step`` columns right of its key, a
+    sequence's dashes ``seq`` columns right of its key (0: not indented), an item's content
+    ``item`` columns right of its dash."""
+
+    __slots__ = ("step", "seq", "item")
+
+    def __init__(self, step: int, seq: int, item: int = 2):
+        self.step, self.seq, self.item = step, seq, item
+
+    def entries(self, data: dict, col: int, out: list[str]) -> list[str]:
+        pad = " " * col
+        for key, value in data.items():
+            head = f"{pad}{key_text(key)}:"
+            if isinstance(value, dict) and value:
+                out.append(head)
+                self.entries(value, col + self.step, out)
+            elif isinstance(value, list) and value:
+                out.append(head)
+                self.items(value, col + self.seq, out)
+            else:
+                out.append(f"{head} {self._inline(value)}")
+        return out
+
+    def items(self, items: list, col: int, out: list[str], item: int | None = None) -> list[str]:
+        pad = " " * col
+        item = self.item if item is None else item
+        for value in items:
+            if isinstance(value, (dict, list)) and value:
+                first = len(out)
+                if isinstance(value, dict):
+                    self.entries(value, col + item, out)
+                else:
+                    self.items(value, col + item, out)
+                out[first] = pad + "-" + " " * (item - 1) + out[first][col + item:]
+            else:
+                out.append(f"{pad}- {self._inline(value)}")
+        return out
+
+    @staticmethod
+    def _inline(value: Any) -> str:
+        if isinstance(value, dict):
+            return "{}"
+        if isinstance(value, list):
+            return "[]"
+        return scalar_text(value)
+
+
+_KEY_LINE = re.compile(r"^( *)((?:- +)*)(.*)$")
+_DOC_LINE = re.compile(r"^---(?=[ \t\r\n]|\Z)", re.M)
+_SCAN_LINES = 4000
+
+
+def _count_layout(lines: list[str], steps: Counter, seqs: Counter) -> None:
+    """Count, for each line that opens a block (``key:`` with nothing after it), how far right
+    the next line stands (a nested mapping's step, or a sequence's dash offset)."""
+    opener = None
+    for line in lines:
+        body = line.rstrip()
+        stripped = body.lstrip(" ")
+        if not stripped or stripped.startswith("#"):
+            continue
+        indent = len(body) - len(stripped)
+        if opener is not None:
+            if stripped.startswith("- ") or stripped == "-":
+                seqs[indent - opener] += 1
+            elif indent > opener:
+                steps[indent - opener] += 1
+            opener = None
+        if body.endswith(":") and " #" not in body and not stripped.startswith(("'", '"', "|", ">")):
+            match = _KEY_LINE.match(body)
+            opener = len(match.group(1)) + len(match.group(2))  # type: ignore[union-attr]
+
+
+def _pick(counts: Counter, low: int) -> int | None:
+    found = [s for s in counts if low <= s <= 8]
+    return max(found, key=lambda s: (counts[s], -s)) if found else None
+
+
+@lru_cache(maxsize=8)
+def _layouts(text: str) -> tuple[list[int], list[tuple[int, int]]]:
+    """The indentation step and sequence offset of each document of ``text`` (split at ``---``
+    lines), as (first lines, layouts): a file's documents may come from different writers.
+    A document without evidence takes the file's, and a file without any takes 2 and 0
+    (kubectl's style). Only the first 4,000 lines of a document are read."""
+    starts = [0]
+    seen, line = 0, 0
+    for match in _DOC_LINE.finditer(text):
+        if match.start():
+            line += text.count("\n", seen, match.start())
+            seen = match.start()
+            starts.append(line)
+    lines = text.split("\n")
+    total_steps: Counter[int] = Counter()
+    total_seqs: Counter[int] = Counter()
+    found = []
+    for number, start in enumerate(starts):
+        end = starts[number + 1] if number + 1 < len(starts) else len(lines)
+        steps: Counter[int] = Counter()
+        seqs: Counter[int] = Counter()
+        _count_layout(lines[start:min(end, start + _SCAN_LINES)], steps, seqs)
+        total_steps.update(steps)
+        total_seqs.update(seqs)
+        found.append((_pick(steps, 1), _pick(seqs, 0)))
+    step_all = _pick(total_steps, 1) or 2
+    seq_all = _pick(total_seqs, 0)
+    layouts = []
+    for step, seq in found:
+        step = step or step_all
+        layouts.append((step, seq if seq is not None else (seq_all if seq_all is not None else 0)))
+    return [start + 1 for start in starts], layouts
+
+
+def layout_at(text: str, line: int) -> tuple[int, int]:
+    """The (step, sequence offset) of the document that holds ``line``."""
+    import bisect
+
+    starts, layouts = _layouts(text)
+    return layouts[max(bisect.bisect_right(starts, line) - 1, 0)]
+
+
+@lru_cache(maxsize=8)
+def _text_facts(text: str) -> tuple[bool, bool]:
+    """Whether ``text`` may hold a merge key, and whether it has line breaks other than LF and
+    CRLF: scanned once per text, not once per finding."""
+    return "<<" in text, _has_other_breaks(text)
+
+
+@lru_cache(maxsize=4096)
+def _quoted_key(text: str) -> Any:
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError:
+        return None
+
+
+_EMPTY_VALUE = re.compile(r"\s*:\s*(?:null|Null|NULL|~|\{\s*\}|\[\s*\])?\s*\Z")
+_COLON = re.compile(r"\s*:\s*\Z")
+_PROPS = re.compile(r"(?:[&!][^\s]*\s+)+")
+_BLOCK_HEADER = re.compile(r"[|>]([1-9+-]{0,2})")
+_MERGE = re.compile(r"<<\s*:")
+
+
+# ---------------------------------------------------------------------------------------------
+# Targets: where new data goes
+
+
+class _MapTarget:
+    """New entries at the end of an existing mapping."""
+
+    __slots__ = ("node", "data")
+
+    def __init__(self, node: YMap):
+        self.node, self.data = node, {}
+
+
+class _FillTarget:
+    """A null (or empty ``{}``/``[]``) value of ``parent[key]`` that gets ``data`` as its value."""
+
+    __slots__ = ("parent", "key", "data")
+
+    def __init__(self, parent: YMap, key: str, data: Any):
+        self.parent, self.key, self.data = parent, key, data
+
+
+class _SeqTarget:
+    """New items at the end of an existing sequence."""
+
+    __slots__ = ("node", "data", "parent")
+
+    def __init__(self, node: YSeq, parent: YMap):
+        self.node, self.data, self.parent = node, [], parent
+
+
+def _merge(into: dict, data: dict) -> None:
+    for key, value in data.items():
+        if key not in into:
+            into[key] = value
+        elif isinstance(into[key], dict) and isinstance(value, dict):
+            _merge(into[key], value)
+        elif isinstance(into[key], list) and isinstance(value, _Items):
+            _append_new(into[key], value)
+        elif frozen(into[key]) != frozen(value):
+            raise _Unsafe  # two intents want different values at one new key
+
+
+class _Items(list):
+    """Items to append (merged into a pending list rather than compared with it)."""
+
+
+def _append_new(into: list, items: list) -> None:
+    for item in items:
+        if all(frozen(item) != frozen(have) for have in into):
+            into.append(item)
+
+
+def _nest(path: tuple[str, ...], value: Any) -> dict:
+    for key in reversed(path[1:]):
+        value = {key: value}
+    return {path[0]: value}
+
+
+# ---------------------------------------------------------------------------------------------
+# The resolver
+
+
+class _Resolver:
+    def __init__(self, text: str):
+        self.text = text
+        self.ix: TextIndex = text_index(text)
+        self.edits: list[tuple[Pos, Pos, tuple, str]] = []  # start, end, order at a point, text
+        self.targets: dict[tuple, Any] = {}
+        self.checked: dict[int, int] = {}  # id(map) -> key column (0 for flow)
+
+    # -- the text
+
+    def line(self, number: int) -> str:
+        if not 1 <= number <= self.ix.line_count:
+            raise _Unsafe
+        return self.ix.line(number)
+
+    def slice(self, start: Pos, end: Pos) -> str:
+        try:
+            return self.text[self.ix.offset(*start):self.ix.offset(*end)]
+        except ValueError:
+            raise _Unsafe from None
+
+    def char_at(self, span: Span) -> str:
+        """The first character of a node after its properties (anchor, tag) on its line."""
+        rest = self.line(span.line)[span.col - 1:]
+        match = _PROPS.match(rest)
+        if match:
+            rest = rest[match.end():]
+        return rest[:1]
+
+    def is_flow(self, span: Span) -> bool:
+        return self.char_at(span) in ("{", "[")
+
+    def layout(self, line: int) -> tuple[int, int]:
+        return layout_at(self.text, line)
+
+    # -- trusting nodes
+
+    def check_map(self, node: Any) -> int:
+        """Check a mapping's spans against the text; its key column (0 for a flow mapping)."""
+        if not isinstance(node, YMap):
+            raise _Unsafe
+        hit = self.checked.get(id(node))
+        if hit is not None:
+            return hit
+        span = self.clamp(node.span)
+        if not self.ix.inside(span):
+            raise _Unsafe
+        start, end = (span.line, span.col), (span.end_line, span.end_col)
+        flow = self.is_flow(span)
+        if flow and self.slice((span.end_line, span.end_col - 1), end) != "}":
+            raise _Unsafe
+        column = 0
+        for key in node:
+            ks = node.kspans.get(key)
+            if not isinstance(key, str) or ks is None or ks.line != ks.end_line:
+                raise _Unsafe
+            if not (start <= (ks.line, ks.col) and (ks.end_line, ks.end_col) <= end):
+                raise _Unsafe  # a merged key, or a view put together from several nodes
+            written = self.slice((ks.line, ks.col), (ks.end_line, ks.end_col))
+            if written != key and not (written[:1] in ("'", '"') and _quoted_key(written) == key):
+                raise _Unsafe
+            vs = node.vspans.get(key)
+            if vs is None or (vs.line, vs.col) < (ks.end_line, ks.end_col):
+                raise _Unsafe  # an alias: its spans are its anchor's
+            value = node[key]
+            if vs.line == vs.end_line and not isinstance(value, (YMap, YSeq)):
+                written = self.slice((vs.line, vs.col), (vs.end_line, vs.end_col))
+                if written[:1] not in ("'", '"', "|", ">", "&", "!", "*") and frozen(_plain(written)) != frozen(value):
+                    raise _Unsafe  # the value written there is not the node's
+            if not flow:
+                if column and ks.col != column:
+                    raise _Unsafe
+                column = ks.col
+        if not flow and not column:
+            raise _Unsafe  # a block mapping of merged keys only: nowhere to stand
+        if _text_facts(self.text)[0] and _MERGE.search(self.slice(start, end)):
+            raise _Unsafe
+        self.checked[id(node)] = column
+        return column
+
+    def clamp(self, span: Span) -> Span:
+        """A span libyaml ends one line past a last line that has no line break, ended at the
+        end of the text instead."""
+        if span.end_line == self.ix.line_count + 1 and span.end_col == 1:
+            last = self.ix.line_count
+            return Span(span.line, span.col, last, self.ix.line_end(last))
+        return span
+
+    def child(self, parent: YMap, key: str) -> Any:
+        """``parent[key]`` after checking that the value's span is the parent's vspan."""
+        value = parent[key]
+        if isinstance(value, (YMap, YSeq)) and value.span != parent.vspans.get(key):
+            raise _Unsafe
+        return value
+
+    def own_keys(self, node: YMap) -> list[str]:
+        return sorted(node, key=lambda k: (node.kspans[k].line, node.kspans[k].col))
+
+    def check_seq(self, seq: Any) -> None:
+        if not isinstance(seq, YSeq) or len(seq.ispans) != len(seq):
+            raise _Unsafe
+        span = self.clamp(seq.span)
+        if not self.ix.inside(span):
+            raise _Unsafe
+        previous = (span.line, span.col)
+        for span in seq.ispans:
+            if (span.line, span.col) < previous:
+                raise _Unsafe  # an alias item
+            previous = (span.end_line, span.end_col)
+        if previous > (span.end_line, span.end_col):
+            raise _Unsafe
+
+    # -- where a node's text ends
+
+    def content_end(self, value: Any, span: Span) -> Pos:
+        """Where the last character of a value stands (its block's last line, not the next
+        token libyaml ends a block collection at)."""
+        if isinstance(value, YMap) and value and not self.is_flow(span):
+            self.check_map(value)
+            last = self.own_keys(value)[-1]
+            return self.content_end(self.child(value, last), value.vspans[last])
+        if isinstance(value, YSeq) and value and not self.is_flow(span):
+            self.check_seq(value)
+            return self.content_end(value[-1], value.ispans[-1])
+        if not isinstance(value, (YMap, YSeq)) and self.char_at(span) in ("|", ">"):
+            return self.block_scalar_end(span)
+        return span.end_line, span.end_col
+
+    def block_scalar_end(self, span: Span) -> Pos:
+        last = span.end_line - 1 if span.end_col == 1 and span.end_line > span.line else span.end_line
+        rest = self.line(span.line)[span.col - 1:]
+        match = _PROPS.match(rest)
+        header = _BLOCK_HEADER.match(rest[match.end():] if match else rest)
+        keep = header is not None and "+" in header.group(1)
+        if not keep:
+            while last > span.line and not self.line(last).strip():
+                last -= 1
+        return last, self.ix.line_end(last)
+
+    def line_end_after(self, end: Pos) -> Pos:
+        """The end of the line ``end`` stands on, when only a comment follows it there."""
+        line, col = end
+        tail = self.line(line)[col - 1:]
+        rest = tail.lstrip(" \t")
+        if rest and not (rest.startswith("#") and (len(rest) < len(tail) or col == 1)):
+            raise _Unsafe
+        return line, self.ix.line_end(line)
+
+    # -- intents
+
+    def run(self, intents: tuple) -> list[tuple[Span, str]]:
+        node_intents = False
+        for intent in intents:
+            if isinstance(intent, Replace):
+                span = intent.span
+                if not isinstance(intent.text, str) or not self.ix.inside(span):
+                    raise _Unsafe
+                self.edits.append(((span.line, span.col), (span.end_line, span.end_col), (0,), intent.text))
+                continue
+            if not node_intents:
+                node_intents = True
+                if _text_facts(self.text)[1]:
+                    raise _Unsafe
+            if isinstance(intent, SetKey):
+                path = tuple(intent.path)
+                if not path:
+                    raise _Unsafe
+                self.set_key(intent.node, path, _data(intent.value))
+            elif isinstance(intent, AppendItem):
+                self.append_item(intent.node, intent.key, _data(intent.item))
+            else:
+                raise _Unsafe
+        for target in self.targets.values():
+            self.render(target)
+        return self.combine()
+
+    def set_key(self, node: YMap, path: tuple[str, ...], value: Any) -> None:
+        current = node
+        for i, key in enumerate(path):
+            self.check_map(current)
+            if key not in current:
+                self.add_entries(current, _nest(path[i:], value))
+                return
+            existing = self.child(current, key)
+            if i == len(path) - 1:
+                self.set_existing(current, key, value)
+                return
+            if isinstance(existing, YMap) and not self.fillable(current, key):
+                current = existing
+                continue
+            if existing is None or self.fillable(current, key):
+                self.fill(current, key, _nest(path[i + 1:], value))
+                return
+            raise _Unsafe  # a scalar or a list stands where the path goes on
+
+    def set_existing(self, parent: YMap, key: str, value: Any) -> None:
+        existing = parent[key]
+        if frozen(existing) == frozen(value):
+            return
+        if isinstance(value, dict) and value and isinstance(existing, YMap):
+            if self.fillable(parent, key):
+                self.fill(parent, key, value)
+                return
+            for sub, sub_value in value.items():
+                self.set_key(existing, (sub,), sub_value)
+            return
+        if isinstance(value, (dict, list)) and value and (existing is None or self.fillable(parent, key)):
+            self.fill(parent, key, value)
+            return
+        self.replace_value(parent, key, value)
+
+    def append_item(self, node: YMap, key: str, item: Any) -> None:
+        self.check_map(node)
+        if key not in node:
+            self.add_entries(node, {key: _Items([item])})
+            return
+        existing = self.child(node, key)
+        if isinstance(existing, YSeq):
+            if any(frozen(have) == frozen(item) for have in existing):
+                return
+            if not existing and self.fillable(node, key):
+                self.fill(node, key, _Items([item]))
+                return
+            self.check_seq(existing)
+            target = self.targets.setdefault(("seq", id(existing)), _SeqTarget(existing, node))
+            _append_new(target.data, [item])
+            return
+        if existing is None or self.fillable(node, key):
+            self.fill(node, key, _Items([item]))
+            return
+        raise _Unsafe
+
+    def fillable(self, parent: YMap, key: str) -> bool:
+        """An empty ``{}``/``[]`` value under a block mapping: replaced by a block value."""
+        value = parent[key]
+        if not isinstance(value, (YMap, YSeq)) or value or self.checked.get(id(parent)) == 0:
+            return False
+        ks, vs = parent.kspans[key], parent.vspans[key]
+        return _EMPTY_VALUE.match(self.slice((ks.end_line, ks.end_col), (vs.end_line, vs.end_col))) is not None
+
+    def add_entries(self, node: YMap, data: dict) -> None:
+        target = self.targets.setdefault(("map", id(node)), _MapTarget(node))
+        _merge(target.data, data)
+
+    def fill(self, parent: YMap, key: str, data: Any) -> None:
+        handle = ("fill", id(parent), key)
+        target = self.targets.get(handle)
+        if target is None:
+            self.targets[handle] = _FillTarget(parent, key, data)
+        elif isinstance(target.data, dict) and isinstance(data, dict):
+            _merge(target.data, data)
+        elif isinstance(target.data, list) and isinstance(data, _Items):
+            _append_new(target.data, data)
+        else:
+            raise _Unsafe
+
+    def replace_value(self, parent: YMap, key: str, value: Any) -> None:
+        """Replace an existing value (not merged): in place, in the style of what it replaces."""
+        column = self.check_map(parent)
+        existing = parent[key]
+        ks, vs = parent.kspans[key], parent.vspans[key]
+        after_key = (ks.end_line, ks.end_col)
+        start, end = (vs.line, vs.col), (vs.end_line, vs.end_col)
+        flow_parent = column == 0
+        if self.slice(start, (vs.line, vs.col + 1) if start != end else end) in ("&", "!"):
+            raise _Unsafe  # an anchor or tag on the value: not ours to drop
+        container = isinstance(value, (dict, list)) and bool(value)
+        if container and not flow_parent:
+            end = self.content_end(existing, vs)
+            if not _COLON.match(self.slice(after_key, start)):
+                raise _Unsafe  # a comment or properties between the key and its value
+            lines = self.block(value, column, parent)
+            self.add_edit(after_key, end, (0,), ":\n" + "\n".join(lines))
+            return
+        if container or isinstance(value, (dict, list)):
+            rendered = _flow(value, self.json_style(parent))
+        elif isinstance(value, str) and isinstance(existing, str) and self.char_at(vs) in ("'", '"'):
+            rendered = scalar_text(value, flow_parent, self.char_at(vs))
+        elif self.json_style(parent):
+            rendered = json.dumps(value, ensure_ascii=False)
+        else:
+            rendered = scalar_text(value, flow_parent)
+        if start == end:  # an empty null: `key:` or `{key}`
+            self.add_edit(after_key, end, (0,), ": " + rendered)
+            return
+        if isinstance(existing, (YMap, YSeq)) and not self.is_flow(vs):
+            if not _COLON.match(self.slice(after_key, start)):
+                raise _Unsafe
+            self.add_edit(after_key, self.content_end(existing, vs), (0,), ": " + rendered)
+            return
+        if not isinstance(existing, (YMap, YSeq)):
+            written = self.slice(start, end)
+            if written[:1] in ("|", ">"):
+                end = self.block_scalar_end(vs)
+            elif written[:1] not in ("'", '"') and frozen(_plain(written)) != frozen(existing):
+                raise _Unsafe  # the text there is not the value the node claims
+        self.add_edit(start, end, (0,), rendered)
+
+    # -- rendering the targets
+
+    def json_style(self, node: YMap) -> bool:
+        if self.checked.get(id(node)) != 0 or not node:
+            return False
+        first = self.own_keys(node)[0]
+        ks = node.kspans[first]
+        return self.slice((ks.line, ks.col), (ks.line, ks.col + 1)) == '"'
+
+    def local_layout(self, node: YMap, column: int) -> _Layout:
+        """The file's layout, with what ``node``'s own nested blocks show taking precedence."""
+        step, seq = self.layout(node.span.line)
+        for key in node:
+            value = node[key]
+            vs = node.vspans[key]
+            if isinstance(value, YMap) and value and not self.is_flow(vs):
+                cols = {s.col for s in value.kspans.values()}
+                if len(cols) == 1 and 1 <= min(cols) - column <= 8:
+                    step = min(cols) - column
+            elif (isinstance(value, YSeq) and value and self.char_at(vs) == "-"
+                  and 0 <= vs.col - column <= 8 and vs.line > node.kspans[key].line):
+                seq = vs.col - column
+        return _Layout(max(step, 1), max(seq, 0))
+
+    def block(self, data: Any, column: int, parent: YMap) -> list[str]:
+        """``data`` as the block value of a key of ``parent`` whose keys stand at ``column``."""
+        layout = self.local_layout(parent, column)
+        if isinstance(data, dict):
+            return layout.entries(data, column - 1 + layout.step, [])
+        return layout.items(list(data), column - 1 + layout.seq, [])
+
+    def render(self, target: Any) -> None:
+        if isinstance(target, _MapTarget):
+            self.render_map(target.node, target.data)
+        elif isinstance(target, _FillTarget):
+            self.render_fill(target)
+        else:
+            self.render_seq(target.node, target.data, self.json_style(target.parent))
+
+    def render_map(self, node: YMap, data: dict) -> None:
+        column = self.check_map(node)
+        if column == 0:  # flow
+            as_json = self.json_style(node)
+            entries = [_flow_entry(k, v, as_json) for k, v in data.items()]
+            self.flow_insert(node, [(node.kspans[k], node.vspans[k], node[k]) for k in self.own_keys(node)],
+                             entries)
+            return
+        keys = self.own_keys(node)
+        last = keys[-1]
+        at = self.line_end_after(self.content_end(self.child(node, last), node.vspans[last]))
+        layout = self.local_layout(node, column)
+        lines = layout.entries(data, column - 1, [])
+        self.add_edit(at, at, (1 - column, 1), "\n" + "\n".join(lines))
+
+    def flow_insert(self, node: Any, entries: list[tuple[Span, Span, Any]], new: list[str]) -> None:
+        """New entries (or items) ``new`` at the end of a flow collection whose entries are
+        ``entries`` (first span of each, span of its value, value)."""
+        span = node.span
+        if not entries:
+            opening = self.line(span.line)[span.col - 1:]
+            match = _PROPS.match(opening)
+            at = (span.line, span.col + (match.end() if match else 0) + 1)
+            self.add_edit(at, at, (0,), ", ".join(new))
+            return
+        first, last_value_span, last_value = entries[-1]
+        end = (last_value_span.end_line, last_value_span.end_col)
+        if isinstance(last_value, (YMap, YSeq)):
+            if not self.is_flow(last_value_span):
+                raise _Unsafe
+        if first.line != span.line and all(entry[0].line != span.line for entry in entries):
+            pad = " " * (first.col - 1)
+            text = "".join(",\n" + pad + entry for entry in new)
+        else:
+            text = "".join(", " + entry for entry in new)
+        self.add_edit(end, end, (0,), text)
+
+    def render_fill(self, target: _FillTarget) -> None:
+        parent, key, data = target.parent, target.key, target.data
+        column = self.check_map(parent)
+        ks, vs = parent.kspans[key], parent.vspans[key]
+        after_key, end = (ks.end_line, ks.end_col), (vs.end_line, vs.end_col)
+        between = self.slice(after_key, end)
+        if not _EMPTY_VALUE.match(between):
+            raise _Unsafe
+        if column == 0:
+            self.add_edit(after_key, end, (0,), ": " + _flow(data, self.json_style(parent)))
+            return
+        lines = self.block(data, column, parent)
+        indent = len(lines[0]) - len(lines[0].lstrip(" "))
+        line_end = self.line_end_after(end)
+        if not self.line(end[0])[end[1] - 1:].strip():  # nothing after the value on its line
+            self.add_edit(after_key, line_end, (0,), ":\n" + "\n".join(lines))
+            return
+        if between != ":":
+            self.add_edit(after_key, end, (0,), ":")
+        self.add_edit(line_end, line_end, (-indent, 0), "\n" + "\n".join(lines))
+
+    def render_seq(self, seq: YSeq, items: list, as_json: bool) -> None:
+        if not items:
+            return
+        span = seq.span
+        if self.is_flow(span):
+            entries = [(s, s, v) for s, v in zip(seq.ispans, seq)]
+            if self.slice((span.end_line, span.end_col - 1), (span.end_line, span.end_col)) != "]":
+                raise _Unsafe
+            self.flow_insert(seq, entries, [_flow(item, as_json) for item in items])
+            return
+        if self.slice((span.line, span.col), (span.line, span.col + 1)) != "-":
+            raise _Unsafe
+        first = seq.ispans[0]
+        offset = first.col - span.col if first.line == span.line and first.col - span.col >= 2 else 2
+        step, seq_offset = self.layout(span.line)
+        layout = _Layout(step, seq_offset, offset)
+        at = self.line_end_after(self.content_end(seq[-1], seq.ispans[-1]))
+        lines = layout.items(items, span.col - 1, [])
+        self.add_edit(at, at, (-(span.col - 1), 0), "\n" + "\n".join(lines))
+
+    # -- edits
+
+    def add_edit(self, start: Pos, end: Pos, order: tuple, text: str) -> None:
+        self.edits.append((start, end, order, text))
+
+    def combine(self) -> list[tuple[Span, str]]:
+        """Sorted edits, insertions at one point joined (inner blocks first), overlaps refused."""
+        edits = sorted(set(self.edits), key=lambda e: (e[0], e[1], e[2]))
+        out: list[list] = []
+        for start, end, _, new in edits:
+            if out and start == end and out[-1][0] == out[-1][1] == start:
+                out[-1][2] += new
+                continue
+            if out and start < out[-1][1]:
+                raise _Unsafe
+            if out and start == out[-1][1] and out[-1][0] == start and start != end:
+                pass  # an insertion then a replacement starting at that point: fine
+            out.append([start, end, new])
+        return [(Span(s[0], s[1], e[0], e[1]), new) for s, e, new in out
+                if not (s != e and self.slice(s, e) == new)]

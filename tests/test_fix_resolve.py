@@ -1,0 +1,451 @@
+"""linter.fix.resolve and linter.fix.apply: a rule's Plan becomes text edits at exact spans, in the
+file's own style, and applying them changes no byte outside them.
+
+Each case compares the fixed text byte for byte with what a careful person would write; the
+property tests at the end generate manifests (indentation 2 and 4, sequences indented or not,
+flow and block, comments, CRLF, several documents) and intents, and check that the result parses,
+holds exactly the data intended, keeps every byte outside the edits, and that a second resolve
+changes nothing.
+"""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from linter.fix import AppendItem, Edit, Fix, Plan, Replace, SetKey
+from linter.fix.apply import OverlapError, apply_edits, apply_fixes, select_non_overlapping
+from linter.fix.resolve import key_text, resolve, scalar_text
+from linter.model.position import Span
+from linter.model.tree import YMap, dig, frozen
+from linter.sources.yaml_k8s import load_text
+
+
+def bodies(text: str) -> list:
+    doc = load_text(text, "t.yaml")
+    assert not doc.errors, doc.errors
+    return [obj.body for obj in doc.objects]
+
+
+def fixed(text: str, *make, expect_edits: int | None = None) -> str | None:
+    """``text`` after resolving and applying the intents ``make`` builds from its objects' bodies;
+    None when resolve gives no fix."""
+    found = bodies(text)
+    intents = [m(found) for m in make]
+    fix = resolve(Plan.safe_fix("t", *intents), text, "t.yaml")
+    if fix is None:
+        return None
+    assert all(edit.path == "t.yaml" for edit in fix.edits)
+    if expect_edits is not None:
+        assert len(fix.edits) == expect_edits
+    out = apply_edits(text, fix.edits)
+    list(yaml.safe_load_all(out))  # parses
+    return out
+
+
+def container(i: int = 0, doc: int = 0):
+    return lambda b: b[doc]["spec"]["containers"][i]
+
+
+POD = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: p  # the pod
+spec:
+  containers:
+  - name: c
+    image: "repo/x:1"
+    resources:
+      requests:
+        nvidia.com/gpu: 1
+  # about volumes
+  volumes:
+  - name: v
+"""
+
+
+# ---------------------------------------------------------------------------------------------
+# SetKey, block style
+
+
+def test_gpu_limit_added_beside_the_request_at_the_keys_column() -> None:
+    out = fixed(POD, lambda b: SetKey(b[0]["spec"]["containers"][0]["resources"], ("limits", "nvidia.com/gpu"), 1))
+    assert out == POD.replace(
+        "        nvidia.com/gpu: 1\n",
+        "        nvidia.com/gpu: 1\n      limits:\n        nvidia.com/gpu: 1\n")
+
+
+def test_sequence_item_mapping_gets_keys_after_its_dash_and_before_a_comment_between_keys() -> None:
+    out = fixed(POD, lambda b: SetKey(b[0]["spec"]["containers"][0], ("securityContext", "allowPrivilegeEscalation"),
+                                      False))
+    assert out == POD.replace(
+        "  # about volumes\n",
+        "    securityContext:\n      allowPrivilegeEscalation: false\n  # about volumes\n")
+
+
+def test_existing_scalar_replaced_in_place_keeping_double_quotes_and_line_comment() -> None:
+    assert fixed(POD, lambda b: SetKey(b[0]["spec"]["containers"][0], ("image",), "repo/x:2")) == \
+        POD.replace('"repo/x:1"', '"repo/x:2"')
+    assert fixed(POD, lambda b: SetKey(b[0]["metadata"], ("name",), "on")) == POD.replace("name: p  #", "name: 'on'  #")
+    single = POD.replace('"repo/x:1"', "'repo/x:1'")
+    assert fixed(single, lambda b: SetKey(b[0]["spec"]["containers"][0], ("image",), "it's")) == \
+        single.replace("'repo/x:1'", "'it''s'")
+    # a quoted number replaced by a number is plain (the type is the value's, not the old text's)
+    quoted = "apiVersion: apps/v1\nkind: Deployment\nspec:\n  replicas: \"3\"\n"
+    assert fixed(quoted, lambda b: SetKey(b[0]["spec"], ("replicas",), 2)) == quoted.replace('"3"', "2")
+
+
+def test_a_key_after_the_last_entry_on_a_line_with_a_comment_keeps_the_comment_on_its_line() -> None:
+    out = fixed(POD, lambda b: SetKey(b[0]["metadata"], ("namespace",), "ml"))
+    assert out == POD.replace("  name: p  # the pod\n", "  name: p  # the pod\n  namespace: ml\n")
+
+
+def test_indentation_four_and_indented_sequences_are_detected() -> None:
+    text = """\
+apiVersion: batch/v1
+kind: Job
+spec:
+    template:
+        spec:
+            containers:
+                -   name: c
+                    image: x
+"""
+    out = fixed(text, lambda b: SetKey(b[0]["spec"]["template"]["spec"]["containers"][0],
+                                       ("securityContext", "capabilities", "drop"), ["ALL"]))
+    assert out == text + """\
+                    securityContext:
+                        capabilities:
+                            drop:
+                                - ALL
+"""
+    out = fixed(text, lambda b: SetKey(b[0]["spec"], ("suspend",), True))
+    assert out == text + "    suspend: true\n"
+
+
+def test_block_scalars_before_the_insertion_point_keep_their_text() -> None:
+    text = """\
+apiVersion: v1
+kind: Pod
+spec:
+  containers:
+  - name: c
+    command: |
+      echo hi
+        indented # not a comment
+
+    args: |+
+      kept
+
+  restartPolicy: Never
+"""
+    out = fixed(text, lambda b: SetKey(b[0]["spec"]["containers"][0], ("stdin",), True))
+    assert out == text.replace("      kept\n\n", "      kept\n\n    stdin: true\n")
+    before = bodies(text)[0]["spec"]["containers"][0]
+    after = bodies(out)[0]["spec"]["containers"][0]
+    assert (after["command"], after["args"]) == (before["command"], before["args"]) == \
+        ("echo hi\n  indented # not a comment\n", "kept\n\n")
+    clip = text.replace("    args: |+\n      kept\n\n", "")
+    out = fixed(clip, lambda b: SetKey(b[0]["spec"]["containers"][0], ("stdin",), True))
+    assert out == clip.replace("not a comment\n", "not a comment\n    stdin: true\n")
+
+
+def test_null_value_is_filled_with_a_block() -> None:
+    text = "apiVersion: v1\nkind: Pod\nspec:\n  securityContext:\n  containers: []\n"
+    out = fixed(text, lambda b: SetKey(b[0]["spec"], ("securityContext", "runAsNonRoot"), True))
+    assert out == "apiVersion: v1\nkind: Pod\nspec:\n  securityContext:\n    runAsNonRoot: true\n  containers: []\n"
+    commented = text.replace("securityContext:\n", "securityContext: ~  # todo\n")
+    out = fixed(commented, lambda b: SetKey(b[0]["spec"], ("securityContext", "runAsNonRoot"), True))
+    assert out == commented.replace(" ~  # todo\n", "  # todo\n    runAsNonRoot: true\n")
+
+
+def test_empty_flow_mapping_under_a_block_key_becomes_a_block() -> None:
+    text = "apiVersion: v1\nkind: Pod\nspec:\n  securityContext: {}\n  hostNetwork: false\n"
+    out = fixed(text, lambda b: SetKey(b[0]["spec"], ("securityContext", "runAsNonRoot"), True))
+    assert out == "apiVersion: v1\nkind: Pod\nspec:\n  securityContext:\n    runAsNonRoot: true\n  hostNetwork: false\n"
+
+
+def test_a_dict_value_over_an_existing_mapping_is_merged_key_by_key() -> None:
+    text = "apiVersion: v1\nkind: Pod\nspec:\n  securityContext:\n    runAsUser: 1000\n"
+    out = fixed(text, lambda b: SetKey(b[0]["spec"], ("securityContext",), {"runAsUser": 1000, "runAsNonRoot": True}))
+    assert out == text + "    runAsNonRoot: true\n"
+
+
+def test_several_intents_under_one_mapping_share_one_fragment() -> None:
+    text = "apiVersion: v1\nkind: Pod\nspec:\n  containers:\n  - name: c\n"
+    out = fixed(text,
+                lambda b: SetKey(b[0]["spec"]["containers"][0], ("resources", "limits", "nvidia.com/gpu"), 1),
+                lambda b: SetKey(b[0]["spec"]["containers"][0], ("resources", "requests", "nvidia.com/gpu"), 1),
+                lambda b: SetKey(b[0]["spec"], ("restartPolicy",), "Never"),
+                expect_edits=1)
+    assert out == text + ("    resources:\n      limits:\n        nvidia.com/gpu: 1\n      requests:\n"
+                          "        nvidia.com/gpu: 1\n  restartPolicy: Never\n")
+
+
+def test_documents_separated_by_dashes_and_a_list_item() -> None:
+    text = """\
+apiVersion: v1
+kind: Pod
+spec:
+  containers:
+  - name: a
+---
+apiVersion: v1
+kind: List
+items:
+- apiVersion: batch/v1
+  kind: Job
+  spec:
+    parallelism: 1
+---
+apiVersion: v1
+kind: ConfigMap
+"""
+    out = fixed(text, lambda b: SetKey(b[1]["spec"], ("suspend",), True))
+    assert out == text.replace("    parallelism: 1\n", "    parallelism: 1\n    suspend: true\n")
+    out = fixed(text, lambda b: SetKey(b[0], ("metadata", "name"), "p"))
+    assert out == text.replace("  - name: a\n", "  - name: a\nmetadata:\n  name: p\n", 1)
+
+
+def test_crlf_is_kept_and_new_lines_use_it() -> None:
+    text = POD.replace("\n", "\r\n")
+    out = fixed(text, lambda b: SetKey(b[0]["metadata"], ("namespace",), "ml"))
+    assert out == text.replace("  name: p  # the pod\r\n", "  name: p  # the pod\r\n  namespace: ml\r\n")
+    assert "\n" not in out.replace("\r\n", "")
+
+
+def test_a_file_without_a_final_line_break_stays_without_one() -> None:
+    text = "apiVersion: v1\nkind: Pod\nspec:\n  hostNetwork: true"
+    assert fixed(text, lambda b: SetKey(b[0]["spec"], ("hostNetwork",), False)) == text.replace("true", "false")
+    assert fixed(text, lambda b: SetKey(b[0]["spec"], ("hostPID",), False)) == text + "\n  hostPID: false"
+
+
+# ---------------------------------------------------------------------------------------------
+# Flow style and JSON
+
+
+def test_flow_mapping_gets_the_entry_before_its_brace() -> None:
+    text = "apiVersion: v1\nkind: Pod\nmetadata: {name: p, labels: {app: x}}\n"
+    out = fixed(text, lambda b: SetKey(b[0]["metadata"], ("labels", "team"), "ml"),
+                lambda b: SetKey(b[0]["metadata"], ("annotations", "a"), "x, y"))
+    assert out == "apiVersion: v1\nkind: Pod\nmetadata: {name: p, labels: {app: x, team: ml}, annotations: {a: 'x, y'}}\n"
+    empty = "apiVersion: v1\nkind: Pod\nmetadata: {name: p, labels: {}}\n"
+    assert fixed(empty, lambda b: SetKey(b[0]["metadata"], ("labels", "team"), "ml")) == \
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p, labels: {team: ml}}\n"
+
+
+def test_json_gets_json_one_entry_per_line_as_it_is_written() -> None:
+    text = '{\n  "apiVersion": "v1",\n  "kind": "Pod",\n  "spec": {\n    "containers": [{"name": "c"}]\n  }\n}\n'
+    out = fixed(text, lambda b: SetKey(b[0]["spec"], ("hostNetwork",), False),
+                lambda b: SetKey(b[0]["spec"]["containers"][0], ("resources", "limits", "cpu"), "1"))
+    assert out == ('{\n  "apiVersion": "v1",\n  "kind": "Pod",\n  "spec": {\n'
+                   '    "containers": [{"name": "c", "resources": {"limits": {"cpu": "1"}}}],\n'
+                   '    "hostNetwork": false\n  }\n}\n')
+    import json
+    assert json.loads(out)["spec"]["hostNetwork"] is False
+
+
+# ---------------------------------------------------------------------------------------------
+# AppendItem
+
+
+def test_append_to_block_sequence_with_its_dash_column() -> None:
+    text = """\
+apiVersion: v1
+kind: Pod
+spec:
+  containers:
+    - name: c
+      env:
+        - name: A
+          value: "1"
+      image: x
+"""
+    out = fixed(text, lambda b: AppendItem(b[0]["spec"]["containers"][0], "env",
+                                           {"name": "TORCH_NCCL_ASYNC_ERROR_HANDLING", "value": "1"}))
+    assert out == text.replace('          value: "1"\n', '          value: "1"\n'
+                               "        - name: TORCH_NCCL_ASYNC_ERROR_HANDLING\n          value: '1'\n")
+
+
+def test_append_creates_the_key_and_keeps_flow_sequences_flow() -> None:
+    text = "apiVersion: v1\nkind: Pod\nspec:\n  containers:\n  - name: c\n    args: [a, b]\n"
+    out = fixed(text, lambda b: AppendItem(b[0]["spec"]["containers"][0], "args", "--x=1"),
+                lambda b: AppendItem(b[0]["spec"]["containers"][0], "env", {"name": "A", "value": "on"}))
+    assert out == text.replace("[a, b]\n", "[a, b, --x=1]\n    env:\n    - name: A\n      value: 'on'\n")
+    empty = "apiVersion: v1\nkind: Pod\nspec:\n  tolerations: []\n"
+    assert fixed(empty, lambda b: AppendItem(b[0]["spec"], "tolerations", {"operator": "Exists"})) == \
+        "apiVersion: v1\nkind: Pod\nspec:\n  tolerations:\n  - operator: Exists\n"
+
+
+def test_append_of_an_item_already_there_is_no_fix() -> None:
+    text = "apiVersion: v1\nkind: Pod\nspec:\n  tolerations:\n  - operator: Exists\n"
+    assert fixed(text, lambda b: AppendItem(b[0]["spec"], "tolerations", {"operator": "Exists"})) is None
+
+
+# ---------------------------------------------------------------------------------------------
+# Replace, validation, overlaps
+
+
+def test_replace_is_a_raw_edit_inside_the_text_only() -> None:
+    text = "FROM python:3.11\nRUN pip install x\n"
+    fix = resolve(Plan.safe_fix("t", Replace(Span(2, 17, 2, 17), "--no-cache-dir ")), text, "Dockerfile")
+    assert fix == Fix("t", (Edit("Dockerfile", Span(2, 17, 2, 17), "--no-cache-dir "),))
+    assert apply_edits(text, fix.edits) == "FROM python:3.11\nRUN pip install --no-cache-dir x\n"
+    assert resolve(Plan.safe_fix("t", Replace(Span(3, 5, 3, 9), "x")), text, "Dockerfile") is None
+    assert resolve(Plan.safe_fix("t", Replace(Span(1, 30, 1, 31), "x")), text, "Dockerfile") is None
+    assert resolve(Plan.safe_fix("t", Replace(Span(2, 5, 1, 1), "x")), text, "Dockerfile") is None
+
+
+def test_equal_value_already_set_is_no_fix() -> None:
+    assert fixed(POD, lambda b: SetKey(b[0]["spec"]["containers"][0], ("resources", "requests", "nvidia.com/gpu"), 1)) \
+        is None
+    # 1 and "1" and true are three values
+    out = fixed(POD, lambda b: SetKey(b[0]["spec"]["containers"][0], ("resources", "requests", "nvidia.com/gpu"), "1"))
+    assert out == POD.replace("nvidia.com/gpu: 1", "nvidia.com/gpu: '1'")
+
+
+def test_nodes_whose_spans_do_not_match_the_text_give_no_fix() -> None:
+    body = bodies(POD)[0]
+    built = YMap()  # a view put together in memory: default spans
+    built["name"] = "c"
+    assert resolve(Plan.safe_fix("t", SetKey(built, ("x",), 1)), POD, "t.yaml") is None
+    # the node of another text (a kustomize build's output, another file)
+    other = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: q\n"
+    assert resolve(Plan.safe_fix("t", SetKey(bodies(other)[0]["metadata"], ("x",), 1)), POD, "t.yaml") is None
+    # a view merging two mappings: keys from both, spans from both
+    merged = YMap(body["metadata"].span)
+    for source in (body["metadata"], body["spec"]["containers"][0]):
+        for key in source:
+            merged[key] = source[key]
+            merged.kspans[key], merged.vspans[key] = source.kspans[key], source.vspans[key]
+    assert resolve(Plan.safe_fix("t", SetKey(merged, ("x",), 1)), POD, "t.yaml") is None
+    # a text changed since the nodes were read
+    assert resolve(Plan.safe_fix("t", SetKey(body["metadata"], ("x",), 1)), POD.replace("name: p", "nom: p"),
+                   "t.yaml") is None
+
+
+def test_aliases_and_merge_keys_are_not_followed() -> None:
+    text = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  labels: &l {app: x}
+  annotations: *l
+spec:
+  base: &b
+    a: 1
+  other:
+    <<: *b
+    c: 2
+"""
+    assert fixed(text, lambda b: SetKey(b[0]["metadata"], ("annotations", "x"), "y")) is None
+    assert fixed(text, lambda b: SetKey(b[0]["spec"]["other"], ("d",), 3)) is None
+    assert fixed(text, lambda b: SetKey(b[0]["metadata"], ("labels",), "z")) is None  # would drop the anchor
+    # the anchored mapping itself can take a key (its aliases see it too, as YAML means)
+    assert fixed(text, lambda b: SetKey(b[0]["spec"]["base"], ("e",), 5)) == text.replace("    a: 1\n",
+                                                                                          "    a: 1\n    e: 5\n")
+
+
+def test_a_scalar_in_the_way_or_conflicting_intents_give_no_fix() -> None:
+    assert fixed(POD, lambda b: SetKey(b[0]["metadata"], ("name", "x"), 1)) is None
+    assert fixed(POD, lambda b: SetKey(b[0]["metadata"], ("ns",), "a"), lambda b: SetKey(b[0]["metadata"], ("ns",), "b")) \
+        is None
+    assert fixed(POD, lambda b: SetKey(b[0]["spec"]["containers"][0], ("image",), "a"),
+                 lambda b: Replace(b[0]["spec"]["containers"][0].vspans["image"], "b")) is None
+
+
+def test_lone_cr_line_breaks_give_no_fix_for_nodes() -> None:
+    text = 'apiVersion: v1\nkind: Pod\nmetadata:\n  name: "a\rb"\n'
+    assert fixed(text, lambda b: SetKey(b[0]["metadata"], ("x",), 1)) is None
+
+
+# ---------------------------------------------------------------------------------------------
+# Scalars
+
+
+@pytest.mark.parametrize(("value", "block", "flow"), [
+    ("plain", "plain", "plain"),
+    ("on", "'on'", "'on'"),
+    ("yes", "'yes'", "'yes'"),
+    ("true", "'true'", "'true'"),
+    ("null", "'null'", "'null'"),
+    ("~", "'~'", "'~'"),
+    ("1", "'1'", "'1'"),
+    ("0777", "'0777'", "'0777'"),
+    ("1e3", "'1e3'", "'1e3'"),
+    ("1_000", "'1_000'", "'1_000'"),
+    ("2024-01-01", "'2024-01-01'", "'2024-01-01'"),
+    ("", "''", "''"),
+    ("a: b", "'a: b'", "'a: b'"),
+    ("a #b", "'a #b'", "'a #b'"),
+    ("#a", "'#a'", "'#a'"),
+    ("- a", "'- a'", "'- a'"),
+    ("a, b", "a, b", "'a, b'"),
+    ("{x", "'{x'", "'{x'"),
+    ("it's", "it's", "it's"),
+    ("a\nb", '"a\\nb"', '"a\\nb"'),
+    ("名前", "名前", "名前"),
+    (1, "1", "1"),
+    (True, "true", "true"),
+    (False, "false", "false"),
+    (None, "null", "null"),
+    (0.5, "0.5", "0.5"),
+])
+def test_scalar_quoting(value, block, flow) -> None:
+    assert scalar_text(value) == block
+    assert scalar_text(value, True) == flow
+    for text, context in ((block, "k: {}\n"), (flow, "{{k: {}}}\n")):
+        read = yaml.safe_load(context.format(text))["k"]
+        assert frozen(read) == frozen(value)
+        assert frozen(load_text("apiVersion: v1\nkind: X\nk: " + text + "\n", "t.yaml").objects[0].body["k"]) \
+            == frozen(value)
+
+
+def test_key_quoting() -> None:
+    assert key_text("nvidia.com/gpu") == "nvidia.com/gpu"
+    assert key_text("on") == "'on'"
+    assert key_text("a: b") == "'a: b'"
+    assert key_text("a,b", True) == "'a,b'"
+
+
+# ---------------------------------------------------------------------------------------------
+# apply
+
+
+def test_apply_converts_line_breaks_keeps_bom_and_refuses_overlaps() -> None:
+    text = "\ufeffa: 1\r\nb: 2\r\n"
+    edits = [Edit("f", Span(2, 5, 2, 5), "\nc: 3"), Edit("f", Span(1, 4, 1, 5), "9")]
+    assert apply_edits(text, edits) == "\ufeffa: 9\r\nb: 2\r\nc: 3\r\n"
+    with pytest.raises(OverlapError):
+        apply_edits(text, [Edit("f", Span(1, 1, 1, 5), "x"), Edit("f", Span(1, 4, 2, 1), "y")])
+    with pytest.raises(OverlapError):
+        apply_edits(text, [Edit("f", Span(1, 1, 1, 5), "x"), Edit("f", Span(1, 3, 1, 3), "y")])
+    with pytest.raises(OverlapError):
+        apply_edits(text, [Edit("f", Span(5, 1, 5, 1), "x")])
+    # insertions at one point keep the order given; a replacement and an insertion may touch
+    assert apply_edits("ab", [Edit("f", Span(1, 2, 1, 2), "1"), Edit("f", Span(1, 2, 1, 2), "2"),
+                              Edit("f", Span(1, 1, 1, 2), "A")]) == "A12b"
+
+
+def test_select_non_overlapping_defers_whole_fixes() -> None:
+    one = Fix("one", (Edit("f", Span(1, 1, 1, 3), "x"), Edit("f", Span(3, 1, 3, 1), "i")))
+    two = Fix("two", (Edit("f", Span(1, 2, 1, 4), "y"),))  # overlaps one
+    three = Fix("three", (Edit("f", Span(3, 1, 3, 1), "j"),))  # inserts where one inserts
+    four = Fix("four", (Edit("f", Span(1, 3, 1, 5), "z"), Edit("g", Span(1, 1, 1, 3), "w")))  # adjacent: fine
+    applied, deferred = select_non_overlapping([one, two, three, four])
+    assert [f.title for f in applied] == ["one", "four"]
+    assert [f.title for f in deferred] == ["two", "three"]
+    text, applied, deferred = apply_fixes("abcdef\n\nxyz\n", "f", [one, two, three, four])
+    assert text == "xzef\n\nixyz\n" and len(applied) == 2 and len(deferred) == 2
+
+
+def test_resolved_fix_edits_never_overlap_and_are_sorted() -> None:
+    found = bodies(POD)
+    c = found[0]["spec"]["containers"][0]
+    fix = resolve(Plan.safe_fix("t", SetKey(c, ("image",), "y"), SetKey(c, ("stdin",), True),
+                                SetKey(found[0]["metadata"], ("namespace",), "n")), POD, "t.yaml")
+    spans = [e.span for e in fix.edits]
+    assert spans == sorted(spans)
+    assert select_non_overlapping([fix]) == ([fix], [])
+    assert dig(bodies(apply_edits(POD, fix.edits))[0], "spec", "containers", 0, "stdin") is True
