@@ -99,7 +99,7 @@ def run_fixes(request: Any, *, unsafe: bool, write: bool, max_passes: int = MAX_
                     continue
                 files[display] = entry
                 if _pass(entry, pending[display], notes):
-                    sources.OVERLAY[entry.path] = entry.current
+                    sources.OVERLAY[os.path.realpath(entry.path)] = entry.current
                     progressed = True
             if not progressed:
                 break
@@ -124,6 +124,9 @@ def run_fixes(request: Any, *, unsafe: bool, write: bool, max_passes: int = MAX_
             fixed.update(entry.fixed)
         else:
             notes.append(Note(display, f"not fixed: {problem}"))
+    if refused:  # a fix --fix will not write is no fix of this report
+        report.results = [replace(r, autofix=None) if r.autofix is not None and r.autofix.edits[0].path in refused
+                          else r for r in report.results]
     report.notes.extend(notes)
     report.fixed = dict(sorted(fixed.items()))
     return FixOutcome(report, fixed, changed, written, notes, passes)
