@@ -345,3 +345,24 @@ def test_fix_output_is_the_same_across_jobs(cli, tmp_path: Path, monkeypatch: py
         outputs.append(tuple((tmp_path / f"cm{n}.yaml").read_bytes() for n in range(10)))
     assert outputs[0] == outputs[2] and outputs[1] == outputs[3]
     assert json.loads(outputs[0][1])["summary"]["fixed"] == {"TST001": 10}
+
+
+def test_fix_output_is_the_same_with_the_cache(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import linter.cli
+
+    project = tmp_path / "p"
+    project.mkdir()
+    cache = tmp_path / "cache"
+
+    def once(*args: str) -> tuple:
+        for number in range(3):
+            (project / f"cm{number}.yaml").write_text(MANIFEST.replace("settings", f"s{number}"))
+        result = CliRunner().invoke(linter.cli.main, ["check", "--no-color", "--select", "TST001", "--fix", *args,
+                                                      "p"], catch_exceptions=False)
+        return result.exit_code, result.stdout, tuple((project / f"cm{n}.yaml").read_bytes() for n in range(3))
+
+    uncached = once("--no-cache")
+    assert uncached[2] == (FIXED.replace("settings", "s0").encode(), FIXED.replace("settings", "s1").encode(),
+                           FIXED.replace("settings", "s2").encode())
+    assert once("--cache-dir", str(cache)) == uncached  # cold
+    assert once("--cache-dir", str(cache)) == uncached  # warm
