@@ -366,3 +366,11 @@ def test_fix_output_is_the_same_with_the_cache(cli, tmp_path: Path, monkeypatch:
                            FIXED.replace("settings", "s2").encode())
     assert once("--cache-dir", str(cache)) == uncached  # cold
     assert once("--cache-dir", str(cache)) == uncached  # warm
+
+
+def test_a_suppressed_finding_is_not_fixed(cli, tmp_path: Path) -> None:
+    text = MANIFEST.replace("    fixme: bad\n", "    # mlops-lint: disable=TST001 kept on purpose\n    fixme: bad\n")
+    (tmp_path / "cm.yaml").write_text(text)
+    code, out, _ = cli("--select", "TST001", "--fix", ".")
+    assert (code, (tmp_path / "cm.yaml").read_text()) == (0, text)
+    assert "Fixed" not in out and "fixable" not in out
