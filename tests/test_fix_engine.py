@@ -127,3 +127,14 @@ def test_autofixes_are_the_same_across_jobs_and_the_cache(resolver: None, tmp_pa
     assert results(1, cache) == serial  # cold, written
     assert list(cache.glob("run-*.cache"))
     assert results(2, cache) == serial  # warm, read
+
+
+@pytest.mark.parametrize("path", ["<kustomize build overlays/prod/kustomization.yaml>", "<helm template charts/x>",
+                                  "<stdin>"])
+def test_built_or_streamed_output_gets_no_fix(resolver: None, path: str) -> None:
+    """A kustomize build's or a Helm render's objects are not the source file's nodes, and stdin
+    is no file: their findings carry no fix (the hint stays)."""
+    from linter.engine import load_bytes
+
+    (result,) = _run([load_bytes(MANIFEST.encode(), path, "k8s")])
+    assert (result.rule, result.fix, result.autofix) == ("TST001", "set it to no", None)

@@ -99,7 +99,7 @@ def run_fixes(request: Any, *, unsafe: bool, write: bool, max_passes: int = MAX_
                     continue
                 files[display] = entry
                 if _pass(entry, pending[display], notes):
-                    sources.OVERLAY[entry.path] = entry.current
+                    sources.OVERLAY[os.path.realpath(entry.path)] = entry.current
                     progressed = True
             if not progressed:
                 break
@@ -124,6 +124,11 @@ def run_fixes(request: Any, *, unsafe: bool, write: bool, max_passes: int = MAX_
             fixed.update(entry.fixed)
         else:
             notes.append(Note(display, f"not fixed: {problem}"))
+    # a fix --fix would not write (a refused file's, or one it stopped fixing) is no fix of this report
+    stopped = refused | {display for display, entry in files.items() if entry.frozen}
+    if stopped:
+        report.results = [replace(r, autofix=None) if r.autofix is not None and r.autofix.edits[0].path in stopped
+                          else r for r in report.results]
     report.notes.extend(notes)
     report.fixed = dict(sorted(fixed.items()))
     return FixOutcome(report, fixed, changed, written, notes, passes)
@@ -313,10 +318,11 @@ def _write(entry: _File) -> str | None:
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(temporary, stat.S_IMODE(info.st_mode))
-        try:
-            os.chown(temporary, info.st_uid, info.st_gid)
-        except OSError:
-            pass  # another user's file in a folder we may write: the mode is kept, the owner is ours
+        if hasattr(os, "chown"):
+            try:
+                os.chown(temporary, info.st_uid, info.st_gid)
+            except OSError:
+                pass  # another user's file in a folder we may write: the mode is kept, the owner is ours
         os.replace(temporary, entry.path)
     except OSError as exc:
         try:

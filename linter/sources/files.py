@@ -26,7 +26,7 @@ class Unreadable(Exception):
         self.reason = reason
 
 
-# What a fix run has changed but not written yet (absolute path -> bytes): read_source gives these
+# What a fix run has changed but not written yet (real path -> bytes): read_source gives these
 # bytes instead of the file's, so each pass of --fix (and --diff, which writes nothing) lints the
 # files as the fixes so far left them (linter.fix.run)
 OVERLAY: dict[str, bytes] = {}
@@ -44,7 +44,7 @@ def read_source(path: os.PathLike | str, limit: int | None = None) -> bytes:
 
     limit = MAX_FILE_BYTES if limit is None else limit
     if OVERLAY:
-        changed = OVERLAY.get(os.path.abspath(path))
+        changed = OVERLAY.get(os.path.realpath(path))  # a link reads what its target will hold
         if changed is not None:
             if len(changed) > limit:
                 raise Unreadable(too_large(len(changed), limit))
