@@ -81,7 +81,9 @@ def test_a_plan_naming_another_file_is_resolved_against_that_files_text(
     from linter.rule import Finding
 
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "other.yaml").write_bytes(b"\xef\xbb\xbfkey: value\n")
+    # the same object in another file (the plan's nodes must sit in the text it is resolved
+    # against: the real resolver refuses spans that do not match), read without its BOM
+    (tmp_path / "other.yaml").write_bytes(b"\xef\xbb\xbf" + MANIFEST.encode())
     seen = []
     import linter.fix.resolve as resolve_module
 
@@ -94,7 +96,7 @@ def test_a_plan_naming_another_file_is_resolved_against_that_files_text(
 
     rule = replace(TEST_RULES[0], func=elsewhere)
     (result,) = _run([load_bytes(MANIFEST.encode(), "cm.yaml", "k8s")], [rule])
-    assert seen == [("key: value\n", "other.yaml")]
+    assert seen == [(MANIFEST, "other.yaml")]
     assert result.path == "cm.yaml" and result.autofix.edits[0].path == "other.yaml"
 
 
