@@ -117,3 +117,14 @@ def drop_all_capabilities(container: Any, *, safe: bool = False) -> Any:
         return None
     return plan(title, set_path(container_map(container), ("securityContext", "capabilities", "drop"), ["ALL"]),
                 safe=safe)
+
+
+def env_entry(container: Any, var: Any) -> YMap | None:
+    """The ``env`` item of ``container`` that ``var`` (a ``linter.model.k8s.EnvVar``) was read from,
+    as a real node (a TrainJob trainer's merged ``env`` holds the items of both objects)."""
+    env = container.body.get_seq("env")
+    index = var.path[-1] if var is not None and var.path else None
+    if env is None or not isinstance(index, int) or not 0 <= index < len(env):
+        return None
+    item = env[index]
+    return item if isinstance(item, YMap) and item.get("name") == var.name else None

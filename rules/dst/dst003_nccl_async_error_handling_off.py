@@ -71,7 +71,7 @@ the rule asks for the explicit setting the article recommends. Init containers a
 """
 
 from linter.fix import AppendItem
-from linter.fix.plans import plan, set_path
+from linter.fix.plans import env_entry, plan, set_path
 from linter.model.distributed import KUBEFLOW, rank_env, uses_nccl
 from linter.model.k8s import Container, container_uses_gpu
 from linter.rule import CONTAINER, Finding, rule
@@ -93,11 +93,8 @@ def _append(container: Container):
 
 
 def _set(container: Container, var):
-    env = container.body.get_seq("env")
-    index = var.path[-1] if var is not None else None
-    if env is None or not isinstance(index, int) or not 0 <= index < len(env) or env[index].get("name") != var.name:
-        return None
-    return plan(f'set `{var.name}` to "{WANTED}"', set_path(env[index], ("value",), WANTED))
+    return plan(f'set `{var.name}` to "{WANTED}"', set_path(env_entry(container, var), ("value",), WANTED)) \
+        if var is not None else None
 
 
 def first_set(container: Container, names: tuple[str, ...]):
