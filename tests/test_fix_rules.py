@@ -98,7 +98,7 @@ def test_set_path_anchors_at_the_deepest_mapping_and_stops_at_non_mappings() -> 
     assert set_path(tree, ("a", "b", "d"), 2) == SetKey(a["b"], ("d",), 2)
     assert set_path(tree, ("a", "x", "y"), 2) == SetKey(a, ("x", "y"), 2)
     assert set_path(tree, ("a", "b", "c"), 3) == SetKey(a["b"], ("c",), 3)
-    assert set_path(tree, ("a", "n", "y"), 2) is None  # `n:` is null, not a mapping
+    assert set_path(tree, ("a", "n", "y"), 2) == SetKey(a, ("n", "y"), 2)  # `n:` left null: written as its value
     assert set_path(tree, ("a", "s", "y"), 2) is None
     assert set_path(tree, ("a", "l"), 2) is None  # a scalar never replaces a list
     assert set_path(tree, ("a", "b"), 2) is None
@@ -141,7 +141,7 @@ def test_gpu001_creates_limits_and_keeps_the_request_s_text(monkeypatch) -> None
     assert intent(only(found)) == SetKey(resources, ("limits", "nvidia.com/mig-1g.10gb"), "1")
 
 
-@pytest.mark.parametrize("request_, limits", [("0.5", "{}"), ("0", "{}"), ("two", "{}"), ("1", "null")])
+@pytest.mark.parametrize("request_, limits", [("0.5", "{}"), ("0", "{}"), ("two", "{}"), ("1", "[]"), ("1", "x")])
 def test_gpu001_no_fix_for_a_bad_count_or_limits_that_is_not_a_mapping(monkeypatch, request_, limits) -> None:
     found, _ = propose(monkeypatch, job(f"""
         resources:
@@ -345,7 +345,10 @@ def test_dst003_sets_a_wrong_value_in_place(monkeypatch, name, value) -> None:
 
 
 def test_dst003_no_fix_when_env_is_not_a_list(monkeypatch) -> None:
-    found, _ = propose(monkeypatch, pytorchjob("env:\n"), "DST003")
+    found, objects = propose(monkeypatch, pytorchjob("env:\n"), "DST003")
+    assert intent(only(found)) == AppendItem(worker(objects), "env",
+                                             {"name": "TORCH_NCCL_ASYNC_ERROR_HANDLING", "value": "1"})
+    found, _ = propose(monkeypatch, pytorchjob("env: {}\n"), "DST003")
     assert [p.plan for p in found] == [None]
 
 

@@ -18,12 +18,13 @@ from linter.model.tree import YMap, YSeq, dig
 
 def set_path(node: Any, path: tuple[str, ...], value: Any) -> SetKey | None:
     """``SetKey`` making ``node[path…]`` equal ``value``, anchored at the deepest mapping on the path
-    that exists; ``None`` when a step holds something that is not a mapping (``securityContext:``
-    left empty, a scalar where a mapping belongs): that is for the user to sort out, not a fix."""
+    that exists (a step left null, ``securityContext:``, is missing: the resolver writes the rest
+    as its value); ``None`` when a step holds something else that is not a mapping (a scalar or a
+    list where a mapping belongs): that is for the user to sort out, not a fix."""
     if not isinstance(node, YMap) or not path:
         return None
     for depth, step in enumerate(path[:-1]):
-        if step not in node:
+        if step not in node or node.get(step) is None:
             return SetKey(node, tuple(path[depth:]), value)
         child = node.get(step)
         if not isinstance(child, YMap):

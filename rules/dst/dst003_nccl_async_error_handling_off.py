@@ -54,7 +54,7 @@ when the variable the rule reports (the new name, or the old `NCCL_ASYNC_ERROR_H
 PyTorch reads in its place) is written with another value, the fix sets that entry's `value` to
 the string `"1"`. Mode 1 only changes what happens after a NCCL error has already broken the
 job: the process exits (and the operator restarts it) instead of hanging with its GPUs, which is
-the rule's intent; a healthy run is unchanged. There is no fix when `env` is not a list.
+the rule's intent; a healthy run is unchanged. There is no fix when `env` is neither a list nor empty.
 
 ## Known problems
 Values compare as the strings Kubernetes passes (`1` and `"1"` are the same); PyTorch reads them
@@ -86,7 +86,7 @@ WANTED = "1"  # the article's value, as the string Kubernetes passes
 
 def _append(container: Container):
     env = container.body.get("env")
-    if "env" in container.body and not isinstance(env, list):
+    if env is not None and not isinstance(env, list):
         return None
     return plan(f'add `{NAMES[0]}: "{WANTED}"` to the env of container `{container.name}`',
                 AppendItem(container.body, "env", {"name": NAMES[0], "value": WANTED}))

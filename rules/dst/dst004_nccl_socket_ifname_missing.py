@@ -91,7 +91,7 @@ def _autofix(container: Container, ifname):
     if ifname.is_literal:
         return plan(title, set_path(env_entry(container, ifname.var), ("value",), "eth0"), safe=False)
     env = container.body.get("env")
-    if "env" in container.body and not isinstance(env, list) or container.pod.merged:
+    if env is not None and not isinstance(env, list) or container.pod.merged:
         return None  # not a list; or a TrainJob's trainer, whose env merges two objects
     return plan(title, AppendItem(container.body, "env", {"name": "NCCL_SOCKET_IFNAME", "value": "eth0"}), safe=False)
 

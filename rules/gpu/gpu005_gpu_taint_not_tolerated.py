@@ -117,7 +117,7 @@ def _tolerate(pod: PodSpec, taint):
     if pod.origin is not None:
         return None  # a TrainJob's view: its pod spec is a shared runtime's (runtimePatches would be the place)
     holder = pod.spec
-    if holder is None or ("tolerations" in holder and not isinstance(holder.get("tolerations"), list)):
+    if holder.get("tolerations") is not None and not isinstance(holder.get("tolerations"), list):
         return None
     item = {"key": taint.key, "operator": "Equal" if taint.value else "Exists"}
     if taint.value:

@@ -96,7 +96,7 @@ def _tolerates_everything(pod) -> bool:
 
 def _tolerate_all(pod):
     tolerations = pod.spec.get("tolerations")
-    if "tolerations" in pod.spec and not isinstance(tolerations, list):
+    if tolerations is not None and not isinstance(tolerations, list):
         return None
     return plan("add `tolerations: [{operator: Exists}]`", AppendItem(pod.spec, "tolerations", {"operator": "Exists"}))
 
