@@ -631,3 +631,21 @@ def test_gpu010_hardening(monkeypatch) -> None:
         (SetKey(container, ("securityContext", "allowPrivilegeEscalation"), False), False),
         (SetKey(container, ("securityContext", "capabilities", "drop"), ["ALL"]), False),
     ]
+
+
+def test_dst004_no_fix_for_mpi_ranks_started_over_ssh(monkeypatch) -> None:
+    mpijob = """
+    apiVersion: kubeflow.org/v2beta1
+    kind: MPIJob
+    metadata: {name: m}
+    spec:
+      mpiReplicaSpecs:
+        Launcher:
+          replicas: 1
+          template: {spec: {containers: [{name: l, image: x:1, command: [mpirun, python, t.py]}]}}
+        Worker:
+          replicas: 2
+          template: {spec: {containers: [{name: w, image: x:1, resources: {limits: {nvidia.com/gpu: 1}}}]}}
+    """
+    found, _ = propose(monkeypatch, {"m.yaml": mpijob}, "DST004")
+    assert found and all(p.plan is None for p in found)

@@ -51,8 +51,10 @@ under AKS's CNIs (kubenet, Azure CNI, Azure CNI Overlay): an empty entry gets th
 `{name: NCCL_SOCKET_IFNAME, value: eth0}` is appended to the container's `env`. A pod with
 other interfaces (Multus, host networking, a secondary NIC for NCCL) needs another name, and a
 wrong one makes NCCL fail to find its interface at start-up: review it, then apply with
-`--unsafe-fixes`. No fix for a TrainJob's trainer container (its `env` merges the TrainJob's
-and the runtime's) or when `env` is not a list.
+`--unsafe-fixes`. No fix for ranks that mpirun starts over ssh (an MPIJob, a Volcano Job with the
+`ssh` or `mpi` plugin: sshd does not pass the container's `env` on; `-x NCCL_SOCKET_IFNAME=eth0`
+on the launcher's `mpirun` is the place), for a TrainJob's trainer container (its `env` merges
+the TrainJob's and the runtime's), or when `env` is not a list.
 
 ## Known problems
 Single-pod jobs are not checked: NCCL then uses NVLink, PCIe or shared memory inside the node.
@@ -84,6 +86,17 @@ def as_int(value: str | None) -> int | None:
         return None
 
 
+def _over_ssh(container: Container) -> bool:
+    """Ranks started over ssh by mpirun (an MPIJob, a Volcano Job with the ``ssh`` or ``mpi``
+    plugin): sshd does not hand the container's env to them, ``mpirun -x`` on the launcher does."""
+    obj = container.obj
+    if obj.kind == "MPIJob":
+        return True
+    spec = obj.body.get_map("spec") if obj.group == "batch.volcano.sh" else None
+    plugins = spec.get("plugins") if spec is not None else None
+    return isinstance(plugins, dict) and bool({"ssh", "mpi"} & set(map(str, plugins)))
+
+
 def _autofix(container: Container, ifname):
     """``NCCL_SOCKET_IFNAME=eth0`` (the article's value): the empty entry's value set, else an entry
     appended to the container's own ``env``."""
@@ -91,8 +104,8 @@ def _autofix(container: Container, ifname):
     if ifname.is_literal:
         return plan(title, set_path(env_entry(container, ifname.var), ("value",), "eth0"), safe=False)
     env = container.body.get("env")
-    if env is not None and not isinstance(env, list) or container.pod.merged:
-        return None  # not a list; or a TrainJob's trainer, whose env merges two objects
+    if env is not None and not isinstance(env, list) or container.pod.merged or _over_ssh(container):
+        return None  # not a list; a TrainJob's trainer, whose env merges two objects; or MPI ranks
     return plan(title, AppendItem(container.body, "env", {"name": "NCCL_SOCKET_IFNAME", "value": "eth0"}), safe=False)
 
 
