@@ -353,7 +353,7 @@ def test_dst003_no_fix_when_env_is_not_a_list(monkeypatch) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# SEC001 / SEC002 / SEC003 (unsafe)
+# SEC001 / SEC002 (unsafe)
 
 
 def test_sec001_sets_allow_privilege_escalation_false(monkeypatch) -> None:
@@ -390,15 +390,6 @@ def test_sec002_drops_all(monkeypatch, context, expected) -> None:
 def test_sec002_no_fix_when_drop_is_not_a_list(monkeypatch) -> None:
     found, _ = propose(monkeypatch, job("securityContext: {capabilities: {drop: ALL}}"), "SEC002")
     assert [p.plan for p in found] == [None]
-
-
-def test_sec003_sets_run_as_non_root_on_the_container(monkeypatch) -> None:
-    text = job("securityContext: {runAsNonRoot: false}")
-    found, objects = propose(monkeypatch, text, "SEC003")
-    assert intent(only(found)) == SetKey(container_body(objects)["securityContext"], ("runAsNonRoot",), True)
-    assert not only(found).safe
-    found, _ = propose(monkeypatch, job("securityContext: {runAsUser: 0}"), "SEC003")
-    assert [p.plan for p in found] == [None]  # which user is not known
 
 
 # ---------------------------------------------------------------------------------------------

@@ -52,14 +52,6 @@ Use instead:
         image: pytorch/pytorch:2.4.1-cuda12.4-cudnn9-runtime
 ```
 
-## Fix safety
-Unsafe. The fix sets `runAsNonRoot: true` in the container's own `securityContext` (adding it,
-or replacing a `false` there; the container's value wins over the pod's). It does not pick a user
-id: the kubelet then refuses to start the container if its image runs as root, or names its user
-by name instead of a number (it cannot verify it), so an image without a numeric non-root
-`USER` stops starting: review it, then apply with `--unsafe-fixes`. A `runAsUser: 0` has no fix
-(which user the image's files belong to is not known from the manifest).
-
 ## Known problems
 The image's `USER` is not known from the manifest: an image that already runs as a non-root user
 is still reported until the manifest says so (`runAsNonRoot: true` makes the kubelet verify it;
@@ -72,21 +64,12 @@ not judged. Defaults injected at admission are not seen.
 - Kubernetes, User namespaces: https://kubernetes.io/docs/concepts/workloads/pods/user-namespaces/
 """
 
-from linter.fix.plans import container_map, plan, set_path
-from linter.model.k8s import Container, is_templated
+from linter.model.k8s import Container
 from linter.model.security import anchor, effective, is_windows, mounts_device_plugin_dir
 from linter.model.selectors import label_value
 from linter.rule import CONTAINER, Finding, rule
 
 FIX = "securityContext:\n  runAsNonRoot: true\n  runAsUser: 1000"
-
-
-def _non_root(container: Container, current=None):
-    """``runAsNonRoot: true`` in the container's own securityContext (it wins over the pod's)."""
-    if isinstance(current, str) and is_templated(current):
-        return None
-    return plan("set `securityContext.runAsNonRoot: true`",
-                set_path(container_map(container), ("securityContext", "runAsNonRoot"), True), safe=False)
 
 
 @rule(code="SEC003", name="runs-as-root", severity="warning", scope=CONTAINER,
@@ -116,10 +99,8 @@ def check(container: Container, ctx):
         where = "its" if non_root.level == "container" else "the pod's"
         yield Finding(non_root.span, f"{who} may run as root ({where} `runAsNonRoot: {label_value(non_root.value)}` and no "
                                      "`runAsUser`); set `runAsNonRoot: true`",
-                      node=container.path + ("securityContext", "runAsNonRoot"), fix=FIX,
-                      autofix=_non_root(container, non_root.value))
+                      node=container.path + ("securityContext", "runAsNonRoot"), fix=FIX)
         return
     span, node = anchor(container)
     yield Finding(span, f"{who} may run as root: neither it nor its pod sets `runAsNonRoot: true` or a non-zero "
-                        "`runAsUser`", node=node + ("runAsNonRoot",), fix=FIX,
-                  autofix=_non_root(container))
+                        "`runAsUser`", node=node + ("runAsNonRoot",), fix=FIX)
