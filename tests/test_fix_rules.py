@@ -640,3 +640,23 @@ def test_dst004_no_fix_for_mpi_ranks_started_over_ssh(monkeypatch) -> None:
     """
     found, _ = propose(monkeypatch, {"m.yaml": mpijob}, "DST004")
     assert found and all(p.plan is None for p in found)
+
+
+@pytest.mark.parametrize("api_version, kind, wanted", [
+    ("batch/v1beta1", "CronJob", "batch/v1"),
+    ("scheduling.k8s.io/v1beta1", "PriorityClass", "scheduling.k8s.io/v1"),
+    ("extensions/v1beta1", "NetworkPolicy", "networking.k8s.io/v1"),
+    ("extensions/v1beta1", "Deployment", None),  # apps/v1 requires spec.selector
+    ("networking.k8s.io/v1beta1", "Ingress", None),  # v1 renames the backends
+    ("autoscaling/v2beta1", "HorizontalPodAutoscaler", None),  # v2 rewrites the metrics
+    ("policy/v1beta1", "PodDisruptionBudget", None),  # v1 reads an empty selector as every pod
+])
+def test_sch003_rewrites_only_drop_in_versions(monkeypatch, api_version, kind, wanted) -> None:
+    found, objects = propose(monkeypatch, {"o.yaml": f"apiVersion: {api_version}\nkind: {kind}\nmetadata: {{name: o}}\n"},
+                             "SCH003")
+    assert len(found) == 1
+    if wanted is None:
+        assert found[0].plan is None
+    else:
+        assert found[0].plan.safe
+        assert intent(found[0].plan) == SetKey(objects["o.yaml"][0].body, ("apiVersion",), wanted)
