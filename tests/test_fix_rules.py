@@ -660,3 +660,34 @@ def test_sch003_rewrites_only_drop_in_versions(monkeypatch, api_version, kind, w
     else:
         assert found[0].plan.safe
         assert intent(found[0].plan) == SetKey(objects["o.yaml"][0].body, ("apiVersion",), wanted)
+
+
+def test_res004_adds_the_article_s_volume_or_mounts_the_pod_s_own(monkeypatch) -> None:
+    found, objects = propose(monkeypatch, job("resources: {limits: {nvidia.com/gpu: 1, memory: 16Gi}}"), "RES004")
+    spec = dig(objects["job.yaml"][0].body, "spec", "template", "spec")
+    plan = only(found)
+    assert plan.safe
+    assert plan.intents == (
+        AppendItem(spec, "volumes", {"name": "shared-memory", "emptyDir": {"medium": "Memory", "sizeLimit": "8Gi"}}),
+        AppendItem(spec["containers"][0], "volumeMounts", {"name": "shared-memory", "mountPath": "/dev/shm"}),
+    )
+    two = """
+    apiVersion: v1
+    kind: Pod
+    metadata: {name: p}
+    spec:
+      restartPolicy: Never
+      containers:
+      - {name: a, image: x:1, resources: {limits: {cpu: 4, memory: 8Gi}}}
+      - {name: b, image: x:1, resources: {limits: {cpu: 4, memory: 8Gi}}, volumeMounts: [{name: dshm, mountPath: /dev/shm}]}
+      volumes: [{name: dshm, emptyDir: {medium: Memory, SIZE}}]
+    """
+    found, objects = propose(monkeypatch, {"p.yaml": two.replace("SIZE", "sizeLimit: 2Gi")}, "RES004")
+    first = objects["p.yaml"][0].body["spec"]["containers"][0]
+    assert intent(only(found)) == AppendItem(first, "volumeMounts", {"name": "dshm", "mountPath": "/dev/shm"})
+    found, objects = propose(monkeypatch, {"p.yaml": two.replace("SIZE", "sizeLimit: 7Gi")}, "RES004")
+    spec = objects["p.yaml"][0].body["spec"]
+    assert only(found).intents[0] == AppendItem(  # 7Gi would crowd a's 8Gi limit (RES006): a volume of its own
+        spec, "volumes", {"name": "shared-memory", "emptyDir": {"medium": "Memory", "sizeLimit": "4Gi"}})
+    found, _ = propose(monkeypatch, job("resources: {limits: {nvidia.com/gpu: 1}}"), "RES004")
+    assert [p.plan for p in found] == [None]
