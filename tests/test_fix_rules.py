@@ -691,3 +691,16 @@ def test_res004_adds_the_article_s_volume_or_mounts_the_pod_s_own(monkeypatch) -
         spec, "volumes", {"name": "shared-memory", "emptyDir": {"medium": "Memory", "sizeLimit": "4Gi"}})
     found, _ = propose(monkeypatch, job("resources: {limits: {nvidia.com/gpu: 1}}"), "RES004")
     assert [p.plan for p in found] == [None]
+
+
+def test_gpu006_adds_the_configured_labels_only_without_known_pools(monkeypatch) -> None:
+    text = job("resources: {limits: {nvidia.com/gpu: 1}}")
+    text["job.yaml"] = text["job.yaml"].replace("      restartPolicy: Never\n",
+                                                "      restartPolicy: Never\n      nodeSelector: {zone: a}\n")
+    found, objects = propose(monkeypatch, text, "GPU006", config=Config(gpu_node_labels={"pool": "gpu", "sku": "a100"}))
+    selector = dig(objects["job.yaml"][0].body, "spec", "template", "spec", "nodeSelector")
+    assert not only(found).safe  # added into the selector there is, `zone: a` kept
+    assert only(found).intents == (SetKey(selector, ("pool",), "gpu"), SetKey(selector, ("sku",), "a100"))
+    pools = Config(node_pools=[{"name": "gpunp", "vm-size": "Standard_NC24ads_A100_v4", "labels": {"pool": "gpu"}}])
+    found, _ = propose(monkeypatch, job("resources: {limits: {nvidia.com/gpu: 1}}"), "GPU006", config=pools)
+    assert [p.plan for p in found] in ([], [None])
