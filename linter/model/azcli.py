@@ -101,6 +101,15 @@ def takes_many(option: str) -> bool:
     return canonical(option) in MULTI_VALUE
 
 
+def written_span(raw: str, span: Span) -> Span:
+    """``span`` of a word or value without a continuation to nothing at its end: a word ending in
+    ``\\`` on the script's last line keeps the backslash in ``raw`` and in its span, and a fix
+    that edits or appends after the word goes before it."""
+    if raw.endswith(("\\\n", "\\\r\n")) and span.end_col > span.col:
+        return Span(span.line, span.col, span.end_line, span.end_col - 1)
+    return span
+
+
 @dataclass(frozen=True, slots=True)
 class Token:
     """One shell word after expansion: ``raw`` as written (quotes kept), ``value`` expanded.
@@ -202,6 +211,13 @@ class AzCommand:
 
     def is_(self, group: str, verb: str) -> bool:
         return self.group == group and self.verb == verb
+
+    @property
+    def end(self) -> Span:
+        """The empty span right after the command's last word (before a redirection, ``&&``,
+        a comment or the line end): where a fix appends an option."""
+        last = written_span(self.command.words[-1].raw, self.command.words[-1].span)
+        return Span(last.end_line, last.end_col, last.end_line, last.end_col)
 
     def flag(self, *names: str) -> AzFlag | None:
         """The last occurrence of any of ``names`` (aliases match: ``-s`` for ``--node-vm-size``)."""

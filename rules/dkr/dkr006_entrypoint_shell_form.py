@@ -52,14 +52,15 @@ What the fix does depends on the command:
   the file: the same program gets the same arguments, only without `/bin/sh` in between.
   Unsafe for a CMD behind an exec-form ENTRYPOINT (the entrypoint receives the words instead of
   `/bin/sh -c "…"`: right for a wrapper such as `tini --` that runs its arguments, different for
-  one that reads them) and for an ENTRYPOINT (in exec form it no longer ignores CMD and a pod's
-  `args:`, which are then appended).
+  one that reads them) and for an ENTRYPOINT with no CMD in the file (in exec form it no longer
+  ignores a pod's `args:` or `docker run` arguments, which are then appended). An ENTRYPOINT
+  with a CMD in effect gets `exec ` instead (below), so that the CMD stays ignored.
 - `['python', 'train.py']` (single quotes): the JSON array it was meant to be, with the same
   safety as above.
 - A command that needs the shell but is a chain of simple commands joined by `&&` (variables,
-  redirections, globs), in an ENTRYPOINT or in a CMD with no ENTRYPOINT: `exec ` before its last
-  command (`CMD cd /app && exec python train.py
-  "$@"`), so the shell expands the words and then hands PID 1 to the program. Unsafe: the
+  redirections, globs), in an ENTRYPOINT or in a CMD with no ENTRYPOINT, and an ENTRYPOINT
+  with a CMD in effect: `exec ` before its last command (`CMD cd /app && exec python train.py
+  --lr "$LR"`), so the shell expands the words and then hands PID 1 to the program. Unsafe: the
   linter does not run the shell, and a last command that is a shell function or alias would
   stop working. `["/bin/sh", "-c", "…"]` is never offered: it keeps the shell as PID 1, the very
   thing the rule reports.
@@ -185,11 +186,13 @@ def _shell_ok(dockerfile: Dockerfile) -> bool:
     return True
 
 
-def autofix(ins: Instruction, safe: bool, prefix: bool) -> Plan | None:
-    """The exec form of a plain command (``safe`` as the caller judged it), or with ``prefix``
-    ``exec`` before the last command of an ``&&`` chain (unsafe); None when neither fits (see Fix
-    safety)."""
+def autofix(ins: Instruction, safe: bool, prefix: bool, exec_ok: bool = True) -> Plan | None:
+    """With ``exec_ok`` the exec form of a plain command (``safe`` as the caller judged it), else
+    or for other commands with ``prefix`` ``exec`` before the last command of an ``&&`` chain
+    (unsafe); None when neither fits (see Fix safety)."""
     if _invalid_array(ins.args):
+        if not exec_ok:
+            return None
         suggestion = exec_form(ins)
         if suggestion is None or "\\" in ins.args or ins.args_span is None or ins.args_span.line != ins.args_span.end_line:
             return None
@@ -209,7 +212,7 @@ def autofix(ins: Instruction, safe: bool, prefix: bool) -> Plan | None:
     last, command = chain[-1], ins.commands[-1]
     if command.assignments or not command.words or last[0][1] != command.words[0].text or last[0][1] in SHELL_ONLY:
         return None
-    if len(chain) == 1 and all(kind == "word" and not shelly for kind, _, shelly in last):
+    if exec_ok and len(chain) == 1 and all(kind == "word" and not shelly for kind, _, shelly in last):
         words = command.words
         if [text for _, text, _ in last] != [w.text for w in words]:
             return None
@@ -286,6 +289,7 @@ def check(dockerfile: Dockerfile, ctx):
                 'use the exec form (an entrypoint script that ends with `exec "$@"` if it needs variables)',
             # safe only for a CMD that nothing runs through (no ENTRYPOINT in the file); `exec …` only
             # where the shell is PID 1 (behind an exec-form ENTRYPOINT it is that entrypoint's argument)
-            autofix=autofix(ins, ins.keyword == "CMD" and entry is None, ins.keyword == "ENTRYPOINT" or entry is None)
-            if shell_ok else None,
+            # an ENTRYPOINT with a CMD in effect keeps ignoring it: `exec …`, not the exec form
+            autofix=autofix(ins, ins.keyword == "CMD" and entry is None, ins.keyword == "ENTRYPOINT" or entry is None,
+                            exec_ok=ins.keyword == "CMD" or cmd is None) if shell_ok else None,
         )
