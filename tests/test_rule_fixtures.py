@@ -92,7 +92,9 @@ def is_context(path: Path) -> bool:
 
 
 def fail_files(code: str) -> list[Path]:
-    return sorted(p for p in (FIXTURES / code).iterdir() if p.name.startswith("fail") and p.is_file())
+    # ``fail.Dockerfile.fixed`` is the golden output of --fix (tests/test_fix_golden.py), not a fixture
+    return sorted(p for p in (FIXTURES / code).iterdir()
+                  if p.name.startswith("fail") and not p.name.endswith(".fixed") and p.is_file())
 
 
 def pass_files(code: str) -> list[Path]:
