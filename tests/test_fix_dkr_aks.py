@@ -321,7 +321,7 @@ FIXABLE_LINES = st.sampled_from([
     "CMD python train.py", "CMD python \\\n  # c\n  train.py --x 'a b'", "ENTRYPOINT python train.py",
     "CMD cd /w && python t.py $X > /tmp/l 2>&1", "CMD ['python', 't.py']", "CMD python t.py | tee l",
     'ENTRYPOINT ["tini", "--"]', "USER root", "USER 1000", f"FROM {PT}", "FROM base AS b", "",
-    "CMD python 'unclosed", "CMD \"a\"'b'c", "ENTRYPOINT exec x", "CMD $PY t.py",
+    "CMD python 'unclosed", "CMD \"a\"'b'c", "ENTRYPOINT exec x", "CMD $PY t.py", "RUN <<EOF\npip install open",
 ])
 
 

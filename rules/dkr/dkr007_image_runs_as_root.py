@@ -44,7 +44,8 @@ instructions before it, installs that need root included, still run as before; a
 files the build wrote as root (`/workspace`, caches, a virtual environment) may not be writable
 by uid 1000, uid 1000 may have no `/etc/passwd` entry (then `HOME` is `/`), and an entrypoint
 that needs root at start (`chown`, binding a port below 1024) fails. Review the image, or create
-the user first (`RUN useradd --uid 1000 --create-home trainer`).
+the user first (`RUN useradd --uid 1000 --create-home trainer`). No fix when the final stage ends
+in a here-document that is never closed (the new line would become part of its body).
 
 ## Known problems
 - SPEC words the condition as "no USER instruction after the last FROM". A USER inherited from
@@ -87,9 +88,13 @@ def non_root_base(image: str | None) -> bool:
     )
 
 
-def add_user(final: Stage) -> Plan:
-    """``USER 1000:1000`` on a line of its own after the final stage's last instruction."""
-    last = (final.instructions or [final.from_instruction])[-1].span
+def add_user(final: Stage) -> Plan | None:
+    """``USER 1000:1000`` on a line of its own after the final stage's last instruction (None when
+    that instruction opens a here-document that never closes: the line would join its body)."""
+    ins = (final.instructions or [final.from_instruction])[-1]
+    if any(not doc.terminated for doc in ins.heredocs):
+        return None
+    last = ins.span
     end = Span(last.end_line, last.end_col, last.end_line, last.end_col)
     return Plan.unsafe_fix("add `USER 1000:1000` at the end of the final stage", Replace(end, "\nUSER 1000:1000"))
 
