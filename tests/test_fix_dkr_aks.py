@@ -356,3 +356,17 @@ def test_dkr_fixes_keep_the_dockerfile_loadable_and_are_idempotent(lines, crlf):
 @given(az_scripts())
 def test_aks_fixes_keep_the_script_loadable_and_are_idempotent(script):
     _check_fix(script, "install.sh", AKS_FIXED)
+
+
+@pytest.mark.parametrize("script", [
+    # a terminal session: a record of what ran, with its output
+    "$ az aks nodepool add -g rg --cluster-name aks --name gpu2 --node-vm-size Standard_NC6s_v3\n(BadRequest) no quota\n",
+    # a README snippet with its fence
+    "```bash\naz aks nodepool add -g rg --cluster-name aks --name gpu2 --node-vm-size Standard_NC6s_v3\n```\n",
+    # the reader recovered from an unclosed quote: in the shell, the command is inside the string
+    "echo 'never closed\naz aks nodepool add -g rg --cluster-name aks --name gpu2 --node-vm-size Standard_NC6s_v3\n",
+])
+def test_aks_fixes_leave_records_and_unreadable_scripts_alone(script):
+    for code in ("AKS001", "AKS002"):
+        found = findings(code, script)
+        assert found and [f.autofix for f in found] == [None], code  # reported, not fixed

@@ -198,6 +198,7 @@ class AzCommand:
     ``options`` lists every option in order; ``flags`` maps each option name *as written* to all
     its values in order (empty for a switch). ``has_unknown_words`` is set when a word's value is
     unknown and was not taken as an option value (``$EXTRA_ARGS``): it may hold more options.
+    ``editable`` is False when a fix must not touch the script (see the field).
     """
 
     group: str  # "aks" | "aks nodepool"
@@ -208,6 +209,10 @@ class AzCommand:
     flags: dict[str, list[FlagValue]] = field(default_factory=dict)
     positional: tuple[Token, ...] = ()
     has_unknown_words: bool = False
+    # False in a script that is a record or a document rather than a program (``$ `` prompts,
+    # Markdown fences: a terminal session, a README snippet) or that did not read cleanly (an
+    # unclosed quote or heredoc, after which the reader guessed): fixes leave such files alone
+    editable: bool = True
 
     def is_(self, group: str, verb: str) -> bool:
         return self.group == group and self.verb == verb

@@ -48,6 +48,9 @@ they get a matching toleration. No fix for the cluster's first pool (`az aks cre
 on a System pool would keep system pods off it; AKS003 asks for a separate pool), for a pool
 that has other taints (which to keep is the author's choice), or for an update that removed
 them.
+No fix in a script that records commands rather than runs them (`$ ` prompts,
+Markdown fences: a terminal session, a README snippet) or that does not read cleanly (an
+unclosed quote or heredoc).
 
 ## Known problems
 - `PreferNoSchedule` only discourages the scheduler, so it does not count. The taint AKS adds
@@ -95,7 +98,7 @@ def _by_script(cluster) -> dict[str, list]:
 def add_taint(pool, taints, later: bool, where, taint: str) -> Plan | None:
     """``--node-taints <taint>`` appended to the ``nodepool add`` that made a pool with no taints."""
     command = where.command
-    if taints or later or pool.taints_origin is not None or command is None or not command.is_("aks nodepool", "add") \
+    if taints or later or pool.taints_origin is not None or command is None or not command.editable or not command.is_("aks nodepool", "add") \
             or pool.is_system is True or where is not pool.vm_origin:
         return None
     return Plan.unsafe_fix(f"add `--node-taints {taint}` to `az aks nodepool add`",

@@ -44,6 +44,9 @@ pool already has the key with another value (`accelerator=nvida`: a typo or a ch
 makes), for a key under `kubernetes.io/`, `k8s.io/` or `kubernetes.azure.com/` (and their
 subdomains: AKS and the kubelet keep those, and the CLI refuses them), or when the flag's values
 are empty, unknown or attached (`--labels=team=ml`: the CLI reads no word after it).
+No fix in a script that records commands rather than runs them (`$ ` prompts,
+Markdown fences: a terminal session, a README snippet) or that does not read cleanly (an
+unclosed quote or heredoc).
 
 ## Known problems
 - AMD GPU sizes (`Standard_ND96isr_MI300X_v5`) are not checked: the default label names NVIDIA.
@@ -98,7 +101,7 @@ def _reserved(key: str) -> bool:
 def add_labels(pool, missing: dict, where) -> Plan | None:
     """The missing labels appended to the command's labels flag, or the flag to the command."""
     command = where.command
-    if command is None or any(key in pool.labels or _reserved(key) for key in missing):
+    if command is None or not command.editable or any(key in pool.labels or _reserved(key) for key in missing):
         return None
     name = "--nodepool-labels" if command.is_("aks", "create") else "--labels"
     words = " ".join(shlex.quote(f"{key}={value}") for key, value in missing.items())

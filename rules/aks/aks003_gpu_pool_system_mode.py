@@ -40,6 +40,9 @@ replaces the value with `User`. The pool then no longer runs system pods and may
 an update fails if the pool is the cluster's last System pool, and a cluster that relied on it
 for system pods needs another System pool. No fix for the first pool of `az aks create`: the
 repair is a CPU system pool plus a separate GPU pool, more than one edit can say.
+No fix in a script that records commands rather than runs them (`$ ` prompts,
+Markdown fences: a terminal session, a README snippet) or that does not read cleanly (an
+unclosed quote or heredoc).
 
 ## Known problems
 SPEC words the condition as "System mode (or no `--mode User`)". `az aks nodepool add` makes a
@@ -75,7 +78,7 @@ def _by_script(cluster) -> dict[str, list]:
 def user_mode(pool, where) -> Plan | None:
     """``--mode System`` of a ``nodepool add/update`` replaced by ``User``."""
     command = where.command
-    if where is not pool.mode_origin or command is None or command.group != "aks nodepool":
+    if where is not pool.mode_origin or command is None or not command.editable or command.group != "aks nodepool":
         return None
     flag = command.flag("--mode")
     value = flag.value if flag is not None else None

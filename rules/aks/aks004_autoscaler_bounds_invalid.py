@@ -53,6 +53,9 @@ Two of the findings have one repair:
 
 A missing bound, reversed bounds, a count out of range or a `--node-count` outside the bounds
 have no fix: which number is right is the author's choice.
+No fix in a script that records commands rather than runs them (`$ ` prompts,
+Markdown fences: a terminal session, a README snippet) or that does not read cleanly (an
+unclosed quote or heredoc).
 
 ## Known problems
 - Each command is judged on its own flags, as the CLI validates it; values the script does not
@@ -136,7 +139,7 @@ def _raise_min(az, low_flag: AzFlag, high) -> Plan | None:
     """``--min-count 1`` for a literal ``--min-count 0`` on a System pool, when 1 is within the
     bounds and the node count (so that the fixed command gets no other finding)."""
     count, _ = _count(az.flag("--node-count"))
-    if not (isinstance(high, int) and 1 <= high <= 1000) or low_flag.value.raw.strip("'\"") != "0":
+    if not az.editable or not (isinstance(high, int) and 1 <= high <= 1000) or low_flag.value.raw.strip("'\"") != "0":
         return None
     if az.verb in ("create", "add") and az.has("--node-count") and not (isinstance(count, int) and 1 <= count <= high):
         return None
@@ -146,7 +149,7 @@ def _raise_min(az, low_flag: AzFlag, high) -> Plan | None:
 def _enable(az, low_flag: AzFlag | None, high_flag: AzFlag | None) -> Plan | None:
     """``--enable-cluster-autoscaler`` for bounds given on create/add, when they and the node
     count are valid (the switch then makes the command right, not another finding)."""
-    if az.verb not in ("create", "add") or low_flag is None or high_flag is None:
+    if not az.editable or az.verb not in ("create", "add") or low_flag is None or high_flag is None:
         return None
     low, _ = _count(low_flag)
     high, _ = _count(high_flag)

@@ -41,6 +41,9 @@ for the key). The CLI refused the command
 before; afterwards the value takes effect for that key, and a close spelling is a guess at
 what the author meant, so it is applied only with `--unsafe-fixes`. Values, entries without
 `=` and keys with no close match have no fix: which value is right is the author's choice.
+No fix in a script that records commands rather than runs them (`$ ` prompts,
+Markdown fences: a terminal session, a README snippet) or that does not read cleanly (an
+unclosed quote or heredoc).
 
 ## Known problems
 ARM's descriptions call several durations "minutes only", yet AKS itself returns `10s` for
@@ -93,7 +96,8 @@ def check(script: ShellScript, ctx):
                 close = difflib.get_close_matches(entry.key, list(keys), n=1, cutoff=0.75)
                 hint = f"; did you mean `{close[0]}`?" if close else ""
                 yield Finding(entry.span, f"`{entry.key}` is not a cluster autoscaler profile key{hint}", node=node,
-                              fix=close[0] if close else None, autofix=rename(entry, close[0]) if close else None)
+                              fix=close[0] if close else None,
+                              autofix=rename(entry, close[0]) if close and az.editable else None)
             elif entry.value is not UNKNOWN:
                 problem = profile_value_problem(entry.key, str(entry.value))
                 if problem is not None:
