@@ -40,13 +40,14 @@ from typing import Any
 from linter.cachedata import INT_MAX, Invalid, decode, dumps, dumps_large, encode, loads, read_entry
 from linter.cachedata import MAX_BYTES, TEMP_SUFFIX, write_entry  # entry files (shared with linter.ruleindex)
 from linter.digest import digest, digest_text
+from linter.fix import Fix
 from linter.model.position import Span
 from linter.result import ObjectRef, Result, Suppression
 from linter.rule import SEVERITIES
 
 SEVERITY_SET = frozenset(SEVERITIES)
 
-FORMAT = 9  # 9: findings keep their kustomize root (Result.built_from); 8: named .cache; 7: a project keeps its notes; 6: JSON (linter.cachedata); 5 and before: pickle
+FORMAT = 10  # 10: findings keep their resolved fix (Result.autofix); 9: findings keep their kustomize root (Result.built_from); 8: named .cache; 7: a project keeps its notes; 6: JSON (linter.cachedata); 5 and before: pickle
 KEEP_RUNS = 16
 PREFIX = "run-"
 # not ".json": a cache folder inside a project root (bench/run.py's beside its corpus) must not be
@@ -162,17 +163,18 @@ class _Columns:
     """Findings (``(Result, object key)`` pairs, of any number of outcomes) as columns of one
     JSON block: ``[kinds, kind of each, messages, paths, path of each, spans (four integers
     each), objects, object of each, nodes, node of each, fixes, fix of each, keys, key of each,
-    suppressions, kustomize roots, root of each]``. A *kind* is a (rule, slug, severity) triple; kinds, paths, objects, nodes,
+    suppressions, kustomize roots, root of each, resolved fixes, resolved fix of each]``. A *kind* is a (rule, slug, severity) triple; kinds, paths, objects, nodes,
     fixes and keys are tables, each value once, the column beside it its index (-1: none):
     reading a project's cache then builds one string per path, rule and fix instead of one per
     finding, and small indices are Python's shared integers. Suppressions: ``[row, [[kind,
     justification, where], ...]]`` where any."""
 
     def __init__(self) -> None:
-        self.tables: list[dict] = [{} for _ in range(7)]  # kinds, paths, objects, nodes, fixes, keys, builds
+        # kinds, paths, objects, nodes, fixes, keys, builds, autofixes
+        self.tables: list[dict] = [{} for _ in range(8)]
         self.messages: list[str] = []
         self.spans: list[int] = []
-        self.indices: list[list[int]] = [[] for _ in range(7)]
+        self.indices: list[list[int]] = [[] for _ in range(8)]
         self.marks: list[list] = []
 
     def add(self, pairs: list) -> int:
@@ -199,12 +201,14 @@ class _Columns:
                 raise Invalid("a suppression this format cannot hold")
             if type(result.built_from) not in _FIX:
                 raise Invalid("a kustomize root this format cannot hold")
+            if result.autofix is not None and type(result.autofix) is not Fix:
+                raise Invalid("a resolved fix this format cannot hold")
             rows.append(((result.rule, result.slug, result.severity), result.path, obj, node, fix, key,
-                         result.built_from, result))
+                         result.built_from, result.autofix, result))
         start = len(self.messages)
         tables, indices = self.tables, self.indices
-        for row, (kind, path, obj, node, fix, key, built, result) in enumerate(rows, start):
-            for place, value in enumerate((kind, path, obj, node, fix, key, built)):
+        for row, (kind, path, obj, node, fix, key, built, autofix, result) in enumerate(rows, start):
+            for place, value in enumerate((kind, path, obj, node, fix, key, built, autofix)):
                 if value is None:
                     indices[place].append(-1)
                 else:
@@ -217,11 +221,12 @@ class _Columns:
         return len(rows)
 
     def data(self) -> list:
-        kinds, paths, objects, nodes, fixes, keys, builds = (list(table) for table in self.tables)
-        kind_of, path_of, object_of, node_of, fix_of, key_of, build_of = self.indices
+        kinds, paths, objects, nodes, fixes, keys, builds, autofixes = (list(table) for table in self.tables)
+        kind_of, path_of, object_of, node_of, fix_of, key_of, build_of, autofix_of = self.indices
         return [[list(k) for k in kinds], kind_of, self.messages, paths, path_of, self.spans,
                 [[o.kind, o.namespace, o.name] for o in objects], object_of, [list(n) for n in nodes], node_of,
-                fixes, fix_of, [[k[0], k[1], list(k[2])] for k in keys], key_of, self.marks, builds, build_of]
+                fixes, fix_of, [[k[0], k[1], list(k[2])] for k in keys], key_of, self.marks, builds, build_of,
+                [encode(f) for f in autofixes], autofix_of]
 
 
 def _encode_results(pairs: list) -> list:
@@ -261,7 +266,7 @@ def _decode_results(data: Any) -> list[tuple[Result, tuple | None]]:
     findings: a warm run decodes every finding of the project."""
     try:
         (kinds, kind_of, messages, paths, path_of, spans, objects, object_of, nodes, node_of, fixes, fix_of, keys,
-         key_of, marks, builds, build_of) = data
+         key_of, marks, builds, build_of, autofixes, autofix_of) = data
         count = len(messages)
         join = "".join
         join(messages), join(paths), join(fixes), join(builds)  # TypeError unless every item is a string
@@ -300,6 +305,12 @@ def _decode_results(data: Any) -> list[tuple[Result, tuple | None]]:
                   map(tuple.__new__, repeat(Span), zip(numbers, numbers, numbers, numbers)),
                   _table(object_of, refs, count), _table(node_of, [*map(tuple, nodes), None], count),
                   _table(fix_of, [*fixes, None], count), suppressions, _table(build_of, [*builds, None], count))
+        if type(autofixes) is not list:
+            raise Invalid("resolved fixes of the wrong shape")
+        made_fixes = [*map(decode, autofixes), None]
+        if not all(type(f) is Fix for f in made_fixes[:-1]):
+            raise Invalid("a resolved fix of the wrong shape")
+        values = (*values, _table(autofix_of, made_fixes, count))
         if -1 in path_of or -1 in node_of:
             raise Invalid("a finding without a file or node")
         return list(zip(_build(Result, _RESULT_FIELDS, count, values), _table(key_of, made_keys, count)))

@@ -230,11 +230,18 @@ def main() -> None:
 @click.option("--statistics", is_flag=True,
               help="Per-rule counts (count, id, severity, slug), most frequent first, instead of the findings "
                    "(text or json).")
+@click.option("--fix", "fix", is_flag=True,
+              help="Apply the safe fixes to the target files, then report what is left.")
+@click.option("--diff", is_flag=True,
+              help="Print the unified diff of what --fix would change, change nothing (exit 1 when there is a diff).")
+@click.option("--unsafe-fixes", is_flag=True,
+              help="With --fix or --diff, also apply fixes that change behaviour beyond the rule's intent.")
 def check(paths: tuple[str, ...], fmt: str, output: Path | None, config_path: Path | None, select: tuple[str, ...],
           ignore: tuple[str, ...], profile: str | None, fail_on: str | None, baseline: Path | None,
           write_baseline: Path | None, jobs: int | None, cache_dir: Path | None, no_cache: bool,
-          stdin_filename: str | None, no_color: bool, quiet: bool, show_suppressed: bool, statistics: bool) -> None:
-    """Lint PATHs (default "."; "-" reads stdin)."""
+          stdin_filename: str | None, no_color: bool, quiet: bool, show_suppressed: bool, statistics: bool,
+          fix: bool, diff: bool, unsafe_fixes: bool) -> None:
+    """Lint PATHs (default "."; "-" reads stdin); --fix repairs what the rules know how to."""
     from dataclasses import replace
 
     from linter.config import ConfigError, env_no_color, load_config
@@ -244,6 +251,10 @@ def check(paths: tuple[str, ...], fmt: str, output: Path | None, config_path: Pa
 
     if statistics and fmt not in ("text", "json"):
         raise _fail(f"--statistics gives text or json, not --format {fmt}")
+    if (fix or diff) and "-" in paths:
+        raise _fail("--fix and --diff change files, not stdin: name the file instead of '-'")
+    if diff and (statistics or write_baseline is not None):
+        raise _fail("--diff prints the diff only: it takes no --statistics or --write-baseline")
     folder = _cache_dir(cache_dir, no_cache)
     registry = _registry(folder)
     cwd = Path.cwd()
@@ -284,14 +295,25 @@ def check(paths: tuple[str, ...], fmt: str, output: Path | None, config_path: Pa
         jobs=workers, stdin=stdin, baseline=baseline, cwd=cwd, cache_dir=folder, keep=_KEPT,
         overrides=overrides,
     )
+    outcome = None
     try:
-        report = lint(request)
+        if fix or diff:
+            from linter.fix.run import run_fixes
+
+            outcome = run_fixes(request, unsafe=unsafe_fixes, write=not diff)
+            report = outcome.report
+        else:
+            report = lint(request)
     except ConfigError as exc:  # a project's config file
         raise _fail(str(exc)) from None
     except ValueError as exc:  # an unreadable baseline
         raise _fail(str(exc)) from None
     if _KEPT is not None:
         _KEPT.append(report)
+    if unsafe_fixes:  # the text report's [*] and summary count unsafe fixes as fixable
+        report.unsafe_fixing.update(report.file_status)
+    if diff:
+        _show_diff(outcome, output, quiet)
 
     if write_baseline is not None:
         from linter.suppress import write_baseline as record
@@ -310,7 +332,7 @@ def check(paths: tuple[str, ...], fmt: str, output: Path | None, config_path: Pa
         text = render_statistics(report, RenderOptions(color=color)) if fmt == "text" else _statistics_json(report)
     elif fmt == "text" and quiet:  # findings only: no file grouping, notes or summary
         shown = report.results if show_suppressed else report.active
-        text = "".join(format_finding(r, color=color) + "\n" for r in shown)
+        text = "".join(format_finding(r, color=color, report=report) + "\n" for r in shown)
     else:
         text = render(report, fmt, color=color, show_suppressed=show_suppressed)
     if output is not None:
@@ -327,11 +349,41 @@ def check(paths: tuple[str, ...], fmt: str, output: Path | None, config_path: Pa
     raise click.exceptions.Exit(EXIT_FINDINGS if report.failing() else EXIT_CLEAN)  # over every project
 
 
+def _show_diff(outcome, output: Path | None, quiet: bool) -> None:
+    """``--diff``: the diff on stdout (or in -o FILE), what it would fix on stderr, notes too;
+    exit 1 when there is a diff, 0 when --fix would change nothing."""
+    from linter.fix.run import unified_diff
+    from linter.output import echo, write_file
+    from linter.report.text import format_note
+
+    text = unified_diff(outcome.changed)
+    if output is not None:
+        write_file(output, text)
+    else:
+        echo(text, nl=False)
+    if not quiet:
+        for note in outcome.notes:
+            click.echo(format_note(note), err=True)
+        count = sum(outcome.fixed.values())
+        files = len(outcome.changed)
+        click.echo(f"mlops-lint: would fix {count} problem{'s' if count != 1 else ''} in {files} "
+                   f"file{'s' if files != 1 else ''}" if count else "mlops-lint: no fix to apply", err=True)
+    raise click.exceptions.Exit(EXIT_FINDINGS if outcome.changed else EXIT_CLEAN)
+
+
 def _statistics_json(report) -> str:
     from linter.report.text import statistics
 
     rows = [{"rule": rule, "slug": slug, "severity": severity, "count": count}
             for count, rule, slug, severity in statistics(report)]
+    if report.fixed is not None:  # a --fix run: each rule's fixes, rules fixed entirely included
+        metas = {meta.code: meta for meta in report.rules}
+        for row in rows:
+            row["fixed"] = report.fixed.get(row["rule"], 0)
+        listed = {row["rule"] for row in rows}
+        rows.extend({"rule": rule, "slug": metas[rule].name, "severity": metas[rule].severity,
+                     "count": 0, "fixed": count} for rule, count in sorted(report.fixed.items())
+                    if rule not in listed and rule in metas)
     return json.dumps(rows, indent=2, ensure_ascii=False) + "\n"
 
 

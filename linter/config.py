@@ -69,6 +69,12 @@ class Config:
     bundled_crds: bool = True  # SCH002/SCH003 use the CRD schemas shipped with mlops-lint (linter/data/crds)
     rule_options: dict[str, dict[str, Any]] = field(default_factory=dict)
     file_timeout: float = DEFAULT_FILE_TIMEOUT  # seconds one file's loading and rules may take
+    fix_unsafe: bool = False  # `fix: {unsafe: true}`: --fix applies unsafe fixes too (as --unsafe-fixes)
+    unfixable: tuple[str, ...] = ()  # selectors (ids, slugs, prefixes) of rules --fix never fixes
+
+    def fixable(self, code: str, registry: Any) -> bool:
+        """Whether --fix may apply ``code``'s fixes here (not named by ``unfixable``)."""
+        return not any(code == meta.code for token in self.unfixable for meta in registry.resolve(token))
 
     @property
     def effective_gpu_node_labels(self) -> dict[str, str]:
@@ -98,6 +104,7 @@ _KEYS = {
     "bundled-crds": "bundled_crds",
     "rules": "rule_options",
     "file-timeout": "file_timeout",
+    "unfixable": "unfixable",
 }
 
 
@@ -348,7 +355,7 @@ def validate(raw: dict[str, Any], where: str, positions: dict[tuple, tuple[int, 
             extras = sorted(set(error.instance) - set(error.schema.get("properties", {})))
             path += (extras[0],) if extras else ()
         raise ConfigError(f"{where}{_where(positions, path)}: {_describe_error(error)}")
-    for setting in ("select", "ignore"):
+    for setting in ("select", "ignore", "unfixable"):
         for index, value in enumerate(raw.get(setting, [])):
             if not registry.is_known_selector(value):
                 raise ConfigError(
@@ -462,6 +469,8 @@ def load_config(path: Path | None, registry: Any, *, start: Path | None = None) 
             values[section] = dict(values[section])
     if "gpu_node_labels" in values:
         values["gpu_node_labels"] = {str(k): str(v) for k, v in values["gpu_node_labels"].items()}
+    if "unsafe" in raw.get("fix", {}):
+        values["fix_unsafe"] = bool(raw["fix"]["unsafe"])
     return Config(path=path.resolve(), root=path.resolve().parent, **values)
 
 
@@ -533,6 +542,13 @@ INIT_TEMPLATE = """\
 # with `helm template` when helm is on PATH, findings reported at its templates); `values`
 # (files beside values.yaml), `command` and `timeout` are optional.
 # helm: {enabled: auto, values: [values-prod.yaml]}
+
+# What --fix applies: safe fixes only (the default), or unsafe ones too (as --unsafe-fixes):
+# fixes that change behaviour beyond the rule's intent (`explain RULE` says which are which).
+# fix: {unsafe: true}
+
+# Rules whose fixes --fix never applies (ids, slugs or prefixes; their findings are still reported).
+# unfixable: [SEC002, STO]
 
 # Seconds one file's loading and rules may take (default 120): a file that takes longer becomes
 # one finding naming what ran out of time, and the run goes on.

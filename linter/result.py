@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from linter.fix import Fix
 from linter.model.position import Span
 
 
@@ -45,10 +46,13 @@ class Result:
     fix: str | None = None
     suppressions: tuple[Suppression, ...] = field(default=())
     built_from: str | None = None  # the kustomization root whose build the finding is on
+    # the rule's repair as text edits (linter.fix), resolved against the text the run linted;
+    # None when the rule knows none or it could not be resolved. ``fix`` above stays the hint
+    autofix: Fix | None = None
 
     def __reduce__(self) -> tuple:
         return Result, (self.rule, self.slug, self.severity, self.message, self.path, self.span, self.obj, self.node,
-                        self.fix, self.suppressions, self.built_from)
+                        self.fix, self.suppressions, self.built_from, self.autofix)
 
     @property
     def line(self) -> int:
@@ -106,6 +110,10 @@ class RunReport:
     # a display path's path under ``root`` where the two differ (SARIF URIs; display paths are
     # relative to the working folder, URIs to the repository)
     uris: dict[str, str] = field(default_factory=dict)
+    # a --fix run's: the fixes applied per rule (None: not a fix run)
+    fixed: dict[str, int] | None = None
+    # target paths whose project applies unsafe fixes with --fix (`fix: {unsafe: true}`)
+    unsafe_fixing: set[str] = field(default_factory=set)
 
     def failing(self) -> bool:
         """Whether a finding is at or above the fail-on level of its project (the exit status 1)."""

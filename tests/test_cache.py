@@ -197,8 +197,11 @@ def test_results_pickle_with_every_field() -> None:
 
     suppression = Suppression("inSource", "reviewed", "comment line 3")
     ref = ObjectRef("Job", "ml", "train")
+    from linter.fix import Edit, Fix
+
     result = Result("GPU001", "gpu-limit-missing", "error", "message", "a.yaml", Span(1, 2, 3, 4), ref,
-                    ("spec", 0), "the fix", (suppression,))
+                    ("spec", 0), "the fix", (suppression,), None,
+                    Fix("add it", (Edit("a.yaml", Span(1, 1, 1, 1), "x"),)))
     for value in (suppression, ref, result):
         assert len(value.__reduce__()[1]) == len(dataclasses.fields(value))
         assert pickle.loads(pickle.dumps(value)) == value
@@ -214,11 +217,15 @@ def test_the_cache_columns_keep_every_field_of_a_result() -> None:
     from linter.model.position import Span
     from linter.result import ObjectRef, Result, Suppression
 
+    from linter.fix import Edit, Fix
+
+    autofix = Fix("add `suspend: true`", (Edit("a.yaml", Span(3, 3, 3, 3), "suspend: true\n  "),
+                                          Edit("a.yaml", Span(9, 1, 9, 4), "")), safe=False)
     result = Result("GPU001", "gpu-limit-missing", "error", "message", "a.yaml", Span(1, 2, 3, 4),
                     ObjectRef("Job", "ml", "train"), ("spec", 0), "the fix",
-                    (Suppression("inSource", "reviewed", "comment line 3"),), "overlays/prod")
+                    (Suppression("inSource", "reviewed", "comment line 3"),), "overlays/prod", autofix)
     defaults = Result("X", "x", "info", "", "b.yaml", Span(1, 1, 1, 2))
     assert all(getattr(result, f.name) != getattr(defaults, f.name) for f in dataclasses.fields(Result)
                if f.name not in ("span",))
-    pairs = [(result, ("a.yaml", 0, ("spec",))), (defaults, None)]
+    pairs = [(result, ("a.yaml", 0, ("spec",))), (defaults, None), (dataclasses.replace(defaults, autofix=autofix), None)]
     assert _decode_results(_encode_results(pairs)) == pairs

@@ -49,8 +49,8 @@ def pre_commit_home(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("pre-commit-home")
 
 
-def _try_repo(sample: Path, home: Path, *files: str) -> subprocess.CompletedProcess:
-    command = [sys.executable, "-m", "pre_commit", "try-repo", str(REPO), "mlops-lint", "--files", *files]
+def _try_repo(sample: Path, home: Path, *files: str, hook: str = "mlops-lint") -> subprocess.CompletedProcess:
+    command = [sys.executable, "-m", "pre_commit", "try-repo", str(REPO), hook, "--files", *files]
     return subprocess.run(command, cwd=sample, capture_output=True, text=True, timeout=900,
                           env={**os.environ, "PRE_COMMIT_HOME": str(home), "PRE_COMMIT_COLOR": "never"})
 
@@ -74,6 +74,27 @@ def test_hook_fails_on_violation_and_passes_when_clean(tmp_path: Path, pre_commi
     passing = _try_repo(sample, pre_commit_home, "ok.yaml", "README.md")
     assert passing.returncode == 0, passing.stdout + passing.stderr
     assert "Passed" in passing.stdout
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_the_fix_hook_repairs_the_file_and_fails_the_commit_until_the_fix_is_staged(
+        tmp_path: Path, pre_commit_home: Path) -> None:
+    sample = tmp_path / "sample"
+    sample.mkdir()
+    _git(sample, "init", "-q")
+    (sample / "job.yaml").write_text(BAD)
+    _git(sample, "add", ".")
+    _git(sample, "commit", "-qm", "sample")
+
+    fixing = _try_repo(sample, pre_commit_home, "job.yaml", hook="mlops-lint-fix")
+    assert fixing.returncode == 1, fixing.stdout + fixing.stderr  # pre-commit: the hook changed a file
+    assert "files were modified by this hook" in fixing.stdout, fixing.stdout
+    assert (sample / "job.yaml").read_text() == BAD.replace(
+        'limits: {cpu: "4", memory: 16Gi}', 'limits: {cpu: "4", memory: 16Gi, nvidia.com/gpu: 1}')
+    _git(sample, "add", ".")
+    again = _try_repo(sample, pre_commit_home, "job.yaml", hook="mlops-lint-fix")
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "Passed" in again.stdout
 
 
 def _readme_block(heading: str, language: str) -> str:

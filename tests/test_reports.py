@@ -117,14 +117,14 @@ def test_json_validates_and_has_exact_values():
         "rule": "SCH001", "slug": "parse-error", "severity": "error",
         "message": "could not parse YAML: mapping values are not allowed here", "path": "broken.yaml",
         "line": 1, "column": 1, "end_line": 1, "end_column": 2,
-        "object": None, "fix": None, "suppressed": False, "suppressions": [],
+        "object": None, "fix": None, "autofix": None, "suppressed": False, "suppressions": [],
     }
     assert data["findings"][1] == {
         "rule": "GPU001", "slug": "gpu-limit-missing", "severity": "error",
         "message": "container `trainer` requests 2 nvidia.com/gpu but sets no limit — ünïcødé ✓",
         "path": SPACED, "line": 12, "column": 9, "end_line": 12, "end_column": 18,
         "object": {"kind": "Job", "namespace": "ml", "name": "train"},
-        "fix": "add limits: {nvidia.com/gpu: 2}", "suppressed": False, "suppressions": [],
+        "fix": "add limits: {nvidia.com/gpu: 2}", "autofix": None, "suppressed": False, "suppressions": [],
     }
     suppressed = data["findings"][2]
     assert suppressed["suppressed"] is True
@@ -139,7 +139,7 @@ def test_json_key_order_is_the_contract():
     assert list(data) == ["version", "findings", "summary", "notes"]
     assert list(data["findings"][0]) == [
         "rule", "slug", "severity", "message", "path", "line", "column", "end_line", "end_column",
-        "object", "fix", "suppressed", "suppressions",
+        "object", "fix", "autofix", "suppressed", "suppressions",
     ]
 
 

@@ -92,11 +92,14 @@ def is_context(path: Path) -> bool:
 
 
 def fail_files(code: str) -> list[Path]:
-    return sorted(p for p in (FIXTURES / code).iterdir() if p.name.startswith("fail") and p.is_file())
+    """The fail fixtures (not their ``.fixed`` goldens: tests/test_fix_golden.py)."""
+    return sorted(p for p in (FIXTURES / code).iterdir()
+                  if p.name.startswith("fail") and p.is_file() and not p.name.endswith(".fixed"))
 
 
 def pass_files(code: str) -> list[Path]:
-    return sorted(p for p in (FIXTURES / code).iterdir() if p.name.startswith("pass") and p.is_file())
+    return sorted(p for p in (FIXTURES / code).iterdir()
+                  if p.name.startswith("pass") and p.is_file() and not p.name.endswith(".fixed"))
 
 
 def rel(path: Path) -> str:

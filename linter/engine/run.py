@@ -16,7 +16,7 @@ between processes was measured to cost as much as parsing them: only outcomes tr
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +55,19 @@ class LintRequest:
     # the run (measured: 0.2-0.3 s at 10,000 files) the operating system does at once
     keep: list | None = None
     overrides: dict[str, Any] = field(default_factory=dict)  # Config fields set on every root's config (--profile)
+    # a fix run's (linter.fix.run): filled with each target file's FixTarget (where it is, the
+    # digest of the bytes the run linted, its project's config); every file is then read up front
+    files: dict[str, "FixTarget"] | None = None
+
+
+@dataclass(frozen=True)
+class FixTarget:
+    """What a fix run needs of one target file the run linted."""
+
+    path: str  # the file, as discovery found it (absolute)
+    kind: str  # its loader's (linter.model.document.K8S, ...)
+    digest: str  # of the bytes the run linted (linter.engine.survey.content_digest)
+    config: Config | None  # its project's (fix.unsafe, unfixable)
 
 
 def lint(request: LintRequest) -> "RunReport":  # noqa: F821 - imported below
@@ -83,6 +96,7 @@ def lint(request: LintRequest) -> "RunReport":  # noqa: F821 - imported below
     skipped: dict[str, str] = {}
     notes: list[Note] = []
     fail_on: dict[str, str] = {}
+    unsafe_fixing: set[str] = set()
     sources = Sources(cwd, finder)
     with collector_paused():  # young generations are collected while linting (see lint_files)
         for project, rules, key in zip(projects, chosen, keys):
@@ -95,6 +109,8 @@ def lint(request: LintRequest) -> "RunReport":  # noqa: F821 - imported below
                 notes.append(Note(display_path(Path(note.path), cwd), note.message))
                 sources.add_note(notes[-1].path, note.path)
             fail_on.update(dict.fromkeys(status, project.config.fail_on))
+            if project.config.fix_unsafe:
+                unsafe_fixing.update(status)
         freeze()  # the run's results live to the end: reporting never rescans them
     if cache is not None:
         cache.save()
@@ -118,6 +134,7 @@ def lint(request: LintRequest) -> "RunReport":  # noqa: F821 - imported below
         file_status=dict(sorted({**skipped, **statuses}.items())),
         fail_on_paths=fail_on if len(set(fail_on.values())) > 1 else {},
         uris=uris,
+        unsafe_fixing=unsafe_fixing,
     )
 
 
@@ -178,7 +195,15 @@ def _lint_project(project: Project, rules: list, key: str, request: LintRequest,
         project.targets.notes[:] = [n for n in project.targets.notes if os.path.abspath(n.path) not in builds.rendered]
     built = {document.path for document, _, targeted in builds.documents if targeted}
     job = Job(rules, config, request.registry, target_paths | built, key, builds.raw_only)
-    return run(items, stdin, job, request.jobs, cache, request.keep, builds)
+    results, status, notes = run(items, stdin, job, request.jobs, cache, request.keep, builds, request.files)
+    if request.files is not None:
+        for display in request.files:
+            if display in target_paths and request.files[display].config is None:
+                request.files[display] = replace(request.files[display], config=config)
+    if config.unfixable:  # their findings are reported with the hint, without a fix to apply
+        results = [replace(r, autofix=None) if r.autofix is not None and not config.fixable(r.rule, request.registry)
+                   else r for r in results]
+    return results, status, notes
 
 
 class Sources:
@@ -240,13 +265,17 @@ class Sources:
 
 
 def run(items: Work, stdin: tuple[Document, bytes] | None, job: Job, jobs: int,
-        cache: Any, keep: list | None = None, builds: "Builds | None" = None
-        ) -> tuple[list[Result], dict[str, str], list[tuple[str, str]]]:
+        cache: Any, keep: list | None = None, builds: "Builds | None" = None,
+        files: "dict[str, FixTarget] | None" = None) -> tuple[list[Result], dict[str, str], list[tuple[str, str]]]:
     """Survey, cache, lint what is new, reduce: every finding of ``items`` (and ``stdin``, and
     the kustomize ``builds``' outputs), after suppressions, each target file's status, and the
-    notes (objects defined differently in several files, kinds read generically)."""
+    notes (objects defined differently in several files, kinds read generically). ``files``:
+    filled with each target's :class:`FixTarget` (every file is then read by the survey)."""
     built = builds.documents if builds is not None else []
-    survey = survey_files(items, read=cache is not None)
+    survey = survey_files(items, read=cache is not None or files is not None)
+    if files is not None:
+        files.update({s.display: FixTarget(os.fspath(s.source.path), s.source.kind, s.digest, None)  # type: ignore[arg-type]
+                      for s in survey if s.digest is not None and s.display in job.targets})
     outcomes: dict[str, FileOutcome] = {}
     keys: dict[str, str] = {}
     project_key = None

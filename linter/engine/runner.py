@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Iterable
 
 from linter.config import Config
+from linter.fix import Fix
 from linter.index import ProjectIndex
 from linter.model.document import DEFINITIONS, Document, K8sObject, definitions
 from linter.model.position import Span
@@ -86,6 +87,7 @@ class Runner:
         self.out: list[tuple[Result, tuple | None]] = []
         self.running: RuleMeta | None = None  # the rule being called (None: the file is being loaded)
         self.outcome_start = 0  # where the current file's findings start in ``out``
+        self.texts = FixTexts()  # what rules' fix plans are resolved against
         # PROJECT rules that collect facts, and whose `requires` the project meets
         self.collectors = [meta for meta in self.buckets.project if meta.collect is not None and self.applies(meta)]
 
@@ -94,19 +96,21 @@ class Runner:
         return not meta.requires or any(self.index.has_kind(kind) for kind in meta.requires)
 
     def emit(self, code: str, slug: str, severity: str, message: str, path: str, span: Span,
-             obj: Any, node: tuple, fix: str | None = None) -> None:
+             obj: Any, node: tuple, fix: str | None = None, autofix: Fix | None = None) -> None:
         """Record one finding, with the configured severity override applied."""
         self.out.append((
-            Result(code, slug, self.config.severity.get(code, severity), message, path, span, _ref(obj), node, fix),
+            Result(code, slug, self.config.severity.get(code, severity), message, path, span, _ref(obj), node, fix,
+                   (), None, autofix),
             obj.key if obj is not None else None,
         ))
 
     def stamp(self, meta: RuleMeta, finding: Finding, path: str, obj: Any, base: tuple = ()) -> None:
         target = finding.obj if finding.obj is not None else obj
         node_base = target.node_path if target is not None and finding.obj is not None else base
-        self.emit(meta.code, meta.name, finding.severity or meta.severity, finding.message,
-                  finding.path or (target.path if target is not None else path), finding.span, target,
-                  tuple(node_base) + tuple(finding.node), finding.fix)
+        where = finding.path or (target.path if target is not None else path)
+        autofix = self.texts.resolve(finding.autofix, where) if finding.autofix is not None else None
+        self.emit(meta.code, meta.name, finding.severity or meta.severity, finding.message, where, finding.span,
+                  target, tuple(node_base) + tuple(finding.node), finding.fix, autofix)
 
     def call(self, meta: RuleMeta, view: Any, path: str, obj: K8sObject | None, span: Span, route: Any = None) -> None:
         base = obj.node_path if obj is not None else ()
@@ -217,7 +221,9 @@ class Runner:
 
         start = self.outcome_start = len(self.out)
         if target:
+            self.texts.current = document
             self.document(document)
+            self.texts.current = None
         facts = self.collect(document)
         own = definitions(document)  # for the note on objects defined differently in several files
         if own:
@@ -247,6 +253,54 @@ class Runner:
         self.out[start:] = [(replace(pair[0], path=anchor), pair[1]) if pair[0].rule == RULE_ERROR and not pair[0].path
                             else pair for pair in self.out[start:]]
         self.out[start:] = [pair for pair in self.out[start:] if pair[0].path in targets]
+
+
+class FixTexts:
+    """The text each fix plan is resolved against: the file being linted's own (the text its
+    spans count in), else another file's (a plan whose ``path`` names one, a finding a view puts
+    in another object's file), read and decoded as the loaders do, once per process. Built or
+    streamed output (a path in ``<...>``: a kustomize build, a Helm render, stdin) has no file
+    to write a fix to: no fix. A plan that does not resolve, or whose resolution raises, is no
+    fix; never an error of the run."""
+
+    def __init__(self) -> None:
+        self.current: Document | None = None
+        self.read: dict[str, str | None] = {}
+
+    def text(self, path: str) -> str | None:
+        if not path or path.startswith("<"):
+            return None
+        current = self.current
+        if current is not None and current.path == path:
+            return current.text
+        if path not in self.read:
+            self.read[path] = read_text(path)
+        return self.read[path]
+
+    def resolve(self, plan: Any, path: str) -> Fix | None:
+        where = getattr(plan, "path", None) or path
+        text = self.text(where)
+        if text is None:
+            return None
+        try:
+            from linter.fix.resolve import resolve
+
+            fix = resolve(plan, text, where)
+        except Exception:  # noqa: BLE001 - a plan that cannot be resolved is no fix, never a traceback
+            return None
+        return fix if isinstance(fix, Fix) and fix.edits and all(edit.path == where for edit in fix.edits) else None
+
+
+def read_text(path: str) -> str | None:
+    """A file's text as the loaders decode it (no byte-order mark), or None when it cannot be read."""
+    from linter.sources.files import Unreadable, read_source
+    from linter.sources.text import DecodeError, decode
+
+    try:
+        text = decode(read_source(path))
+    except (Unreadable, DecodeError):
+        return None
+    return text[1:] if text.startswith("\ufeff") else text
 
 
 # The facts key under which a target file's outcome names the kinds read through generic pod

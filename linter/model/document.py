@@ -130,6 +130,9 @@ class Document:
     comments: list[Comment] = field(default_factory=list)
     errors: list[ParseIssue] = field(default_factory=list)
     skipped: str | None = None  # why nothing in the file was linted (no apiVersion/kind, ...)
+    # the decoded text the spans count in (no byte-order mark): what a rule's fix plan is resolved
+    # against (linter.fix.resolve); None where no text was read (a skeleton, an unreadable file)
+    text: str | None = None
 
 
 def identity(obj: Any) -> tuple[str, str, str]:

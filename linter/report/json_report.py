@@ -6,6 +6,7 @@ from typing import Any
 
 from linter.report.common import RenderOptions, ordered, ordered_notes, tally, tool_version
 from linter.report.jsontext import dumps
+from linter.fix import Fix
 from linter.result import Result, RunReport
 
 
@@ -24,6 +25,7 @@ def finding(result: Result) -> dict[str, Any]:
         "end_column": result.span.end_col,
         "object": {"kind": obj.kind, "namespace": obj.namespace, "name": obj.name} if obj else None,
         "fix": result.fix,
+        "autofix": autofix(result.autofix),
         "suppressed": result.suppressed,
         "suppressions": [{"kind": s.kind, "justification": s.justification} for s in result.suppressions],
     }
@@ -32,10 +34,19 @@ def finding(result: Result) -> dict[str, Any]:
     return data
 
 
+def autofix(fix: Fix | None) -> dict[str, Any] | None:
+    """A resolved fix as its edits (what ``--fix`` would write), or None."""
+    if fix is None:
+        return None
+    return {"title": fix.title, "safe": fix.safe, "edits": [
+        {"path": e.path, "line": e.span.line, "column": e.span.col, "end_line": e.span.end_line,
+         "end_column": e.span.end_col, "text": e.text} for e in fix.edits]}
+
+
 def document(report: RunReport) -> dict[str, Any]:
     """The whole report as plain data, in a fixed key order."""
     counts = tally(report)
-    return {
+    data = {
         "version": tool_version(report),
         "findings": [finding(r) for r in ordered(report.results)],
         "summary": {
@@ -48,6 +59,9 @@ def document(report: RunReport) -> dict[str, Any]:
         },
         "notes": [{"path": n.path, "message": n.message} for n in ordered_notes(report.notes)],
     }
+    if report.fixed is not None:  # a --fix run: what it fixed, per rule (the findings are what is left)
+        data["summary"]["fixed"] = dict(report.fixed)
+    return data
 
 
 def emit(report: RunReport, options: RenderOptions) -> str:

@@ -147,10 +147,34 @@ def object_properties(result: Result) -> dict[str, object] | None:
     return found
 
 
-def sarif_result(result: Result, rule_index: int, line_hash: str) -> om.Result:
+def sarif_fixes(result: Result, uris: dict[str, str] | None = None) -> list[om.Fix] | None:
+    """The result's resolved fix as SARIF ``fixes``: one artifact change per file, its edits as
+    replacements (an insertion is an empty ``deletedRegion``); the title as the description,
+    marked unsafe in its text where it is."""
+    fix = result.autofix
+    if fix is None:
+        return None
+    changes: dict[str, list[om.Replacement]] = {}
+    for edit in fix.edits:
+        span = edit.span
+        deleted = om.Region(start_line=span.line, start_column=span.col, end_line=span.end_line, end_column=span.end_col)
+        changes.setdefault(edit.path, []).append(om.Replacement(deleted_region=deleted,
+                                                                inserted_content=om.ArtifactContent(text=edit.text)))
+    return [om.Fix(description=om.Message(text=fix_description(result)), artifact_changes=[
+        om.ArtifactChange(artifact_location=artifact_location((uris or {}).get(path, path)), replacements=replacements)
+        for path, replacements in changes.items()])]
+
+
+def fix_description(result: Result) -> str:
+    fix = result.autofix
+    return fix.title if fix.safe else f"{fix.title} (unsafe: applied with --unsafe-fixes)"
+
+
+def sarif_result(result: Result, rule_index: int, line_hash: str, uris: dict[str, str] | None = None) -> om.Result:
     location = om.PhysicalLocation(artifact_location=artifact_location(result.path), region=region(result))
     suppressions = [om.Suppression(kind=s.kind, justification=s.justification or None) for s in result.suppressions]
     return om.Result(
+        fixes=sarif_fixes(result, uris),
         rule_id=result.rule,
         rule_index=rule_index,
         level=SARIF_LEVEL[result.severity],
@@ -162,7 +186,7 @@ def sarif_result(result: Result, rule_index: int, line_hash: str) -> om.Result:
     )
 
 
-def result_data(result: Result, rule_index: int, line_hash: str) -> dict[str, Any]:
+def result_data(result: Result, rule_index: int, line_hash: str, uris: dict[str, str] | None = None) -> dict[str, Any]:
     """``to_json(sarif_result(...))``, written as data directly: a log is mostly its results, and
     making each of them six ``sarif_om`` objects, then reading back their 60 fields, took most of
     the time of a large one. Every field here is one that :func:`sarif_result` sets, in the order
@@ -170,10 +194,12 @@ def result_data(result: Result, rule_index: int, line_hash: str) -> dict[str, An
     A message that is not a str, or a span holding None (a plugin's doing), goes through the objects."""
     span = annotation_span(result.span)
     if type(result.message) is not str or None in span:
-        return to_json(sarif_result(result, rule_index, line_hash))
+        return to_json(sarif_result(result, rule_index, line_hash, uris))
     uri, base = _uri(result.path)
-    data: dict[str, Any] = {
-        "message": {"text": result.message},
+    data: dict[str, Any] = {"message": {"text": result.message}}
+    if result.autofix is not None:
+        data["fixes"] = to_json(sarif_fixes(result, uris))
+    data.update({
         "level": SARIF_LEVEL[result.severity],
         "locations": [{"physicalLocation": {
             "artifactLocation": {"uri": uri} if base is None else {"uri": uri, "uriBaseId": base},
@@ -181,7 +207,7 @@ def result_data(result: Result, rule_index: int, line_hash: str) -> dict[str, An
                        "startLine": span.line},
         }}],
         "partialFingerprints": {"primaryLocationLineHash": line_hash},
-    }
+    })
     properties = object_properties(result)
     if properties is not None:
         data["properties"] = properties
@@ -228,7 +254,8 @@ def build_log(report: RunReport, *, with_results: bool = True) -> om.SarifLog:
     )
     notes = [notification(n) for n in ordered_notes(located_notes)]
     base = root_uri(report.root)
-    entries = [sarif_result(r, index[r.rule], h) for r, h in zip(results, line_hashes(results))] if with_results else []
+    entries = ([sarif_result(r, index[r.rule], h, report.uris) for r, h in zip(results, line_hashes(results))]
+               if with_results else [])
     run = om.Run(
         tool=om.Tool(driver=driver),
         results=entries,
@@ -246,7 +273,7 @@ def document(report: RunReport) -> dict:
     run = data["runs"][0]
     index = {rule["id"]: i for i, rule in enumerate(run["tool"]["driver"]["rules"])}  # what ruleIndex points at
     results = ordered(on_root(report)[0])
-    run["results"] = [result_data(r, index[r.rule], h) for r, h in zip(results, line_hashes(results))]
+    run["results"] = [result_data(r, index[r.rule], h, report.uris) for r, h in zip(results, line_hashes(results))]
     return {"$schema": data.pop("$schema"), "version": data.pop("version"), **data}
 
 

@@ -41,14 +41,26 @@ def suppression_reason(result: Result) -> str:
     return one_line("; ".join(s.justification or s.where or s.kind for s in result.suppressions))
 
 
-def format_result(result: Result, *, color: bool = False) -> str:
-    """One finding as one line (suppressed ones marked with their reason)."""
+FIXABLE_MARK = "[*]"  # as ruff marks a finding --fix repairs
+
+
+def applies(result: Result, report: RunReport | None) -> bool:
+    """Whether ``--fix`` would apply ``result``'s fix (unsafe ones where unsafe fixes are on)."""
+    fix = result.autofix
+    return fix is not None and not result.suppressions and (
+        fix.safe or (report is not None and result.path in report.unsafe_fixing))
+
+
+def format_result(result: Result, *, color: bool = False, report: RunReport | None = None) -> str:
+    """One finding as one line (suppressed ones marked with their reason; ``[*]`` after the rule
+    id when ``--fix`` repairs it)."""
     if color:
         location = _paint(f"{_path(result.path)}:{result.line}:{result.column}:", _BOLD, color)
         severity = _paint(TEXT_WORD[result.severity], _SEVERITY_STYLE[result.severity], color)
     else:  # the common case (a file, a pipe, CI): no escape sequences to add
         location, severity = f"{_path(result.path)}:{result.line}:{result.column}:", TEXT_WORD[result.severity]
-    line = f"{location} {severity} {result.rule} {result.slug}: {one_line(result.message)}"
+    mark = f" {FIXABLE_MARK}" if result.autofix is not None and applies(result, report) else ""
+    line = f"{location} {severity} {result.rule}{mark} {result.slug}: {one_line(result.message)}"
     if result.obj is not None:
         line += f" [{one_line(str(result.obj))}]"
     if result.suppressed:
@@ -89,9 +101,9 @@ def format_fix(result: Result, *, color: bool = False) -> str:
     return _paint(f"    fix: {fix_line(result.fix or '')}", _DIM, color)
 
 
-def format_finding(result: Result, *, color: bool = False) -> str:
+def format_finding(result: Result, *, color: bool = False, report: RunReport | None = None) -> str:
     """A finding's line, and under it its fix hint when it has one."""
-    line = format_result(result, color=color)
+    line = format_result(result, color=color, report=report)
     return f"{line}\n{format_fix(result, color=color)}" if result.fix else line
 
 
@@ -112,6 +124,12 @@ def render_statistics(report: RunReport, options: RenderOptions = RenderOptions(
     lines = [f"{count:>{width}}  {rule}  {_paint(f'{TEXT_WORD[severity]:<7}', _SEVERITY_STYLE[severity], options.color)}"
              f"  {slug:<{slug_width}}".rstrip() for count, rule, slug, severity in rows]
     head = "\n".join(lines) + "\n\n" if lines else ""
+    if report.fixed:
+        names = {meta.code: meta.name for meta in report.rules}
+        fixed = sorted(report.fixed.items(), key=lambda item: (-item[1], item[0]))
+        width = max(len(str(count)) for _, count in fixed)
+        head += "Fixed:\n" + "".join(f"{count:>{width}}  {rule}  {names.get(rule, '')}".rstrip() + "\n"
+                                     for rule, count in fixed) + "\n"
     return head + summary_line(report, color=options.color) + "\n"
 
 
@@ -133,19 +151,42 @@ def _summary(counts: Tally) -> str:
     return line + "."
 
 
+def fix_summary(report: RunReport) -> str:
+    """What a fix run fixed, and how many findings ``--fix`` (and ``--unsafe-fixes``) would fix:
+    `` Fixed 3 problems. 2 fixable with --fix (1 more with --unsafe-fixes).`` ("" when none)."""
+    parts = []
+    if report.fixed:
+        parts.append(f"Fixed {_plural(sum(report.fixed.values()), 'problem')}.")
+    safe = unsafe = 0
+    for result in report.results:
+        if result.autofix is None or result.suppressions:
+            continue
+        if applies(result, report):
+            safe += 1
+        else:
+            unsafe += 1
+    if safe:
+        more = f" ({unsafe} more with --unsafe-fixes)" if unsafe else ""
+        parts.append(f"{FIXABLE_MARK} {safe} fixable with --fix{more}.")
+    elif unsafe:
+        parts.append(f"{unsafe} fixable with --fix --unsafe-fixes.")
+    return "".join(f" {part}" for part in parts)
+
+
 def summary_line(report: RunReport, *, color: bool = False) -> str:
-    """``Found 3 problems (1 error, 2 warnings, 0 info) in 12 files; 1 suppressed.`` (no newline)."""
+    """``Found 3 problems (1 error, 2 warnings, 0 info) in 12 files; 1 suppressed.`` (no newline),
+    then what --fix fixed or would fix (:func:`fix_summary`)."""
     counts = tally(report)
     worst = "error" if counts.errors else "warning" if counts.warnings else "info" if counts.info else None
     style = _SEVERITY_STYLE[worst] if worst else _GREEN
-    return _paint(_summary(counts), style, color)
+    return _paint(_summary(counts), style, color) + fix_summary(report)
 
 
 def render_findings(report: RunReport, options: RenderOptions = RenderOptions()) -> str:
     """The finding lines only, one block per file, blocks separated by a blank line."""
     shown = [r for r in ordered(report.results) if options.show_suppressed or not r.suppressed]
     blocks = [
-        "\n".join(format_finding(r, color=options.color) for r in group)
+        "\n".join(format_finding(r, color=options.color, report=report) for r in group)
         for _, group in groupby(shown, key=lambda r: r.path)
     ]
     return "\n\n".join(blocks)

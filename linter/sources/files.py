@@ -26,6 +26,12 @@ class Unreadable(Exception):
         self.reason = reason
 
 
+# What a fix run has changed but not written yet (real path -> bytes): read_source gives these
+# bytes instead of the file's, so each pass of --fix (and --diff, which writes nothing) lints the
+# files as the fixes so far left them (linter.fix.run)
+OVERLAY: dict[str, bytes] = {}
+
+
 def read_source(path: os.PathLike | str, limit: int | None = None) -> bytes:
     """A file's bytes, at most ``limit`` + 1 of them (so an oversized file is never read whole).
 
@@ -37,6 +43,12 @@ def read_source(path: os.PathLike | str, limit: int | None = None) -> bytes:
     from linter.sources.text import MAX_FILE_BYTES, too_large
 
     limit = MAX_FILE_BYTES if limit is None else limit
+    if OVERLAY:
+        changed = OVERLAY.get(os.path.realpath(path))  # a link reads what its target will hold
+        if changed is not None:
+            if len(changed) > limit:
+                raise Unreadable(too_large(len(changed), limit))
+            return changed
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:

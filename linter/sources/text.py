@@ -99,10 +99,26 @@ def decode(data: bytes, max_bytes: int = MAX_FILE_BYTES) -> str:
         ) from None
 
 
+def encoding_of(data: bytes) -> tuple[bytes, str]:
+    """(byte-order mark, encoding) that :func:`decode` reads ``data`` with, so that a writer can
+    encode a changed text back the same way (``bom + text.encode(encoding)``)."""
+    for bom, encoding in _BOMS:
+        if data.startswith(bom):
+            return bom, encoding
+    if b"\x00" in data:
+        encoding = _sniff_utf16(data)
+        if encoding is not None:
+            return b"", encoding
+    return b"", "utf-8"
+
+
 def load_decoded(data: bytes, path: str, kind: str, load_text: Callable[[str, str], Document]) -> Document:
     """Decode ``data`` and hand the text to a loader; an encoding problem is the file's SCH001."""
     try:
         text = decode(data)
     except DecodeError as exc:
         return Document(path=path, kind=kind, errors=[ParseIssue(exc.span, exc.message)])
-    return load_text(text, path)
+    loaded = load_text(text, path)
+    if isinstance(loaded, Document) and loaded.text is None:  # a YAML Stream keeps its own (Stream.document)
+        loaded.text = text[1:] if text.startswith("\ufeff") else text
+    return loaded

@@ -725,7 +725,7 @@ class Stream:
     def document(self) -> Document:
         """The whole file: every document parsed (those :meth:`parse` gave, as they were)."""
         self.parse()
-        doc = Document(path=self.path, kind=K8S)
+        doc = Document(path=self.path, kind=K8S, text=self.original)
         duplicates: list[ParseIssue] = []
         for number in sorted(self.parsed):
             objects, found, errors = self.parsed[number]

@@ -1,0 +1,354 @@
+"""``--fix`` and ``--diff``: lint, apply the fixes that fit in one pass, lint again, until none is
+left (at most :data:`MAX_PASSES` passes), then write each changed file once, or print the diff.
+
+Every pass lints the files as the fixes so far left them, without writing them: the changed
+bytes wait in :data:`linter.sources.files.OVERLAY`, which every read of a linted file consults.
+A fix is applied only when it is safe (or unsafe fixes are on: ``--unsafe-fixes``, or the
+project's ``fix: {unsafe: true}``), its rule is not ``unfixable`` in its project (those
+findings carry no fix at all, see :mod:`linter.engine.run`), and it edits a *target* file of the
+run: a file discovery gave (never an excluded file, a context file outside the targets, a Helm
+template or a kustomize build's output: built and streamed output has no fix, see
+:class:`linter.engine.runner.FixTexts`), which is a regular file with one link, not a symlink
+(a link is never replaced by a file nor written through: when its target is a target file of
+the run too, the target is fixed as itself), whose bytes still hash to what the run linted.
+
+Fixes that overlap are applied one at a time (:func:`linter.fix.apply.select_non_overlapping`:
+the first by position wins, the others are re-resolved against the new text in the next pass).
+A pass whose edits would make a file fail to parse (more parse errors than before) applies its
+fixes one by one and keeps only those that parse. Text is decoded as the loaders decode it and
+encoded back the same way (byte-order mark, UTF-8/16/32); a file whose bytes would not come back
+exactly is left alone with a note. Writing is atomic: a temporary file in the same folder,
+written, flushed to disk, given the file's mode (and owner, where permitted), renamed over the
+file; a file whose bytes changed since the run read them is left alone with a note.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections import Counter
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from linter.fix import Fix
+from linter.result import Note, Result, RunReport
+
+MAX_PASSES = 10
+
+
+@dataclass
+class _File:
+    """One target file the fixes change: its bytes as first read, and as the fixes left them."""
+
+    display: str
+    path: str  # absolute
+    kind: str
+    original: bytes
+    bom: bytes
+    encoding: str
+    current: bytes
+    seen: set[bytes] = field(default_factory=set)
+    fixed: Counter = field(default_factory=Counter)  # rule -> fixes applied to this file
+    frozen: bool = False  # no more fixes (a note says why)
+
+
+@dataclass
+class FixOutcome:
+    """What a fix run did: the last pass's report (what is left), the fixes applied per rule,
+    the files changed (display path -> (before, after) texts), notes."""
+
+    report: RunReport
+    fixed: Counter
+    changed: dict[str, tuple[str, str]]
+    written: list[str]
+    notes: list[Note]
+    passes: int
+
+
+def fixable(result: Result, unsafe: bool) -> bool:
+    """Whether ``--fix`` applies ``result``'s fix (unsuppressed, resolved, safe or unsafe allowed)."""
+    fix = result.autofix
+    return fix is not None and not result.suppressions and (fix.safe or unsafe)
+
+
+def run_fixes(request: Any, *, unsafe: bool, write: bool, max_passes: int = MAX_PASSES) -> FixOutcome:
+    """Lint ``request`` (a :class:`linter.engine.LintRequest`), fixing as the module docstring
+    says; with ``write`` the changed files are written, else nothing is (``--diff``)."""
+    from linter.engine import lint
+    from linter.sources import files as sources
+
+    files: dict[str, _File] = {}
+    refused: set[str] = set()  # display paths never to change (a note says why)
+    notes: list[Note] = []
+    fixed: Counter = Counter()
+    passes = 0
+    sources.OVERLAY.clear()
+    request = replace(request, keep=None)
+    try:
+        while True:
+            targets: dict[str, Any] = {}
+            report = lint(replace(request, files=targets))
+            pending = _pending(report, targets, unsafe, files, refused)
+            if not pending or passes == max_passes:
+                break
+            passes += 1
+            progressed = False
+            for display in sorted(pending):
+                entry = files.get(display) or _open(display, targets, refused, notes)
+                if entry is None:
+                    continue
+                files[display] = entry
+                if _pass(entry, pending[display], notes):
+                    sources.OVERLAY[os.path.realpath(entry.path)] = entry.current
+                    progressed = True
+            if not progressed:
+                break
+        if pending and passes == max_passes:
+            rules = sorted({result.rule for results in pending.values() for result in results})
+            notes.append(Note(sorted(pending)[0], f"fixes still left after {max_passes} passes ({', '.join(rules)}), in "
+                                                  f"{len(pending)} file{'s' if len(pending) != 1 else ''}: run --fix again "
+                                                  "to apply them (please report this)"))
+    finally:
+        sources.OVERLAY.clear()
+    changed = {d: (_text(f, f.original), _text(f, f.current)) for d, f in sorted(files.items())
+               if f.current != f.original}
+    written: list[str] = []
+    for display in changed:
+        entry = files[display]
+        if not write:
+            fixed.update(entry.fixed)
+            continue
+        problem = _write(entry)
+        if problem is None:
+            written.append(display)
+            fixed.update(entry.fixed)
+        else:
+            notes.append(Note(display, f"not fixed: {problem}"))
+    # a fix --fix would not write (a refused file's, or one it stopped fixing) is no fix of this report
+    stopped = refused | {display for display, entry in files.items() if entry.frozen}
+    if stopped:
+        report.results = [replace(r, autofix=None) if r.autofix is not None and r.autofix.edits[0].path in stopped
+                          else r for r in report.results]
+    report.notes.extend(notes)
+    report.fixed = dict(sorted(fixed.items()))
+    return FixOutcome(report, fixed, changed, written, notes, passes)
+
+
+def _pending(report: RunReport, targets: dict[str, Any], unsafe: bool, files: dict[str, _File],
+             refused: set[str]) -> dict[str, list[Result]]:
+    """The fixes this pass may apply, by the file they edit."""
+    pending: dict[str, list[Result]] = {}
+    for result in report.results:
+        own = targets.get(result.path)
+        allowed = unsafe or (own is not None and own.config is not None and own.config.fix_unsafe)
+        if not fixable(result, allowed):
+            continue
+        where = result.autofix.edits[0].path
+        entry = files.get(where)
+        if where in refused or (entry is not None and entry.frozen) or own is None:
+            continue
+        pending.setdefault(where, []).append(result)
+    return pending
+
+
+def _open(display: str, targets: dict[str, Any], refused: set[str], notes: list[Note]) -> _File | None:
+    """A target file about to be fixed for the first time: checked, read, decoded (None, with a
+    note, when it may not be changed)."""
+    from linter.engine.survey import content_digest
+    from linter.sources.files import Unreadable, read_source
+    from linter.sources.text import DecodeError, decode, encoding_of
+
+    def refuse(why: str) -> None:
+        refused.add(display)
+        notes.append(Note(display, f"not fixed: {why}"))
+
+    target = targets.get(display)
+    if target is None:
+        refuse("it is not a file this run lints (fixes are written only to the files named or found as targets)")
+        return None
+    problem = _unwritable(target.path)
+    if problem is not None:
+        refuse(problem)
+        return None
+    try:
+        data = read_source(target.path)
+    except Unreadable as exc:
+        refuse(exc.reason)
+        return None
+    if content_digest(data) != target.digest:
+        refuse("the file changed since it was linted; run again")
+        return None
+    try:
+        text = decode(data)
+    except DecodeError as exc:
+        refuse(exc.message)
+        return None
+    bom, encoding = encoding_of(data)
+    try:
+        exact = bom + text.encode(encoding) == data
+    except UnicodeEncodeError:
+        exact = False
+    if not exact:
+        refuse(f"its bytes would not be written back exactly as {encoding}")
+        return None
+    return _File(display, target.path, target.kind, data, bom, encoding, data, {data})
+
+
+def _unwritable(path: str) -> str | None:
+    """Why ``path`` is never written by a fix, or None."""
+    try:
+        info = os.lstat(path)
+    except OSError as exc:
+        return f"cannot read the file: {exc.strerror or exc}"
+    if stat.S_ISLNK(info.st_mode):
+        return ("it is a symbolic link, which --fix never replaces nor writes through (when the file it points to is "
+                "linted too, that file is fixed)")
+    if not stat.S_ISREG(info.st_mode):
+        return "not a regular file"
+    if info.st_nlink > 1:
+        return f"it has {info.st_nlink} hard links, which replacing it would split"
+    if _in_chart_templates(path):
+        return "it is a Helm chart template, which --fix never changes"
+    return None
+
+
+def _in_chart_templates(path: str) -> bool:
+    folder = os.path.dirname(path)
+    while True:
+        parent = os.path.dirname(folder)
+        if os.path.basename(folder) == "templates" and os.path.isfile(os.path.join(parent, "Chart.yaml")):
+            return True
+        if parent == folder:
+            return False
+        folder = parent
+
+
+def _text(entry: _File, data: bytes) -> str:
+    return data[len(entry.bom):].decode(entry.encoding)
+
+
+def _pass(entry: _File, results: list[Result], notes: list[Note]) -> bool:
+    """Apply this pass's fixes of one file (to ``entry.current``); whether it changed."""
+    from linter.fix.apply import select_non_overlapping
+
+    text = _text(entry, entry.current)
+    mark = "\ufeff" if text.startswith("\ufeff") else ""  # a second mark the loaders drop too
+    text = text[len(mark):]
+    by_fix: dict[tuple, list[Result]] = {}
+    fixes: list[Fix] = []
+    for result in sorted(results, key=lambda r: (r.autofix.edits[0].span, r.sort_key())):
+        key = (result.autofix.edits, result.autofix.title)
+        if key not in by_fix:
+            by_fix[key] = []
+            fixes.append(result.autofix)
+        by_fix[key].append(result)
+    chosen, _ = select_non_overlapping(fixes)
+    new = _apply(entry, text, chosen)
+    if new is None:  # together they break the file: one at a time, each kept only if it parses
+        kept: list[Fix] = []
+        for fix in chosen:
+            if _apply(entry, text, [*kept, fix]) is not None:
+                kept.append(fix)
+        dropped = [fix for fix in chosen if fix not in kept]
+        rules = sorted({r.rule for fix in dropped for r in by_fix[(fix.edits, fix.title)]})
+        notes.append(Note(entry.display, f"not applied: the fix{'es' if len(dropped) > 1 else ''} of {', '.join(rules)} "
+                                         "would make the file fail to parse (please report this)"))
+        entry.frozen = True  # its findings are reported as they are; no pass tries them again
+        chosen = kept
+        new = _apply(entry, text, kept) if kept else None
+        if new is None:
+            return False
+    data = entry.bom + (mark + new).encode(entry.encoding)
+    if data == entry.current:
+        return False
+    if data in entry.seen:  # the fixes go round in a circle: stop here
+        entry.frozen = True
+        notes.append(Note(entry.display, "fixes stopped: they would bring the file back to an earlier state (please "
+                                         "report this)"))
+        return False
+    entry.seen.add(data)
+    entry.current = data
+    for fix in chosen:
+        entry.fixed.update(result.rule for result in by_fix[(fix.edits, fix.title)])
+    return True
+
+
+def _apply(entry: _File, text: str, fixes: list[Fix]) -> str | None:
+    """``text`` with ``fixes`` applied, or None when the result parses worse than ``text`` (or
+    the edits do not fit it)."""
+    from linter.fix.apply import apply_edits
+    from linter.sources.files import load_bytes
+
+    try:
+        new = apply_edits(text, [edit for fix in fixes for edit in fix.edits])
+    except ValueError:
+        return None
+    before = load_bytes(entry.bom + text.encode(entry.encoding), entry.display, entry.kind)
+    try:
+        after = load_bytes(entry.bom + new.encode(entry.encoding), entry.display, entry.kind)
+    except UnicodeEncodeError:
+        return None
+    return new if len(after.errors) <= len(before.errors) else None
+
+
+def _write(entry: _File) -> str | None:
+    """Write ``entry.current`` over the file atomically; why not, or None when written."""
+    import tempfile
+
+    from linter.sources.files import Unreadable, read_source
+
+    problem = _unwritable(entry.path)
+    if problem is not None:
+        return problem
+    try:
+        now = read_source(entry.path)
+    except Unreadable as exc:
+        return exc.reason
+    if now != entry.original:
+        return "the file changed while it was being fixed; it was left as it is now (run again)"
+    folder, name = os.path.split(entry.path)
+    info = os.stat(entry.path)
+    try:
+        descriptor, temporary = tempfile.mkstemp(prefix=f".{name}.", suffix=".mlops-lint-fix", dir=folder)
+    except OSError as exc:
+        return f"cannot write in its folder: {exc.strerror or exc}"
+    try:
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(entry.current)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temporary, stat.S_IMODE(info.st_mode))
+        if hasattr(os, "chown"):
+            try:
+                os.chown(temporary, info.st_uid, info.st_gid)
+            except OSError:
+                pass  # another user's file in a folder we may write: the mode is kept, the owner is ours
+        os.replace(temporary, entry.path)
+    except OSError as exc:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        return f"cannot be written: {exc.strerror or exc}"
+    try:
+        directory = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(directory)
+        finally:
+            os.close(directory)
+    except OSError:
+        pass
+    return None
+
+
+def unified_diff(changed: dict[str, tuple[str, str]]) -> str:
+    """``--diff``: each changed file's unified diff (``\\ No newline at end of file`` as git writes it)."""
+    import difflib
+
+    out = []
+    for display, (before, after) in changed.items():
+        lines = difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
+                                     fromfile=f"a/{display}", tofile=f"b/{display}")
+        for line in lines:
+            out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+    return "".join(out)
