@@ -725,3 +725,13 @@ def test_an_intent_replacing_the_value_another_adds_to_is_no_fix() -> None:
         assert fixed(text, *(make[i] for i in order)) is None
     assert fixed(text, lambda b: SetKey(b[0]["spec"], ("template",), "x"),
                  lambda b: SetKey(b[0]["spec"]["template"], ("spec", "a"), 1)) is None
+
+
+def test_json_string_replaced_with_json_escapes_and_a_bom_is_not_counted() -> None:
+    text = '{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}}\n'
+    out = fixed(text, lambda b: SetKey(b[0]["metadata"], ("name",), "a\u0007b"))
+    assert out == '{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a\\u0007b"}}\n'
+    bom = "\ufeffapiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"
+    assert fixed(bom, lambda b: SetKey(b[0]["metadata"], ("name",), "q")) == bom.replace("name: p", "name: q")
+    bom = "\ufeffkind: Pod\napiVersion: v1\n"
+    assert fixed(bom, lambda b: SetKey(b[0], ("kind",), "Job")) == "\ufeffkind: Job\napiVersion: v1\n"

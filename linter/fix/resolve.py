@@ -649,10 +649,10 @@ class _Resolver:
             return
         if container or isinstance(value, (dict, list)):
             rendered = _flow(value, self.json_style(parent))
-        elif isinstance(value, str) and isinstance(existing, str) and self.char_at(vs) in ("'", '"'):
-            rendered = scalar_text(value, flow_parent, self.char_at(vs))
         elif self.json_style(parent):
             rendered = json.dumps(value, ensure_ascii=False)
+        elif isinstance(value, str) and isinstance(existing, str) and self.char_at(vs) in ("'", '"'):
+            rendered = scalar_text(value, flow_parent, self.char_at(vs))
         else:
             rendered = scalar_text(value, flow_parent)
         if start == end:  # an empty null: `key:` or `{key}`
