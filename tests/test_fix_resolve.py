@@ -342,6 +342,12 @@ spec:
     assert fixed(text, lambda b: SetKey(b[0]["metadata"], ("annotations", "x"), "y")) is None
     assert fixed(text, lambda b: SetKey(b[0]["spec"]["other"], ("d",), 3)) is None
     assert fixed(text, lambda b: SetKey(b[0]["metadata"], ("labels",), "z")) is None  # would drop the anchor
+    # a scalar alias is a value like another: the entry after it, or the alias itself replaced
+    scalar = "apiVersion: v1\nkind: Pod\nx: &p /tmp\nspec:\n  path: *p\n"
+    assert fixed(scalar, lambda b: SetKey(b[0]["spec"], ("b",), 1)) == scalar + "  b: 1\n"
+    assert fixed(scalar, lambda b: SetKey(b[0]["spec"], ("path",), "/x")) == scalar.replace("*p", "/x")
+    assert fixed(scalar.replace("path: *p", "path: *p  # c"), lambda b: SetKey(b[0]["spec"], ("b",), 1)) == \
+        scalar.replace("path: *p", "path: *p  # c") + "  b: 1\n"
     # the anchored mapping itself can take a key (its aliases see it too, as YAML means)
     assert fixed(text, lambda b: SetKey(b[0]["spec"]["base"], ("e",), 5)) == text.replace("    a: 1\n",
                                                                                           "    a: 1\n    e: 5\n")
