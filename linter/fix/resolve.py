@@ -297,6 +297,7 @@ _COLON = re.compile(r"\s*:\s*\Z")
 _PROPS = re.compile(r"(?:[&!][^\s]*\s+)+")
 _BLOCK_HEADER = re.compile(r"[|>]([1-9+-]{0,2})")
 _MERGE = re.compile(r"<<\s*:")
+_ANCHOR = re.compile(r"(?:^|[\s\[{,:-])&[^\s,\[\]{}]")
 _ALIAS = re.compile(r"[ \t]*:[ \t]+(\*[^\s,\[\]{}]+)")
 
 
@@ -675,6 +676,7 @@ class _Resolver:
             end = self.content_end(existing, vs)
             if not _COLON.match(self.slice(after_key, start)):
                 raise _Unsafe  # a comment or properties between the key and its value
+            self.keep_anchors(start, end)
             lines = self.block(value, column, parent)
             self.add_edit(after_key, end, (0,), ":\n" + "\n".join(lines))
             return
@@ -692,8 +694,12 @@ class _Resolver:
         if isinstance(existing, (YMap, YSeq)) and not self.is_flow(vs):
             if not _COLON.match(self.slice(after_key, start)):
                 raise _Unsafe
-            self.add_edit(after_key, self.content_end(existing, vs), (0,), ": " + rendered)
+            end = self.content_end(existing, vs)
+            self.keep_anchors(start, end)
+            self.add_edit(after_key, end, (0,), ": " + rendered)
             return
+        if isinstance(existing, (YMap, YSeq)):
+            self.keep_anchors(start, end)
         if not isinstance(existing, (YMap, YSeq)):
             written = self.slice(start, end)
             if written[:1] in ("|", ">"):
@@ -701,6 +707,11 @@ class _Resolver:
             elif written[:1] not in ("'", '"') and frozen(_plain(written)) != frozen(existing):
                 raise _Unsafe  # the text there is not the value the node claims
         self.add_edit(start, end, (0,), rendered)
+
+    def keep_anchors(self, start: Pos, end: Pos) -> None:
+        """Refuse to remove text that defines an anchor when the file has aliases."""
+        if "*" in self.text and _ANCHOR.search(self.slice(start, end)):
+            raise _Unsafe
 
     # -- rendering the targets
 
