@@ -556,16 +556,25 @@ def _dumper(indent_sequences: bool):
 def manifest_texts(draw):
     """(text, plain data of each document): 1-3 documents, indented 2 or 4, sequences indented or
     not, some parts (or all) in flow style, literal blocks, comments at line ends and between
-    lines, LF or CRLF."""
+    lines, nulls written as nothing, JSON, LF or CRLF."""
     objects = [draw(_object()) for _ in range(draw(st.integers(1, 3)))]
     indent = draw(st.sampled_from([2, 4]))
     dumper = _dumper(draw(st.booleans()))
     all_flow = draw(st.integers(0, 7)) == 0
+    as_json = not all_flow and draw(st.integers(0, 7)) == 0
     pieces = []
     for obj in objects:
+        if as_json:
+            import json
+
+            pieces.append(json.dumps(_plain_data(obj), indent=draw(st.sampled_from([None, 2, 4])),
+                                     ensure_ascii=False) + "\n")
+            continue
         styled = draw(_styled(obj)) if not all_flow else obj
         pieces.append(yaml.dump(_plain_data(styled) if all_flow else styled, Dumper=dumper, indent=indent,
                                 sort_keys=False, allow_unicode=True, default_flow_style=all_flow, width=60))
+    if draw(st.booleans()):  # `key: null` written as `key:`
+        pieces = [piece.replace(": null\n", ":\n") for piece in pieces]
     text = "---\n".join(pieces)
     plain = [_plain_data(obj) for obj in objects]
     assert list(yaml.safe_load_all(text)) == list(yaml.safe_load_all(yaml.safe_dump_all(plain)))
@@ -754,3 +763,14 @@ def test_json_string_replaced_with_json_escapes_and_a_bom_is_not_counted() -> No
     assert fixed(bom, lambda b: SetKey(b[0]["metadata"], ("name",), "q")) == bom.replace("name: p", "name: q")
     bom = "\ufeffkind: Pod\napiVersion: v1\n"
     assert fixed(bom, lambda b: SetKey(b[0], ("kind",), "Job")) == "\ufeffkind: Job\napiVersion: v1\n"
+
+
+def test_a_block_value_replaced_keeps_the_comment_after_its_key() -> None:
+    text = "apiVersion: v1\nkind: Pod\nmetadata:\n  labels:  # owned by team x\n    app: x\n  name: p\n"
+    assert fixed(text, lambda b: SetKey(b[0]["metadata"], ("labels",), 0)) == \
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  labels: 0  # owned by team x\n  name: p\n"
+    assert fixed(text, lambda b: SetKey(b[0]["metadata"], ("labels",), ["a"])) == \
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  labels:  # owned by team x\n  - a\n  name: p\n"
+    crlf = text.replace("\n", "\r\n")
+    assert fixed(crlf, lambda b: SetKey(b[0]["metadata"], ("labels",), 0)) == \
+        "apiVersion: v1\r\nkind: Pod\r\nmetadata:\r\n  labels: 0  # owned by team x\r\n  name: p\r\n"

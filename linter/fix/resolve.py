@@ -294,6 +294,7 @@ def _quoted_key(text: str) -> Any:
 
 _EMPTY_VALUE = re.compile(r"\s*:\s*(?:null|Null|NULL|~|\{\s*\}|\[\s*\])?\s*\Z")
 _COLON = re.compile(r"\s*:\s*\Z")
+_COLON_COMMENT = re.compile(r"([ \t]*:)[ \t]+#[^\n]*\n\s*\Z")
 _PROPS = re.compile(r"(?:[&!][^\s]*\s+)+")
 _BLOCK_HEADER = re.compile(r"[|>]([1-9+-]{0,2})")
 _MERGE = re.compile(r"<<\s*:")
@@ -674,11 +675,13 @@ class _Resolver:
         container = isinstance(value, (dict, list)) and bool(value)
         if container and not flow_parent:
             end = self.content_end(existing, vs)
-            if not _COLON.match(self.slice(after_key, start)):
-                raise _Unsafe  # a comment or properties between the key and its value
             self.keep_anchors(start, end)
-            lines = self.block(value, column, parent)
-            self.add_edit(after_key, end, (0,), ":\n" + "\n".join(lines))
+            lines = "\n" + "\n".join(self.block(value, column, parent))
+            comment = self.key_line_comment(after_key, start)
+            if comment is None:
+                self.add_edit(after_key, end, (0,), ":" + lines)
+            else:  # the comment after the key stays on its line
+                self.add_edit(comment[1], end, (0,), lines)
             return
         if container or isinstance(value, (dict, list)):
             rendered = _flow(value, self.json_style(parent))
@@ -692,11 +695,14 @@ class _Resolver:
             self.add_edit(after_key, end, (0,), ": " + rendered)
             return
         if isinstance(existing, (YMap, YSeq)) and not self.is_flow(vs):
-            if not _COLON.match(self.slice(after_key, start)):
-                raise _Unsafe
             end = self.content_end(existing, vs)
             self.keep_anchors(start, end)
-            self.add_edit(after_key, end, (0,), ": " + rendered)
+            comment = self.key_line_comment(after_key, start)
+            if comment is None:
+                self.add_edit(after_key, end, (0,), ": " + rendered)
+            else:  # `key: value  # comment`, the block below removed
+                self.add_edit(comment[0], comment[0], (0,), " " + rendered)
+                self.add_edit(comment[1], end, (0,), "")
             return
         if isinstance(existing, (YMap, YSeq)):
             self.keep_anchors(start, end)
@@ -707,6 +713,19 @@ class _Resolver:
             elif written[:1] not in ("'", '"') and frozen(_plain(written)) != frozen(existing):
                 raise _Unsafe  # the text there is not the value the node claims
         self.add_edit(start, end, (0,), rendered)
+
+    def key_line_comment(self, after_key: Pos, start: Pos) -> tuple[Pos, Pos] | None:
+        """Between a key and its block value: None for just the colon; for a colon and a comment
+        on the key's line, (the point after the colon, the end of the key's line); else unsafe
+        (an anchor or a tag)."""
+        between = self.slice(after_key, start)
+        if _COLON.match(between):
+            return None
+        match = _COLON_COMMENT.match(between)
+        if match is None or start[0] == after_key[0]:
+            raise _Unsafe
+        line = after_key[0]
+        return (line, after_key[1] + match.end(1)), (line, self.ix.line_end(line))
 
     def keep_anchors(self, start: Pos, end: Pos) -> None:
         """Refuse to remove text that defines an anchor when the file has aliases."""
