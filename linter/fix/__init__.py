@@ -56,8 +56,10 @@ class SetKey:
     """Make ``node[path[0]][path[1]]…`` equal ``value``: missing mappings on the way are created
     (as one block, indented like ``node``'s keys, or in flow style inside a flow mapping); an
     existing scalar at the end of the path is replaced in place (its quoting style kept where the
-    new value allows). ``value`` is plain data: a scalar, or dicts and lists of them. ``node`` is a
-    ``linter.model.tree.YMap`` loaded from the file the plan's ``path`` names."""
+    new value allows). ``value`` is plain data: a scalar, or dicts and lists of them; a dict over
+    an existing mapping is merged into it key by key (keys it does not name are kept), anything
+    else replaces what is there. ``node`` is a ``linter.model.tree.YMap`` loaded from the file the
+    plan's ``path`` names."""
 
     node: Any  # YMap
     path: tuple[str, ...]
@@ -67,7 +69,8 @@ class SetKey:
 @dataclass(frozen=True, slots=True)
 class AppendItem:
     """Append ``item`` to the sequence at ``node[key]``, creating the sequence when ``key`` is
-    missing (``env:`` of a container, ``tolerations:`` of a pod)."""
+    missing or null (``env:`` of a container, ``tolerations:`` of a pod); an item already in the
+    sequence is not appended again."""
 
     node: Any  # YMap
     key: str
