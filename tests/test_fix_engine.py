@@ -76,6 +76,8 @@ def test_a_plan_naming_another_file_is_resolved_against_that_files_text(
     from linter.rule import Finding
 
     monkeypatch.chdir(tmp_path)
+    # the same object in another file (the plan's nodes must sit in the text it is resolved
+    # against: the real resolver refuses spans that do not match), read without its BOM, CRLF kept
     (tmp_path / "other.yaml").write_bytes(b"\xef\xbb\xbf" + MANIFEST.replace("\n", "\r\n").encode())
     seen = []
     import linter.fix.resolve as resolve_module

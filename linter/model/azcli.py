@@ -101,6 +101,15 @@ def takes_many(option: str) -> bool:
     return canonical(option) in MULTI_VALUE
 
 
+def written_span(raw: str, span: Span) -> Span:
+    """``span`` of a word or value without a continuation to nothing at its end: a word ending in
+    ``\\`` on the script's last line keeps the backslash in ``raw`` and in its span, and a fix
+    that edits or appends after the word goes before it."""
+    if raw.endswith(("\\\n", "\\\r\n")) and span.end_col > span.col:
+        return Span(span.line, span.col, span.end_line, span.end_col - 1)
+    return span
+
+
 @dataclass(frozen=True, slots=True)
 class Token:
     """One shell word after expansion: ``raw`` as written (quotes kept), ``value`` expanded.
@@ -189,6 +198,7 @@ class AzCommand:
     ``options`` lists every option in order; ``flags`` maps each option name *as written* to all
     its values in order (empty for a switch). ``has_unknown_words`` is set when a word's value is
     unknown and was not taken as an option value (``$EXTRA_ARGS``): it may hold more options.
+    ``editable`` is False when a fix must not touch the script (see the field).
     """
 
     group: str  # "aks" | "aks nodepool"
@@ -199,9 +209,20 @@ class AzCommand:
     flags: dict[str, list[FlagValue]] = field(default_factory=dict)
     positional: tuple[Token, ...] = ()
     has_unknown_words: bool = False
+    # False in a script that is a record or a document rather than a program (``$ `` prompts,
+    # Markdown fences: a terminal session, a README snippet) or that did not read cleanly (an
+    # unclosed quote or heredoc, after which the reader guessed): fixes leave such files alone
+    editable: bool = True
 
     def is_(self, group: str, verb: str) -> bool:
         return self.group == group and self.verb == verb
+
+    @property
+    def end(self) -> Span:
+        """The empty span right after the command's last word (before a redirection, ``&&``,
+        a comment or the line end): where a fix appends an option."""
+        last = written_span(self.command.words[-1].raw, self.command.words[-1].span)
+        return Span(last.end_line, last.end_col, last.end_line, last.end_col)
 
     def flag(self, *names: str) -> AzFlag | None:
         """The last occurrence of any of ``names`` (aliases match: ``-s`` for ``--node-vm-size``)."""

@@ -116,7 +116,7 @@ class Instruction:
     (a JSON array of strings) ``exec_form`` is True and ``exec_args`` holds the strings.
     ``sub`` is the trigger instruction of an ``ONBUILD``. ``stage_index`` is None before the
     first FROM. ``commands`` are the simple shell commands of a RUN, CMD or ENTRYPOINT (for the exec
-    form, one command whose words all carry ``args_span``).
+    form, one command whose words all carry ``args_span``; ``exec_spans`` are the elements' own).
     """
 
     keyword: str
@@ -133,6 +133,9 @@ class Instruction:
     heredocs: tuple[Heredoc, ...] = ()
     sub: Instruction | None = None
     commands: tuple[ShellCommand, ...] = ()
+    # the exec form of RUN, CMD or ENTRYPOINT: where each string of ``exec_args`` stands, quotes
+    # included (for fixes that edit one element; the words of ``commands`` carry ``args_span``)
+    exec_spans: tuple[Span, ...] = ()
 
     def flag(self, name: str) -> Flag | None:
         """The last ``--name`` flag (``name`` with or without dashes), or None."""

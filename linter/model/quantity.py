@@ -64,3 +64,21 @@ def format_quantity(value: Fraction) -> str:
 
 def is_whole(value: Fraction) -> bool:
     return value.denominator == 1
+
+
+_BINARY_DESCENDING = sorted(_BINARY.items(), key=lambda item: -item[1])
+_DECIMAL_DESCENDING = [(suffix, factor) for suffix, factor in sorted(_DECIMAL.items(), key=lambda item: -item[1])
+                       if factor > 1]
+
+
+def format_bytes(value: int, like: Any = None) -> str:
+    """A whole number of bytes as a quantity a person would write: the largest suffix that divides
+    it exactly (``8589934592`` -> ``8Gi``), binary first unless ``like`` (the quantity it derives
+    from) is written with a decimal suffix (``1500M`` beside ``3G``); plain digits otherwise."""
+    decimal_first = isinstance(like, str) and bool(re.search(r"[kMGTPE]$", like.strip()))
+    families = (_DECIMAL_DESCENDING, _BINARY_DESCENDING) if decimal_first else (_BINARY_DESCENDING, _DECIMAL_DESCENDING)
+    for family in families:
+        for suffix, factor in family:
+            if value >= factor and value % factor == 0:
+                return f"{value // factor}{suffix}"
+    return str(value)

@@ -737,10 +737,30 @@ def _line_commands(ins: Instruction, joined: _Joined, a0: int, a1: int) -> list[
     if ins.exec_form:
         if ins.exec_args and ins.args_span is not None:
             ins.commands = (ShellCommand(tuple(ShellWord(arg, ins.args_span, True) for arg in ins.exec_args)),)
+            spans = _string_spans(joined, a0, a1)
+            if len(spans) == len(ins.exec_args):
+                ins.exec_spans = spans
         return []
     commands, redirects = _shell_commands(joined, a0, a1)
     ins.commands = tuple(commands)
     return redirects
+
+
+def _string_spans(joined: _Joined, a0: int, a1: int) -> tuple[Span, ...]:
+    """Where each string literal of the JSON array at ``joined.text[a0:a1]`` stands, quotes included."""
+    text = joined.text
+    spans = []
+    pos = a0
+    while pos < a1:
+        if text[pos] != '"':
+            pos += 1
+            continue
+        start, pos = pos, pos + 1
+        while pos < a1 and text[pos] != '"':
+            pos += 2 if text[pos] == "\\" else 1
+        pos += 1
+        spans.append(joined.span(start, min(pos, a1)))
+    return tuple(spans)
 
 
 def _body_commands(ins: Instruction, redirects: list[_HeredocRedirect]) -> None:

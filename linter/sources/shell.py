@@ -124,6 +124,7 @@ class _Lexer:
         self.comments: list[Comment] = []
         self.errors: list[ParseIssue] = []
         self._last_lines: tuple[dict[str, int], dict[str, int]] | None = None  # see _may_close
+        self.pasted = False  # a ``$ `` prompt or a Markdown fence was read (see AzCommand.editable)
 
     # positions -------------------------------------------------------------------------------
 
@@ -382,10 +383,11 @@ class _Lexer:
                     j += 1
                 if text.startswith(("```", "~~~"), j):
                     i = self.eol(j)
+                    self.pasted = True
                     continue
                 if text.startswith(("$ ", "$\t"), j):
                     j += 2
-                    prompted = True
+                    prompted = self.pasted = True
                 i = j
                 continue
             ch = text[i]
@@ -1043,6 +1045,9 @@ def load_text(text: str, path: str) -> Document:
             "command substitutions, parameter expansions or quotes nest too deeply to be read; the script was not linted",
         )])
     script.path = path
+    if lexer.pasted or lexer.errors:
+        for az in script.az_commands:
+            az.editable = False
     lines = text.split("\n")
     comments = sorted(lexer.comments, key=lambda c: (c.line, c.col))
     return Document(

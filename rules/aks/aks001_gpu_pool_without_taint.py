@@ -38,6 +38,20 @@ az aks nodepool add \
   --node-taints sku=gpu:NoSchedule
 ```
 
+## Fix safety
+Unsafe. For a pool added by `az aks nodepool add` with no `--node-taints` at all (and no later
+update of its taints), the fix appends `--node-taints sku=gpu:NoSchedule` (the first
+`gpu-taints` entry of the config when it repels pods) to that command, after its last word, so
+a command continued over several lines gets it on its last line. It changes more than the
+rule's intent: GPU pods that do not tolerate the taint can no longer run on the pool until
+they get a matching toleration. No fix for the cluster's first pool (`az aks create`: a taint
+on a System pool would keep system pods off it; AKS003 asks for a separate pool), for a pool
+that has other taints (which to keep is the author's choice), or for an update that removed
+them.
+No fix in a script that records commands rather than runs them (`$ ` prompts,
+Markdown fences: a terminal session, a README snippet) or that does not read cleanly (an
+unclosed quote or heredoc).
+
 ## Known problems
 - `PreferNoSchedule` only discourages the scheduler, so it does not count. The taint AKS adds
   to Spot pools (`kubernetes.azure.com/scalesetpriority=spot:NoSchedule`) does not count either:
@@ -54,6 +68,9 @@ az aks nodepool add \
 - Kubernetes, Taints and tolerations: https://kubernetes.io/docs/concepts/scheduling-eviction/taint-and-toleration/
 """
 
+import shlex
+
+from linter.fix import Plan, Replace
 from linter.model.azcli import ShellScript
 from linter.model.cluster import changed_after_creation, cluster_of, describe_pool
 from linter.model.selectors import parse_taint
@@ -78,6 +95,16 @@ def _by_script(cluster) -> dict[str, list]:
     return found
 
 
+def add_taint(pool, taints, later: bool, where, taint: str) -> Plan | None:
+    """``--node-taints <taint>`` appended to the ``nodepool add`` that made a pool with no taints."""
+    command = where.command
+    if taints or later or pool.taints_origin is not None or command is None or not command.editable or not command.is_("aks nodepool", "add") \
+            or pool.is_system is True or where is not pool.vm_origin:
+        return None
+    return Plan.unsafe_fix(f"add `--node-taints {taint}` to `az aks nodepool add`",
+                           Replace(command.end, f" --node-taints {shlex.quote(taint)}"))
+
+
 @rule(code="AKS001", name="gpu-pool-without-taint", severity="error", scope=SHELL, tags=("aks", "gpu", "isolation"))
 def check(script: ShellScript, ctx):
     cluster = cluster_of(ctx.index, ctx.config)
@@ -94,4 +121,5 @@ def check(script: ShellScript, ctx):
             f"add `--node-taints {suggestion}` and a matching toleration to GPU pods",
             node=("pool", pool.display, "node-taints"),
             fix=f"--node-taints {suggestion}",
+            autofix=add_taint(pool, taints, later, where, suggestion),
         )

@@ -34,6 +34,20 @@ az aks nodepool add \
   --node-taints sku=gpu:NoSchedule
 ```
 
+## Fix safety
+Safe. The fix adds the missing `key=value` labels as words of their own before the first value
+of the `--labels` (`--nodepool-labels` on `az aks create`) that the finding points at
+(`--labels accelerator=nvidia workload=training`, as the article writes it), or appends
+`--labels key=value` to the command that made the pool when it has none (after its last word).
+A label only lets pods that select it find the pool; it takes no pod off it. No fix when the
+pool already has the key with another value (`accelerator=nvida`: a typo or a choice the author
+makes), for a key under `kubernetes.io/`, `k8s.io/` or `kubernetes.azure.com/` (and their
+subdomains: AKS and the kubelet keep those, and the CLI refuses them), or when the flag's values
+are empty, unknown or attached (`--labels=team=ml`: the CLI reads no word after it).
+No fix in a script that records commands rather than runs them (`$ ` prompts,
+Markdown fences: a terminal session, a README snippet) or that does not read cleanly (an
+unclosed quote or heredoc).
+
 ## Known problems
 - AMD GPU sizes (`Standard_ND96isr_MI300X_v5`) are not checked: the default label names NVIDIA.
 - AKS's deprecated bare `accelerator=nvidia` node label may still appear on some GPU nodes; it is
@@ -46,7 +60,11 @@ az aks nodepool add \
 - AKS, Use labels in an AKS cluster: https://learn.microsoft.com/azure/aks/use-labels
 """
 
+import shlex
+
+from linter.fix import Plan, Replace
 from linter.model.azcli import UNKNOWN, ShellScript
+from linter.model.position import Span
 from linter.model.cluster import cluster_of, describe_pool
 from linter.rule import SHELL, Finding, rule
 
@@ -71,6 +89,39 @@ def _by_script(cluster, wanted: dict) -> dict[str, list]:
     return found
 
 
+RESERVED = ("kubernetes.io", "k8s.io", "kubernetes.azure.com")
+
+
+def _reserved(key: str) -> bool:
+    """A label prefix AKS or the kubelet keep for themselves (``node.kubernetes.io/…`` too)."""
+    prefix, slash, _ = key.rpartition("/")
+    return bool(slash) and any(prefix == r or prefix.endswith("." + r) for r in RESERVED)
+
+
+def add_labels(pool, missing: dict, where) -> Plan | None:
+    """The missing labels appended to the command's labels flag, or the flag to the command."""
+    command = where.command
+    if command is None or not command.editable or any(key in pool.labels or _reserved(key) for key in missing):
+        return None
+    name = "--nodepool-labels" if command.is_("aks", "create") else "--labels"
+    words = " ".join(shlex.quote(f"{key}={value}") for key, value in missing.items())
+    if where is pool.labels_origin:
+        flag = command.flag(name)
+        if flag is None or flag.span != where.span or not flag.values \
+                or any(v.value is UNKNOWN or not str(v.value).strip() for v in flag.values):
+            return None
+        if any(w.span.line == flag.span.line and w.span.col == flag.span.col and "=" in w.raw
+               for w in command.command.words):
+            return None  # `--labels=a=b`: the CLI takes no further word after an attached value
+        first = flag.values[0].span
+        at, text = Span(first.line, first.col, first.line, first.col), f"{words} "
+    elif pool.labels_origin is None:
+        at, text = command.end, f" {name} {words}"
+    else:
+        return None
+    return Plan.safe_fix(f"add the GPU node label {' '.join(f'{k}={v}' for k, v in missing.items())}", Replace(at, text))
+
+
 @rule(code="AKS002", name="gpu-pool-without-label", severity="warning", scope=SHELL, tags=("aks", "gpu", "scheduling"))
 def check(script: ShellScript, ctx):
     wanted = ctx.config.effective_gpu_node_labels
@@ -89,4 +140,5 @@ def check(script: ShellScript, ctx):
             f"(its labels: {have}{note}); add it to `--labels`",
             node=("pool", pool.display, "labels"),
             fix=f"--labels {pairs}",
+            autofix=add_labels(pool, missing, where),
         )

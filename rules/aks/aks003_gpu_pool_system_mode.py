@@ -34,6 +34,16 @@ az aks nodepool add \
   --labels accelerator=nvidia --node-taints sku=gpu:NoSchedule
 ```
 
+## Fix safety
+Unsafe. For `az aks nodepool add` or `az aks nodepool update` with `--mode System`, the fix
+replaces the value with `User`. The pool then no longer runs system pods and may scale to zero;
+an update fails if the pool is the cluster's last System pool, and a cluster that relied on it
+for system pods needs another System pool. No fix for the first pool of `az aks create`: the
+repair is a CPU system pool plus a separate GPU pool, more than one edit can say.
+No fix in a script that records commands rather than runs them (`$ ` prompts,
+Markdown fences: a terminal session, a README snippet) or that does not read cleanly (an
+unclosed quote or heredoc).
+
 ## Known problems
 SPEC words the condition as "System mode (or no `--mode User`)". `az aks nodepool add` makes a
 User pool when `--mode` is not given (azure-cli's `aks_agentpool_add` defaults `mode` to
@@ -45,7 +55,8 @@ pools are. A mode the script does not determine (`--mode "$MODE"`) is not judged
 - AKS, Use GPUs for compute-intensive workloads: https://learn.microsoft.com/azure/aks/use-nvidia-gpu
 """
 
-from linter.model.azcli import ShellScript
+from linter.fix import Plan, Replace
+from linter.model.azcli import ShellScript, written_span
 from linter.model.cluster import cluster_of, describe_pool
 from linter.rule import SHELL, Finding, rule
 
@@ -64,6 +75,19 @@ def _by_script(cluster) -> dict[str, list]:
     return found
 
 
+def user_mode(pool, where) -> Plan | None:
+    """``--mode System`` of a ``nodepool add/update`` replaced by ``User``."""
+    command = where.command
+    if where is not pool.mode_origin or command is None or not command.editable or command.group != "aks nodepool":
+        return None
+    flag = command.flag("--mode")
+    value = flag.value if flag is not None else None
+    if value is None or flag.span != where.span or str(value.value).lower() != "system" \
+            or value.raw.strip("'\"").lower() != "system":
+        return None
+    return Plan.unsafe_fix("make the GPU pool a User pool: `--mode User`", Replace(written_span(value.raw, value.span), "User"))
+
+
 @rule(code="AKS003", name="gpu-pool-system-mode", severity="error", scope=SHELL, tags=("aks", "gpu"))
 def check(script: ShellScript, ctx):
     cluster = cluster_of(ctx.index, ctx.config)
@@ -74,4 +98,5 @@ def check(script: ShellScript, ctx):
             f"GPU node pool {describe_pool(pool)} {how}: AKS runs critical system pods there and it cannot "
             "scale to zero; keep a CPU system pool and add the GPU pool with `az aks nodepool add --mode User`",
             node=("pool", pool.display, "mode"),
+            autofix=user_mode(pool, where),
         )

@@ -39,6 +39,24 @@ az aks nodepool add \
   --max-count 4
 ```
 
+## Fix safety
+Two of the findings have one repair:
+
+- `--min-count 0` on a System pool (the literal `0`, with a `--max-count` and any `--node-count`
+  of at least 1): the fix writes `1`, the smallest count the CLI accepts there. Safe: the command was refused as it
+  stood, and a System pool keeps a node whatever the bound says.
+- `--min-count` and `--max-count` (both, valid and in order, with any `--node-count` between
+  them) on `az aks create` or `az aks nodepool add` without a switch: the fix appends
+  `--enable-cluster-autoscaler` after the command's last word. Unsafe: the pool then scales
+  between the bounds instead of the command being refused. On `update` there is no fix, since
+  `--enable-` and `--update-cluster-autoscaler` depend on whether the pool is autoscaled already.
+
+A missing bound, reversed bounds, a count out of range or a `--node-count` outside the bounds
+have no fix: which number is right is the author's choice.
+No fix in a script that records commands rather than runs them (`$ ` prompts,
+Markdown fences: a terminal session, a README snippet) or that does not read cleanly (an
+unclosed quote or heredoc).
+
 ## Known problems
 - Each command is judged on its own flags, as the CLI validates it; values the script does not
   determine (`--max-count "$MAX"` with `MAX=$(...)`) are not judged, and a command with words of
@@ -54,8 +72,9 @@ az aks nodepool add \
 """
 
 from linter.model.bounds import whole_number
-from linter.model.azcli import UNKNOWN, AzFlag, ShellScript, resolved
+from linter.model.azcli import UNKNOWN, AzFlag, ShellScript, resolved, written_span
 from linter.model.cluster import cluster_of
+from linter.fix import Plan, Replace
 from linter.rule import SHELL, Finding, rule
 
 COMMANDS = {("aks", "create"), ("aks", "update"), ("aks nodepool", "add"), ("aks nodepool", "update")}
@@ -95,7 +114,7 @@ def check(script: ShellScript, ctx):
             names = " and ".join(f.name for f in given)
             yield Finding(given[0].span, f"{where} sets {names} without --enable-cluster-autoscaler or "
                                          "--update-cluster-autoscaler; the CLI rejects bounds without a switch",
-                          node=(az.group, az.verb, given[0].name))
+                          node=(az.group, az.verb, given[0].name), autofix=_enable(az, low_flag, high_flag))
         low, low_span = _count(low_flag)
         high, high_span = _count(high_flag)
         for value, span, name in ((low, low_span, "--min-count"), (high, high_span, "--max-count")):
@@ -107,12 +126,41 @@ def check(script: ShellScript, ctx):
                                     "satisfy both", node=(az.group, az.verb, "--min-count"))
         if low == 0 and _system_pool(az, cluster):
             yield Finding(low_span, f"{where} --min-count 0 on a System pool: System pools keep at least one node",
-                          node=(az.group, az.verb, "--min-count"))
+                          node=(az.group, az.verb, "--min-count"),
+                          autofix=_raise_min(az, low_flag, high))
         count, count_span = _count(az.flag("--node-count"))
         if switch is not None and (az.verb in ("create", "add")) and isinstance(count, int) \
                 and isinstance(low, int) and isinstance(high, int) and low <= high and not low <= count <= high:
             yield Finding(count_span, f"{where} --node-count {count} is outside --min-count {low} .. "
                                       f"--max-count {high}", node=(az.group, az.verb, "--node-count"))
+
+
+def _raise_min(az, low_flag: AzFlag, high) -> Plan | None:
+    """``--min-count 1`` for a literal ``--min-count 0`` on a System pool, when 1 is within the
+    bounds and the node count (so that the fixed command gets no other finding)."""
+    count, _ = _count(az.flag("--node-count"))
+    if not az.editable or not (isinstance(high, int) and 1 <= high <= 1000) or low_flag.value.raw.strip("'\"") != "0":
+        return None
+    if az.verb in ("create", "add") and az.has("--node-count") and not (isinstance(count, int) and 1 <= count <= high):
+        return None
+    return Plan.safe_fix("raise --min-count to 1", Replace(written_span(low_flag.value.raw, low_flag.value.span), "1"))
+
+
+def _enable(az, low_flag: AzFlag | None, high_flag: AzFlag | None) -> Plan | None:
+    """``--enable-cluster-autoscaler`` for bounds given on create/add, when they and the node
+    count are valid (the switch then makes the command right, not another finding)."""
+    if not az.editable or az.verb not in ("create", "add") or low_flag is None or high_flag is None:
+        return None
+    low, _ = _count(low_flag)
+    high, _ = _count(high_flag)
+    count, _ = _count(az.flag("--node-count"))
+    system = az.is_("aks", "create") or str(getattr(az.value("--mode"), "value", "")).lower() == "system"
+    if not (isinstance(low, int) and isinstance(high, int) and (1 if system else 0) <= low <= high <= 1000):
+        return None
+    if az.has("--node-count") and not (isinstance(count, int) and low <= count <= high):
+        return None
+    return Plan.unsafe_fix("turn the cluster autoscaler on: `--enable-cluster-autoscaler`",
+                           Replace(az.end, " --enable-cluster-autoscaler"))
 
 
 def _system_pool(az, cluster) -> bool:

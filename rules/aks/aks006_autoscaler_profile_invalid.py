@@ -34,6 +34,17 @@ az aks update --resource-group "$RESOURCE_GROUP" --name "$AKS_CLUSTER" \
   --cluster-autoscaler-profile scan-interval=20s scale-down-unneeded-time=10m
 ```
 
+## Fix safety
+Unsafe. For an unknown key that is close to exactly one profile key (`scale-down-unneded-time`),
+the fix replaces the key with it, leaving the value as written (only when that value is valid
+for the key). The CLI refused the command
+before; afterwards the value takes effect for that key, and a close spelling is a guess at
+what the author meant, so it is applied only with `--unsafe-fixes`. Values, entries without
+`=` and keys with no close match have no fix: which value is right is the author's choice.
+No fix in a script that records commands rather than runs them (`$ ` prompts,
+Markdown fences: a terminal session, a README snippet) or that does not read cleanly (an
+unclosed quote or heredoc).
+
 ## Known problems
 ARM's descriptions call several durations "minutes only", yet AKS itself returns `10s` for
 `scale-down-delay-after-delete`; every Go duration unit is accepted for every duration key.
@@ -46,9 +57,24 @@ Entries whose value the script does not determine (`$PROFILE`) are not judged.
 
 import difflib
 
+from linter.fix import Plan, Replace
 from linter.model.azcli import UNKNOWN, ShellScript
+from linter.model.position import Span
 from linter.model.cluster import autoscaler_profile_keys, profile_entries, profile_value_problem
 from linter.rule import SHELL, Finding, rule
+
+
+def rename(entry, key: str) -> Plan | None:
+    """The entry's key replaced by ``key``, when the entry's span is exactly its text."""
+    span, written = entry.span, entry.text.partition("=")[0]
+    raw = entry.flag_value.raw
+    if entry.value is UNKNOWN or profile_value_problem(key, str(entry.value)) is not None:
+        return None  # the renamed entry would be refused for its value
+    if span.line != span.end_line or span.end_col - span.col != len(entry.text) or written != entry.key \
+            or raw.strip("'\"") != entry.flag_value.value or "$" in raw or "\\" in raw:
+        return None  # the text at the span is not the entry as read (an expansion, escapes)
+    return Plan.unsafe_fix(f"rename `{entry.key}` to `{key}`",
+                           Replace(Span(span.line, span.col, span.line, span.col + len(written)), key))
 
 
 @rule(code="AKS006", name="autoscaler-profile-invalid", severity="error", scope=SHELL, tags=("aks", "autoscaling"))
@@ -70,7 +96,8 @@ def check(script: ShellScript, ctx):
                 close = difflib.get_close_matches(entry.key, list(keys), n=1, cutoff=0.75)
                 hint = f"; did you mean `{close[0]}`?" if close else ""
                 yield Finding(entry.span, f"`{entry.key}` is not a cluster autoscaler profile key{hint}", node=node,
-                              fix=close[0] if close else None)
+                              fix=close[0] if close else None,
+                              autofix=rename(entry, close[0]) if close and az.editable else None)
             elif entry.value is not UNKNOWN:
                 problem = profile_value_problem(entry.key, str(entry.value))
                 if problem is not None:

@@ -42,6 +42,14 @@ or keep the cache for faster rebuilds, outside the image:
 RUN --mount=type=cache,target=/root/.cache/pip pip install -r requirements.txt
 ```
 
+## Fix safety
+Safe. The fix adds `--no-cache-dir` right after `install` (`pip install --no-cache-dir -r
+requirements.txt`; in the exec form the element `"--no-cache-dir"` after `"install"`), and
+`--no-cache` for `uv pip install`. pip installs the same packages with or without its cache; only
+the copy of the downloaded wheels under `~/.cache/pip` is no longer written into the layer.
+`PIP_NO_CACHE_DIR` is left alone: an install it already covers is not reported, so there is
+nothing to fix.
+
 ## Known problems
 - A `pip.conf` that sets `no-cache-dir` is not read.
 - `pip install $PIP_ARGS …` where `$PIP_ARGS` has no known value may hold the option and is not
@@ -54,8 +62,23 @@ RUN --mount=type=cache,target=/root/.cache/pip pip install -r requirements.txt
 - uv, caching in Docker: https://docs.astral.sh/uv/guides/integration/docker/#caching
 """
 
-from linter.model.docker import Dockerfile, node_path, pip_cache_avoided, pip_install
+from linter.fix import Plan, Replace
+from linter.model.docker import Dockerfile, Instruction, PipInstall, node_path, pip_cache_avoided, pip_install
+from linter.model.position import Span
 from linter.rule import DOCKERFILE, Finding, rule
+
+
+def no_cache(ins: Instruction, pip: PipInstall, flag: str) -> Plan | None:
+    """Insert ``flag`` right after the ``install`` word (an element of its own in the exec form)."""
+    if ins.exec_form:
+        index = len(pip.command.words) - len(pip.words) + pip.install
+        if index >= len(ins.exec_spans):
+            return None  # the elements' positions are not known
+        at, text = ins.exec_spans[index], f', "{flag}"'
+    else:
+        at, text = pip.words[pip.install].span, f" {flag}"
+    end = Span(at.end_line, at.end_col, at.end_line, at.end_col)
+    return Plan.safe_fix(f"add `{flag}` to `{pip.written}`", Replace(end, text))
 
 
 @rule(code="DKR004", name="pip-cache-kept", severity="info", scope=DOCKERFILE, tags=("dockerfile", "images"))
@@ -77,4 +100,5 @@ def check(dockerfile: Dockerfile, ctx):
                     node=node_path(stage, ins, index),
                     fix=f"add `{flag}`, or mount the cache: `RUN --mount=type=cache,target=/root/.cache/"
                         f"{'pip' if pip.tool == 'pip' else 'uv'} …`",
+                    autofix=no_cache(ins, pip, flag),
                 )

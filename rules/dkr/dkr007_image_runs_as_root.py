@@ -37,6 +37,16 @@ ENTRYPOINT ["python", "/workspace/train.py"]
 ```
 (a numeric uid lets Kubernetes check `runAsNonRoot` without reading `/etc/passwd`).
 
+## Fix safety
+Unsafe. The fix adds a line `USER 1000:1000` after the last instruction of the final stage (the
+instructions before it, installs that need root included, still run as before; a final
+`USER root` stays where it is). It changes how the container runs beyond the rule's intent:
+files the build wrote as root (`/workspace`, caches, a virtual environment) may not be writable
+by uid 1000, uid 1000 may have no `/etc/passwd` entry (then `HOME` is `/`), and an entrypoint
+that needs root at start (`chown`, binding a port below 1024) fails. Review the image, or create
+the user first (`RUN useradd --uid 1000 --create-home trainer`). No fix when the final stage ends
+in a here-document that is never closed (the new line would become part of its body).
+
 ## Known problems
 - SPEC words the condition as "no USER instruction after the last FROM". A USER inherited from
   an earlier stage applies to the final image (BuildKit copies the stage's config), so it
@@ -51,8 +61,10 @@ ENTRYPOINT ["python", "/workspace/train.py"]
 - AKS Deployment Safeguards: https://learn.microsoft.com/azure/aks/deployment-safeguards
 """
 
-from linter.model.docker import Dockerfile, expand, final_user, node_path, repository_path
+from linter.fix import Plan, Replace
+from linter.model.docker import Dockerfile, Stage, expand, final_user, node_path, repository_path
 from linter.model.k8s import image_reference
+from linter.model.position import Span
 from linter.rule import DOCKERFILE, Finding, rule
 
 ROOT = frozenset({"root", "0"})
@@ -76,6 +88,17 @@ def non_root_base(image: str | None) -> bool:
     )
 
 
+def add_user(final: Stage) -> Plan | None:
+    """``USER 1000:1000`` on a line of its own after the final stage's last instruction (None when
+    that instruction opens a here-document that never closes: the line would join its body)."""
+    ins = (final.instructions or [final.from_instruction])[-1]
+    if any(not doc.terminated for doc in ins.heredocs):
+        return None
+    last = ins.span
+    end = Span(last.end_line, last.end_col, last.end_line, last.end_col)
+    return Plan.unsafe_fix("add `USER 1000:1000` at the end of the final stage", Replace(end, "\nUSER 1000:1000"))
+
+
 @rule(code="DKR007", name="image-runs-as-root", severity="info", scope=DOCKERFILE, tags=("dockerfile", "security"))
 def check(dockerfile: Dockerfile, ctx):
     final = dockerfile.final_stage
@@ -90,6 +113,7 @@ def check(dockerfile: Dockerfile, ctx):
             "the final stage sets no USER, so the image runs as root (uid 0)",
             node=node_path(final, final.from_instruction, "user"),
             fix="create a user and end with `USER 1000:1000` (a numeric uid) after the installs",
+            autofix=add_user(final),
         )
         return
     ins, stage = found
@@ -101,4 +125,5 @@ def check(dockerfile: Dockerfile, ctx):
         f"the final image's last USER is `{ins.args}`: it runs as root (uid 0)",
         node=node_path(stage, ins),
         fix="switch back to a non-root user after the steps that need root: `USER 1000:1000`",
+        autofix=add_user(final),
     )

@@ -32,6 +32,16 @@ spec:
       replicas: 1
 ```
 
+## Fix safety
+A missing `replicas` is safe to fix; a count other than 1 is unsafe.
+
+- No `replicas` on the Master spec: the fix writes `replicas: 1`. Older training operators
+  defaulted it to 1 and the current webhook requires it, so the job runs as the operator
+  already understood it.
+- Another count (`replicas: 2`): the fix sets it to 1. That changes the job's world size (one
+  rank fewer per extra master), and the ranks that were meant may have to move to the Worker
+  spec (raise its `replicas` by as many): review it, then apply with `--unsafe-fixes`.
+
 ## Known problems
 A Master without `replicas` is flagged: the webhook of training-operator v1.8 and later rejects
 it ("must be 1"), while releases up to v1.7 defaulted it to 1; write `replicas: 1` for both.
@@ -44,6 +54,7 @@ placeholder) is left to schema validation (SCH002).
 - training-operator webhook (`validatePyTorchReplicaSpecs`): https://github.com/kubeflow/training-operator/blob/master/pkg/webhooks/pytorch/pytorchjob_webhook.go
 """
 
+from linter.fix.plans import plan, set_path
 from linter.model.distributed import KUBEFLOW, replica_specs
 from linter.rule import Finding, Kind, rule
 
@@ -61,9 +72,13 @@ def check(obj, ctx):
             yield Finding(replica.key_span,
                           f"the {replica.role} replica spec sets no `replicas`: the training operator's webhook "
                           "requires exactly 1 (older operators defaulted it); write `replicas: 1`",
-                          node=replica.path, fix="replicas: 1")
+                          node=replica.path, fix="replicas: 1",
+                          autofix=plan(f"set `replicas: 1` on the {replica.role} replica spec",
+                                       set_path(replica.body, ("replicas",), 1)))
         elif isinstance(replicas, int) and not isinstance(replicas, bool) and replicas != 1:
             yield Finding(replica.body.value_span("replicas"),
                           f"the {replica.role} replica spec runs {replicas} replicas; a PyTorchJob has exactly one "
                           "Master (rank 0, the rendezvous host): set `replicas: 1` and scale with Workers",
-                          node=replica.path + ("replicas",), fix="replicas: 1")
+                          node=replica.path + ("replicas",), fix="replicas: 1",
+                          autofix=plan(f"set `replicas: 1` on the {replica.role} replica spec",
+                                       set_path(replica.body, ("replicas",), 1), safe=False))

@@ -47,6 +47,15 @@ Use instead:
               value: "1"
 ```
 
+## Fix safety
+Safe. With the variable unset, the fix appends `{name: TORCH_NCCL_ASYNC_ERROR_HANDLING, value:
+"1"}` to the container's `env` (creating `env:` when there is none), the article's setting;
+when the variable the rule reports (the new name, or the old `NCCL_ASYNC_ERROR_HANDLING` that
+PyTorch reads in its place) is written with another value, the fix sets that entry's `value` to
+the string `"1"`. Mode 1 only changes what happens after a NCCL error has already broken the
+job: the process exits (and the operator restarts it) instead of hanging with its GPUs, which is
+the rule's intent; a healthy run is unchanged. There is no fix when `env` is neither a list nor empty.
+
 ## Known problems
 Values compare as the strings Kubernetes passes (`1` and `"1"` are the same); PyTorch reads them
 as integers. A variable whose value comes from `valueFrom`, that refers to another variable
@@ -61,6 +70,8 @@ the rule asks for the explicit setting the article recommends. Init containers a
 - PyTorch pull request 110723 (default mode 3) and 114077 (the `TORCH_` prefix): https://github.com/pytorch/pytorch/pull/114077
 """
 
+from linter.fix import AppendItem
+from linter.fix.plans import env_entry, plan, set_path
 from linter.model.distributed import KUBEFLOW, rank_env, uses_nccl
 from linter.model.k8s import Container, container_uses_gpu
 from linter.rule import CONTAINER, Finding, rule
@@ -70,6 +81,20 @@ BLOCKING_WAIT = ("TORCH_NCCL_BLOCKING_WAIT", "NCCL_BLOCKING_WAIT")
 TEAR_DOWN = {1: "abort and tear down", 3: "tear down without abort"}
 OTHER = {0: "turns asynchronous error handling off", 2: "only aborts the communicators and keeps the process running"}
 FIX = '- name: TORCH_NCCL_ASYNC_ERROR_HANDLING\n  value: "1"'
+WANTED = "1"  # the article's value, as the string Kubernetes passes
+
+
+def _append(container: Container):
+    env = container.body.get("env")
+    if env is not None and not isinstance(env, list):
+        return None
+    return plan(f'add `{NAMES[0]}: "{WANTED}"` to the env of container `{container.name}`',
+                AppendItem(container.body, "env", {"name": NAMES[0], "value": WANTED}))
+
+
+def _set(container: Container, var):
+    return plan(f'set `{var.name}` to "{WANTED}"', set_path(env_entry(container, var), ("value",), WANTED)) \
+        if var is not None else None
 
 
 def first_set(container: Container, names: tuple[str, ...]):
@@ -105,10 +130,11 @@ def check(container: Container, ctx):
         yield Finding(container.body.kspans.get("env", container.span),
                       f"{who} uses GPUs but sets no TORCH_NCCL_ASYNC_ERROR_HANDLING: a failed rank can leave the "
                       "others hanging in NCCL collectives; set it to \"1\"",
-                      node=container.path + ("env",), fix=FIX)
+                      node=container.path + ("env",), fix=FIX, autofix=_append(container))
     elif setting.is_literal and as_int(setting.value) not in TEAR_DOWN:
         what = OTHER.get(as_int(setting.value), "is not a mode PyTorch knows (0-3)")
         yield Finding(setting.span or container.span,
                       f"{who} sets {setting.name}={setting.value}, which {what}: ranks hang instead of failing "
                       "after a NCCL error; set it to \"1\"",
-                      node=setting.var.path + ("value",) if setting.var else container.path + ("env",), fix=FIX)
+                      node=setting.var.path + ("value",) if setting.var else container.path + ("env",), fix=FIX,
+                      autofix=_set(container, setting.var) if setting.reason == "env" else None)

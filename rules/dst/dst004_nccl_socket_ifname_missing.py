@@ -45,6 +45,17 @@ Use instead:
               value: eth0
 ```
 
+## Fix safety
+Unsafe. The fix sets `NCCL_SOCKET_IFNAME` to `eth0`, the article's value and the pod's interface
+under AKS's CNIs (kubenet, Azure CNI, Azure CNI Overlay): an empty entry gets the value, else
+`{name: NCCL_SOCKET_IFNAME, value: eth0}` is appended to the container's `env`. A pod with
+other interfaces (Multus, host networking, a secondary NIC for NCCL) needs another name, and a
+wrong one makes NCCL fail to find its interface at start-up: review it, then apply with
+`--unsafe-fixes`. No fix for ranks that mpirun starts over ssh (an MPIJob, a Volcano Job with the
+`ssh` or `mpi` plugin: sshd does not pass the container's `env` on; `-x NCCL_SOCKET_IFNAME=eth0`
+on the launcher's `mpirun` is the place), for a TrainJob's trainer container (its `env` merges
+the TrainJob's and the runtime's), or when `env` is not a list.
+
 ## Known problems
 Single-pod jobs are not checked: NCCL then uses NVLink, PCIe or shared memory inside the node.
 Plain Jobs with `parallelism` and Ray clusters are not checked either, nor a Volcano Job of
@@ -59,6 +70,8 @@ variable from `valueFrom`, `envFrom`, a `$(…)` reference, or a launch script i
 - Azure, Set up InfiniBand on HPC VMs: https://learn.microsoft.com/azure/virtual-machines/setup-infiniband
 """
 
+from linter.fix import AppendItem
+from linter.fix.plans import env_entry, plan, set_path
 from linter.model.distributed import is_distributed, rank_env, uses_nccl, uses_rdma
 from linter.model.k8s import Container, container_uses_gpu
 from linter.rule import CONTAINER, Finding, rule
@@ -71,6 +84,29 @@ def as_int(value: str | None) -> int | None:
         return int(str(value).strip())
     except ValueError:
         return None
+
+
+def _over_ssh(container: Container) -> bool:
+    """Ranks started over ssh by mpirun (an MPIJob, a Volcano Job with the ``ssh`` or ``mpi``
+    plugin): sshd does not hand the container's env to them, ``mpirun -x`` on the launcher does."""
+    obj = container.obj
+    if obj.kind == "MPIJob":
+        return True
+    spec = obj.body.get_map("spec") if obj.group == "batch.volcano.sh" else None
+    plugins = spec.get("plugins") if spec is not None else None
+    return isinstance(plugins, dict) and bool({"ssh", "mpi"} & set(map(str, plugins)))
+
+
+def _autofix(container: Container, ifname):
+    """``NCCL_SOCKET_IFNAME=eth0`` (the article's value): the empty entry's value set, else an entry
+    appended to the container's own ``env``."""
+    title = "set `NCCL_SOCKET_IFNAME: eth0` (the pod interface on AKS)"
+    if ifname.is_literal:
+        return plan(title, set_path(env_entry(container, ifname.var), ("value",), "eth0"), safe=False)
+    env = container.body.get("env")
+    if env is not None and not isinstance(env, list) or container.pod.merged or _over_ssh(container):
+        return None  # not a list; a TrainJob's trainer, whose env merges two objects; or MPI ranks
+    return plan(title, AppendItem(container.body, "env", {"name": "NCCL_SOCKET_IFNAME", "value": "eth0"}), safe=False)
 
 
 @rule(code="DST004", name="nccl-socket-ifname-missing", severity="info", scope=CONTAINER,
@@ -100,4 +136,5 @@ def check(container: Container, ctx):
         "NCCL_SOCKET_IFNAME: NCCL may bind to an interface other ranks cannot reach; set it to the pod "
         "interface (eth0 on AKS CNI)",
         node=container.path + ("env",), fix=FIX,
+        autofix=_autofix(container, ifname),
     )

@@ -33,6 +33,12 @@ Use instead:
               value: WARN
 ```
 
+## Fix safety
+Safe. The fix sets the `NCCL_DEBUG` entry's value to `WARN` (for `mpirun -x NCCL_DEBUG=INFO`, the
+argument becomes `NCCL_DEBUG=WARN`), the level the rule asks for once the network is validated.
+It changes only what NCCL logs: warnings and errors are still printed, so a failing job still
+says why.
+
 ## Known problems
 Validation and benchmark jobs (nccl-tests) set `INFO` on purpose: suppress the rule there with
 `# mlops-lint: disable=DST006 validation run`. A value from `valueFrom`, `envFrom` or a
@@ -42,12 +48,19 @@ ConfigMap is not seen, nor is a level set inside a shell script in `command`/`ar
 - NVIDIA NCCL, `NCCL_DEBUG`: https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html#nccl-debug
 """
 
+from linter.fix import Replace
+from linter.fix.plans import env_entry, plan, set_path
 from linter.model.distributed import uses_nccl
 from linter.model.envvars import mpirun_exports, resolve
 from linter.model.k8s import Container
 from linter.rule import CONTAINER, Finding, rule
 
 VERBOSE = ("INFO", "TRACE")
+
+
+def _text(container: Container, value: str) -> str:
+    """A plain scalar's replacement text: quoted in a JSON file, plain in YAML."""
+    return f'"{value}"' if str(container.obj.path).endswith(".json") else value
 
 
 @rule(code="DST006", name="nccl-debug-verbose", severity="info", scope=CONTAINER, tags=("distributed", "nccl"))
@@ -62,10 +75,12 @@ def check(container: Container, ctx):
         yield Finding(setting.span or setting.var.span,
                       f"{who} sets NCCL_DEBUG={setting.value}, which logs every rank's NCCL setup; "
                       "use WARN once the network is validated",
-                      node=setting.var.path + ("value",), fix="value: WARN")
+                      node=setting.var.path + ("value",), fix="value: WARN",
+                      autofix=plan("set `NCCL_DEBUG` to `WARN`", set_path(env_entry(container, setting.var), ("value",), "WARN")))
     for export in mpirun_exports(container):
         if export.name == "NCCL_DEBUG" and export.value is not None and export.value.strip().upper() in VERBOSE:
             yield Finding(export.span,
                           f"{who} exports NCCL_DEBUG={export.value} to every MPI rank (`mpirun -x`); "
                           "use WARN once the network is validated",
-                          node=export.path, fix="NCCL_DEBUG=WARN")
+                          node=export.path, fix="NCCL_DEBUG=WARN",
+                          autofix=plan("export `NCCL_DEBUG=WARN` instead", Replace(export.span, _text(container, "NCCL_DEBUG=WARN"))))

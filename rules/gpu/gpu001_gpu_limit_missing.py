@@ -42,11 +42,21 @@ Use instead:
   matches when it starts with one of them. Default: `nvidia.com/gpu`, `nvidia.com/mig-`,
   `amd.com/gpu`.
 
+## Fix safety
+Safe. The fix adds the missing limit with the request's own value (`limits: nvidia.com/gpu: 1`
+beside `requests: nvidia.com/gpu: 1`, the same key and the same text), creating `limits:` when the
+container has none. GPUs cannot be overcommitted, so a request without a limit is rejected by the
+API server: the only pod Kubernetes accepts is the one whose limit equals the request, and the
+fix writes exactly that. There is no fix when the request is not a positive whole number
+(GPU003 reports it; copying it would repeat the mistake), or when `resources.limits` holds
+something other than a mapping.
+
 ## References
 - Kubernetes, Schedule GPUs: https://kubernetes.io/docs/tasks/manage-gpus/scheduling-gpus/
 - Kubernetes, extended resources: https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/#extended-resources
 """
 
+from linter.fix.plans import plan, set_path, whole_count
 from linter.model.k8s import GPU_RESOURCE_OPTION, Container, gpu_resources
 from linter.rule import CONTAINER, Finding, rule
 
@@ -62,4 +72,7 @@ def check(container: Container, ctx):
                 request.key_span,
                 f"{container.kind_label} `{container.name}` requests {request.raw} {name} but sets no {name} limit",
                 node=container.path + ("resources", "requests", name),
+                autofix=plan(f"add `limits: {name}: {request.raw}` (equal to the request)",
+                             set_path(container.resources_node, ("limits", name), request.raw))
+                if whole_count(request.value) else None,
             )

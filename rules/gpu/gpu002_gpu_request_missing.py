@@ -39,10 +39,19 @@ Use instead:
 - `gpu-resource-prefixes` (list of strings): resource names that count as GPUs. Default:
   `nvidia.com/gpu`, `nvidia.com/mig-`, `amd.com/gpu`.
 
+## Fix safety
+Safe. The fix adds the request with the limit's own value (`requests: nvidia.com/gpu: 1` beside
+`limits: nvidia.com/gpu: 1`, the same key and the same text), creating `requests:` when the
+container has none. Kubernetes already copies a lone GPU limit into the request, so the pod is
+scheduled exactly as before: the fix only writes down what the API server does. There is no fix
+when the limit is not a positive whole number (GPU003's finding), or when `resources.requests`
+holds something other than a mapping.
+
 ## References
 - Kubernetes, Schedule GPUs: https://kubernetes.io/docs/tasks/manage-gpus/scheduling-gpus/
 """
 
+from linter.fix.plans import plan, set_path, whole_count
 from linter.model.k8s import GPU_RESOURCE_OPTION, Container, gpu_resources
 from linter.rule import CONTAINER, Finding, rule
 
@@ -58,4 +67,7 @@ def check(container: Container, ctx):
                 f"{container.kind_label} `{container.name}` limits {name} to {limit.raw} but does not request it; "
                 "Kubernetes copies the limit, but the intent should be explicit",
                 node=container.path + ("resources", "limits", name),
+                autofix=plan(f"add `requests: {name}: {limit.raw}` (equal to the limit)",
+                             set_path(container.resources_node, ("requests", name), limit.raw))
+                if whole_count(limit.value) else None,
             )

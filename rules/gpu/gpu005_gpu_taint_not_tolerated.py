@@ -64,6 +64,15 @@ Use instead:
             nvidia.com/gpu: 1
 ```
 
+## Fix safety
+Safe, when one GPU taint is configured (the default `sku=gpu:NoSchedule`). The fix appends that
+taint's toleration to the pod's `tolerations` (creating the list): `{key: sku, operator: Equal,
+value: gpu, effect: NoSchedule}` for the default, the article's toleration. A toleration only
+lets the pod onto nodes that carry the taint; where it goes is still decided by its node
+selection (GPU006), so the fix does exactly what the finding asks. No fix when several GPU
+taints are configured (which pool the pod is for is not known), for a TrainJob (its pod spec is
+the runtime's, shared by other TrainJobs), or when `tolerations` is not a list.
+
 ## Known problems
 - Set `gpu-taints:` to the taints your GPU pools really carry; `gpu-taints: []` says they carry
   none, and the rule is silent.
@@ -84,6 +93,8 @@ Use instead:
 from linter.model.cluster import cluster_of
 from linter.model.gpunodes import (configured_gpu_taints, entry_node, gpu_entries, gpu_toleration,
                                    tolerates_gpu_taints_at_admission)
+from linter.fix import AppendItem
+from linter.fix.plans import plan
 from linter.model.k8s import PodSpec
 from linter.rule import POD, Finding, rule
 
@@ -98,6 +109,21 @@ def _pools_decide(pod: PodSpec, ctx) -> bool:
         return True
     matches = placement.label_matches
     return bool(matches) and all(not v.elsewhere and v.taints == "ok" for v in matches)
+
+
+def _tolerate(pod: PodSpec, taint):
+    """The toleration of the one configured GPU taint (the article's `{key: sku, operator: Equal,
+    value: gpu, effect: NoSchedule}` by default), appended to the pod's tolerations."""
+    if pod.origin is not None:
+        return None  # a TrainJob's view: its pod spec is a shared runtime's (runtimePatches would be the place)
+    holder = pod.spec
+    if holder.get("tolerations") is not None and not isinstance(holder.get("tolerations"), list):
+        return None
+    item = {"key": taint.key, "operator": "Equal" if taint.value else "Exists"}
+    if taint.value:
+        item["value"] = taint.value
+    item["effect"] = taint.effect
+    return plan(f"tolerate the GPU taint `{taint}`", AppendItem(holder, "tolerations", item))
 
 
 @rule(code="GPU005", name="gpu-taint-not-tolerated", severity="warning", scope=POD, tags=("gpu", "scheduling"))
@@ -126,4 +152,5 @@ def check(pod: PodSpec, ctx):
         f"of the GPU taints ({', '.join(str(t) for t in taints)}): tainted GPU nodes repel it and it stays Pending",
         node=node,
         fix=f"add `tolerations: [{{key: {first.key}, operator: {operator}{value}, effect: {first.effect}}}]`",
+        autofix=_tolerate(pod, first) if len(taints) == 1 else None,
     )

@@ -66,6 +66,16 @@ Use instead:
       - {key: sku, operator: Equal, value: gpu, effect: NoSchedule}
 ```
 
+## Fix safety
+Unsafe. The fix adds the configured `gpu-node-labels` (default `accelerator: nvidia`, the
+article's pool label) to the pod's `nodeSelector`, keeping the keys it already selects. It
+restricts where the pod may run: on a cluster whose GPU nodes do not carry that label the pod
+stays Pending, so it is right only when the label is the GPU pool's; review it, then apply with
+`--unsafe-fixes`. No fix when the nodeSelector already sets one of those keys to another value,
+when the project's node pools are known (which pool's labels to use is the user's choice, and
+XPL001 would judge a guess), or for a TrainJob (its pod spec is the runtime's, shared by other
+TrainJobs).
+
 ## Known problems
 - Set `gpu-node-labels:` to the labels your GPU pools carry; pods that select pools by other
   labels (`agentpool: gpunp`) are recognised only when the project's `az aks` scripts or the
@@ -78,11 +88,31 @@ Use instead:
 - AKS, Use labels in an AKS cluster (`kubernetes.azure.com/accelerator`): https://learn.microsoft.com/azure/aks/use-labels
 """
 
-from linter.model.cluster import on_aks_managed_mig_pools
+from linter.fix.plans import plan, set_path
+from linter.model.cluster import cluster_of, on_aks_managed_mig_pools
 from linter.model.gpunodes import gpu_entries, places_on_gpu_nodes
 from linter.model.mig import is_mig_resource
 from linter.model.k8s import PodSpec
 from linter.rule import POD, Finding, rule
+
+
+def _select(pod: PodSpec, labels, ctx):
+    """The configured GPU node labels added to the pod's nodeSelector; none when a label is
+    already there with another value (the user's choice), when the project's node pools are known
+    (which pool's labels to use is theirs: XPL001 would judge a guess), or for a TrainJob's view
+    (its pod spec is a shared runtime's)."""
+    if not labels or pod.origin is not None or cluster_of(ctx.index, ctx.config).has_pools:
+        return None
+    selector = pod.spec.get("nodeSelector")
+    if selector is not None and not isinstance(selector, dict):
+        return None
+    selector = selector or {}
+    if any(key in selector and str(selector[key]) != str(value) for key, value in labels.items()):
+        return None
+    missing = {str(k): str(v) for k, v in labels.items() if k not in selector}
+    shown = ", ".join(f"{k}: {v}" for k, v in missing.items())
+    return plan(f"add `nodeSelector: {{{shown}}}`",
+                *(set_path(pod.spec, ("nodeSelector", key), value) for key, value in missing.items()), safe=False)
 
 
 @rule(code="GPU006", name="gpu-node-selector-missing", severity="warning", scope=POD, tags=("gpu", "scheduling"))
@@ -109,4 +139,5 @@ def check(pod: PodSpec, ctx):
         "is not meant for, and the autoscaler cannot tell which pool to scale for it",
         node=node,
         fix=f"add `nodeSelector: {{{shown}}}` (the labels of the GPU pool it is meant for)",
+        autofix=_select(pod, labels, ctx),
     )

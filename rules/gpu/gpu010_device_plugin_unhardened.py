@@ -53,6 +53,19 @@ Use instead:
             drop: ["ALL"]
 ```
 
+## Fix safety
+Each finding has its own fix.
+
+- Missing toleration: safe. The fix appends `{operator: Exists}` to the pod's `tolerations`
+  (creating the list), the article's toleration; the nodeSelector still decides which nodes
+  run the plugin, and tolerating their taints is the finding's intent.
+- Priority class: safe. The fix sets `priorityClassName: system-node-critical` (adding it or
+  replacing another class), the article's value for a DaemonSet without which the node's GPUs
+  are invisible.
+- Privilege escalation and capabilities: unsafe, as SEC001's and SEC002's fixes are
+  (`allowPrivilegeEscalation: false`; `ALL` added to `capabilities.drop`): the article's plugin
+  needs neither, but a plugin build that manages MIG or CDI devices may (see Known problems).
+
 ## Known problems
 - DaemonSets the GPU Operator renders itself (they select `nvidia.com/gpu.deploy.device-plugin`)
   are configured through the ClusterPolicy (`daemonsets.tolerations`,
@@ -66,6 +79,8 @@ Use instead:
 - Kubernetes, Security context: https://kubernetes.io/docs/tasks/configure-pod-container/security-context/
 """
 
+from linter.fix import AppendItem
+from linter.fix.plans import drop_all_capabilities, no_privilege_escalation, plan, set_path
 from linter.model.nvidia import device_plugin_containers, is_device_plugin, is_operator_operand
 from linter.model.security import is_privileged
 from linter.rule import Finding, Kind, rule
@@ -79,20 +94,30 @@ def _tolerates_everything(pod) -> bool:
     )
 
 
+def _tolerate_all(pod):
+    tolerations = pod.spec.get("tolerations")
+    if tolerations is not None and not isinstance(tolerations, list):
+        return None
+    return plan("add `tolerations: [{operator: Exists}]`", AppendItem(pod.spec, "tolerations", {"operator": "Exists"}))
+
+
 def _pod_findings(pod):
     spec = pod.spec
     if not _tolerates_everything(pod):
         span = spec.kspans.get("tolerations", pod.span)
         yield Finding(span, f"device-plugin DaemonSet `{pod.obj.name}` does not tolerate every taint: it does not run "
                       "on GPU nodes whose taints it misses, and their GPUs stay unschedulable",
-                      node=pod.path + ("tolerations",), fix="add `tolerations: [{operator: Exists}]`")
+                      node=pod.path + ("tolerations",), fix="add `tolerations: [{operator: Exists}]`",
+                      autofix=_tolerate_all(pod))
     priority = pod.priority_class_name
     if priority != CRITICAL:
         span = spec.vspans["priorityClassName"] if "priorityClassName" in spec else pod.span
         has = f"runs at priority class `{priority}`" if priority else "has no priorityClassName"
         yield Finding(span, f"device-plugin DaemonSet `{pod.obj.name}` {has}: it can be preempted or evicted "
                       f"before the GPU pods that depend on it", node=pod.path + ("priorityClassName",),
-                      fix=f"set `priorityClassName: {CRITICAL}`")
+                      fix=f"set `priorityClassName: {CRITICAL}`",
+                      autofix=plan(f"set `priorityClassName: {CRITICAL}`",
+                                   set_path(spec, ("priorityClassName",), CRITICAL)))
 
 
 def _container_findings(container):
@@ -109,7 +134,8 @@ def _container_findings(container):
         setting = "true" if context is not None and context.get("allowPrivilegeEscalation") is True else "unset"
         yield Finding(span, f"{who} allows privilege escalation (allowPrivilegeEscalation is {setting}): a "
                       "process in it can gain more privileges than its parent (setuid binaries, file capabilities)",
-                      node=base + ("allowPrivilegeEscalation",), fix="set `allowPrivilegeEscalation: false`")
+                      node=base + ("allowPrivilegeEscalation",), fix="set `allowPrivilegeEscalation: false`",
+                      autofix=no_privilege_escalation(container))
     capabilities = context.get_map("capabilities") if context is not None else None
     drop = capabilities.get("drop") if capabilities is not None else None
     if not (isinstance(drop, list) and any(str(c).upper() == "ALL" for c in drop)):
@@ -122,7 +148,8 @@ def _container_findings(container):
         kept = (f"drops only {', '.join(map(str, drop))}" if isinstance(drop, list) and drop
                 else "drops no capabilities")
         yield Finding(span, f"{who} {kept}: it keeps the runtime's default capabilities, which it does not need",
-                      node=base + ("capabilities", "drop"), fix="set `capabilities: {drop: [ALL]}`")
+                      node=base + ("capabilities", "drop"), fix="set `capabilities: {drop: [ALL]}`",
+                      autofix=drop_all_capabilities(container))
 
 
 @rule(code="GPU010", name="device-plugin-unhardened", severity="warning", scope=Kind("DaemonSet"),

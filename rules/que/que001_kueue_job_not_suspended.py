@@ -45,6 +45,15 @@ spec:
   parallelism: 2
 ```
 
+## Fix safety
+Safe. The fix sets the kind's flag from the table above to `true` (`spec.suspend: true`,
+`spec.jobTemplate.spec.suspend: true` for a CronJob, `spec.runPolicy.suspend: true` for a
+Kubeflow job), adding it, with any missing parent mapping, or replacing a `false` or a
+non-boolean value. That is what Kueue's webhook does to a queued job on creation: Kueue then
+starts the job by un-suspending it once its quota is free, so the job runs as it would where the
+webhook is up, only never outside the queue. There is no fix when the value is a placeholder
+filled in later (`{{ .Values.suspend }}`) or a parent on the way is not a mapping.
+
 ## Known problems
 Kueue's own webhook suspends labelled jobs on creation in the namespaces it manages, so a
 missing flag is harmless there as long as the webhook is always up and nothing re-applies the
@@ -56,6 +65,8 @@ manifest; the rule asks for the flag anyway, as the article does.
 - Kubernetes, Suspending a Job: https://kubernetes.io/docs/concepts/workloads/controllers/job/#suspending-a-job
 """
 
+from linter.fix.plans import plan, set_path
+from linter.model.k8s import is_templated
 from linter.model.kueue import queue_ref, suspend_field
 from linter.rule import OBJECT, Finding, rule
 
@@ -81,4 +92,6 @@ def check(obj, ctx):
         "start it",
         node=flag.path,
         fix=f"{flag.dotted}: true",
+        autofix=None if isinstance(flag.value, str) and is_templated(flag.value)
+        else plan(f"set `{flag.dotted}: true`", set_path(obj.body, flag.path, True)),
     )

@@ -44,12 +44,20 @@ spec:
     name: worker
 ```
 
+## Fix safety
+Unsafe. The fix lowers `minAvailable` to the number of pods the job (or the task) runs, the
+largest gang that can ever be complete: every pod must then be placed together, which is what a
+gang asking for more than all of them meant. The other repair is raising `replicas` (the
+`minAvailable` may be right and the replica count stale), so review which one was intended, then
+apply with `--unsafe-fixes`.
+
 ## References
 - Volcano, VolcanoJob (minAvailable): https://volcano.sh/en/docs/vcjob/
 - Volcano, job admission webhook (`validateJobCreate`): https://github.com/volcano-sh/volcano/blob/master/pkg/webhooks/admission/jobs/validate/admit_job.go
 - Kubeflow Training Operator, job scheduling with gang scheduling: https://www.kubeflow.org/docs/components/trainer/legacy-v1/user-guides/job-scheduling/
 """
 
+from linter.fix.plans import plan, set_path
 from linter.model.distributed import KUBEFLOW, replica_specs
 from linter.model.k8s import REPLICA_SPEC_FIELDS
 from linter.rule import Finding, Kind, rule
@@ -59,6 +67,12 @@ VOLCANO_BATCH = "batch.volcano.sh"
 
 def _int(value):
     return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _lower(holder, pods: int):
+    """``minAvailable`` lowered to the pods there are: the whole gang, all of them together."""
+    return plan(f"set `minAvailable: {pods}` (every pod the job runs)", set_path(holder, ("minAvailable",), pods),
+                safe=False)
 
 
 def _volcano(obj):
@@ -81,7 +95,8 @@ def _volcano(obj):
             yield Finding(task.value_span("minAvailable"),
                           f"task `{name}` of Volcano Job `{obj.name}` needs {task_min} pods running together "
                           f"(`minAvailable`) but runs {replicas}: Volcano rejects the Job; set `minAvailable` to at most "
-                          f"{replicas}", node=("spec", "tasks", index, "minAvailable"), fix=f"minAvailable: {replicas}")
+                          f"{replicas}", node=("spec", "tasks", index, "minAvailable"), fix=f"minAvailable: {replicas}",
+                          autofix=_lower(task, replicas))
     minimum = _int(spec.get("minAvailable"))
     if known and minimum is not None and minimum > total:
         note = f" ({', '.join(f'`{n}`' for n in missing)} set{'s' if len(missing) == 1 else ''} no replicas: none)" \
@@ -89,7 +104,8 @@ def _volcano(obj):
         yield Finding(spec.value_span("minAvailable"),
                       f"Volcano Job `{obj.name}` needs {minimum} pods running together (`minAvailable`) but its tasks "
                       f"run {total}{note}: the gang can never be complete and Volcano rejects the Job; set "
-                      f"`minAvailable` to at most {total}", node=("spec", "minAvailable"), fix=f"minAvailable: {total}")
+                      f"`minAvailable` to at most {total}", node=("spec", "minAvailable"), fix=f"minAvailable: {total}",
+                      autofix=_lower(spec, total))
 
 
 def _kubeflow(obj):
@@ -110,7 +126,8 @@ def _kubeflow(obj):
                       f"{obj.kind} `{obj.name}` asks its gang scheduler for {minimum} pods together "
                       f"(`schedulingPolicy.minAvailable`) but its replica specs run {total}: the PodGroup can never "
                       f"be complete and no pod starts; set `minAvailable` to at most {total}",
-                      node=("spec", "runPolicy", "schedulingPolicy", "minAvailable"), fix=f"minAvailable: {total}")
+                      node=("spec", "runPolicy", "schedulingPolicy", "minAvailable"), fix=f"minAvailable: {total}",
+                      autofix=_lower(policy, total))
 
 
 @rule(code="QUE007", name="volcano-min-available-too-high", severity="error",

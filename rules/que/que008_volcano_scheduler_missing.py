@@ -39,11 +39,22 @@ spec:
 - `volcano-scheduler-names` (list of strings): the names Volcano's scheduler runs under in your
   clusters (its `--scheduler-name` flags). Default: `volcano`.
 
+## Fix safety
+A missing `schedulerName` is safe to fix; another scheduler's name is unsafe.
+
+- No `schedulerName` on the Job: the fix writes `schedulerName: volcano` (the first of
+  `volcano-scheduler-names`), what Volcano's webhook fills in where it runs.
+- The Job or a task names another scheduler: the fix replaces it with `volcano`. That hands the
+  pods to another scheduler, which is the finding's point, but a Volcano scheduler deployed under
+  another name (add it to `volcano-scheduler-names` instead) would lose them: review it, then
+  apply with `--unsafe-fixes`. A task's own `schedulerName` could also simply be removed.
+
 ## References
 - Volcano, VolcanoJob (schedulerName): https://volcano.sh/en/docs/vcjob/
 - Volcano, job mutating webhook (`patchDefaultScheduler`): https://github.com/volcano-sh/volcano/blob/master/pkg/webhooks/admission/jobs/mutate/mutate_job.go
 """
 
+from linter.fix.plans import plan, set_path
 from linter.rule import Finding, Kind, rule
 
 
@@ -63,12 +74,15 @@ def check(obj, ctx):
         yield Finding(obj.body.key_span("spec"),
                       f"Volcano Job `{obj.name}` sets no `schedulerName`: its pods are gang-scheduled only if Volcano's "
                       f"webhook fills in `{wanted}`; write `schedulerName: {wanted}`",
-                      node=("spec", "schedulerName"), fix=f"schedulerName: {wanted}")
+                      node=("spec", "schedulerName"), fix=f"schedulerName: {wanted}",
+                      autofix=plan(f"set `schedulerName: {wanted}`", set_path(spec, ("schedulerName",), wanted)))
     elif scheduler not in names and "$" not in scheduler and "{{" not in scheduler:
         yield Finding(spec.value_span("schedulerName"),
                       f"Volcano Job `{obj.name}` hands its pods to scheduler `{scheduler}`, not Volcano's: they are "
                       f"placed one by one, without the gang (`minAvailable`) or the Volcano queue; set "
-                      f"`schedulerName: {wanted}`", node=("spec", "schedulerName"), fix=f"schedulerName: {wanted}")
+                      f"`schedulerName: {wanted}`", node=("spec", "schedulerName"), fix=f"schedulerName: {wanted}",
+                      autofix=plan(f"set `schedulerName: {wanted}`", set_path(spec, ("schedulerName",), wanted),
+                                   safe=False))
     workload = ctx.index.workload(obj)
     for pod in workload.pods if workload is not None else ():
         own = pod.spec.get("schedulerName")
@@ -76,4 +90,6 @@ def check(obj, ctx):
             yield Finding(pod.spec.value_span("schedulerName"),
                           f"task `{pod.role}` of Volcano Job `{obj.name}` hands its pods to scheduler `{own}`, which "
                           "overrides the Job's: they are placed one by one, outside the gang; remove it or set "
-                          f"`{wanted}`", node=pod.path + ("schedulerName",), fix=f"schedulerName: {wanted}")
+                          f"`{wanted}`", node=pod.path + ("schedulerName",), fix=f"schedulerName: {wanted}",
+                          autofix=plan(f"set the task's `schedulerName: {wanted}`",
+                                       set_path(pod.spec, ("schedulerName",), wanted), safe=False))

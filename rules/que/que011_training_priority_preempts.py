@@ -39,6 +39,14 @@ value: 10000
 preemptionPolicy: Never
 ```
 
+## Fix safety
+Unsafe. The fix sets `preemptionPolicy: Never` on the PriorityClass (in whichever file defines
+it), the article's `training-batch` class. It changes every pod that uses the class, not only
+the training workloads named: an inference Deployment sharing it would stop preempting too, and
+then a dedicated training class is the better repair. A PriorityClass's `preemptionPolicy`
+cannot be updated in place either: applying the fixed class fails until it is deleted and
+created again.
+
 ## Known problems
 A class shared by training and latency-sensitive serving is flagged because of the training
 workloads; give training its own class. The built-in `system-*` classes are not in the project
@@ -48,6 +56,7 @@ and are not checked.
 - Kubernetes, Non-preempting PriorityClass: https://kubernetes.io/docs/concepts/scheduling-eviction/pod-priority-preemption/#non-preempting-priority-class
 """
 
+from linter.fix.plans import plan, set_path
 from linter.model.document import distinct, identity
 from linter.model.kueue import DEFAULT_PREEMPTION_POLICY, pod_priority, preemption_policy, priority_classes
 from linter.rule import PROJECT, Finding, rule
@@ -90,4 +99,6 @@ def check(found, ctx):
             "training pod evicts running lower-priority pods instead of waiting; set `preemptionPolicy: Never` on "
             "the training class",
             obj=pc, node=node, fix="preemptionPolicy: Never",
+            autofix=plan(f"set `preemptionPolicy: Never` on PriorityClass `{pc.name}`",
+                         set_path(pc.body, ("preemptionPolicy",), "Never"), safe=False),
         )

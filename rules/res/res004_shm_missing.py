@@ -53,6 +53,20 @@ Use instead:
           sizeLimit: 8Gi
 ```
 
+## Fix safety
+Safe, when nothing is mounted at `/dev/shm` and the container has a memory limit. If another
+container of the pod already mounts a memory-backed emptyDir there whose `sizeLimit` is at most
+75 % of this container's memory limit (what RES006 accepts), the fix mounts that volume at
+`/dev/shm` too; otherwise it adds the article's volume, `{name: shared-memory, emptyDir: {medium:
+Memory, sizeLimit: <half the memory limit>}}` (named `dshm` when `shared-memory` is taken), and
+mounts it: the size RES005's fix gives, so the fixed pod lints clean for RES005 and RES006. A
+tmpfs counts toward the memory limit only as far as it is used, so a container that never
+touches shared memory is unchanged, and one that does gets room instead of the runtime's 64 MiB.
+No fix without a memory limit (nothing says how large it may be: RES002 asks for one first), when
+a disk-backed volume is mounted at `/dev/shm` (its other uses and size are the user's to weigh),
+for a TrainJob (its pod spec is the runtime's, shared by other TrainJobs), or when both names
+are taken.
+
 ## Known problems
 - A pod with `hostIPC: true` uses the node's `/dev/shm` and is not flagged (it shares the
   node's IPC namespace, which has its own costs); a `hostPath` of `/dev/shm` counts too.
@@ -72,10 +86,44 @@ from linter.model.dra import claimed_gpus
 from linter.model.k8s import Container, gpu_resources
 from linter.model.quantity import format_quantity
 from linter.model.security import is_windows
-from linter.model.shm import is_host_shm, memory_empty_dir, shm_mounts
+from linter.model.shm import SHM_PATH as SHM, is_host_shm, memory_empty_dir, shm_mounts
+from linter.fix import AppendItem
+from linter.fix.plans import plan
+from linter.model.quantity import format_bytes, parse_quantity
 from linter.rule import CONTAINER, Finding, rule
 
 MIN_CPUS = Fraction(2)
+VOLUME_NAMES = ("shared-memory", "dshm")  # the article's name, then the usual one
+MAX_SHARE = Fraction(3, 4)  # RES006 warns above 75 % of a mounting container's memory limit
+
+
+def _autofix(container: Container):
+    """Mount a memory-backed emptyDir at /dev/shm: the pod's own, when another container mounts
+    one there and it fits this container's memory limit; else a new ``shared-memory`` volume
+    sized at half the memory limit (as RES005's fix sizes it). None without a memory limit, for
+    a TrainJob's view (the pod spec is a shared runtime's) or where a list is not a list."""
+    pod = container.pod
+    limit = container.limits.get("memory")
+    if pod.origin is not None or limit is None or limit.value is None or limit.value < 2:
+        return None
+    mounts, volumes = container.body.get("volumeMounts"), pod.spec.get("volumes")
+    if mounts is not None and not isinstance(mounts, list) or volumes is not None and not isinstance(volumes, list):
+        return None
+    for other in pod.containers:
+        for _, _, volume in shm_mounts(other) if other is not container else ():
+            empty_dir = memory_empty_dir(volume)
+            size = parse_quantity(empty_dir.get("sizeLimit")) if empty_dir is not None else None
+            if size is not None and 0 < size <= limit.value * MAX_SHARE and isinstance(volume.get("name"), str):
+                return plan(f"mount the pod's memory-backed volume `{volume['name']}` at /dev/shm",
+                            AppendItem(container.body, "volumeMounts", {"name": volume["name"], "mountPath": SHM}))
+    taken = {v.get("name") for _, v in pod.volumes}
+    name = next((n for n in VOLUME_NAMES if n not in taken), None)
+    if name is None:
+        return None
+    size = format_bytes(int(limit.value / 2), limit.raw)
+    return plan(f"mount a `{name}` emptyDir (medium: Memory, sizeLimit: {size}) at /dev/shm",
+                AppendItem(pod.spec, "volumes", {"name": name, "emptyDir": {"medium": "Memory", "sizeLimit": size}}),
+                AppendItem(container.body, "volumeMounts", {"name": name, "mountPath": SHM}))
 
 
 def _why(container: Container) -> str | None:
@@ -123,4 +171,5 @@ def check(container: Container, ctx):
         "data loaders and NCCL crash or hang",
         node=container.path + ("volumeMounts",),
         fix="mount an `emptyDir: {medium: Memory, sizeLimit: <size>}` volume at /dev/shm",
+        autofix=_autofix(container),
     )

@@ -37,6 +37,17 @@ Use instead:
           sizeLimit: 8Gi
 ```
 
+## Fix safety
+Safe. When a container that mounts the volume has a memory limit, the fix adds
+`sizeLimit:` set to half of the smallest such limit, written with the limit's kind of suffix
+(`8Gi` for a `16Gi` limit, `1500M` for `3G`): the article's shm Job gives `/dev/shm` 8Gi of a
+16Gi limit, and half is well inside what RES006 accepts (it warns above 75 % of a mounting
+container's limit), so the fixed pod lints clean for both rules. Without a sizeLimit the tmpfs is
+already bounded by that memory limit, where crossing it gets the trainer OOM-killed; with it, the
+kubelet evicts the pod with a reason that names the volume. There is no fix when no mounting
+container has a memory limit (nothing says how large shared memory may be: RES002 asks for the
+limit first).
+
 ## Known problems
 Memory-backed emptyDirs mounted elsewhere are not checked (the rule is about `/dev/shm`); a
 `sizeLimit` that is not a quantity is a schema error, not this rule's.
@@ -46,9 +57,22 @@ Memory-backed emptyDirs mounted elsewhere are not checked (the rule is about `/d
 - Kubernetes, Local ephemeral storage and eviction: https://kubernetes.io/docs/concepts/scheduling-eviction/node-pressure-eviction/
 """
 
+from linter.fix.plans import plan, set_path
 from linter.model.k8s import PodSpec
+from linter.model.quantity import format_bytes
 from linter.model.shm import memory_empty_dir, shm_volumes
 from linter.rule import POD, Finding, rule
+
+
+def _size(users) -> str | None:
+    """Half of the smallest memory limit of the containers mounting the volume (the article's
+    8Gi of 16Gi), written like that limit; None when none of them has a limit."""
+    limits = [limit for container, _, _ in users
+              if (limit := container.limits.get("memory")) is not None and limit.value is not None and limit.value >= 2]
+    if not limits:
+        return None
+    smallest = min(limits, key=lambda limit: limit.value)
+    return format_bytes(int(smallest.value / 2), smallest.raw)
 
 
 @rule(code="RES005", name="shm-size-limit-missing", severity="warning", scope=POD, tags=("resources", "shared-memory"))
@@ -64,4 +88,6 @@ def check(pod: PodSpec, ctx):
             "can grow until its containers are OOM-killed, with no sign that shared memory was the cause",
             node=pod.path + ("volumes", index, "emptyDir"),
             fix="set `sizeLimit:` (e.g. 8Gi) and include it in the container's memory limit",
+            autofix=plan(f"set `sizeLimit: {size}` (half of the smallest memory limit of its containers)",
+                         set_path(empty_dir, ("sizeLimit",), size)) if (size := _size(users)) else None,
         )

@@ -50,6 +50,19 @@ metadata:
   name: nightly-eval
 ```
 
+## Fix safety
+Safe, for the removed built-in versions whose replacement has the same fields and defaults:
+`batch/v1beta1` CronJob (to `batch/v1`), `autoscaling/v2beta2` HorizontalPodAutoscaler (to
+`autoscaling/v2`), `scheduling.k8s.io/v1beta1`/`v1alpha1` PriorityClass, `extensions/v1beta1`
+NetworkPolicy (to `networking.k8s.io/v1`), `storage.k8s.io/v1beta1` StorageClass,
+`coordination.k8s.io/v1beta1` Lease and the `rbac.authorization.k8s.io` betas and alphas: the fix
+rewrites `apiVersion` only, and the API server stores the object as it would have. Every other
+move has no fix, because the new version changes the object's fields or defaults: `apps/v1`
+requires `spec.selector`, `networking.k8s.io/v1` Ingress renames its backends, `autoscaling/v2`
+rewrites `v2beta1`'s metrics, `policy/v1` reads an empty PodDisruptionBudget selector as "every
+pod", `apiextensions.k8s.io/v1` requires structural schemas, and a CRD's versions are its
+operator's (Kueue, Kubeflow, Volcano convert between them differently).
+
 ## Known problems
 - Deprecated built-in APIs removed only after the target version are not reported: the object
   still applies. A CRD's `deprecated` version is an info note, not an error (it still applies).
@@ -66,8 +79,33 @@ metadata:
 - Kubeflow Training Operator: https://www.kubeflow.org/docs/components/trainer/legacy-v1/
 """
 
+from linter.fix.plans import plan, set_path
 from linter.rule import OBJECT, Finding, rule
 from linter.validation.versions import check as served
+
+# Removed built-in versions whose replacement has the same schema and defaults: the version is
+# all that changes ((old apiVersion, kind) -> new apiVersion). Every other move changes fields or
+# defaults (apps/v1 requires spec.selector, networking.k8s.io/v1 Ingress renames its backends,
+# autoscaling/v2 rewrites v2beta1's metrics, policy/v1 reads an empty PDB selector differently,
+# CRD versions are the operators' own) and gets no fix.
+DROP_IN = {
+    ("batch/v1beta1", "CronJob"): "batch/v1",
+    ("autoscaling/v2beta2", "HorizontalPodAutoscaler"): "autoscaling/v2",
+    ("scheduling.k8s.io/v1beta1", "PriorityClass"): "scheduling.k8s.io/v1",
+    ("scheduling.k8s.io/v1alpha1", "PriorityClass"): "scheduling.k8s.io/v1",
+    ("extensions/v1beta1", "NetworkPolicy"): "networking.k8s.io/v1",
+    ("storage.k8s.io/v1beta1", "StorageClass"): "storage.k8s.io/v1",
+    ("coordination.k8s.io/v1beta1", "Lease"): "coordination.k8s.io/v1",
+    **{("rbac.authorization.k8s.io/" + version, kind): "rbac.authorization.k8s.io/v1"
+       for version in ("v1beta1", "v1alpha1") for kind in ("Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding")},
+}
+
+
+def _autofix(obj, replacement: str | None):
+    wanted = DROP_IN.get((obj.api_version, obj.kind))
+    if wanted is None or wanted != replacement or not isinstance(obj.body.get("apiVersion"), str):
+        return None
+    return plan(f"set `apiVersion: {wanted}`", set_path(obj.body, ("apiVersion",), wanted))
 
 
 @rule(code="SCH003", name="api-version-removed", severity="error", scope=OBJECT, tags=("schema", "upgrade"))
@@ -76,4 +114,4 @@ def check(obj, ctx):
     if problem is not None:
         fix = f"apiVersion: {problem.replacement}" if problem.replacement else None
         yield Finding(obj.body.value_span("apiVersion"), problem.message, node=("apiVersion",), fix=fix,
-                      severity=problem.severity)
+                      severity=problem.severity, autofix=_autofix(obj, problem.replacement))

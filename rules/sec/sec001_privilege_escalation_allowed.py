@@ -43,6 +43,16 @@ Use instead:
             drop: ["ALL"]
 ```
 
+## Fix safety
+Unsafe. The fix sets `securityContext.allowPrivilegeEscalation: false` on the container
+(adding `securityContext:` when it has none, or replacing `true` or a value that is not a
+boolean). That is the article's setting and what Pod Security's `restricted` level asks, but it
+changes what the process may do: `no_new_privs` stops setuid binaries (`sudo`, `su`, `ping` on
+some images) and file capabilities from taking effect, and an image that relies on them fails at
+run time. Review it, then apply with `--unsafe-fixes`. There is no fix when the container adds
+`CAP_SYS_ADMIN` (the API server rejects `false` beside it: remove the capability first), or when
+the value is a placeholder.
+
 ## Known problems
 There is no pod-level field: every container needs its own setting. A LimitRange, mutating webhook or policy
 engine that injects the field at admission is not seen.
@@ -53,6 +63,7 @@ engine that injects the field at admission is not seen.
 - AKS, Pod security best practices: https://learn.microsoft.com/azure/aks/developer-best-practices-pod-security
 """
 
+from linter.fix.plans import no_privilege_escalation
 from linter.model.k8s import Container
 from linter.model.security import is_privileged, is_windows, privilege_escalation
 from linter.rule import CONTAINER, Finding, rule
@@ -76,4 +87,5 @@ def check(container: Container, ctx):
     if escalation.allowed:
         fix = None if escalation.reason == "CAP_SYS_ADMIN" else "allowPrivilegeEscalation: false"
         yield Finding(escalation.span, f"{container.kind_label} `{container.name}` {WHY[escalation.reason]}",
-                      node=escalation.path, fix=fix)
+                      node=escalation.path, fix=fix,
+                      autofix=None if fix is None else no_privilege_escalation(container))

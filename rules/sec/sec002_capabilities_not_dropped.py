@@ -38,6 +38,17 @@ Use instead:
             drop: ["ALL"]
 ```
 
+## Fix safety
+Unsafe. The fix makes `securityContext.capabilities.drop` hold `ALL`: it creates
+`capabilities: {drop: [ALL]}` (and `securityContext:`) when missing, adds `drop: [ALL]` beside an
+`add:` list (Kubernetes drops first, then adds those back, so what the container adds is kept),
+appends `ALL` to a `drop` list that names only some capabilities (they are then redundant, and
+left as written), and writes an `all` in another case as `ALL`. Dropping the runtime's default
+capabilities (`CHOWN`, `SETUID`, `SETGID`, `NET_BIND_SERVICE`, `KILL` …) can break an image
+that changes users, owns files or binds ports below 1024 as root: add back what it needs under
+`add:`. Review it, then apply with `--unsafe-fixes`. There is no fix when `drop` or
+`capabilities` is not a list or a mapping.
+
 ## Known problems
 Capabilities added back (`add:`) are not judged here. Defaults injected at
 admission by a mutating webhook or policy engine are not seen.
@@ -47,6 +58,7 @@ admission by a mutating webhook or policy engine are not seen.
 - Kubernetes, Set capabilities for a Container: https://kubernetes.io/docs/tasks/configure-pod-container/security-context/#set-capabilities-for-a-container
 """
 
+from linter.fix.plans import drop_all_capabilities
 from linter.model.k8s import Container
 from linter.model.security import anchor, capabilities, is_privileged, is_windows
 from linter.rule import CONTAINER, Finding, rule
@@ -75,4 +87,5 @@ def check(container: Container, ctx):
     else:
         span, node = anchor(container)
         message = f"{who} keeps the runtime's default capabilities; set `capabilities: {{drop: [\"ALL\"]}}`"
-    yield Finding(span, message, node=node, fix='capabilities:\n  drop: ["ALL"]')
+    yield Finding(span, message, node=node, fix='capabilities:\n  drop: ["ALL"]',
+                  autofix=drop_all_capabilities(container))

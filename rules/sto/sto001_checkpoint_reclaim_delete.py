@@ -75,6 +75,18 @@ spec:
       storage: 100Gi
 ```
 
+## Fix safety
+Unsafe. The fix sets `reclaimPolicy: Retain` on the project's StorageClass that provisions the
+claim (in whichever file of the project defines it), or `persistentVolumeReclaimPolicy: Retain`
+on the project's PersistentVolume it is bound to, as the article's `ml-checkpoints-azurefile`
+class does. It changes more than the one claim: every volume the class provisions from then on is
+kept when its claim goes, and must be deleted by hand (and paid for until then). A StorageClass's
+`reclaimPolicy` cannot be updated in place either: applying the fixed class fails until the old
+one is deleted and created again, and volumes provisioned before keep the policy they were made
+with (`kubectl patch pv … persistentVolumeReclaimPolicy: Retain` for those). A dedicated
+checkpoint class, as the article has, is often the better repair. No fix for an AKS built-in class
+(AKS reconciles it; pick a class with `Retain`) or a class or volume outside the project.
+
 ## Known problems
 - A class or PersistentVolume that is not in the project is not judged (STO004 reports unknown
   class names); a claim bound to a PV outside the project (`storageClassName: ""` or a
@@ -98,9 +110,11 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from linter.fix.plans import plan, set_path
 from linter.model.document import K8sObject
-from linter.model.storage import (Claim, Reclaim, checkpoint_mounts, claim_name, claim_name_span, claim_object, claim_reclaim,
-                                  claim_templates, mentions_checkpoint, pvc_claim, retain_classes)
+from linter.model.storage import (Claim, Reclaim, builtin_class, checkpoint_mounts, claim_name, claim_name_span,
+                                  claim_object, claim_reclaim, claim_templates, mentions_checkpoint, pvc_claim,
+                                  retain_classes)
 from linter.rule import OBJECT, Finding, rule
 
 LOSES_DATA = ("Delete", "Recycle")
@@ -132,7 +146,22 @@ def _fix(index, reclaim: Reclaim) -> str:
     return "storageClassName: <a StorageClass with reclaimPolicy: Retain>"
 
 
-def _claim_finding(index, claim: Claim, subject: str) -> Iterator[Finding]:
+def _autofix(obj: K8sObject, reclaim: Reclaim):
+    """Retain on the project's StorageClass (``reclaimPolicy``) or static PersistentVolume
+    (``spec.persistentVolumeReclaimPolicy``) that decides, in whichever file defines it; none for
+    an AKS built-in class or a volume outside the project."""
+    owner = reclaim.obj
+    if owner is None or (reclaim.class_name is not None and builtin_class(reclaim.class_name) is not None):
+        return None  # AKS reconciles its built-in classes: a redefinition changes nothing
+    where = owner.path if owner.path != obj.path else None
+    if owner.kind == "StorageClass":
+        return plan(f"set `reclaimPolicy: Retain` on StorageClass `{owner.name}`",
+                    set_path(owner.body, ("reclaimPolicy",), "Retain"), safe=False, path=where)
+    return plan(f"set `persistentVolumeReclaimPolicy: Retain` on PersistentVolume `{owner.name}`",
+                set_path(owner.body, ("spec", "persistentVolumeReclaimPolicy"), "Retain"), safe=False, path=where)
+
+
+def _claim_finding(index, claim: Claim, subject: str, obj: K8sObject) -> Iterator[Finding]:
     reclaim = claim_reclaim(index, claim)
     if reclaim is None or reclaim.policy not in LOSES_DATA:
         return
@@ -144,7 +173,7 @@ def _claim_finding(index, claim: Claim, subject: str) -> Iterator[Finding]:
         span, node = claim.class_span, claim.class_node
     how, loss = _consequence(reclaim)
     yield Finding(span, f"{subject} {how}, so deleting the claim {loss}; {_advice(reclaim)}",
-                  node=node, fix=_fix(index, reclaim))
+                  node=node, fix=_fix(index, reclaim), autofix=_autofix(obj, reclaim))
 
 
 @rule(code="STO001", name="checkpoint-reclaim-delete", severity="error", scope=OBJECT, tags=("storage", "checkpoints"))
@@ -153,11 +182,11 @@ def check(obj: K8sObject, ctx):
     if obj.kind == "PersistentVolumeClaim" and obj.group == "":
         claim = pvc_claim(obj)
         if claim is not None and mentions_checkpoint(claim.name):
-            yield from _claim_finding(index, claim, f"checkpoint PVC `{claim.name}`")
+            yield from _claim_finding(index, claim, f"checkpoint PVC `{claim.name}`", obj)
         return
     for claim in claim_templates(obj):
         if mentions_checkpoint(claim.name):
-            yield from _claim_finding(index, claim, f"checkpoint volumeClaimTemplate `{claim.name}`")
+            yield from _claim_finding(index, claim, f"checkpoint volumeClaimTemplate `{claim.name}`", obj)
     workload = index.workload(obj)
     if workload is None or not workload.is_training:
         return
@@ -183,4 +212,5 @@ def check(obj: K8sObject, ctx):
                     f"the claim {how}, so deleting it {loss}; {_advice(reclaim)}",
                     node=pod.path + ("volumes", found.volume_index, "persistentVolumeClaim", "claimName"),
                     fix=_fix(index, reclaim),
+                    autofix=_autofix(obj, reclaim),
                 )

@@ -45,6 +45,17 @@ Use instead:
 ## Options
 - `min-grace-period-seconds` (integer): the shortest grace period accepted. Default: 60.
 
+## Fix safety
+Unsafe. The fix sets the pod template's `terminationGracePeriodSeconds` to the rule's minimum
+(`min-grace-period-seconds`, 60 by default), adding it or raising a lower value: the smallest
+value the rule accepts, so the pod holds its node no longer than needed and is the least likely
+to outlast the cluster autoscaler's `max-graceful-termination-sec` (there is no fix when an
+autoscaled pool the pod can land on waits less than that: AKS007 would report the fixed value).
+It changes behaviour beyond saving the checkpoint: a pod that ignores SIGTERM now takes that
+long to stop on every deletion, rollout or scale-down, with its GPUs held. The right value is
+the measured time of a final checkpoint save (the article's Job gives 120 s, as the hint says):
+raise it when saves take longer.
+
 ## Known problems
 - Only training workloads are checked; an inference server that mounts a model "checkpoint"
   reads it. The evidence is the same as STO002's (see its Known problems): a trainer that
@@ -60,6 +71,8 @@ Use instead:
 
 from __future__ import annotations
 
+from linter.fix.plans import plan, pod_map, set_path
+from linter.model.cluster import cluster_of
 from linter.model.k8s import PodSpec
 from linter.model.storage import checkpoint_mounts, checkpoint_paths
 from linter.rule import POD, Finding, rule
@@ -79,6 +92,20 @@ def _evidence(pod: PodSpec) -> str | None:
         if paths:
             return f"{container.kind_label} `{container.name}`: {paths[0].describe()}"
     return None
+
+
+def _autoscaler_cuts(pod: PodSpec, ctx, seconds: int) -> bool:
+    """Whether an autoscaled pool the pod can land on stops waiting before ``seconds`` (AKS007
+    would report the fixed value): then no fix, the two limits are for the user to reconcile."""
+    from rules.aks.aks007_scale_down_cuts_grace import _caps
+
+    cluster = cluster_of(ctx.index, ctx.config)
+    if not cluster.has_pools:
+        return False
+    placement = cluster.placement(pod)
+    if placement is None:
+        return False
+    return any(seconds > cap[0] for _, cap in placement.memo("AKS007", lambda: _caps(cluster, placement)))
 
 
 @rule(code="STO005", name="grace-period-too-short", severity="warning", scope=POD, tags=("storage", "checkpoints"),
@@ -106,4 +133,7 @@ def check(pod: PodSpec, ctx):
         f"saved; allow at least {minimum} s",
         node=pod.path + ("terminationGracePeriodSeconds",),
         fix=f"terminationGracePeriodSeconds: {max(minimum, 120)}",
+        autofix=None if _autoscaler_cuts(pod, ctx, minimum) else plan(f"set `terminationGracePeriodSeconds: {minimum}` (the rule's minimum)",
+                     set_path(pod_map(pod, "terminationGracePeriodSeconds"), ("terminationGracePeriodSeconds",),
+                              minimum), safe=False),
     )
