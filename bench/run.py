@@ -139,6 +139,7 @@ class _Sampler(threading.Thread):
 class Measured:
     seconds: float  # minimum wall time of the timed runs
     runs: list[float] = field(default_factory=list)
+    cpu: float | None = None  # minimum CPU time (user + system, the command and every process it ran)
     pss_mib: float | None = None
     rss_mib: float | None = None
     output: bytes = b""
@@ -146,16 +147,21 @@ class Measured:
 
 def measure(command: list[str], cwd: Path, repeat: int, memory: bool = False, output: Path | None = None,
             before=None) -> Measured:
-    runs = []
+    import resource
+
+    runs, cpus = [], []
     for _ in range(repeat):
         if before is not None:
             before()
+        used = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         done = subprocess.run(command, cwd=cwd, env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         runs.append(time.perf_counter() - start)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpus.append(after.ru_utime - used.ru_utime + after.ru_stime - used.ru_stime)
         if done.returncode not in (0, 1):
             raise SystemExit(f"bench: {' '.join(command)} exited {done.returncode}:\n{done.stderr.decode()[-2000:]}")
-    result = Measured(min(runs), runs)
+    result = Measured(min(runs), runs, min(cpus))
     if output is not None:
         result.output = output.read_bytes()
     if memory and sys.platform.startswith("linux"):
@@ -272,8 +278,8 @@ def bench_size(base: Path, count: int, repeat: int, checkov: str | None, jobs_de
     # the same run with one engine-only rule: reading, parsing, indexing and reporting, no rule work
     engine = measure(lint_command(name, report, 1, None) + ["--select", "SCH001"], home, repeat)
     out["lint"] = {str(j): {k: v for k, v in asdict(m).items() if k != "output"} for j, m in lint.items()}
-    out["floor"] = {"seconds": floor.seconds, "runs": floor.runs}
-    out["engine"] = {"seconds": engine.seconds, "runs": engine.runs}
+    out["floor"] = {"seconds": floor.seconds, "runs": floor.runs, "cpu": floor.cpu}
+    out["engine"] = {"seconds": engine.seconds, "runs": engine.runs, "cpu": engine.cpu}
     out["identical_across_jobs"] = lint[1].output == lint[2].output
     if roots:
         out["built"] = command is not None and b"(after overlay " in lint[1].output  # findings made by a build
@@ -325,6 +331,16 @@ def startup(base: Path, repeat: int) -> dict:
 # Targets and the table
 
 
+def floor_ratio(data: dict, clock: str = "cpu") -> float:
+    """lint --jobs 1 over the floor, both single processes: by CPU time (user + system) when it was
+    measured, which on a loaded machine leaves out the time the other processes ran (wall time
+    counts it, more for the longer command); on a quiet machine the two agree."""
+    one, floor = data["lint"]["1"], data["floor"]
+    if clock == "cpu" and one.get("cpu") and floor.get("cpu"):
+        return one["cpu"] / floor["cpu"]
+    return one["seconds"] / floor["seconds"]
+
+
 def targets(results: dict) -> list[Target]:
     """The targets of issue 20 (restating issue 6's): lint <= 4x the parse floor on
     ../shared/perf's 1,000 files, and on the same with kustomizations (whose floor includes
@@ -340,13 +356,13 @@ def targets(results: dict) -> list[Target]:
     for key, data in sizes.items():
         kind, count = data.get("corpus", "fixtures"), data["files"]
         where = f"{kind} corpus, {count:,} files"
-        ratio = data["lint"]["1"]["seconds"] / data["floor"]["seconds"]
+        ratio = floor_ratio(data)
         if "built" in data:
             add(f"kustomization roots built and linted as built, {where}", 1.0 if data["built"] else 0.0,
                 "built", data["built"])
         if count == 1000:
             judged = kind in ("perf", "kustomize")
-            add(f"lint / parse floor, --jobs 1, {where}", ratio, "<= 4" if judged else "(reported)",
+            add(f"lint / parse floor (CPU time), --jobs 1, {where}", ratio, "<= 4" if judged else "(reported)",
                 ratio <= 4 if judged else None)
             if "checkov" in data:
                 default = data["lint"].get(str(data.get("jobs_default", 2)), data["lint"]["2"])  # 1 or 2 measured
@@ -381,16 +397,18 @@ def targets(results: dict) -> list[Target]:
 
 
 def table(results: dict) -> str:
-    lines = ["| corpus | files | lint --jobs 1 | lint --jobs 2 | floor | lint/floor | no rules/floor | jobs1/jobs2 "
-             "| 2-process ceiling | PSS --jobs 1 / 2 (RSS sum) | cache cold / warm | Checkov |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| corpus | files | lint --jobs 1 | lint --jobs 2 | floor | lint/floor (wall) | lint/floor (CPU) "
+             "| no rules/floor (CPU) | jobs1/jobs2 | 2-process ceiling | PSS --jobs 1 / 2 (RSS sum) | cache cold / warm "
+             "| Checkov |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for data in results["sizes"].values():
         one, two = data["lint"]["1"], data["lint"]["2"]
         checkov = f"{data['checkov']['seconds']:.1f} s" if "checkov" in data else "not run"
         lines.append(
             f"| {data.get('corpus', 'fixtures')} | {data['files']:,} | {one['seconds']:.2f} s | {two['seconds']:.2f} s "
             f"| {data['floor']['seconds']:.2f} s "
-            f"| {one['seconds'] / data['floor']['seconds']:.1f}x | {data['engine']['seconds'] / data['floor']['seconds']:.1f}x "
+            f"| {floor_ratio(data, 'wall'):.1f}x | {floor_ratio(data):.1f}x "
+            f"| {(data['engine'].get('cpu') or data['engine']['seconds']) / (data['floor'].get('cpu') or data['floor']['seconds']):.1f}x "
             f"| {one['seconds'] / two['seconds']:.2f}x | {data['parallel']['throughput']:.2f}x "
             f"| {one['pss_mib'] or 0:.0f} / {two['pss_mib'] or 0:.0f} MiB ({one['rss_mib'] or 0:.0f} / {two['rss_mib'] or 0:.0f}) "
             f"| {data['cache']['cold']:.2f} / {data['cache']['warm']:.2f} s | {checkov} |")
