@@ -832,3 +832,29 @@ def test_a_schema_jsonschema_cannot_evaluate_is_one_issue_not_a_crash(schema: di
     assert issue.path == () and issue.category == "other"
     assert issue.message.startswith("the schema this object is checked against cannot be evaluated (")
     assert f"{error}:" in issue.message and "CustomResourceDefinition" in issue.message
+
+
+def test_built_in_kinds_not_searched_for_pods_have_no_pod_template_in_their_schema() -> None:
+    """linter.model.k8s skips the generic pod search for these built-in kinds: right only while
+    no served version's schema reaches a Container or a PodSpec (a pod-shaped map in one is an
+    unknown field, SCH002's finding)."""
+    import re
+
+    from linter.model.k8s import _NO_POD_TEMPLATE
+
+    release = builtin.release(builtin.DEFAULT_KUBERNETES_VERSION)
+
+    def reached(name: str, seen: set) -> set:
+        if name not in seen:
+            seen.add(name)
+            for ref in re.findall(r'#/\$defs/([^"]+)', json.dumps(release.defs[name])):
+                reached(ref, seen)
+        return seen
+
+    assert reached(release.definition("apps", "v1", "Deployment"), set()) >= {"io.k8s.api.core.v1.PodSpec"}  # the test sees pods
+    for group, kind in sorted(_NO_POD_TEMPLATE):
+        versions = release.kinds.get((group, kind))
+        assert versions, (group, kind)
+        for version in versions:
+            names = reached(release.definition(group, version, kind), set())
+            assert not any(n.endswith((".Container", ".PodSpec", ".PodTemplateSpec")) for n in names), (group, kind, version)
