@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from fractions import Fraction
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any, Iterator
 
 from linter.model.document import K8sObject
@@ -777,6 +777,15 @@ def image_reference(image: str | None) -> tuple[str, str | None, str | None] | N
     """(name, tag, digest) of a real image reference; ``None`` for placeholders that are filled
     in later (``$IMAGE``, ``{{ .Values.image }}``) or are not image references at all
     (``FILLED_BY_THE_VALIDATOR``, ``<your-image>``): rules about tags cannot judge those."""
-    if not image or has_placeholder(image) or not _REFERENCE.match(image):
+    if not image:
+        return None
+    if len(image) <= 512:  # a project names a few images many times, and several rules ask
+        return _image_reference(image)
+    return _image_reference.__wrapped__(image)
+
+
+@lru_cache(maxsize=4096)
+def _image_reference(image: str) -> tuple[str, str | None, str | None] | None:
+    if has_placeholder(image) or not _REFERENCE.match(image):
         return None
     return parse_image(image)
