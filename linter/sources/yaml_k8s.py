@@ -976,3 +976,9 @@ def compose_tree(text: str) -> Any:
         return None if node is None else _convert(node, [])
     except (yaml.YAMLError, _YamlError, RecursionError):
         return None
+
+
+# what the fix resolver reads the way the loader does (a new scalar's type, a text libyaml
+# breaks lines in differently): one definition, public under these names
+plain_scalar = _plain
+has_other_breaks = _has_other_breaks
