@@ -52,7 +52,7 @@ from linter.fix import AppendItem, Edit, Fix, Plan, Replace, SetKey
 from linter.fix.apply import TextIndex, text_index
 from linter.model.position import Span
 from linter.model.tree import YMap, YSeq, frozen
-from linter.sources.yaml_k8s import _has_other_breaks, _plain
+from linter.sources.yaml_k8s import has_other_breaks, plain_scalar
 
 Pos = tuple[int, int]
 
@@ -112,7 +112,7 @@ def scalar_text(value: Any, flow: bool = False, style: str | None = None) -> str
     out = _dump_one(value, flow, style)
     if "\n" in out:  # PyYAML folded it anyway: escapes keep it on one line
         out = json.dumps(value, ensure_ascii=False)
-    if out[:1] not in ("'", '"') and _plain(out) != value:
+    if out[:1] not in ("'", '"') and plain_scalar(out) != value:
         out = _dump_one(value, flow, "'")
         if "\n" in out:
             out = json.dumps(value, ensure_ascii=False)
@@ -281,7 +281,7 @@ def layout_at(text: str, line: int) -> tuple[int, int]:
 def _text_facts(text: str) -> tuple[bool, bool]:
     """Whether ``text`` may hold a merge key, and whether it has line breaks other than LF and
     CRLF: scanned once per text, not once per finding."""
-    return "<<" in text, _has_other_breaks(text)
+    return "<<" in text, has_other_breaks(text)
 
 
 @lru_cache(maxsize=4096)
@@ -443,7 +443,7 @@ class _Resolver:
             value = node[key]
             if vs.line == vs.end_line and not isinstance(value, (YMap, YSeq)):
                 written = self.slice((vs.line, vs.col), (vs.end_line, vs.end_col))
-                if written[:1] not in ("'", '"', "|", ">", "&", "!", "*") and frozen(_plain(written)) != frozen(value):
+                if written[:1] not in ("'", '"', "|", ">", "&", "!", "*") and frozen(plain_scalar(written)) != frozen(value):
                     raise _Unsafe  # the value written there is not the node's
         if not flow and not column:
             raise _Unsafe  # a block mapping of merged keys only: nowhere to stand
@@ -710,7 +710,7 @@ class _Resolver:
             written = self.slice(start, end)
             if written[:1] in ("|", ">"):
                 end = self.block_scalar_end(vs)
-            elif written[:1] not in ("'", '"') and frozen(_plain(written)) != frozen(existing):
+            elif written[:1] not in ("'", '"') and frozen(plain_scalar(written)) != frozen(existing):
                 raise _Unsafe  # the text there is not the value the node claims
         self.add_edit(start, end, (0,), rendered)
 
