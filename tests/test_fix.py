@@ -109,7 +109,7 @@ def test_unsafe_fixes_only_with_the_flag_or_the_config(cli, tmp_path: Path) -> N
     assert "TST002 fixme-label-too" in out and "[*]" not in out  # not fixable without --unsafe-fixes
     assert out.rstrip().endswith("1 fixable with --fix --unsafe-fixes.")
     code, out, _ = cli("--select", "TST002", ".", "--unsafe-fixes")
-    assert "TST002 [*] fixme-label-too" in out and "[*] 1 fixable with --fix." in out
+    assert "TST002 fixme-label-too" in out and "\n    [*] fix: " in out and "[*] 1 fixable with --fix." in out
     code, out, _ = cli("--select", "TST002", "--fix", "--unsafe-fixes", ".")
     assert code == 0 and (tmp_path / "cm.yaml").read_text() == MANIFEST.replace("fixme: bad", 'fixme: "maybe"')
     (tmp_path / "cm.yaml").write_text(MANIFEST)

@@ -514,6 +514,17 @@ class Cluster:
             found = self._graceful[id(pool)] = self._max_graceful_termination(pool)
         return found
 
+    def graceful_termination_caps(self, placement: Any) -> list:
+        """(pool, (seconds, origin)) of each autoscaled pool ``placement`` may land on whose
+        largest possible ``max-graceful-termination-sec`` is known: how long a scale-down waits
+        for a pod there (AKS007 reports a grace period over it; STO005's fix never raises one past it)."""
+        caps = []
+        for verdict in placement.candidates:
+            cap = _largest_grace(self.max_graceful_termination(verdict.pool)) if verdict.pool.autoscaler is True else None
+            if cap is not None:
+                caps.append((verdict.pool, cap))
+        return caps
+
     def _max_graceful_termination(self, pool: NodePool) -> list[tuple[Value, Origin | None]]:
         names = [name for name in self.profiles
                  if pool.cluster is UNKNOWN or name is UNKNOWN or name is None or name == pool.cluster
@@ -1438,3 +1449,14 @@ def on_aks_managed_mig_pools(pod: Any, index: Any, config: Any) -> bool:
         return False
     matches = placement.label_matches
     return bool(matches) and all(not v.elsewhere and isinstance(v.pool.gpu_instance_profile, str) for v in matches)
+
+
+def _largest_grace(values: list) -> tuple[int, Any] | None:
+    """The largest possible max-graceful-termination-sec, with where it is set (None: unknown)."""
+    best = None
+    for value, origin in values:
+        if value is UNKNOWN or not str(value).strip().isdigit():
+            return None
+        if best is None or int(value) > best[0]:
+            best = (int(value), origin)
+    return best

@@ -48,32 +48,9 @@ spec:
 - Cluster autoscaler FAQ, scale-down and graceful termination: https://github.com/kubernetes/autoscaler/blob/master/cluster-autoscaler/FAQ.md
 """
 
-from linter.model.azcli import UNKNOWN
 from linter.model.cluster import cluster_of, workload_name
 from linter.model.k8s import PodSpec
 from linter.rule import POD, Finding, rule
-
-
-def _cap(values) -> tuple[int, object] | None:
-    """The largest possible max-graceful-termination-sec, with where it is set (None: unknown)."""
-    best = None
-    for value, origin in values:
-        if value is UNKNOWN or not str(value).strip().isdigit():
-            return None
-        if best is None or int(value) > best[0]:
-            best = (int(value), origin)
-    return best
-
-
-def _caps(cluster, placement) -> list:
-    """(pool, cap) of each autoscaled candidate pool whose cap is known (the same for every pod
-    of one placement)."""
-    caps = []
-    for verdict in placement.candidates:
-        cap = _cap(cluster.max_graceful_termination(verdict.pool)) if verdict.pool.autoscaler is True else None
-        if cap is not None:
-            caps.append((verdict.pool, cap))
-    return caps
 
 
 @rule(code="AKS007", name="scale-down-cuts-grace", severity="warning", scope=POD,
@@ -88,7 +65,7 @@ def check(pod: PodSpec, ctx):
     raw = pod.spec.get("terminationGracePeriodSeconds", 30)
     if not isinstance(raw, int) or isinstance(raw, bool):
         return
-    cut = [(pool, cap) for pool, cap in placement.memo("AKS007", lambda: _caps(cluster, placement)) if raw > cap[0]]
+    cut = [(pool, cap) for pool, cap in placement.memo("AKS007", lambda: cluster.graceful_termination_caps(placement)) if raw > cap[0]]
     if not cut:
         return
     pools = ", ".join(f"`{pool.display}`" for pool, _ in cut)
