@@ -367,3 +367,11 @@ def test_a_suppressed_finding_is_not_fixed(cli, tmp_path: Path) -> None:
     code, out, _ = cli("--select", "TST001", "--fix", ".")
     assert (code, (tmp_path / "cm.yaml").read_text()) == (0, text)
     assert "Fixed" not in out and "fixable" not in out
+
+
+def test_a_file_with_several_hard_links_is_left_alone(cli, tmp_path: Path) -> None:
+    (tmp_path / "cm.yaml").write_text(MANIFEST)
+    os.link(tmp_path / "cm.yaml", tmp_path.parent / f"{tmp_path.name}-elsewhere.yaml")
+    code, out, _ = cli("--select", "TST001", "--fix", "cm.yaml")
+    assert (tmp_path / "cm.yaml").read_text() == MANIFEST and (tmp_path / "cm.yaml").stat().st_nlink == 2
+    assert "note: cm.yaml: not fixed: it has 2 hard links, which replacing it would split" in out
