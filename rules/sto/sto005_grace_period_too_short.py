@@ -72,6 +72,7 @@ raise it when saves take longer.
 from __future__ import annotations
 
 from linter.fix.plans import plan, pod_map, set_path
+from linter.model.azcli import UNKNOWN
 from linter.model.cluster import cluster_of
 from linter.model.k8s import PodSpec
 from linter.model.storage import checkpoint_mounts, checkpoint_paths
@@ -95,17 +96,17 @@ def _evidence(pod: PodSpec) -> str | None:
 
 
 def _autoscaler_cuts(pod: PodSpec, ctx, seconds: int) -> bool:
-    """Whether an autoscaled pool the pod can land on stops waiting before ``seconds`` (AKS007
-    would report the fixed value): then no fix, the two limits are for the user to reconcile."""
-    from rules.aks.aks007_scale_down_cuts_grace import _caps
-
+    """Whether an autoscaled pool the pod can land on is known to stop waiting before ``seconds``
+    (its largest possible ``max-graceful-termination-sec`` is below: AKS007 would report the
+    fixed value): then no fix, the two limits are for the user to reconcile."""
     cluster = cluster_of(ctx.index, ctx.config)
-    if not cluster.has_pools:
-        return False
-    placement = cluster.placement(pod)
-    if placement is None:
-        return False
-    return any(seconds > cap[0] for _, cap in placement.memo("AKS007", lambda: _caps(cluster, placement)))
+    placement = cluster.placement(pod) if cluster.has_pools else None
+    for verdict in placement.candidates if placement is not None else ():
+        values = cluster.max_graceful_termination(verdict.pool) if verdict.pool.autoscaler is True else []
+        known = [int(value) for value, _ in values if value is not UNKNOWN and str(value).strip().isdigit()]
+        if values and len(known) == len(values) and seconds > max(known):
+            return True
+    return False
 
 
 @rule(code="STO005", name="grace-period-too-short", severity="warning", scope=POD, tags=("storage", "checkpoints"),
