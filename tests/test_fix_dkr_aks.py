@@ -3,8 +3,10 @@ safe, and the exact text after it is applied; plus properties over generated Doc
 ``az aks`` scripts (a fixed file loads as well as before, only the edited spans change, no line
 break is removed, and a second run finds nothing to fix).
 
-The rules are called on the loaded model directly and their ``Replace`` edits are spliced into
-the text here, test-side, so that these tests do not depend on the engine's resolver.
+The rules are called on the loaded model directly; their plans go through the real resolver
+and applier (``linter.fix.resolve``, ``linter.fix.apply``) in passes as ``--fix`` runs them, and
+every pass's result is compared with a splice of the same edits done here, test-side (which
+copies every character outside the edits as it is).
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from hypothesis import strategies as st
 
 from linter.config import Config
 from linter.fix import Plan, Replace
+from linter.fix.apply import apply_fixes
+from linter.fix.resolve import resolve
 from linter.index import ProjectIndex
 from linter.registry import load_registry
 from linter.rule import RuleContext
@@ -64,9 +68,10 @@ def edits_of(plans: list[Plan]) -> list[Replace]:
 
 
 def splice(text: str, edits: list[Replace]) -> str:
-    """Apply non-overlapping edits (1-based, end-exclusive spans; "\\n" -> the file's newline)."""
+    """Apply non-overlapping edits (1-based, end-exclusive spans; "\\n" -> the file's first line break)."""
     at = offsets(text)
-    newline = "\r\n" if "\r\n" in text else "\n"
+    first = text.find("\n")
+    newline = "\r\n" if first > 0 and text[first - 1] == "\r" else "\n"  # the first line break's, as apply
     ordered = sorted(edits, key=lambda e: (at(e.span.line, e.span.col), at(e.span.end_line, e.span.end_col)))
     out, pos = [], 0
     for edit in ordered:
@@ -77,9 +82,27 @@ def splice(text: str, edits: list[Replace]) -> str:
     return "".join(out) + text[pos:]
 
 
+def fix_passes(codes: tuple[str, ...], text: str, name: str, unsafe: bool = True, config: Config | None = None
+               ) -> tuple[str, int]:
+    """``text`` after the fixes of ``codes`` as ``--fix`` applies them: resolve, apply what fits in
+    one pass, lint again (at most 10 passes). Returns the text and the number of passes that
+    changed it; each pass must equal the test-side splice of its edits."""
+    for number in range(10):
+        plans = [f.autofix for code in codes for f in findings(code, text, name, config)
+                 if f.autofix is not None and (f.autofix.safe or unsafe)]
+        fixes = [found for found in (resolve(plan, text, name) for plan in plans) if found is not None]
+        assert len(fixes) == len(plans), "a DKR/AKS plan did not resolve"
+        if not fixes:
+            return text, number
+        new, applied, _ = apply_fixes(text, name, fixes)
+        assert new == splice(text, [edit for done in applied for edit in done.edits]), "bytes outside the edits changed"
+        text = new
+    raise AssertionError(f"still fixing after 10 passes:\n{text}")
+
+
 def fix(code: str, text: str, name: str | None = None, unsafe: bool = False, config: Config | None = None) -> str:
-    plans = [f.autofix for f in findings(code, text, name, config) if f.autofix is not None]
-    return splice(text, edits_of([p for p in plans if p.safe or unsafe]))
+    name = name or ("install.sh" if code.startswith("AKS") else "Dockerfile")
+    return fix_passes((code,), text, name, unsafe, config)[0]
 
 
 def plans(code: str, text: str, name: str | None = None) -> list[tuple[int, str | None, bool | None]]:
@@ -331,19 +354,20 @@ def _dockerfile(lines: list[str], crlf: bool) -> str:
 
 
 def _check_fix(text: str, name: str, codes: tuple[str, ...]) -> None:
-    """Applying every fix (safe and unsafe) of ``codes``: edits inside the text and apart, no line
-    break removed, nothing the loader reports newly, and a second run has nothing to fix."""
+    """Applying every fix (safe and unsafe) of ``codes`` as --fix does: no edit removes a line
+    break, each pass changes only its edits, the loader reports nothing new, and the first pass's
+    fixes are all there is (a second run has nothing to fix once the deferred ones are in)."""
     before = load(text, name)
     edits = edits_of([f.autofix for code in codes for f in findings(code, text, name) if f.autofix is not None])
     at = offsets(text)
     for edit in edits:
         start, end = at(edit.span.line, edit.span.col), at(edit.span.end_line, edit.span.end_col)
         assert "\n" not in text[start:end], f"an edit removes a line break: {edit}"
-    fixed = splice(text, edits)
+    fixed, passes = fix_passes(codes, text, name)
+    assert passes <= 2, f"{passes} passes:\n{fixed}"  # one, or two when insertions met at one point
     after = load(fixed, name)
     assert Counter(e.message for e in after.errors) == Counter(e.message for e in before.errors), fixed
-    again = [(code, f.span) for code in codes for f in findings(code, fixed, name) if f.autofix is not None]
-    assert again == [], fixed
+    assert fix_passes(codes, fixed, name) == (fixed, 0)
 
 
 @FUZZ
