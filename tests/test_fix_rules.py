@@ -19,6 +19,7 @@ from linter.fix.plans import set_path
 from linter.model.quantity import format_bytes, parse_quantity
 from linter.model.tree import dig
 from linter.registry import load_registry
+from linter.sources.shell import load_text as load_script
 from linter.sources.yaml_k8s import compose_tree, load_text
 
 REGISTRY = load_registry()
@@ -37,7 +38,8 @@ def propose(monkeypatch: pytest.MonkeyPatch, files: dict[str, str], *codes: str,
             config: Config | None = None) -> tuple[list[Proposed], dict[str, Any]]:
     """Every finding of ``codes`` on ``files`` (all targets) with its plan, and each file's first
     object's body by file name (for checking which node a plan holds)."""
-    documents = [load_text(textwrap.dedent(text).lstrip("\n"), name) for name, text in files.items()]
+    documents = [(load_script if name.endswith(".sh") else load_text)(textwrap.dedent(text).lstrip("\n"), name)
+                 for name, text in files.items()]
     seen: list[Proposed] = []
     original = Runner.stamp
 
@@ -704,3 +706,15 @@ def test_gpu006_adds_the_configured_labels_only_without_known_pools(monkeypatch)
     pools = Config(node_pools=[{"name": "gpunp", "vm-size": "Standard_NC24ads_A100_v4", "labels": {"pool": "gpu"}}])
     found, _ = propose(monkeypatch, job("resources: {limits: {nvidia.com/gpu: 1}}"), "GPU006", config=pools)
     assert [p.plan for p in found] in ([], [None])
+
+
+def test_sto005_no_fix_where_the_autoscaler_would_cut_the_new_grace_period(monkeypatch, tmp_path) -> None:
+    text = job("volumeMounts: [{name: ckpt, mountPath: /checkpoints}]")
+    text["job.yaml"] += "      volumes: [{name: ckpt, persistentVolumeClaim: {claimName: ckpt}}]\n"
+    script = ("az aks nodepool add --resource-group rg --cluster-name c --name gpunp "
+              "--node-vm-size Standard_NC24ads_A100_v4 --enable-cluster-autoscaler --min-count 0 --max-count 2\n"
+              "az aks update --resource-group rg --name c --cluster-autoscaler-profile max-graceful-termination-sec=45\n")
+    found, _ = propose(monkeypatch, {**text, "cluster.sh": script}, "STO005")
+    assert [p.plan for p in found] == [None]
+    found, _ = propose(monkeypatch, {**text, "cluster.sh": script.replace("=45", "=600")}, "STO005")
+    assert intent(only(found)).value == 60
