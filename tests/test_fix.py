@@ -15,7 +15,7 @@ import jsonschema
 import pytest
 from click.testing import CliRunner
 
-from fixkit import install_apply, install_resolve, registry_with_test_rules
+from fixkit import registry_with_test_rules
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
@@ -37,8 +37,6 @@ def cli(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
     """Run ``mlops-lint ARGS`` in ``tmp_path`` with the test rules: (exit code, stdout, stderr)."""
     import linter.cli
 
-    install_resolve(monkeypatch)
-    install_apply(monkeypatch)
     monkeypatch.setattr(linter.cli, "_registry", lambda folder=None: registry_with_test_rules())
     monkeypatch.chdir(tmp_path)
 
@@ -111,7 +109,7 @@ def test_unsafe_fixes_only_with_the_flag_or_the_config(cli, tmp_path: Path) -> N
     assert "TST002 fixme-label-too" in out and "[*]" not in out  # not fixable without --unsafe-fixes
     assert out.rstrip().endswith("1 fixable with --fix --unsafe-fixes.")
     code, out, _ = cli("--select", "TST002", ".", "--unsafe-fixes")
-    assert "TST002 [*] fixme-label-too" in out and "[*] 1 fixable with --fix." in out
+    assert "TST002 fixme-label-too" in out and "\n    [*] fix: " in out and "[*] 1 fixable with --fix." in out
     code, out, _ = cli("--select", "TST002", "--fix", "--unsafe-fixes", ".")
     assert code == 0 and (tmp_path / "cm.yaml").read_text() == MANIFEST.replace("fixme: bad", 'fixme: "maybe"')
     (tmp_path / "cm.yaml").write_text(MANIFEST)
@@ -285,7 +283,7 @@ def test_sarif_carries_fixes_as_artifact_changes(cli, tmp_path: Path) -> None:
     jsonschema.validate(log, json.loads(schema.read_text()))
 
 
-def test_sarif_fixes_from_objects_and_from_data_are_the_same(resolver_rules) -> None:
+def test_sarif_fixes_from_objects_and_from_data_are_the_same() -> None:
     from linter.fix import Edit, Fix
     from linter.model.position import Span
     from linter.report.sarif import result_data, sarif_result
@@ -300,11 +298,6 @@ def test_sarif_fixes_from_objects_and_from_data_are_the_same(resolver_rules) -> 
     assert list(data)[:2] == ["message", "fixes"]
     assert data["fixes"][0]["artifactChanges"][0]["artifactLocation"] == {"uri": "sub/a%20b/c.yaml",
                                                                            "uriBaseId": "%SRCROOT%"}
-
-
-@pytest.fixture
-def resolver_rules(monkeypatch: pytest.MonkeyPatch) -> None:
-    install_resolve(monkeypatch)
 
 
 def test_sarif_with_fixes_passes_the_multitool(cli, tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from fixkit import TEST_RULES, install_resolve, registry_with_test_rules
+from fixkit import TEST_RULES, registry_with_test_rules
 from linter.config import Config
 from linter.fix import Edit, Fix
 from linter.model.position import Span
@@ -24,18 +24,13 @@ data: {}
 """
 
 
-@pytest.fixture
-def resolver(monkeypatch: pytest.MonkeyPatch) -> None:
-    install_resolve(monkeypatch)
-
-
 def _run(documents, rules=TEST_RULES[:1]):
     from linter.engine import run_rules
 
     return [result for result, _ in run_rules(documents, {d.path for d in documents}, list(rules), Config())]
 
 
-def test_a_plan_becomes_the_results_autofix_at_the_loaders_span(resolver: None) -> None:
+def test_a_plan_becomes_the_results_autofix_at_the_loaders_span() -> None:
     from linter.engine import load_bytes
 
     document = load_bytes(MANIFEST.encode(), "cm.yaml", "k8s")
@@ -45,7 +40,7 @@ def test_a_plan_becomes_the_results_autofix_at_the_loaders_span(resolver: None) 
     assert result.autofix == Fix('set `fixme: "no"`', (Edit("cm.yaml", Span(6, 12, 6, 15), '"no"'),), True)
 
 
-def test_the_text_a_plan_resolves_against_has_no_bom_and_keeps_crlf(resolver: None) -> None:
+def test_the_text_a_plan_resolves_against_has_no_bom_and_keeps_crlf() -> None:
     from linter.engine import load_bytes
 
     data = b"\xef\xbb\xbf" + MANIFEST.replace("\n", "\r\n").encode()
@@ -74,7 +69,7 @@ def test_a_plan_that_cannot_be_resolved_is_no_fix_and_no_error(monkeypatch: pyte
 
 
 def test_a_plan_naming_another_file_is_resolved_against_that_files_text(
-        resolver: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from dataclasses import replace
 
     from linter.engine import load_bytes
@@ -82,8 +77,8 @@ def test_a_plan_naming_another_file_is_resolved_against_that_files_text(
 
     monkeypatch.chdir(tmp_path)
     # the same object in another file (the plan's nodes must sit in the text it is resolved
-    # against: the real resolver refuses spans that do not match), read without its BOM
-    (tmp_path / "other.yaml").write_bytes(b"\xef\xbb\xbf" + MANIFEST.encode())
+    # against: the real resolver refuses spans that do not match), read without its BOM, CRLF kept
+    (tmp_path / "other.yaml").write_bytes(b"\xef\xbb\xbf" + MANIFEST.replace("\n", "\r\n").encode())
     seen = []
     import linter.fix.resolve as resolve_module
 
@@ -96,7 +91,7 @@ def test_a_plan_naming_another_file_is_resolved_against_that_files_text(
 
     rule = replace(TEST_RULES[0], func=elsewhere)
     (result,) = _run([load_bytes(MANIFEST.encode(), "cm.yaml", "k8s")], [rule])
-    assert seen == [(MANIFEST, "other.yaml")]
+    assert seen == [(MANIFEST.replace("\n", "\r\n"), "other.yaml")]
     assert result.path == "cm.yaml" and result.autofix.edits[0].path == "other.yaml"
 
 
@@ -105,7 +100,7 @@ def _tree(root: Path, count: int) -> None:
         (root / f"cm{number:02}.yaml").write_text(MANIFEST.replace("settings", f"settings-{number}"))
 
 
-def test_autofixes_are_the_same_across_jobs_and_the_cache(resolver: None, tmp_path: Path,
+def test_autofixes_are_the_same_across_jobs_and_the_cache(tmp_path: Path,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     from linter.engine import LintRequest, lint
     import linter.engine.workers as workers
@@ -133,7 +128,7 @@ def test_autofixes_are_the_same_across_jobs_and_the_cache(resolver: None, tmp_pa
 
 @pytest.mark.parametrize("path", ["<kustomize build overlays/prod/kustomization.yaml>", "<helm template charts/x>",
                                   "<stdin>"])
-def test_built_or_streamed_output_gets_no_fix(resolver: None, path: str) -> None:
+def test_built_or_streamed_output_gets_no_fix(path: str) -> None:
     """A kustomize build's or a Helm render's objects are not the source file's nodes, and stdin
     is no file: their findings carry no fix (the hint stays)."""
     from linter.engine import load_bytes

@@ -342,6 +342,13 @@ spec:
     assert fixed(text, lambda b: SetKey(b[0]["metadata"], ("annotations", "x"), "y")) is None
     assert fixed(text, lambda b: SetKey(b[0]["spec"]["other"], ("d",), 3)) is None
     assert fixed(text, lambda b: SetKey(b[0]["metadata"], ("labels",), "z")) is None  # would drop the anchor
+    assert fixed(text, lambda b: SetKey(b[0], ("metadata",), "z")) is None  # would drop the anchor inside it
+    # a scalar alias is a value like another: the entry after it, or the alias itself replaced
+    scalar = "apiVersion: v1\nkind: Pod\nx: &p /tmp\nspec:\n  path: *p\n"
+    assert fixed(scalar, lambda b: SetKey(b[0]["spec"], ("b",), 1)) == scalar + "  b: 1\n"
+    assert fixed(scalar, lambda b: SetKey(b[0]["spec"], ("path",), "/x")) == scalar.replace("*p", "/x")
+    assert fixed(scalar.replace("path: *p", "path: *p  # c"), lambda b: SetKey(b[0]["spec"], ("b",), 1)) == \
+        scalar.replace("path: *p", "path: *p  # c") + "  b: 1\n"
     # the anchored mapping itself can take a key (its aliases see it too, as YAML means)
     assert fixed(text, lambda b: SetKey(b[0]["spec"]["base"], ("e",), 5)) == text.replace("    a: 1\n",
                                                                                           "    a: 1\n    e: 5\n")
@@ -449,3 +456,321 @@ def test_resolved_fix_edits_never_overlap_and_are_sorted() -> None:
     assert spans == sorted(spans)
     assert select_non_overlapping([fix]) == ([fix], [])
     assert dig(bodies(apply_edits(POD, fix.edits))[0], "spec", "containers", 0, "stdin") is True
+
+
+# ---------------------------------------------------------------------------------------------
+# Properties: generated manifests and intents
+
+from hypothesis import assume, given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from strategies import FUZZ  # noqa: E402
+
+
+class _FlowMap(dict):
+    pass
+
+
+class _FlowSeq(list):
+    pass
+
+
+class _Literal(str):
+    pass
+
+
+def _plain_data(value):
+    if isinstance(value, dict):
+        return {k: _plain_data(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain_data(v) for v in value]
+    if isinstance(value, str):
+        return str(value)
+    return value
+
+
+KEYS = st.sampled_from(["name", "image", "a", "b-c", "nvidia.com/gpu", "on", "x y", "k: v", "#k", "1", "value"])
+SCALARS = st.sampled_from([0, 1, -5, 10**20, True, False, None, 1.5, "x", "on", "1", "1e3", "", "a: b", "a #b",
+                           "x, y", "- a", "名前", "a\nb", "it's", '"q"', "{x}", "[y]", "* z", "&a", "!t", "%p", "@u",
+                           "2024-01-01", "0o17", "null", "~", " lead", "trail ", "a\tb"])
+VALUES = st.one_of(SCALARS, st.dictionaries(KEYS, SCALARS, min_size=1, max_size=2),
+                   st.lists(st.one_of(SCALARS, st.dictionaries(KEYS, SCALARS, min_size=1, max_size=2)),
+                            min_size=1, max_size=2))
+
+
+@st.composite
+def _styled(draw, value, flow_ok=True):
+    """``value`` with some of its mappings and sequences marked flow and some strings literal."""
+    if isinstance(value, dict):
+        inner = {k: draw(_styled(v)) for k, v in value.items()}
+        return _FlowMap(inner) if flow_ok and draw(st.integers(0, 5)) == 0 else inner
+    if isinstance(value, list):
+        inner = [draw(_styled(v)) for v in value]
+        return _FlowSeq(inner) if flow_ok and draw(st.integers(0, 5)) == 0 else inner
+    return value
+
+
+@st.composite
+def _container(draw):
+    c = {"name": draw(st.sampled_from(["c", "trainer", "on"])), "image": draw(st.sampled_from(["x:1", "repo/y@sha"]))}
+    if draw(st.booleans()):
+        c["env"] = [{"name": "A", "value": draw(SCALARS.filter(lambda s: isinstance(s, str)))}]
+    if draw(st.booleans()):
+        c["resources"] = draw(st.sampled_from([{"requests": {"nvidia.com/gpu": 1}}, {"limits": {"cpu": "1"}}, {}, None]))
+    if draw(st.booleans()):
+        c["command"] = _Literal(draw(st.sampled_from(["echo a\n  b\n", "run\n\n", "x\n  # not a comment\n"])))
+    if draw(st.booleans()):
+        c["args"] = draw(st.sampled_from([["--a", "b"], [], ["x: y"]]))
+    if draw(st.booleans()):
+        c["securityContext"] = draw(st.sampled_from([None, {}, {"runAsUser": 1000}]))
+    return c
+
+
+@st.composite
+def _object(draw):
+    spec = {"containers": [draw(_container()) for _ in range(draw(st.integers(1, 2)))]}
+    if draw(st.booleans()):
+        spec["restartPolicy"] = "Never"
+    if draw(st.booleans()):
+        spec["extra"] = draw(VALUES)
+    meta = {"name": draw(st.sampled_from(["p", "job-1", "yes"]))}
+    if draw(st.booleans()):
+        meta["labels"] = {"app": "x", "tier": draw(SCALARS.filter(lambda s: isinstance(s, str)))}
+    if draw(st.booleans()):
+        return {"apiVersion": "batch/v1", "kind": "Job", "metadata": meta, "spec": {"template": {"spec": spec}}}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
+
+
+def _dumper(indent_sequences: bool):
+    class Dumper(yaml.SafeDumper):
+        def increase_indent(self, flow=False, indentless=False):
+            return super().increase_indent(flow, False if indent_sequences else indentless)
+
+    Dumper.add_representer(_FlowMap, lambda d, v: d.represent_mapping("tag:yaml.org,2002:map", v, flow_style=True))
+    Dumper.add_representer(_FlowSeq, lambda d, v: d.represent_sequence("tag:yaml.org,2002:seq", v, flow_style=True))
+    Dumper.add_representer(_Literal, lambda d, v: d.represent_scalar("tag:yaml.org,2002:str", v, style="|"))
+    return Dumper
+
+
+@st.composite
+def manifest_texts(draw):
+    """(text, plain data of each document): 1-3 documents, indented 2 or 4, sequences indented or
+    not, some parts (or all) in flow style, literal blocks, comments at line ends and between
+    lines, nulls written as nothing, JSON, LF or CRLF."""
+    objects = [draw(_object()) for _ in range(draw(st.integers(1, 3)))]
+    indent = draw(st.sampled_from([2, 4]))
+    dumper = _dumper(draw(st.booleans()))
+    all_flow = draw(st.integers(0, 7)) == 0
+    as_json = not all_flow and draw(st.integers(0, 7)) == 0
+    pieces = []
+    for obj in objects:
+        if as_json:
+            import json
+
+            pieces.append(json.dumps(_plain_data(obj), indent=draw(st.sampled_from([None, 2, 4])),
+                                     ensure_ascii=False) + "\n")
+            continue
+        styled = draw(_styled(obj)) if not all_flow else obj
+        pieces.append(yaml.dump(_plain_data(styled) if all_flow else styled, Dumper=dumper, indent=indent,
+                                sort_keys=False, allow_unicode=True, default_flow_style=all_flow, width=60))
+    if draw(st.booleans()):  # `key: null` written as `key:`
+        pieces = [piece.replace(": null\n", ":\n") for piece in pieces]
+    text = "---\n".join(pieces)
+    plain = [_plain_data(obj) for obj in objects]
+    assert list(yaml.safe_load_all(text)) == list(yaml.safe_load_all(yaml.safe_dump_all(plain)))
+    lines = text.split("\n")
+    for _ in range(draw(st.integers(0, 6))):
+        at = draw(st.integers(0, max(len(lines) - 2, 0)))
+        candidate = list(lines)
+        if draw(st.booleans()):
+            candidate[at] = candidate[at] + "  # note: x"
+        else:
+            pad = len(candidate[at]) - len(candidate[at].lstrip(" "))
+            candidate.insert(at, " " * pad + "# between")
+        try:
+            same = list(yaml.safe_load_all("\n".join(candidate))) == list(yaml.safe_load_all(text))
+        except yaml.YAMLError:
+            same = False
+        if same:
+            lines = candidate
+            text = "\n".join(lines)
+    if draw(st.booleans()):
+        text = text.replace("\n", "\r\n")
+    return text
+
+
+def _maps(node, prefix=()):
+    """Paths of every mapping in a parsed body."""
+    if isinstance(node, dict):
+        yield prefix
+        for key, value in node.items():
+            yield from _maps(value, prefix + (key,))
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            yield from _maps(value, prefix + (index,))
+
+
+class _InTheWay(Exception):
+    pass
+
+
+def _expect_set(target: dict, path: tuple, value) -> None:
+    for key in path[:-1]:
+        if key not in target or target[key] is None or target[key] == {}:
+            target[key] = {}
+        elif not isinstance(target[key], dict):
+            raise _InTheWay
+        target = target[key]
+    key = path[-1]
+    if isinstance(value, dict) and value and isinstance(target.get(key), dict):
+        for sub, sub_value in value.items():
+            _expect_set(target[key], (sub,), sub_value)
+    else:
+        target[key] = value
+
+
+def _expect_append(target: dict, key: str, item) -> None:
+    if target.get(key) is None:
+        target[key] = [item]
+    elif isinstance(target[key], list):
+        if all(frozen(item) != frozen(have) for have in target[key]):
+            target[key].append(item)
+    else:
+        raise _InTheWay
+
+
+@st.composite
+def intents(draw, text: str):
+    """1-2 (document, mapping path, kind, key path or key, value) picked in the parsed text."""
+    found = bodies(text)
+    chosen = []
+    for _ in range(draw(st.integers(1, 2))):
+        doc = draw(st.integers(0, len(found) - 1))
+        paths = list(_maps(found[doc]))
+        where = draw(st.sampled_from(paths))
+        node = dig(found[doc], *where)
+        existing = [k for k in node if not (where == () and k in ("apiVersion", "kind"))]
+        pick_key = st.one_of(KEYS, st.sampled_from(existing)) if existing else KEYS
+        if draw(st.integers(0, 2)):
+            keys = tuple(draw(st.lists(pick_key, min_size=1, max_size=3)))
+            assume(not (where == () and keys[0] in ("apiVersion", "kind")))  # would unmake the object
+            chosen.append((doc, where, "set", keys, draw(VALUES)))
+        else:
+            chosen.append((doc, where, "append", draw(pick_key), draw(st.one_of(SCALARS, st.dictionaries(
+                KEYS, SCALARS, min_size=1, max_size=2)))))
+    return chosen
+
+
+def _build(found, chosen):
+    built = []
+    for doc, where, kind, keys, value in chosen:
+        node = dig(found[doc], *where)
+        built.append(SetKey(node, keys, value) if kind == "set" else AppendItem(node, keys, value))
+    return built
+
+
+def _expected(data: list, chosen) -> list:
+    import copy
+
+    out = copy.deepcopy(data)
+    for doc, where, kind, keys, value in chosen:
+        target = dig(out, doc, *where)
+        if not isinstance(target, dict):
+            raise _InTheWay  # an earlier intent replaced the mapping this one adds to
+        if kind == "set":
+            _expect_set(target, keys, copy.deepcopy(value))
+        else:
+            _expect_append(target, keys, copy.deepcopy(value))
+    return out
+
+
+def _nested(one, other) -> bool:
+    """Whether two intents reach the same key or one reaches inside what the other sets."""
+    def reach(intent):
+        doc, where, kind, keys, _ = intent
+        return (doc,) + tuple(where) + (tuple(keys) if kind == "set" else (keys,))
+
+    a, b = reach(one), reach(other)
+    return a[:len(b)] == b or b[:len(a)] == a
+
+
+def _kept_outside(original: str, result: str, edits) -> bool:
+    """Every character of ``original`` outside the edits is in ``result``, in order, with only
+    the edits' texts (line breaks as the file's) between them."""
+    from linter.fix.apply import text_index
+
+    index = text_index(original)
+    newline = index.newline
+    placed = sorted((index.offset(e.span.line, e.span.col), index.offset(e.span.end_line, e.span.end_col),
+                     e.text.replace("\n", newline)) for e in edits)
+    rebuilt, last = [], 0
+    for start, end, new in placed:
+        rebuilt += [original[last:start], new]
+        last = end
+    rebuilt.append(original[last:])
+    return "".join(rebuilt) == result
+
+
+@FUZZ
+@given(st.data())
+def test_property_fixes_parse_hold_the_intended_data_keep_other_bytes_and_are_idempotent(data) -> None:
+    text = data.draw(manifest_texts())
+    chosen = data.draw(intents(text))
+    found = bodies(text)
+    ours_before = [_plain_data(b) for b in found]
+    theirs_before = list(yaml.safe_load_all(text))
+    try:
+        expect_ours = _expected(ours_before, chosen)
+        expect_theirs = _expected(theirs_before, chosen)
+        in_the_way = False
+    except _InTheWay:
+        in_the_way = True
+    fix = resolve(Plan.safe_fix("t", *_build(found, chosen)), text, "t.yaml")
+    if in_the_way:
+        assert fix is None
+        return
+    overlapping = len(chosen) == 2 and _nested(*chosen)
+    if fix is None:
+        # nothing to change, or two intents at one mapping that want different things
+        assert frozen(expect_ours) == frozen(ours_before) or overlapping, (text, chosen)
+        return
+    result = apply_edits(text, fix.edits)
+    assert _kept_outside(text, result, fix.edits)
+    theirs_after = list(yaml.safe_load_all(result))  # PyYAML reads it
+    after = bodies(result)
+    assert frozen([_plain_data(b) for b in after]) == frozen(expect_ours), (text, chosen, result)
+    assert frozen(theirs_after) == frozen(expect_theirs), (text, chosen, result)
+    if "\r\n" in text:
+        assert "\n" not in result.replace("\r\n", "")
+    again = resolve(Plan.safe_fix("t", *_build(after, chosen)), result, "t.yaml")
+    assert again is None, (result, again)
+
+
+def test_an_intent_replacing_the_value_another_adds_to_is_no_fix() -> None:
+    text = "apiVersion: batch/v1\nkind: Job\nspec:\n  template: {spec: {}}\n  parallelism: 2\n"
+    for order in ((0, 1), (1, 0)):
+        make = [lambda b: SetKey(b[0], ("spec", "suspend"), True), lambda b: SetKey(b[0], ("spec",), 0)]
+        assert fixed(text, *(make[i] for i in order)) is None
+    assert fixed(text, lambda b: SetKey(b[0]["spec"], ("template",), "x"),
+                 lambda b: SetKey(b[0]["spec"]["template"], ("spec", "a"), 1)) is None
+
+
+def test_json_string_replaced_with_json_escapes_and_a_bom_is_not_counted() -> None:
+    text = '{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}}\n'
+    out = fixed(text, lambda b: SetKey(b[0]["metadata"], ("name",), "a\u0007b"))
+    assert out == '{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a\\u0007b"}}\n'
+    bom = "\ufeffapiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"
+    assert fixed(bom, lambda b: SetKey(b[0]["metadata"], ("name",), "q")) == bom.replace("name: p", "name: q")
+    bom = "\ufeffkind: Pod\napiVersion: v1\n"
+    assert fixed(bom, lambda b: SetKey(b[0], ("kind",), "Job")) == "\ufeffkind: Job\napiVersion: v1\n"
+
+
+def test_a_block_value_replaced_keeps_the_comment_after_its_key() -> None:
+    text = "apiVersion: v1\nkind: Pod\nmetadata:\n  labels:  # owned by team x\n    app: x\n  name: p\n"
+    assert fixed(text, lambda b: SetKey(b[0]["metadata"], ("labels",), 0)) == \
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  labels: 0  # owned by team x\n  name: p\n"
+    assert fixed(text, lambda b: SetKey(b[0]["metadata"], ("labels",), ["a"])) == \
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  labels:  # owned by team x\n  - a\n  name: p\n"
+    crlf = text.replace("\n", "\r\n")
+    assert fixed(crlf, lambda b: SetKey(b[0]["metadata"], ("labels",), 0)) == \
+        "apiVersion: v1\r\nkind: Pod\r\nmetadata:\r\n  labels: 0  # owned by team x\r\n  name: p\r\n"

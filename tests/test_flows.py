@@ -228,6 +228,8 @@ def test_text_shows_the_fix_hint_under_the_finding(tmp_path: Path) -> None:
     (tmp_path / "Dockerfile").write_text("FROM python:3.11@sha256:" + DIGEST + "\nUSER 1000\nRUN pip install torch\n")
     findings = json.loads(mlops_lint(".", "--format", "json", cwd=tmp_path).stdout)["findings"]
     fixes = {f["rule"]: f["fix"] for f in findings}
+    # `[*]` before `fix:` where --fix applies the finding's fix by itself (a safe one)
+    marks = {f["rule"]: "[*] " if f["autofix"] and f["autofix"]["safe"] else "" for f in findings}
     assert {"DKR004", "GPU005", "SEC002"} <= set(fixes) and all(fixes.values()), fixes
     assert fixes["SEC002"] == 'capabilities:\n  drop: ["ALL"]'
     flow = {"SEC002": "capabilities: {drop: [ALL]}"}  # a multi-line YAML fix is one line, in flow style
@@ -235,7 +237,7 @@ def test_text_shows_the_fix_hint_under_the_finding(tmp_path: Path) -> None:
         lines = text(mlops_lint(".", *args, cwd=tmp_path))[0].splitlines()
         for rule, fix in fixes.items():
             at = next(i for i, line in enumerate(lines) if f" {rule} " in line)
-            assert lines[at + 1] == f"    fix: {flow.get(rule, ' '.join(fix.split()))}", lines
+            assert lines[at + 1] == f"    {marks[rule]}fix: {flow.get(rule, ' '.join(fix.split()))}", lines
 
 
 def test_github_format_keeps_notes_as_notices(repository: Path) -> None:

@@ -227,9 +227,14 @@ def test_utf16_and_utf32_with_and_without_bom_are_linted_like_utf8(tmp_path: Pat
         (tmp_path / f"{encoding}.yaml").write_bytes(text.encode(encoding))
     outcome = run([f"{e}.yaml" for e in encodings] + ["--format", "json", "--jobs", "1"], tmp_path)
     findings = json.loads(outcome.stdout)["findings"]
-    by_file = {e: [{k: v for k, v in f.items() if k != "path"} for f in findings if f["path"] == f"{e}.yaml"]
-               for e in encodings}
+    def placeless(finding: dict) -> dict:  # the finding without its file's name (also in its fix's edits)
+        fix = finding["autofix"] and {**finding["autofix"],
+                                      "edits": [{**e, "path": ""} for e in finding["autofix"]["edits"]]}
+        return {**{k: v for k, v in finding.items() if k != "path"}, "autofix": fix}
+
+    by_file = {e: [placeless(f) for f in findings if f["path"] == f"{e}.yaml"] for e in encodings}
     assert any(f["rule"] == "GPU001" for f in by_file["utf-8"])
+    assert any(f["autofix"] for f in by_file["utf-8"])  # fixes too are placed alike in every encoding
     for encoding in encodings:
         assert by_file[encoding] == by_file["utf-8"], encoding
 

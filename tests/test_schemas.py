@@ -548,6 +548,83 @@ def test_fast_check_agrees_with_jsonschema_on_a_crd(instance) -> None:
     assert compile_check(schema)(instance) == (not list(slow.iter_errors(instance)))
 
 
+# An invalid object's errors are listed per top-level member and kept per distinct member value
+# (linter.validation.validate.Validator): one validator is shared by every example, so later
+# examples hit what earlier ones left, and each must still equal the whole object's listing.
+_SHARED_BUILTIN: dict = {}
+
+
+@settings(max_examples=200, deadline=None)
+@given(_mutated(_valid_deployment()), st.sampled_from(["web", "web-copy", "other"]))
+def test_member_issues_kept_per_value_equal_the_whole_listing_on_built_ins(instance, name) -> None:
+    from linter.validation.messages import translate
+    from linter.validation.validate import Validator
+
+    release = builtin.release(builtin.DEFAULT_KUBERNETES_VERSION)
+    schema = {"$defs": release.defs, "$ref": "#/$defs/io.k8s.api.apps.v1.Deployment"}
+    validator = _SHARED_BUILTIN.setdefault("v", Validator(schema, shallow=False))
+    if isinstance(instance.get("metadata"), dict):
+        instance["metadata"]["name"] = name
+    whole = translate(list(_full_deployment_validator(schema).iter_errors(instance)))
+    assert validator.issues(instance) == whole
+    assert validator.issues(copy.deepcopy(instance)) == whole  # the same again, from what was kept
+
+
+def _full_deployment_validator(schema: dict):
+    from linter.validation.validate import _full_validator
+
+    if "full" not in _SHARED_BUILTIN:
+        _SHARED_BUILTIN["full"] = _full_validator()(schema)
+    return _SHARED_BUILTIN["full"]
+
+
+_SHARED_CRD: dict = {}
+
+
+@needs_shared
+@settings(max_examples=200, deadline=None)
+@given(_mutated(_valid_cluster_queue()), st.sampled_from(["q", "q-copy"]))
+def test_member_issues_kept_per_value_equal_the_whole_listing_on_a_crd(instance, name) -> None:
+    from linter.validation.convert import Lazy
+    from linter.validation.messages import translate
+    from linter.validation.validate import Validator, _full_validator
+
+    if not _SHARED_CRD:
+        crd = next(c for c in load_paths([str(SHARED_CRDS / "kueue.x-k8s.io_clusterqueues.yaml")], REPO))
+        release = builtin.release(builtin.DEFAULT_KUBERNETES_VERSION)
+        schema = convert_root(crd.versions["v1beta2"].schema)
+        schema["$defs"] = release.defs
+        _SHARED_CRD.update(validator=Validator(schema), full=_full_validator()(Lazy(copy.deepcopy(schema))))
+    if isinstance(instance.get("metadata"), dict):
+        instance["metadata"]["name"] = name
+    whole = translate(list(_SHARED_CRD["full"].iter_errors(instance)))
+    assert _SHARED_CRD["validator"].issues(instance) == whole
+
+
+def test_copies_of_an_invalid_object_list_their_shared_members_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Twenty copies of an invalid Deployment differing in their names: ``spec`` is listed by
+    jsonschema once, ``metadata`` once per copy."""
+    from linter.validation.validate import Validator
+
+    release = builtin.release(builtin.DEFAULT_KUBERNETES_VERSION)
+    validator = Validator({"$defs": release.defs, "$ref": "#/$defs/io.k8s.api.apps.v1.Deployment"}, shallow=False)
+    listed: list = []
+    issues = []
+    for number in range(20):
+        obj = _valid_deployment()
+        obj["metadata"]["name"] = f"web-{number}"
+        obj["spec"]["replicas"] = "three"
+        issues.append(validator.issues(obj))
+        if number == 0:
+            real = type(validator._full).descend
+            monkeypatch.setattr(type(validator._full), "descend",
+                                lambda self, instance, schema, path=None, **kw: (
+                                    schema is True or listed.append(path), real(self, instance, schema, path, **kw))[1])
+    assert all(found == issues[0] for found in issues)
+    assert [i.message for i in issues[0]] == ['spec.replicas: expected integer, got string "three"']
+    assert listed.count("metadata") == 19 and "spec" not in listed and "replicas" not in listed
+
+
 # Nodes the fast check compiles into one closure (a type with the member check of an object, a
 # map or a list, a type with a pattern, an enum of strings) and nodes it must not fuse.
 _FUSED = [
@@ -755,3 +832,29 @@ def test_a_schema_jsonschema_cannot_evaluate_is_one_issue_not_a_crash(schema: di
     assert issue.path == () and issue.category == "other"
     assert issue.message.startswith("the schema this object is checked against cannot be evaluated (")
     assert f"{error}:" in issue.message and "CustomResourceDefinition" in issue.message
+
+
+def test_built_in_kinds_not_searched_for_pods_have_no_pod_template_in_their_schema() -> None:
+    """linter.model.k8s skips the generic pod search for these built-in kinds: right only while
+    no served version's schema reaches a Container or a PodSpec (a pod-shaped map in one is an
+    unknown field, SCH002's finding)."""
+    import re
+
+    from linter.model.k8s import _NO_POD_TEMPLATE
+
+    release = builtin.release(builtin.DEFAULT_KUBERNETES_VERSION)
+
+    def reached(name: str, seen: set) -> set:
+        if name not in seen:
+            seen.add(name)
+            for ref in re.findall(r'#/\$defs/([^"]+)', json.dumps(release.defs[name])):
+                reached(ref, seen)
+        return seen
+
+    assert reached(release.definition("apps", "v1", "Deployment"), set()) >= {"io.k8s.api.core.v1.PodSpec"}  # the test sees pods
+    for group, kind in sorted(_NO_POD_TEMPLATE):
+        versions = release.kinds.get((group, kind))
+        assert versions, (group, kind)
+        for version in versions:
+            names = reached(release.definition(group, version, kind), set())
+            assert not any(n.endswith((".Container", ".PodSpec", ".PodTemplateSpec")) for n in names), (group, kind, version)

@@ -254,3 +254,17 @@ def test_an_invalid_document_has_the_streams_error_and_the_next_one_is_still_rea
     doc = load(text)
     assert [(e.span, e.message) for e in doc.errors] == [(e.span, e.message) for e in errors] != []
     assert [(o.name, o.doc_index, o.span.line) for o in doc.objects] == [("p", 1, 5)]
+
+
+def test_the_loader_has_no_path_resolvers_so_its_resolver_hooks_may_do_nothing() -> None:
+    """yaml_k8s._Loader replaces PyYAML's descend/ascend_resolver (called around every node) with
+    C no-ops: right only while no path resolver is registered, which nothing here does."""
+    import yaml
+
+    from linter.sources.yaml_k8s import _Loader, load_text
+
+    assert not _Loader.yaml_path_resolvers
+    text = "a: [1, {b: x}]\nc: {d: [yes, '2']}\n"
+    node = yaml.compose(text, Loader=_Loader)
+    assert [(k.value, v.tag) for k, v in node.value] == [("a", "tag:yaml.org,2002:seq"), ("c", "tag:yaml.org,2002:map")]
+    assert load_text(text, "x.yaml").objects == [] and load_text("kind: Pod\napiVersion: v1\n", "p.yaml").objects[0].kind == "Pod"

@@ -294,9 +294,12 @@ def _quoted_key(text: str) -> Any:
 
 _EMPTY_VALUE = re.compile(r"\s*:\s*(?:null|Null|NULL|~|\{\s*\}|\[\s*\])?\s*\Z")
 _COLON = re.compile(r"\s*:\s*\Z")
+_COLON_COMMENT = re.compile(r"([ \t]*:)[ \t]+#[^\n]*\n\s*\Z")
 _PROPS = re.compile(r"(?:[&!][^\s]*\s+)+")
 _BLOCK_HEADER = re.compile(r"[|>]([1-9+-]{0,2})")
 _MERGE = re.compile(r"<<\s*:")
+_ANCHOR = re.compile(r"(?:^|[\s\[{,:-])&[^\s,\[\]{}]")
+_ALIAS = re.compile(r"[ \t]*:[ \t]+(\*[^\s,\[\]{}]+)")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -369,6 +372,7 @@ class _Resolver:
         self.edits: list[tuple[Pos, Pos, tuple, str]] = []  # start, end, order at a point, text
         self.targets: dict[tuple, Any] = {}
         self.checked: dict[int, int] = {}  # id(map) -> key column (0 for flow)
+        self.aliases: dict[tuple[int, str], Span] = {}  # (id(map), key) -> span of its `*alias`
 
     # -- the text
 
@@ -423,18 +427,24 @@ class _Resolver:
             written = self.slice((ks.line, ks.col), (ks.end_line, ks.end_col))
             if written != key and not (written[:1] in ("'", '"') and _quoted_key(written) == key):
                 raise _Unsafe
+            if not flow:
+                if column and ks.col != column:
+                    raise _Unsafe  # keys of a block mapping share a column
+                column = ks.col
             vs = node.vspans.get(key)
-            if vs is None or (vs.line, vs.col) < (ks.end_line, ks.end_col):
-                raise _Unsafe  # an alias: its spans are its anchor's
+            if vs is None:
+                raise _Unsafe
+            if (vs.line, vs.col) < (ks.end_line, ks.end_col):  # an alias: its spans are its anchor's
+                alias = _ALIAS.match(self.line(ks.line), ks.col - 1 + (ks.end_col - ks.col))
+                if alias is None:
+                    raise _Unsafe
+                self.aliases[(id(node), key)] = Span(ks.line, alias.start(1) + 1, ks.line, alias.end(1) + 1)
+                continue
             value = node[key]
             if vs.line == vs.end_line and not isinstance(value, (YMap, YSeq)):
                 written = self.slice((vs.line, vs.col), (vs.end_line, vs.end_col))
                 if written[:1] not in ("'", '"', "|", ">", "&", "!", "*") and frozen(_plain(written)) != frozen(value):
                     raise _Unsafe  # the value written there is not the node's
-            if not flow:
-                if column and ks.col != column:
-                    raise _Unsafe
-                column = ks.col
         if not flow and not column:
             raise _Unsafe  # a block mapping of merged keys only: nowhere to stand
         if _text_facts(self.text)[0] and _MERGE.search(self.slice(start, end)):
@@ -451,11 +461,24 @@ class _Resolver:
         return span
 
     def child(self, parent: YMap, key: str) -> Any:
-        """``parent[key]`` after checking that the value's span is the parent's vspan."""
+        """``parent[key]`` after checking that the value's span is the parent's vspan (and that
+        it is no alias of a mapping or sequence: editing it would edit its anchor)."""
         value = parent[key]
+        if (id(parent), key) in self.aliases and isinstance(value, (YMap, YSeq)):
+            raise _Unsafe
         if isinstance(value, (YMap, YSeq)) and value.span != parent.vspans.get(key):
             raise _Unsafe
         return value
+
+    def vspan(self, node: YMap, key: str) -> Span:
+        """The span of the value written at ``key``: its ``*alias`` for an alias."""
+        return self.aliases.get((id(node), key)) or node.vspans[key]
+
+    def entry_end(self, node: YMap, key: str) -> Pos:
+        if (id(node), key) in self.aliases:
+            span = self.aliases[(id(node), key)]
+            return span.end_line, span.end_col
+        return self.content_end(self.child(node, key), node.vspans[key])
 
     def own_keys(self, node: YMap) -> list[str]:
         return sorted(node, key=lambda k: (node.kspans[k].line, node.kspans[k].col))
@@ -482,7 +505,7 @@ class _Resolver:
         if isinstance(value, YMap) and value and not self.is_flow(span):
             self.check_map(value)
             last = self.own_keys(value)[-1]
-            return self.content_end(self.child(value, last), value.vspans[last])
+            return self.entry_end(value, last)
         if isinstance(value, YSeq) and value and not self.is_flow(span):
             self.check_seq(value)
             return self.content_end(value[-1], value.ispans[-1])
@@ -534,9 +557,20 @@ class _Resolver:
                 self.append_item(intent.node, intent.key, _data(intent.item))
             else:
                 raise _Unsafe
+        replaced = [(start, end) for start, end, _, _ in self.edits if start != end]
         for target in self.targets.values():
+            if replaced:
+                inside = self.target_point(target)
+                if any(start <= inside < end for start, end in replaced):
+                    raise _Unsafe  # one intent replaces the value another one adds to
             self.render(target)
         return self.combine()
+
+    def target_point(self, target: Any) -> Pos:
+        if isinstance(target, _FillTarget):
+            ks = target.parent.kspans[target.key]
+            return ks.end_line, ks.end_col
+        return target.node.span.line, target.node.span.col
 
     def set_key(self, node: YMap, path: tuple[str, ...], value: Any) -> None:
         current = node
@@ -552,7 +586,7 @@ class _Resolver:
             if isinstance(existing, YMap) and not self.fillable(current, key):
                 current = existing
                 continue
-            if existing is None or self.fillable(current, key):
+            if existing is None or isinstance(existing, YMap):  # null, or an empty {} of a block
                 self.fill(current, key, _nest(path[i + 1:], value))
                 return
             raise _Unsafe  # a scalar or a list stands where the path goes on
@@ -589,10 +623,10 @@ class _Resolver:
             target = self.targets.setdefault(("seq", id(existing)), _SeqTarget(existing, node))
             _append_new(target.data, [item])
             return
-        if existing is None or self.fillable(node, key):
+        if existing is None:
             self.fill(node, key, _Items([item]))
             return
-        raise _Unsafe
+        raise _Unsafe  # not a sequence: appending would change what the key holds
 
     def fillable(self, parent: YMap, key: str) -> bool:
         """An empty ``{}``/``[]`` value under a block mapping: replaced by a block value."""
@@ -626,32 +660,52 @@ class _Resolver:
         after_key = (ks.end_line, ks.end_col)
         start, end = (vs.line, vs.col), (vs.end_line, vs.end_col)
         flow_parent = column == 0
+        alias = self.aliases.get((id(parent), key))
+        if alias is not None:  # the alias is replaced; its anchor stays as it is
+            start, end = (alias.line, alias.col), (alias.end_line, alias.end_col)
+            if isinstance(value, (dict, list)) and value and not flow_parent:
+                self.add_edit(after_key, end, (0,), ":\n" + "\n".join(self.block(value, column, parent)))
+            elif isinstance(value, (dict, list)):
+                self.add_edit(start, end, (0,), _flow(value, self.json_style(parent)))
+            else:
+                self.add_edit(start, end, (0,), scalar_text(value, flow_parent))
+            return
         if self.slice(start, (vs.line, vs.col + 1) if start != end else end) in ("&", "!"):
             raise _Unsafe  # an anchor or tag on the value: not ours to drop
         container = isinstance(value, (dict, list)) and bool(value)
         if container and not flow_parent:
             end = self.content_end(existing, vs)
-            if not _COLON.match(self.slice(after_key, start)):
-                raise _Unsafe  # a comment or properties between the key and its value
-            lines = self.block(value, column, parent)
-            self.add_edit(after_key, end, (0,), ":\n" + "\n".join(lines))
+            self.keep_anchors(start, end)
+            lines = "\n" + "\n".join(self.block(value, column, parent))
+            comment = self.key_line_comment(after_key, start)
+            if comment is None:
+                self.add_edit(after_key, end, (0,), ":" + lines)
+            else:  # the comment after the key stays on its line
+                self.add_edit(comment[1], end, (0,), lines)
             return
         if container or isinstance(value, (dict, list)):
             rendered = _flow(value, self.json_style(parent))
-        elif isinstance(value, str) and isinstance(existing, str) and self.char_at(vs) in ("'", '"'):
-            rendered = scalar_text(value, flow_parent, self.char_at(vs))
         elif self.json_style(parent):
             rendered = json.dumps(value, ensure_ascii=False)
+        elif isinstance(value, str) and isinstance(existing, str) and self.char_at(vs) in ("'", '"'):
+            rendered = scalar_text(value, flow_parent, self.char_at(vs))
         else:
             rendered = scalar_text(value, flow_parent)
         if start == end:  # an empty null: `key:` or `{key}`
             self.add_edit(after_key, end, (0,), ": " + rendered)
             return
         if isinstance(existing, (YMap, YSeq)) and not self.is_flow(vs):
-            if not _COLON.match(self.slice(after_key, start)):
-                raise _Unsafe
-            self.add_edit(after_key, self.content_end(existing, vs), (0,), ": " + rendered)
+            end = self.content_end(existing, vs)
+            self.keep_anchors(start, end)
+            comment = self.key_line_comment(after_key, start)
+            if comment is None:
+                self.add_edit(after_key, end, (0,), ": " + rendered)
+            else:  # `key: value  # comment`, the block below removed
+                self.add_edit(comment[0], comment[0], (0,), " " + rendered)
+                self.add_edit(comment[1], end, (0,), "")
             return
+        if isinstance(existing, (YMap, YSeq)):
+            self.keep_anchors(start, end)
         if not isinstance(existing, (YMap, YSeq)):
             written = self.slice(start, end)
             if written[:1] in ("|", ">"):
@@ -659,6 +713,24 @@ class _Resolver:
             elif written[:1] not in ("'", '"') and frozen(_plain(written)) != frozen(existing):
                 raise _Unsafe  # the text there is not the value the node claims
         self.add_edit(start, end, (0,), rendered)
+
+    def key_line_comment(self, after_key: Pos, start: Pos) -> tuple[Pos, Pos] | None:
+        """Between a key and its block value: None for just the colon; for a colon and a comment
+        on the key's line, (the point after the colon, the end of the key's line); else unsafe
+        (an anchor or a tag)."""
+        between = self.slice(after_key, start)
+        if _COLON.match(between):
+            return None
+        match = _COLON_COMMENT.match(between)
+        if match is None or start[0] == after_key[0]:
+            raise _Unsafe
+        line = after_key[0]
+        return (line, after_key[1] + match.end(1)), (line, self.ix.line_end(line))
+
+    def keep_anchors(self, start: Pos, end: Pos) -> None:
+        """Refuse to remove text that defines an anchor when the file has aliases."""
+        if "*" in self.text and _ANCHOR.search(self.slice(start, end)):
+            raise _Unsafe
 
     # -- rendering the targets
 
@@ -673,6 +745,8 @@ class _Resolver:
         """The file's layout, with what ``node``'s own nested blocks show taking precedence."""
         step, seq = self.layout(node.span.line)
         for key in node:
+            if (id(node), key) in self.aliases:
+                continue
             value = node[key]
             vs = node.vspans[key]
             if isinstance(value, YMap) and value and not self.is_flow(vs):
@@ -704,12 +778,12 @@ class _Resolver:
         if column == 0:  # flow
             as_json = self.json_style(node)
             entries = [_flow_entry(k, v, as_json) for k, v in data.items()]
-            self.flow_insert(node, [(node.kspans[k], node.vspans[k], node[k]) for k in self.own_keys(node)],
+            self.flow_insert(node, [(node.kspans[k], self.vspan(node, k), node[k]) for k in self.own_keys(node)],
                              entries)
             return
         keys = self.own_keys(node)
         last = keys[-1]
-        at = self.line_end_after(self.content_end(self.child(node, last), node.vspans[last]))
+        at = self.line_end_after(self.entry_end(node, last))
         layout = self.local_layout(node, column)
         lines = layout.entries(data, column - 1, [])
         self.add_edit(at, at, (1 - column, 1), "\n" + "\n".join(lines))

@@ -19,6 +19,7 @@ from typing import Any
 
 from linter.model.envvars import LITERAL, UNKNOWN, UNSET, EnvSetting, command_mentions, mpirun_exports, resolve
 from linter.model.k8s import REPLICA_SPEC_FIELDS, Container, PodSpec, Workload
+from linter.model.memo import once
 from linter.model.placeholder import has_placeholder
 from linter.model.position import Span
 from linter.model.selectors import label_value, labels_of
@@ -263,7 +264,12 @@ def collective_backends(container: Container) -> frozenset[str] | None:
     """The torch.distributed backends the container names (``gloo``, ``mpi``, ``nccl``, …), or None
     when it names none (the framework's default, NCCL on GPUs, is then assumed). Read from the
     ``command``/``args`` items (a flag as one item or two, or inside a ``sh -c``/``python -c``
-    string) and from env vars whose name ends in ``BACKEND`` with a literal value."""
+    string) and from env vars whose name ends in ``BACKEND`` with a literal value. Found once per
+    container view (DST005, DST006 and others ask)."""
+    return once(container, "collective_backends", lambda: _collective_backends(container))
+
+
+def _collective_backends(container: Container) -> frozenset[str] | None:
     named: set[str] = set()
     items = [item for field in ("command", "args") if (seq := container.body.get_seq(field)) is not None
              for item in seq if isinstance(item, str)]

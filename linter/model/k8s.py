@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from fractions import Fraction
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any, Iterator
 
 from linter.model.document import K8sObject
@@ -637,6 +637,19 @@ def _kserve_component(obj: K8sObject, holder: YMap, path: Path, role: str) -> It
 # Kinds never read for generic pod views: their bodies are schemas or data, not pods (a CRD's
 # schema of a pod template has ``containers`` as a map of properties, never a list of images).
 _NOT_PODS = frozenset({"CustomResourceDefinition", "ConfigMap", "Secret"})
+# Built-in kinds (group, kind) whose API schema holds no pod template nor container anywhere: a
+# pod-shaped map in one is an unknown field (SCH002's finding), never pods, so they are not
+# searched (the search was a sixth of the workload views' cost on ../shared/perf's corpus, where
+# these are two thirds of the objects without a modelled pod template).
+_NO_POD_TEMPLATE = frozenset({
+    ("", "Namespace"), ("", "Service"), ("", "ServiceAccount"), ("", "PersistentVolumeClaim"),
+    ("", "PersistentVolume"), ("", "LimitRange"), ("", "ResourceQuota"), ("", "Endpoints"),
+    ("storage.k8s.io", "StorageClass"), ("scheduling.k8s.io", "PriorityClass"),
+    ("networking.k8s.io", "NetworkPolicy"), ("networking.k8s.io", "Ingress"), ("policy", "PodDisruptionBudget"),
+    ("rbac.authorization.k8s.io", "Role"), ("rbac.authorization.k8s.io", "RoleBinding"),
+    ("rbac.authorization.k8s.io", "ClusterRole"), ("rbac.authorization.k8s.io", "ClusterRoleBinding"),
+    ("autoscaling", "HorizontalPodAutoscaler"),
+})
 
 
 def _generic_pods(obj: K8sObject) -> list[PodSpec]:
@@ -684,7 +697,7 @@ def workload_of(obj: K8sObject, index: Any = None) -> Workload | None:
         return workload
     pods = list(_pod_templates(obj))
     generic = False
-    if not pods and obj.kind not in _NOT_PODS:
+    if not pods and obj.kind not in _NOT_PODS and (obj.group, obj.kind) not in _NO_POD_TEMPLATE:
         pods, generic = _generic_pods(obj), True
     if not pods:
         return None
@@ -764,6 +777,15 @@ def image_reference(image: str | None) -> tuple[str, str | None, str | None] | N
     """(name, tag, digest) of a real image reference; ``None`` for placeholders that are filled
     in later (``$IMAGE``, ``{{ .Values.image }}``) or are not image references at all
     (``FILLED_BY_THE_VALIDATOR``, ``<your-image>``): rules about tags cannot judge those."""
-    if not image or has_placeholder(image) or not _REFERENCE.match(image):
+    if not image:
+        return None
+    if len(image) <= 512:  # a project names a few images many times, and several rules ask
+        return _image_reference(image)
+    return _image_reference.__wrapped__(image)
+
+
+@lru_cache(maxsize=4096)
+def _image_reference(image: str) -> tuple[str, str | None, str | None] | None:
+    if has_placeholder(image) or not _REFERENCE.match(image):
         return None
     return parse_image(image)

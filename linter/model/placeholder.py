@@ -43,6 +43,7 @@ Both take any object and answer False for what is not a string (a number is a va
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 # ``$NAME``, ``${…}``, ``$(…)``, ``{{ … }}``: text filled in by a shell, Kubernetes or a template engine.
 _SUBSTITUTION = r"\$[A-Za-z_][A-Za-z0-9_]*|\$\{[^{}\n]*\}|\$\([^()\n]*\)|\{\{.*?\}\}"
@@ -89,6 +90,15 @@ def has_placeholder(value: object) -> bool:
     """Whether some part of the value is a stand-in, so that its final text is unknown."""
     if not isinstance(value, str):
         return False
+    if len(value) <= _CACHED_CHARS:  # names, images, env values: the same few, asked by many rules
+        return _has_placeholder_cached(value)
+    return _has_placeholder(value)
+
+
+_CACHED_CHARS = 256  # longer values (scripts, embedded files) are tested each time: never kept
+
+
+def _has_placeholder(value: str) -> bool:
     if (_ANY_SUBSTITUTION.search(value) or _ANGLE_PART.search(value) or _ALTERNATIVES_PART.search(value)
             or "..." in value or "…" in value):
         return True
@@ -96,6 +106,9 @@ def has_placeholder(value: object) -> bool:
     if text and _whole(text):
         return True
     return any(part and _whole(part) for part in _PARTS.split(text))
+
+
+_has_placeholder_cached = lru_cache(maxsize=8192)(_has_placeholder)
 
 
 def known(value: object) -> object:

@@ -52,15 +52,14 @@ def applies(result: Result, report: RunReport | None) -> bool:
 
 
 def format_result(result: Result, *, color: bool = False, report: RunReport | None = None) -> str:
-    """One finding as one line (suppressed ones marked with their reason; ``[*]`` after the rule
-    id when ``--fix`` repairs it)."""
+    """One finding as one line, as SPEC section 4 writes it (suppressed ones marked with their
+    reason); whether ``--fix`` repairs it is said on the fix line under it (:func:`format_finding`)."""
     if color:
         location = _paint(f"{_path(result.path)}:{result.line}:{result.column}:", _BOLD, color)
         severity = _paint(TEXT_WORD[result.severity], _SEVERITY_STYLE[result.severity], color)
     else:  # the common case (a file, a pipe, CI): no escape sequences to add
         location, severity = f"{_path(result.path)}:{result.line}:{result.column}:", TEXT_WORD[result.severity]
-    mark = f" {FIXABLE_MARK}" if result.autofix is not None and applies(result, report) else ""
-    line = f"{location} {severity} {result.rule}{mark} {result.slug}: {one_line(result.message)}"
+    line = f"{location} {severity} {result.rule} {result.slug}: {one_line(result.message)}"
     if result.obj is not None:
         line += f" [{one_line(str(result.obj))}]"
     if result.suppressed:
@@ -96,15 +95,19 @@ def fix_line(fix: str) -> str:
     return one_line(fix.strip())
 
 
-def format_fix(result: Result, *, color: bool = False) -> str:
-    """The indented line under a finding that says how to fix it."""
-    return _paint(f"    fix: {fix_line(result.fix or '')}", _DIM, color)
+def format_fix(result: Result, *, color: bool = False, fixable: bool = False) -> str:
+    """The indented line under a finding that says how to fix it: ``[*] fix:`` when ``--fix``
+    repairs it (the hint, else the fix's own title), ``fix:`` for a hint to follow by hand."""
+    hint = result.fix or (result.autofix.title if result.autofix is not None else "")
+    return _paint(f"    {FIXABLE_MARK + ' ' if fixable else ''}fix: {fix_line(hint)}", _DIM, color)
 
 
 def format_finding(result: Result, *, color: bool = False, report: RunReport | None = None) -> str:
-    """A finding's line, and under it its fix hint when it has one."""
+    """A finding's line (SPEC's format, untouched), and under it its fix hint when it has one,
+    marked ``[*]`` (as ruff marks what it repairs) when ``--fix`` would apply its fix."""
     line = format_result(result, color=color, report=report)
-    return f"{line}\n{format_fix(result, color=color)}" if result.fix else line
+    fixable = result.autofix is not None and applies(result, report)
+    return f"{line}\n{format_fix(result, color=color, fixable=fixable)}" if result.fix or fixable else line
 
 
 def statistics(report: RunReport) -> list[tuple[int, str, str, str]]:

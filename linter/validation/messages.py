@@ -111,13 +111,18 @@ def _at(path: tuple) -> str:
 
 def translate(errors: Iterable[Any]) -> list[Issue]:
     """Issues of jsonschema errors, deduplicated, a typo's missing-field twin folded in."""
+    return fold(raw_issues(errors))
+
+
+def raw_issues(errors: Iterable[Any]) -> list[Issue]:
+    """Each jsonschema error as issues, before :func:`fold` (which works across them)."""
     issues: list[Issue] = []
     for error in errors:
         issues.extend(_translate(error))
-    return _fold(issues)
+    return issues
 
 
-def _fold(issues: list[Issue]) -> list[Issue]:
+def fold(issues: list[Issue]) -> list[Issue]:
     """Drop a "missing required field" that an unknown field at the same place spells wrong
     (``tempate`` for ``template``), and a wrong type beside the enum it is not in: one mistake, one
     finding."""

@@ -24,23 +24,40 @@ from linter.validation.messages import (
     PARENT,
     VALUE,
     Issue,
+    fold,
+    raw_issues,
     suggestion,
-    translate,
 )
+
+# Keywords of an object's schema that read its members together or through another schema: an
+# object whose top-level schema has one is listed whole (see Validator._parts).
+_ACROSS_MEMBERS = frozenset({
+    "$ref", "$dynamicRef", "allOf", "anyOf", "oneOf", "not", "if", "then", "else", "dependentSchemas",
+    "dependencies", "patternProperties", "propertyNames", "unevaluatedProperties",
+})
+MEMBER_ISSUES_KEPT = 4096  # distinct (member, value) answers kept per validator
 
 
 class Validator:
     """A schema (possibly shallow, see :mod:`.convert`), its fast check, and on demand the
     ``jsonschema`` validator that lists every error. ``shallow=False``: the schema is plain JSON
-    Schema (a built-in kind's), which ``jsonschema`` reads as it is, not through :class:`Lazy`."""
+    Schema (a built-in kind's), which ``jsonschema`` reads as it is, not through :class:`Lazy`.
 
-    __slots__ = ("schema", "_check", "_full", "_shallow")
+    An invalid object's errors are listed per top-level member (``spec``, ``metadata`` …), as
+    ``jsonschema``'s ``properties`` keyword descends into them, and each member's issues are kept
+    per distinct value: copies of one object (overlays, replicated manifests) that differ only in
+    their names list their ``spec`` once. The object's own keywords (``required``, unknown fields)
+    are checked on each object."""
+
+    __slots__ = ("schema", "_check", "_full", "_shallow", "_split", "_members")
 
     def __init__(self, schema: dict[str, Any], *, shallow: bool = True):
         self.schema = schema
         self._check = compile_check(schema)
         self._full: Any = None
         self._shallow = shallow
+        self._split: Any = _MISSING  # (the object's keywords, its properties) or None: see _parts
+        self._members: dict[tuple, list[Issue]] = {}
 
     def issues(self, instance: Any) -> list[Issue]:
         try:
@@ -49,14 +66,74 @@ class Validator:
             if self._full is None:
                 self._full = _full_validator()(Lazy(self.schema) if self._shallow else self.schema)
             try:
-                errors = list(self._full.iter_errors(instance))
+                split = self._parts() if isinstance(instance, dict) else None
+                if split is None:
+                    return fold(raw_issues(list(self._full.iter_errors(instance))))
+                own, properties = split
+                fresh: list[tuple[tuple | None, list]] = [(None, list(self._full.descend(instance, own)))]
+                known: list[Issue] = []
+                for key, subschema in properties.items():  # as the properties keyword descends
+                    if key not in instance:
+                        continue
+                    value = instance[key]
+                    member = (key, _exact(value))
+                    hit = self._members.get(member)
+                    if hit is not None:
+                        known.extend(hit)
+                    else:
+                        fresh.append((member, list(self._full.descend(value, subschema, path=key))))
             except RecursionError:
                 raise
             except Exception as exc:  # noqa: BLE001 - a CRD's schema jsonschema cannot evaluate
                 return [_unusable(exc)]
-            return translate(errors)
+            found = list(known)
+            for member, errors in fresh:
+                issues = raw_issues(errors)
+                if member is not None:
+                    if len(self._members) >= MEMBER_ISSUES_KEPT:
+                        self._members.clear()
+                    self._members[member] = issues
+                found.extend(issues)
+            return fold(found)
         except RecursionError:  # nesting near the loader's depth limit, against a recursive schema
             return [Issue((), VALUE, "the object is nested too deeply to be validated", "other")]
+
+    def _parts(self) -> tuple[dict[str, Any], Any] | None:
+        """The object's schema split as ``jsonschema`` evaluates it: its own keywords (with its
+        properties accepting anything, so that ``additionalProperties`` still knows them) and the
+        properties, whose members are independent of each other. None when a keyword reads across
+        members (``allOf``, ``patternProperties`` …): such an object is listed whole."""
+        if self._split is not _MISSING:
+            return self._split
+        root: Any = self._full.schema
+        reference = root.get("$ref") if not self._shallow else None
+        if set(root) == {"$defs", "$ref"} and isinstance(reference, str) and reference.startswith("#/$defs/"):
+            root = root["$defs"].get(reference[len("#/$defs/"):])  # a built-in kind's definition
+        properties = root.get("properties") if isinstance(root, dict) else None
+        if not isinstance(properties, dict) or any(keyword in _ACROSS_MEMBERS for keyword in root):
+            self._split = None
+        else:
+            own = {keyword: (root[keyword] if keyword != "properties" else dict.fromkeys(properties, True))
+                   for keyword in root}
+            self._split = (own, properties)
+        return self._split
+
+
+_MISSING = object()
+
+
+def _exact(value: Any) -> Any:
+    """A hashable stand-in for a parsed value that is equal only for values every message words
+    alike: types kept apart (``1``, ``1.0``, ``"1"``, ``true``), a float by its text (``-0.0`` is
+    not ``0.0``), keys in their order (unlike :func:`linter.model.tree.frozen`, which is equal
+    wherever the API server sees no difference)."""
+    if isinstance(value, dict):
+        return ("map", tuple((key, _exact(item)) for key, item in value.items()))
+    if isinstance(value, list):
+        return ("seq", tuple(_exact(item) for item in value))
+    if isinstance(value, (str, int, type(None))):  # bool is an int: its type name keeps it apart
+        return (type(value).__name__, value)
+    return (type(value).__name__, repr(value))
 
 
 def _unusable(exc: Exception) -> Issue:
