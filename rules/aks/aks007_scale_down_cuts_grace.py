@@ -65,7 +65,7 @@ def _cap(values) -> tuple[int, object] | None:
     return best
 
 
-def _caps(cluster, placement) -> list:
+def autoscaled_caps(cluster, placement) -> list:
     """(pool, cap) of each autoscaled candidate pool whose cap is known (the same for every pod
     of one placement)."""
     caps = []
@@ -88,7 +88,7 @@ def check(pod: PodSpec, ctx):
     raw = pod.spec.get("terminationGracePeriodSeconds", 30)
     if not isinstance(raw, int) or isinstance(raw, bool):
         return
-    cut = [(pool, cap) for pool, cap in placement.memo("AKS007", lambda: _caps(cluster, placement)) if raw > cap[0]]
+    cut = [(pool, cap) for pool, cap in placement.memo("AKS007", lambda: autoscaled_caps(cluster, placement)) if raw > cap[0]]
     if not cut:
         return
     pools = ", ".join(f"`{pool.display}`" for pool, _ in cut)

@@ -97,7 +97,7 @@ def _evidence(pod: PodSpec) -> str | None:
 def _autoscaler_cuts(pod: PodSpec, ctx, seconds: int) -> bool:
     """Whether an autoscaled pool the pod can land on stops waiting before ``seconds`` (AKS007
     would report the fixed value): then no fix, the two limits are for the user to reconcile."""
-    from rules.aks.aks007_scale_down_cuts_grace import _caps
+    from rules.aks.aks007_scale_down_cuts_grace import autoscaled_caps
 
     cluster = cluster_of(ctx.index, ctx.config)
     if not cluster.has_pools:
@@ -105,7 +105,7 @@ def _autoscaler_cuts(pod: PodSpec, ctx, seconds: int) -> bool:
     placement = cluster.placement(pod)
     if placement is None:
         return False
-    return any(seconds > cap[0] for _, cap in placement.memo("AKS007", lambda: _caps(cluster, placement)))
+    return any(seconds > cap[0] for _, cap in placement.memo("AKS007", lambda: autoscaled_caps(cluster, placement)))
 
 
 @rule(code="STO005", name="grace-period-too-short", severity="warning", scope=POD, tags=("storage", "checkpoints"),
