@@ -215,6 +215,7 @@ def test_dkr006_fix_and_its_safety(start, fixed, safe):
     "CMD (python a.py)",
     'ENTRYPOINT ["python"]\nCMD train.py $X',  # the shell is the entrypoint's argument: no exec prefix
     'SHELL ["powershell", "-Command"]\nCMD python a.py',  # not a POSIX shell
+    'CMD ["python", "a.py"',  # a mangled exec form: neither JSON nor a command worth an `exec`
 ])
 def test_dkr006_no_fix_where_the_shell_is_needed_or_unknown(start):
     text = f"FROM {PT}\n{start}\n"

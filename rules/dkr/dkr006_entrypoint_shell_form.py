@@ -66,7 +66,8 @@ What the fix does depends on the command:
   thing the rule reports.
 - Anything else (pipes, `;`, `||`, `&`, subshells, command substitution, backslashes,
   assignments before the command, a shell builtin as the program, a `SHELL` that is not a POSIX
-  shell, the `` ` `` escape of Windows images): no fix.
+  shell, the `` ` `` escape of Windows images, an exec form that is not JSON in another way than
+  its quotes, such as a missing `]`): no fix.
 
 ## Known problems
 - Some shells run the last command of `sh -c` without forking (bash, and dash since 0.5.11), so
@@ -221,8 +222,8 @@ def autofix(ins: Instruction, safe: bool, prefix: bool, exec_ok: bool = True) ->
                  for i, (w, literal) in enumerate(zip(words, literals))]
         shown = f"{ins.keyword} [{', '.join(literals)}]"
         return Plan(f"use the exec form: `{shown}`", tuple(edits), safe)
-    if not prefix:
-        return None
+    if not prefix or ins.args.startswith("["):
+        return None  # `exec` before a mangled exec form (`CMD ["python", "t.py"`) helps nobody
     start = command.words[0].span
     return Plan.unsafe_fix("start the last command with `exec`, so that it replaces the shell",
                            Replace(Span(start.line, start.col, start.line, start.col), "exec "))
