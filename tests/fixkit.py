@@ -56,6 +56,17 @@ def _meta(code: str, name: str, func: Any) -> RuleMeta:
                     summary=func.__doc__ or "", module=__name__)
 
 
+# the ConfigMap the test rules fix (TST001 sets `fixme` to "no"), with a comment a fix must keep
+MANIFEST = """\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: settings  # a comment kept
+  labels:
+    fixme: bad
+data: {}
+"""
+
 TEST_RULES = (_meta("TST001", "fixme-label", fixme), _meta("TST002", "fixme-label-too", fixme_too),
               _meta("TST003", "grow-label", grows), _meta("TST004", "break-label", breaks))
 

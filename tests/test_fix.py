@@ -15,20 +15,11 @@ import jsonschema
 import pytest
 from click.testing import CliRunner
 
-from fixkit import registry_with_test_rules
+from fixkit import MANIFEST, registry_with_test_rules
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 
-MANIFEST = """\
-apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: settings  # a comment kept
-  labels:
-    fixme: bad
-data: {}
-"""
 FIXED = MANIFEST.replace("fixme: bad", 'fixme: "no"')
 
 

@@ -8,20 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from fixkit import TEST_RULES, registry_with_test_rules
+from fixkit import MANIFEST, TEST_RULES, registry_with_test_rules
 from linter.config import Config
 from linter.fix import Edit, Fix
 from linter.model.position import Span
 
-MANIFEST = """\
-apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: settings  # a comment kept
-  labels:
-    fixme: bad
-data: {}
-"""
 
 
 def _run(documents, rules=TEST_RULES[:1]):
