@@ -154,6 +154,13 @@ def test_a_patch_touching_the_edited_node_means_no_fix(cli, tmp_path: Path, patc
     assert code == (1 if fixed else 0) and bool(out) is fixed
 
 
+def test_one_overlay_patching_the_node_means_no_fix_for_the_finding_both_give(cli, tmp_path: Path) -> None:
+    base_and(tmp_path, a=overlay("a"), b=overlay("b", "patches:\n- path: patch.yaml\n"))
+    write(tmp_path, {"overlays/b/patch.yaml": SMP_RESOURCES})
+    assert fixes(cli, "--select", "GPU001", ".") == [("GPU001", 14, 13, None)]  # one finding, both overlays
+    assert cli("--select", "GPU001", "--diff", ".") == (0, "")
+
+
 def test_a_resource_outside_the_targets_is_not_fixed(cli, tmp_path: Path) -> None:
     base_and(tmp_path, a=overlay("a"))
     (finding,) = fixes(cli, "--select", "GPU001", "overlays/a")
@@ -171,7 +178,7 @@ def _label_fix(obj: Any, ctx: Any) -> Iterator[Any]:
 
     labels = obj.metadata.get("labels")
     if isinstance(labels, YMap) and labels.get("fixme") == "bad":
-        yield Finding(labels.vspans["fixme"], "label fixme is bad", ("metadata", "labels", "fixme"),
+        yield Finding(labels.vspans["fixme"], f"label fixme of {obj.name} is bad", ("metadata", "labels", "fixme"),
                       autofix=Plan.safe_fix("set `fixme: fine`", SetKey(labels, ("fixme",), "fine")))
 
 
@@ -213,3 +220,39 @@ def test_a_node_the_build_made_is_not_in_the_resource_so_no_fix(tst901, cli, tmp
     found = fixes(cli, "--select", "TST901", ".")
     assert [(rule, fix) for rule, _, _, fix in found] == [("TST901", None)]
     assert cli("--select", "TST901", "--diff", ".") == (0, "")  # nothing to change
+
+
+def test_findings_of_two_overlays_that_stay_apart_give_one_edit(tst901, cli, tmp_path: Path) -> None:
+    resource = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: plain\n  labels:\n    fixme: bad\ndata: {}\n"
+    write(tmp_path, {"bases/cm.yaml": resource, "bases/kustomization.yaml": "resources:\n- cm.yaml\n",
+                     "overlays/a/kustomization.yaml": overlay("a"), "overlays/b/kustomization.yaml": overlay("b")})
+    _, out = cli("--select", "TST901", "--format", "json", ".")
+    found = json.loads(out)["findings"]
+    assert sorted(f["message"] for f in found) == ["label fixme of a-plain is bad (after overlay overlays/a)",
+                                                   "label fixme of b-plain is bad (after overlay overlays/b)"]
+    assert found[0]["autofix"] == found[1]["autofix"] is not None  # the same edit, twice
+    code, out = cli("--select", "TST901", "--fix", ".")
+    assert (code, out) == (0, "All checks passed (4 files). Fixed 2 problems.\n")
+    assert (tmp_path / "bases/cm.yaml").read_text() == resource.replace("fixme: bad", "fixme: fine")  # applied once
+
+
+def test_the_build_cache_keeps_what_each_pass_built(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a pass builds the root from the fixed text: what it caches under the fixed text's key is that
+    # text's build, so a later run of the fixed tree reads the right output from the cache
+    import linter.cli
+
+    base_and(tmp_path, a=overlay("a"))
+    monkeypatch.chdir(tmp_path)
+
+    def run(*args: str) -> tuple[int, str]:
+        result = CliRunner().invoke(linter.cli.main, ["check", "--cache-dir", "cache", "--no-color", "--select",
+                                                      "GPU001", *args, "."], catch_exceptions=False)
+        return result.exit_code, result.stdout
+
+    assert run("--diff")[0] == 1
+    assert (tmp_path / "bases/job.yaml").read_text() == JOB
+    assert run("--fix") == (0, "All checks passed (3 files). Fixed 1 problem.\n")
+    assert (tmp_path / "bases/job.yaml").read_text() == FIXED
+    assert run() == (0, "All checks passed (3 files).\n")
+    (tmp_path / "bases/job.yaml").write_text(JOB)  # back as it was: the first build is read from the cache
+    assert run()[0] == 1

@@ -286,15 +286,7 @@ class FixTexts:
             return self.resolve_built(mapper, plan)
         where = getattr(plan, "path", None) or path
         text = self.text(where)
-        if text is None:
-            return None
-        try:
-            from linter.fix.resolve import resolve
-
-            fix = resolve(plan, text, where)
-        except Exception:  # noqa: BLE001 - a plan that cannot be resolved is no fix, never a traceback
-            return None
-        return fix if isinstance(fix, Fix) and fix.edits and all(edit.path == where for edit in fix.edits) else None
+        return _resolved(plan, text, where) if text is not None else None
 
     def resolve_built(self, mapper: Any, plan: Any) -> Fix | None:
         """A built object's plan resolved against its resource file's text (None: no fix)."""
@@ -307,13 +299,18 @@ class FixTexts:
         plan, where, text = translated
         if self.text(where) != text:  # the file the mapper read is not the one the fix would write
             return None
-        try:
-            from linter.fix.resolve import resolve
+        return _resolved(plan, text, where)
 
-            fix = resolve(plan, text, where)
-        except Exception:  # noqa: BLE001 - see resolve
-            return None
-        return fix if isinstance(fix, Fix) and fix.edits and all(edit.path == where for edit in fix.edits) else None
+
+def _resolved(plan: Any, text: str, where: str) -> Fix | None:
+    """``plan`` resolved against ``text`` (the file ``where``'s), or None: never a traceback."""
+    try:
+        from linter.fix.resolve import resolve
+
+        fix = resolve(plan, text, where)
+    except Exception:  # noqa: BLE001 - a plan that cannot be resolved is no fix, never a traceback
+        return None
+    return fix if isinstance(fix, Fix) and fix.edits and all(edit.path == where for edit in fix.edits) else None
 
 
 def read_text(path: str) -> str | None:

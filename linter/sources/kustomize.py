@@ -24,6 +24,11 @@ line that changed it (``images``, ``replicas``, ``namespace``, ``namePrefix`` â€
 object (``configMapGenerator`` â€¦). The message says ``(after overlay DIR)`` and the JSON and SARIF
 reports name the root the object was built from.
 
+Fixes (``--fix``): a built object's fix plan is translated to the resource file's nodes
+(:meth:`Mapper.source_plan`) only where the node it edits is written there as built and no patch
+touches it; otherwise there is no fix. While fixes wait to be written, a root whose files they
+changed is built from a copy of its files as fixed (:func:`build`).
+
 Build outputs are cached in the result cache's folder under a key of the command and the content
 of every file the root's closure reads, so an unchanged root is not built again.
 """
@@ -1051,8 +1056,14 @@ class Mapper:
         return Plan(f"{plan.title} (in {place} {shown})", tuple(intents), plan.safe), shown, document.text
 
     def _built_node(self, node: Any) -> tuple[int, tuple] | None:
-        """(index of the built object holding ``node``, its path from the object's body)."""
-        for index, obj in enumerate(self.document.objects):
+        """(index of the built object holding ``node``, its path from the object's body): the object
+        at the node's line is walked first (the others only should it not hold the node)."""
+        span = getattr(node, "span", None)
+        first = self._object_at(span.line) if span is not None else None
+        objects = list(enumerate(self.document.objects))
+        if first is not None:
+            objects.insert(0, objects.pop(first))
+        for index, obj in objects:
             stack: list[tuple[Any, tuple]] = [(obj.body, ())]
             while stack:
                 current, path = stack.pop()
@@ -1101,6 +1112,9 @@ def remap(pairs: Iterable[tuple[Any, Any]], mappers: dict[str, Mapper]) -> list[
         same = (result.rule, path, span, result.message)
         if same in merged:
             merged[same][1].append(mapper.root)
+            first, first_key = out[merged[same][0]]
+            if first.autofix != result.autofix:  # a root that gives another fix (or none): no fix
+                out[merged[same][0]] = (replace(first, autofix=None), first_key)
             continue
         merged[same] = (len(out), [mapper.root])
         out.append((replace(result, path=path, span=span, node=("kustomize", *result.node),
