@@ -33,6 +33,9 @@ class Builds:
     notes: list[Note] = field(default_factory=list)
     helm: dict[str, Any] = field(default_factory=dict)  # path -> linter.sources.helm.HelmMapper of rendered output
     rendered: set[str] = field(default_factory=set)  # charts' templates folders rendered (absolute)
+    # virtual path -> the key of every file its build read (linter.sources.kustomize.build_key): a built
+    # object's fix is resolved against its resource file's text, which the output alone does not pin
+    inputs: dict[str, str] = field(default_factory=dict)
 
     @property
     def signature(self) -> str:
@@ -175,6 +178,7 @@ def plan(items: list[tuple[SourceFile, str]], config: Config, cwd: Path, jobs: i
         document = load_bytes(output, virtual, "k8s")
         origins = kz.strip_origins(document, built.wrapper)
         out.mappers[virtual] = kz.Mapper(root, document, origins, display_of)
+        out.inputs[virtual] = keys.get(root.path, "")
         out.documents.append((document, output, targeted(root)))
         raw_only.update(shown(path) for path in root.inputs if path not in {k.path for k in root.chain})
     out.raw_only = frozenset(raw_only)

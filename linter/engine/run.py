@@ -286,7 +286,8 @@ def run(items: Work, stdin: tuple[Document, bytes] | None, job: Job, jobs: int,
                               content_digest(stdin[1]) if stdin else "", builds.signature if built else "")
         keys = {s.display: cache_key(reference, s.display, s.digest, s.display in job.targets)
                 for s in survey if s.digest is not None}
-        keys.update({document.path: cache_key(reference, document.path, content_digest(output), targeted)
+        keys.update({document.path: cache_key(reference, document.path, content_digest(output), targeted,
+                                              builds.inputs.get(document.path, ""))  # type: ignore[union-attr]
                      for document, output, targeted in built})
         project_key = cache_key(reference, *sorted(keys.values()))
         for display, key in keys.items():
@@ -319,6 +320,8 @@ def run(items: Work, stdin: tuple[Document, bytes] | None, job: Job, jobs: int,
         kept.pop(display, None)
     index = build_index([*known, *skeletons])
     runner = Runner(job.rules, index, job.config)
+    if builds is not None:
+        runner.texts.mappers = builds.mappers
     found = lint_all(work, kept, runner, job, jobs)
     for display, digest, outcome in found:
         outcomes[display] = outcome
@@ -366,6 +369,9 @@ def finish(outcomes: list[FileOutcome], project: list[tuple[Result, tuple | None
     pairs.extend(project)
     if builds is not None:
         pairs = remap_pairs(pairs, builds)
+        # a built object's fix edits its resource file: only when that file is a target of the run
+        pairs = [(replace(r, autofix=None), key) if r.built_from is not None and r.autofix is not None
+                 and any(edit.path not in job.targets for edit in r.autofix.edits) else (r, key) for r, key in pairs]
         pairs.extend(builds.errors)
     directives = remap_directives([directive for outcome in outcomes for directive in outcome.directives], builds)
     results, unused = suppress.apply(pairs, directives, enabled_codes=job.enabled, registry=job.registry)

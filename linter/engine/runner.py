@@ -259,13 +259,16 @@ class FixTexts:
     """The text each fix plan is resolved against: the file being linted's own (the text its
     spans count in), else another file's (a plan whose ``path`` names one, a finding a view puts
     in another object's file), read and decoded as the loaders do, once per process. Built or
-    streamed output (a path in ``<...>``: a kustomize build, a Helm render, stdin) has no file
-    to write a fix to: no fix. A plan that does not resolve, or whose resolution raises, is no
-    fix; never an error of the run."""
+    streamed output (a path in ``<...>``: a Helm render, stdin) has no file to write a fix to:
+    no fix; a kustomize build's plan is translated to its resource file's nodes where the
+    build's :class:`linter.sources.kustomize.Mapper` finds them unchanged by the build
+    (:meth:`~linter.sources.kustomize.Mapper.source_plan`), else no fix. A plan that does not
+    resolve, or whose resolution raises, is no fix; never an error of the run."""
 
     def __init__(self) -> None:
         self.current: Document | None = None
         self.read: dict[str, str | None] = {}
+        self.mappers: dict[str, Any] = {}  # a kustomize build's virtual path -> its Mapper
 
     def text(self, path: str) -> str | None:
         if not path or path.startswith("<"):
@@ -278,17 +281,36 @@ class FixTexts:
         return self.read[path]
 
     def resolve(self, plan: Any, path: str) -> Fix | None:
+        mapper = self.mappers.get(path)
+        if mapper is not None:
+            return self.resolve_built(mapper, plan)
         where = getattr(plan, "path", None) or path
         text = self.text(where)
-        if text is None:
-            return None
-        try:
-            from linter.fix.resolve import resolve
+        return _resolved(plan, text, where) if text is not None else None
 
-            fix = resolve(plan, text, where)
-        except Exception:  # noqa: BLE001 - a plan that cannot be resolved is no fix, never a traceback
+    def resolve_built(self, mapper: Any, plan: Any) -> Fix | None:
+        """A built object's plan resolved against its resource file's text (None: no fix)."""
+        try:
+            translated = mapper.source_plan(plan)
+        except Exception:  # noqa: BLE001 - see resolve
             return None
-        return fix if isinstance(fix, Fix) and fix.edits and all(edit.path == where for edit in fix.edits) else None
+        if translated is None:
+            return None
+        plan, where, text = translated
+        if self.text(where) != text:  # the file the mapper read is not the one the fix would write
+            return None
+        return _resolved(plan, text, where)
+
+
+def _resolved(plan: Any, text: str, where: str) -> Fix | None:
+    """``plan`` resolved against ``text`` (the file ``where``'s), or None: never a traceback."""
+    try:
+        from linter.fix.resolve import resolve
+
+        fix = resolve(plan, text, where)
+    except Exception:  # noqa: BLE001 - a plan that cannot be resolved is no fix, never a traceback
+        return None
+    return fix if isinstance(fix, Fix) and fix.edits and all(edit.path == where for edit in fix.edits) else None
 
 
 def read_text(path: str) -> str | None:

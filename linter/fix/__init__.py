@@ -95,7 +95,9 @@ class Plan:
     ``path`` names the file the intents' nodes come from when it is not the finding's own file
     (a PROJECT rule fixing a StorageClass elsewhere in the project); ``None`` is the finding's.
     A plan whose nodes do not sit in that file's text as they claim (a view merged from two
-    objects, a kustomize-built object) resolves to no fix, never to a wrong one.
+    objects) resolves to no fix, never to a wrong one; a kustomize-built object's plan is
+    translated to its resource file's nodes where the build left them as they are written, else
+    no fix (``linter.sources.kustomize.Mapper.source_plan``).
     """
 
     title: str

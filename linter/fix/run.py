@@ -7,10 +7,12 @@ A fix is applied only when it is safe (or unsafe fixes are on: ``--unsafe-fixes`
 project's ``fix: {unsafe: true}``), its rule is not ``unfixable`` in its project (those
 findings carry no fix at all, see :mod:`linter.engine.run`), and it edits a *target* file of the
 run: a file discovery gave (never an excluded file, a context file outside the targets, a Helm
-template or a kustomize build's output: built and streamed output has no fix, see
-:class:`linter.engine.runner.FixTexts`), which is a regular file with one link, not a symlink
-(a link is never replaced by a file nor written through: when its target is a target file of
-the run too, the target is fixed as itself), whose bytes still hash to what the run linted.
+template or a kustomize build's output: streamed output has no fix, and a built object's fix
+edits its resource file, where the node it edits is written as built, see
+:class:`linter.engine.runner.FixTexts`; the next pass builds the roots from the fixed text),
+which is a regular file with one link, not a symlink (a link is never replaced by a file nor
+written through: when its target is a target file of the run too, the target is fixed as
+itself), whose bytes still hash to what the run linted.
 
 Fixes that overlap are applied one at a time (:func:`linter.fix.apply.select_non_overlapping`:
 the first by position wins, the others are re-resolved against the new text in the next pass).

@@ -24,6 +24,11 @@ line that changed it (``images``, ``replicas``, ``namespace``, ``namePrefix`` â€
 object (``configMapGenerator`` â€¦). The message says ``(after overlay DIR)`` and the JSON and SARIF
 reports name the root the object was built from.
 
+Fixes (``--fix``): a built object's fix plan is translated to the resource file's nodes
+(:meth:`Mapper.source_plan`) only where the node it edits is written there as built and no patch
+touches it; otherwise there is no fix. While fixes wait to be written, a root whose files they
+changed is built from a copy of its files as fixed (:func:`build`).
+
 Build outputs are cached in the result cache's folder under a key of the command and the content
 of every file the root's closure reads, so an unchanged root is not built again.
 """
@@ -369,11 +374,21 @@ class BuildOutcome:
     wrapper: str = ""  # the temporary folder origins are relative to (real path)
 
 
-def build(root: Root, command: list[str], timeout: float) -> BuildOutcome:
-    """One root built in a temporary folder (removed after); never raises."""
+def build(root: Root, command: list[str], timeout: float, inside: str | None = None,
+          as_written: bool = False) -> BuildOutcome:
+    """One root built in a temporary folder (removed after); never raises.
+
+    While ``--fix`` holds changed bytes of the root's files (:data:`linter.sources.files.OVERLAY`,
+    a fix of a base resource in an earlier pass), the root is built from a copy of the files it
+    reads as the fixes left them (:func:`_mirrored`), so the next pass lints what the fix gives."""
     import subprocess  # here: a run without kustomizations never needs it
     import tempfile
-    folder = os.path.realpath(tempfile.mkdtemp(prefix="mlops-lint-kustomize-"))
+
+    from linter.sources.files import OVERLAY
+
+    if OVERLAY and not as_written and any(path in OVERLAY for path in root.inputs):
+        return _mirrored(root, command, timeout)
+    folder = os.path.realpath(tempfile.mkdtemp(prefix="mlops-lint-kustomize-", dir=inside))
     relative = os.path.relpath(root.folder, folder)
     try:
         with open(os.path.join(folder, "kustomization.yaml"), "w", encoding="utf-8") as handle:
@@ -403,6 +418,38 @@ def build(root: Root, command: list[str], timeout: float) -> BuildOutcome:
             os.rmdir(folder)
         except OSError:
             pass
+
+
+def _mirrored(root: Root, command: list[str], timeout: float) -> BuildOutcome:
+    """:func:`build` over a temporary copy of every file the root reads (each as
+    :func:`linter.sources.files.read_source` gives it), laid out as they are under their common
+    folder; origins are read as if the wrapper stood in that folder, so they name the real files.
+    A copy that does not build (a file the build reads that the closure does not list, a folder
+    reached through a link) falls back to the tree as it is on disk."""
+    import shutil
+    import tempfile
+
+    from linter.sources.files import Unreadable, read_source
+
+    common = os.path.commonpath([root.folder, *(os.path.dirname(path) for path in root.inputs)])
+    mirror = os.path.realpath(tempfile.mkdtemp(prefix="mlops-lint-kustomize-fix-"))
+    try:
+        for path in root.inputs:
+            target = os.path.join(mirror, os.path.relpath(path, common))
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            with open(target, "wb") as handle:
+                handle.write(read_source(path))
+        copy = Root(os.path.join(mirror, os.path.relpath(root.path, common)), root.display, root.chain, root.inputs,
+                    root.remote, root.helm)
+        built = build(copy, command, timeout, inside=mirror, as_written=True)
+    except (OSError, Unreadable):
+        built = BuildOutcome(root, error="copy failed")
+    finally:
+        shutil.rmtree(mirror, ignore_errors=True)
+    if built.output is None:
+        return build(root, command, timeout, as_written=True)
+    wrapper = os.path.join(common, os.path.relpath(built.wrapper, mirror))
+    return BuildOutcome(root, output=built.output, wrapper=wrapper)
 
 
 def _quoted(text: str) -> str:
@@ -603,6 +650,100 @@ def resolve(source: Any, built: Any, path: tuple, on_key: bool, shift: tuple[int
         else:
             break
     return found
+
+
+# kustomization fields that rewrite objects in ways no patch shows: no fix of a root using one
+_OPAQUE = ("replacements", "vars", "transformers", "generators")
+
+
+def _walk(source: Any, built: Any, path: tuple) -> Any:
+    """The node of ``source`` at the built object's ``path`` (list items matched by merge key), or None."""
+    for key in path:
+        if isinstance(source, YMap) and isinstance(key, str) and key in source and isinstance(built, YMap):
+            source, built = source[key], built.get(key)
+        elif isinstance(source, YSeq) and isinstance(key, int) and isinstance(built, YSeq):
+            position = _merge_index(source, built, key)
+            if position is None:
+                return None
+            source, built = source[position], built[key]
+        else:
+            return None
+    return source
+
+
+def _agrees(source: YMap, built: YMap, steps: tuple, append: bool) -> bool:
+    """Whether ``source`` holds what ``built`` shows along an intent's ``steps``: each mapping on
+    the way present in both or missing in both, the last key too, with an equal scalar (or, for
+    an append, a list of the same length)."""
+    for depth, key in enumerate(steps):
+        has_source, has_built = key in source, key in built
+        if has_source != has_built:
+            return False
+        if not has_built:
+            return True
+        mine, theirs = source[key], built[key]
+        if depth == len(steps) - 1:
+            if append:
+                return (mine is None and theirs is None) or (
+                    isinstance(mine, YSeq) and isinstance(theirs, YSeq) and len(mine) == len(theirs))
+            if isinstance(mine, (YMap, YSeq)) or isinstance(theirs, (YMap, YSeq)):
+                return isinstance(mine, YMap) and isinstance(theirs, YMap)
+            return mine == theirs and type(mine) is type(theirs)
+        if not (isinstance(mine, YMap) and isinstance(theirs, YMap)):
+            return mine is None and theirs is None
+        source, built = mine, theirs
+    return True
+
+
+def _smp_touches(patch: Any, built: Any, path: tuple) -> bool:
+    """Whether a strategic merge patch sets or deletes anything at or under the built object's
+    ``path``, or replaces a node above it (a scalar, null or ``$patch`` where the path goes on;
+    a list without merge keys, which is replaced whole)."""
+    if not path:
+        return True
+    key = path[0]
+    if isinstance(patch, YMap):
+        if "$patch" in patch or not isinstance(key, str):
+            return True
+        if any(isinstance(k, str) and k.startswith("$") and k.endswith("/" + key) for k in patch):
+            return True  # $setElementOrder/KEY, $deleteFromPrimitiveList/KEY, $retainKeys
+        if "$retainKeys" in patch:
+            return True
+        if key not in patch:
+            return False
+        return _smp_touches(patch[key], built.get(key) if isinstance(built, YMap) else None, path[1:])
+    if isinstance(patch, YSeq):
+        if not isinstance(key, int) or not isinstance(built, YSeq) or key >= len(built):
+            return True
+        item = built[key]
+        keys = [k for k in _MERGE_KEYS if isinstance(item, YMap) and k in item]
+        if not keys:
+            return True  # merged by position or replaced whole
+        for other in patch:
+            if not isinstance(other, YMap) or not any(k in other for k in keys):
+                return True
+            if any(other.get(k) == item[k] for k in keys if k in other) and _smp_touches(other, item, path[1:]):
+                return True
+        return False
+    return True
+
+
+def _json_touches(ops: YSeq, path: tuple) -> bool:
+    """Whether a JSON 6902 op (but ``test``) names a pointer at, under or above ``path`` (an
+    index in a pointer matches any index: the list may have moved under earlier ops)."""
+    for _, op in ops.maps():
+        if op.get("op") == "test":
+            continue
+        for name in ("path", "from"):
+            pointer = op.get(name)
+            if not isinstance(pointer, str):
+                if name == "path":
+                    return True
+                continue
+            parts = [part.replace("~1", "/").replace("~0", "~") for part in pointer.split("/")[1:]]
+            if all(str(a) == b or (isinstance(a, int) and (b.isdigit() or b == "-")) for a, b in zip(path, parts)):
+                return True
+    return False
 
 
 def _shift(span: Span, shift: tuple[int, int]) -> Span:
@@ -868,6 +1009,94 @@ class Mapper:
         return self.root.display, FILE_START
 
 
+    # -----------------------------------------------------------------------------------------
+    # Fixes of built objects: translated to the resource file, or none
+
+    def source_plan(self, plan: Any) -> tuple[Any, str, str] | None:
+        """A fix plan over this build's nodes as the same plan over the resource file's nodes:
+        (plan, display path, the text its spans count in), or None (no fix) unless every intent
+        edits a mapping that exists in a resource file (not a generated object) at the same node
+        path, with the same keys along the intent's path, which no patch of the root's
+        kustomizations sets or deletes anything under, in a root with no ``replacements``,
+        ``vars``, ``transformers`` or ``generators`` (which rewrite objects as no patch shows)."""
+        from linter.fix import AppendItem, Plan, SetKey
+
+        if plan.path is not None or any(k.tree is None or any(name in k.tree for name in _OPAQUE)
+                                        for k in self.root.chain):
+            return None
+        where: str | None = None
+        intents = []
+        for intent in plan.intents:
+            if isinstance(intent, SetKey):
+                steps: tuple = intent.path
+            elif isinstance(intent, AppendItem):
+                steps = (intent.key,)
+            else:
+                return None  # a raw span of the built text
+            found = self._built_node(intent.node)
+            if found is None:
+                return None
+            index, path = found
+            built, origin = self.document.objects[index], self.origins[index]
+            if origin.generated_by is not None or origin.file is None or where not in (None, origin.file):
+                return None
+            where = origin.file
+            source = self._source_object(self._document(where), built)
+            node = _walk(source.body, built.body, path) if source is not None else None
+            if not isinstance(node, YMap) or not _agrees(node, intent.node, steps, isinstance(intent, AppendItem)):
+                return None
+            if self._patched(built, source, path):
+                return None
+            intents.append(replace(intent, node=node))
+        document = self._document(where) if where is not None else None
+        if document is None or document.text is None:
+            return None
+        shown = self.display(where)  # type: ignore[arg-type]
+        place = "the base resource" if len(self.root.chain) > 1 else "the resource"
+        return Plan(f"{plan.title} (in {place} {shown})", tuple(intents), plan.safe), shown, document.text
+
+    def _built_node(self, node: Any) -> tuple[int, tuple] | None:
+        """(index of the built object holding ``node``, its path from the object's body): the object
+        at the node's line is walked first (the others only should it not hold the node)."""
+        span = getattr(node, "span", None)
+        first = self._object_at(span.line) if span is not None else None
+        objects = list(enumerate(self.document.objects))
+        if first is not None:
+            objects.insert(0, objects.pop(first))
+        for index, obj in objects:
+            stack: list[tuple[Any, tuple]] = [(obj.body, ())]
+            while stack:
+                current, path = stack.pop()
+                if current is node:
+                    return index, path
+                if isinstance(current, YMap):
+                    stack.extend((value, (*path, key)) for key, value in current.items()
+                                 if isinstance(value, (YMap, YSeq)))
+                elif isinstance(current, YSeq):
+                    stack.extend((value, (*path, position)) for position, value in enumerate(current)
+                                 if isinstance(value, (YMap, YSeq)))
+        return None
+
+    def _patched(self, built: K8sObject, source: K8sObject | None, path: tuple) -> bool:
+        """Whether a patch of the root (strategic merge or JSON 6902) that applies to ``built``
+        sets or deletes anything at, under or above ``path`` (a patch not read: it might)."""
+        for kustomization in self.root.chain:
+            for patch in kustomization.patches:
+                trees = self._patch_trees(patch)
+                if not trees:
+                    return True
+                for tree in trees:
+                    if isinstance(tree, YSeq):
+                        if self._targets(patch, None, built, source) and _json_touches(tree, path):
+                            return True
+                    elif isinstance(tree, YMap):
+                        if self._targets(patch, tree, built, source) and _smp_touches(tree, built.body, path):
+                            return True
+                    else:
+                        return True
+        return False
+
+
 def remap(pairs: Iterable[tuple[Any, Any]], mappers: dict[str, Mapper]) -> list[tuple[Any, Any]]:
     """Results (paired with their object's key) on built output moved to where the user edits
     them; others as they are. The same finding at the same place from several roots (two
@@ -883,6 +1112,9 @@ def remap(pairs: Iterable[tuple[Any, Any]], mappers: dict[str, Mapper]) -> list[
         same = (result.rule, path, span, result.message)
         if same in merged:
             merged[same][1].append(mapper.root)
+            first, first_key = out[merged[same][0]]
+            if first.autofix != result.autofix:  # a root that gives another fix (or none): no fix
+                out[merged[same][0]] = (replace(first, autofix=None), first_key)
             continue
         merged[same] = (len(out), [mapper.root])
         out.append((replace(result, path=path, span=span, node=("kustomize", *result.node),
