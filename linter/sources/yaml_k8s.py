@@ -281,12 +281,7 @@ class _Converter:
             result[key] = value
             kspans[key] = _key_span(knode)
             vspans[key] = _span(vnode)
-        for source in merged:  # explicit keys win over merged ones, earlier merges over later ones
-            for key, value in source.items():
-                if key not in result:
-                    result[key] = value
-                    kspans[key] = source.kspans.get(key, source.span)
-                    vspans[key] = source.vspans.get(key, source.span)
+        _merge_keys(result, merged)
         return result, size, height
 
 
@@ -367,12 +362,7 @@ class _Unaliased(_Converter):
             start, end = vnode.start_mark, vnode.end_mark
             vspans[key] = _new_span(Span, (start.line + 1, start.column + 1, end.line + 1, end.column + 1))
         if merged:
-            for source in merged:  # explicit keys win over merged ones, earlier merges over later ones
-                for key, value in source.items():
-                    if key not in result:
-                        result[key] = value
-                        kspans[key] = source.kspans.get(key, source.span)
-                        vspans[key] = source.vspans.get(key, source.span)
+            _merge_keys(result, merged)
         return result
 
 
@@ -982,3 +972,15 @@ def compose_tree(text: str) -> Any:
 # breaks lines in differently): one definition, public under these names
 plain_scalar = _plain
 has_other_breaks = _has_other_breaks
+
+
+def _merge_keys(result: YMap, merged: list) -> None:
+    """YAML merge keys (``<<: *base``): the merged mappings' entries the mapping does not set
+    itself, with their spans (explicit keys win over merged ones, earlier merges over later ones)."""
+    kspans, vspans = result.kspans, result.vspans
+    for source in merged:
+        for key, value in source.items():
+            if key not in result:
+                result[key] = value
+                kspans[key] = source.kspans.get(key, source.span)
+                vspans[key] = source.vspans.get(key, source.span)
