@@ -15,6 +15,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping
 
+from linter.docparts import expand
 from linter.model.position import Span
 
 SEVERITIES = ("error", "warning", "info")
@@ -144,7 +145,7 @@ def rule(
 
     def decorate(func: Callable[..., Iterator[Finding]]) -> Callable[..., Iterator[Finding]]:
         module = sys.modules.get(func.__module__)
-        doc = (module.__doc__ if module is not None else None) or ""
+        doc = expand((module.__doc__ if module is not None else None) or "")  # shared paragraphs
         func.__mlops_rule__ = RuleMeta(  # type: ignore[attr-defined]
             code=code,
             name=name,

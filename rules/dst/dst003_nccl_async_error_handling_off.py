@@ -12,9 +12,7 @@ raise after the process group timeout instead of hanging. An unset variable is r
 container's `env:` key (else its `name:`); a value of `0`, `2` or something that is not a mode
 at the value.
 
-GPUs taken through Dynamic Resource Allocation count: a container using a resource claim whose
-`ResourceClaimTemplate` or `ResourceClaim` names the `gpu.nvidia.com` device class (or a project
-`DeviceClass` selecting that driver) is a GPU container.
+{{dra-gpus}}
 
 Only where NCCL is the backend: a container that chooses another one (`--backend gloo`,
 `--dist-backend=mpi`, `backend="gloo"` or `init_process_group("gloo")` in a `python -c` or

@@ -11,9 +11,7 @@ InfiniBand transport exists. For an MPIJob worker, `mpirun -x NAME[=VALUE]` on t
 command line counts as setting the variable. The finding points at the empty value, else the
 container's `env:` key, else its `name:`.
 
-GPUs taken through Dynamic Resource Allocation count: a container using a resource claim whose
-`ResourceClaimTemplate` or `ResourceClaim` names the `gpu.nvidia.com` device class (or a project
-`DeviceClass` selecting that driver) is a GPU container.
+{{dra-gpus}}
 
 Only where NCCL is the backend: a container that chooses another one (`--backend gloo`,
 `--dist-backend=mpi`, `backend="gloo"` or `init_process_group("gloo")` in a `python -c` or

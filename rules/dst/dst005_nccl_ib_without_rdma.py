@@ -16,9 +16,7 @@ in its own `env`, or for an MPIJob worker through the launcher's `mpirun -x`) wh
 The first half needs no cluster; the second needs node pools from an `az` script or the config.
 The finding points at the `NCCL_IB_DISABLE` value and says which half (or both) fails.
 
-GPUs taken through Dynamic Resource Allocation count: a container using a resource claim whose
-`ResourceClaimTemplate` or `ResourceClaim` names the `gpu.nvidia.com` device class (or a project
-`DeviceClass` selecting that driver) is a GPU container.
+{{dra-gpus}}
 
 Only where NCCL is the backend: a container that chooses another one (`--backend gloo`,
 `--dist-backend=mpi`, `backend="gloo"` or `init_process_group("gloo")` in a `python -c` or

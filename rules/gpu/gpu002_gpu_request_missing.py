@@ -5,10 +5,7 @@ Flags containers (init and sidecar containers included) with a GPU resource
 (`nvidia.com/gpu`, `nvidia.com/mig-<profile>`, …) under `resources.limits` but not under
 `resources.requests`. The finding points at the limit.
 
-It reads every pod view: the Kubernetes workloads, Kubeflow Training Operator jobs and Trainer v2
-runtimes and TrainJobs, JobSets, Volcano Jobs, KubeRay clusters, jobs (their submitter too) and
-services, LeaderWorkerSets, KAITO `inference.template`, KServe InferenceServices and
-ServingRuntimes, and any other object's pod template read generically (README, supported kinds).
+{{pod-views}}
 
 GPUs taken through Dynamic Resource Allocation (`resources.claims`) set no `nvidia.com/gpu` request
 or limit: this rule does not apply to them.

@@ -10,10 +10,7 @@ Quantities are compared exactly as Kubernetes parses them, so `1` and `"1"` are 
 Quantities filled in later (`${GPU_COUNT}`, `$(GPUS)`, `{{ .Values.gpus }}`) are skipped: their
 final value is unknown.
 
-It reads every pod view: the Kubernetes workloads, Kubeflow Training Operator jobs and Trainer v2
-runtimes and TrainJobs, JobSets, Volcano Jobs, KubeRay clusters, jobs (their submitter too) and
-services, LeaderWorkerSets, KAITO `inference.template`, KServe InferenceServices and
-ServingRuntimes, and any other object's pod template read generically (README, supported kinds).
+{{pod-views}}
 
 GPUs taken through Dynamic Resource Allocation (`resources.claims`) set no `nvidia.com/gpu` request
 or limit: this rule does not apply to them.

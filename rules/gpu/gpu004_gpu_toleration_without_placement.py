@@ -10,10 +10,7 @@ Tolerations match as Kubernetes matches them (`Toleration.ToleratesTaint`): an e
 covers every effect, `operator: Exists` ignores the value, and `operator: Exists` without a
 key tolerates every taint, GPU taints included. The finding points at the toleration.
 
-It reads every pod view: the Kubernetes workloads, Kubeflow Training Operator jobs and Trainer v2
-runtimes and TrainJobs, JobSets, Volcano Jobs, KubeRay clusters, jobs (their submitter too) and
-services, LeaderWorkerSets, KAITO `inference.template`, KServe InferenceServices and
-ServingRuntimes, and any other object's pod template read generically (README, supported kinds).
+{{pod-views}}
 
 ## Why is this bad?
 The taint is what keeps "ordinary application pods away from expensive GPU nodes". A pod that

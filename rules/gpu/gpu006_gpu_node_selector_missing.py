@@ -15,23 +15,11 @@ pools also counts. Preferred node affinity does not: it does not keep a pod off 
 The rule is off in the `aks-automatic` profile. The finding points at `nodeSelector:`, else
 `affinity:`, else the pod template's `spec:`.
 
-It reads every pod view: the Kubernetes workloads, Kubeflow Training Operator jobs and Trainer v2
-runtimes and TrainJobs, JobSets, Volcano Jobs, KubeRay clusters, jobs (their submitter too) and
-services, LeaderWorkerSets, KAITO `inference.template`, KServe InferenceServices and
-ServingRuntimes, and any other object's pod template read generically (README, supported kinds).
+{{pod-views}}
 
-GPUs taken through Dynamic Resource Allocation count: a container using a resource claim whose
-`ResourceClaimTemplate` or `ResourceClaim` names the `gpu.nvidia.com` device class (or a project
-`DeviceClass` selecting that driver) is a GPU container.
+{{dra-gpus}}
 
-Placement is judged where the cluster will put the pod: a queued workload gets what each Kueue
-`ResourceFlavor` it may be admitted to injects (`nodeLabels` into its nodeSelector, `tolerations`
-into its tolerations; with several flavors, a finding must hold for every one); node auto-
-provisioning `NodePool`s (`karpenter.sh/v1`) are pools of the cluster model with their template
-labels, Karpenter's labels (`karpenter.sh/nodepool`, `node.kubernetes.io/instance-type`,
-`karpenter.azure.com/sku-*`), taints and the VM sizes their requirements allow; and a pod asking for
-a GPU, a MIG profile or DRA GPUs is judged only on the pools that can offer it, when its selection
-reaches one (a pool made with `--gpu-instance-profile` offers that MIG profile).
+{{placement}}
 
 A pod that asks only for MIG devices (`nvidia.com/mig-…`) and selects no node at all is left to
 GPU007, which asks it for the MIG Manager's `nvidia.com/mig.config` labels: those exist only on

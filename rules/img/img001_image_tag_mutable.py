@@ -9,10 +9,7 @@ references at all (`<your-image>`, `FILLED_BY_THE_VALIDATOR`) are skipped: their
 unknown. Such an image is not reported again by IMG002 (not pinned by digest): one cause, this
 finding, whose message asks for the version tag and the digest both.
 
-It reads every pod view: the Kubernetes workloads, Kubeflow Training Operator jobs and Trainer v2
-runtimes and TrainJobs, JobSets, Volcano Jobs, KubeRay clusters, jobs (their submitter too) and
-services, LeaderWorkerSets, KAITO `inference.template`, KServe InferenceServices and
-ServingRuntimes, and any other object's pod template read generically (README, supported kinds).
+{{pod-views}}
 
 ## Why is this bad?
 A missing tag means `latest`, and `latest` moves: two replicas of one job, or the job and its

@@ -6,10 +6,7 @@ Flags containers (init, sidecar and ephemeral containers included) whose `image`
 Images whose reference is filled in later (`$(IMAGE)`, `${TAG}`, `$IMAGE`, `{{ … }}`) and
 placeholders that are not image references (`<your-image>`, `FILLED_BY_THE_VALIDATOR`) are skipped.
 
-It reads every pod view: the Kubernetes workloads, Kubeflow Training Operator jobs and Trainer v2
-runtimes and TrainJobs, JobSets, Volcano Jobs, KubeRay clusters, jobs (their submitter too) and
-services, LeaderWorkerSets, KAITO `inference.template`, KServe InferenceServices and
-ServingRuntimes, and any other object's pod template read generically (README, supported kinds).
+{{pod-views}}
 
 An image with no tag or the tag `latest` (and no digest) is IMG001's finding alone: both rules
 say the same thing of it (what runs can change under the same reference), and IMG001's message

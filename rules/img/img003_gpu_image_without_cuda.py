@@ -21,14 +21,9 @@ Repositories other than the official library ones match at any registry (a mirro
 `myacr.azurecr.io/tensorflow/tensorflow:2.16.1` is the same image). Templated and placeholder
 images are skipped. The finding points at the image.
 
-It reads every pod view: the Kubernetes workloads, Kubeflow Training Operator jobs and Trainer v2
-runtimes and TrainJobs, JobSets, Volcano Jobs, KubeRay clusters, jobs (their submitter too) and
-services, LeaderWorkerSets, KAITO `inference.template`, KServe InferenceServices and
-ServingRuntimes, and any other object's pod template read generically (README, supported kinds).
+{{pod-views}}
 
-GPUs taken through Dynamic Resource Allocation count: a container using a resource claim whose
-`ResourceClaimTemplate` or `ResourceClaim` names the `gpu.nvidia.com` device class (or a project
-`DeviceClass` selecting that driver) is a GPU container.
+{{dra-gpus}}
 
 ## Why is this bad?
 The article: "Use an explicit, CUDA-enabled base image tag for GPU training workloads" and

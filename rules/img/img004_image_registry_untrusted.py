@@ -18,10 +18,7 @@ component when it has a `.` or `:` or is `localhost`, else Docker Hub (`python:3
 A scheme (`https://`) or a trailing `/` in an entry is ignored. Templated and placeholder images
 (`$(IMAGE)`, `{{ .Values.image }}`, `<your-image>`) are skipped. The finding points at the image.
 
-It reads every pod view: the Kubernetes workloads, Kubeflow Training Operator jobs and Trainer v2
-runtimes and TrainJobs, JobSets, Volcano Jobs, KubeRay clusters, jobs (their submitter too) and
-services, LeaderWorkerSets, KAITO `inference.template`, KServe InferenceServices and
-ServingRuntimes, and any other object's pod template read generically (README, supported kinds).
+{{pod-views}}
 
 ## Why is this bad?
 The article: "Use existing container images … stored in secure container registries", scan

@@ -9,10 +9,9 @@ not checked: Kubernetes does not allow resources on them. The finding points at 
 else `resources:`, else the container's name.
 
 A Kubeflow Trainer v2 runtime's trainer container (job `node`, container `node`) is judged through
-the TrainJobs that run it, whose `resourcesPerNode` set its resources. It reads every pod view: the Kubernetes workloads, Kubeflow Training Operator jobs and Trainer v2
-runtimes and TrainJobs, JobSets, Volcano Jobs, KubeRay clusters, jobs (their submitter too) and
-services, LeaderWorkerSets, KAITO `inference.template`, KServe InferenceServices and
-ServingRuntimes, and any other object's pod template read generically (README, supported kinds).
+the TrainJobs that run it, whose `resourcesPerNode` set its resources.
+
+{{pod-views}}
 
 ## Why is this bad?
 The scheduler places pods by their requests. Without them a training pod lands on a node that

@@ -8,10 +8,9 @@ Ephemeral debug containers are not checked (Kubernetes allows no resources on
 them). The finding points at `limits:`, else `resources:`, else the container's name.
 
 A Kubeflow Trainer v2 runtime's trainer container (job `node`, container `node`) is judged through
-the TrainJobs that run it, whose `resourcesPerNode` set its resources. It reads every pod view: the Kubernetes workloads, Kubeflow Training Operator jobs and Trainer v2
-runtimes and TrainJobs, JobSets, Volcano Jobs, KubeRay clusters, jobs (their submitter too) and
-services, LeaderWorkerSets, KAITO `inference.template`, KServe InferenceServices and
-ServingRuntimes, and any other object's pod template read generically (README, supported kinds).
+the TrainJobs that run it, whose `resourcesPerNode` set its resources.
+
+{{pod-views}}
 
 RES007 may report the same container of a GPU training pod: it stays separate on purpose. This
 rule is about one limit, for every container (a leak reaching the node); RES007 is about the QoS

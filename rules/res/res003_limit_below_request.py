@@ -7,10 +7,7 @@ request. Quantities are compared exactly as Kubernetes parses them (`500m` < `1`
 `1G`). GPU resources are left to GPU003, which requires them to be equal. The finding points
 at the limit's value.
 
-It reads every pod view: the Kubernetes workloads, Kubeflow Training Operator jobs and Trainer v2
-runtimes and TrainJobs, JobSets, Volcano Jobs, KubeRay clusters, jobs (their submitter too) and
-services, LeaderWorkerSets, KAITO `inference.template`, KServe InferenceServices and
-ServingRuntimes, and any other object's pod template read generically (README, supported kinds).
+{{pod-views}}
 
 ## Why is this bad?
 The API server rejects such a pod ("must be less than or equal to … limit"), so the Job or

@@ -9,14 +9,9 @@ limit, parsed as a quantity: `2`, `2000m`, `2.5`) and do not mount an `emptyDir`
 emptyDir, a PVC) is flagged at that mount. The finding points at the container's
 `volumeMounts:`, else its `name:`.
 
-It reads every pod view: the Kubernetes workloads, Kubeflow Training Operator jobs and Trainer v2
-runtimes and TrainJobs, JobSets, Volcano Jobs, KubeRay clusters, jobs (their submitter too) and
-services, LeaderWorkerSets, KAITO `inference.template`, KServe InferenceServices and
-ServingRuntimes, and any other object's pod template read generically (README, supported kinds).
+{{pod-views}}
 
-GPUs taken through Dynamic Resource Allocation count: a container using a resource claim whose
-`ResourceClaimTemplate` or `ResourceClaim` names the `gpu.nvidia.com` device class (or a project
-`DeviceClass` selecting that driver) is a GPU container.
+{{dra-gpus}}
 
 ## Why is this bad?
 "PyTorch data loaders, TensorFlow input pipelines, NCCL, and Python multiprocessing can use

@@ -5,10 +5,7 @@ Flags pod volumes that are an `emptyDir` with `medium: Memory`, mounted at `/dev
 one container of the pod (init and sidecar containers included), and have no `sizeLimit`. The
 finding points at the volume's `emptyDir:` key.
 
-It reads every pod view: the Kubernetes workloads, Kubeflow Training Operator jobs and Trainer v2
-runtimes and TrainJobs, JobSets, Volcano Jobs, KubeRay clusters, jobs (their submitter too) and
-services, LeaderWorkerSets, KAITO `inference.template`, KServe InferenceServices and
-ServingRuntimes, and any other object's pod template read generically (README, supported kinds).
+{{pod-views}}
 
 ## Why is this bad?
 The article: "Mount a memory-backed emptyDir at /dev/shm and set an explicit sizeLimit", and

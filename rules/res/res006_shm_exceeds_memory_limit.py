@@ -8,10 +8,7 @@ mounting container's memory limit, and a **warning** when it leaves less than 25
 for everything else (`sizeLimit` > 75 % of the limit). One finding per volume, at its
 `sizeLimit`, naming the containers; containers without a memory limit are RES002's business.
 
-It reads every pod view: the Kubernetes workloads, Kubeflow Training Operator jobs and Trainer v2
-runtimes and TrainJobs, JobSets, Volcano Jobs, KubeRay clusters, jobs (their submitter too) and
-services, LeaderWorkerSets, KAITO `inference.template`, KServe InferenceServices and
-ServingRuntimes, and any other object's pod template read generically (README, supported kinds).
+{{pod-views}}
 
 ## Why is this bad?
 "Memory-backed emptyDir usage counts toward the pod's memory consumption. Include the maximum

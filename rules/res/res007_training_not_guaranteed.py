@@ -10,14 +10,11 @@ offending container gets one finding, at its first differing request, else at it
 `resources:` or `name:`. A pod with pod-level `spec.resources` is judged by those instead.
 
 A Kubeflow Trainer v2 runtime's trainer container is judged through the TrainJobs that run it,
-whose `resourcesPerNode` set its resources. It reads every pod view: the Kubernetes workloads, Kubeflow Training Operator jobs and Trainer v2
-runtimes and TrainJobs, JobSets, Volcano Jobs, KubeRay clusters, jobs (their submitter too) and
-services, LeaderWorkerSets, KAITO `inference.template`, KServe InferenceServices and
-ServingRuntimes, and any other object's pod template read generically (README, supported kinds).
+whose `resourcesPerNode` set its resources.
 
-GPUs taken through Dynamic Resource Allocation count: a container using a resource claim whose
-`ResourceClaimTemplate` or `ResourceClaim` names the `gpu.nvidia.com` device class (or a project
-`DeviceClass` selecting that driver) is a GPU container.
+{{pod-views}}
+
+{{dra-gpus}}
 
 The message names the class the pod does get, as `GetPodQOS` decides it: BestEffort when no
 container has a non-zero `cpu` or `memory` request or limit (GPUs and other extended resources

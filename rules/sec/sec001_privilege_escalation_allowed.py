@@ -13,10 +13,7 @@ admits only `kubernetes.io/os: windows` nodes.
 A privileged container (`privileged: true`) is not flagged here: privileged overrides
 `allowPrivilegeEscalation`, and SEC004 reports it, once for the one cause.
 
-It reads every pod view: the Kubernetes workloads, Kubeflow Training Operator jobs and Trainer v2
-runtimes and TrainJobs, JobSets, Volcano Jobs, KubeRay clusters, jobs (their submitter too) and
-services, LeaderWorkerSets, KAITO `inference.template`, KServe InferenceServices and
-ServingRuntimes, and any other object's pod template read generically (README, supported kinds).
+{{pod-views}}
 
 ## Why is this bad?
 Without `no_new_privs`, a setuid binary or file capability in the image lets a compromised

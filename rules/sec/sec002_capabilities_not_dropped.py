@@ -11,10 +11,7 @@ windows`, or a nodeSelector or required node affinity that admits only `kubernet
 windows` nodes. A privileged container is not flagged: it has every capability whatever it
 drops, and SEC004 reports it, once for the one cause.
 
-It reads every pod view: the Kubernetes workloads, Kubeflow Training Operator jobs and Trainer v2
-runtimes and TrainJobs, JobSets, Volcano Jobs, KubeRay clusters, jobs (their submitter too) and
-services, LeaderWorkerSets, KAITO `inference.template`, KServe InferenceServices and
-ServingRuntimes, and any other object's pod template read generically (README, supported kinds).
+{{pod-views}}
 
 ## Why is this bad?
 Container runtimes grant a default set of capabilities (`CHOWN`, `DAC_OVERRIDE`, `FOWNER`,

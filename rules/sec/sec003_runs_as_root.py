@@ -19,10 +19,7 @@ also passes. A device plugin (a container that mounts the kubelet's
 that root-owned directory, and the article's hardened NVIDIA device plugin runs as root with every
 capability dropped.
 
-It reads every pod view: the Kubernetes workloads, Kubeflow Training Operator jobs and Trainer v2
-runtimes and TrainJobs, JobSets, Volcano Jobs, KubeRay clusters, jobs (their submitter too) and
-services, LeaderWorkerSets, KAITO `inference.template`, KServe InferenceServices and
-ServingRuntimes, and any other object's pod template read generically (README, supported kinds).
+{{pod-views}}
 
 ## Why is this bad?
 Without a non-root user the process runs as whatever the image says, and most framework images

@@ -12,10 +12,7 @@ Privileged overrides `allowPrivilegeEscalation` and `capabilities`, so SEC001, S
 GPU010's escalation and capability checks stay quiet on a privileged container: one cause, one
 finding, this one.
 
-It reads every pod view: the Kubernetes workloads, Kubeflow Training Operator jobs and Trainer v2
-runtimes and TrainJobs, JobSets, Volcano Jobs, KubeRay clusters, jobs (their submitter too) and
-services, LeaderWorkerSets, KAITO `inference.template`, KServe InferenceServices and
-ServingRuntimes, and any other object's pod template read generically (README, supported kinds).
+{{pod-views}}
 
 ## Why is this bad?
 A privileged container has every capability, sees every device of the node (every GPU, not

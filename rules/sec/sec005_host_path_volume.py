@@ -8,10 +8,7 @@ mount to register GPUs with the kubelet. Paths are compared after normalisation
 `/var/lib/kubelet/device-plugins/../pods` is not exempt). The finding points at the volume's
 `path:` value, else its `hostPath:` key.
 
-It reads every pod view: the Kubernetes workloads, Kubeflow Training Operator jobs and Trainer v2
-runtimes and TrainJobs, JobSets, Volcano Jobs, KubeRay clusters, jobs (their submitter too) and
-services, LeaderWorkerSets, KAITO `inference.template`, KServe InferenceServices and
-ServingRuntimes, and any other object's pod template read generically (README, supported kinds).
+{{pod-views}}
 
 The advice depends on the pod: a workload is told to use a PersistentVolumeClaim, an emptyDir or
 a ConfigMap; a DaemonSet (a node agent: driver installer, exporter, device plugin) is told to

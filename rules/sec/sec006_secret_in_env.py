@@ -29,10 +29,7 @@ RFC 2606), the Azure Storage emulator's published account (`AccountName=devstore
 names of Secrets (`hf-token-secret`). Entries set
 through `valueFrom` are never flagged. The finding points at the value and never prints it.
 
-It reads every pod view: the Kubernetes workloads, Kubeflow Training Operator jobs and Trainer v2
-runtimes and TrainJobs, JobSets, Volcano Jobs, KubeRay clusters, jobs (their submitter too) and
-services, LeaderWorkerSets, KAITO `inference.template`, KServe InferenceServices and
-ServingRuntimes, and any other object's pod template read generically (README, supported kinds).
+{{pod-views}}
 
 ## Why is this bad?
 A credential in a manifest is in every clone of the repository, every CI log that prints the

@@ -12,19 +12,9 @@ there is a required affinity, at least one of its terms (`In`, `NotIn`, `Exists`
 `DoesNotExist`, `Gt`, `Lt`). The message names each pool and the entry that rules it out; the
 finding points at the nodeSelector entry no pool has, else at the required affinity.
 
-It reads every pod view: the Kubernetes workloads, Kubeflow Training Operator jobs and Trainer v2
-runtimes and TrainJobs, JobSets, Volcano Jobs, KubeRay clusters, jobs (their submitter too) and
-services, LeaderWorkerSets, KAITO `inference.template`, KServe InferenceServices and
-ServingRuntimes, and any other object's pod template read generically (README, supported kinds).
+{{pod-views}}
 
-Placement is judged where the cluster will put the pod: a queued workload gets what each Kueue
-`ResourceFlavor` it may be admitted to injects (`nodeLabels` into its nodeSelector, `tolerations`
-into its tolerations; with several flavors, a finding must hold for every one); node auto-
-provisioning `NodePool`s (`karpenter.sh/v1`) are pools of the cluster model with their template
-labels, Karpenter's labels (`karpenter.sh/nodepool`, `node.kubernetes.io/instance-type`,
-`karpenter.azure.com/sku-*`), taints and the VM sizes their requirements allow; and a pod asking for
-a GPU, a MIG profile or DRA GPUs is judged only on the pools that can offer it, when its selection
-reaches one (a pool made with `--gpu-instance-profile` offers that MIG profile).
+{{placement}}
 
 ## Why is this bad?
 A pod that matches no node stays Pending forever, and the cluster autoscaler cannot help: "a
