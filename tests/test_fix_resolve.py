@@ -774,3 +774,16 @@ def test_a_block_value_replaced_keeps_the_comment_after_its_key() -> None:
     crlf = text.replace("\n", "\r\n")
     assert fixed(crlf, lambda b: SetKey(b[0]["metadata"], ("labels",), 0)) == \
         "apiVersion: v1\r\nkind: Pod\r\nmetadata:\r\n  labels: 0  # owned by team x\r\n  name: p\r\n"
+
+
+def test_a_block_replaced_by_a_scalar_takes_the_comment_lines_above_its_first_key_with_it() -> None:
+    """Comment lines between a key and its block value are the block's (found by the property
+    test): the block goes, they go with it; a comment on the key's own line stays."""
+    text = "apiVersion: batch/v1\nkind: Job\nmetadata:\n  # between\n  name: p\n  labels: {app: x}\nspec: {}\n"
+    assert fixed(text, lambda b: SetKey(b[0], ("metadata",), 0)) == \
+        "apiVersion: batch/v1\nkind: Job\nmetadata: 0\nspec: {}\n"
+    kept = text.replace("metadata:\n", "metadata:  # keep\n")
+    assert fixed(kept, lambda b: SetKey(b[0], ("metadata",), 0)) == \
+        "apiVersion: batch/v1\nkind: Job\nmetadata: 0  # keep\nspec: {}\n"
+    assert fixed(text, lambda b: SetKey(b[0], ("metadata",), [1])) == \
+        "apiVersion: batch/v1\nkind: Job\nmetadata:\n- 1\nspec: {}\n"

@@ -293,8 +293,10 @@ def _quoted_key(text: str) -> Any:
 
 
 _EMPTY_VALUE = re.compile(r"\s*:\s*(?:null|Null|NULL|~|\{\s*\}|\[\s*\])?\s*\Z")
-_COLON = re.compile(r"\s*:\s*\Z")
-_COLON_COMMENT = re.compile(r"([ \t]*:)[ \t]+#[^\n]*\n\s*\Z")
+# a key's colon and what stands before its block value: comment lines there belong to the block
+# (a replacement removes them with it); a comment on the key's own line stays
+_COLON = re.compile(r"\s*:(?:\s*\n[ \t]*#[^\n]*)*\s*\Z")
+_COLON_COMMENT = re.compile(r"([ \t]*:)[ \t]+#[^\n]*\n(?:[ \t]*#[^\n]*\n|\s)*\Z")
 _PROPS = re.compile(r"(?:[&!][^\s]*\s+)+")
 _BLOCK_HEADER = re.compile(r"[|>]([1-9+-]{0,2})")
 _MERGE = re.compile(r"<<\s*:")
