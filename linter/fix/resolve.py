@@ -367,14 +367,37 @@ def _nest(path: tuple[str, ...], value: Any) -> dict:
 # The resolver
 
 
+class _Facts:
+    """What one text's resolvers learn about its nodes, shared by every plan resolved against
+    it (a file's findings check the same mappings again and again): facts depend only on the
+    text and the node. Every node a fact is keyed by (``id``) is held in ``held``, so no id is
+    reused by another object while the facts live."""
+
+    __slots__ = ("held", "checked", "unsafe", "aliases", "ends", "layouts")
+
+    def __init__(self) -> None:
+        self.held: dict[int, Any] = {}  # id(node) -> node
+        self.checked: dict[int, int] = {}  # id(map) -> key column (0 for flow)
+        self.unsafe: set[int] = set()  # id(map) of mappings that failed the check
+        self.aliases: dict[tuple[int, str], Span] = {}  # (id(map), key) -> span of its `*alias`
+        self.ends: dict[int, Pos] = {}  # id(collection) -> where its block's text ends
+        self.layouts: dict[tuple[int, int], Any] = {}  # (id(map), key column) -> _Layout
+
+
+@lru_cache(maxsize=8)
+def _facts(text: str) -> _Facts:
+    return _Facts()
+
+
 class _Resolver:
     def __init__(self, text: str):
         self.text = text
         self.ix: TextIndex = text_index(text)
         self.edits: list[tuple[Pos, Pos, tuple, str]] = []  # start, end, order at a point, text
         self.targets: dict[tuple, Any] = {}
-        self.checked: dict[int, int] = {}  # id(map) -> key column (0 for flow)
-        self.aliases: dict[tuple[int, str], Span] = {}  # (id(map), key) -> span of its `*alias`
+        self.facts = facts = _facts(text)
+        self.checked = facts.checked
+        self.aliases = facts.aliases
 
     # -- the text
 
@@ -409,9 +432,22 @@ class _Resolver:
         """Check a mapping's spans against the text; its key column (0 for a flow mapping)."""
         if not isinstance(node, YMap):
             raise _Unsafe
-        hit = self.checked.get(id(node))
-        if hit is not None:
+        facts, ident = self.facts, id(node)
+        hit = facts.checked.get(ident)
+        if hit is not None and facts.held[ident] is node:
             return hit
+        if ident in facts.unsafe and facts.held[ident] is node:
+            raise _Unsafe
+        facts.held[ident] = node  # before any fact about it is kept (see _Facts)
+        try:
+            column = self._check_map(node)
+        except _Unsafe:
+            facts.unsafe.add(ident)
+            raise
+        facts.checked[ident] = column
+        return column
+
+    def _check_map(self, node: YMap) -> int:
         span = self.clamp(node.span)
         if not self.ix.inside(span):
             raise _Unsafe
@@ -451,7 +487,6 @@ class _Resolver:
             raise _Unsafe  # a block mapping of merged keys only: nowhere to stand
         if _text_facts(self.text)[0] and _MERGE.search(self.slice(start, end)):
             raise _Unsafe
-        self.checked[id(node)] = column
         return column
 
     def clamp(self, span: Span) -> Span:
@@ -504,13 +539,21 @@ class _Resolver:
     def content_end(self, value: Any, span: Span) -> Pos:
         """Where the last character of a value stands (its block's last line, not the next
         token libyaml ends a block collection at)."""
-        if isinstance(value, YMap) and value and not self.is_flow(span):
-            self.check_map(value)
-            last = self.own_keys(value)[-1]
-            return self.entry_end(value, last)
-        if isinstance(value, YSeq) and value and not self.is_flow(span):
-            self.check_seq(value)
-            return self.content_end(value[-1], value.ispans[-1])
+        if isinstance(value, (YMap, YSeq)) and value and not self.is_flow(span):
+            ends, ident = self.facts.ends, id(value)
+            end = ends.get(ident)
+            if end is not None and self.facts.held[ident] is value and value.span == span:
+                return end
+            if isinstance(value, YMap):
+                self.check_map(value)
+                end = self.entry_end(value, self.own_keys(value)[-1])
+            else:
+                self.check_seq(value)
+                end = self.content_end(value[-1], value.ispans[-1])
+            if value.span == span:  # the collection's own span: the end depends on the node alone
+                self.facts.held[ident] = value
+                ends[ident] = end
+            return end
         if not isinstance(value, (YMap, YSeq)) and self.char_at(span) in ("|", ">"):
             return self.block_scalar_end(span)
         return span.end_line, span.end_col
@@ -745,6 +788,15 @@ class _Resolver:
 
     def local_layout(self, node: YMap, column: int) -> _Layout:
         """The file's layout, with what ``node``'s own nested blocks show taking precedence."""
+        facts, handle = self.facts, (id(node), column)
+        hit = facts.layouts.get(handle)
+        if hit is not None and facts.held[handle[0]] is node:
+            return hit
+        facts.held[handle[0]] = node
+        facts.layouts[handle] = layout = self._local_layout(node, column)
+        return layout
+
+    def _local_layout(self, node: YMap, column: int) -> _Layout:
         step, seq = self.layout(node.span.line)
         for key in node:
             if (id(node), key) in self.aliases:
