@@ -10,6 +10,8 @@ changes nothing.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import yaml
 
@@ -787,3 +789,80 @@ def test_a_block_replaced_by_a_scalar_takes_the_comment_lines_above_its_first_ke
         "apiVersion: batch/v1\nkind: Job\nmetadata: 0  # keep\nspec: {}\n"
     assert fixed(text, lambda b: SetKey(b[0], ("metadata",), [1])) == \
         "apiVersion: batch/v1\nkind: Job\nmetadata:\n- 1\nspec: {}\n"
+
+
+def _layouts_line_by_line(text: str, scan: int) -> tuple[list[int], list[tuple[int, int]]]:
+    """The layout reading written the obvious way (every line, a state machine), the oracle of
+    the resolver's scan, which reads only lines ending with a colon and the line after each."""
+    from collections import Counter
+
+    from linter.fix.resolve import _KEY_LINE, _pick
+
+    lines = text.split("\n")
+    starts = [0] + [n for n, line in enumerate(lines) if n and re.match(r"---(?=[ \t\r]|\Z)", line)]
+    per_doc, steps_all, seqs_all = [], Counter(), Counter()
+    for i, start in enumerate(starts):
+        end = starts[i + 1] if i + 1 < len(starts) else len(lines)
+        steps, seqs, opener = Counter(), Counter(), None
+        for line in lines[start:min(end, start + scan)]:
+            body = line.rstrip()
+            stripped = body.lstrip(" ")
+            if not stripped or stripped.startswith("#"):
+                continue
+            indent = len(body) - len(stripped)
+            if opener is not None:
+                if stripped.startswith("- ") or stripped == "-":
+                    seqs[indent - opener] += 1
+                elif indent > opener:
+                    steps[indent - opener] += 1
+                opener = None
+            if body.endswith(":") and " #" not in body and not stripped.startswith(("'", '"', "|", ">")):
+                match = _KEY_LINE.match(body)
+                opener = len(match.group(1)) + len(match.group(2))
+        steps_all.update(steps)
+        seqs_all.update(seqs)
+        per_doc.append((_pick(steps, 1), _pick(seqs, 0)))
+    step_all, seq_all = _pick(steps_all, 1) or 2, _pick(seqs_all, 0)
+    return [s + 1 for s in starts], [(step or step_all, seq if seq is not None else (seq_all or 0))
+                                     for step, seq in per_doc]
+
+
+_LAYOUT_PIECES = st.sampled_from(["a", "k:", ":", " ", "  ", "- ", "-", "\n", "#", " #", "'", '"', "|", ">",
+                                  "---", "\t", "\r", "\xa0", "x: "])
+
+
+@FUZZ
+@given(st.lists(_LAYOUT_PIECES, max_size=80).map("".join), st.sampled_from([3, 4000]))
+def test_the_layout_scan_reads_what_a_line_by_line_reading_reads(text: str, scan: int) -> None:
+    import linter.fix.resolve as resolve_module
+
+    saved = resolve_module._SCAN_LINES
+    resolve_module._SCAN_LINES = scan
+    try:
+        assert resolve_module._layouts.__wrapped__(text) == _layouts_line_by_line(text, scan)
+    finally:
+        resolve_module._SCAN_LINES = saved
+
+
+def test_plans_of_one_file_resolve_as_they_do_alone() -> None:
+    """What resolvers learn about a file's nodes is shared by its plans: each plan's fix is the
+    one it gets against a freshly loaded copy of the file, in any order."""
+    text = ("apiVersion: v1\nkind: Pod\nmetadata:\n    name: p\nspec:\n    containers:\n"
+            "    -   name: a\n        image: x\n    -   name: b\n        image: y\n")
+
+    def plans(bodies):
+        spec = bodies[0]["spec"]
+        return [Plan("ctx", (SetKey(spec["containers"][0], ("securityContext", "runAsNonRoot"), True),)),
+                Plan("stdin", (SetKey(spec["containers"][1], ("stdin",), False),)),
+                Plan("sa", (SetKey(spec, ("automountServiceAccountToken",), False),)),
+                Plan("label", (SetKey(bodies[0]["metadata"], ("labels", "app"), "p"),))]
+
+    together = [resolve(plan, text, "pod.yaml") for plan in reversed(plans(bodies(text)))][::-1]
+    alone = []
+    for number in range(4):
+        other = text + "\n" * (number + 1)  # another text: no facts shared with the first
+        alone.append(resolve(plans(bodies(other))[number], other, "pod.yaml"))
+    assert [fix.edits for fix in together] == [fix.edits for fix in alone]
+    assert all(fix is not None for fix in together)
+    assert "        image: x\n        securityContext:\n            runAsNonRoot: true\n    -   name: b" in \
+        apply_edits(text, together[0].edits)

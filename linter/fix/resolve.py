@@ -40,6 +40,7 @@ thousands of findings cost one dump per distinct value.
 
 from __future__ import annotations
 
+import bisect
 import json
 import re
 from collections import Counter
@@ -209,25 +210,34 @@ _DOC_LINE = re.compile(r"^---(?=[ \t\r\n]|\Z)", re.M)
 _SCAN_LINES = 4000
 
 
-def _count_layout(lines: list[str], steps: Counter, seqs: Counter) -> None:
-    """Count, for each line that opens a block (``key:`` with nothing after it), how far right
-    the next line stands (a nested mapping's step, or a sequence's dash offset)."""
-    opener = None
-    for line in lines:
-        body = line.rstrip()
+_OPENER = re.compile(r"^[^\n]*:[^\S\n]*$", re.M)  # a line whose text ends with a colon
+
+
+def _count_layout(lines: list[str], first: int, stop: int, candidates: list[int], steps: Counter,
+                  seqs: Counter) -> None:
+    """Count, for each line of ``lines[first:stop]`` that opens a block (``key:`` with nothing
+    after it), how far right the next line that is neither blank nor a comment stands (a nested
+    mapping's step, or a sequence's dash offset), when that line is before ``stop`` too.
+    ``candidates`` are the numbers (sorted) of every line ending with a colon: only those can
+    open a block, so the other lines are read only as the line after one."""
+    for number in candidates[bisect.bisect_left(candidates, first):bisect.bisect_left(candidates, stop)]:
+        body = lines[number].rstrip()
         stripped = body.lstrip(" ")
-        if not stripped or stripped.startswith("#"):
+        if not stripped.endswith(":") or stripped.startswith(("#", "'", '"', "|", ">")) or " #" in body:
             continue
-        indent = len(body) - len(stripped)
-        if opener is not None:
+        match = _KEY_LINE.match(body)
+        opener = len(match.group(1)) + len(match.group(2))  # type: ignore[union-attr]
+        for after in range(number + 1, stop):
+            body = lines[after].rstrip()
+            stripped = body.lstrip(" ")
+            if not stripped or stripped.startswith("#"):
+                continue
+            indent = len(body) - len(stripped)
             if stripped.startswith("- ") or stripped == "-":
                 seqs[indent - opener] += 1
             elif indent > opener:
                 steps[indent - opener] += 1
-            opener = None
-        if body.endswith(":") and " #" not in body and not stripped.startswith(("'", '"', "|", ">")):
-            match = _KEY_LINE.match(body)
-            opener = len(match.group(1)) + len(match.group(2))  # type: ignore[union-attr]
+            break
 
 
 def _pick(counts: Counter, low: int) -> int | None:
@@ -249,6 +259,11 @@ def _layouts(text: str) -> tuple[list[int], list[tuple[int, int]]]:
             seen = match.start()
             starts.append(line)
     lines = text.split("\n")
+    candidates, seen, line = [], 0, 0
+    for match in _OPENER.finditer(text):
+        line += text.count("\n", seen, match.start())
+        seen = match.start()
+        candidates.append(line)
     total_steps: Counter[int] = Counter()
     total_seqs: Counter[int] = Counter()
     found = []
@@ -256,7 +271,7 @@ def _layouts(text: str) -> tuple[list[int], list[tuple[int, int]]]:
         end = starts[number + 1] if number + 1 < len(starts) else len(lines)
         steps: Counter[int] = Counter()
         seqs: Counter[int] = Counter()
-        _count_layout(lines[start:min(end, start + _SCAN_LINES)], steps, seqs)
+        _count_layout(lines, start, min(end, start + _SCAN_LINES), candidates, steps, seqs)
         total_steps.update(steps)
         total_seqs.update(seqs)
         found.append((_pick(steps, 1), _pick(seqs, 0)))
@@ -271,8 +286,6 @@ def _layouts(text: str) -> tuple[list[int], list[tuple[int, int]]]:
 
 def layout_at(text: str, line: int) -> tuple[int, int]:
     """The (step, sequence offset) of the document that holds ``line``."""
-    import bisect
-
     starts, layouts = _layouts(text)
     return layouts[max(bisect.bisect_right(starts, line) - 1, 0)]
 
