@@ -810,7 +810,7 @@ class _Resolver:
         return layout
 
     def _local_layout(self, node: YMap, column: int) -> _Layout:
-        step, seq = self.layout(node.span.line)
+        step = seq = None  # what the node's own blocks show (the last one shown wins)
         for key in node:
             if (id(node), key) in self.aliases:
                 continue
@@ -823,6 +823,10 @@ class _Resolver:
             elif (isinstance(value, YSeq) and value and self.char_at(vs) == "-"
                   and 0 <= vs.col - column <= 8 and vs.line > node.kspans[key].line):
                 seq = vs.col - column
+        if step is None or seq is None:  # the document's layout for what the node does not show
+            file_step, file_seq = self.layout(node.span.line)
+            step = file_step if step is None else step
+            seq = file_seq if seq is None else seq
         return _Layout(max(step, 1), max(seq, 0))
 
     def block(self, data: Any, column: int, parent: YMap) -> list[str]:
