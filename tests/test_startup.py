@@ -172,24 +172,30 @@ def test_a_stale_foreign_or_tampered_index_is_never_used(tmp_path: Path, fresh_r
         metas["DKR001"].func(None, None)
 
 
-def best(command: list[str], env: dict[str, str], cwd: Path, runs: int = 5) -> float:
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        subprocess.run(command, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=120)
-        times.append(time.perf_counter() - start)
-    return min(times)
+def best_of_turns(commands: tuple, cwd: Path, turns: int = 7) -> list[float]:
+    """The fastest of ``turns`` runs of each (command, environment), the commands taking turns."""
+    times: list[list[float]] = [[] for _ in commands]
+    for _ in range(turns):
+        for number, (command, env) in enumerate(commands):
+            start = time.perf_counter()
+            subprocess.run(command, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                           timeout=120)
+            times[number].append(time.perf_counter() - start)
+    return [min(each) for each in times]
 
 
 def test_a_one_file_run_costs_little_more_than_importing_its_dependencies(tmp_path: Path, project: Path) -> None:
-    """Ratios with slack (issue 6's target is 1.5x with the result cache warm, here ~0.95x;
-    without any cache ~1.5x): a noisy 2-core machine must not make this flaky."""
+    """Ratios with slack (issue 6's target is 1.5x with the result cache warm, here ~1.0x;
+    without any cache every rule module is imported to build the index, ~2.0x on a quiet
+    machine): a noisy 2-core machine must not make this flaky, so the three commands take
+    turns (a load that comes and goes falls on all of them) and each keeps its fastest run."""
     env = environment(tmp_path, MLOPS_LINT_CACHE_DIR=str(tmp_path / "cache"))
     uncached = environment(tmp_path, MLOPS_LINT_NO_CACHE="1")
     lint = [sys.executable, "-c", CLI, "one.yaml"]
     baseline = [sys.executable, "-c", BASELINE]
-    for command, environ in ((baseline, env), (lint, env), (lint, uncached)):  # bytecode and caches written
+    commands = ((baseline, env), (lint, env), (lint, uncached))
+    for command, environ in commands:  # bytecode and caches written
         subprocess.run(command, env=environ, cwd=project, capture_output=True, timeout=120)
-    floor = best(baseline, env, project)
-    assert best(lint, env, project) <= 1.5 * floor
-    assert best(lint, uncached, project) <= 2.0 * floor
+    floor, cached, cold = best_of_turns(commands, project)
+    assert cached <= 1.5 * floor
+    assert cold <= 2.5 * floor
