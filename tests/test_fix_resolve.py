@@ -463,7 +463,7 @@ def test_resolved_fix_edits_never_overlap_and_are_sorted() -> None:
 # ---------------------------------------------------------------------------------------------
 # Properties: generated manifests and intents
 
-from hypothesis import assume, given  # noqa: E402
+from hypothesis import assume, example, given  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from strategies import FUZZ  # noqa: E402
@@ -833,6 +833,8 @@ _LAYOUT_PIECES = st.sampled_from(["a", "k:", ":", " ", "  ", "- ", "-", "\n", "#
 
 @FUZZ
 @given(st.lists(_LAYOUT_PIECES, max_size=80).map("".join), st.sampled_from([3, 4000]))
+@example("a:\n  b: 1\n  c:\n    - x\n", 3)  # the line after the last one read opens nothing
+@example("a:\n  b: 1\n---\nc:\n    - x\n", 4000)  # nor does a line past its document's end
 def test_the_layout_scan_reads_what_a_line_by_line_reading_reads(text: str, scan: int) -> None:
     import linter.fix.resolve as resolve_module
 
