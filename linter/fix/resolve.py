@@ -380,11 +380,11 @@ def _nest(path: tuple[str, ...], value: Any) -> dict:
 # The resolver
 
 
-class _Facts:
+class _NodeFacts:
     """What one text's resolvers learn about its nodes, shared by every plan resolved against
     it (a file's findings check the same mappings again and again): facts depend only on the
-    text and the node. Every node a fact is keyed by (``id``) is held in ``held``, so no id is
-    reused by another object while the facts live."""
+    text and the node. Facts are keyed by ``id``; :meth:`hold` keeps the node alive while the
+    facts live, so no id is reused by another object."""
 
     __slots__ = ("held", "checked", "unsafe", "aliases", "ends", "layouts")
 
@@ -396,10 +396,16 @@ class _Facts:
         self.ends: dict[int, Pos] = {}  # id(collection) -> where its block's text ends
         self.layouts: dict[tuple[int, int], Any] = {}  # (id(map), key column) -> _Layout
 
+    def hold(self, node: Any) -> int:
+        """``node``'s id, to key a fact by (the node is kept: see the class)."""
+        ident = id(node)
+        self.held[ident] = node
+        return ident
+
 
 @lru_cache(maxsize=8)
-def _facts(text: str) -> _Facts:
-    return _Facts()
+def _node_facts(text: str) -> _NodeFacts:
+    return _NodeFacts()
 
 
 class _Resolver:
@@ -408,7 +414,7 @@ class _Resolver:
         self.ix: TextIndex = text_index(text)
         self.edits: list[tuple[Pos, Pos, tuple, str]] = []  # start, end, order at a point, text
         self.targets: dict[tuple, Any] = {}
-        self.facts = facts = _facts(text)
+        self.facts = facts = _node_facts(text)
         self.checked = facts.checked
         self.aliases = facts.aliases
 
@@ -445,13 +451,13 @@ class _Resolver:
         """Check a mapping's spans against the text; its key column (0 for a flow mapping)."""
         if not isinstance(node, YMap):
             raise _Unsafe
-        facts, ident = self.facts, id(node)
+        facts = self.facts
+        ident = facts.hold(node)  # before any fact about it is kept (aliases among them)
         hit = facts.checked.get(ident)
-        if hit is not None and facts.held[ident] is node:
+        if hit is not None:
             return hit
-        if ident in facts.unsafe and facts.held[ident] is node:
+        if ident in facts.unsafe:
             raise _Unsafe
-        facts.held[ident] = node  # before any fact about it is kept (see _Facts)
         try:
             column = self._check_map(node)
         except _Unsafe:
@@ -553,9 +559,10 @@ class _Resolver:
         """Where the last character of a value stands (its block's last line, not the next
         token libyaml ends a block collection at)."""
         if isinstance(value, (YMap, YSeq)) and value and not self.is_flow(span):
-            ends, ident = self.facts.ends, id(value)
-            end = ends.get(ident)
-            if end is not None and self.facts.held[ident] is value and value.span == span:
+            own = value.span == span  # the collection's own span: its end depends on the node alone
+            ends, ident = self.facts.ends, self.facts.hold(value)
+            end = ends.get(ident) if own else None
+            if end is not None:
                 return end
             if isinstance(value, YMap):
                 self.check_map(value)
@@ -563,8 +570,7 @@ class _Resolver:
             else:
                 self.check_seq(value)
                 end = self.content_end(value[-1], value.ispans[-1])
-            if value.span == span:  # the collection's own span: the end depends on the node alone
-                self.facts.held[ident] = value
+            if own:
                 ends[ident] = end
             return end
         if not isinstance(value, (YMap, YSeq)) and self.char_at(span) in ("|", ">"):
@@ -801,12 +807,10 @@ class _Resolver:
 
     def local_layout(self, node: YMap, column: int) -> _Layout:
         """The file's layout, with what ``node``'s own nested blocks show taking precedence."""
-        facts, handle = self.facts, (id(node), column)
-        hit = facts.layouts.get(handle)
-        if hit is not None and facts.held[handle[0]] is node:
-            return hit
-        facts.held[handle[0]] = node
-        facts.layouts[handle] = layout = self._local_layout(node, column)
+        layouts, handle = self.facts.layouts, (self.facts.hold(node), column)
+        layout = layouts.get(handle)
+        if layout is None:
+            layouts[handle] = layout = self._local_layout(node, column)
         return layout
 
     def _local_layout(self, node: YMap, column: int) -> _Layout:
