@@ -1,8 +1,8 @@
 """The typed model of a shell script: commands, assignments and the ``az aks`` commands in it.
 
 Built by :mod:`linter.sources.shell`. A value that the script does not determine (``$(...)``,
-backticks, a variable the script never assigns, ``$1``) is :data:`UNKNOWN`, never a guess:
-test with ``value is UNKNOWN`` (or :func:`is_known`), not with truthiness.
+backticks, a variable the script never assigns, ``$1``) is :data:`UNKNOWN`, never a guess
+(:mod:`linter.model.unknown`, re-exported here).
 
 The tables below describe the Azure CLI's ``az aks`` argument parser (azure-cli ``_params.py``,
 see ``shared/facts/aks-platform.md`` section C): which options are switches, which take several
@@ -14,45 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Final
 
-from linter.model.placeholder import has_placeholder
 from linter.model.position import Span
-
-
-class Unknown:
-    """The type of :data:`UNKNOWN` (a single instance)."""
-
-    _instance: Unknown | None = None
-
-    def __new__(cls) -> Unknown:
-        if cls._instance is None:
-            cls._instance = super().__new__(cls)
-        return cls._instance
-
-    def __repr__(self) -> str:
-        return "UNKNOWN"
-
-    def __reduce__(self) -> str:  # pickles (``--jobs``) back to the same singleton
-        return "UNKNOWN"
-
-
-UNKNOWN: Final = Unknown()
-Value = str | Unknown
-
-
-def is_known(value: object) -> bool:
-    return value is not UNKNOWN
-
-
-def is_placeholder(value: object) -> bool:
-    """A value pasted from documentation that the reader fills in (``<resource-group>``,
-    ``your-cluster``, ``REPLACE_ME``, ``pool-<n>``; the text is kept as written): the one
-    placeholder test, :func:`linter.model.placeholder.has_placeholder`."""
-    return has_placeholder(value)
-
-
-def resolved(value: Value) -> Value:
-    """The value if the script determines it, else UNKNOWN (``$(...)``, ``<placeholder>``, ``your-…``)."""
-    return UNKNOWN if value is UNKNOWN or is_placeholder(value) else value
+from linter.model.unknown import UNKNOWN, Unknown, Value, is_known, is_placeholder, resolved  # noqa: F401 - re-exported
 
 
 # Options that take no value. ``--enable-*`` / ``--disable-*`` options not listed in

@@ -73,16 +73,19 @@ from fractions import Fraction
 from functools import cached_property, lru_cache
 from importlib import resources
 from itertools import chain, product
-from typing import Any, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from linter.model.bounds import MAX_NUMBER_DIGITS
-from linter.model.azcli import UNKNOWN, AzCommand, AzFlag, FlagValue, ShellScript, Value, resolved
 from linter.model.position import Span
 from linter.model.selectors import Placement, Taint, parse_taint, tolerated_by
 from linter.model.memo import once
 from linter.model.tree import frozen
+from linter.model.unknown import UNKNOWN, Value, resolved
 from linter.model.podrequests import PodRequest, pod_requests  # noqa: F401 - re-exported for the rules
 from linter.model.vmsizes import VmSize, lookup
+
+if TYPE_CHECKING:  # the script model is read only when a script exists (see linter.model.unknown)
+    from linter.model.azcli import AzCommand, AzFlag, FlagValue, ShellScript
 
 SPOT_TAINT = Taint("kubernetes.azure.com/scalesetpriority", "spot", "NoSchedule")
 DEFAULT_MAX_GRACEFUL_TERMINATION_SEC = 600

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from linter.model.azcli import UNKNOWN
+from linter.model.unknown import UNKNOWN
 from linter.model.selectors import Requirement, label_value, labels_of, parse_taint
 from linter.model.tree import YMap
 from linter.model.vmsizes import VmSize, gpu_sizes, lookup

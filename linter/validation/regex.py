@@ -13,15 +13,9 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Callable
-
-import re2
+from typing import Any, Callable
 
 from linter.validation.builtin import QUANTITY_PATTERN
-
-_OPTIONS = re2.Options()
-_OPTIONS.log_errors = False  # RE2 would print each compile error to stderr
-_OPTIONS.never_capture = True  # only "does it match" is asked
 
 
 # Patterns of our own (not of a CRD a pull request brings) whose meaning is the same in Python's
@@ -32,6 +26,18 @@ _TRUSTED = frozenset({QUANTITY_PATTERN})
 _MEMO_SIZE = 4096  # answers kept per pattern: manifests repeat their values ("1", "8Gi", "Always")
 
 
+@lru_cache(maxsize=1)
+def _re2() -> tuple[Any, Any]:
+    """google-re2 and its options, imported by the first pattern not of our own (a run whose
+    schemas hold none, as a one-file run on a built-in kind, never loads it)."""
+    import re2
+
+    options = re2.Options()
+    options.log_errors = False  # RE2 would print each compile error to stderr
+    options.never_capture = True  # only "does it match" is asked
+    return re2, options
+
+
 @lru_cache(maxsize=4096)
 def searcher(pattern: str) -> Callable[[str], object] | None:
     """A function telling whether a string matches ``pattern`` somewhere (unanchored, as JSON
@@ -39,8 +45,9 @@ def searcher(pattern: str) -> Callable[[str], object] | None:
     RE2 cannot compile it. Answers are remembered per pattern for the first strings asked."""
     if pattern in _TRUSTED:
         return re.compile(pattern).search
+    re2, options = _re2()
     try:
-        search = re2.compile(pattern, options=_OPTIONS).search
+        search = re2.compile(pattern, options=options).search
     except (re2.error, TypeError, ValueError):
         return None
     answers: dict[str, bool] = {}

@@ -87,11 +87,12 @@ connects its pods (`svc`, `ssh`, `pytorch`, `mpi`, `tensorflow`, `ray`).
 
 from linter.model.distributed import is_distributed, pod_count, replicas_phrase, template_anchor
 from linter.model.k8s import Workload
-from linter.model.netpol import CLUSTER_DNS, egress, endpoint_of, names, policies_near, replica_flows, selecting
 from linter.rule import WORKLOAD, Finding, rule
 
 
 def _reason(flow) -> str:
+    from linter.model.netpol import names
+
     t = flow.traffic
     if t.ingress.isolated and not t.ingress.ports.only("TCP"):
         return f"ingress to the {flow.destination.describe()} is isolated by {names(t.ingress.isolating)}, " \
@@ -107,8 +108,10 @@ def _reason(flow) -> str:
 @rule(code="DST007", name="network-policy-blocks-replicas", severity="error", scope=WORKLOAD,
       tags=("distributed", "networking", "network-policy"))
 def check(workload: Workload, ctx):
-    if not is_distributed(workload):
+    if not is_distributed(workload) or not ctx.index.of_kind("NetworkPolicy"):
         return
+    # imported here: a project with no NetworkPolicy (as most one-file runs) never loads the model
+    from linter.model.netpol import CLUSTER_DNS, egress, endpoint_of, names, policies_near, replica_flows, selecting
     found = policies_near(ctx.index, workload.pods[0])
     if not found or not any(selecting(found, endpoint_of(pod)) for pod in workload.pods):
         return

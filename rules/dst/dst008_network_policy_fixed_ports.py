@@ -49,7 +49,6 @@ labels, per-pod labels, `ipBlock` peers) count as allowing every port their rule
 
 from linter.model.distributed import is_distributed, replicas_phrase, template_anchor
 from linter.model.k8s import Workload
-from linter.model.netpol import endpoint_of, names, policies_near, replica_flows, selecting
 from linter.rule import WORKLOAD, Finding, rule
 
 EPHEMERAL = (32768, 60999)
@@ -64,8 +63,10 @@ def _restricting(flow):
 @rule(code="DST008", name="network-policy-fixed-ports", severity="warning", scope=WORKLOAD,
       tags=("distributed", "networking", "network-policy"))
 def check(workload: Workload, ctx):
-    if not is_distributed(workload):
+    if not is_distributed(workload) or not ctx.index.of_kind("NetworkPolicy"):
         return
+    # imported here: a project with no NetworkPolicy (as most one-file runs) never loads the model
+    from linter.model.netpol import endpoint_of, names, policies_near, replica_flows, selecting
     found = policies_near(ctx.index, workload.pods[0])
     if not found or not any(selecting(found, endpoint_of(pod)) for pod in workload.pods):
         return
