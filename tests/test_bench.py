@@ -148,6 +148,18 @@ def test_scaling_times_every_rule_of_a_real_run(tmp_path: Path) -> None:
     assert all(seconds >= 0 for seconds in totals.values())
 
 
+def test_scaling_times_each_size_in_a_process_of_its_own(tmp_path: Path) -> None:
+    folders = {60: tmp_path / "c60", 90: tmp_path / "c90"}
+    for n, folder in folders.items():
+        corpus.generate(folder, n)
+    results = scaling.measure(folders, 1)
+    # every file of each size linted, one process per size
+    assert [results[n]["files"] for n in folders] == [sum(1 for p in f.rglob("*") if p.is_file()) for f in folders.values()]
+    for n in folders:
+        assert {"GPU001", "IMG002", "DST007", "OBS001"} <= set(results[n]["rules"])
+        assert all(seconds >= 0 for seconds in results[n]["rules"].values()) and results[n]["wall"] > 0
+
+
 def test_each_corpus_is_linted_from_a_folder_holding_only_it(tmp_path: Path) -> None:
     """Without a config or git the folder a run starts from is the project root and everything
     under it is context: each corpus gets a folder of its own (the generator's JSON copies and
