@@ -246,3 +246,93 @@ def test_duplicate_dcgm_exporter(tmp_path: Path, policy, placement: str, fires: 
         files["policy.yaml"] = POLICY.replace("{enabled: %s}", policy)
     found = run(tmp_path, files, "OBS003")
     assert [(r.path, r.line) for r in found] == ([("ds.yaml", 12)] if fires else [])
+
+
+# ---------------------------------------------------------------------------------------------
+# The label index the monitors look pod templates and Services up by (issue 20: OBS001 and
+# OBS002 scanned every pod template of a monitor's namespaces per monitor, 1.9x per file at
+# 10,000 files): a look-up must select exactly what the full scan selects, in the same order.
+
+from linter.model.monitoring import (ByNamespace, Namespaces, Target, map_may_select,  # noqa: E402
+                                     services_selected, targets_selected)
+from linter.model.selectors import label_value  # noqa: E402
+
+KEYS = ("app", "tier", "job-name", "controller-uid", "batch.kubernetes.io/job-name", "ray.io/node-type")
+VALUES = ("a", "b", "1", "true")
+UNKNOWN = ("controller-uid", "job-name", "batch.kubernetes.io/", "ray.io/")
+NAMESPACES = ("ml", "default", "other", "*")
+
+labels = st.dictionaries(st.sampled_from(KEYS), st.sampled_from(VALUES), max_size=3)
+terms = st.dictionaries(st.sampled_from(KEYS), st.sampled_from(VALUES + (1, True)), max_size=2)
+targets = st.lists(st.builds(lambda ns, lab, unknown: Target(ns, lab, [], "", tuple(unknown)),
+                             st.sampled_from(NAMESPACES), labels, st.lists(st.sampled_from(UNKNOWN), max_size=2)),
+                   max_size=12)
+expressions = st.lists(st.fixed_dictionaries({"key": st.sampled_from(KEYS),
+                                              "operator": st.sampled_from(("In", "NotIn", "Exists", "DoesNotExist")),
+                                              "values": st.lists(st.sampled_from(VALUES), max_size=2)}), max_size=2)
+selectors = st.one_of(st.none(), st.builds(lambda m, e: {k: v for k, v in (("matchLabels", m), ("matchExpressions", e)) if v},
+                                           terms, expressions))
+scopes = st.one_of(st.just(Namespaces(True)),
+                   st.frozensets(st.sampled_from(NAMESPACES[:3]), min_size=1).map(lambda names: Namespaces(False, names)))
+
+
+class _Service:
+    def __init__(self, namespace, labels, selector):
+        self.namespace, self.labels, self.body = namespace, labels, {"spec": {"selector": selector}}
+
+
+@settings(max_examples=300, deadline=None)
+@given(found=targets, selector=selectors, namespaces=scopes)
+def test_the_label_index_selects_what_a_scan_of_the_namespaces_selects(found, selector, namespaces) -> None:
+    by = ByNamespace(found)
+    assert targets_selected(selector, namespaces, by.selectable(namespaces, selector)) == \
+        targets_selected(selector, namespaces, by.within(namespaces))
+    assert by.count_within(namespaces) == len(by.within(namespaces))
+    assert sorted(map(id, by.each_within(namespaces))) == sorted(map(id, by.within(namespaces)))
+
+
+@settings(max_examples=300, deadline=None)
+@given(found=targets, plain=terms, namespace=st.sampled_from(NAMESPACES[:3]),
+       services=st.lists(st.tuples(st.sampled_from(NAMESPACES[:3]), labels), max_size=8), selector=selectors)
+def test_the_label_index_finds_what_a_service_selects(found, plain, namespace, services, selector) -> None:
+    # the pods behind a Service (its plain spec.selector map), and the Services a ServiceMonitor selects
+    by, scope = ByNamespace(found), Namespaces(False, frozenset({namespace}))
+    assert [t for t in by.selectable(scope, plain, plain=True) if map_may_select(plain, t)] == \
+        [t for t in by.of(namespace) if map_may_select(plain, t)]
+    held = ByNamespace([_Service(ns, lab, None) for ns, lab in services], lambda s: s.namespace or "default")
+    assert services_selected(selector, scope, held.selectable(scope, selector)) == \
+        services_selected(selector, scope, held.within(scope))
+    assert all(label_value(k) in _labels_of(s) for s in held.selectable(scope, {"matchLabels": plain})
+               for k in list(plain)[:1])
+
+
+def _labels_of(service) -> dict:
+    from linter.model.selectors import labels_of
+
+    return labels_of(service.labels)
+
+
+def test_monitors_cost_a_look_up_each_not_a_scan_of_their_namespace(tmp_path: Path) -> None:
+    """Many PodMonitors, each selecting its own Deployment, in one namespace: with the index the
+    label matcher is asked about each monitor's own pods, not about every pod of the namespace."""
+    from linter.model import monitoring
+
+    count = 60
+    text = "---\n".join(
+        DEPLOYMENT.replace("trainer-metrics", f"trainer-{i}").replace("app: trainer", f"app: trainer-{i}")
+        + "---\n" + pod_monitor(f"{{matchLabels: {{app: trainer-{i}}}}}").replace("name: m,", f"name: monitor-{i},")
+        for i in range(count))
+    asked = []
+    real = monitoring.may_select
+
+    def counted(selector, target):
+        asked.append(target)
+        return real(selector, target)
+
+    monitoring.may_select = counted
+    try:
+        for code in ("OBS001", "OBS002"):
+            assert run(tmp_path, {"all.yaml": text}, code) == []  # each monitor selects its pods, port declared
+    finally:
+        monitoring.may_select = real
+    assert 2 * count <= len(asked) <= 4 * count  # a scan of the namespace per monitor: 2 * count * count (7,200)

@@ -183,20 +183,40 @@ def scrape_facts(obj: K8sObject, ctx: Any) -> Iterator[Target | K8sObject]:
 class ByNamespace:
     """Targets (or Services) by namespace, so a monitor finds those of its namespaces without
     scanning the project's; every answer keeps project order. A target in namespace ``*`` (pods
-    an operator creates) is in every namespace."""
+    an operator creates) is in every namespace. :meth:`selectable` narrows further by a selector's
+    first ``key: value`` term, through an index of each label key asked (built the first time it
+    is asked), so a project's monitors cost each a look-up, not a scan of every pod template of
+    their namespaces."""
 
     def __init__(self, items: Iterable[Any], namespace_of: Any = lambda item: item.namespace):
         self.items = list(items)
         self._wild: list[tuple[int, Any]] = []
         self._by: dict[str, list[tuple[int, Any]]] = {}
+        self._namespace: list[str] = []
         for position, item in enumerate(self.items):
             namespace = namespace_of(item) or "default"
+            self._namespace.append(namespace)
             (self._wild if namespace == "*" else self._by.setdefault(namespace, [])).append((position, item))
+        self._keys: dict[str, tuple[dict[str, list[tuple[int, Any]]], list[tuple[int, Any]]]] = {}
 
     def within(self, namespaces: "Namespaces") -> list[Any]:
         if namespaces.any:
             return list(self.items)
         return self._pick([self._by.get(name, []) for name in namespaces.names])
+
+    def count_within(self, namespaces: "Namespaces") -> int:
+        if namespaces.any:
+            return len(self.items)
+        return len(self._wild) + sum(len(self._by.get(name, ())) for name in namespaces.names)
+
+    def each_within(self, namespaces: "Namespaces") -> Iterator[Any]:
+        """:meth:`within`, unordered and not built as a list (for questions asked of any one)."""
+        if namespaces.any:
+            yield from self.items
+            return
+        for group in [self._wild, *(self._by.get(name, []) for name in namespaces.names)]:
+            for _, item in group:
+                yield item
 
     def of(self, namespace: str) -> list[Any]:
         return self._pick([self._by.get(namespace or "default", [])])
@@ -204,11 +224,67 @@ class ByNamespace:
     def holds_any(self, namespaces: Iterable[str]) -> bool:
         return bool(self._wild) or any(name in self._by for name in namespaces)
 
+    def selectable(self, namespaces: "Namespaces", selector: Any, plain: bool = False) -> list[Any]:
+        """Those of :meth:`within` that ``selector`` may select (a LabelSelector; ``plain``: a
+        Service's ``spec.selector`` map), in project order: a superset, to be matched in full.
+        A term ``key: value`` holds only for what has that label value, or may carry ``key``
+        with a value unknown here (:attr:`Target.unknown`); without a term, every one."""
+        term = _first_term(selector, plain)
+        if term is None:
+            return self.within(namespaces)
+        key, value = term
+        values, open_ = self._by_key(key)
+        found = values.get(value)
+        if open_:
+            found = sorted([*(found or ()), *open_])
+        return [item for position, item in found or ()
+                if namespaces.any or self._namespace[position] == "*" or namespaces.holds(self._namespace[position])]
+
+    def _by_key(self, key: str) -> tuple[dict[str, list[tuple[int, Any]]], list[tuple[int, Any]]]:
+        """For label ``key``: value -> what has it with that value, and what does not have it but
+        may carry it with a value unknown here; built the first time ``key`` is asked (a project's
+        monitors ask about a few keys: each costs one pass, not one per monitor)."""
+        found = self._keys.get(key)
+        if found is None:
+            values: dict[str, list[tuple[int, Any]]] = {}
+            open_: list[tuple[int, Any]] = []
+            may_carry: dict[tuple[str, ...], bool] = {}  # per distinct tuple: a controller kind's
+            for position, item in enumerate(self.items):
+                labels = _labels(item)
+                value = labels.get(key)
+                if value is not None:
+                    values.setdefault(value, []).append((position, item))
+                    continue
+                unknown = getattr(item, "unknown", ())
+                if unknown:
+                    carries = may_carry.get(unknown)
+                    if carries is None:
+                        carries = may_carry[unknown] = _matches_key(key, unknown)
+                    if carries:
+                        open_.append((position, item))
+            found = self._keys[key] = (values, open_)
+        return found
+
     def _pick(self, groups: list[list[tuple[int, Any]]]) -> list[Any]:
         picked = [entry for group in [self._wild, *groups] for entry in group]
         if sum(1 for group in [self._wild, *groups] if group) > 1:
             picked.sort(key=lambda entry: entry[0])
         return [item for _, item in picked]
+
+
+def _labels(item: Any) -> dict[str, str]:
+    """A target's labels (known values), or a Service's own."""
+    return item.labels if isinstance(item, Target) else labels_of(item.labels)
+
+
+def _first_term(selector: Any, plain: bool) -> tuple[str, str] | None:
+    """The first ``key: value`` a selector requires (of ``matchLabels``; ``plain``: of the map)."""
+    terms = selector if plain else (selector.get("matchLabels") if isinstance(selector, dict) else None)
+    if not isinstance(terms, dict):
+        return None
+    for key, value in terms.items():
+        return label_value(key), label_value(value)
+    return None
 
 
 def split_facts(found: Iterable[Target | K8sObject]) -> tuple[list[Target], list[K8sObject]]:
@@ -379,6 +455,12 @@ def service_targets(service: K8sObject, targets: Iterable[Target]) -> list[Targe
     selector = service_selector(service)
     namespace = service.namespace or "default"
     return [t for t in targets if (t.namespace == "*" or t.namespace == namespace) and map_may_select(selector, t)]
+
+
+def behind(service: K8sObject, targets: ByNamespace) -> list[Target]:
+    """:func:`service_targets` among ``targets``, looked up by the Service's selector."""
+    namespace = Namespaces(False, frozenset({service.namespace or "default"}))
+    return service_targets(service, targets.selectable(namespace, service_selector(service), plain=True))
 
 
 def service_ports(service: K8sObject) -> list[dict]:

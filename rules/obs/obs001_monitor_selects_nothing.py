@@ -73,9 +73,11 @@ spec:
 
 from __future__ import annotations
 
-from linter.model.monitoring import (GPU_OPERATOR_DCGM_LABELS, monitor_namespaces, monitor_selector, monitors,
+from itertools import chain
+
+from linter.model.monitoring import (GPU_OPERATOR_DCGM_LABELS, behind, monitor_namespaces, monitor_selector, monitors,
                                      operator_targets, scrape_facts, selects_operator_objects, service_selector,
-                                     service_targets, services_selected, split_facts, targets_selected, ByNamespace)
+                                     services_selected, split_facts, targets_selected, ByNamespace)
 from linter.model.selectors import selector_matches
 from linter.model.tree import frozen
 from linter.rule import PROJECT, Finding, rule
@@ -145,18 +147,17 @@ def _verdict(kind, selector, namespaces, targets_in, reachable, services_in, vir
     """What is wrong with a monitor of ``kind`` with ``selector`` over ``namespaces``: None, or
     ("no pod", templates there), ("no service",), ("nothing behind", the Services' names)."""
     if kind == "PodMonitor":
-        local = targets_in.within(namespaces)
-        if not local or selects_operator_objects(selector, local + virtual):
+        count = targets_in.count_within(namespaces)
+        if not count or selects_operator_objects(selector, chain(targets_in.each_within(namespaces), virtual)):
             return None  # the pods come from elsewhere: nothing in the project to refer to
-        if targets_selected(selector, namespaces, local + virtual):
+        if targets_selected(selector, namespaces, reachable.selectable(namespaces, selector)):
             return None
-        return ("no pod", len(local))
-    local_services = services_in.within(namespaces)
-    if not local_services or selects_operator_objects(selector, local_services):
+        return ("no pod", count)
+    if not services_in.count_within(namespaces) or selects_operator_objects(selector, services_in.each_within(namespaces)):
         return None
     if virtual and selector_matches(selector, GPU_OPERATOR_DCGM_LABELS):
         return None  # the GPU Operator's nvidia-dcgm-exporter Service
-    matched = services_selected(selector, namespaces, local_services)
+    matched = services_selected(selector, namespaces, services_in.selectable(namespaces, selector))
     if not matched:
         return ("no service",)
     if any(service_selector(s) is None for s in matched):
@@ -166,6 +167,6 @@ def _verdict(kind, selector, namespaces, targets_in, reachable, services_in, vir
         return None  # the pods behind these Services come from elsewhere
     if any(selects_operator_objects(service_selector(s), targets_in.items) for s in matched):
         return None
-    if any(service_targets(s, reachable.of(s.namespace)) for s in matched):
+    if any(behind(s, reachable) for s in matched):
         return None
     return ("nothing behind", ", ".join(f"`{s.name}`" for s in matched[:3]))

@@ -62,9 +62,9 @@ Use instead:
 
 from __future__ import annotations
 
-from linter.model.monitoring import (GPU_OPERATOR_DCGM_LABELS, GPU_OPERATOR_DCGM_SERVICE_PORT, Target,
+from linter.model.monitoring import (GPU_OPERATOR_DCGM_LABELS, GPU_OPERATOR_DCGM_SERVICE_PORT, Target, behind,
                                      monitor_namespaces, monitor_selector, monitors, operator_targets, scrape_facts,
-                                     selects_operator_objects, service_ports, service_selector, service_targets,
+                                     selects_operator_objects, service_ports, service_selector,
                                      services_selected, split_facts, targets_selected, ByNamespace)
 from linter.model.selectors import selector_matches
 from linter.model.tree import frozen
@@ -96,12 +96,12 @@ def _selection(kind, selector, namespaces, targets: ByNamespace, services_in: By
     templates (PodMonitor), or the Services and whether the GPU Operator's DCGM Service is one
     (ServiceMonitor); None when it selects what an operator creates, which the project does not show."""
     if kind == "PodMonitor":
-        local = targets.within(namespaces)
-        return None if selects_operator_objects(selector, local) else targets_selected(selector, namespaces, local)
-    local_services = services_in.within(namespaces)
-    if selects_operator_objects(selector, local_services):
+        if selects_operator_objects(selector, targets.each_within(namespaces)):
+            return None
+        return targets_selected(selector, namespaces, targets.selectable(namespaces, selector))
+    if selects_operator_objects(selector, services_in.each_within(namespaces)):
         return None
-    return (services_selected(selector, namespaces, local_services),
+    return (services_selected(selector, namespaces, services_in.selectable(namespaces, selector)),
             bool(virtual) and selector_matches(selector, GPU_OPERATOR_DCGM_LABELS))
 
 
@@ -154,7 +154,7 @@ def _service_monitor(monitor, services, targets: ByNamespace, dcgm_service: bool
                 target_port = service_port.get("targetPort")
                 if not isinstance(target_port, str) or _int(target_port) is not None or service_selector(service) is None:
                     break  # a number, or endpoints managed by hand: nothing to check
-                pods = service_targets(service, targets.of(service.namespace))
+                pods = behind(service, targets)
                 if not pods or any(t.has_port(name=target_port) for t in pods):
                     break
                 broken.append((service, target_port, pods))
@@ -170,7 +170,7 @@ def _service_monitor(monitor, services, targets: ByNamespace, dcgm_service: bool
                     )
         target_port = endpoint.get("targetPort")
         if isinstance(target_port, str) and _int(target_port) is None:
-            pods = [t for s in services if service_selector(s) is not None for t in service_targets(s, targets.of(s.namespace))]
+            pods = [t for s in services if service_selector(s) is not None for t in behind(s, targets)]
             if pods and not any(t.has_port(name=target_port) for t in pods):
                 yield Finding(
                     endpoint.value_span("targetPort"),
