@@ -467,7 +467,8 @@ def main(argv: list[str] | None = None) -> int:
             steps = sorted(int(n) for n in args.scaling.split(","))
             kind = "perf" if "perf" in kinds else "fixtures"
             print(f"bench: per-rule scaling, {kind} corpus, {args.scaling} files …", file=sys.stderr, flush=True)
-            measured = scaling.measure(scaling.make_corpus(kind, base / "scaling", steps), 1)
+            # each size timed in processes of its own (about a minute for 1,000-10,000): --repeat times
+            measured = scaling.measure(scaling.make_corpus(kind, base / "scaling", steps), args.repeat)
             results["scaling"] = {"corpus": kind, "results": measured, "rows": scaling.verdicts(measured, 1.3, 20.0)}
         results["startup"] = startup(base, max(10, args.repeat))
         results["targets"] = [asdict(t) for t in targets(results)]
