@@ -11,7 +11,6 @@ A bundled kind is the lowest-precedence CRD: the project's own CRDs, then ``crd-
 
 from __future__ import annotations
 
-import gzip
 import json
 from functools import lru_cache
 from importlib import resources
@@ -34,6 +33,8 @@ def index() -> dict[str, Any]:
 
 def load_schema(file: str) -> Any:
     """One version's schema, its shared subtrees linked back in (the same objects, never copied)."""
+    import gzip  # only for a custom resource whose CRD is bundled (a run on built-in kinds never reads one)
+
     data = json.loads(gzip.decompress((_folder() / file).read_bytes()))
     shared: list[Any] = data["shared"]
 

@@ -59,7 +59,6 @@ Use instead:
 - NVIDIA k8s-device-plugin (MIG resource names): https://github.com/NVIDIA/k8s-device-plugin
 """
 
-import difflib
 from functools import lru_cache
 
 from linter.model.k8s import is_templated
@@ -83,6 +82,8 @@ _ALL_PROFILES = sorted({p for profiles in MIG_GPUS.values() for p in profiles})
 
 @lru_cache(maxsize=1024)  # a pure function of the name: the profiles are a constant catalogue
 def _suggest(name: str) -> str:
+    import difflib  # only for a profile name not in the catalogue (a one-file run seldom has one)
+
     close = difflib.get_close_matches(name, _ALL_PROFILES, n=3, cutoff=0.6)
     return f" (did you mean {', '.join(close)}?)" if close else ""
 

@@ -40,8 +40,6 @@ project, or suppress the finding.
 - Kueue, ClusterQueue: https://kueue.sigs.k8s.io/docs/concepts/cluster_queue/
 """
 
-import difflib
-
 from linter.model.kueue import cluster_queue_name, has_kueue_kind, is_kueue, kueue_names, named
 from linter.rule import Finding, Kind, rule
 
@@ -56,6 +54,8 @@ def check(obj, ctx):
         return
     known = kueue_names(ctx.index, "ClusterQueue")
     # the same for every LocalQueue naming this ClusterQueue (in a monorepo, one per team namespace)
+    import difflib  # only for a finding
+
     close = ctx.index.memo(("QUE003-close", name), lambda: difflib.get_close_matches(name, known, n=1, cutoff=0.75))
     hint = f"; did you mean `{close[0]}`?" if close else f"; the project defines {', '.join(f'`{n}`' for n in known[:4])}"
     spec = obj.body.get_map("spec")

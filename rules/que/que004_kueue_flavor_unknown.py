@@ -41,8 +41,6 @@ the project, or suppress the finding.
 - Kueue, ClusterQueue (flavors and resources): https://kueue.sigs.k8s.io/docs/concepts/cluster_queue/#flavors-and-resources
 """
 
-import difflib
-
 from linter.model.kueue import flavor_refs, has_kueue_kind, is_kueue, kueue_name_set, kueue_names
 from linter.rule import Finding, Kind, rule
 
@@ -56,6 +54,8 @@ def check(obj, ctx):
     for ref in flavor_refs(obj):
         if ref.name in kueue_name_set(ctx.index, "ResourceFlavor"):
             continue
+        import difflib  # only for a finding
+
         close = ctx.index.memo(("QUE004-close", ref.name),  # once per name
                                lambda: difflib.get_close_matches(ref.name, known, n=1, cutoff=0.75))
         hint = f"; did you mean `{close[0]}`?" if close else \

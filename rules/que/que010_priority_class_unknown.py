@@ -49,8 +49,6 @@ spec:
 - Kueue, WorkloadPriorityClass: https://kueue.sigs.k8s.io/docs/concepts/workload_priority_class/
 """
 
-import difflib
-
 from linter.model.k8s import is_templated
 from linter.model.kueue import (
     SYSTEM_PRIORITY_CLASSES,
@@ -94,6 +92,8 @@ def check(obj, ctx):
         names = known[ref.workload_class]
         if not names or ref.name in names:
             continue  # a reference rule: no class of that kind in the project, or the class exists
+        import difflib  # only for a finding (a one-file run seldom has one)
+
         close = index.memo(("QUE010-close", ref.workload_class, ref.name),  # only for a finding; once per name
                            lambda: difflib.get_close_matches(ref.name, sorted(names), n=1, cutoff=0.7))
         shown = index.memo(("QUE010-shown", ref.workload_class), lambda: sorted(

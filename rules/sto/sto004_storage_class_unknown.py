@@ -67,7 +67,6 @@ spec:
 
 from __future__ import annotations
 
-import difflib
 import heapq
 from collections import Counter
 from typing import Iterator
@@ -136,6 +135,8 @@ def _closest(name: str, candidates) -> list[str]:
     bounds difflib's ratio never exceeds (the length bound, then the shared-characters bound)
     say it could still reach the threshold and the best so far, so a project of thousands of
     classes is not compared thousands of times per finding."""
+    import difflib  # only for a class name the project and AKS do not know
+
     words = sorted(name.split("-"))
     letters = Counter(name)
     best: tuple[float, str] | None = None
