@@ -12,6 +12,8 @@ from hypothesis import strategies as st
 
 from linter.config import Config
 from linter.engine import LintRequest, lint
+from linter.model.monitoring import ByNamespace, Namespaces, Target, map_may_select, services_selected, targets_selected
+from linter.model.selectors import label_value, labels_of
 from linter.registry import load_registry
 
 REGISTRY = load_registry()
@@ -253,10 +255,6 @@ def test_duplicate_dcgm_exporter(tmp_path: Path, policy, placement: str, fires: 
 # OBS002 scanned every pod template of a monitor's namespaces per monitor, 1.9x per file at
 # 10,000 files): a look-up must select exactly what the full scan selects, in the same order.
 
-from linter.model.monitoring import (ByNamespace, Namespaces, Target, map_may_select,  # noqa: E402
-                                     services_selected, targets_selected)
-from linter.model.selectors import label_value  # noqa: E402
-
 KEYS = ("app", "tier", "job-name", "controller-uid", "batch.kubernetes.io/job-name", "ray.io/node-type")
 VALUES = ("a", "b", "1", "true")
 UNKNOWN = ("controller-uid", "job-name", "batch.kubernetes.io/", "ray.io/")
@@ -302,14 +300,8 @@ def test_the_label_index_finds_what_a_service_selects(found, plain, namespace, s
     held = ByNamespace([_Service(ns, lab, None) for ns, lab in services], lambda s: s.namespace or "default")
     assert services_selected(selector, scope, held.selectable(scope, selector)) == \
         services_selected(selector, scope, held.within(scope))
-    assert all(label_value(k) in _labels_of(s) for s in held.selectable(scope, {"matchLabels": plain})
+    assert all(label_value(k) in labels_of(s.labels) for s in held.selectable(scope, {"matchLabels": plain})
                for k in list(plain)[:1])
-
-
-def _labels_of(service) -> dict:
-    from linter.model.selectors import labels_of
-
-    return labels_of(service.labels)
 
 
 def test_monitors_cost_a_look_up_each_not_a_scan_of_their_namespace(tmp_path: Path) -> None:

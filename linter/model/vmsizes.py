@@ -34,6 +34,8 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
+from linter.suggest import close_matches
+
 GIB = 1 << 30
 MIB = 1 << 20
 
@@ -201,10 +203,8 @@ def suggest(size: str, limit: int = 2) -> list[str]:
 
 @lru_cache(maxsize=1024)  # a pure function of its arguments: the catalogue is constant
 def _suggest(size: str, limit: int) -> tuple[str, ...]:
-    import difflib
-
     names = {s.name.lower(): s.name for s in gpu_sizes()}
-    return tuple(names[m] for m in difflib.get_close_matches(_key(size), list(names), n=limit, cutoff=0.85))
+    return tuple(names[m] for m in close_matches(_key(size), names, n=limit, cutoff=0.85))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -65,7 +65,6 @@ and goes on reading. Not reported: unknown builder flags (each frontend version 
 
 from __future__ import annotations
 
-import difflib
 from bisect import bisect_right
 import json
 import re
@@ -92,6 +91,7 @@ from linter.model.placeholder import is_placeholder
 from linter.model.position import FILE_START, Span
 from linter.sources.comments import place_comments
 from linter.sources.text import load_decoded
+from linter.suggest import close_matches
 
 VALID_DIRECTIVES = frozenset({"syntax", "escape", "check"})
 HEREDOC_INSTRUCTIONS = frozenset({"RUN", "COPY", "ADD"})
@@ -1203,7 +1203,7 @@ def load_text(text: str, path: str) -> Document:
     standard = _standard_frontend(next((d.value for d in reader.directives if d.name == "syntax"), None))
     for ins in instructions:
         if standard and not ins.is_known:
-            suggestion = difflib.get_close_matches(ins.keyword, sorted(KNOWN_INSTRUCTIONS), n=1, cutoff=0.6)
+            suggestion = close_matches(ins.keyword, sorted(KNOWN_INSTRUCTIONS), cutoff=0.6)
             hint = f" (did you mean {suggestion[0]}?)" if suggestion else ""
             reader.errors.append(ParseIssue(ins.keyword_span, f"unknown instruction: {ins.keyword}{hint}"))
     document = Document(path=path, kind=DOCKERFILE)

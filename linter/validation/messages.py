@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable
 
+from linter.suggest import close_matches
 from linter.validation.builtin import QUANTITY_PATTERN
 from linter.validation.convert import UNCHECKED_PATTERN
 
@@ -99,9 +100,7 @@ def suggestion(name: str, candidates: Iterable[str], cutoff: float = 0.75) -> st
     for option in options:
         if option.lower() == name.lower():
             return option
-    import difflib  # only when a name is wrong
-
-    close = difflib.get_close_matches(name, options, n=1, cutoff=cutoff)
+    close = close_matches(name, options, cutoff=cutoff)
     return close[0] if close else None
 
 

@@ -55,13 +55,13 @@ Entries whose value the script does not determine (`$PROFILE`) are not judged.
 - Go, time.ParseDuration: https://pkg.go.dev/time#ParseDuration
 """
 
-import difflib
 
 from linter.fix import Plan, Replace
 from linter.model.azcli import UNKNOWN, ShellScript
 from linter.model.position import Span
 from linter.model.cluster import autoscaler_profile_keys, profile_entries, profile_value_problem
 from linter.rule import SHELL, Finding, rule
+from linter.suggest import close_matches
 
 
 def rename(entry, key: str) -> Plan | None:
@@ -93,7 +93,7 @@ def check(script: ShellScript, ctx):
                     continue  # $PROFILE: not determined by the script
                 yield Finding(entry.span, f"autoscaler profile entry `{entry.text}` is not key=value", node=node)
             elif entry.key not in keys:
-                close = difflib.get_close_matches(entry.key, list(keys), n=1, cutoff=0.75)
+                close = close_matches(entry.key, keys)
                 hint = f"; did you mean `{close[0]}`?" if close else ""
                 yield Finding(entry.span, f"`{entry.key}` is not a cluster autoscaler profile key{hint}", node=node,
                               fix=close[0] if close else None,

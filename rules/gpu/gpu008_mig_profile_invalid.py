@@ -76,15 +76,14 @@ from linter.model.mig import (
 from linter.model.position import Span
 from linter.model.tree import YMap, YSeq
 from linter.rule import OBJECT, Finding, rule
+from linter.suggest import close_matches
 
 _ALL_PROFILES = sorted({p for profiles in MIG_GPUS.values() for p in profiles})
 
 
 @lru_cache(maxsize=1024)  # a pure function of the name: the profiles are a constant catalogue
 def _suggest(name: str) -> str:
-    import difflib  # only for a profile name not in the catalogue (a one-file run seldom has one)
-
-    close = difflib.get_close_matches(name, _ALL_PROFILES, n=3, cutoff=0.6)
+    close = close_matches(name, _ALL_PROFILES, n=3, cutoff=0.6)
     return f" (did you mean {', '.join(close)}?)" if close else ""
 
 

@@ -48,6 +48,7 @@ add their manifests to the project, or suppress the finding. Kueue's default Loc
 from linter.model.k8s import is_templated
 from linter.model.kueue import QUEUE_NAME_KEY, has_kueue_kind, kueue_objects, local_queues, queue_ref
 from linter.rule import OBJECT, Finding, rule
+from linter.suggest import close_matches
 
 
 def _local_queues(index) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
@@ -73,10 +74,8 @@ def check(obj, ctx):
     by_namespace, by_name = ctx.index.memo("QUE002-local-queues", lambda: _local_queues(ctx.index))
     here = by_namespace.get(namespace, [])
     elsewhere = by_name.get(ref.name, [])
-    import difflib  # only for a finding
-
     close = ctx.index.memo(("QUE002-close", namespace, ref.name),  # once per name and namespace
-                           lambda: difflib.get_close_matches(ref.name, here, n=1, cutoff=0.75))
+                           lambda: close_matches(ref.name, here))
     if close:
         hint = f"; did you mean `{close[0]}`?"
     elif elsewhere:

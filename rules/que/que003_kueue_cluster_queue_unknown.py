@@ -42,6 +42,7 @@ project, or suppress the finding.
 
 from linter.model.kueue import cluster_queue_name, has_kueue_kind, is_kueue, kueue_names, named
 from linter.rule import Finding, Kind, rule
+from linter.suggest import close_matches
 
 
 @rule(code="QUE003", name="kueue-cluster-queue-unknown", severity="error", scope=Kind("LocalQueue"),
@@ -54,9 +55,7 @@ def check(obj, ctx):
         return
     known = kueue_names(ctx.index, "ClusterQueue")
     # the same for every LocalQueue naming this ClusterQueue (in a monorepo, one per team namespace)
-    import difflib  # only for a finding
-
-    close = ctx.index.memo(("QUE003-close", name), lambda: difflib.get_close_matches(name, known, n=1, cutoff=0.75))
+    close = ctx.index.memo(("QUE003-close", name), lambda: close_matches(name, known))
     hint = f"; did you mean `{close[0]}`?" if close else f"; the project defines {', '.join(f'`{n}`' for n in known[:4])}"
     spec = obj.body.get_map("spec")
     yield Finding(

@@ -43,6 +43,7 @@ the project, or suppress the finding.
 
 from linter.model.kueue import flavor_refs, has_kueue_kind, is_kueue, kueue_name_set, kueue_names
 from linter.rule import Finding, Kind, rule
+from linter.suggest import close_matches
 
 
 @rule(code="QUE004", name="kueue-flavor-unknown", severity="error", scope=Kind("ClusterQueue", "Cohort"),
@@ -54,10 +55,8 @@ def check(obj, ctx):
     for ref in flavor_refs(obj):
         if ref.name in kueue_name_set(ctx.index, "ResourceFlavor"):
             continue
-        import difflib  # only for a finding
-
         close = ctx.index.memo(("QUE004-close", ref.name),  # once per name
-                               lambda: difflib.get_close_matches(ref.name, known, n=1, cutoff=0.75))
+                               lambda: close_matches(ref.name, known))
         hint = f"; did you mean `{close[0]}`?" if close else \
             f"; the project defines {', '.join(f'`{n}`' for n in known[:4])}"
         effect = ("Kueue marks the ClusterQueue inactive (FlavorNotFound) and admits nothing from it"

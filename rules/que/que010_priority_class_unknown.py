@@ -59,6 +59,7 @@ from linter.model.kueue import (
     priority_refs,
 )
 from linter.rule import OBJECT, Finding, rule
+from linter.suggest import close_matches
 
 SYSTEM_CLASS_NAMES = frozenset(SYSTEM_PRIORITY_CLASSES)
 
@@ -92,10 +93,8 @@ def check(obj, ctx):
         names = known[ref.workload_class]
         if not names or ref.name in names:
             continue  # a reference rule: no class of that kind in the project, or the class exists
-        import difflib  # only for a finding (a one-file run seldom has one)
-
         close = index.memo(("QUE010-close", ref.workload_class, ref.name),  # only for a finding; once per name
-                           lambda: difflib.get_close_matches(ref.name, sorted(names), n=1, cutoff=0.7))
+                           lambda: close_matches(ref.name, sorted(names), cutoff=0.7))
         shown = index.memo(("QUE010-shown", ref.workload_class), lambda: sorted(
             n for n in names if n not in SYSTEM_PRIORITY_CLASSES or ref.workload_class))  # once per index
         hint = f"; did you mean `{close[0]}`?" if close else f"; the project defines {', '.join(f'`{n}`' for n in shown[:4])}"
