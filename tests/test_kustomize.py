@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -206,7 +207,64 @@ def test_output_is_the_same_across_jobs(project: Path) -> None:
         shutil.copytree(FIXTURE, project / f"copy{index}")
     outputs = {jobs: lint(project, ".", "--no-cache", "--jobs", jobs) for jobs in ("1", "2")}
     assert outputs["1"] == outputs["2"]
+    # the builds overlap the parse only without a cache: a cold cache's run gives the same report
+    assert lint(project, ".", "--cache-dir", str(project / "cache"), "--jobs", "2") == outputs["1"]
     assert len(where(outputs["1"][1])) == 9
+
+
+def held_stand_in(folder: Path, log: Path, gate: Path) -> Path:
+    """A kustomize that logs when each build starts and ends, and holds each build until
+    ``gate`` exists (10 s at most, then logs that it gave up)."""
+    program = folder / "kustomize"
+    program.write_text("#!/bin/sh\n"
+                       f"echo start >> {log}\n"
+                       f"i=0; while [ ! -e {gate} ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done\n"
+                       f"if [ -e {gate} ]; then echo end >> {log}; else echo gave-up >> {log}; fi\n"
+                       f"shift\nexec {' '.join(COMMAND)} \"$@\"\n")
+    program.chmod(0o755)
+    return program
+
+
+@needs_build
+def test_builds_beside_the_parse_run_while_the_caller_goes_on(project: Path) -> None:
+    from linter.config import Config
+    from linter.discover import SourceFile
+    from linter.engine import builds
+
+    log, gate = project / "calls.log", project / "gate"
+    program = held_stand_in(project, log, gate)
+    config = Config(kustomize={"command": [str(program), "build"]})
+    items = [(SourceFile(p, "k8s"), str(p.relative_to(project))) for p in sorted((project / "k").rglob("*.yaml"))]
+    targets = {display for _, display in items}
+    pending = builds.start(items, config, project, 2, None, targets, beside=True)
+    deadline = time.monotonic() + 10
+    while (log.read_text().split() if log.exists() else []) != ["start", "start"] and time.monotonic() < deadline:
+        time.sleep(0.02)  # start returned; the two builds --jobs allows get under way, held
+    assert log.read_text().split() == ["start", "start"]  # two at once, none done: the caller went on
+    gate.touch()  # only now may they finish
+    done = pending.result()
+    calls = log.read_text().split()
+    assert sorted(calls) == ["end"] * 3 + ["start"] * 3  # none gave up: all were held until the gate opened
+    running = [calls[:i].count("start") - calls[:i].count("end") for i in range(len(calls) + 1)]
+    assert max(running) == 2  # as many at once as --jobs
+    assert sorted(done.mappers) == sorted(kz.virtual_path(root) for root in kz.find_roots(
+        (str(source.path), display) for source, display in items))
+    assert pending.result() is done  # waited for once
+
+
+@needs_build
+def test_builds_not_beside_are_done_when_start_returns(project: Path) -> None:
+    from linter.config import Config
+    from linter.discover import SourceFile
+    from linter.engine import builds
+
+    log, gate = project / "calls.log", project / "gate"
+    gate.touch()
+    program = held_stand_in(project, log, gate)
+    config = Config(kustomize={"command": [str(program), "build"]})
+    items = [(SourceFile(p, "k8s"), str(p.relative_to(project))) for p in sorted((project / "k").rglob("*.yaml"))]
+    builds.start(items, config, project, 2, None, {display for _, display in items})
+    assert sorted(log.read_text().split()) == ["end"] * 3 + ["start"] * 3
 
 
 # -- mapping back, piece by piece ---------------------------------------------------------------

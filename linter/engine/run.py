@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from linter.config import Config
 from linter.discover import SourceFile, display_path, shown as shown_path
@@ -184,18 +184,26 @@ def _lint_project(project: Project, rules: list, key: str, request: LintRequest,
                                               "gives the kind by its name"))
 
     items = [(source, display_path(path, cwd)) for path, source in sorted(by_path.items(), key=lambda kv: str(kv[0]))]
-    from linter.engine.builds import plan, with_helm
+    from linter.engine.builds import start, with_helm
 
-    builds = plan(items, config, cwd, request.jobs, request.cache_dir, target_paths)
-    if stdin is not None:
-        with_helm(builds, request.stdin, stdin[0].path, cwd)
-    if notes is not None:
-        notes.extend(builds.notes)
-    if builds.rendered:  # the charts rendered: the discovery's "templates skipped" notes no longer hold
-        project.targets.notes[:] = [n for n in project.targets.notes if os.path.abspath(n.path) not in builds.rendered]
-    built = {document.path for document, _, targeted in builds.documents if targeted}
-    job = Job(rules, config, request.registry, target_paths | built, key, builds.raw_only)
-    results, status, notes = run(items, stdin, job, request.jobs, cache, request.keep, builds, request.files)
+    # without a cache, the kustomize builds run while this process reads and parses the files
+    # (nothing before the rules needs them); a cache's keys need them after the survey
+    pending = start(items, config, cwd, request.jobs, request.cache_dir, target_paths,
+                    beside=cache is None and request.jobs > 1)
+
+    def settle() -> tuple[Builds, Job]:
+        builds = pending.result()
+        if stdin is not None:
+            with_helm(builds, request.stdin, stdin[0].path, cwd)
+        if notes is not None:
+            notes.extend(builds.notes)
+        if builds.rendered:  # the charts rendered: the discovery's "templates skipped" notes no longer hold
+            project.targets.notes[:] = [n for n in project.targets.notes
+                                        if os.path.abspath(n.path) not in builds.rendered]
+        built = {document.path for document, _, targeted in builds.documents if targeted}
+        return builds, Job(rules, config, request.registry, target_paths | built, key, builds.raw_only)
+
+    results, status, notes = run(items, stdin, settle, config, request.jobs, cache, request.keep, request.files)
     if request.files is not None:
         for display in request.files:
             if display in target_paths and request.files[display].config is None:
@@ -264,15 +272,19 @@ class Sources:
         return root, uris
 
 
-def run(items: Work, stdin: tuple[Document, bytes] | None, job: Job, jobs: int,
-        cache: Any, keep: list | None = None, builds: "Builds | None" = None,
+def run(items: Work, stdin: tuple[Document, bytes] | None, settle: Callable[[], tuple[Builds, Job]],
+        config: Config, jobs: int, cache: Any, keep: list | None = None,
         files: "dict[str, FixTarget] | None" = None) -> tuple[list[Result], dict[str, str], list[tuple[str, str]]]:
     """Survey, cache, lint what is new, reduce: every finding of ``items`` (and ``stdin``, and
-    the kustomize ``builds``' outputs), after suppressions, each target file's status, and the
-    notes (objects defined differently in several files, kinds read generically). ``files``:
-    filled with each target's :class:`FixTarget` (every file is then read by the survey)."""
-    built = builds.documents if builds is not None else []
+    the kustomize builds' outputs), after suppressions, each target file's status, and the
+    notes (objects defined differently in several files, kinds read generically). ``settle``
+    gives the builds and the job once they are first needed: as late as can be, so that builds
+    under way go on while the files are read. ``files``: filled with each target's
+    :class:`FixTarget` (every file is then read by the survey)."""
     survey = survey_files(items, read=cache is not None or files is not None)
+    builds: Builds | None = None
+    if cache is not None or files is not None:
+        builds, job = settle()
     if files is not None:
         files.update({s.display: FixTarget(os.fspath(s.source.path), s.source.kind, s.digest, None)  # type: ignore[arg-type]
                       for s in survey if s.digest is not None and s.display in job.targets})
@@ -280,6 +292,7 @@ def run(items: Work, stdin: tuple[Document, bytes] | None, job: Job, jobs: int,
     keys: dict[str, str] = {}
     project_key = None
     if cache is not None:
+        built = builds.documents  # type: ignore[union-attr]
         # what every file's findings may depend on besides itself: its project (config, root,
         # rules) and the project's shared files (and stdin, and the kustomize builds)
         reference = cache_key(job.key, *(f"{s.display}:{s.digest}" for s in survey if s.shared),
@@ -303,15 +316,17 @@ def run(items: Work, stdin: tuple[Document, bytes] | None, job: Job, jobs: int,
         # needs them); one whose facts do not validate is a miss, linted again (linter.cache)
         outcomes = cache.load_facts(outcomes)
     missing = [s for s in survey if s.display not in outcomes]
-    known = [own] if stdin is not None and (own := skeleton(stdin[0])) is not None else []
-    known.extend(own for document, _, _ in built if (own := skeleton(document)) is not None)
     work = [(s.source, s.display) for s in missing]
     # the shared files the cache answered for are parsed again for the index only: keeping their
     # trees in the cache would cost every cold run more (pickling them) than parsing them costs
     # the rare run that lints some files again
     again = [(s.source, s.display) for s in survey if s.shared and s.display in outcomes]
-    kept, skeletons = prepare(work + again, {s.display: s.data for s in survey if s.data is not None},
-                              job.config)
+    kept, skeletons = prepare(work + again, {s.display: s.data for s in survey if s.data is not None}, config)
+    if builds is None:
+        builds, job = settle()
+    built = builds.documents
+    known = [own] if stdin is not None and (own := skeleton(stdin[0])) is not None else []
+    known.extend(own for document, _, _ in built if (own := skeleton(document)) is not None)
     if job.raw_only:  # a file linted through a build is in the index as built, not as written
         skeletons = [found for found in skeletons if found.path not in job.raw_only]
     for entry in survey:
@@ -320,8 +335,7 @@ def run(items: Work, stdin: tuple[Document, bytes] | None, job: Job, jobs: int,
         kept.pop(display, None)
     index = build_index([*known, *skeletons])
     runner = Runner(job.rules, index, job.config)
-    if builds is not None:
-        runner.texts.mappers = builds.mappers
+    runner.texts.mappers = builds.mappers
     found = lint_all(work, kept, runner, job, jobs)
     for display, digest, outcome in found:
         outcomes[display] = outcome
