@@ -396,6 +396,17 @@ def targets(results: dict) -> list[Target]:
     return found
 
 
+def shown(value: float, limit: str) -> str:
+    """A target's measured value as the table prints it: two decimals, or three where two would
+    print the limit's own number (0.2031 against `<= 0.20` reads "0.203", so its FAIL is seen)."""
+    text = f"{value:.2f}"
+    try:
+        bound = float(limit.split()[-1])
+    except (ValueError, IndexError):  # `identical`, `built`
+        return text
+    return f"{value:.3f}" if float(text) == bound and value != bound else text
+
+
 def table(results: dict) -> str:
     lines = ["| corpus | files | lint --jobs 1 | lint --jobs 2 | floor | lint/floor (wall) | lint/floor (CPU) "
              "| no rules/floor (CPU) | jobs1/jobs2 | 2-process ceiling | PSS --jobs 1 / 2 (RSS sum) | cache cold / warm "
@@ -424,7 +435,7 @@ def table(results: dict) -> str:
                   scaling.table(results["scaling"]["results"], results["scaling"]["rows"], 1.3), ""]
     lines += ["| target | measured | wanted | |", "|---|---|---|---|"]
     for target in results["targets"]:
-        value = "not measured" if target["value"] is None else f"{target['value']:.2f}"
+        value = "not measured" if target["value"] is None else shown(target["value"], target["limit"])
         verdict = {True: "PASS", False: "FAIL", None: "n/a"}[target["ok"]]
         lines.append(f"| {target['name']} | {value} | {target['limit']} | {verdict} |")
     return "\n".join(lines)

@@ -211,3 +211,11 @@ def test_targets_are_judged_on_the_perf_corpus_and_against_the_ceiling() -> None
     assert abs(cpu.value - 3.6) < 1e-9 and cpu.ok is True and abs(bench.floor_ratio(results["sizes"]["perf-1000"], "wall") - 1.0 / 0.3) < 1e-9
     share = found["--jobs 2 speed-up / 2-process ceiling, perf corpus, 10,000 files"]
     assert abs(share.value - (10.0 / 7.0) / 1.9) < 1e-9 and share.ok is False  # 1.43x of a 1.9x ceiling: 0.75
+
+
+def test_a_value_two_decimals_would_print_as_its_limit_gets_a_third() -> None:
+    assert bench.shown(0.2031716, "<= 0.20") == "0.203"  # FAIL, which "0.20" would hide
+    assert bench.shown(0.1968, "<= 0.20") == "0.197"
+    assert bench.shown(0.20, "<= 0.20") == "0.20"  # exactly the limit: PASS, nothing hidden
+    assert bench.shown(6.153, "<= 4") == "6.15"
+    assert bench.shown(1.0, "identical") == "1.00"
