@@ -225,16 +225,21 @@ def held_stand_in(folder: Path, log: Path, gate: Path) -> Path:
     return program
 
 
-@needs_build
-def test_builds_beside_the_parse_run_while_the_caller_goes_on(project: Path) -> None:
+def held_builds(project: Path, log: Path, gate: Path) -> tuple[list, "Config"]:
+    """The items of ``project``'s ``k`` folder and a config that builds them with :func:`held_stand_in`."""
     from linter.config import Config
     from linter.discover import SourceFile
+
+    config = Config(kustomize={"command": [str(held_stand_in(project, log, gate)), "build"]})
+    return [(SourceFile(p, "k8s"), str(p.relative_to(project))) for p in sorted((project / "k").rglob("*.yaml"))], config
+
+
+@needs_build
+def test_builds_beside_the_parse_run_while_the_caller_goes_on(project: Path) -> None:
     from linter.engine import builds
 
     log, gate = project / "calls.log", project / "gate"
-    program = held_stand_in(project, log, gate)
-    config = Config(kustomize={"command": [str(program), "build"]})
-    items = [(SourceFile(p, "k8s"), str(p.relative_to(project))) for p in sorted((project / "k").rglob("*.yaml"))]
+    items, config = held_builds(project, log, gate)
     targets = {display for _, display in items}
     pending = builds.start(items, config, project, 2, None, targets, beside=True)
     deadline = time.monotonic() + 10
@@ -254,15 +259,11 @@ def test_builds_beside_the_parse_run_while_the_caller_goes_on(project: Path) -> 
 
 @needs_build
 def test_builds_not_beside_are_done_when_start_returns(project: Path) -> None:
-    from linter.config import Config
-    from linter.discover import SourceFile
     from linter.engine import builds
 
     log, gate = project / "calls.log", project / "gate"
     gate.touch()
-    program = held_stand_in(project, log, gate)
-    config = Config(kustomize={"command": [str(program), "build"]})
-    items = [(SourceFile(p, "k8s"), str(p.relative_to(project))) for p in sorted((project / "k").rglob("*.yaml"))]
+    items, config = held_builds(project, log, gate)
     builds.start(items, config, project, 2, None, {display for _, display in items})
     assert sorted(log.read_text().split()) == ["end"] * 3 + ["start"] * 3
 

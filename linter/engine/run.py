@@ -186,10 +186,9 @@ def _lint_project(project: Project, rules: list, key: str, request: LintRequest,
     items = [(source, display_path(path, cwd)) for path, source in sorted(by_path.items(), key=lambda kv: str(kv[0]))]
     from linter.engine.builds import start, with_helm
 
-    # without a cache, the kustomize builds run while this process reads and parses the files
-    # (nothing before the rules needs them); a cache's keys need them after the survey
-    pending = start(items, config, cwd, request.jobs, request.cache_dir, target_paths,
-                    beside=cache is None and request.jobs > 1)
+    # with --jobs 2 or more, the kustomize builds run while this process reads and parses the
+    # files: run() waits for them where it first needs them (settle)
+    pending = start(items, config, cwd, request.jobs, request.cache_dir, target_paths, beside=request.jobs > 1)
 
     def settle() -> tuple[Builds, Job]:
         builds = pending.result()
