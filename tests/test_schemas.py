@@ -602,8 +602,9 @@ def test_member_issues_kept_per_value_equal_the_whole_listing_on_a_crd(instance,
 
 
 def test_copies_of_an_invalid_object_list_their_shared_members_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Twenty copies of an invalid Deployment differing in their names: ``spec`` is listed by
-    jsonschema once, ``metadata`` once per copy."""
+    """Twenty copies of an invalid Deployment differing in their names: ``spec`` is listed
+    once, ``metadata`` once per copy (and jsonschema is never needed for them)."""
+    from linter.validation.explain import Lister
     from linter.validation.validate import Validator
 
     release = builtin.release(builtin.DEFAULT_KUBERNETES_VERSION)
@@ -616,13 +617,13 @@ def test_copies_of_an_invalid_object_list_their_shared_members_once(monkeypatch:
         obj["spec"]["replicas"] = "three"
         issues.append(validator.issues(obj))
         if number == 0:
-            real = type(validator._full).descend
-            monkeypatch.setattr(type(validator._full), "descend",
-                                lambda self, instance, schema, path=None, **kw: (
-                                    schema is True or listed.append(path), real(self, instance, schema, path, **kw))[1])
+            real = Lister.errors
+            monkeypatch.setattr(Lister, "errors", lambda self, instance, schema, path=(): (
+                listed.append(path[-1] if path else None), real(self, instance, schema, path))[1])
     assert all(found == issues[0] for found in issues)
     assert [i.message for i in issues[0]] == ['spec.replicas: expected integer, got string "three"']
     assert listed.count("metadata") == 19 and "spec" not in listed and "replicas" not in listed
+    assert validator._full is None  # listed without jsonschema
 
 
 # Nodes the fast check compiles into one closure (a type with the member check of an object, a
@@ -661,6 +662,113 @@ def test_fast_check_agrees_with_jsonschema_on_fused_nodes(schema) -> None:
     check, slow = compile_check(schema), Draft202012Validator(schema)
     for value in _ODD_NODES:
         assert check(value) == slow.is_valid(value), value
+
+
+# The errors of an invalid object are listed by linter.validation.explain, without jsonschema,
+# for the keywords it evaluates; it must list what jsonschema lists (as issues), and say
+# Unsupported (jsonschema then lists them) rather than anything else.
+_EXPLAINED = [
+    *_FUSED,
+    {"type": "object", "properties": {"n": {"type": "integer", "minimum": 1, "maximum": 3}}},
+    {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 2, "multipleOf": 1},
+    {"type": "array", "minItems": 1, "maxItems": 1, "uniqueItems": True},
+    {"type": "object", "minProperties": 1, "maxProperties": 1, "additionalProperties": {"const": "x"}},
+    {"type": ["string", "integer"], "pattern": "^[0-9]+$", "minLength": 2},
+    {"anyOf": [{"type": "integer"}, {"type": "string"}]},
+    {"oneOf": [{"type": "integer"}, {"type": "number"}]},
+    {"type": "object", "oneOf": [{"required": ["a"]}, {"required": ["b"]}]},
+    {"type": "object", "anyOf": [{"required": ["a"]}, {"required": ["a", "b"]}]},
+    {"not": {"type": "string"}},
+    {"allOf": [{"type": ["object", "string"]}, {"properties": {"a": {"enum": ["x", 1]}}}]},
+    {"type": "array", "items": {"type": "object", "properties": {"a": {"type": "string"}}}, "x-list-map-keys": ["a"]},
+    {"$defs": {"s": {"type": "string", "minLength": 1}}, "type": "object", "additionalProperties": {"$ref": "#/$defs/s"}},
+    {"type": "object", "properties": {"m": {"type": "object"}}, "required": ["m", "a"], "additionalProperties": False},
+    {"type": ["integer", "string"], "format": "int-or-string", "description": "d", "x-kubernetes-int-or-string": True},
+]
+_EXPLAINED_NODES = [*_ODD_NODES, 2, 2.0, 2.5, -1, 3.0, float("nan"), "1", "123", [1, 1], [{"a": "x"}, {"a": "x"}],
+                    [{"a": "x"}, {"a": "y"}], {"a": "x", "b": "x"}, {"m": {}, "a": 1}]
+
+
+def _issues_both_ways(schema: dict, value) -> tuple:
+    from linter.validation.explain import Lister, Unsupported
+    from linter.validation.messages import translate
+    from linter.validation.validate import _full_validator
+
+    slow = translate(list(_full_validator()(schema).iter_errors(value)))
+    try:
+        fast = translate(Lister(schema).errors(value, schema))
+    except Unsupported:
+        fast = None
+    return fast, slow
+
+
+@pytest.mark.parametrize("schema", _EXPLAINED)
+def test_explained_errors_equal_jsonschemas(schema) -> None:
+    listed = 0
+    for value in _EXPLAINED_NODES:
+        fast, slow = _issues_both_ways(schema, value)
+        if fast is not None:
+            listed += 1
+            assert fast == slow, value
+    assert listed == len(_EXPLAINED_NODES)  # every keyword of these is one .explain evaluates
+
+
+@pytest.mark.parametrize("schema", [
+    {"patternProperties": {"^a": {"type": "string"}}},
+    {"if": {"type": "string"}, "then": {"minLength": 2}},
+    {"anyOf": [{"type": "string", "minLength": 3}, {"type": "integer"}]},
+    {"type": "array", "prefixItems": [{"type": "string"}]},
+    {"type": "number", "multipleOf": 0.5},
+    {"type": "object", "properties": {"a": {"$id": "https://x/", "$ref": "#/$defs/s", "$defs": {"s": {"type": "string"}}}}},
+])
+def test_what_explain_does_not_evaluate_goes_to_jsonschema(schema) -> None:
+    """Where .explain meets a keyword it does not evaluate it says Unsupported, and the object
+    is listed by jsonschema: the same issues either way."""
+    from linter.validation.validate import Validator
+
+    unsupported = 0
+    for value in [{"a": 1}, 1.25, [1], "x", {"a": "x"}, 7, "ab"]:
+        fast, slow = _issues_both_ways(schema, value)
+        unsupported += fast is None
+        assert fast is None or fast == slow, value
+        assert Validator(schema, shallow=False).issues(value) == slow, value
+    assert unsupported
+
+
+@settings(max_examples=300, deadline=None)
+@given(_mutated(_valid_deployment()))
+def test_explained_errors_equal_jsonschemas_on_built_ins(instance) -> None:
+    from jsonschema import Draft202012Validator
+
+    from linter.validation.explain import Lister
+    from linter.validation.messages import translate
+
+    release = builtin.release(builtin.DEFAULT_KUBERNETES_VERSION)
+    schema = {"$defs": release.defs, "$ref": "#/$defs/io.k8s.api.apps.v1.Deployment"}
+    slow = translate(list(Draft202012Validator(schema).iter_errors(instance)))
+    assert translate(Lister(schema).errors(instance, schema)) == slow  # never Unsupported on a Deployment
+
+
+@needs_shared
+@settings(max_examples=300, deadline=None)
+@given(_mutated(_valid_cluster_queue()))
+def test_explained_errors_equal_jsonschemas_on_a_crd(instance) -> None:
+    from linter.validation.convert import Lazy
+    from linter.validation.explain import Lister, Unsupported
+    from linter.validation.messages import translate
+    from linter.validation.validate import _full_validator
+
+    crd = next(c for c in load_paths([str(SHARED_CRDS / "kueue.x-k8s.io_clusterqueues.yaml")], REPO))
+    release = builtin.release(builtin.DEFAULT_KUBERNETES_VERSION)
+    schema = convert_root(crd.versions["v1beta2"].schema)
+    schema["$defs"] = release.defs
+    slow = translate(list(_full_validator()(Lazy(copy.deepcopy(schema))).iter_errors(instance)))
+    root = Lazy(schema)
+    try:
+        fast = translate(Lister(root).errors(instance, root))
+    except Unsupported:  # a ClusterQueue's CEL-free schema has anyOf/oneOf branches of other shapes
+        return
+    assert fast == slow
 
 
 # ---------------------------------------------------------------------------------------------

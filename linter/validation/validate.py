@@ -1,7 +1,8 @@
 """Validators per group/kind/version, built once and reused, and the issues of one object.
 
-A :class:`Validator` holds a JSON Schema, its compiled yes/no check (:mod:`.checker`) and, built
-only when first needed, a ``jsonschema`` validator that lists every error of an invalid object.
+A :class:`Validator` holds a JSON Schema, its compiled yes/no check (:mod:`.checker`), and lists
+every error of an invalid object with :mod:`.explain`, or, where the schema uses a keyword that
+module does not evaluate, with a ``jsonschema`` validator built the first time it is needed.
 Built-in validators are cached per process (the data never changes); validators of custom
 resources live with the CRD they come from (:mod:`.crds`).
 """
@@ -16,8 +17,9 @@ from linter.model.placeholder import is_placeholder
 from linter.model.position import Span
 from linter.model.tree import YMap, YSeq
 from linter.validation import builtin, bundle, kustomize, removed
-from linter.validation.checker import compile_check, list_map_key
+from linter.validation.checker import compile_check
 from linter.validation.convert import LIST_MAP_KEYS, UNCHECKED_PATTERN, Lazy
+from linter.validation.explain import Lister, Unsupported, list_map_duplicates
 from linter.validation.regex import searcher
 from linter.validation.messages import (
     KEY,
@@ -39,9 +41,9 @@ MEMBER_ISSUES_KEPT = 4096  # distinct (member, value) answers kept per validator
 
 
 class Validator:
-    """A schema (possibly shallow, see :mod:`.convert`), its fast check, and on demand the
-    ``jsonschema`` validator that lists every error. ``shallow=False``: the schema is plain JSON
-    Schema (a built-in kind's), which ``jsonschema`` reads as it is, not through :class:`Lazy`.
+    """A schema (possibly shallow, see :mod:`.convert`), its fast check, and what lists every
+    error (:mod:`.explain`, else on demand the ``jsonschema`` validator). ``shallow=False``: the
+    schema is plain JSON Schema (a built-in kind's), read as it is, not through :class:`Lazy`.
 
     An invalid object's errors are listed per top-level member (``spec``, ``metadata`` …), as
     ``jsonschema``'s ``properties`` keyword descends into them, and each member's issues are kept
@@ -49,12 +51,14 @@ class Validator:
     their names list their ``spec`` once. The object's own keywords (``required``, unknown fields)
     are checked on each object."""
 
-    __slots__ = ("schema", "_check", "_full", "_shallow", "_split", "_members")
+    __slots__ = ("schema", "_check", "_full", "_lister", "_root", "_shallow", "_split", "_members")
 
     def __init__(self, schema: dict[str, Any], *, shallow: bool = True):
         self.schema = schema
         self._check = compile_check(schema)
-        self._full: Any = None
+        self._full: Any = None  # jsonschema's validator, built the first time .explain cannot list
+        self._lister: Lister | None = None
+        self._root: Any = None  # the schema as both read it (CRD nodes converted when first read)
         self._shallow = shallow
         self._split: Any = _MISSING  # (the object's keywords, its properties) or None: see _parts
         self._members: dict[tuple, list[Issue]] = {}
@@ -63,40 +67,64 @@ class Validator:
         try:
             if self._check(instance):
                 return []
+            try:  # listed by our own walk of the schema, else by jsonschema (see .explain)
+                return self._listed(instance, self._explained)
+            except Unsupported:
+                pass
             if self._full is None:
-                self._full = _full_validator()(Lazy(self.schema) if self._shallow else self.schema)
+                self._full = _full_validator()(self._schema_root())
             try:
-                split = self._parts() if isinstance(instance, dict) else None
-                if split is None:
-                    return fold(raw_issues(list(self._full.iter_errors(instance))))
-                own, properties = split
-                fresh: list[tuple[tuple | None, list]] = [(None, list(self._full.descend(instance, own)))]
-                known: list[Issue] = []
-                for key, subschema in properties.items():  # as the properties keyword descends
-                    if key not in instance:
-                        continue
-                    value = instance[key]
-                    member = (key, _exact(value))
-                    hit = self._members.get(member)
-                    if hit is not None:
-                        known.extend(hit)
-                    else:
-                        fresh.append((member, list(self._full.descend(value, subschema, path=key))))
+                return self._listed(instance, self._jsonschema)
             except RecursionError:
                 raise
             except Exception as exc:  # noqa: BLE001 - a CRD's schema jsonschema cannot evaluate
                 return [_unusable(exc)]
-            found = list(known)
-            for member, errors in fresh:
-                issues = raw_issues(errors)
-                if member is not None:
-                    if len(self._members) >= MEMBER_ISSUES_KEPT:
-                        self._members.clear()
-                    self._members[member] = issues
-                found.extend(issues)
-            return fold(found)
         except RecursionError:  # nesting near the loader's depth limit, against a recursive schema
             return [Issue((), VALUE, "the object is nested too deeply to be validated", "other")]
+
+    def _explained(self, value: Any, schema: Any, key: str | None) -> list:
+        if self._lister is None:
+            self._lister = Lister(self._schema_root())
+        return self._lister.errors(value, self._root if schema is None else schema, () if key is None else (key,))
+
+    def _jsonschema(self, value: Any, schema: Any, key: str | None) -> list:
+        if schema is None:
+            return list(self._full.iter_errors(value))
+        return list(self._full.descend(value, schema, path=key))
+
+    def _schema_root(self) -> Any:
+        if self._root is None:
+            self._root = Lazy(self.schema) if self._shallow else self.schema
+        return self._root
+
+    def _listed(self, instance: Any, errors: Any) -> list[Issue]:
+        """The issues of an invalid ``instance``, its errors listed by ``errors(value, schema,
+        key)`` (the whole object against the root schema when ``schema`` is None)."""
+        split = self._parts() if isinstance(instance, dict) else None
+        if split is None:
+            return fold(raw_issues(errors(instance, None, None)))
+        own, properties = split
+        fresh: list[tuple[tuple | None, list]] = [(None, errors(instance, own, None))]
+        known: list[Issue] = []
+        for key, subschema in properties.items():  # as the properties keyword descends
+            if key not in instance:
+                continue
+            value = instance[key]
+            member = (key, _exact(value))
+            hit = self._members.get(member)
+            if hit is not None:
+                known.extend(hit)
+            else:
+                fresh.append((member, errors(value, subschema, key)))
+        found = list(known)
+        for member, listed in fresh:
+            issues = raw_issues(listed)
+            if member is not None:
+                if len(self._members) >= MEMBER_ISSUES_KEPT:
+                    self._members.clear()
+                self._members[member] = issues
+            found.extend(issues)
+        return fold(found)
 
     def _parts(self) -> tuple[dict[str, Any], Any] | None:
         """The object's schema split as ``jsonschema`` evaluates it: its own keywords (with its
@@ -105,7 +133,7 @@ class Validator:
         members (``allOf``, ``patternProperties`` …): such an object is listed whole."""
         if self._split is not _MISSING:
             return self._split
-        root: Any = self._full.schema
+        root: Any = self._schema_root()
         reference = root.get("$ref") if not self._shallow else None
         if set(root) == {"$defs", "$ref"} and isinstance(reference, str) and reference.startswith("#/$defs/"):
             root = root["$defs"].get(reference[len("#/$defs/"):])  # a built-in kind's definition
@@ -154,19 +182,9 @@ def _full_validator() -> Any:
     def list_map_keys(validator: Any, keys: list[str], instance: Any, schema: Any) -> Any:
         if not validator.is_type(instance, "array"):
             return
-        first: dict[tuple, int] = {}
-        for index, item in enumerate(instance):
-            if not isinstance(item, dict):
-                continue
-            key = list_map_key(item, tuple(keys))
-            if key in first:
-                shown = ", ".join(f"{k} {_show(item.get(k))}" for k in keys)
-                where = [index, keys[0]] if keys[0] in item else [index]
-                yield ValidationError(f"duplicate entry with {shown} (first at [{first[key]}]; the list is keyed by "
-                                      f"{' and '.join(keys)})", path=where, validator="x-list-map-keys",
-                                      validator_value=keys, instance=instance, schema=schema)
-            else:
-                first[key] = index
+        for where, message in list_map_duplicates(instance, tuple(keys)):
+            yield ValidationError(message, path=where, validator="x-list-map-keys", validator_value=keys,
+                                  instance=instance, schema=schema)
 
     def pattern(validator: Any, expression: Any, instance: Any, schema: Any) -> Any:
         """JSON Schema's ``pattern``, with RE2 (linear time) as the API server has it (:mod:`.regex`)."""
@@ -200,10 +218,6 @@ def _registry() -> Any:
     from referencing import Registry
 
     return Registry(retrieve=_refuse)
-
-
-def _show(value: Any) -> str:
-    return f'"{value}"' if isinstance(value, str) else ("unset" if value is None else str(value))
 
 
 # ---------------------------------------------------------------------------------------------
