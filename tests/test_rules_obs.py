@@ -328,3 +328,44 @@ def test_monitors_cost_a_look_up_each_not_a_scan_of_their_namespace(tmp_path: Pa
     finally:
         monitoring.may_select = real
     assert 2 * count <= len(asked) <= 4 * count  # a scan of the namespace per monitor: 2 * count * count (7,200)
+
+
+def test_obs001_and_obs002_share_one_scrape_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both rules collect the same facts: the second reuses the first's model (and the label-key
+    indexes its monitors built), and the findings are each rule's alone."""
+    from linter.model import monitoring
+
+    built = []
+    real = monitoring.ScrapeModel.__init__
+
+    def counted(self, found, index):
+        built.append(len(found))
+        real(self, found, index)
+
+    monkeypatch.setattr(monitoring.ScrapeModel, "__init__", counted)
+    files = {"all.yaml": DEPLOYMENT + "---\n" + pod_monitor("{matchLabels: {app: trainer}}", port="web")
+             + "---\n" + pod_monitor("{matchLabels: {app: nobody}}").replace("name: m,", "name: lost,")}
+    for name, text in files.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    report = lint(LintRequest(paths=[tmp_path / "all.yaml"], config=Config(root=tmp_path), registry=REGISTRY,
+                              select=["OBS001", "OBS002"], cwd=tmp_path))
+    assert sorted(r.rule for r in report.active) == ["OBS001", "OBS002"]
+    assert built == [1]  # one pod template: one model for both rules
+
+
+def test_a_scrape_model_is_rebuilt_for_other_facts() -> None:
+    from linter.model.monitoring import scrape_model
+
+    class Index:
+        def __init__(self):
+            self._memo = {}
+
+        def of_kind(self, kind):
+            return []
+
+    index = Index()
+    first = [Target("ml", {"app": "a"}, [], "a")]
+    model = scrape_model(first, index)
+    assert scrape_model(list(first), index) is model  # equal facts (the other rule's list)
+    other = scrape_model([Target("ml", {"app": "b"}, [], "b")], index)
+    assert other is not model and [t.labels for t in other.targets.items] == [{"app": "b"}]

@@ -323,6 +323,34 @@ def operator_targets(index: Any) -> list[Target]:
                    f"the DCGM exporter the GPU Operator deploys for ClusterPolicy `{policies[0].name}`")]
 
 
+class ScrapeModel:
+    """The project's scrape facts (:func:`scrape_facts`, merged over its files) as OBS001 and
+    OBS002 look them up: the pod templates (``targets``), the same with the pods operators create
+    (``reachable``) and the Services, each by namespace. Both rules collect the same facts, so
+    :func:`scrape_model` builds this once per run for both (with the label-key indexes
+    :meth:`ByNamespace.selectable` adds as monitors ask)."""
+
+    __slots__ = ("found", "virtual", "targets", "reachable", "services")
+
+    def __init__(self, found: list, index: Any):
+        real, services = split_facts(found)
+        self.found = found
+        self.virtual = operator_targets(index)
+        self.targets = ByNamespace(real)
+        self.reachable = ByNamespace(real + self.virtual)
+        self.services = ByNamespace(services, lambda s: s.namespace or "default")
+
+
+def scrape_model(found: list, index: Any) -> ScrapeModel:
+    """The :class:`ScrapeModel` of ``found``, kept with the index: a second rule asking with the
+    same facts (equal lists of the same objects: compared by identity first) gets the same model."""
+    slot = once(index, "scrape-model", dict)
+    model = slot.get("model")
+    if model is None or model.found != found:
+        model = slot["model"] = ScrapeModel(found, index)
+    return model
+
+
 # ---------------------------------------------------------------------------------------------
 # Monitors
 

@@ -76,8 +76,8 @@ from __future__ import annotations
 from itertools import chain
 
 from linter.model.monitoring import (GPU_OPERATOR_DCGM_LABELS, behind, monitor_namespaces, monitor_selector, monitors,
-                                     operator_targets, scrape_facts, selects_operator_objects, service_selector,
-                                     services_selected, split_facts, targets_selected, ByNamespace)
+                                     scrape_facts, scrape_model, selects_operator_objects, service_selector,
+                                     services_selected, targets_selected)
 from linter.model.selectors import selector_matches
 from linter.model.tree import frozen
 from linter.rule import PROJECT, Finding, rule
@@ -109,11 +109,8 @@ def _selector_text(monitor) -> str:
       requires=("PodMonitor", "ServiceMonitor"), collect=scrape_facts, tags=("observability",))
 def check(found, ctx):
     index = ctx.index
-    targets, services = split_facts(found)
-    virtual = operator_targets(index)
-    targets_in = ByNamespace(targets)
-    reachable = ByNamespace(targets + virtual)
-    services_in = ByNamespace(services, lambda s: s.namespace or "default")
+    model = scrape_model(found, index)  # shared with OBS002
+    virtual, targets_in, reachable, services_in = model.virtual, model.targets, model.reachable, model.services
     verdicts: dict = {}  # copies of a monitor (same kind, selector, namespaces) get one verdict
     for monitor in monitors(index):
         selector = monitor_selector(monitor)

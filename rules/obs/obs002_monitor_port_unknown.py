@@ -63,9 +63,9 @@ Use instead:
 from __future__ import annotations
 
 from linter.model.monitoring import (GPU_OPERATOR_DCGM_LABELS, GPU_OPERATOR_DCGM_SERVICE_PORT, Target, behind,
-                                     monitor_namespaces, monitor_selector, monitors, operator_targets, scrape_facts,
+                                     monitor_namespaces, monitor_selector, monitors, scrape_facts, scrape_model,
                                      selects_operator_objects, service_ports, service_selector,
-                                     services_selected, split_facts, targets_selected, ByNamespace)
+                                     services_selected, targets_selected, ByNamespace)
 from linter.model.selectors import selector_matches
 from linter.model.tree import frozen
 from linter.rule import PROJECT, Finding, rule
@@ -184,10 +184,8 @@ def _service_monitor(monitor, services, targets: ByNamespace, dcgm_service: bool
       requires=("PodMonitor", "ServiceMonitor"), collect=scrape_facts, tags=("observability",))
 def check(found, ctx):
     index = ctx.index
-    real, all_services = split_facts(found)
-    virtual = operator_targets(index)
-    targets = ByNamespace(real + virtual)
-    services_in = ByNamespace(all_services, lambda s: s.namespace or "default")
+    model = scrape_model(found, index)  # shared with OBS001
+    virtual, targets, services_in = model.virtual, model.reachable, model.services
     selections: dict = {}  # copies of a monitor (same kind, selector, namespaces) select the same
     for monitor in monitors(index):
         selector = monitor_selector(monitor)
