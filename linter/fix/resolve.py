@@ -206,11 +206,11 @@ class _Layout:
 
 
 _KEY_LINE = re.compile(r"^( *)((?:- +)*)(.*)$")
-_DOC_LINE = re.compile(r"^---(?=[ \t\r\n]|\Z)", re.M)
+_DOC_LINE = re.compile(r"\n---(?=[ \t\r\n]|\Z)")  # the line break before a `---` line (not the first line's)
 _SCAN_LINES = 4000
 
 
-_OPENER = re.compile(r"^[^\n]*:[^\S\n]*$", re.M)  # a line whose text ends with a colon
+_OPENER = re.compile(r":[^\S\n]*$", re.M)  # the colon that ends a line's text (one a line at most)
 
 
 def _count_layout(lines: list[str], first: int, stop: int, candidates: list[int], steps: Counter,
@@ -254,10 +254,10 @@ def _layouts(text: str) -> tuple[list[int], list[tuple[int, int]]]:
     starts = [0]
     seen, line = 0, 0
     for match in _DOC_LINE.finditer(text):
-        if match.start():
-            line += text.count("\n", seen, match.start())
-            seen = match.start()
-            starts.append(line)
+        at = match.start() + 1  # where the `---` line starts
+        line += text.count("\n", seen, at)
+        seen = at
+        starts.append(line)
     lines = text.split("\n")
     candidates, seen, line = [], 0, 0
     for match in _OPENER.finditer(text):
@@ -426,14 +426,22 @@ class _Resolver:
         return self.ix.line(number)
 
     def slice(self, start: Pos, end: Pos) -> str:
+        return self.between(start[0], start[1], end[0], end[1])
+
+    def between(self, line: int, col: int, end_line: int, end_col: int) -> str:
+        """The text from (line, col) to (end_line, end_col): :meth:`slice` without the tuples."""
         try:
-            return self.text[self.ix.offset(*start):self.ix.offset(*end)]
+            return self.text[self.ix.offset(line, col):self.ix.offset(end_line, end_col)]
         except ValueError:
             raise _Unsafe from None
 
     def char_at(self, span: Span) -> str:
         """The first character of a node after its properties (anchor, tag) on its line."""
-        rest = self.line(span.line)[span.col - 1:]
+        line, col = self.line(span.line), span.col - 1
+        first = line[col:col + 1]
+        if first != "&" and first != "!":  # no properties: the common case, without the expression
+            return first
+        rest = line[col:]
         match = _PROPS.match(rest)
         if match:
             rest = rest[match.end():]
@@ -481,7 +489,7 @@ class _Resolver:
                 raise _Unsafe
             if not (start <= (ks.line, ks.col) and (ks.end_line, ks.end_col) <= end):
                 raise _Unsafe  # a merged key, or a view put together from several nodes
-            written = self.slice((ks.line, ks.col), (ks.end_line, ks.end_col))
+            written = self.between(ks.line, ks.col, ks.end_line, ks.end_col)
             if written != key and not (written[:1] in ("'", '"') and _quoted_key(written) == key):
                 raise _Unsafe
             if not flow:
@@ -499,9 +507,11 @@ class _Resolver:
                 continue
             value = node[key]
             if vs.line == vs.end_line and not isinstance(value, (YMap, YSeq)):
-                written = self.slice((vs.line, vs.col), (vs.end_line, vs.end_col))
-                if written[:1] not in ("'", '"', "|", ">", "&", "!", "*") and frozen(plain_scalar(written)) != frozen(value):
-                    raise _Unsafe  # the value written there is not the node's
+                written = self.between(vs.line, vs.col, vs.end_line, vs.end_col)
+                if written[:1] not in ("'", '"', "|", ">", "&", "!", "*"):
+                    read = plain_scalar(written)
+                    if not (type(read) is type(value) and read == value) and frozen(read) != frozen(value):
+                        raise _Unsafe  # the value written there is not the node's
         if not flow and not column:
             raise _Unsafe  # a block mapping of merged keys only: nowhere to stand
         if _text_facts(self.text)[0] and _MERGE.search(self.slice(start, end)):
