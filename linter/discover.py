@@ -62,6 +62,9 @@ class Discovery:
     files: list[SourceFile] = field(default_factory=list)
     notes: list[Note] = field(default_factory=list)
     skipped: list[tuple[Path, str]] = field(default_factory=list)  # files seen but not read, and why
+    # each folder PATH walked (its real path) -> every file its walk took, for a later walk of a
+    # folder above it with the same root and excludes (the project's context: see walk's reuse)
+    walked: dict[str, list[SourceFile]] = field(default_factory=dict)
 
 
 def is_dockerfile_name(name: str) -> bool:
@@ -231,12 +234,20 @@ TEMPLATE_NOTE = ("not linted; lint the rendered output through stdin, e.g. `… 
 CHART_NOTE = "Helm chart templates skipped; lint the rendered output with `helm template <chart> | mlops-lint -`"
 
 
-def walk(paths: Iterable[Path], *, root: Path | None, exclude: Iterable[str] = ()) -> Discovery:
+def walk(paths: Iterable[Path], *, root: Path | None, exclude: Iterable[str] = (),
+         reuse: dict[str, list[SourceFile]] | None = None) -> Discovery:
     """Every lintable file under ``paths``; a file given directly is taken unless a rule of the
-    walk would have skipped it (see :func:`_named_skip`)."""
+    walk would have skipped it (see :func:`_named_skip`).
+
+    ``reuse``: the :attr:`Discovery.walked` of an earlier walk with the same ``root`` and
+    ``exclude``: a folder of it that this walk enters is not listed again, its files are taken
+    as that walk took them (entered from above, the folder meets the same rules inside it; a
+    folder with a virtual environment's marker, which a walk given that folder itself enters,
+    is never in ``walked``). The project's context walk reuses the targets' walk this way."""
     spec = _exclude_spec(exclude)
     found = Discovery()
     seen: set[Path] = set()
+    mine: list[SourceFile] | None = None  # the files of the folder PATH being walked
     charts: set[Path] = set()
     templates: dict[Path, list[str]] = {}  # folder -> the templates skipped in it
 
@@ -249,9 +260,14 @@ def walk(paths: Iterable[Path], *, root: Path | None, exclude: Iterable[str] = (
         return spec.match_file(rel + "/" if is_dir else rel)
 
     def add(path: Path, kind: str | None) -> None:
-        if kind is not None and path not in seen:
+        if kind is None:
+            return
+        source = SourceFile(path, kind)
+        if mine is not None:
+            mine.append(source)
+        if path not in seen:
             seen.add(path)
-            found.files.append(SourceFile(path, kind))
+            found.files.append(source)
 
     def chart_note(chart: Path) -> None:
         if chart not in charts:
@@ -290,8 +306,11 @@ def walk(paths: Iterable[Path], *, root: Path | None, exclude: Iterable[str] = (
             else:
                 add(given, classify(given) or K8S)
             continue
+        mine = []
         for folder, dirs, entries in _folders(os.fspath(given), unlisted):
             here = Path(folder)
+            if here == given and any(entry.name == VENV_MARKER for entry in entries):
+                mine = None  # a walk from above would skip it: nothing to reuse
             if (any(entry.name == VENV_MARKER for entry in entries) and here != given) or \
                     any(entry.name == CACHEDIR_TAG for entry in entries):
                 # a virtual environment, whatever its name; a cache folder (ours writes the tag; so do
@@ -307,6 +326,11 @@ def walk(paths: Iterable[Path], *, root: Path | None, exclude: Iterable[str] = (
                             found.skipped.append((Path(inner) / name, "Helm chart template"))
                 chart_note(here)
             dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not excluded(here / d, True))
+            if reuse:
+                for name in [d for d in dirs if os.path.join(folder, d) in reuse]:
+                    dirs.remove(name)  # walked already, with the same rules
+                    for source in reuse[os.path.join(folder, name)]:
+                        add(source.path, source.kind)
             for entry in sorted(entries, key=_name):
                 name = entry.name
                 kind = classify_name(name)
@@ -337,6 +361,9 @@ def walk(paths: Iterable[Path], *, root: Path | None, exclude: Iterable[str] = (
                         found.skipped.append((path, "link out of the project"))
                         continue
                 add(path, kind)
+        if mine is not None:
+            found.walked[os.fspath(given)] = mine
+        mine = None
     for folder, names in templates.items():
         where = folder / names[0] if len(names) == 1 else folder
         listed = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")

@@ -412,3 +412,46 @@ def test_a_cache_folder_is_not_linted(tmp_path):
     (tmp_path / "inner" / "x.yaml").write_text("a: 1\n")
     found = sorted(f.path.relative_to(tmp_path).as_posix() for f in walk([tmp_path], root=None).files)
     assert found == ["inner/x.yaml", "job.yaml"]
+
+
+# The project's context walk takes the folders the targets' walk listed from it (walk's reuse):
+# every layout below must give the context walk the same files either way, whatever PATHs.
+_LAYOUT = {
+    "a/job.yaml": "kind: Job", "a/b/pvc.yaml": "kind: PersistentVolumeClaim", "a/b/notes.txt": "x",
+    "venvish/pyvenv.cfg": "", "venvish/in-venv.yaml": "kind: Pod",
+    "cache/CACHEDIR.TAG": "", "cache/cached.yaml": "kind: Pod",
+    "chart/Chart.yaml": "name: c", "chart/templates/t.yaml": "kind: Pod", "chart/values.yaml": "a: 1",
+    "skipped/x.yaml": "kind: Pod", "node_modules/m.yaml": "kind: Pod",
+    "deep/er/est/d.yaml": "kind: Pod", "Dockerfile": "FROM python:3.12", "run.sh": "#!/bin/sh\nexit 0\n",
+}
+_PATHS = ["a", "a/b", "venvish", "cache", "chart", "chart/templates", "skipped", "node_modules", "deep/er",
+          "deep", "a/job.yaml", "Dockerfile"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from(_PATHS), min_size=1, max_size=4), st.booleans())
+def test_the_context_walk_reusing_the_targets_walk_finds_the_same_files(tmp_path_factory, chosen, excludes) -> None:
+    root = tmp_path_factory.mktemp("layout")
+    for name, text in _LAYOUT.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text, encoding="utf-8")
+    exclude = ["skipped/", "deep/er/est/"] if excludes else []
+    targets = discover.walk([root / p for p in chosen], root=root, exclude=exclude)
+    fresh = discover.walk([root], root=root, exclude=exclude)
+    reused = discover.walk([root], root=root, exclude=exclude, reuse=targets.walked)
+    assert [(f.path, f.kind) for f in reused.files] == [(f.path, f.kind) for f in fresh.files]
+    assert not any(key.endswith("venvish") for key in targets.walked)  # a walk from above skips it whole
+
+
+def test_the_context_walk_does_not_list_the_targets_folders_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name, text in _LAYOUT.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    targets = discover.walk([tmp_path / "a", tmp_path / "deep"], root=tmp_path)
+    listed: list[str] = []
+    real = os.scandir
+    monkeypatch.setattr(discover.os, "scandir", lambda path: (listed.append(os.fspath(path)), real(path))[1])
+    context = discover.walk([tmp_path], root=tmp_path, reuse=targets.walked)
+    assert os.fspath(tmp_path) in listed and os.fspath(tmp_path / "chart") in listed
+    assert not [path for path in listed if path.startswith((os.fspath(tmp_path / "a"), os.fspath(tmp_path / "deep")))]
+    assert {f.path for f in targets.files} < {f.path for f in context.files}

@@ -51,7 +51,8 @@ def explicit(config: Config, paths: list[Path]) -> list[Project]:
     targets = discover.walk(paths, root=config.root, exclude=config.exclude)
     project = Project(config, None, list(paths), targets)
     if config.root is not None:
-        project.context = discover.walk([config.root], root=config.root, exclude=config.exclude).files
+        project.context = discover.walk([config.root], root=config.root, exclude=config.exclude,
+                                        reuse=targets.walked).files
     else:
         project.context = list(targets.files)
     project.stdin = True
@@ -111,7 +112,9 @@ def _context(project: Project, finder: RootFinder, moved: list[SourceFile]) -> N
     if project.paths == [root.folder]:  # `mlops-lint .` at the root: the target walk is the context walk
         files = list(project.targets.files)
     else:
-        files = [source for source in discover.walk([root.folder], root=config.root, exclude=config.exclude).files
+        context = discover.walk([root.folder], root=config.root, exclude=config.exclude,
+                                reuse=project.targets.walked)  # the targets' folders are not listed again
+        files = [source for source in context.files
                  if finder.root(os.path.dirname(os.fspath(source.path)), root.folder).folder == root.folder]
     if moved:
         mine = {source.path for source in files}
