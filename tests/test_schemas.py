@@ -515,13 +515,26 @@ def _mutated(draw, base):
     return obj
 
 
+def _deployment_schema() -> dict:
+    """The built-in Deployment's schema as a validator is given it (its definitions beside it)."""
+    release = builtin.release(builtin.DEFAULT_KUBERNETES_VERSION)
+    return {"$defs": release.defs, "$ref": "#/$defs/io.k8s.api.apps.v1.Deployment"}
+
+
+def _cluster_queue_schema() -> dict:
+    """Kueue's ClusterQueue v1beta2 schema from ../shared/crds, converted, with the built-in definitions."""
+    crd = next(c for c in load_paths([str(SHARED_CRDS / "kueue.x-k8s.io_clusterqueues.yaml")], REPO))
+    schema = convert_root(crd.versions["v1beta2"].schema)
+    schema["$defs"] = builtin.release(builtin.DEFAULT_KUBERNETES_VERSION).defs
+    return schema
+
+
 @settings(max_examples=300, deadline=None)
 @given(_mutated(_valid_deployment()))
 def test_fast_check_agrees_with_jsonschema_on_built_ins(instance) -> None:
     from jsonschema import Draft202012Validator
 
-    release = builtin.release(builtin.DEFAULT_KUBERNETES_VERSION)
-    schema = {"$defs": release.defs, "$ref": "#/$defs/io.k8s.api.apps.v1.Deployment"}
+    schema = _deployment_schema()
     assert compile_check(schema)(instance) == (not list(Draft202012Validator(schema).iter_errors(instance)))
 
 
@@ -540,10 +553,7 @@ def test_fast_check_agrees_with_jsonschema_on_a_crd(instance) -> None:
     from linter.validation.convert import Lazy
     from linter.validation.validate import _full_validator
 
-    crd = next(c for c in load_paths([str(SHARED_CRDS / "kueue.x-k8s.io_clusterqueues.yaml")], REPO))
-    release = builtin.release(builtin.DEFAULT_KUBERNETES_VERSION)
-    schema = convert_root(crd.versions["v1beta2"].schema)
-    schema["$defs"] = release.defs
+    schema = _cluster_queue_schema()
     slow = _full_validator()(Lazy(schema))
     assert compile_check(schema)(instance) == (not list(slow.iter_errors(instance)))
 
@@ -560,8 +570,7 @@ def test_member_issues_kept_per_value_equal_the_whole_listing_on_built_ins(insta
     from linter.validation.messages import translate
     from linter.validation.validate import Validator
 
-    release = builtin.release(builtin.DEFAULT_KUBERNETES_VERSION)
-    schema = {"$defs": release.defs, "$ref": "#/$defs/io.k8s.api.apps.v1.Deployment"}
+    schema = _deployment_schema()
     validator = _SHARED_BUILTIN.setdefault("v", Validator(schema, shallow=False))
     if isinstance(instance.get("metadata"), dict):
         instance["metadata"]["name"] = name
@@ -590,10 +599,7 @@ def test_member_issues_kept_per_value_equal_the_whole_listing_on_a_crd(instance,
     from linter.validation.validate import Validator, _full_validator
 
     if not _SHARED_CRD:
-        crd = next(c for c in load_paths([str(SHARED_CRDS / "kueue.x-k8s.io_clusterqueues.yaml")], REPO))
-        release = builtin.release(builtin.DEFAULT_KUBERNETES_VERSION)
-        schema = convert_root(crd.versions["v1beta2"].schema)
-        schema["$defs"] = release.defs
+        schema = _cluster_queue_schema()
         _SHARED_CRD.update(validator=Validator(schema), full=_full_validator()(Lazy(copy.deepcopy(schema))))
     if isinstance(instance.get("metadata"), dict):
         instance["metadata"]["name"] = name
@@ -607,8 +613,7 @@ def test_copies_of_an_invalid_object_list_their_shared_members_once(monkeypatch:
     from linter.validation.explain import Lister
     from linter.validation.validate import Validator
 
-    release = builtin.release(builtin.DEFAULT_KUBERNETES_VERSION)
-    validator = Validator({"$defs": release.defs, "$ref": "#/$defs/io.k8s.api.apps.v1.Deployment"}, shallow=False)
+    validator = Validator(_deployment_schema(), shallow=False)
     listed: list = []
     issues = []
     for number in range(20):
@@ -743,8 +748,7 @@ def test_explained_errors_equal_jsonschemas_on_built_ins(instance) -> None:
     from linter.validation.explain import Lister
     from linter.validation.messages import translate
 
-    release = builtin.release(builtin.DEFAULT_KUBERNETES_VERSION)
-    schema = {"$defs": release.defs, "$ref": "#/$defs/io.k8s.api.apps.v1.Deployment"}
+    schema = _deployment_schema()
     slow = translate(list(Draft202012Validator(schema).iter_errors(instance)))
     assert translate(Lister(schema).errors(instance, schema)) == slow  # never Unsupported on a Deployment
 
@@ -758,10 +762,7 @@ def test_explained_errors_equal_jsonschemas_on_a_crd(instance) -> None:
     from linter.validation.messages import translate
     from linter.validation.validate import _full_validator
 
-    crd = next(c for c in load_paths([str(SHARED_CRDS / "kueue.x-k8s.io_clusterqueues.yaml")], REPO))
-    release = builtin.release(builtin.DEFAULT_KUBERNETES_VERSION)
-    schema = convert_root(crd.versions["v1beta2"].schema)
-    schema["$defs"] = release.defs
+    schema = _cluster_queue_schema()
     slow = translate(list(_full_validator()(Lazy(copy.deepcopy(schema))).iter_errors(instance)))
     root = Lazy(schema)
     try:
