@@ -19,7 +19,6 @@ from linter.model.tree import YMap, YSeq
 from linter.validation import builtin, bundle, kustomize, removed
 from linter.validation.checker import compile_check
 from linter.validation.convert import LIST_MAP_KEYS, UNCHECKED_PATTERN, Lazy
-from linter.validation.explain import Lister, Unsupported, list_map_duplicates
 from linter.validation.regex import searcher
 from linter.validation.messages import (
     KEY,
@@ -57,7 +56,7 @@ class Validator:
         self.schema = schema
         self._check = compile_check(schema)
         self._full: Any = None  # jsonschema's validator, built the first time .explain cannot list
-        self._lister: Lister | None = None
+        self._lister: Any = None  # a linter.validation.explain.Lister, built with the first invalid object
         self._root: Any = None  # the schema as both read it (CRD nodes converted when first read)
         self._shallow = shallow
         self._split: Any = _MISSING  # (the object's keywords, its properties) or None: see _parts
@@ -67,6 +66,8 @@ class Validator:
         try:
             if self._check(instance):
                 return []
+            from linter.validation.explain import Unsupported  # an invalid object's: a valid one's run never needs it
+
             try:  # listed by our own walk of the schema, else by jsonschema (see .explain)
                 return self._listed(instance, self._explained)
             except Unsupported:
@@ -84,6 +85,8 @@ class Validator:
 
     def _explained(self, value: Any, schema: Any, key: str | None) -> list:
         if self._lister is None:
+            from linter.validation.explain import Lister
+
             self._lister = Lister(self._schema_root())
         return self._lister.errors(value, self._root if schema is None else schema, () if key is None else (key,))
 
@@ -178,6 +181,8 @@ def _full_validator() -> Any:
     """Draft 2020-12, plus the ``x-list-map-keys`` keyword (list-type map, see :mod:`.convert`)."""
     from jsonschema import Draft202012Validator, validators
     from jsonschema.exceptions import ValidationError
+
+    from linter.validation.explain import list_map_duplicates
 
     def list_map_keys(validator: Any, keys: list[str], instance: Any, schema: Any) -> Any:
         if not validator.is_type(instance, "array"):
