@@ -163,8 +163,10 @@ class _Columns:
     """Findings (``(Result, object key)`` pairs, of any number of outcomes) as columns of one
     JSON block: ``[kinds, kind of each, messages, paths, path of each, spans (four integers
     each), objects, object of each, nodes, node of each, fixes, fix of each, keys, key of each,
-    suppressions, kustomize roots, root of each, resolved fixes, resolved fix of each]``. A *kind* is a (rule, slug, severity) triple; kinds, paths, objects, nodes,
-    fixes and keys are tables, each value once, the column beside it its index (-1: none):
+    suppressions, kustomize roots, root of each, resolved fixes, resolved fix of each, each fix's
+    line as the text report prints it]``. A *kind* is a (rule, slug, severity) triple; kinds,
+    paths, objects, nodes, fixes and keys are tables, each value once, the column beside it its
+    index (-1: none):
     reading a project's cache then builds one string per path, rule and fix instead of one per
     finding, and small indices are Python's shared integers. Suppressions: ``[row, [[kind,
     justification, where], ...]]`` where any."""
@@ -226,7 +228,15 @@ class _Columns:
         return [[list(k) for k in kinds], kind_of, self.messages, paths, path_of, self.spans,
                 [[o.kind, o.namespace, o.name] for o in objects], object_of, [list(n) for n in nodes], node_of,
                 fixes, fix_of, [[k[0], k[1], list(k[2])] for k in keys], key_of, self.marks, builds, build_of,
-                [encode(f) for f in autofixes], autofix_of]
+                [encode(f) for f in autofixes], autofix_of, _fix_lines(fixes)]
+
+
+def _fix_lines(fixes: list[str]) -> list[str]:
+    """Each hint as the text report prints it, kept with the findings: a warm run prints them
+    without PyYAML, which renders the multi-line ones (a cold run has it loaded already)."""
+    from linter.report.text import fix_line
+
+    return [fix_line(fix) for fix in fixes]
 
 
 def _encode_results(pairs: list) -> list:
@@ -266,11 +276,12 @@ def _decode_results(data: Any) -> list[tuple[Result, tuple | None]]:
     findings: a warm run decodes every finding of the project."""
     try:
         (kinds, kind_of, messages, paths, path_of, spans, objects, object_of, nodes, node_of, fixes, fix_of, keys,
-         key_of, marks, builds, build_of, autofixes, autofix_of) = data
+         key_of, marks, builds, build_of, autofixes, autofix_of, fix_lines) = data
         count = len(messages)
         join = "".join
-        join(messages), join(paths), join(fixes), join(builds)  # TypeError unless every item is a string
+        join(messages), join(paths), join(fixes), join(builds), join(fix_lines)  # TypeError unless all are strings
         if not (type(data) is list and type(messages) is list and type(paths) is list and type(fixes) is list
+                and type(fix_lines) is list and len(fix_lines) == len(fixes)
                 and type(builds) is list
                 and type(spans) is list and len(spans) == 4 * count and _INT.issuperset(map(type, spans))
                 and type(nodes) is list and {*map(type, nodes)} <= {list}
@@ -313,7 +324,13 @@ def _decode_results(data: Any) -> list[tuple[Result, tuple | None]]:
         values = (*values, _table(autofix_of, made_fixes, count))
         if -1 in path_of or -1 in node_of:
             raise Invalid("a finding without a file or node")
-        return list(zip(_build(Result, _RESULT_FIELDS, count, values), _table(key_of, made_keys, count)))
+        from linter.report.text import is_one_line, known_fix_lines
+
+        if not all(map(is_one_line, fix_lines)):
+            raise Invalid("a hint's line the terminal would act on")
+        found = list(zip(_build(Result, _RESULT_FIELDS, count, values), _table(key_of, made_keys, count)))
+        known_fix_lines(zip(fixes, fix_lines))  # the block is valid: its lines may be printed
+        return found
     except (TypeError, ValueError) as exc:  # a column of the wrong length, or an item of the wrong type
         raise Invalid(f"findings of the wrong shape: {exc}") from None
 

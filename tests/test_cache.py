@@ -229,3 +229,38 @@ def test_the_cache_columns_keep_every_field_of_a_result() -> None:
                if f.name not in ("span",))
     pairs = [(result, ("a.yaml", 0, ("spec",))), (defaults, None), (dataclasses.replace(defaults, autofix=autofix), None)]
     assert _decode_results(_encode_results(pairs)) == pairs
+
+
+def test_a_warm_run_prints_multi_line_hints_without_pyyaml(project: Path, tmp_path: Path) -> None:
+    """Each hint's line (a YAML snippet in flow style) is kept with the findings, so a warm run
+    prints the cold run's bytes without importing PyYAML to render them again."""
+    import subprocess
+    import sys
+
+    cache = tmp_path / "cache"
+    run = [sys.executable, "-X", "importtime", "-m", "linter", ".", "--no-color", "--fail-on", "never",
+           "--cache-dir", str(cache)]
+    cold = subprocess.run(run, cwd=project, capture_output=True, text=True, timeout=300)
+    warm = subprocess.run(run, cwd=project, capture_output=True, text=True, timeout=300)
+    assert warm.stdout == cold.stdout and "fix: securityContext: {" in cold.stdout  # a multi-line hint, in flow style
+    imported = {line.rsplit("|", 1)[1].strip() for line in warm.stderr.splitlines() if line.startswith("import time:")}
+    assert "linter.report.text" in imported and "yaml" not in imported
+
+
+def test_a_hint_line_the_terminal_would_act_on_makes_the_findings_a_miss() -> None:
+    from linter.cache import Invalid, _decode_results, _encode_results
+    from linter.model.position import Span
+    from linter.report.text import fix_line
+    from linter.result import Result
+
+    result = Result("SEC001", "privilege-escalation-allowed", "warning", "m", "a.yaml", Span(1, 1, 1, 2),
+                    fix="securityContext:\n  allowPrivilegeEscalation: false\n")
+    data = _encode_results([(result, None)])
+    assert data[-1] == [fix_line(result.fix)] == ["securityContext: {allowPrivilegeEscalation: false}"]
+    assert _decode_results(data) == [(result, None)]
+    data[-1] = ["\x1b]0;owned\x07"]
+    with pytest.raises(Invalid):
+        _decode_results(data)
+    data[-1] = []  # a line short
+    with pytest.raises(Invalid):
+        _decode_results(data)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 from itertools import groupby
+from typing import Iterable
 
 from linter.report.common import TEXT_WORD, RenderOptions, Tally, ordered, ordered_notes, printable, tally
 from linter.result import Note, Result, RunReport
@@ -73,10 +74,29 @@ def _path(path: str) -> str:
     return printable(path)
 
 
+# hint -> its line, as the result cache recorded them with the findings (linter.cache): a warm
+# run prints a multi-line hint without importing PyYAML (about 10 ms) to render it again
+_KNOWN_LINES: dict[str, str] = {}
+
+
+def known_fix_lines(pairs: Iterable[tuple[str, str]]) -> None:
+    """Lines :func:`fix_line` gave for these hints in an earlier run (each must be what
+    :func:`one_line` leaves alone: nothing the terminal would act on)."""
+    _KNOWN_LINES.update(pairs)
+
+
+def is_one_line(text: str) -> bool:
+    """Whether :func:`one_line` leaves ``text`` as it is."""
+    return _SPECIAL.search(text) is None
+
+
 @lru_cache(maxsize=1024)
 def fix_line(fix: str) -> str:
     """A finding's ``fix`` hint as one line: a YAML snippet that spans lines in flow style
     (``capabilities: {drop: [ALL]}``), any other text with its line breaks made spaces."""
+    known = _KNOWN_LINES.get(fix)
+    if known is not None:
+        return known
     if "\n" in fix.strip():
         import yaml
 
