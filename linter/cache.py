@@ -100,6 +100,8 @@ def _code_signature(modules: set[str]) -> list[str]:
 
 
 def _crd_signature(config: Any) -> list[str]:
+    if not getattr(config, "crd_paths", ()):
+        return []  # the common case: nothing to look at, and the CRD module stays unimported
     from linter.validation.crds import configured_files
 
     out = []

@@ -13,24 +13,9 @@ from typing import Any, Callable, Iterable, Iterator
 from linter.model.document import Document, K8sObject
 from linter.model.k8s import Workload, workload_of
 from linter.model.memo import once
+from linter.refkinds import REFERENCE_KINDS  # what a parallel run's index holds (rules import it from here)
 
 DEFAULT_NAMESPACE = "default"
-# Kinds that rules look up across files. A parallel run indexes only these (each worker parses
-# its own files, and only files that mention one of these kinds are shared with every worker);
-# a lookup of any other kind there raises, so a new cross-file rule cannot silently see less.
-REFERENCE_KINDS = frozenset({
-    "LimitRange",  # container defaults
-    "StorageClass", "PersistentVolumeClaim", "PersistentVolume",  # storage and reclaim policies
-    "LocalQueue", "ClusterQueue", "ResourceFlavor", "Cohort", "Queue", "PriorityClass",  # queues
-    "WorkloadPriorityClass",  # Kueue's workload priorities (the kueue.x-k8s.io/priority-class label)
-    "NetworkPolicy",  # distributed training traffic
-    "PodMonitor", "ServiceMonitor",  # observability
-    "ClusterPolicy",  # the GPU Operator's device plugin and DCGM exporter (DaemonSets reach GPU009 as facts)
-    "CustomResourceDefinition",  # schemas of custom resources
-    "ResourceClaimTemplate", "ResourceClaim", "DeviceClass",  # GPUs through Dynamic Resource Allocation
-    "NodePool",  # node auto-provisioning (Karpenter) pools of the cluster model
-    "TrainingRuntime", "ClusterTrainingRuntime",  # the pods a Kubeflow Trainer v2 TrainJob runs
-})
 
 
 class PartialIndexError(LookupError):
@@ -67,7 +52,8 @@ class ProjectIndex:
     def _check(self, kind: str) -> None:
         if self.only_kinds is not None and kind not in self.only_kinds:
             raise PartialIndexError(
-                f"kind {kind!r} is not in linter.index.REFERENCE_KINDS, so a parallel run does not index it; add it there"
+                f"kind {kind!r} is not in linter.refkinds.REFERENCE_KINDS, so a parallel run does not index it; "
+                "add it there"
             )
 
     def of_kind(self, *kinds: str) -> tuple[K8sObject, ...]:

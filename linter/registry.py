@@ -88,12 +88,12 @@ def validate(rules: list[RuleMeta]) -> Registry:
         if unknown:
             raise RegistryError(f"{meta.code}: defaults for undeclared options {sorted(unknown)}")
         if meta.requires:
-            from linter.index import REFERENCE_KINDS
+            from linter.refkinds import REFERENCE_KINDS
             from linter.rule import PROJECT
 
             if meta.scope != PROJECT or not set(meta.requires) <= REFERENCE_KINDS:
                 raise RegistryError(f"{meta.code}: `requires` is for PROJECT rules and must name kinds in "
-                                    f"linter.index.REFERENCE_KINDS, not {sorted(set(meta.requires) - REFERENCE_KINDS)}")
+                                    f"linter.refkinds.REFERENCE_KINDS, not {sorted(set(meta.requires) - REFERENCE_KINDS)}")
         if meta.collect is not None and meta.scope.name != "Project":
             raise RegistryError(f"{meta.code}: `collect` is for PROJECT rules")
         codes[meta.code] = meta

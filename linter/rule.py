@@ -92,7 +92,7 @@ class RuleMeta:
     tags: tuple[str, ...] = ()
     security_severity: str | None = None  # SARIF "security-severity" for security rules
     # PROJECT rules: run only when the project holds an object of one of these kinds (each must
-    # be in linter.index.REFERENCE_KINDS); a parallel run stays parallel when none is present
+    # be in linter.refkinds.REFERENCE_KINDS); a parallel run stays parallel when none is present
     requires: tuple[str, ...] = ()
     # PROJECT rules that need every object (not only REFERENCE_KINDS): ``collect(obj, ctx)``
     # yields picklable facts about one object, where its file is linted (a pool worker, or from

@@ -11,22 +11,24 @@ let go once linted, leaving its :class:`~linter.engine.runner.FileOutcome`.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from linter.discover import SourceFile
 from linter.engine.budget import Clock, OutOfTime
 from linter.engine.memory import after_file, collector_paused, freeze
 from linter.engine.runner import FileOutcome, Job, Runner
 from linter.engine.survey import content_digest, mentions, mentions_in
-from linter.index import ProjectIndex
 from linter.model.document import K8S, Document
 from linter.sources.files import Unreadable, guarded, load_bytes, read_source, unread
+
+if TYPE_CHECKING:  # a run whose results all come from the cache never builds an index
+    from linter.index import ProjectIndex
 
 
 def skeleton(entry: Any) -> Document | None:
     """What other files' rules may look up in a file (a Document, or a Stream from first_pass):
     its reference objects and its script."""
-    from linter.index import REFERENCE_KINDS
+    from linter.refkinds import REFERENCE_KINDS
 
     shell = getattr(entry, "shell", None)
     parsed = entry.objects if isinstance(entry, Document) else entry.objects()
@@ -65,7 +67,7 @@ def second_pass(entry: Any, display: str) -> Document:
 
 
 def build_index(skeletons: Iterable[Document]) -> ProjectIndex:
-    from linter.index import REFERENCE_KINDS
+    from linter.index import REFERENCE_KINDS, ProjectIndex
 
     return ProjectIndex(sorted(skeletons, key=lambda d: d.path), only_kinds=REFERENCE_KINDS)
 

@@ -9,17 +9,19 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from linter.config import Config
 from linter.fix import Fix
-from linter.index import ProjectIndex
 from linter.model.document import DEFINITIONS, Document, K8sObject, definitions
 from linter.model.position import Span
 from linter.registry import Registry
 from linter.result import ObjectRef, Result
 from linter.rule import (CONTAINER, DOCKERFILE as DOCKERFILE_SCOPE, ENGINE, OBJECT, POD, PROJECT, SHELL as SHELL_SCOPE,
                          WORKLOAD, Finding, RuleContext, RuleMeta)
+
+if TYPE_CHECKING:  # a run whose results all come from the cache never builds an index
+    from linter.index import ProjectIndex
 
 PARSE_ERROR = "SCH001"
 UNUSED_SUPPRESSION = "LNT001"
@@ -352,6 +354,8 @@ def merged_facts(outcomes: Iterable[FileOutcome]) -> dict[str, list]:
 def run_rules(documents: list[Document], targets: set[str], rules: list[RuleMeta], config: Config,
               index: ProjectIndex | None = None) -> list[tuple[Result, tuple | None]]:
     """Findings (each with its object's key) of ``rules`` on the ``targets`` among ``documents``."""
+    from linter.index import ProjectIndex
+
     index = index or ProjectIndex(documents)
     runner = Runner(rules, index, config)
     outcomes = [runner.outcome(document, document.path in targets) for document in documents]

@@ -1,6 +1,6 @@
 """The survey: every file read once up front, for its size (to share work out), its content hash
 (for the cache) and whether it is *shared*: its text mentions a cross-file kind
-(``linter.index.REFERENCE_KINDS``) or, for a script, may describe node pools (it mentions
+(``linter.refkinds.REFERENCE_KINDS``) or, for a script, may describe node pools (it mentions
 ``aks``). Only shared files are parsed before the index exists (:mod:`linter.engine.passes`); a
 textual mention is a superset of an object of that kind, so deciding from it is always safe.
 """
@@ -46,7 +46,7 @@ def _reference_pattern(binary: bool) -> Any:
     the escapes that could spell one inside a double-quoted scalar."""
     import re
 
-    from linter.index import REFERENCE_KINDS
+    from linter.refkinds import REFERENCE_KINDS
 
     names = "|".join(sorted(REFERENCE_KINDS, key=lambda name: (-len(name), name)))
     # after a backslash: x, u, U, or a line break (LF, CR, NEL, LS, PS) escaped away
