@@ -55,15 +55,20 @@ def applies(result: Result, report: RunReport | None) -> bool:
 def format_result(result: Result, *, color: bool = False, report: RunReport | None = None) -> str:
     """One finding as one line, as SPEC section 4 writes it (suppressed ones marked with their
     reason); whether ``--fix`` repairs it is said on the fix line under it (:func:`format_finding`)."""
+    span = result.span
     if color:
-        location = _paint(f"{_path(result.path)}:{result.line}:{result.column}:", _BOLD, color)
+        location = _paint(f"{_path(result.path)}:{span.line}:{span.col}:", _BOLD, color)
         severity = _paint(TEXT_WORD[result.severity], _SEVERITY_STYLE[result.severity], color)
     else:  # the common case (a file, a pipe, CI): no escape sequences to add
-        location, severity = f"{_path(result.path)}:{result.line}:{result.column}:", TEXT_WORD[result.severity]
-    line = f"{location} {severity} {result.rule} {result.slug}: {one_line(result.message)}"
+        location, severity = f"{_path(result.path)}:{span.line}:{span.col}:", TEXT_WORD[result.severity]
+    message = result.message  # one_line's common case inline: a report prints thousands of these
+    if _SPECIAL.search(message) is not None:
+        message = one_line(message)
+    line = f"{location} {severity} {result.rule} {result.slug}: {message}"
     if result.obj is not None:
-        line += f" [{one_line(str(result.obj))}]"
-    if result.suppressed:
+        shown = str(result.obj)
+        line += f" [{shown if _SPECIAL.search(shown) is None else one_line(shown)}]"
+    if result.suppressions:
         line = f"{line} {_paint(f'(suppressed: {suppression_reason(result)})', _DIM, color)}"
     return line
 
