@@ -100,6 +100,8 @@ def test_with_the_rule_index_only_called_rules_are_imported(tmp_path: Path, proj
     assert not {n for n in warm if n.startswith("rules.")}  # no rule module at all
     assert not {"linter.model.cluster", "linter.model.kueue", "linter.model.netpol", "linter.model.docker"} & warm
     assert "yaml" not in warm  # the outcome came from the result cache: nothing parsed
+    # ... and nothing indexed: no index, no model it is built from, no CRD schema (no crd-paths)
+    assert not {"linter.index", "linter.model.k8s", "linter.model.selectors", "linter.validation.crds"} & warm
 
 
 def test_output_is_the_same_with_and_without_the_rule_index(tmp_path: Path) -> None:
