@@ -67,7 +67,8 @@ def second_pass(entry: Any, display: str) -> Document:
 
 
 def build_index(skeletons: Iterable[Document]) -> ProjectIndex:
-    from linter.index import REFERENCE_KINDS, ProjectIndex
+    from linter.index import ProjectIndex
+    from linter.refkinds import REFERENCE_KINDS
 
     return ProjectIndex(sorted(skeletons, key=lambda d: d.path), only_kinds=REFERENCE_KINDS)
 

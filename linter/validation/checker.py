@@ -39,6 +39,20 @@ _TYPES: dict[str, tuple[type, ...]] = {
 }
 
 
+def pointer_target(root: Any, ref: Any) -> Any:
+    """What a ``$ref`` that is a JSON pointer into ``root`` (``#/$defs/…``) names, or None when it
+    names nothing there (another document, a missing key, not a string)."""
+    if not isinstance(ref, str) or not ref.startswith("#"):
+        return None
+    node: Any = root
+    for part in ref[1:].split("/")[1:]:
+        part = part.replace("~1", "/").replace("~0", "~")
+        if not isinstance(node, dict) or part not in node:
+            return None
+        node = node[part]
+    return node
+
+
 def _never(_: Any) -> bool:
     return False
 
@@ -93,7 +107,7 @@ class _Compiler:
                 return compiled
         else:
             self.refs[ref] = _PENDING  # a recursive reference: the slot is filled in below
-            target = self.resolve(ref)
+            target = pointer_target(self.root, ref)
             self.refs[ref] = self.compile(target) if target is not None else _never
             return self.refs[ref]
         refs = self.refs
@@ -103,17 +117,6 @@ class _Compiler:
             return True if check is None else check(x)
 
         return deferred
-
-    def resolve(self, ref: str) -> Any:
-        if not ref.startswith("#"):
-            return None
-        node: Any = self.root
-        for part in ref[1:].split("/")[1:]:
-            part = part.replace("~1", "/").replace("~0", "~")
-            if not isinstance(node, dict) or part not in node:
-                return None
-            node = node[part]
-        return node
 
     def compile(self, schema: Any) -> Check | None:
         """The check of ``schema``; None when it accepts everything."""

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from linter.validation.checker import json_equal, list_map_key, unique_items
+from linter.validation.checker import json_equal, list_map_key, pointer_target, unique_items
 from linter.validation.convert import LIST_MAP_KEYS, UNCHECKED_PATTERN, Sub
 from linter.validation.regex import searcher
 
@@ -124,15 +124,10 @@ class Lister:
         return not found
 
     def _resolve(self, ref: Any) -> Any:
-        if not isinstance(ref, str) or not ref.startswith("#/"):
-            raise Unsupported
-        node: Any = self.root
-        for part in ref[2:].split("/"):
-            part = part.replace("~1", "/").replace("~0", "~")
-            if not isinstance(node, dict) or part not in node:
-                raise Unsupported
-            node = node[part]
-        return node
+        target = pointer_target(self.root, ref)
+        if target is None:
+            raise Unsupported  # not a pointer into the root: jsonschema's resolver
+        return target
 
     def _walk(self, x: Any, schema: Any, path: tuple, out: list[Error]) -> None:  # noqa: C901 - one keyword a branch
         if isinstance(schema, Sub):
