@@ -31,11 +31,11 @@ from __future__ import annotations
 import gc
 import os
 import sys
-from collections import deque
-from dataclasses import fields, replace
 from itertools import chain, repeat, starmap
 from pathlib import Path
 from typing import Any
+
+from msgspec.structs import replace
 
 from linter.cachedata import INT_MAX, Invalid, decode, dumps, dumps_large, encode, loads, read_entry
 from linter.cachedata import MAX_BYTES, TEMP_SUFFIX, write_entry  # entry files (shared with linter.ruleindex)
@@ -256,17 +256,18 @@ def _table(column: Any, table: list, count: int) -> map:
     return map(table.__getitem__, column)
 
 
-_RESULT_FIELDS = tuple(f.name for f in fields(Result))
+_RESULT_FIELDS = Result.__struct_fields__
 
 
 def _build(cls: type, names: tuple[str, ...], count: int, columns: tuple) -> list:
-    """``count`` instances of the slots dataclass ``cls``, field ``names[i]`` of each from
-    ``columns[i]``: made by ``object.__new__`` and each slot's own setter, mapped over the columns
-    from C (what ``Result(...)``'s generated ``__init__`` does field by field in Python, a third of
-    the time; a warm run builds every finding of the project)."""
-    made = list(map(object.__new__, repeat(cls, count)))
-    for name, column in zip(names, columns, strict=True):
-        deque(map(getattr(cls, name).__set__, made, column), maxlen=0)
+    """``count`` instances of the record ``cls``, field ``names[i]`` of each from ``columns[i]``
+    (its fields in order): ``cls``'s own ``__init__`` (msgspec's, in C) mapped over the columns,
+    not a Python loop over findings: a warm run builds every finding of the project."""
+    if names != cls.__struct_fields__:
+        raise Invalid("columns of the wrong shape")
+    made = list(map(cls, *columns))
+    if len(made) != count:
+        raise Invalid("columns of the wrong length")
     return made
 
 

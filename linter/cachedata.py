@@ -8,10 +8,10 @@ constructor, method or import that the file names, only this module's own builde
 Values are JSON as they are where JSON has them (``str``, ``bool``, ``None``, 64-bit ``int``,
 finite ``float``, ``list``); everything else is a one-member object whose member name says what
 it is: ``{"T": [...]}`` a tuple, ``{"D": [[k, v], ...]}`` a dict, ``{"S": [l, c, el, ec]}`` a
-:class:`~linter.model.position.Span`, ``{"C": "module:Class", "V": [...]}`` a dataclass of
+:class:`~linter.model.position.Span`, ``{"C": "module:Class", "V": [...]}`` a record of
 mlops-lint's own modules (``linter.*``, built-in ``rules.*``) with its fields in order, and so on
-(:func:`encode`). A dataclass is built without calling its ``__init__`` (``object.__new__`` and
-its fields set), and only after every field's value has been checked against the field's type
+(:func:`encode`). A record (a :class:`msgspec.Struct`, whose ``__init__`` only stores its fields)
+is built only after every field's value has been checked against the field's type
 annotation (:func:`_checker`): a file of the right syntax but the wrong shape is :class:`Invalid`,
 which the caller treats as a miss. :func:`encode` refuses (:class:`Invalid`) whatever it could
 not give back exactly, so an outcome that would not read back equal is never stored.
@@ -19,7 +19,6 @@ not give back exactly, so an outcome that would not read back equal is never sto
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import math
 import stat
@@ -104,7 +103,7 @@ _TYPE_NAMES = {value: name for name, value in _TYPES.items()}
 
 
 # ---------------------------------------------------------------------------------------------
-# decode: JSON value -> Python value, every dataclass field checked against its annotation
+# decode: JSON value -> Python value, every record field checked against its annotation
 
 
 def decode(data: Any) -> Any:
@@ -118,7 +117,7 @@ def decode(data: Any) -> Any:
     if "C" in data:
         spec = _spec(data["C"]) if type(data["C"]) is str else None
         if spec is None:
-            raise Invalid(f"not a dataclass of mlops-lint: {str(data.get('C'))[:80]!r}")
+            raise Invalid(f"not a record of mlops-lint: {str(data.get('C'))[:80]!r}")
         if "V" in data:
             return spec.decode(data["V"])
         fields = data.get("G")
@@ -202,7 +201,7 @@ def _hashable(value: Any) -> Any:
 
 
 # ---------------------------------------------------------------------------------------------
-# dataclasses: which ones, and what each field may hold
+# records: which ones, and what each field may hold
 
 
 def _allowed_module(name: str) -> bool:
@@ -216,18 +215,17 @@ def _allowed_module(name: str) -> bool:
 
 
 class _Spec:
-    """How one dataclass is written and read: each field by its annotation (:func:`_codec`), as
+    """How one record is written and read: each field by its annotation (:func:`_codec`), as
     a row of JSON values in field order."""
 
     __slots__ = ("cls", "names", "checks", "encoders", "decoders")
 
     def __init__(self, cls: type):
         hints = typing.get_type_hints(cls)
-        fields = dataclasses.fields(cls)
         self.cls = cls
-        self.names = tuple(f.name for f in fields)
-        self.checks = tuple(_checker(hints.get(f.name, Any)) for f in fields)
-        codecs = [_codec(hints.get(f.name, Any)) for f in fields]
+        self.names = cls.__struct_fields__
+        self.checks = tuple(_checker(hints.get(name, Any)) for name in self.names)
+        codecs = [_codec(hints.get(name, Any)) for name in self.names]
         self.encoders = tuple(c[0] for c in codecs)
         self.decoders = tuple(c[1] for c in codecs)
 
@@ -240,18 +238,16 @@ class _Spec:
         return self.build([dec(raw) for dec, raw in zip(self.decoders, row)])
 
     def build(self, values: list) -> Any:
-        """The instance, made without calling anything of the class (``__init__``, ``__post_init__``)."""
-        made = object.__new__(self.cls)
-        for name, value in zip(self.names, values):
-            object.__setattr__(made, name, value)
-        return made
+        """The instance, its fields checked (a record's ``__init__`` stores them and nothing else:
+        :func:`_is_record`)."""
+        return self.cls(*values)
 
 
 _SPECS: dict[str, _Spec | None] = {}
 
 
 def _spec(name: str) -> _Spec | None:
-    """How to write and read the dataclass ``module:Qualname`` of mlops-lint, or None."""
+    """How to write and read the record ``module:Qualname`` of mlops-lint, or None."""
     if name in _SPECS:
         return _SPECS[name]
     found = None
@@ -262,14 +258,19 @@ def _spec(name: str) -> _Spec | None:
 
             module = sys.modules.get(module_name) or importlib.import_module(module_name)
             cls = vars(module).get(qualname)
-            if (isinstance(cls, type) and dataclasses.is_dataclass(cls) and cls.__module__ == module_name
-                    and cls.__new__ is object.__new__):
+            if _is_record(cls) and cls.__module__ == module_name:
                 found = _Spec(cls)
         except Exception:  # noqa: BLE001 - a class this format cannot describe is not stored
             found = None
     if len(_SPECS) < 4096:
         _SPECS[name] = found
     return found
+
+
+def _is_record(cls: Any) -> bool:
+    """A :class:`msgspec.Struct` class without ``__post_init__``: calling it stores the values
+    given, in field order, and runs nothing else of the class."""
+    return isinstance(cls, type) and hasattr(cls, "__struct_fields__") and not hasattr(cls, "__post_init__")
 
 
 def _plain(kind: type) -> tuple[Callable[[Any], Any], Callable[[Any], Any]]:
@@ -287,7 +288,7 @@ def _plain(kind: type) -> tuple[Callable[[Any], Any], Callable[[Any], Any]]:
 
 def _codec(hint: Any) -> tuple[Callable[[Any], Any], Callable[[Any], Any]]:
     """(encode, decode) of a field's value by its annotation: strings, numbers and containers of
-    them as plain JSON, a nested dataclass as its row; anything looser (``Any``, a bare
+    them as plain JSON, a nested record as its row; anything looser (``Any``, a bare
     ``tuple``, a union of several types) tagged as :func:`encode` writes it. A value that does
     not hold what the annotation says is Invalid either way."""
     if hint in (str, int, bool):
@@ -335,7 +336,7 @@ def _codec(hint: Any) -> tuple[Callable[[Any], Any], Callable[[Any], Any]]:
                 return raw
             return {key: dec_value(item) for key, item in raw.items()}
         return enc_map, dec_map
-    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+    if _is_record(hint):
         name = f"{hint.__module__}:{hint.__qualname__}"
 
         def enc_class(value: Any) -> list:

@@ -273,7 +273,7 @@ def check(paths: tuple[str, ...], fmt: str, output: Path | None, config_path: Pa
           stdin_filename: str | None, no_color: bool, quiet: bool, show_suppressed: bool, statistics: bool,
           fix: bool, diff: bool, unsafe_fixes: bool) -> None:
     """Lint PATHs (default "."; "-" reads stdin); --fix repairs what the rules know how to."""
-    from dataclasses import replace
+    from msgspec.structs import replace
 
     from linter.config import ConfigError, env_no_color, load_config
     from linter.engine import LintRequest, cap_jobs, lint

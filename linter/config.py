@@ -10,11 +10,12 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct, field
 
 CONFIG_NAMES = (".mlops-lint.yaml", ".mlops-lint.yml")  # as linter.roots finds them
 PROFILES = ("aks-standard", "aks-automatic")
@@ -47,8 +48,7 @@ class ConfigError(Exception):
 DEFAULT_FILE_TIMEOUT = 120.0
 
 
-@dataclass(frozen=True)
-class Config:
+class Config(Struct, frozen=True, dict=True):
     path: Path | None = None  # the config file in use
     root: Path | None = None  # project root: the config file's folder (None: the PATHs themselves)
     profile: str = "aks-standard"

@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
+
+from msgspec import Struct, field
 
 from linter.model.document import DOCKERFILE, K8S, SHELL
 from linter.result import Note
@@ -51,14 +52,12 @@ NOT_DOCKERFILE_SUFFIXES = frozenset({
 })
 
 
-@dataclass(frozen=True, slots=True)
-class SourceFile:
+class SourceFile(Struct, frozen=True):
     path: Path  # absolute
     kind: str  # K8S | DOCKERFILE | SHELL
 
 
-@dataclass
-class Discovery:
+class Discovery(Struct, dict=True):
     files: list[SourceFile] = field(default_factory=list)
     notes: list[Note] = field(default_factory=list)
     skipped: list[tuple[Path, str]] = field(default_factory=list)  # files seen but not read, and why

@@ -10,10 +10,11 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import re
-from dataclasses import dataclass
 from functools import lru_cache
 from types import ModuleType
 from typing import Iterable
+
+from msgspec import Struct
 
 from linter.rule import RegistryError, RuleMeta
 
@@ -22,8 +23,7 @@ SLUG_RE = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
 PREFIX_RE = re.compile(r"^[A-Z]{2,4}[0-9]{0,3}$")
 
 
-@dataclass(frozen=True)
-class Registry:
+class Registry(Struct, frozen=True, dict=True):
     rules: tuple[RuleMeta, ...]  # sorted by code
 
     @property

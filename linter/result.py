@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from msgspec import Struct, field
 
 from linter.fix import Fix
 from linter.model.position import Span
 
 
-@dataclass(frozen=True, slots=True)
-class ObjectRef:
+class ObjectRef(Struct, frozen=True):
     kind: str
     namespace: str
     name: str
@@ -17,24 +16,14 @@ class ObjectRef:
     def __str__(self) -> str:
         return f"{self.kind} {self.namespace}/{self.name}" if self.namespace else f"{self.kind} {self.name}"
 
-    def __reduce__(self) -> tuple:
-        # pickled as a call with the fields (cache, workers' outcomes): a frozen slots dataclass's
-        # own __setstate__ looks its fields up per object, three times slower to load
-        return ObjectRef, (self.kind, self.namespace, self.name)
 
-
-@dataclass(frozen=True, slots=True)
-class Suppression:
+class Suppression(Struct, frozen=True):
     kind: str  # "inSource" (comment or annotation) | "external" (baseline)
     justification: str = ""
     where: str = ""  # "comment line 12", "annotation mlops-lint.io/ignore", "baseline FILE"
 
-    def __reduce__(self) -> tuple:
-        return Suppression, (self.kind, self.justification, self.where)
 
-
-@dataclass(frozen=True, slots=True)
-class Result:
+class Result(Struct, frozen=True):
     rule: str
     slug: str
     severity: str  # error | warning | info (after per-rule overrides)
@@ -49,10 +38,6 @@ class Result:
     # the rule's repair as text edits (linter.fix), resolved against the text the run linted;
     # None when the rule knows none or it could not be resolved. ``fix`` above stays the hint
     autofix: Fix | None = None
-
-    def __reduce__(self) -> tuple:
-        return Result, (self.rule, self.slug, self.severity, self.message, self.path, self.span, self.obj, self.node,
-                        self.fix, self.suppressions, self.built_from, self.autofix)
 
     @property
     def line(self) -> int:
@@ -84,16 +69,14 @@ class Result:
         return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
-@dataclass(slots=True)
-class Note:
+class Note(Struct):
     """Something the user should know that is not a finding (a Helm chart skipped, say)."""
 
     path: str
     message: str
 
 
-@dataclass(slots=True)
-class RunReport:
+class RunReport(Struct):
     """Everything a report needs: sorted results (suppressed ones included), the rules that ran."""
 
     results: list[Result]  # sorted by Result.sort_key(); suppressed results have .suppressions

@@ -14,8 +14,10 @@ looks plus those of their parents, never one per file. No subprocess (``git``) i
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
+
+from msgspec import Struct
+
 
 CONFIG_NAMES = (".mlops-lint.yaml", ".mlops-lint.yml")  # the config file names, by preference within a folder
 
@@ -23,8 +25,7 @@ CONFIG_NAMES = (".mlops-lint.yaml", ".mlops-lint.yml")  # the config file names,
 BY_CONFIG, BY_GIT, BY_CWD, BY_PATH = "config", "git", "cwd", "path"
 
 
-@dataclass(frozen=True, slots=True)
-class Root:
+class Root(Struct, frozen=True):
     folder: Path  # the project root: its files are the project's context (a PATH that is a file: that file)
     found: str  # BY_CONFIG | BY_GIT | BY_CWD | BY_PATH
     config: Path | None = None  # the config file (BY_CONFIG)

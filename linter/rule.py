@@ -12,8 +12,9 @@ optionally a node path and a fix hint); the engine stamps id, slug, severity, fi
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping
+
+from msgspec import Struct, field
 
 from linter.docparts import expand
 from linter.model.position import Span
@@ -25,8 +26,7 @@ SEVERITY_LETTERS = {"E": "error", "W": "warning", "I": "info"}
 
 # Scopes: what a rule is called with. The engine dispatches by scope, so a Container rule never
 # sees a ConfigMap and a Kind("ClusterQueue") rule runs only on ClusterQueues.
-@dataclass(frozen=True, slots=True)
-class Scope:
+class Scope(Struct, frozen=True):
     name: str
     kinds: tuple[str, ...] = ()  # for OBJECT scopes: restrict to these kinds (empty = all)
 
@@ -48,8 +48,7 @@ def Kind(*kinds: str) -> Scope:  # noqa: N802 - reads as a scope name, like kube
     return Scope("Object", tuple(kinds))
 
 
-@dataclass(frozen=True, slots=True)
-class Finding:
+class Finding(Struct, frozen=True):
     """What a rule yields. ``node`` is the path inside the object (for baselines)."""
 
     span: Span
@@ -66,8 +65,7 @@ class Finding:
     autofix: Any = None
 
 
-@dataclass(frozen=True, slots=True)
-class RuleContext:
+class RuleContext(Struct, frozen=True):
     """What a rule may read besides its view: its options, the project index, the config."""
 
     options: Mapping[str, Any]
@@ -75,8 +73,7 @@ class RuleContext:
     config: Any  # linter.config.Config
 
 
-@dataclass(frozen=True, slots=True)
-class RuleMeta:
+class RuleMeta(Struct, frozen=True):
     code: str
     name: str  # the slug
     severity: str

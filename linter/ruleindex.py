@@ -2,7 +2,7 @@
 only the rule modules whose rules it calls.
 
 Importing every rule module to read its ``@rule`` metadata is most of a one-file run: about 80
-modules and the model modules they import (40-50 ms, dataclasses and regexes). The metadata is a
+modules and the model modules they import (their classes and regexes). The metadata is a
 pure function of the code, so the first run of a given tree crawls the rules package as before
 (:func:`linter.registry.load_registry`) and stores what it found here; later runs build the same
 :class:`~linter.rule.RuleMeta` values from it, each ``func`` (and ``collect``) a stand-in that
@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import fields
 from typing import Any
+
+from msgspec.structs import force_setattr
 
 from linter.cachedata import decode, dumps, encode, loads
 from linter.rule import RegistryError, RuleMeta, Scope
@@ -32,7 +33,7 @@ from linter.rule import RegistryError, RuleMeta, Scope
 FORMAT = 3  # 3: named .cache; 2: JSON (linter.cachedata); 1 was pickle
 PREFIX = "rules-index-"  # + a checksum of the packages' folders: checkouts sharing a cache folder keep one each
 _DEFERRED = ("func", "collect")  # the RuleMeta fields that are callables of the rule's module
-_DATA = tuple(f.name for f in fields(RuleMeta) if f.name not in _DEFERRED)
+_DATA = tuple(name for name in RuleMeta.__struct_fields__ if name not in _DEFERRED)
 
 
 def _package_roots() -> list[str]:
@@ -98,7 +99,7 @@ def _resolve(meta: RuleMeta | None, attr: str) -> RuleMeta:
         raise RegistryError(f"{meta.code}: {meta.module} no longer matches the rule index; run again "
                             "(or with --no-cache)")
     for name in _DEFERRED:  # RuleMeta is frozen for rules, not for its own loader
-        object.__setattr__(meta, name, getattr(real, name))
+        force_setattr(meta, name, getattr(real, name))
     return meta
 
 

@@ -18,9 +18,11 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable
+
+from msgspec import Struct, field
+from msgspec.structs import replace
 
 from linter.model.document import Comment, Document, K8sObject
 from linter.model.position import Span
@@ -32,8 +34,7 @@ ANNOTATION_PREFIX = "ignore-check.mlops-lint.io/"
 BASELINE_VERSION = 1
 
 
-@dataclass
-class Directive:
+class Directive(Struct, dict=True):
     """One rule token of one suppression, and whether it suppressed anything."""
 
     token: str
@@ -47,8 +48,7 @@ class Directive:
     used: bool = False
 
 
-@dataclass
-class FileSuppressions:
+class FileSuppressions(Struct, dict=True):
     line: list[Directive] = field(default_factory=list)
     file: list[Directive] = field(default_factory=list)
 
@@ -103,8 +103,7 @@ def _matches(token: str, result: Result) -> bool:
     return token.upper() == result.rule or token.lower() == result.slug
 
 
-@dataclass
-class Baseline:
+class Baseline(Struct, dict=True):
     entries: Counter
     where: str
 

@@ -4,7 +4,7 @@ from the real rules' plans: each yields a ``Replace`` at a span the loader gave,
 
 from __future__ import annotations
 
-import dataclasses
+import msgspec
 from typing import Any, Iterator
 
 from linter.fix import Plan, Replace
@@ -75,5 +75,5 @@ def registry_with_test_rules() -> Any:
     from linter.registry import load_registry
 
     base = load_registry()
-    return dataclasses.replace(base, rules=tuple(sorted((*base.rules, *TEST_RULES), key=lambda m: m.code)))
+    return msgspec.structs.replace(base, rules=tuple(sorted((*base.rules, *TEST_RULES), key=lambda m: m.code)))
 

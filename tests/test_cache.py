@@ -187,9 +187,8 @@ def test_cached_parallel_and_serial_runs_agree(tmp_path: Path) -> None:
 
 
 def test_results_pickle_with_every_field() -> None:
-    """Result, ObjectRef and Suppression pickle as calls with their fields (fast to load); a
-    field added later without its place in __reduce__ would be lost: every field must be there."""
-    import dataclasses
+    """Result, ObjectRef and Suppression pickle as calls with their fields (workers' outcomes: fast
+    to load), every field there."""
     import pickle
 
     from linter.model.position import Span
@@ -203,7 +202,7 @@ def test_results_pickle_with_every_field() -> None:
                     ("spec", 0), "the fix", (suppression,), None,
                     Fix("add it", (Edit("a.yaml", Span(1, 1, 1, 1), "x"),)))
     for value in (suppression, ref, result):
-        assert len(value.__reduce__()[1]) == len(dataclasses.fields(value))
+        assert len(value.__reduce__()[1]) == len(value.__struct_fields__)
         assert pickle.loads(pickle.dumps(value)) == value
 
 
@@ -211,7 +210,7 @@ def test_the_cache_columns_keep_every_field_of_a_result() -> None:
     """A field added to Result without its column would make every cached outcome fail to decode,
     so every warm run would silently lint again (as ``built_from`` did): every field, each set to
     a value other than its default, must read back as it was written."""
-    import dataclasses
+    from msgspec.structs import replace
 
     from linter.cache import _decode_results, _encode_results
     from linter.model.position import Span
@@ -225,9 +224,9 @@ def test_the_cache_columns_keep_every_field_of_a_result() -> None:
                     ObjectRef("Job", "ml", "train"), ("spec", 0), "the fix",
                     (Suppression("inSource", "reviewed", "comment line 3"),), "overlays/prod", autofix)
     defaults = Result("X", "x", "info", "", "b.yaml", Span(1, 1, 1, 2))
-    assert all(getattr(result, f.name) != getattr(defaults, f.name) for f in dataclasses.fields(Result)
-               if f.name not in ("span",))
-    pairs = [(result, ("a.yaml", 0, ("spec",))), (defaults, None), (dataclasses.replace(defaults, autofix=autofix), None)]
+    assert all(getattr(result, name) != getattr(defaults, name) for name in Result.__struct_fields__
+               if name not in ("span",))
+    pairs = [(result, ("a.yaml", 0, ("spec",))), (defaults, None), (replace(defaults, autofix=autofix), None)]
     assert _decode_results(_encode_results(pairs)) == pairs
 
 

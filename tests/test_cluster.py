@@ -8,7 +8,7 @@ and a set of realistic scripts in the forms public AKS docs use lints without a 
 
 from __future__ import annotations
 
-import dataclasses
+import msgspec
 import json
 import shutil
 from collections import Counter
@@ -233,7 +233,7 @@ def test_config_pools_and_profiles() -> None:
     cluster = build_cluster(scripts(a="az aks nodepool add --cluster-name c --name cpu -s Standard_D4s_v5\n"), config)
     assert [(p.name, p.source) for p in cluster.pools] == [("cpu", "script"), ("gpunp", "config")]
     assert cluster.pools[1].autoscaler is True and cluster.pools[1].max_nodes() == 4
-    automatic = dataclasses.replace(config, profile="aks-automatic")
+    automatic = msgspec.structs.replace(config, profile="aks-automatic")
     assert [p.name for p in build_cluster(scripts(a=ADD), automatic).pools] == ["gpunp"]
 
 
@@ -434,7 +434,7 @@ def test_aks_automatic_uses_config_pools_only(tmp_path: Path) -> None:
     assert not [m for m in enabled_rules(load_registry(), automatic, own_codes()) if m.code.startswith("AKS")]
     report = run([tmp_path], tmp_path, config=automatic)
     assert {r.rule for r in report.active} == {"DST005"}  # its pod half needs no pools
-    pools = dataclasses.replace(automatic, node_pools=(
+    pools = msgspec.structs.replace(automatic, node_pools=(
         {"name": "gpu", "vm-size": "Standard_NC4as_T4_v3", "labels": {"accelerator": "nvidia", "workload": "training"},
          "taints": ["sku=gpu:NoSchedule"], "max-count": 2},))
     report = run([tmp_path], tmp_path, config=pools)

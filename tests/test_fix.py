@@ -294,7 +294,7 @@ def test_sarif_fixes_from_objects_and_from_data_are_the_same() -> None:
 def test_sarif_with_fixes_passes_the_multitool(cli, tmp_path: Path) -> None:
     from test_sarif_multitool import ACCEPTED_WARNINGS, multitool, validate
 
-    from dataclasses import replace
+    from msgspec.structs import replace
 
     from report_samples import sample_report
 

@@ -265,10 +265,10 @@ def test_aks001_appends_the_taint_on_the_commands_last_line():
 
 
 def test_aks001_uses_the_configured_taint_and_skips_what_it_cannot_decide():
-    import dataclasses
+    import msgspec
 
     text = f"{POOL}  --node-vm-size Standard_NC4as_T4_v3 > /tmp/log\n"
-    config = dataclasses.replace(Config(), gpu_taints=({"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"},))
+    config = msgspec.structs.replace(Config(), gpu_taints=({"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"},))
     assert fix("AKS001", text, unsafe=True, config=config) == (
         f"{POOL}  --node-vm-size Standard_NC4as_T4_v3 --node-taints nvidia.com/gpu=present:NoSchedule > /tmp/log\n")
     prefer = f"{POOL}  --node-vm-size Standard_NC4as_T4_v3 --node-taints sku=gpu:PreferNoSchedule\n"

@@ -61,7 +61,7 @@ def test_a_plan_that_cannot_be_resolved_is_no_fix_and_no_error(monkeypatch: pyte
 
 def test_a_plan_naming_another_file_is_resolved_against_that_files_text(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from dataclasses import replace
+    from msgspec.structs import replace
 
     from linter.engine import load_bytes
     from linter.rule import Finding

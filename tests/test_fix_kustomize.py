@@ -6,7 +6,7 @@ neither is found."""
 
 from __future__ import annotations
 
-import dataclasses
+import msgspec
 import json
 from pathlib import Path
 from typing import Any, Iterator
@@ -191,7 +191,7 @@ def tst901(monkeypatch: pytest.MonkeyPatch) -> None:
     meta = RuleMeta(code="TST901", name="fixme-label-setkey", severity="warning", scope=OBJECT, func=_label_fix,
                     doc=_label_fix.__doc__ or "", summary=_label_fix.__doc__ or "", module=__name__)
     base = load_registry()
-    registry = dataclasses.replace(base, rules=tuple(sorted((*base.rules, meta), key=lambda m: m.code)))
+    registry = msgspec.structs.replace(base, rules=tuple(sorted((*base.rules, meta), key=lambda m: m.code)))
     monkeypatch.setattr(linter.cli, "_registry", lambda folder=None: registry)
 
 

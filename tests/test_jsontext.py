@@ -12,7 +12,9 @@ from __future__ import annotations
 import enum
 import json
 import uuid
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+
+from msgspec.structs import replace
 from typing import Any
 
 import orjson

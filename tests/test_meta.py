@@ -250,7 +250,7 @@ def test_rule_errors_are_not_reported_unless_lnt002_runs() -> None:
 
 
 def test_a_finding_may_lower_its_grade_and_config_overrides_still_win() -> None:
-    import dataclasses
+    import msgspec
 
     from linter.engine import load_bytes
     from linter.rule import Finding
@@ -262,7 +262,7 @@ def test_a_finding_may_lower_its_grade_and_config_overrides_still_win() -> None:
     document = load_bytes(CRASH_DOC.encode(), "jobs.yaml", K8S)
     results = [r for r, _ in run_rules([document], {"jobs.yaml"}, [graded], Config())]
     assert sorted(r.severity for r in results) == ["error", "warning", "warning"]
-    override = dataclasses.replace(Config(), severity={"TST902": "info"})
+    override = msgspec.structs.replace(Config(), severity={"TST902": "info"})
     results = [r for r, _ in run_rules([document], {"jobs.yaml"}, [graded], override)]
     assert {r.severity for r in results} == {"info"}
 

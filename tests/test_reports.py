@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from importlib import resources
 from pathlib import Path
 
@@ -11,6 +10,7 @@ import jsonschema
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from msgspec.structs import replace
 from report_samples import JOB, RULES, SPACED, random_results, sample_report, shifted
 from strategies import FUZZ
 

@@ -251,7 +251,7 @@ def test_crd_schema_with_an_unknown_type(tmp_path: Path) -> None:
 def test_a_project_rule_that_raises_is_reported_not_lost() -> None:
     # a PROJECT rule runs over the whole project, with no file of its own: its LNT002 lands on the
     # project's first target (line 1) instead of being filtered out with other files' findings
-    from dataclasses import replace
+    from msgspec.structs import replace
 
     from linter.config import Config
     from linter.engine import run_rules

@@ -22,12 +22,12 @@ Expectations are read from the fixture text here, in the test; the linter itself
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from linter.config import Config, load_config
@@ -127,7 +127,7 @@ def fixture_config(code: str) -> Config:
     path = FIXTURES / code / ".mlops-lint.yaml"
     if not path.is_file():
         return Config()
-    return dataclasses.replace(load_config(path, load_registry()), root=None)
+    return msgspec.structs.replace(load_config(path, load_registry()), root=None)
 
 
 @lru_cache(maxsize=None)

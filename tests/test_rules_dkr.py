@@ -207,11 +207,11 @@ def test_no_dockerfile_makes_a_rule_raise(lines, name):
 
 
 def test_data_patterns_option_replaces_the_default_list():
-    import dataclasses
+    import msgspec
 
     text = f"FROM {PT}\nCOPY weights/model.safetensors /models/\nCOPY raw/ /raw/\n"
     assert codes(text, select=["DKR005"]) == [(2, "DKR005")]
-    config = dataclasses.replace(Config(), rule_options={"DKR005": {"data-patterns": ["raw/"]}})
+    config = msgspec.structs.replace(Config(), rule_options={"DKR005": {"data-patterns": ["raw/"]}})
     report = lint(LintRequest(paths=[], config=config, registry=REGISTRY, select=["DKR005"],
                               stdin=("Dockerfile", text.encode()), cwd=REPO))
     assert [(r.line, r.rule) for r in report.active] == [(3, "DKR005")]

@@ -119,7 +119,7 @@ def test_output_is_the_same_with_and_without_the_rule_index(tmp_path: Path) -> N
                                      timeout=120).stdout for args in (["rules", "--format", "json"], ["explain", "DKR004"])]
 
 
-DATA = [name for name in RuleMeta.__dataclass_fields__ if name not in ("func", "collect")]
+DATA = [name for name in RuleMeta.__struct_fields__ if name not in ("func", "collect")]
 
 
 @pytest.fixture

@@ -10,9 +10,10 @@ user edits before suppressions are applied.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
+
+from msgspec import Struct, field
 
 from linter.config import Config
 from linter.discover import SourceFile, display_path
@@ -24,8 +25,7 @@ from linter.validation.kustomize import KUSTOMIZATION_NAMES
 ENABLED = ("auto", "always", "never")
 
 
-@dataclass
-class Builds:
+class Builds(Struct, dict=True):
     documents: list[tuple[Document, bytes, bool]] = field(default_factory=list)  # (built, output, targeted)
     mappers: dict[str, Any] = field(default_factory=dict)  # virtual path -> its mapper
     raw_only: frozenset[str] = frozenset()  # display paths linted through a build

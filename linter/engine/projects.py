@@ -12,9 +12,11 @@ the API) the run is one project whose root is the config's folder (else the PATH
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
+
+from msgspec import Struct, field
+from msgspec.structs import replace
 
 from linter.config import Config
 from linter import discover
@@ -22,8 +24,7 @@ from linter.discover import Discovery, SourceFile
 from linter.roots import BY_PATH, Root, RootFinder
 
 
-@dataclass
-class Project:
+class Project(Struct, dict=True):
     config: Config
     root: Root | None  # None: the one project of an explicit config
     paths: list[Path] = field(default_factory=list)  # the PATHs of this project (absolute)

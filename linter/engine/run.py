@@ -16,9 +16,11 @@ between processes was measured to cost as much as parsing them: only outcomes tr
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
+
+from msgspec import Struct, field
+from msgspec.structs import replace
 
 from linter.config import Config
 from linter.discover import SourceFile, display_path, shown as shown_path
@@ -37,8 +39,7 @@ from linter.roots import RootFinder
 from linter.sources.files import load_bytes
 
 
-@dataclass
-class LintRequest:
+class LintRequest(Struct, dict=True):
     paths: list[Path]  # what to report on (files or folders); empty with stdin
     config: Config | None  # one config for one project (--config); None: each root's own (linter.roots)
     registry: Registry
@@ -60,8 +61,7 @@ class LintRequest:
     files: dict[str, "FixTarget"] | None = None
 
 
-@dataclass(frozen=True)
-class FixTarget:
+class FixTarget(Struct, frozen=True, dict=True):
     """What a fix run needs of one target file the run linted."""
 
     path: str  # the file, as discovery found it (absolute)

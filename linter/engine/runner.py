@@ -8,8 +8,10 @@ back and the cache keeps; :meth:`Runner.project` then reduces the facts with the
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Iterable
+
+from msgspec import Struct, field
+from msgspec.structs import replace
 
 from linter.config import Config
 from linter.fix import Fix
@@ -28,8 +30,7 @@ UNUSED_SUPPRESSION = "LNT001"
 RULE_ERROR = "LNT002"
 
 
-@dataclass
-class _Buckets:
+class _Buckets(Struct, dict=True):
     container: list[RuleMeta] = field(default_factory=list)
     pod: list[RuleMeta] = field(default_factory=list)
     workload: list[RuleMeta] = field(default_factory=list)
@@ -61,8 +62,7 @@ def _ref(obj: Any) -> ObjectRef | None:
     return ObjectRef(obj.kind, obj.namespace, obj.name) if obj is not None else None
 
 
-@dataclass(slots=True)
-class FileOutcome:
+class FileOutcome(Struct):
     """What linting one file gives before suppressions are applied: the unit a pool worker sends
     back and the cache keeps. ``results`` pair each finding with the key of its object."""
 
@@ -363,8 +363,7 @@ def run_rules(documents: list[Document], targets: set[str], rules: list[RuleMeta
     return [pair for outcome in outcomes for pair in outcome.results] + runner.out
 
 
-@dataclass(frozen=True)
-class Job:
+class Job(Struct, frozen=True, dict=True):
     """What every file of a run is linted with (shared with pool workers by fork)."""
 
     rules: list[RuleMeta]

@@ -8,17 +8,17 @@ textual mention is a superset of an object of that kind, so deciding from it is 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
+
+from msgspec import Struct
 
 from linter.discover import SourceFile
 from linter.model.document import K8S, SHELL
 from linter.sources.files import Unreadable, read_source
 
 
-@dataclass(slots=True)
-class Survey:
+class Survey(Struct):
     source: SourceFile
     display: str
     size: int

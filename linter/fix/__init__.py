@@ -15,8 +15,9 @@ applied only with ``--unsafe-fixes`` (or ``fix: {unsafe: true}``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
+
+from msgspec import Struct
 
 from linter.model.position import Span
 
@@ -24,8 +25,7 @@ from linter.model.position import Span
 # What reports carry and --fix applies (small, picklable, cached)
 
 
-@dataclass(frozen=True, slots=True)
-class Edit:
+class Edit(Struct, frozen=True):
     """Replace the text at ``span`` of the file ``path`` with ``text``.
 
     ``span`` is 1-based, lines and columns in code points of the decoded text, end exclusive (as
@@ -38,8 +38,7 @@ class Edit:
     text: str
 
 
-@dataclass(frozen=True, slots=True)
-class Fix:
+class Fix(Struct, frozen=True):
     """A resolved fix: edits that never overlap each other, sorted by position."""
 
     title: str  # what it does, imperative: "add `limits: nvidia.com/gpu: 1`"
@@ -51,8 +50,7 @@ class Fix:
 # What rules propose (hold the parsed nodes; resolved where the file's text is at hand)
 
 
-@dataclass(frozen=True, slots=True)
-class SetKey:
+class SetKey(Struct, frozen=True):
     """Make ``node[path[0]][path[1]]…`` equal ``value``: missing mappings on the way are created
     (as one block, indented like ``node``'s keys, or in flow style inside a flow mapping); an
     existing scalar at the end of the path is replaced in place (its quoting style kept where the
@@ -66,8 +64,7 @@ class SetKey:
     value: Any
 
 
-@dataclass(frozen=True, slots=True)
-class AppendItem:
+class AppendItem(Struct, frozen=True):
     """Append ``item`` to the sequence at ``node[key]``, creating the sequence when ``key`` is
     missing or null (``env:`` of a container, ``tolerations:`` of a pod); an item already in the
     sequence is not appended again."""
@@ -77,8 +74,7 @@ class AppendItem:
     item: Any
 
 
-@dataclass(frozen=True, slots=True)
-class Replace:
+class Replace(Struct, frozen=True):
     """A raw text edit at a span the loader knows (Dockerfile and shell fixes, a scalar's text)."""
 
     span: Span
@@ -88,8 +84,7 @@ class Replace:
 Intent = SetKey | AppendItem | Replace
 
 
-@dataclass(frozen=True, slots=True)
-class Plan:
+class Plan(Struct, frozen=True):
     """What a rule yields as ``Finding.autofix``: intents applied together, as one fix.
 
     ``path`` names the file the intents' nodes come from when it is not the finding's own file

@@ -29,8 +29,10 @@ from __future__ import annotations
 import os
 import stat
 from collections import Counter
-from dataclasses import dataclass, field, replace
 from typing import Any
+
+from msgspec import Struct, field
+from msgspec.structs import replace
 
 from linter.fix import Fix
 from linter.result import Note, Result, RunReport
@@ -38,8 +40,7 @@ from linter.result import Note, Result, RunReport
 MAX_PASSES = 10
 
 
-@dataclass
-class _File:
+class _File(Struct, dict=True):
     """One target file the fixes change: its bytes as first read, and as the fixes left them."""
 
     display: str
@@ -54,8 +55,7 @@ class _File:
     frozen: bool = False  # no more fixes (a note says why)
 
 
-@dataclass
-class FixOutcome:
+class FixOutcome(Struct, dict=True):
     """What a fix run did: the last pass's report (what is left), the fixes applied per rule,
     the files changed (display path -> (before, after) texts), notes."""
 

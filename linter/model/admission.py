@@ -14,9 +14,10 @@ flavor can hold (QUE006's finding), is placed as it is written: one admission, n
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from itertools import product
 from typing import Any, Mapping
+
+from msgspec import Struct
 
 from linter.model.memo import once
 from linter.model.podrequests import pod_requests
@@ -25,8 +26,7 @@ from linter.model.selectors import Placement, tolerated_by
 _MAX_ASSIGNMENTS = 16
 
 
-@dataclass(frozen=True)
-class Admission:
+class Admission(Struct, frozen=True, dict=True):
     placement: Placement
     tolerations: tuple[Mapping[str, Any], ...]
     flavors: tuple[str, ...] = ()  # the flavors injected (empty: the pod as written)

@@ -11,8 +11,9 @@ space-separated values, and which short names and aliases mean the same option.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Final
+
+from msgspec import Struct, field
 
 from linter.model.position import Span
 from linter.model.unknown import UNKNOWN, Unknown, Value, is_known, is_placeholder, resolved  # noqa: F401 - re-exported
@@ -73,8 +74,7 @@ def written_span(raw: str, span: Span) -> Span:
     return span
 
 
-@dataclass(frozen=True, slots=True)
-class Token:
+class Token(Struct, frozen=True):
     """One shell word after expansion: ``raw`` as written (quotes kept), ``value`` expanded.
 
     A word whose unquoted expansion splits into several fields gives several tokens with the
@@ -86,8 +86,7 @@ class Token:
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
-class FlagValue:
+class FlagValue(Struct, frozen=True):
     """A value given to an ``az`` option: as written, resolved (or UNKNOWN), and where."""
 
     raw: str
@@ -108,8 +107,7 @@ class FlagValue:
         return resolved(self.value)
 
 
-@dataclass(frozen=True, slots=True)
-class AzFlag:
+class AzFlag(Struct, frozen=True):
     """One occurrence of an option: ``name`` as written (``--labels``, ``-s``), ``span`` of the name."""
 
     name: str
@@ -125,8 +123,7 @@ class AzFlag:
         return self.values[0] if self.values else None
 
 
-@dataclass(frozen=True, slots=True)
-class Assignment:
+class Assignment(Struct, frozen=True):
     """``NAME=value`` (also after export/readonly/local/declare/typeset), a ``for`` variable or a ``read``.
 
     ``scope`` is ``"shell"`` for assignments that persist and ``"command"`` for ``NAME=v cmd``
@@ -141,8 +138,7 @@ class Assignment:
     scope: str = "shell"
 
 
-@dataclass(frozen=True, slots=True)
-class Command:
+class Command(Struct, frozen=True):
     """A simple command: its words after reserved words (if/then/do/...), ``sudo``/``time``/
     ``env`` and ``NAME=value`` prefixes are removed."""
 
@@ -154,8 +150,7 @@ class Command:
         return self.words[0].value if self.words else ""
 
 
-@dataclass(slots=True)
-class AzCommand:
+class AzCommand(Struct):
     """An ``az aks ...`` or ``az aks nodepool ...`` command.
 
     ``options`` lists every option in order; ``flags`` maps each option name *as written* to all
@@ -209,8 +204,7 @@ class AzCommand:
         return option.value if option is not None else None
 
 
-@dataclass(slots=True)
-class ShellScript:
+class ShellScript(Struct):
     """What a shell script runs, in order. ``path`` is the display path of its file."""
 
     commands: list[Command] = field(default_factory=list)

@@ -68,12 +68,13 @@ from __future__ import annotations
 import json
 import re
 import weakref
-from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cached_property, lru_cache
 from importlib import resources
 from itertools import chain, product
 from typing import TYPE_CHECKING, Any, Iterable, Iterator
+
+from msgspec import Struct, field
 
 from linter.model.bounds import MAX_NUMBER_DIGITS
 from linter.model.position import Span
@@ -96,8 +97,7 @@ FIRST_POOL = "nodepool1"
 # Where a setting came from
 
 
-@dataclass(frozen=True, slots=True)
-class Origin:
+class Origin(Struct, frozen=True):
     """The script flag (or config entry) that set something: ``span`` of the flag's name,
     ``value_span`` of its (first) value."""
 
@@ -129,15 +129,13 @@ def _command_origin(path: str, command: AzCommand) -> Origin:
 # Node pools
 
 
-@dataclass(frozen=True, slots=True)
-class PoolTaint:
+class PoolTaint(Struct, frozen=True):
     taint: Taint
     origin: Origin | None
     automatic: bool = False  # added by AKS (the Spot taint)
 
 
-@dataclass(eq=False)
-class NodePool:
+class NodePool(Struct, eq=False, dict=True):
     """One node pool, as the scripts (or the config) leave it."""
 
     name: Value  # UNKNOWN when the script does not determine it
@@ -225,8 +223,7 @@ class NodePool:
 ELSEWHERE = "(pools not in the project)"
 
 
-@dataclass(frozen=True)
-class LabelView:
+class LabelView(Struct, frozen=True, dict=True):
     """What is known of one pool's node labels: ``state(key)`` is ("known", value),
     ("absent", None) or ("unknown", None)."""
 
@@ -394,8 +391,7 @@ def profile_value_problem(key: str, value: str) -> str | None:
     return None
 
 
-@dataclass(frozen=True, slots=True)
-class ProfileEntry:
+class ProfileEntry(Struct, frozen=True):
     """One ``key=value`` of a ``--cluster-autoscaler-profile`` (value UNKNOWN when unresolved)."""
 
     key: str | None  # None: the text is not key=value (or its key is unknown to the reader)
@@ -445,8 +441,7 @@ def _literal_offset(token: FlagValue) -> int | None:
     return None
 
 
-@dataclass
-class ProfileSetting:
+class ProfileSetting(Struct, dict=True):
     value: Value
     origin: Origin
 
@@ -455,8 +450,7 @@ class ProfileSetting:
 # The cluster
 
 
-@dataclass(eq=False)
-class Cluster:
+class Cluster(Struct, eq=False, dict=True):
     pools: list[NodePool] = field(default_factory=list)
     # cluster name (None: not determined) -> key -> setting; "" resets a cluster's profile
     profiles: dict[Value | None, dict[str, ProfileSetting]] = field(default_factory=dict)
@@ -1004,8 +998,7 @@ def add_nodepools(cluster: Cluster, index: Any) -> None:
 # Placement: which pools a pod template can land on
 
 
-@dataclass(frozen=True)
-class PoolVerdict:
+class PoolVerdict(Struct, frozen=True, dict=True):
     pool: NodePool
     labels: str  # "yes" | "no" | "maybe"
     label_reason: str  # why "no"
@@ -1030,14 +1023,13 @@ class PoolVerdict:
         return f"{self.pool.display}: {word} {shown} not tolerated"
 
 
-@dataclass(frozen=True)
-class PodPlacement:
+class PodPlacement(Struct, frozen=True, eq=False, dict=True):
     """Every pool's verdict for one placement. Shared by every pod with the same constraints
     (:meth:`Cluster.placement`), so what is derived from it alone is derived once: the filtered
     lists below, and what rules keep with :meth:`memo`. The lists returned are fresh copies."""
 
     verdicts: tuple[PoolVerdict, ...]
-    _memo: dict = field(default_factory=dict, compare=False, repr=False)
+    _memo: dict = field(default_factory=dict)
 
     @cached_property
     def serving(self) -> tuple[PoolVerdict, ...]:
@@ -1373,8 +1365,7 @@ def gpus_of(pool: NodePool, resource: str) -> int | None:
     return vm.gpus
 
 
-@dataclass(frozen=True)
-class Capacity:
+class Capacity(Struct, frozen=True, dict=True):
     """What one node of a pool offers pods: the VM, less AKS's reservations when subtracted."""
 
     cpu: Fraction | None  # cores

@@ -14,8 +14,9 @@ at runtime, so its pods' labels are not known).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any
+
+from msgspec import Struct
 
 from linter.model.envvars import LITERAL, UNKNOWN, UNSET, EnvSetting, command_mentions, mpirun_exports, resolve
 from linter.model.k8s import REPLICA_SPEC_FIELDS, Container, PodSpec, Workload
@@ -92,8 +93,7 @@ def default_container(pod: PodSpec) -> Container | None:
     return apps[0] if apps else None
 
 
-@dataclass(frozen=True, slots=True)
-class ReplicaSpec:
+class ReplicaSpec(Struct, frozen=True):
     """One entry of a Kubeflow job's ``<framework>ReplicaSpecs`` map (with or without a template)."""
 
     role: str
@@ -171,8 +171,7 @@ def pod_labels(pod: PodSpec) -> dict[str, str]:
     return {**labels_of(pod.labels), **operator_labels(pod)}
 
 
-@dataclass(frozen=True, slots=True)
-class ContainerPort:
+class ContainerPort(Struct, frozen=True):
     name: str
     port: int
     protocol: str

@@ -8,7 +8,8 @@ stage names are lower case, as BuildKit compares them.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+
+from msgspec import Struct, field
 
 from linter.model.bounds import MAX_VALUE_CHARS
 from linter.model.k8s import image_reference, image_registry, parse_image
@@ -30,16 +31,14 @@ AUTOMATIC_PLATFORM_ARGS = frozenset({
 })
 
 
-@dataclass(frozen=True, slots=True)
-class Word:
+class Word(Struct, frozen=True):
     """One argument word as written (quotes kept), with its span."""
 
     text: str
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
-class Flag:
+class Flag(Struct, frozen=True):
     """A builder flag such as ``--from=base``: ``name`` without the dashes, ``value`` None for ``--link``.
 
     ``value`` has BuildKit's quote removal applied (``--chown='1 2'`` gives ``1 2``).
@@ -52,8 +51,7 @@ class Flag:
     value_span: Span | None
 
 
-@dataclass(frozen=True, slots=True)
-class Heredoc:
+class Heredoc(Struct, frozen=True):
     """A here-document attached to RUN/COPY/ADD (``<<EOF`` ... ``EOF``).
 
     ``content`` is the body exactly as BuildKit keeps it (line ends included, leading tabs not
@@ -71,8 +69,7 @@ class Heredoc:
     terminated: bool = True
 
 
-@dataclass(frozen=True, slots=True)
-class ShellWord:
+class ShellWord(Struct, frozen=True):
     """One word of a shell command in RUN, CMD or ENTRYPOINT: ``text`` with quotes removed and
     escapes applied (``$VAR`` and ``$(…)`` are kept as written, not expanded); ``quoted`` when any
     part of it was quoted."""
@@ -82,8 +79,7 @@ class ShellWord:
     quoted: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class ShellCommand:
+class ShellCommand(Struct, frozen=True):
     """One simple command of a shell-form RUN, CMD or ENTRYPOINT (or of a RUN heredoc that the
     shell runs): its words after the leading ``NAME=value`` assignments (``assignments``), with
     redirections (``> f``, ``2>&1``, ``<<EOF``) and shell keywords that open a compound command
@@ -105,8 +101,7 @@ class ShellCommand:
         return Span(first.line, first.col, last.end_line, last.end_col)
 
 
-@dataclass(slots=True)
-class Instruction:
+class Instruction(Struct):
     """One Dockerfile instruction, continuation lines joined.
 
     ``value`` is the text after the keyword (flags included) as BuildKit joins continuation
@@ -152,8 +147,7 @@ class Instruction:
         return self.keyword in KNOWN_INSTRUCTIONS
 
 
-@dataclass(frozen=True, slots=True)
-class ArgDef:
+class ArgDef(Struct, frozen=True):
     """One name of an ``ARG`` instruction: ``default`` as written, ``value`` after expansion.
 
     ``value`` is None when there is no default or it cannot be worked out statically.
@@ -165,8 +159,7 @@ class ArgDef:
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
-class Directive:
+class Directive(Struct, frozen=True):
     """A parser directive at the top of the file (``# syntax=...``, ``# escape=```, ``# check=...``)."""
 
     name: str  # lower case
@@ -174,8 +167,7 @@ class Directive:
     span: Span
 
 
-@dataclass(slots=True)
-class Stage:
+class Stage(Struct):
     """A build stage: its FROM and the instructions up to the next FROM.
 
     ``base`` is the image (or stage) as written, ``base_resolved`` the same with the defaults of
@@ -217,8 +209,7 @@ class Stage:
         return [i for i in self.instructions if i.keyword == upper]
 
 
-@dataclass(slots=True)
-class Dockerfile:
+class Dockerfile(Struct, eq=False):
     """A whole Dockerfile. ``args`` are the ARGs declared before the first FROM (BuildKit's meta args)."""
 
     instructions: list[Instruction] = field(default_factory=list)
@@ -230,8 +221,8 @@ class Dockerfile:
     # each stage name -> the first stage with it, for the stages up to ``_named_upto`` (stages are
     # only appended): a ``--from`` or FROM lookup is one dict read, not a walk over the stages
     # before it (thousands of chained stages were quadratic)
-    _names: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
-    _named_upto: int = field(default=0, repr=False, compare=False)
+    _names: dict[str, int] = field(default_factory=dict)
+    _named_upto: int = 0
 
     @property
     def syntax(self) -> str | None:
@@ -490,8 +481,7 @@ def node_path(stage: Stage, ins: Instruction, *rest: str | int) -> tuple[str | i
 # Images a stage pulls besides its base: COPY --from=<image>, RUN --mount=from=<image>
 
 
-@dataclass(frozen=True, slots=True)
-class ImageUse:
+class ImageUse(Struct, frozen=True):
     """An image a stage uses: its FROM base, or the source of ``COPY --from`` / ``RUN --mount``."""
 
     stage: Stage
@@ -564,8 +554,7 @@ _RUNNER_VALUE_OPTIONS = frozenset({"-n", "--name", "-p", "--prefix", "-u", "--us
 _SHELLS = frozenset({"sh", "bash", "dash", "ash", "zsh"})
 
 
-@dataclass(frozen=True, slots=True)
-class PipInstall:
+class PipInstall(Struct, frozen=True):
     """A ``pip install`` (``pip3``, ``python -m pip``, ``uv pip install`` …) in a RUN.
 
     ``tool`` is ``pip`` or ``uv``; ``words`` are the command's words from the program on
@@ -792,8 +781,7 @@ _CUDA_PACKAGE = re.compile(
     r"pytorch-cuda|nvidia-cuda-[a-z-]+|libnvinfer\d*(?:-[a-z0-9.-]+)?|cupy")
 
 
-@dataclass(frozen=True, slots=True)
-class Evidence:
+class Evidence(Struct, frozen=True):
     """One sign that a file is meant for GPUs: what it is, and where (None: the file's name)."""
 
     what: str
@@ -948,8 +936,7 @@ def gpu_evidence(dockerfile: Dockerfile) -> tuple[str | None, list[Evidence]]:
 # What the final image runs, and as whom
 
 
-@dataclass(frozen=True, slots=True)
-class StartCommand:
+class StartCommand(Struct, frozen=True):
     """The ENTRYPOINT and CMD that take effect in the final image (each with its stage), as
     Docker applies them: the last one of each in the final stage and the stages it is built on;
     an ENTRYPOINT resets a CMD inherited from an earlier stage (a CMD of its own stage stays)."""

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Callable, Hashable, Iterable, TypeVar
+
+from msgspec import Struct, field
 
 from linter.model.position import Span
 from linter.model.tree import YMap
@@ -15,8 +16,7 @@ DOCKERFILE = "dockerfile"
 SHELL = "shell"
 
 
-@dataclass(frozen=True, slots=True)
-class Comment:
+class Comment(Struct, frozen=True):
     """A comment's text (without the leading ``#``) and its 1-based position.
 
     ``own_line`` is true when nothing but white space precedes the comment on its line: such a
@@ -30,16 +30,14 @@ class Comment:
     next_line: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class ParseIssue:
+class ParseIssue(Struct, frozen=True):
     """A problem the loader met: becomes an SCH001 finding at ``span``."""
 
     span: Span
     message: str
 
 
-@dataclass(slots=True, weakref_slot=True)
-class K8sObject:
+class K8sObject(Struct, weakref=True):
     """One Kubernetes object: a YAML document, or one item of a ``kind: List``."""
 
     api_version: str
@@ -92,8 +90,7 @@ class K8sObject:
                           self.node_path, self.span)
 
 
-@dataclass(frozen=True, slots=True)
-class ObjectStub:
+class ObjectStub(Struct, frozen=True):
     """What a finding needs of an object that lives in another process (a PROJECT rule's facts
     are collected where each file is linted and reduced in the parent): identity and position."""
 
@@ -118,8 +115,7 @@ class ObjectStub:
         return f"{self.kind} {self.namespace}/{self.name}" if self.namespace else f"{self.kind} {self.name}"
 
 
-@dataclass(slots=True)
-class Document:
+class Document(Struct):
     """One loaded source file."""
 
     path: str  # display path: relative to the working folder where possible, with /

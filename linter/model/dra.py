@@ -22,9 +22,10 @@ apply to it, since it sets none. The tables are built once per index (``ProjectI
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Iterator
+
+from msgspec import Struct
 
 from linter.model.memo import once
 from linter.model.position import Span
@@ -36,8 +37,7 @@ NVIDIA_GPU_CLASSES = frozenset({"gpu.nvidia.com", "mig.nvidia.com"})
 _DRIVER = re.compile(r"""device\.driver\s*==\s*['"]gpu\.nvidia\.com['"]""")
 
 
-@dataclass(frozen=True, slots=True)
-class ClaimedGpu:
+class ClaimedGpu(Struct, frozen=True):
     """GPUs a container takes through one resource claim; read like a requests entry
     (``name``, ``raw``, ``value``, spans) by the rules that list what a pod asks for."""
 

@@ -20,9 +20,10 @@ NCCL_SOCKET_IFNAME=eth0 && torchrun …``), which makes a variable the manifest 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Iterator
+
+from msgspec import Struct
 
 from linter.model.k8s import Container, EnvVar
 from linter.model.position import Span
@@ -36,8 +37,7 @@ UNKNOWN = "unknown"
 _REFERENCE = re.compile(r"(?<!\$)\$\([A-Za-z_][A-Za-z0-9_.-]*\)")
 
 
-@dataclass(frozen=True, slots=True)
-class EnvSetting:
+class EnvSetting(Struct, frozen=True):
     """What a container's environment holds for one name."""
 
     name: str
@@ -108,8 +108,7 @@ def command_mentions(container: Container, name: str) -> bool:
     return any(isinstance(item, str) and pattern.search(item) for _, _, item in _command_items(container))
 
 
-@dataclass(frozen=True, slots=True)
-class Export:
+class Export(Struct, frozen=True):
     """One ``-x NAME[=VALUE]`` of an exec-form ``mpirun`` command line."""
 
     name: str

@@ -13,10 +13,11 @@ finding needs: the bad value, else its key, else (for a missing field) the paren
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cached_property, lru_cache
 from typing import Any, Iterator
+
+from msgspec import Struct, field
 
 from linter.model.document import K8sObject
 from linter.model.position import Span
@@ -41,8 +42,7 @@ REPLICA_SPEC_FIELDS = {
 CONTAINER_FIELDS = ("containers", "initContainers", "ephemeralContainers")
 
 
-@dataclass(frozen=True, slots=True)
-class Resource:
+class Resource(Struct, frozen=True):
     """One entry of ``resources.requests`` or ``resources.limits``."""
 
     name: str
@@ -52,8 +52,7 @@ class Resource:
     value_span: Span
 
 
-@dataclass(frozen=True, slots=True)
-class EnvVar:
+class EnvVar(Struct, frozen=True):
     name: str
     value: Any  # the literal ``value``; None when absent
     from_ref: bool  # set through valueFrom (not a literal)
@@ -71,8 +70,7 @@ def _resources(section: Any) -> dict[str, Resource]:
     }
 
 
-@dataclass(slots=True, eq=False)
-class Container:
+class Container(Struct, eq=False):
     """A container, init container or ephemeral container of a pod template."""
 
     pod: "PodSpec"
@@ -82,7 +80,7 @@ class Container:
     path: Path
     # what is derived from the container alone, on first use (requests and limits, which dozens of
     # rules read; checkpoint evidence): views are read-only
-    _sections: dict = field(default_factory=dict, repr=False)
+    _sections: dict = field(default_factory=dict)
     # the name the operator gives a container its kind describes without a list entry (KServe's
     # ``model:`` container is ``kserve-container``)
     default_name: str | None = None
@@ -229,8 +227,7 @@ class Container:
         return self.body.get_map("securityContext")
 
 
-@dataclass(eq=False)
-class PodSpec:
+class PodSpec(Struct, eq=False, dict=True):
     """One pod template (or a bare Pod's spec) inside a workload."""
 
     obj: K8sObject
@@ -353,8 +350,7 @@ TRAINING_KINDS = frozenset({
 })
 
 
-@dataclass(slots=True, eq=False)
-class Workload:
+class Workload(Struct, eq=False):
     """An object that carries pods, with every pod template it holds."""
 
     obj: K8sObject
@@ -377,7 +373,7 @@ class Workload:
         return route
     # what model helpers derive from the workload alone (and their other inputs), on first use:
     # views are read-only
-    _memo: dict = field(default_factory=dict, repr=False)
+    _memo: dict = field(default_factory=dict)
 
     @property
     def kind(self) -> str:

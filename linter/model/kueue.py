@@ -60,9 +60,10 @@ from __future__ import annotations
 
 import posixpath
 import weakref
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Iterable, Iterator, Mapping
+
+from msgspec import Struct
 
 from linter.model.document import K8sObject
 from linter.model.k8s import PodSpec, Workload, is_gpu_resource
@@ -143,8 +144,7 @@ def is_kueue_managed_kind(obj: K8sObject) -> bool:
     return (obj.group, obj.kind) in SUSPEND_FIELDS
 
 
-@dataclass(frozen=True, slots=True)
-class QueueRef:
+class QueueRef(Struct, frozen=True):
     """A workload's ``kueue.x-k8s.io/queue-name``: the LocalQueue it is submitted to."""
 
     name: str
@@ -183,8 +183,7 @@ def queue_ref(obj: K8sObject) -> QueueRef | None:
     return None
 
 
-@dataclass(frozen=True, slots=True)
-class SuspendField:
+class SuspendField(Struct, frozen=True):
     """Where a queued object's suspend flag is (or would go) and what it says."""
 
     path: Path  # of the flag
@@ -224,15 +223,13 @@ def suspend_field(obj: K8sObject) -> SuspendField | None:
 # ClusterQueues, Cohorts and ResourceFlavors
 
 
-@dataclass(frozen=True, slots=True)
-class Quota:
+class Quota(Struct, frozen=True):
     nominal: Fraction | float  # INFINITE when not a known quantity
     borrowing_limit: Fraction | float | None = None
     lending_limit: Fraction | float | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class FlavorRef:
+class FlavorRef(Struct, frozen=True):
     """A ``resourceGroups[g].flavors[f].name`` of a ClusterQueue or Cohort."""
 
     name: str
@@ -240,8 +237,7 @@ class FlavorRef:
     node: Path
 
 
-@dataclass(frozen=True)
-class ResourceGroup:
+class ResourceGroup(Struct, frozen=True, dict=True):
     index: int
     covered: tuple[str, ...]
     flavors: tuple[FlavorRef, ...]
@@ -544,8 +540,7 @@ def quota_tree(index: Any) -> QuotaTree:
 # Pod sets: the pods of a workload that Kueue admits together
 
 
-@dataclass(frozen=True)
-class PodSet:
+class PodSet(Struct, frozen=True, dict=True):
     pod: PodSpec
     name: str  # the replica type, task or template ("main" for a single template)
     count: int  # pods Kueue needs quota for (the least it may admit, with partial admission)
@@ -691,8 +686,7 @@ def uncovered_gpu_resources_left_to_que005(cq: K8sObject, index: Any, config: An
 # Admission: what Kueue can never admit
 
 
-@dataclass(frozen=True)
-class Problem:
+class Problem(Struct, frozen=True, dict=True):
     """One reason a ClusterQueue can never admit a workload."""
 
     kind: str  # "uncovered" | "exceeds" | "no-flavor"
@@ -726,8 +720,7 @@ def _filtered_placement(placement: Placement, keys: set[str]) -> Placement:
     return Placement(selector, tuple(terms))
 
 
-@dataclass
-class _Flavor:
+class _Flavor(Struct, dict=True):
     name: str
     obj: K8sObject | None  # None: not in the project (its labels and taints are unknown)
 
@@ -926,8 +919,7 @@ def priority_class_named(index: Any, name: str, near: K8sObject | None = None) -
     return found[0] if found else None
 
 
-@dataclass(frozen=True, slots=True)
-class PriorityRef:
+class PriorityRef(Struct, frozen=True):
     """A place that names a priority class."""
 
     name: str
@@ -990,8 +982,7 @@ def pod_priority_class_name(pod: PodSpec) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
-class PodPriority:
+class PodPriority(Struct, frozen=True, dict=True):
     value: int | None  # None: not known (a class the project does not define, a template)
     class_name: str | None  # the class that decides it (the global default when the pod names none)
     defaulted: bool  # no class named: the global default class, or 0

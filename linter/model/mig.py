@@ -34,14 +34,14 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from importlib import resources
 from types import MappingProxyType
 from typing import Mapping
 
+from msgspec import Struct
 
-@dataclass(frozen=True, slots=True)
-class MigProfile:
+
+class MigProfile(Struct, frozen=True):
     """One MIG profile on one GPU model."""
 
     name: str  # "1g.10gb", "1g.10gb+me", "1g.24gb+me.all"

@@ -19,8 +19,9 @@ carries selects what that operator creates: such a monitor is not judged.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
+
+from msgspec import Struct, field
 
 from linter.model.document import K8sObject
 from linter.model.k8s import PodSpec, Workload
@@ -64,15 +65,13 @@ def controller_unknown(workload: "Workload") -> tuple[str, ...]:
     return _CONTROLLER_UNKNOWN.get((obj.group, obj.kind)) or _CONTROLLER_UNKNOWN.get((obj.group, "*")) or ()
 
 
-@dataclass
-class Port:
+class Port(Struct, dict=True):
     name: str | None
     number: int | None
     container: str
 
 
-@dataclass
-class Target:
+class Target(Struct, dict=True):
     """A pod template as a monitor sees it: namespace, labels and declared container ports."""
 
     namespace: str  # "*" for pods an operator creates in a namespace the project does not tell
@@ -355,8 +354,7 @@ def scrape_model(found: list, index: Any) -> ScrapeModel:
 # Monitors
 
 
-@dataclass(frozen=True)
-class Namespaces:
+class Namespaces(Struct, frozen=True, dict=True):
     any: bool
     names: frozenset[str] = field(default_factory=frozenset)
 

@@ -38,8 +38,9 @@ from __future__ import annotations
 import ipaddress
 import posixpath
 import weakref
-from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
+
+from msgspec import Struct, field
 
 from linter.model.distributed import PER_POD_LABELS, container_ports, pod_count, pod_labels
 from linter.model.k8s import PodSpec, Workload
@@ -71,8 +72,7 @@ def _merge(intervals: Iterable[Interval]) -> tuple[Interval, ...]:
     return tuple((lo, hi) for lo, hi in merged)
 
 
-@dataclass(frozen=True)
-class PortSet:
+class PortSet(Struct, frozen=True, dict=True):
     """Ports per protocol, as sorted disjoint inclusive intervals."""
 
     ranges: Mapping[str, tuple[Interval, ...]] = field(default_factory=dict)
@@ -134,8 +134,7 @@ NO_PORTS = PortSet()
 # Label selectors over partly known labels
 
 
-@dataclass(frozen=True, eq=False)
-class Labels:
+class Labels(Struct, frozen=True, eq=False, dict=True):
     """What is known of an object's labels: ``known`` values, keys present with a value that is
     not known (``unknown_keys``), and whether other keys may exist (``open``)."""
 
@@ -183,15 +182,13 @@ def _and(a: bool | None, b: bool | None) -> bool | None:
 # The endpoints traffic flows between
 
 
-@dataclass(frozen=True)
-class Port:
+class Port(Struct, frozen=True, dict=True):
     name: str
     number: int
     protocol: str = "TCP"
 
 
-@dataclass(frozen=True, eq=False)
-class Endpoint:
+class Endpoint(Struct, frozen=True, eq=False, dict=True):
     """A pod (or a group of identical pods) as NetworkPolicies see it."""
 
     namespace: str | None  # None: the manifest names none (it goes where it is applied)
@@ -233,15 +230,13 @@ CLUSTER_DNS = Endpoint(
 # Policies
 
 
-@dataclass(frozen=True, eq=False)
-class Peer:
+class Peer(Struct, frozen=True, eq=False, dict=True):
     pod_selector: Any = None
     namespace_selector: Any = None
     ip_block: Any = None
 
 
-@dataclass(frozen=True, eq=False)
-class Rule:
+class Rule(Struct, frozen=True, eq=False, dict=True):
     peers: tuple[Peer, ...] | None  # None: every peer
     ports: tuple[Mapping[str, Any], ...] | None  # None: every port
 
@@ -249,8 +244,7 @@ class Rule:
 _UNSET: Any = object()
 
 
-@dataclass(frozen=True, eq=False)
-class Policy:
+class Policy(Struct, frozen=True, eq=False, dict=True):
     name: str
     namespace: str | None  # None: the manifest names none
     pod_selector: Any
@@ -420,8 +414,7 @@ def rule_ports(rule: Rule, destination: Endpoint) -> PortSet:
     return PortSet.of(items)
 
 
-@dataclass(frozen=True)
-class Direction:
+class Direction(Struct, frozen=True, dict=True):
     """What one direction's policies allow: ``ports`` (all when nothing isolates), and the
     policies that isolate the pod for it (definitely selected ones)."""
 
@@ -447,8 +440,7 @@ def egress(all_policies: Iterable[Policy], source: Endpoint, destination: Endpoi
     return _direction(all_policies, source, destination, egress=True)
 
 
-@dataclass(frozen=True)
-class Traffic:
+class Traffic(Struct, frozen=True, dict=True):
     """From ``source`` to ``destination``: each direction, and the ports both allow."""
 
     ingress: Direction
@@ -617,8 +609,7 @@ def _endpoint_of(pod: PodSpec) -> Endpoint:
                     describe=pod.describe(), folder=posixpath.dirname(pod.obj.path))
 
 
-@dataclass(frozen=True, eq=False)
-class Flow:
+class Flow(Struct, frozen=True, eq=False, dict=True):
     """Traffic from the pods of one template to the pods of another (or of the same one)."""
 
     source: PodSpec

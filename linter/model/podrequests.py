@@ -6,14 +6,14 @@ that none of them imports another for it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+from msgspec import Struct
+
 from linter.model.memo import once
 
-@dataclass(frozen=True)
-class PodRequest:
+class PodRequest(Struct, frozen=True, dict=True):
     amount: Fraction
     container: Any  # the container asking the most of it
     entry: Any  # its Resource (request, or the limit a missing request defaults to)

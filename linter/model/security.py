@@ -18,8 +18,9 @@ every capability and may always escalate), so a privileged container is SEC004's
 from __future__ import annotations
 
 import posixpath
-from dataclasses import dataclass
 from typing import Any
+
+from msgspec import Struct
 
 from linter.model.k8s import Container, PodSpec
 from linter.model.position import Span
@@ -29,8 +30,7 @@ POD_LEVEL_FIELDS = frozenset({"runAsUser", "runAsGroup", "runAsNonRoot", "seLinu
                               "appArmorProfile", "windowsOptions"})
 
 
-@dataclass(frozen=True, slots=True)
-class Setting:
+class Setting(Struct, frozen=True):
     """One effective field: its value, where it is written, and at which level."""
 
     value: Any
@@ -93,8 +93,7 @@ def capability(name: Any) -> str:
     return text[4:] if text.upper().startswith("CAP_") else text
 
 
-@dataclass(frozen=True, slots=True)
-class Capabilities:
+class Capabilities(Struct, frozen=True):
     node: YMap | None  # the ``capabilities`` mapping
     add: tuple[tuple[str, Span, tuple[str | int, ...]], ...]  # (name as written, span, path)
     drop: tuple[tuple[str, Span, tuple[str | int, ...]], ...]
@@ -115,8 +114,7 @@ def capabilities(container: Container) -> Capabilities:
     return Capabilities(node, lists["add"], lists["drop"])
 
 
-@dataclass(frozen=True, slots=True)
-class Escalation:
+class Escalation(Struct, frozen=True):
     """Whether ``allowPrivilegeEscalation`` is in effect for a container, and why."""
 
     allowed: bool

@@ -10,8 +10,9 @@ scheduler's.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
+
+from msgspec import Struct, field
 
 from linter.model.placeholder import has_placeholder
 from linter.model.tree import YMap, YSeq
@@ -109,8 +110,7 @@ TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 _TAINT = re.compile(r"^(?P<key>[^=:\s]+)(?:=(?P<value>[^:\s]*))?:(?P<effect>[A-Za-z]+)$")
 
 
-@dataclass(frozen=True, slots=True)
-class Taint:
+class Taint(Struct, frozen=True):
     key: str
     value: str
     effect: str
@@ -168,8 +168,7 @@ def tolerated_by(tolerations: Iterable[Mapping[str, Any]], taint: Taint) -> bool
 # Node placement: nodeSelector AND required node affinity (ORed terms of ANDed requirements)
 
 
-@dataclass(frozen=True, slots=True)
-class Requirement:
+class Requirement(Struct, frozen=True):
     """One ``matchExpressions`` entry of a NodeSelectorTerm."""
 
     key: str
@@ -209,8 +208,7 @@ class Requirement:
         return False
 
 
-@dataclass(frozen=True)
-class Placement:
+class Placement(Struct, frozen=True, dict=True):
     """Where a pod template may be scheduled, as far as node labels decide.
 
     ``node_selector`` must all match; then at least one of ``terms`` must match (when there are

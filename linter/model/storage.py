@@ -25,9 +25,10 @@ from __future__ import annotations
 import posixpath
 import re
 import shlex
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Iterator
+
+from msgspec import Struct
 
 from linter.model.document import K8sObject
 from linter.model.k8s import Container, PodSpec, is_templated
@@ -39,8 +40,7 @@ from linter.model.memo import once
 # AKS built-in StorageClasses (facts/aks-platform.md section A)
 
 
-@dataclass(frozen=True, slots=True)
-class BuiltinClass:
+class BuiltinClass(Struct, frozen=True):
     name: str
     provisioner: str
     reclaim_policy: str | None  # None: not documented (Azure Container Storage classes)
@@ -87,8 +87,7 @@ BETA_CLASS_ANNOTATION = "volume.beta.kubernetes.io/storage-class"
 # Claims: PVC objects, StatefulSet volumeClaimTemplates, generic ephemeral volume templates
 
 
-@dataclass(frozen=True)
-class Claim:
+class Claim(Struct, frozen=True, dict=True):
     """A PersistentVolumeClaim or a claim template, with where its fields sit."""
 
     name: str
@@ -186,8 +185,7 @@ def claim_object(index: Any, name: str, namespace: str, near: K8sObject) -> K8sO
 # Reclaim policy of a claim
 
 
-@dataclass(frozen=True)
-class Reclaim:
+class Reclaim(Struct, frozen=True, dict=True):
     """What happens to the data when the claim is deleted, and who decides it."""
 
     policy: str  # Delete | Retain | Recycle
@@ -402,8 +400,7 @@ def _names_checkpoints(name: str, value: str) -> bool:
     return is_checkpoint_destination(name) or (is_destination(name) and mentions_checkpoint(value))
 
 
-@dataclass(frozen=True)
-class CheckpointPath:
+class CheckpointPath(Struct, frozen=True, dict=True):
     """A checkpoint destination a container names: the path and where it is written."""
 
     path: str  # absolute, normalised
@@ -545,8 +542,7 @@ def is_read_only(mount: YMap, volume: YMap | None) -> bool:
     return isinstance(source, dict) and source.get("readOnly") is True
 
 
-@dataclass(frozen=True)
-class CheckpointMount:
+class CheckpointMount(Struct, frozen=True, dict=True):
     """A writable mount that holds checkpoints, and why we think so."""
 
     container: Container

@@ -19,8 +19,9 @@ runtime is linted). :func:`route` makes that choice for the engine.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any, Callable
+
+from msgspec.structs import replace
 
 from linter.model.memo import once
 from linter.model.tree import YMap, YSeq

@@ -28,11 +28,12 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 from importlib import resources
 from typing import Any
+
+from msgspec import Struct
 
 from linter.suggest import close_matches
 
@@ -40,8 +41,7 @@ GIB = 1 << 30
 MIB = 1 << 20
 
 
-@dataclass(frozen=True, slots=True)
-class VmSize:
+class VmSize(Struct, frozen=True):
     """One VM size. ``None`` in a numeric field means the catalogue does not know it."""
 
     name: str  # canonical spelling, e.g. "Standard_NC24ads_A100_v4"

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import re
 
-from dataclasses import dataclass
 from typing import Protocol
+
+from msgspec import Struct
 
 from linter import __version__
 from linter.model.position import Span
@@ -20,8 +21,7 @@ SARIF_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 GITHUB_COMMAND = {"error": "error", "warning": "warning", "info": "notice"}
 
 
-@dataclass(frozen=True, slots=True)
-class RenderOptions:
+class RenderOptions(Struct, frozen=True):
     color: bool = False  # ANSI colour (text only); the CLI decides TTY / --no-color
     show_suppressed: bool = False  # print suppressed results too (text only)
 
@@ -32,8 +32,7 @@ class Emitter(Protocol):
     def __call__(self, report: RunReport, options: RenderOptions) -> str: ...
 
 
-@dataclass(frozen=True, slots=True)
-class Tally:
+class Tally(Struct, frozen=True):
     files: int
     skipped: int
     errors: int

@@ -10,12 +10,12 @@ counter, so alerts survive lines moving above them.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import quote
 
+from msgspec.structs import replace
 import sarif_om as om
 
 from linter.report.common import (

@@ -68,7 +68,8 @@ from __future__ import annotations
 from bisect import bisect_right
 import json
 import re
-from dataclasses import dataclass
+
+from msgspec import Struct
 
 from linter.model.docker import (
     AUTOMATIC_PLATFORM_ARGS,
@@ -153,8 +154,7 @@ class _Joined:
         return Span(line, col, end_line, end_col + 1)
 
 
-@dataclass(slots=True)
-class _Piece:
+class _Piece(Struct):
     """A word of the joined text: its text after quote handling and where it stands."""
 
     text: str
@@ -518,8 +518,7 @@ def _is_heredoc_word(word: str) -> bool:
     return match is not None and bool(match.group(3))
 
 
-@dataclass(slots=True)
-class _Marker:
+class _Marker(Struct):
     name: str
     fd: int
     chomp: bool
@@ -559,8 +558,7 @@ _SHELL_LEAD = frozenset({"if", "then", "else", "elif", "do", "while", "until", "
 _SHELLS = frozenset({"sh", "bash", "dash", "ash", "zsh", "ksh", "mksh"})
 
 
-@dataclass(slots=True)
-class _HeredocRedirect:
+class _HeredocRedirect(Struct):
     name: str
     chomp: bool
     owner: list  # the words of the command it belongs to (filled while reading)

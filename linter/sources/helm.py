@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import replace
 from typing import Any
+
+from msgspec.structs import replace
 
 from linter.model.position import Span
 

@@ -37,8 +37,10 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field, replace
 from typing import Any, Iterable
+
+from msgspec import Struct, field
+from msgspec.structs import replace
 
 from linter.model.document import K8S, Document, K8sObject
 from linter.model.position import FILE_START, Span
@@ -71,8 +73,7 @@ def kustomization_in(folder: str) -> str | None:
 # Reading kustomizations
 
 
-@dataclass
-class Patch:
+class Patch(Struct, dict=True):
     """One patch entry of a kustomization: a file, or inline text placed in the kustomization."""
 
     kustomization: str  # absolute path of the kustomization naming it
@@ -83,8 +84,7 @@ class Patch:
     target: dict | None = None
 
 
-@dataclass
-class Kustomization:
+class Kustomization(Struct, dict=True):
     path: str  # absolute, real
     folder: str
     tree: YMap | None
@@ -195,8 +195,7 @@ def read_kustomization(path: str) -> Kustomization:
     return found
 
 
-@dataclass
-class Root:
+class Root(Struct, dict=True):
     """A kustomization to build, with every kustomization and file its build reads."""
 
     path: str  # absolute, real
@@ -366,8 +365,7 @@ def error_span(root: Root, message: str) -> Span:
     return FILE_START
 
 
-@dataclass
-class BuildOutcome:
+class BuildOutcome(Struct, dict=True):
     root: Root
     output: bytes | None = None
     error: str | None = None  # kustomize's message (one SCH001 on the root)
@@ -528,8 +526,7 @@ def virtual_path(root: Root) -> str:
     return f"<kustomize build {root.folder_display}>"
 
 
-@dataclass
-class Origin:
+class Origin(Struct, dict=True):
     file: str | None  # absolute real path of the resource file
     generated_by: tuple[str, str] | None = None  # (kustomization, generator kind)
 
@@ -618,8 +615,7 @@ def _merge_index(source: YSeq, built: YSeq, index: int) -> int | None:
     return index if index < len(source) else None
 
 
-@dataclass
-class Match:
+class Match(Struct, dict=True):
     depth: int  # how many keys of the path the candidate holds
     span: Span
     value: Any

@@ -37,7 +37,8 @@ from __future__ import annotations
 import os
 import re
 from bisect import bisect_right
-from dataclasses import dataclass, field
+
+from msgspec import Struct, field
 
 from linter.model.azcli import (
     UNKNOWN,
@@ -103,8 +104,7 @@ class _Unclosed(Exception):
         self.what, self.start, self.length = what, start, length
 
 
-@dataclass(slots=True)
-class _Item:
+class _Item(Struct):
     kind: str  # "word" | "op" | "redir" | "nl"
     start: int
     end: int
@@ -717,8 +717,7 @@ def expand_assignment(raw: str, env: Env) -> Value:
 # Commands
 
 
-@dataclass(slots=True)
-class _Block:
+class _Block(Struct):
     """An ``if``/``case`` (branches), a loop or a ``{ }`` body (function bodies included), with the
     variables as they were before it. After the block a variable keeps a value only if every way
     through the block leaves it the same; otherwise it is UNKNOWN."""
@@ -749,8 +748,7 @@ class _Block:
         return merged
 
 
-@dataclass(slots=True)
-class _Word:
+class _Word(Struct):
     start: int
     end: int
     raw: str

@@ -926,7 +926,7 @@ class _Renumber:
                 stack.extend(v for v in item if isinstance(v, (YMap, YSeq)))
 
     def document(self, doc: Document) -> None:
-        from dataclasses import replace
+        from msgspec.structs import replace
 
         for obj in doc.objects:
             self.tree(obj.body)

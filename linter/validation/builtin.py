@@ -15,10 +15,12 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib.util import find_spec
 from typing import Any
+
+from msgspec import Struct, field
+
 
 # The version validated against when `kubernetes-version` is not set: a minor version AKS
 # supports in general availability; set `kubernetes-version` to the cluster's.
@@ -81,8 +83,7 @@ def effective_version(config: Any) -> str:
     return getattr(config, "kubernetes_version", None) or DEFAULT_KUBERNETES_VERSION
 
 
-@dataclass
-class Release:
+class Release(Struct, dict=True):
     """One Kubernetes minor version: its definitions and what it serves."""
 
     version: str

@@ -16,6 +16,8 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
+from msgspec import field
+
 from linter.validation import crds
 from linter.validation.crds import Crd, CrdVersion, Table
 
@@ -56,13 +58,15 @@ def load_schema(file: str) -> Any:
     return link(data["schema"])
 
 
-class BundledVersion(CrdVersion):
+class BundledVersion(CrdVersion, dict=True):
     """A :class:`CrdVersion` whose schema is read from the bundle when first asked for."""
 
-    def __init__(self, name: str, entry: dict[str, Any]):
-        super().__init__(name=name, served=entry.get("served", True), storage=entry.get("storage", False),
-                         schema=None, deprecated=entry.get("deprecated", False), warning=entry.get("warning"))
-        self.file: str | None = entry.get("file")
+    file: str | None = None  # the bundle's file of the schema
+
+    @classmethod
+    def of(cls, name: str, entry: dict[str, Any]) -> BundledVersion:
+        return cls(name=name, served=entry.get("served", True), storage=entry.get("storage", False), schema=None,
+                   deprecated=entry.get("deprecated", False), warning=entry.get("warning"), file=entry.get("file"))
 
     def openapi_schema(self) -> Any:
         if self.schema is None and self.file is not None:
@@ -70,16 +74,19 @@ class BundledVersion(CrdVersion):
         return self.schema
 
 
-class BundledCrd(Crd):
+class BundledCrd(Crd, eq=False, dict=True):
     """A bundled kind: where it comes from, and the versions other upstream projects serve."""
 
-    def __init__(self, record: dict[str, Any], source: dict[str, Any]):
-        versions = {name: BundledVersion(name, entry) for name, entry in record["versions"].items()}
-        name = f"{record['kind'].lower()}s.{record['group']}"
-        super().__init__(record["group"], record["kind"], name, WHERE, f"<bundled>/{record['upstream_file']}",
-                         versions)
-        self.source = source
-        self.elsewhere: dict[str, str] = dict(record.get("elsewhere") or {})
+    source: dict[str, Any] = field(default_factory=dict)
+    elsewhere: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, record: dict[str, Any], source: dict[str, Any]) -> BundledCrd:
+        versions: dict[str, CrdVersion] = {name: BundledVersion.of(name, entry)
+                                           for name, entry in record["versions"].items()}
+        return cls(record["group"], record["kind"], f"{record['kind'].lower()}s.{record['group']}", WHERE,
+                   f"<bundled>/{record['upstream_file']}", versions, source=source,
+                   elsewhere=dict(record.get("elsewhere") or {}))
 
     @property
     def origin(self) -> str:
@@ -91,7 +98,7 @@ def table() -> Table:
     data = index()
     found: Table = {}
     for record in data["kinds"]:
-        crd = BundledCrd(record, data["sources"][record["source"]])
+        crd = BundledCrd.of(record, data["sources"][record["source"]])
         found.setdefault((crd.group, crd.kind.lower()), []).append(crd)
     return found
 

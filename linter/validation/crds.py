@@ -19,9 +19,10 @@ import json
 import os
 import re
 import weakref
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable
+
+from msgspec import Struct, field
 
 from linter.validation.convert import convert_root
 
@@ -33,8 +34,7 @@ class CrdPathError(Exception):
     """A ``crd-paths`` entry that cannot be used; ``str()`` says why."""
 
 
-@dataclass
-class CrdVersion:
+class CrdVersion(Struct, dict=True):
     name: str
     served: bool
     storage: bool
@@ -48,8 +48,7 @@ class CrdVersion:
         return self.schema
 
 
-@dataclass(eq=False)
-class Crd:
+class Crd(Struct, eq=False, dict=True):
     group: str
     kind: str
     name: str  # metadata.name (plural.group), or the file name of a catalog schema

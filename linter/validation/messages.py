@@ -11,8 +11,9 @@ the parent's key), and a message that says what was expected:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any, Iterable
+
+from msgspec import Struct
 
 from linter.suggest import close_matches
 from linter.validation.builtin import QUANTITY_PATTERN
@@ -24,8 +25,7 @@ _TYPE_WORDS = {"object": "mapping", "array": "list"}
 MAX_ENUM_SHOWN = 8
 
 
-@dataclass(frozen=True, slots=True)
-class Issue:
+class Issue(Struct, frozen=True):
     """One schema error: ``path`` is the node inside the object, ``anchor`` where to point."""
 
     path: tuple[str | int, ...]

@@ -13,11 +13,10 @@ the version is fine.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from msgspec import Struct
 
 
-@dataclass(frozen=True, slots=True)
-class Removal:
+class Removal(Struct, frozen=True):
     group: str
     version: str
     kinds: tuple[str, ...]  # ("*",): every kind of the group version

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
+
+from msgspec import Struct
 
 from linter.validation import builtin, bundle, crds, removed
 from linter.validation.validate import split_api_version
 
 
-@dataclass(frozen=True, slots=True)
-class Unserved:
+class Unserved(Struct, frozen=True):
     message: str
     replacement: str | None  # the apiVersion to use (the fix), when there is one
     severity: str | None = None  # "info" for a deprecated version that is still served

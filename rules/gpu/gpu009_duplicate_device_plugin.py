@@ -78,8 +78,9 @@ spec:
 """
 
 from collections import Counter
-from dataclasses import dataclass
 from itertools import islice
+
+from msgspec import Struct
 
 from linter.model.document import ObjectStub
 from linter.model.nvidia import (
@@ -95,8 +96,7 @@ from linter.model.selectors import Placement
 from linter.rule import PROJECT, Finding, rule
 
 
-@dataclass(frozen=True, slots=True)
-class Plugin:
+class Plugin(Struct, frozen=True):
     """A device-plugin DaemonSet, as collected where its file is linted: the object, the nodes
     its pods may run on, and where its name is."""
 

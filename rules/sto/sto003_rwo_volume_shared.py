@@ -80,7 +80,8 @@ spec:
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+
+from msgspec import Struct
 
 from linter.model.document import ObjectStub, distinct, identity
 from linter.model.k8s import PodSpec, Workload
@@ -93,8 +94,7 @@ HOSTNAME = "kubernetes.io/hostname"
 PER_NODE = None  # a DaemonSet: one pod on every node
 
 
-@dataclass(frozen=True, slots=True)
-class Use:
+class Use(Struct, frozen=True):
     """One pod template mounting a claim of the project (collected where its file is linted)."""
 
     pvc: tuple  # the claim's K8sObject.key

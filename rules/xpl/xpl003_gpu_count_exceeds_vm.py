@@ -55,8 +55,9 @@ Use instead:
 - Azure, GPU-accelerated VM sizes: https://learn.microsoft.com/azure/virtual-machines/sizes/overview#gpu-accelerated
 """
 
-from dataclasses import dataclass
 from fractions import Fraction
+
+from msgspec import Struct
 
 from linter.model.cluster import cluster_of, gpus_of, pod_requests, resource_anchor, taint_note, workload_name
 from linter.model.dra import ClaimedGpu, claimed_gpus
@@ -75,8 +76,7 @@ def _counts(pools, name):
     return counts, most
 
 
-@dataclass(frozen=True)
-class _Claimed:
+class _Claimed(Struct, frozen=True, dict=True):
     """The GPUs of a pod's resource claims, read like a PodRequest."""
 
     amount: Fraction
