@@ -31,7 +31,7 @@ from __future__ import annotations
 import gc
 import os
 import sys
-from itertools import chain, repeat, starmap
+from itertools import chain, islice, repeat, starmap
 from pathlib import Path
 from typing import Any
 
@@ -40,14 +40,14 @@ from msgspec.structs import replace
 from linter.cachedata import INT_MAX, Invalid, decode, dumps, dumps_large, encode, loads, read_entry
 from linter.cachedata import MAX_BYTES, TEMP_SUFFIX, write_entry  # entry files (shared with linter.ruleindex)
 from linter.digest import digest, digest_text
-from linter.fix import Fix
+from linter.fix import Edit, Fix
 from linter.model.position import Span
 from linter.result import ObjectRef, Result, Suppression
 from linter.rule import SEVERITIES
 
 SEVERITY_SET = frozenset(SEVERITIES)
 
-FORMAT = 10  # 10: findings keep their resolved fix (Result.autofix); 9: findings keep their kustomize root (Result.built_from); 8: named .cache; 7: a project keeps its notes; 6: JSON (linter.cachedata); 5 and before: pickle
+FORMAT = 11  # 11: resolved fixes by column; 10: findings keep their resolved fix (Result.autofix); 9: findings keep their kustomize root (Result.built_from); 8: named .cache; 7: a project keeps its notes; 6: JSON (linter.cachedata); 5 and before: pickle
 KEEP_RUNS = 16
 PREFIX = "run-"
 # not ".json": a cache folder inside a project root (bench/run.py's beside its corpus) must not be
@@ -158,6 +158,7 @@ def run_key(rules: list, config: Any, registry: Any, root: Any = None) -> str:
 _PARTS = frozenset({str, int})  # what a node path holds
 _INT = frozenset({int})
 _STRINGS = frozenset({str})
+_BOOL = frozenset({bool})
 _FIX = frozenset({str, type(None)})
 
 
@@ -165,8 +166,8 @@ class _Columns:
     """Findings (``(Result, object key)`` pairs, of any number of outcomes) as columns of one
     JSON block: ``[kinds, kind of each, messages, paths, path of each, spans (four integers
     each), objects, object of each, nodes, node of each, fixes, fix of each, keys, key of each,
-    suppressions, kustomize roots, root of each, resolved fixes, resolved fix of each, each fix's
-    line as the text report prints it]``. A *kind* is a (rule, slug, severity) triple; kinds,
+    suppressions, kustomize roots, root of each, resolved fixes (:func:`_encode_fixes`), resolved
+    fix of each, each fix's line as the text report prints it]``. A *kind* is a (rule, slug, severity) triple; kinds,
     paths, objects, nodes, fixes and keys are tables, each value once, the column beside it its
     index (-1: none):
     reading a project's cache then builds one string per path, rule and fix instead of one per
@@ -230,7 +231,50 @@ class _Columns:
         return [[list(k) for k in kinds], kind_of, self.messages, paths, path_of, self.spans,
                 [[o.kind, o.namespace, o.name] for o in objects], object_of, [list(n) for n in nodes], node_of,
                 fixes, fix_of, [[k[0], k[1], list(k[2])] for k in keys], key_of, self.marks, builds, build_of,
-                [encode(f) for f in autofixes], autofix_of, _fix_lines(fixes)]
+                _encode_fixes(autofixes), autofix_of, _fix_lines(fixes)]
+
+
+def _encode_fixes(fixes: list[Fix]) -> list:
+    """Resolved fixes as columns: ``[titles, safe flags, edit counts, then per edit: paths, spans
+    (four integers each), texts]`` (Invalid when one would not read back as it is)."""
+    titles, safes, counts, paths, spans, texts = [], [], [], [], [], []
+    for fix in fixes:
+        if not (type(fix.title) is str and type(fix.safe) is bool and type(fix.edits) is tuple):
+            raise Invalid("a resolved fix this format cannot hold")
+        for edit in fix.edits:
+            if not (type(edit) is Edit and type(edit.path) is str and type(edit.text) is str
+                    and type(edit.span) is Span and _INT.issuperset(map(type, edit.span))
+                    and all(abs(n) <= INT_MAX for n in edit.span)):
+                raise Invalid("an edit this format cannot hold")
+            paths.append(edit.path)
+            spans.extend(edit.span)
+            texts.append(edit.text)
+        titles.append(fix.title)
+        safes.append(fix.safe)
+        counts.append(len(fix.edits))
+    return [titles, safes, counts, paths, spans, texts]
+
+
+def _decode_fixes(data: Any) -> list[Fix]:
+    """The fixes of :func:`_encode_fixes`, checked and built column by column (a warm run reads
+    every resolved fix of the project)."""
+    if not (type(data) is list and len(data) == 6 and all(type(column) is list for column in data)):
+        raise Invalid("resolved fixes of the wrong shape")
+    titles, safes, counts, paths, spans, texts = data
+    join = "".join
+    try:
+        join(titles), join(paths), join(texts)
+    except TypeError:
+        raise Invalid("a resolved fix's text that is no string") from None
+    if not (len(safes) == len(counts) == len(titles) and _BOOL.issuperset(map(type, safes))
+            and _INT.issuperset(map(type, counts)) and (not counts or min(counts) >= 0)
+            and sum(counts) == len(paths) == len(texts) and len(spans) == 4 * len(paths)
+            and _INT.issuperset(map(type, spans))):
+        raise Invalid("resolved fixes of the wrong shape")
+    numbers = iter(spans)
+    edits = iter(list(map(Edit, paths, map(tuple.__new__, repeat(Span), zip(numbers, numbers, numbers, numbers)),
+                          texts)))
+    return list(map(Fix, titles, (tuple(islice(edits, count)) for count in counts), safes))
 
 
 def _fix_lines(fixes: list[str]) -> list[str]:
@@ -319,11 +363,7 @@ def _decode_results(data: Any) -> list[tuple[Result, tuple | None]]:
                   map(tuple.__new__, repeat(Span), zip(numbers, numbers, numbers, numbers)),
                   _table(object_of, refs, count), _table(node_of, [*map(tuple, nodes), None], count),
                   _table(fix_of, [*fixes, None], count), suppressions, _table(build_of, [*builds, None], count))
-        if type(autofixes) is not list:
-            raise Invalid("resolved fixes of the wrong shape")
-        made_fixes = [*map(decode, autofixes), None]
-        if not all(type(f) is Fix for f in made_fixes[:-1]):
-            raise Invalid("a resolved fix of the wrong shape")
+        made_fixes = [*_decode_fixes(autofixes), None]
         values = (*values, _table(autofix_of, made_fixes, count))
         if -1 in path_of or -1 in node_of:
             raise Invalid("a finding without a file or node")

@@ -263,3 +263,39 @@ def test_a_hint_line_the_terminal_would_act_on_makes_the_findings_a_miss() -> No
     data[-1] = []  # a line short
     with pytest.raises(Invalid):
         _decode_results(data)
+
+
+def test_resolved_fixes_read_back_by_column_and_a_damaged_column_is_a_miss() -> None:
+    """Resolved fixes are kept as columns (titles, safe flags, edit counts, each edit's path, span
+    and text): every fix reads back equal, edits in order and split per fix; any column of the
+    wrong type or length is Invalid, never a fix built from the wrong edits."""
+    import copy
+
+    from linter.cache import Invalid, _decode_fixes, _encode_fixes
+    from linter.fix import Edit, Fix
+    from linter.model.position import Span
+
+    fixes = [Fix("add it", (Edit("a.yaml", Span(1, 1, 1, 1), "x: 1\n"), Edit("a.yaml", Span(4, 2, 4, 9), "")),
+                 safe=False),
+             Fix("drop it", ()),
+             Fix("set it", (Edit("b/c.yaml", Span(7, 3, 7, 5), "true"),))]
+    data = _encode_fixes(fixes)
+    assert data[2] == [2, 0, 1] and data[3] == ["a.yaml", "a.yaml", "b/c.yaml"]
+    assert _decode_fixes(data) == fixes and _decode_fixes(_encode_fixes([])) == []
+    damages = [
+        lambda d: d[0].__setitem__(0, 1),  # a title that is no string
+        lambda d: d[1].__setitem__(0, 0),  # a flag that is no bool
+        lambda d: d[2].__setitem__(0, 3),  # counts that name more edits than there are
+        lambda d: d[2].__setitem__(1, -1),  # a negative count
+        lambda d: d[4].pop(),  # a span short
+        lambda d: d[4].__setitem__(0, "1"),  # a line that is no integer
+        lambda d: d[5].__setitem__(0, None),  # a text that is no string
+        lambda d: d.pop(),  # a column short
+    ]
+    for damage in damages:
+        broken = copy.deepcopy(data)
+        damage(broken)
+        with pytest.raises(Invalid):
+            _decode_fixes(broken)
+    with pytest.raises(Invalid):
+        _encode_fixes([Fix("odd", (Edit("a.yaml", Span(1, 1, 1, 1 << 70), ""),))])
