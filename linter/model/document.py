@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Hashable, Iterable, TypeVar
 
+import msgspec
 from msgspec import Struct, field
 
 from linter.model.position import Span
@@ -161,16 +162,34 @@ _UNFINGERPRINTED = frozenset({"CustomResourceDefinition"})
 def definitions(document: "Document") -> list[tuple[tuple[str, str, str], str, str, int]]:
     """(identity, fingerprint of the body, path, line) of each named object of the file."""
     import hashlib
-    import json
 
     found = []
     for obj in document.objects:
         if not obj.name or obj.kind in _UNFINGERPRINTED:
             continue
-        text = json.dumps(obj.body, sort_keys=True, default=str, separators=(",", ":"))
-        found.append((identity(obj), hashlib.blake2b(text.encode(), digest_size=12).hexdigest(), obj.path,
+        found.append((identity(obj), hashlib.blake2b(_canonical(obj.body), digest_size=12).hexdigest(), obj.path,
                       obj.span.line))
     return found
+
+
+_SORTED = msgspec.json.Encoder(order="sorted", enc_hook=str)
+
+
+def _canonical(body: Any) -> bytes:
+    """``body`` as one JSON text, keys sorted: equal texts for equal bodies, different ones
+    otherwise. msgspec writes it (a third of the time of ``json``), except where its text holds
+    ``null``: it writes NaN and infinities as ``null`` too, so such a body, and one with keys
+    other than strings, is written by ``json`` as before (``NaN`` and ``null`` apart; a text
+    without ``null`` is never one of those)."""
+    try:
+        text = _SORTED.encode(body)
+        if b"null" not in text:
+            return text
+    except TypeError:
+        pass
+    import json
+
+    return json.dumps(body, sort_keys=True, default=str, separators=(",", ":")).encode()
 
 
 def definition_notes(facts: Iterable[tuple[tuple[str, str, str], str, str, int]], targets: set[str]) -> list[tuple[str, str]]:
