@@ -138,7 +138,7 @@ class _Compiler:
         if "type" in schema and not isinstance(kind, (str, list)):
             return _never  # no type's name (a CRD's `type: ~`): let jsonschema decide
         kinds = None if kind is None else ([kind] if isinstance(kind, str) else list(kind))
-        type_check = _type_check(kinds) if kinds is not None else None
+        type_check = types_check(kinds) if kinds is not None else None
         if type_check is _never:
             return _never
         # The member check of "type: object" (or array, or ["object", "null"] …) tests the type of
@@ -340,7 +340,9 @@ def _other_types(kinds: list[str] | None, type_check: Check | None, kind: str) -
     return _never if kinds == [kind] else type_check
 
 
-def _type_check(kinds: list[str]) -> Check:
+def types_check(kinds: list[str]) -> Check:
+    """Draft 2020-12's ``type`` test of ``kinds``: a float with an integral value is an integer, a
+    boolean is no number."""
     if any(not isinstance(kind, str) or kind not in _TYPES for kind in kinds):
         return _never
     allowed = tuple({t for kind in kinds for t in _TYPES[kind]})

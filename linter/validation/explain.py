@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from linter.validation.checker import json_equal, list_map_key, pointer_target, unique_items
+from linter.validation.checker import json_equal, list_map_key, pointer_target, types_check, unique_items
 from linter.validation.convert import LIST_MAP_KEYS, UNCHECKED_PATTERN, Sub
 from linter.validation.regex import searcher
 
@@ -61,23 +61,6 @@ _LENGTHS = {  # keyword -> (the type it applies to, whether len(x) must be at le
     "minLength": (str, True), "maxLength": (str, False), "minItems": (list, True), "maxItems": (list, False),
     "minProperties": (dict, True), "maxProperties": (dict, False),
 }
-
-
-def is_type(instance: Any, kind: str) -> bool:
-    """Draft 2020-12's type test: a float with an integral value is an integer, a boolean is no number."""
-    if kind == "object":
-        return isinstance(instance, dict)
-    if kind == "array":
-        return isinstance(instance, list)
-    if kind == "string":
-        return isinstance(instance, str)
-    if kind == "boolean":
-        return isinstance(instance, bool)
-    if kind == "null":
-        return instance is None
-    if isinstance(instance, bool) or not isinstance(instance, (int, float)):
-        return False
-    return kind == "number" or isinstance(instance, int) or instance.is_integer()
 
 
 def list_map_duplicates(instance: list, keys: tuple[str, ...]) -> Iterator[tuple[list, str]]:
@@ -142,7 +125,7 @@ class Lister:
                 kinds = [value] if isinstance(value, str) else value
                 if not isinstance(kinds, list) or any(not isinstance(k, str) or k not in _TYPES for k in kinds):
                     raise Unsupported
-                if not any(is_type(x, k) for k in kinds):
+                if not types_check(kinds)(x):
                     out.append(Error("type", value, x, schema, path))
             elif keyword == "properties":
                 if not isinstance(value, dict):
