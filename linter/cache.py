@@ -188,12 +188,11 @@ class _Columns:
         rows = []
         for result, key in pairs:
             span, obj, node, fix = result.span, result.obj, result.node, result.fix
-            if not (type(span) is Span and type(node) is tuple and _PARTS.issuperset(map(type, node))
+            if not (_span_fits(span) and type(node) is tuple and _PARTS.issuperset(map(type, node))
                     and type(result.rule) is str and type(result.slug) is str and result.severity in SEVERITY_SET
                     and type(result.message) is str and type(result.path) is str and type(fix) in _FIX
                     and (obj is None or (type(obj) is ObjectRef
                                          and _STRINGS.issuperset(map(type, (obj.kind, obj.namespace, obj.name)))))
-                    and _INT.issuperset(map(type, span)) and all(abs(n) <= INT_MAX for n in span)
                     and all(abs(n) <= INT_MAX for n in node if type(n) is int)):
                 raise Invalid("a finding this format cannot hold")
             if key is not None and not (type(key) is tuple and len(key) == 3 and type(key[0]) is str
@@ -234,6 +233,11 @@ class _Columns:
                 _encode_fixes(autofixes), autofix_of, _fix_lines(fixes)]
 
 
+def _span_fits(span: Any) -> bool:
+    """A Span of four 64-bit integers: what the span columns hold."""
+    return type(span) is Span and _INT.issuperset(map(type, span)) and all(abs(n) <= INT_MAX for n in span)
+
+
 def _encode_fixes(fixes: list[Fix]) -> list:
     """Resolved fixes as columns: ``[titles, safe flags, edit counts, then per edit: paths, spans
     (four integers each), texts]`` (Invalid when one would not read back as it is)."""
@@ -242,9 +246,7 @@ def _encode_fixes(fixes: list[Fix]) -> list:
         if not (type(fix.title) is str and type(fix.safe) is bool and type(fix.edits) is tuple):
             raise Invalid("a resolved fix this format cannot hold")
         for edit in fix.edits:
-            if not (type(edit) is Edit and type(edit.path) is str and type(edit.text) is str
-                    and type(edit.span) is Span and _INT.issuperset(map(type, edit.span))
-                    and all(abs(n) <= INT_MAX for n in edit.span)):
+            if not (type(edit) is Edit and type(edit.path) is str and type(edit.text) is str and _span_fits(edit.span)):
                 raise Invalid("an edit this format cannot hold")
             paths.append(edit.path)
             spans.extend(edit.span)
@@ -300,14 +302,11 @@ def _table(column: Any, table: list, count: int) -> map:
     return map(table.__getitem__, column)
 
 
-_RESULT_FIELDS = Result.__struct_fields__
-
-
-def _build(cls: type, names: tuple[str, ...], count: int, columns: tuple) -> list:
-    """``count`` instances of the record ``cls``, field ``names[i]`` of each from ``columns[i]``
-    (its fields in order): ``cls``'s own ``__init__`` (msgspec's, in C) mapped over the columns,
-    not a Python loop over findings: a warm run builds every finding of the project."""
-    if names != cls.__struct_fields__:
+def _build(cls: type, count: int, columns: tuple) -> list:
+    """``count`` instances of the record ``cls``, its i-th field of each from ``columns[i]``:
+    ``cls``'s own ``__init__`` (msgspec's, in C) mapped over the columns, not a Python loop over
+    findings: a warm run builds every finding of the project."""
+    if len(columns) != len(cls.__struct_fields__):
         raise Invalid("columns of the wrong shape")
     made = list(map(cls, *columns))
     if len(made) != count:
@@ -371,7 +370,7 @@ def _decode_results(data: Any) -> list[tuple[Result, tuple | None]]:
 
         if not all(map(is_one_line, fix_lines)):
             raise Invalid("a hint's line the terminal would act on")
-        found = list(zip(_build(Result, _RESULT_FIELDS, count, values), _table(key_of, made_keys, count)))
+        found = list(zip(_build(Result, count, values), _table(key_of, made_keys, count)))
         known_fix_lines(zip(fixes, fix_lines))  # the block is valid: its lines may be printed
         return found
     except (TypeError, ValueError) as exc:  # a column of the wrong length, or an item of the wrong type
