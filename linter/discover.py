@@ -57,7 +57,7 @@ class SourceFile(Struct, frozen=True):
     kind: str  # K8S | DOCKERFILE | SHELL
 
 
-class Discovery(Struct, dict=True):
+class Discovery(Struct):
     files: list[SourceFile] = field(default_factory=list)
     notes: list[Note] = field(default_factory=list)
     skipped: list[tuple[Path, str]] = field(default_factory=list)  # files seen but not read, and why

@@ -23,7 +23,7 @@ SLUG_RE = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
 PREFIX_RE = re.compile(r"^[A-Z]{2,4}[0-9]{0,3}$")
 
 
-class Registry(Struct, frozen=True, dict=True):
+class Registry(Struct, frozen=True):
     rules: tuple[RuleMeta, ...]  # sorted by code
 
     @property

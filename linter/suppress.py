@@ -34,7 +34,7 @@ ANNOTATION_PREFIX = "ignore-check.mlops-lint.io/"
 BASELINE_VERSION = 1
 
 
-class Directive(Struct, dict=True):
+class Directive(Struct):
     """One rule token of one suppression, and whether it suppressed anything."""
 
     token: str
@@ -48,7 +48,7 @@ class Directive(Struct, dict=True):
     used: bool = False
 
 
-class FileSuppressions(Struct, dict=True):
+class FileSuppressions(Struct):
     line: list[Directive] = field(default_factory=list)
     file: list[Directive] = field(default_factory=list)
 
@@ -103,7 +103,7 @@ def _matches(token: str, result: Result) -> bool:
     return token.upper() == result.rule or token.lower() == result.slug
 
 
-class Baseline(Struct, dict=True):
+class Baseline(Struct):
     entries: Counter
     where: str
 

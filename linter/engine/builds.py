@@ -25,7 +25,7 @@ from linter.validation.kustomize import KUSTOMIZATION_NAMES
 ENABLED = ("auto", "always", "never")
 
 
-class Builds(Struct, dict=True):
+class Builds(Struct):
     documents: list[tuple[Document, bytes, bool]] = field(default_factory=list)  # (built, output, targeted)
     mappers: dict[str, Any] = field(default_factory=dict)  # virtual path -> its mapper
     raw_only: frozenset[str] = frozenset()  # display paths linted through a build

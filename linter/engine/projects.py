@@ -24,7 +24,7 @@ from linter.discover import Discovery, SourceFile
 from linter.roots import BY_PATH, Root, RootFinder
 
 
-class Project(Struct, dict=True):
+class Project(Struct):
     config: Config
     root: Root | None  # None: the one project of an explicit config
     paths: list[Path] = field(default_factory=list)  # the PATHs of this project (absolute)

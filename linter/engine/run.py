@@ -39,7 +39,7 @@ from linter.roots import RootFinder
 from linter.sources.files import load_bytes
 
 
-class LintRequest(Struct, dict=True):
+class LintRequest(Struct):
     paths: list[Path]  # what to report on (files or folders); empty with stdin
     config: Config | None  # one config for one project (--config); None: each root's own (linter.roots)
     registry: Registry
@@ -61,7 +61,7 @@ class LintRequest(Struct, dict=True):
     files: dict[str, "FixTarget"] | None = None
 
 
-class FixTarget(Struct, frozen=True, dict=True):
+class FixTarget(Struct, frozen=True):
     """What a fix run needs of one target file the run linted."""
 
     path: str  # the file, as discovery found it (absolute)

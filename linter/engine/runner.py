@@ -30,7 +30,7 @@ UNUSED_SUPPRESSION = "LNT001"
 RULE_ERROR = "LNT002"
 
 
-class _Buckets(Struct, dict=True):
+class _Buckets(Struct):
     container: list[RuleMeta] = field(default_factory=list)
     pod: list[RuleMeta] = field(default_factory=list)
     workload: list[RuleMeta] = field(default_factory=list)
@@ -363,7 +363,7 @@ def run_rules(documents: list[Document], targets: set[str], rules: list[RuleMeta
     return [pair for outcome in outcomes for pair in outcome.results] + runner.out
 
 
-class Job(Struct, frozen=True, dict=True):
+class Job(Struct, frozen=True):
     """What every file of a run is linted with (shared with pool workers by fork)."""
 
     rules: list[RuleMeta]

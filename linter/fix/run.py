@@ -40,7 +40,7 @@ from linter.result import Note, Result, RunReport
 MAX_PASSES = 10
 
 
-class _File(Struct, dict=True):
+class _File(Struct):
     """One target file the fixes change: its bytes as first read, and as the fixes left them."""
 
     display: str
@@ -55,7 +55,7 @@ class _File(Struct, dict=True):
     frozen: bool = False  # no more fixes (a note says why)
 
 
-class FixOutcome(Struct, dict=True):
+class FixOutcome(Struct):
     """What a fix run did: the last pass's report (what is left), the fixes applied per rule,
     the files changed (display path -> (before, after) texts), notes."""
 

@@ -26,7 +26,7 @@ from linter.model.selectors import Placement, tolerated_by
 _MAX_ASSIGNMENTS = 16
 
 
-class Admission(Struct, frozen=True, dict=True):
+class Admission(Struct, frozen=True):
     placement: Placement
     tolerations: tuple[Mapping[str, Any], ...]
     flavors: tuple[str, ...] = ()  # the flavors injected (empty: the pod as written)

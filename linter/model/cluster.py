@@ -223,7 +223,7 @@ class NodePool(Struct, eq=False, dict=True):
 ELSEWHERE = "(pools not in the project)"
 
 
-class LabelView(Struct, frozen=True, dict=True):
+class LabelView(Struct, frozen=True):
     """What is known of one pool's node labels: ``state(key)`` is ("known", value),
     ("absent", None) or ("unknown", None)."""
 
@@ -441,7 +441,7 @@ def _literal_offset(token: FlagValue) -> int | None:
     return None
 
 
-class ProfileSetting(Struct, dict=True):
+class ProfileSetting(Struct):
     value: Value
     origin: Origin
 
@@ -998,7 +998,7 @@ def add_nodepools(cluster: Cluster, index: Any) -> None:
 # Placement: which pools a pod template can land on
 
 
-class PoolVerdict(Struct, frozen=True, dict=True):
+class PoolVerdict(Struct, frozen=True):
     pool: NodePool
     labels: str  # "yes" | "no" | "maybe"
     label_reason: str  # why "no"
@@ -1365,7 +1365,7 @@ def gpus_of(pool: NodePool, resource: str) -> int | None:
     return vm.gpus
 
 
-class Capacity(Struct, frozen=True, dict=True):
+class Capacity(Struct, frozen=True):
     """What one node of a pool offers pods: the VM, less AKS's reservations when subtracted."""
 
     cpu: Fraction | None  # cores

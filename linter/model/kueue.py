@@ -237,7 +237,7 @@ class FlavorRef(Struct, frozen=True):
     node: Path
 
 
-class ResourceGroup(Struct, frozen=True, dict=True):
+class ResourceGroup(Struct, frozen=True):
     index: int
     covered: tuple[str, ...]
     flavors: tuple[FlavorRef, ...]
@@ -540,7 +540,7 @@ def quota_tree(index: Any) -> QuotaTree:
 # Pod sets: the pods of a workload that Kueue admits together
 
 
-class PodSet(Struct, frozen=True, dict=True):
+class PodSet(Struct, frozen=True):
     pod: PodSpec
     name: str  # the replica type, task or template ("main" for a single template)
     count: int  # pods Kueue needs quota for (the least it may admit, with partial admission)
@@ -686,7 +686,7 @@ def uncovered_gpu_resources_left_to_que005(cq: K8sObject, index: Any, config: An
 # Admission: what Kueue can never admit
 
 
-class Problem(Struct, frozen=True, dict=True):
+class Problem(Struct, frozen=True):
     """One reason a ClusterQueue can never admit a workload."""
 
     kind: str  # "uncovered" | "exceeds" | "no-flavor"
@@ -720,7 +720,7 @@ def _filtered_placement(placement: Placement, keys: set[str]) -> Placement:
     return Placement(selector, tuple(terms))
 
 
-class _Flavor(Struct, dict=True):
+class _Flavor(Struct):
     name: str
     obj: K8sObject | None  # None: not in the project (its labels and taints are unknown)
 
@@ -982,7 +982,7 @@ def pod_priority_class_name(pod: PodSpec) -> str | None:
     return None
 
 
-class PodPriority(Struct, frozen=True, dict=True):
+class PodPriority(Struct, frozen=True):
     value: int | None  # None: not known (a class the project does not define, a template)
     class_name: str | None  # the class that decides it (the global default when the pod names none)
     defaulted: bool  # no class named: the global default class, or 0

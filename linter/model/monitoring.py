@@ -65,13 +65,13 @@ def controller_unknown(workload: "Workload") -> tuple[str, ...]:
     return _CONTROLLER_UNKNOWN.get((obj.group, obj.kind)) or _CONTROLLER_UNKNOWN.get((obj.group, "*")) or ()
 
 
-class Port(Struct, dict=True):
+class Port(Struct):
     name: str | None
     number: int | None
     container: str
 
 
-class Target(Struct, dict=True):
+class Target(Struct):
     """A pod template as a monitor sees it: namespace, labels and declared container ports."""
 
     namespace: str  # "*" for pods an operator creates in a namespace the project does not tell
@@ -354,7 +354,7 @@ def scrape_model(found: list, index: Any) -> ScrapeModel:
 # Monitors
 
 
-class Namespaces(Struct, frozen=True, dict=True):
+class Namespaces(Struct, frozen=True):
     any: bool
     names: frozenset[str] = field(default_factory=frozenset)
 

@@ -72,7 +72,7 @@ def _merge(intervals: Iterable[Interval]) -> tuple[Interval, ...]:
     return tuple((lo, hi) for lo, hi in merged)
 
 
-class PortSet(Struct, frozen=True, dict=True):
+class PortSet(Struct, frozen=True):
     """Ports per protocol, as sorted disjoint inclusive intervals."""
 
     ranges: Mapping[str, tuple[Interval, ...]] = field(default_factory=dict)
@@ -134,7 +134,7 @@ NO_PORTS = PortSet()
 # Label selectors over partly known labels
 
 
-class Labels(Struct, frozen=True, eq=False, dict=True):
+class Labels(Struct, frozen=True, eq=False):
     """What is known of an object's labels: ``known`` values, keys present with a value that is
     not known (``unknown_keys``), and whether other keys may exist (``open``)."""
 
@@ -182,13 +182,13 @@ def _and(a: bool | None, b: bool | None) -> bool | None:
 # The endpoints traffic flows between
 
 
-class Port(Struct, frozen=True, dict=True):
+class Port(Struct, frozen=True):
     name: str
     number: int
     protocol: str = "TCP"
 
 
-class Endpoint(Struct, frozen=True, eq=False, dict=True):
+class Endpoint(Struct, frozen=True, eq=False):
     """A pod (or a group of identical pods) as NetworkPolicies see it."""
 
     namespace: str | None  # None: the manifest names none (it goes where it is applied)
@@ -230,13 +230,13 @@ CLUSTER_DNS = Endpoint(
 # Policies
 
 
-class Peer(Struct, frozen=True, eq=False, dict=True):
+class Peer(Struct, frozen=True, eq=False):
     pod_selector: Any = None
     namespace_selector: Any = None
     ip_block: Any = None
 
 
-class Rule(Struct, frozen=True, eq=False, dict=True):
+class Rule(Struct, frozen=True, eq=False):
     peers: tuple[Peer, ...] | None  # None: every peer
     ports: tuple[Mapping[str, Any], ...] | None  # None: every port
 
@@ -414,7 +414,7 @@ def rule_ports(rule: Rule, destination: Endpoint) -> PortSet:
     return PortSet.of(items)
 
 
-class Direction(Struct, frozen=True, dict=True):
+class Direction(Struct, frozen=True):
     """What one direction's policies allow: ``ports`` (all when nothing isolates), and the
     policies that isolate the pod for it (definitely selected ones)."""
 
@@ -440,7 +440,7 @@ def egress(all_policies: Iterable[Policy], source: Endpoint, destination: Endpoi
     return _direction(all_policies, source, destination, egress=True)
 
 
-class Traffic(Struct, frozen=True, dict=True):
+class Traffic(Struct, frozen=True):
     """From ``source`` to ``destination``: each direction, and the ports both allow."""
 
     ingress: Direction
@@ -609,7 +609,7 @@ def _endpoint_of(pod: PodSpec) -> Endpoint:
                     describe=pod.describe(), folder=posixpath.dirname(pod.obj.path))
 
 
-class Flow(Struct, frozen=True, eq=False, dict=True):
+class Flow(Struct, frozen=True, eq=False):
     """Traffic from the pods of one template to the pods of another (or of the same one)."""
 
     source: PodSpec

@@ -13,7 +13,7 @@ from msgspec import Struct
 
 from linter.model.memo import once
 
-class PodRequest(Struct, frozen=True, dict=True):
+class PodRequest(Struct, frozen=True):
     amount: Fraction
     container: Any  # the container asking the most of it
     entry: Any  # its Resource (request, or the limit a missing request defaults to)

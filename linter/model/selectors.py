@@ -208,7 +208,7 @@ class Requirement(Struct, frozen=True):
         return False
 
 
-class Placement(Struct, frozen=True, dict=True):
+class Placement(Struct, frozen=True):
     """Where a pod template may be scheduled, as far as node labels decide.
 
     ``node_selector`` must all match; then at least one of ``terms`` must match (when there are

@@ -87,7 +87,7 @@ BETA_CLASS_ANNOTATION = "volume.beta.kubernetes.io/storage-class"
 # Claims: PVC objects, StatefulSet volumeClaimTemplates, generic ephemeral volume templates
 
 
-class Claim(Struct, frozen=True, dict=True):
+class Claim(Struct, frozen=True):
     """A PersistentVolumeClaim or a claim template, with where its fields sit."""
 
     name: str
@@ -185,7 +185,7 @@ def claim_object(index: Any, name: str, namespace: str, near: K8sObject) -> K8sO
 # Reclaim policy of a claim
 
 
-class Reclaim(Struct, frozen=True, dict=True):
+class Reclaim(Struct, frozen=True):
     """What happens to the data when the claim is deleted, and who decides it."""
 
     policy: str  # Delete | Retain | Recycle
@@ -400,7 +400,7 @@ def _names_checkpoints(name: str, value: str) -> bool:
     return is_checkpoint_destination(name) or (is_destination(name) and mentions_checkpoint(value))
 
 
-class CheckpointPath(Struct, frozen=True, dict=True):
+class CheckpointPath(Struct, frozen=True):
     """A checkpoint destination a container names: the path and where it is written."""
 
     path: str  # absolute, normalised
@@ -542,7 +542,7 @@ def is_read_only(mount: YMap, volume: YMap | None) -> bool:
     return isinstance(source, dict) and source.get("readOnly") is True
 
 
-class CheckpointMount(Struct, frozen=True, dict=True):
+class CheckpointMount(Struct, frozen=True):
     """A writable mount that holds checkpoints, and why we think so."""
 
     container: Container

@@ -73,7 +73,7 @@ def kustomization_in(folder: str) -> str | None:
 # Reading kustomizations
 
 
-class Patch(Struct, dict=True):
+class Patch(Struct):
     """One patch entry of a kustomization: a file, or inline text placed in the kustomization."""
 
     kustomization: str  # absolute path of the kustomization naming it
@@ -84,7 +84,7 @@ class Patch(Struct, dict=True):
     target: dict | None = None
 
 
-class Kustomization(Struct, dict=True):
+class Kustomization(Struct):
     path: str  # absolute, real
     folder: str
     tree: YMap | None
@@ -195,7 +195,7 @@ def read_kustomization(path: str) -> Kustomization:
     return found
 
 
-class Root(Struct, dict=True):
+class Root(Struct):
     """A kustomization to build, with every kustomization and file its build reads."""
 
     path: str  # absolute, real
@@ -365,7 +365,7 @@ def error_span(root: Root, message: str) -> Span:
     return FILE_START
 
 
-class BuildOutcome(Struct, dict=True):
+class BuildOutcome(Struct):
     root: Root
     output: bytes | None = None
     error: str | None = None  # kustomize's message (one SCH001 on the root)
@@ -526,7 +526,7 @@ def virtual_path(root: Root) -> str:
     return f"<kustomize build {root.folder_display}>"
 
 
-class Origin(Struct, dict=True):
+class Origin(Struct):
     file: str | None  # absolute real path of the resource file
     generated_by: tuple[str, str] | None = None  # (kustomization, generator kind)
 
@@ -615,7 +615,7 @@ def _merge_index(source: YSeq, built: YSeq, index: int) -> int | None:
     return index if index < len(source) else None
 
 
-class Match(Struct, dict=True):
+class Match(Struct):
     depth: int  # how many keys of the path the candidate holds
     span: Span
     value: Any

@@ -83,7 +83,7 @@ def effective_version(config: Any) -> str:
     return getattr(config, "kubernetes_version", None) or DEFAULT_KUBERNETES_VERSION
 
 
-class Release(Struct, dict=True):
+class Release(Struct):
     """One Kubernetes minor version: its definitions and what it serves."""
 
     version: str

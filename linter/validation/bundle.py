@@ -58,7 +58,7 @@ def load_schema(file: str) -> Any:
     return link(data["schema"])
 
 
-class BundledVersion(CrdVersion, dict=True):
+class BundledVersion(CrdVersion):
     """A :class:`CrdVersion` whose schema is read from the bundle when first asked for."""
 
     file: str | None = None  # the bundle's file of the schema
@@ -74,7 +74,7 @@ class BundledVersion(CrdVersion, dict=True):
         return self.schema
 
 
-class BundledCrd(Crd, eq=False, dict=True):
+class BundledCrd(Crd):
     """A bundled kind: where it comes from, and the versions other upstream projects serve."""
 
     source: dict[str, Any] = field(default_factory=dict)

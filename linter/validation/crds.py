@@ -34,7 +34,7 @@ class CrdPathError(Exception):
     """A ``crd-paths`` entry that cannot be used; ``str()`` says why."""
 
 
-class CrdVersion(Struct, dict=True):
+class CrdVersion(Struct):
     name: str
     served: bool
     storage: bool
@@ -48,7 +48,7 @@ class CrdVersion(Struct, dict=True):
         return self.schema
 
 
-class Crd(Struct, eq=False, dict=True):
+class Crd(Struct, eq=False):
     group: str
     kind: str
     name: str  # metadata.name (plural.group), or the file name of a catalog schema

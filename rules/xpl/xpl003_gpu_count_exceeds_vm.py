@@ -76,7 +76,7 @@ def _counts(pools, name):
     return counts, most
 
 
-class _Claimed(Struct, frozen=True, dict=True):
+class _Claimed(Struct, frozen=True):
     """The GPUs of a pod's resource claims, read like a PodRequest."""
 
     amount: Fraction
