@@ -443,6 +443,18 @@ def test_aks_automatic_uses_config_pools_only(tmp_path: Path) -> None:
 
 
 
+def test_every_view_rules_memoise_on_keeps_a_memo() -> None:
+    """linter.model.memo.once computes again each time for an object without a memo (a _memo or
+    _sections field, else a __dict__): the read-only views and answers rules derive things from
+    must each keep one, or every rule asking pays the work again."""
+    from linter.model import memo
+
+    view = pod(POD.replace("{selector}", ""))
+    cluster = build_cluster(scripts(a=ADD))
+    for thing in (Config(), view, view.workload, view.containers[0], cluster, cluster.placement(view)):
+        assert memo._store(thing) is not None, type(thing).__name__
+
+
 def test_a_pods_placement_goes_with_its_view_and_is_shared_by_equal_pods() -> None:
     """The cluster keeps nothing per pod view (the answer lives in the view's own memo, so a
     long run does not grow with its pods), and pods with the same constraints share one answer."""
