@@ -131,9 +131,11 @@ def baseline(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def interrupted(tmp_path_factory):
-    """SIGTERM after step 10 while /metrics is scraped; then the same command again."""
+    """SIGTERM after step 10 while /metrics is scraped; then the same command again. 30 ms per
+    batch leaves the 50 steps after step 10 1.5 s: the piped log and the scrape may lag on a
+    loaded machine, and the run must not end before the signal."""
     folder = tmp_path_factory.mktemp("interrupted") / "checkpoints"
-    first = Trainer(folder, "--data-latency-ms", "15", "--metrics-port", "0", "--model-version", LABELS["version"],
+    first = Trainer(folder, "--data-latency-ms", "30", "--metrics-port", "0", "--model-version", LABELS["version"],
                     "--job-name", LABELS["job_name"])
     port = first.wait_for(lambda e: e["event"] == "metrics")["port"]
     first.wait_for(lambda e: e["event"] == "step" and e["step"] >= 10)
@@ -193,7 +195,7 @@ def test_metrics_are_exposed_with_stable_labels_only(interrupted):
     assert value("ml_training_samples_total") in (steps * BATCH, (steps - 1) * BATCH)  # scraped between the two
     assert value("ml_training_step_duration_seconds_count") in (steps, steps - 1)
     waits = value("ml_training_data_wait_seconds_count")
-    assert waits >= steps and value("ml_training_data_wait_seconds_sum") >= 0.01 * waits  # the 15 ms per batch
+    assert waits >= steps and value("ml_training_data_wait_seconds_sum") >= 0.025 * waits  # the 30 ms per batch
     assert value("ml_training_checkpoint_duration_seconds_count") >= 1  # the one at step 7
     assert value("ml_training_last_checkpoint_timestamp_seconds") > time.time() - 600
     assert math.isfinite(value("ml_training_loss")) and 0 < value("ml_training_learning_rate") <= 0.01
@@ -235,7 +237,8 @@ def test_sigint_also_checkpoints_and_exits_143(tmp_path):
     trainer.process.send_signal(signal.SIGINT)
     assert trainer.finish() == 143, trainer.errors()
     step = trainer.of("checkpoint")[-1]["step"]
-    assert trainer.of("checkpoint")[-1]["reason"] == "signal" and step < 7
+    # after the step in progress; however far the piped log lagged, the last save is the signal's
+    assert trainer.of("checkpoint")[-1]["reason"] == "signal" and step == max(trainer.losses()) < TOTAL
     assert sorted(p.name for p in folder.iterdir()) == ["latest.pt"]
     assert_complete(load(folder / "latest.pt"), step)
 
@@ -295,8 +298,10 @@ def _free_port() -> int:
 
 
 def _ranks(folder: Path) -> list[Trainer]:
+    """Two ranks of 40 steps; 40 ms per batch leaves a signal after step 5 over a second to land
+    before the run ends, however far the piped log lags on a loaded machine."""
     port = str(_free_port())
-    return [Trainer(folder, "--data-latency-ms", "20", "--epochs", "2", env={"WORLD_SIZE": "2", "RANK": str(rank), "LOCAL_RANK": "0",
+    return [Trainer(folder, "--data-latency-ms", "40", "--epochs", "2", env={"WORLD_SIZE": "2", "RANK": str(rank), "LOCAL_RANK": "0",
                                                           "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": port})
             for rank in range(2)]
 
