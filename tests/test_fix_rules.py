@@ -680,7 +680,7 @@ def test_res004_adds_the_article_s_volume_or_mounts_the_pod_s_own(monkeypatch) -
     spec:
       restartPolicy: Never
       containers:
-      - {name: a, image: x:1, resources: {limits: {cpu: 4, memory: 8Gi}}}
+      - {name: a, image: x:1, command: [python, train.py], resources: {limits: {cpu: 4, memory: 8Gi}}}
       - {name: b, image: x:1, resources: {limits: {cpu: 4, memory: 8Gi}}, volumeMounts: [{name: dshm, mountPath: /dev/shm}]}
       volumes: [{name: dshm, emptyDir: {medium: Memory, SIZE}}]
     """

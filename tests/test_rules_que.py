@@ -513,7 +513,7 @@ def test_que012_low_priority(pod_spec: str, fires: bool) -> None:
       template:
         spec:
           {pod_spec}
-          containers: [{{name: c, image: busybox}}]
+          containers: [{{name: c, image: myacr.azurecr.io/ml/trainer:1.0.0}}]
     """
     assert bool(lint(CLASSES, job, select=("QUE012",))) is fires
 
@@ -524,6 +524,7 @@ def test_que012_a_never_preempting_higher_class_preempts_nobody() -> None:
     apiVersion: batch/v1
     kind: Job
     metadata: {name: j, namespace: ml}
-    spec: {template: {spec: {priorityClassName: batch, containers: [{name: c, image: busybox}]}}}
+    spec: {template: {spec: {priorityClassName: batch, containers: [{name: c, image: myacr.azurecr.io/ml/trainer:1.0.0}]}}}
     """
     assert lint(classes, job, select=("QUE012",)) == []
+    assert [r.rule for r in lint(CLASSES, job, select=("QUE012",))] == ["QUE012"]  # the same job, preemptible

@@ -20,6 +20,7 @@ from typing import Any, Iterator
 from msgspec import Struct, field
 
 from linter.model.document import K8sObject
+from linter.model.memo import once
 from linter.model.position import Span
 from linter.model.placeholder import has_placeholder
 from linter.model.quantity import parse_quantity
@@ -350,6 +351,22 @@ TRAINING_KINDS = frozenset({
 })
 
 
+# The groups of the ML operators' kinds: whatever they run trains, tunes or serves a model.
+ML_GROUPS = frozenset({"kubeflow.org", "trainer.kubeflow.org", "ray.io"})
+_WORDS = re.compile(r"[a-z0-9]+")
+# whole words (short ones, which begin too many others: "ray" in "array", "tf" in "tfvars")
+_ML_WORDS = frozenset({"ml", "ai", "tf", "jax", "flax", "ray", "llm", "gpt", "bert", "llama", "nemo", "lora", "tune",
+                       "tuning", "sweep", "hpo", "katib", "accelerate"})
+# word beginnings ("train" but not "constraint": words are split at every non-alphanumeric)
+_ML_STEMS = ("train", "pretrain", "retrain", "finetun", "python", "torch", "pytorch", "tensorflow", "keras",
+             "mxnet", "paddle", "mindspore", "horovod", "deepspeed", "megatron", "transformers", "huggingface",
+             "xgboost", "lightgbm", "sklearn", "scikit", "mnist", "checkpoint", "epoch", "embed", "learn", "neural")
+
+
+def _ml_word(word: str) -> bool:
+    return word in _ML_WORDS or word.startswith(_ML_STEMS)
+
+
 class Workload(Struct, eq=False):
     """An object that carries pods, with every pod template it holds."""
 
@@ -394,6 +411,29 @@ class Workload(Struct, eq=False):
     @property
     def uses_gpu(self) -> bool:
         return any(pod.uses_gpu for pod in self.pods)
+
+    @property
+    def runs_ml(self) -> bool:
+        """Whether the workload shows it trains (or tunes) a model, beyond running to completion:
+        a kind of the ML operators (Kubeflow, Kubeflow Trainer, KubeRay), or a word of an ML
+        framework or of training in a name, image, command, argument or environment variable of
+        its pods (``pytorch``, ``train.py``, ``--epochs``, ``CHECKPOINT_DIR``, ``python`` …).
+        Queueing demos, ``sleep`` and web-server Jobs show none: rules about what a trainer
+        needs (checkpoints, shared memory) that are not already about a GPU ask for this."""
+        return once(self, "runs_ml", self._runs_ml)
+
+    def _runs_ml(self) -> bool:
+        if self.obj.group in ML_GROUPS:
+            return True
+        texts = [self.obj.name]
+        for pod in self.pods:
+            texts.append(pod.priority_class_name or "")
+            for container in pod.containers:
+                texts += (container.name, str(container.body.get("image") or ""))
+                texts += (item for section in ("command", "args") for item in container.body.get_seq(section) or ()
+                          if isinstance(item, str))
+                texts += (text for var in container.env for text in (var.name, var.value) if isinstance(text, str))
+        return any(_ml_word(word) for word in _WORDS.findall(" ".join(texts).lower()))
 
     def containers(self) -> Iterator[Container]:
         for pod in self.pods:

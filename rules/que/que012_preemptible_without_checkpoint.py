@@ -3,7 +3,10 @@
 ## What it does
 Flags a training workload (Job, CronJob, Kubeflow job, Volcano Job, RayJob, JobSet,
 run-to-completion Pod) that can be preempted and whose app containers mount no persistent
-volume. It can be preempted when:
+volume. A workload trains when it uses a GPU, is a kind of the ML operators (Kubeflow, Kubeflow
+Trainer, KubeRay), or names an ML framework or training anywhere in its pods (`pytorch`,
+`train.py`, `--epochs`, `CHECKPOINT_DIR`, `python`, a `training-batch` class …): a queued
+`sleep` or web-server Job has nothing to checkpoint. It can be preempted when:
 
 - **low priority**: its pods run with a PriorityClass (their `priorityClassName`, a Volcano
   Job's `spec.priorityClassName` for tasks naming none, else the project's `globalDefault` class)
@@ -144,7 +147,7 @@ def _why(workload, index) -> str | None:
 @rule(code="QUE012", name="preemptible-without-checkpoint", severity="warning", scope=WORKLOAD,
       tags=("priorities", "preemption", "storage"))
 def check(workload, ctx):
-    if not workload.is_training:
+    if not workload.is_training or not (workload.uses_gpu or workload.runs_ml):
         return
     containers = [c for pod in workload.pods for c in pod.app_containers]
     if not containers or _persistent(workload):

@@ -4,8 +4,11 @@
 Flags app containers of training workloads (Job, CronJob, the Kubeflow jobs, Volcano Job,
 RayJob, JobSet, and bare Pods with `restartPolicy` Never or OnFailure) that use a GPU
 (`nvidia.com/gpu`, `nvidia.com/mig-*`, `amd.com/gpu`) or at least 2 CPUs (the cpu request or
-limit, parsed as a quantity: `2`, `2000m`, `2.5`) and do not mount an `emptyDir` with
-`medium: Memory` at `/dev/shm`. A container that mounts something else there (a disk-backed
+limit, parsed as a quantity: `2`, `2000m`, `2.5`) in a workload that shows it trains (a kind
+of the ML operators: Kubeflow, Kubeflow Trainer, KubeRay; or an ML framework or training named
+in its pods: `pytorch`, `train.py`, `--epochs`, `python` …; a `sleep` or web-server Job with
+several CPUs has no data loaders), and do not mount an `emptyDir` with `medium: Memory` at
+`/dev/shm`. A container that mounts something else there (a disk-backed
 emptyDir, a PVC) is flagged at that mount. The finding points at the container's
 `volumeMounts:`, else its `name:`.
 
@@ -130,7 +133,7 @@ def _why(container: Container) -> str | None:
     for claimed in claimed_gpus(container):
         return f"uses {claimed.name}"
     cpus = [r.value for r in (container.requests.get("cpu"), container.limits.get("cpu")) if r and r.value is not None]
-    if cpus and max(cpus) >= MIN_CPUS:
+    if cpus and max(cpus) >= MIN_CPUS and container.pod.workload.runs_ml:
         return f"uses {format_quantity(max(cpus))} CPUs"
     return None
 

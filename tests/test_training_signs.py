@@ -1,0 +1,170 @@
+"""What makes a run-to-completion workload a trainer for the rules about what a trainer needs
+beyond a GPU (QUE012: checkpoints on persistent storage; RES004's CPU branch: shared memory):
+a kind of the ML operators, or a word of an ML framework or of training somewhere in its pods.
+Queueing demos (``sleep`` in busybox or agnhost) and web-server Jobs show none, and are not
+flagged; a GPU is a sign of its own for QUE012 (the article's queued jobs are GPU ``sleep``s)."""
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from linter.config import Config
+from linter.engine import load_bytes, run_rules
+from linter.index import ProjectIndex
+from linter.model.document import K8S
+from linter.registry import load_registry
+
+REGISTRY = load_registry()
+
+
+def lint(text: str, code: str) -> list:
+    doc = load_bytes(textwrap.dedent(text).encode(), "w.yaml", K8S)
+    assert not doc.errors, doc.errors
+    return [r for r, _ in run_rules([doc], {doc.path}, [REGISTRY.get(code)], Config())]
+
+
+def queued_job(container: str, *, name: str = "j", extra: str = "") -> str:
+    """A Kueue-queued Job with one container (a flow map) and no volume at all."""
+    return f"""
+    apiVersion: batch/v1
+    kind: Job
+    metadata:
+      name: {name}
+      labels: {{kueue.x-k8s.io/queue-name: q}}
+    spec:
+      suspend: true
+      template:
+        spec:
+          restartPolicy: Never
+          {extra}
+          containers: [{container}]
+    """
+
+
+@pytest.mark.parametrize("container,name,fires", [
+    ("{name: sleep, image: busybox, command: [sleep, '60']}", "sample-job", False),
+    ("{name: c, image: registry.k8s.io/e2e-test-images/agnhost:2.53, args: [pause]}", "sample-job", False),
+    ("{name: web, image: nginx}", "test-job", False),
+    # words that only contain a sign: "constraint" (train), "array" (ray), "tfvars" (tf)
+    ("{name: c, image: busybox, command: [solve, --constraint, array.tfvars]}", "constraint-solver", False),
+    # a GPU, whatever it runs (the article's Kueue and Volcano jobs run nvidia-smi and sleep)
+    ("{name: c, image: busybox, command: [sleep, '60'], resources: {limits: {nvidia.com/gpu: 1}}}", "j", True),
+    ("{name: c, image: python:3.12-slim, command: [python, train.py]}", "j", True),
+    ("{name: c, image: busybox, args: ['--epochs=3']}", "j", True),
+    ("{name: c, image: pytorch/pytorch:2.4.1-cuda12.4-cudnn9-runtime}", "j", True),
+    ("{name: c, image: myacr.azurecr.io/ml/sweep:0.4.2}", "j", True),
+    ("{name: c, image: busybox}", "finetune-llama", True),
+    ("{name: c, image: busybox, env: [{name: CHECKPOINT_DIR, value: /tmp/ckpt}]}", "j", True),
+    ("{name: c, image: busybox, env: [{name: MODEL, value: meta-llama/Llama-3.1-8B}]}", "j", True),
+])
+def test_que012_needs_a_sign_of_training(container: str, name: str, fires: bool) -> None:
+    found = lint(queued_job(container, name=name), "QUE012")
+    assert [r.rule for r in found] == (["QUE012"] if fires else [])
+
+
+def test_que012_reads_the_priority_class_name_as_a_sign() -> None:
+    classes = """
+    apiVersion: scheduling.k8s.io/v1
+    kind: PriorityClass
+    metadata: {name: training-batch}
+    value: 100
+    preemptionPolicy: Never
+    ---
+    apiVersion: scheduling.k8s.io/v1
+    kind: PriorityClass
+    metadata: {name: serving}
+    value: 1000
+    ---
+    """
+    job = """
+    apiVersion: batch/v1
+    kind: Job
+    metadata: {name: nightly}
+    spec: {template: {spec: {restartPolicy: Never, priorityClassName: CLASS, containers: [{name: c, image: busybox}]}}}
+    """
+    found = lint(classes + job.replace("CLASS", "training-batch"), "QUE012")
+    assert [r.rule for r in found] == ["QUE012"] and "`training-batch` (100)" in found[0].message
+    assert lint(classes.replace("training-batch", "batch") + job.replace("CLASS", "batch"), "QUE012") == []
+
+
+def test_que012_takes_the_ml_operators_kinds_as_training() -> None:
+    pytorchjob = """
+    apiVersion: kubeflow.org/v1
+    kind: PyTorchJob
+    metadata:
+      name: pi
+      labels: {kueue.x-k8s.io/queue-name: q}
+    spec:
+      pytorchReplicaSpecs:
+        Master:
+          replicas: 1
+          template: {spec: {containers: [{name: pytorch, image: busybox}]}}
+    """
+    assert [r.rule for r in lint(pytorchjob, "QUE012")] == ["QUE012"]
+    volcano = """
+    apiVersion: batch.volcano.sh/v1alpha1
+    kind: Job
+    metadata: {name: test-job}
+    spec:
+      schedulerName: volcano
+      tasks:
+      - replicas: 2
+        name: nginx
+        template: {spec: {restartPolicy: OnFailure, containers: [{name: nginx, image: nginx}]}}
+    """
+    assert lint(volcano, "QUE012") == []
+    assert [r.rule for r in lint(volcano.replace("image: nginx", "image: volcanosh/horovod-tf-mnist:0.5"),
+                                 "QUE012")] == ["QUE012"]
+
+
+CPU_JOB = """
+apiVersion: batch/v1
+kind: Job
+metadata: {name: NAME}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: worker
+        image: IMAGE
+        resources: {limits: {cpu: "4", memory: 8Gi}}
+"""
+
+
+@pytest.mark.parametrize("name,image,fires", [
+    ("sample-job", "busybox", False),
+    ("sample-job", "alpine", False),
+    ("sample-job", "pytorch/pytorch:2.4.1-cuda12.4-cudnn9-runtime", True),
+    ("train-resnet", "busybox", True),
+    ("sample-job", "python:3.12-slim", True),  # Python multiprocessing shares memory through /dev/shm
+])
+def test_res004_counts_cpus_only_in_a_workload_that_trains(name: str, image: str, fires: bool) -> None:
+    found = lint(CPU_JOB.replace("NAME", name).replace("IMAGE", image), "RES004")
+    assert [(r.rule, r.line) for r in found] == ([("RES004", 10)] if fires else [])
+    if fires:
+        assert "training container `worker` uses 4 CPUs" in found[0].message
+
+
+def test_res004_still_flags_a_gpu_container_whatever_it_runs() -> None:
+    text = CPU_JOB.replace("NAME", "sample-job").replace("IMAGE", "busybox").replace(
+        'cpu: "4"', "nvidia.com/gpu: 1")
+    found = lint(text, "RES004")
+    assert [r.rule for r in found] == ["RES004"] and "uses 1 nvidia.com/gpu" in found[0].message
+
+
+def test_a_ray_job_trains_whatever_its_images_are() -> None:
+    rayjob = """
+    apiVersion: ray.io/v1
+    kind: RayJob
+    metadata: {name: collector}
+    spec:
+      rayClusterSpec:
+        headGroupSpec:
+          template: {spec: {containers: [{name: ray-head, image: collector:v0.1.0, resources: {limits: {cpu: "5", memory: 8Gi}}}]}}
+    """
+    index = ProjectIndex([load_bytes(textwrap.dedent(rayjob).encode(), "r.yaml", K8S)])
+    (workload,) = [w for o in index.objects for w in [index.workload(o)] if w is not None]
+    assert workload.runs_ml and workload.is_training
+    assert [r.rule for r in lint(rayjob, "RES004")] == ["RES004"]
