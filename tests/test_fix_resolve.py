@@ -11,6 +11,7 @@ changes nothing.
 from __future__ import annotations
 
 import re
+import textwrap
 
 import pytest
 import yaml
@@ -86,11 +87,28 @@ def test_sequence_item_mapping_gets_keys_after_its_dash_and_before_a_comment_bet
         "    securityContext:\n      allowPrivilegeEscalation: false\n  # about volumes\n")
 
 
+@pytest.mark.parametrize("values,quoted", [
+    ("a: 'x'\nb: 'y'\nc: \"z\"\n", "'7'"),   # more single quotes
+    ("a: \"x\"\nb: \"y\"\nc: 'z'\n", '"7"'),  # more double quotes (Helm-rendered and kubectl-edited files)
+    ("a: x\nb: [\"y\", \"z\"]\n", '"7"'),    # flow items count too
+    ("a: x\n", "'7'"),                       # none: PyYAML's single quote
+])
+def test_a_string_that_needs_quotes_is_quoted_as_the_file_quotes_its_strings(values: str, quoted: str) -> None:
+    text = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: m}\ndata:\n" + textwrap.indent(values, "  ")
+    out = fixed(text, lambda b: SetKey(b[0]["data"], ("n",), "7"))
+    assert out == text + f"  n: {quoted}\n"
+    assert fixed(text, lambda b: SetKey(b[0]["data"], ("n",), "plain")) == text + "  n: plain\n"  # no quotes needed
+    assert fixed(text, lambda b: SetKey(b[0]["data"], ("n",), "two\nlines")) == text + '  n: "two\\nlines"\n'
+
+
 def test_existing_scalar_replaced_in_place_keeping_double_quotes_and_line_comment() -> None:
     assert fixed(POD, lambda b: SetKey(b[0]["spec"]["containers"][0], ("image",), "repo/x:2")) == \
         POD.replace('"repo/x:1"', '"repo/x:2"')
-    assert fixed(POD, lambda b: SetKey(b[0]["metadata"], ("name",), "on")) == POD.replace("name: p  #", "name: 'on'  #")
+    # a string that needs quotes takes the file's: POD's one quoted value is double-quoted
+    assert fixed(POD, lambda b: SetKey(b[0]["metadata"], ("name",), "on")) == POD.replace("name: p  #", 'name: "on"  #')
     single = POD.replace('"repo/x:1"', "'repo/x:1'")
+    assert fixed(single, lambda b: SetKey(b[0]["metadata"], ("name",), "on")) == \
+        single.replace("name: p  #", "name: 'on'  #")
     assert fixed(single, lambda b: SetKey(b[0]["spec"]["containers"][0], ("image",), "it's")) == \
         single.replace("'repo/x:1'", "'it''s'")
     # a quoted number replaced by a number is plain (the type is the value's, not the old text's)
@@ -267,7 +285,7 @@ spec:
     out = fixed(text, lambda b: AppendItem(b[0]["spec"]["containers"][0], "env",
                                            {"name": "TORCH_NCCL_ASYNC_ERROR_HANDLING", "value": "1"}))
     assert out == text.replace('          value: "1"\n', '          value: "1"\n'
-                               "        - name: TORCH_NCCL_ASYNC_ERROR_HANDLING\n          value: '1'\n")
+                               "        - name: TORCH_NCCL_ASYNC_ERROR_HANDLING\n          value: \"1\"\n")  # quoted as the file quotes
 
 
 def test_append_creates_the_key_and_keeps_flow_sequences_flow() -> None:
@@ -304,7 +322,7 @@ def test_equal_value_already_set_is_no_fix() -> None:
         is None
     # 1 and "1" and true are three values
     out = fixed(POD, lambda b: SetKey(b[0]["spec"]["containers"][0], ("resources", "requests", "nvidia.com/gpu"), "1"))
-    assert out == POD.replace("nvidia.com/gpu: 1", "nvidia.com/gpu: '1'")
+    assert out == POD.replace("nvidia.com/gpu: 1", 'nvidia.com/gpu: "1"')  # POD quotes with "
 
 
 def test_nodes_whose_spans_do_not_match_the_text_give_no_fix() -> None:

@@ -143,29 +143,50 @@ def _data(value: Any) -> Any:
     return value
 
 
-def _flow(value: Any, as_json: bool = False) -> str:
+_QUOTE_OPENERS = (": ", "- ", "[", ", ")
+
+
+@lru_cache(maxsize=8)
+def quote_of(text: str) -> str:
+    """The quote ``text``'s writer opens strings with: ``"`` when more of its values and items
+    open with it than with ``'`` (YAML's single quote, PyYAML's choice, otherwise)."""
+    double = sum(text.count(opener + '"') for opener in _QUOTE_OPENERS)
+    single = sum(text.count(opener + "'") for opener in _QUOTE_OPENERS)
+    return '"' if double > single else "'"
+
+
+def _scalar(value: Any, flow: bool, text: str) -> str:
+    """``scalar_text``, a string that needs quotes quoted as the file (``text``) quotes them."""
+    out = scalar_text(value, flow)
+    if out[:1] == "'" and quote_of(text) == '"':
+        return scalar_text(value, flow, '"')
+    return out
+
+
+def _flow(value: Any, as_json: bool, text: str) -> str:
     if as_json:
         return json.dumps(value, ensure_ascii=False)
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{key_text(k, True)}: {_flow(v)}" for k, v in value.items()) + "}"
+        return "{" + ", ".join(f"{key_text(k, True)}: {_flow(v, False, text)}" for k, v in value.items()) + "}"
     if isinstance(value, list):
-        return "[" + ", ".join(_flow(v) for v in value) + "]"
-    return scalar_text(value, True)
+        return "[" + ", ".join(_flow(v, False, text) for v in value) + "]"
+    return _scalar(value, True, text)
 
 
-def _flow_entry(key: str, value: Any, as_json: bool) -> str:
-    return f"{json.dumps(key, ensure_ascii=False) if as_json else key_text(key, True)}: {_flow(value, as_json)}"
+def _flow_entry(key: str, value: Any, as_json: bool, text: str) -> str:
+    return f"{json.dumps(key, ensure_ascii=False) if as_json else key_text(key, True)}: {_flow(value, as_json, text)}"
 
 
 class _Layout:
     """How the file indents: a nested mapping's keys ``step`` columns right of its key, a
     sequence's dashes ``seq`` columns right of its key (0: not indented), an item's content
-    ``item`` columns right of its dash."""
+    ``item`` columns right of its dash; strings that need quotes quoted as the file (``text``)
+    quotes them."""
 
-    __slots__ = ("step", "seq", "item")
+    __slots__ = ("step", "seq", "item", "text")
 
-    def __init__(self, step: int, seq: int, item: int = 2):
-        self.step, self.seq, self.item = step, seq, item
+    def __init__(self, step: int, seq: int, item: int = 2, text: str = ""):
+        self.step, self.seq, self.item, self.text = step, seq, item, text
 
     def entries(self, data: dict, col: int, out: list[str]) -> list[str]:
         pad = " " * col
@@ -196,13 +217,12 @@ class _Layout:
                 out.append(f"{pad}- {self._inline(value)}")
         return out
 
-    @staticmethod
-    def _inline(value: Any) -> str:
+    def _inline(self, value: Any) -> str:
         if isinstance(value, dict):
             return "{}"
         if isinstance(value, list):
             return "[]"
-        return scalar_text(value)
+        return _scalar(value, False, self.text)
 
 
 _KEY_LINE = re.compile(r"^( *)((?:- +)*)(.*)$")
@@ -740,9 +760,9 @@ class _Resolver:
             if isinstance(value, (dict, list)) and value and not flow_parent:
                 self.add_edit(after_key, end, (0,), ":\n" + "\n".join(self.block(value, column, parent)))
             elif isinstance(value, (dict, list)):
-                self.add_edit(start, end, (0,), _flow(value, self.json_style(parent)))
+                self.add_edit(start, end, (0,), _flow(value, self.json_style(parent), self.text))
             else:
-                self.add_edit(start, end, (0,), scalar_text(value, flow_parent))
+                self.add_edit(start, end, (0,), _scalar(value, flow_parent, self.text))
             return
         if self.slice(start, (vs.line, vs.col + 1) if start != end else end) in ("&", "!"):
             raise _Unsafe  # an anchor or tag on the value: not ours to drop
@@ -758,13 +778,13 @@ class _Resolver:
                 self.add_edit(comment[1], end, (0,), lines)
             return
         if container or isinstance(value, (dict, list)):
-            rendered = _flow(value, self.json_style(parent))
+            rendered = _flow(value, self.json_style(parent), self.text)
         elif self.json_style(parent):
             rendered = json.dumps(value, ensure_ascii=False)
         elif isinstance(value, str) and isinstance(existing, str) and self.char_at(vs) in ("'", '"'):
             rendered = scalar_text(value, flow_parent, self.char_at(vs))
         else:
-            rendered = scalar_text(value, flow_parent)
+            rendered = _scalar(value, flow_parent, self.text)
         if start == end:  # an empty null: `key:` or `{key}`
             self.add_edit(after_key, end, (0,), ": " + rendered)
             return
@@ -841,7 +861,7 @@ class _Resolver:
             file_step, file_seq = self.layout(node.span.line)
             step = file_step if step is None else step
             seq = file_seq if seq is None else seq
-        return _Layout(max(step, 1), max(seq, 0))
+        return _Layout(max(step, 1), max(seq, 0), text=self.text)
 
     def block(self, data: Any, column: int, parent: YMap) -> list[str]:
         """``data`` as the block value of a key of ``parent`` whose keys stand at ``column``."""
@@ -862,7 +882,7 @@ class _Resolver:
         column = self.check_map(node)
         if column == 0:  # flow
             as_json = self.json_style(node)
-            entries = [_flow_entry(k, v, as_json) for k, v in data.items()]
+            entries = [_flow_entry(k, v, as_json, self.text) for k, v in data.items()]
             self.flow_insert(node, [(node.kspans[k], self.vspan(node, k), node[k]) for k in self.own_keys(node)],
                              entries)
             return
@@ -904,7 +924,7 @@ class _Resolver:
         if not _EMPTY_VALUE.match(between):
             raise _Unsafe
         if column == 0:
-            self.add_edit(after_key, end, (0,), ": " + _flow(data, self.json_style(parent)))
+            self.add_edit(after_key, end, (0,), ": " + _flow(data, self.json_style(parent), self.text))
             return
         lines = self.block(data, column, parent)
         indent = len(lines[0]) - len(lines[0].lstrip(" "))
@@ -924,14 +944,14 @@ class _Resolver:
             entries = [(s, s, v) for s, v in zip(seq.ispans, seq)]
             if self.slice((span.end_line, span.end_col - 1), (span.end_line, span.end_col)) != "]":
                 raise _Unsafe
-            self.flow_insert(seq, entries, [_flow(item, as_json) for item in items])
+            self.flow_insert(seq, entries, [_flow(item, as_json, self.text) for item in items])
             return
         if self.slice((span.line, span.col), (span.line, span.col + 1)) != "-":
             raise _Unsafe
         first = seq.ispans[0]
         offset = first.col - span.col if first.line == span.line and first.col - span.col >= 2 else 2
         step, seq_offset = self.layout(span.line)
-        layout = _Layout(step, seq_offset, offset)
+        layout = _Layout(step, seq_offset, offset, self.text)
         at = self.line_end_after(self.content_end(seq[-1], seq.ispans[-1]))
         lines = layout.items(items, span.col - 1, [])
         self.add_edit(at, at, (-(span.col - 1), 0), "\n" + "\n".join(lines))
