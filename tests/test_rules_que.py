@@ -518,6 +518,21 @@ def test_que012_low_priority(pod_spec: str, fires: bool) -> None:
     assert bool(lint(CLASSES, job, select=("QUE012",))) is fires
 
 
+def test_que012_reads_the_priority_class_name_as_a_sign_of_training() -> None:
+    """A busybox Job shows no sign of training (tests/test_training_signs.py) but for the class it
+    runs with: `training-batch` says what the job is."""
+    job = """
+    apiVersion: batch/v1
+    kind: Job
+    metadata: {name: nightly, namespace: ml}
+    spec: {template: {spec: {restartPolicy: Never, priorityClassName: CLASS, containers: [{name: c, image: busybox}]}}}
+    """
+    training = CLASSES.replace("name: batch", "name: training-batch")
+    found = lint(training, job.replace("CLASS", "training-batch"), select=("QUE012",))
+    assert [r.rule for r in found] == ["QUE012"] and "`training-batch` (100)" in found[0].message
+    assert lint(CLASSES, job.replace("CLASS", "batch"), select=("QUE012",)) == []
+
+
 def test_que012_a_never_preempting_higher_class_preempts_nobody() -> None:
     classes = CLASSES.replace("value: 1000\n", "value: 1000\npreemptionPolicy: Never\n")
     job = """

@@ -63,31 +63,6 @@ def test_que012_needs_a_sign_of_training(container: str, name: str, fires: bool)
     assert [r.rule for r in found] == (["QUE012"] if fires else [])
 
 
-def test_que012_reads_the_priority_class_name_as_a_sign() -> None:
-    classes = """
-    apiVersion: scheduling.k8s.io/v1
-    kind: PriorityClass
-    metadata: {name: training-batch}
-    value: 100
-    preemptionPolicy: Never
-    ---
-    apiVersion: scheduling.k8s.io/v1
-    kind: PriorityClass
-    metadata: {name: serving}
-    value: 1000
-    ---
-    """
-    job = """
-    apiVersion: batch/v1
-    kind: Job
-    metadata: {name: nightly}
-    spec: {template: {spec: {restartPolicy: Never, priorityClassName: CLASS, containers: [{name: c, image: busybox}]}}}
-    """
-    found = lint(classes + job.replace("CLASS", "training-batch"), "QUE012")
-    assert [r.rule for r in found] == ["QUE012"] and "`training-batch` (100)" in found[0].message
-    assert lint(classes.replace("training-batch", "batch") + job.replace("CLASS", "batch"), "QUE012") == []
-
-
 def test_que012_takes_the_ml_operators_kinds_as_training() -> None:
     pytorchjob = """
     apiVersion: kubeflow.org/v1
