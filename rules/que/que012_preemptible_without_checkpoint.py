@@ -71,6 +71,8 @@ Use instead:
   config file or the code, are not seen: suppress the finding for such workloads.
 - Kueue evicts only when its ClusterQueues' preemption or the cohort's reclaiming allow it, or
   when pods fail to become ready in time; every queued workload is treated as interruptible.
+- The signs of training are words, not a reading of the program: a CPU job whose names, image,
+  command, environment and PriorityClass name no framework and no training is not flagged.
 - A PriorityClass created outside the project, or a `priorityClassName` the project does not
   define (QUE010), leaves the priority unknown: only the queue criterion then applies.
 

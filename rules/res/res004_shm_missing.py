@@ -72,6 +72,9 @@ are taken.
   other long-running kinds are not training workloads here.
 - A container that needs no shared memory (a single-process trainer with `num_workers=0`)
   still gets the finding; suppress it with a reason.
+- The signs of training are words, not a reading of the program: a CPU trainer whose names,
+  image, command and environment name no framework and no training (`myacr.azurecr.io/app:1`
+  running `/bin/run`) is not flagged for its CPUs. A GPU is always enough.
 
 ## References
 - Kubernetes, emptyDir (`medium: Memory`): https://kubernetes.io/docs/concepts/storage/volumes/#emptydir
