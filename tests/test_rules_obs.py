@@ -77,6 +77,22 @@ def test_pod_monitor_selectors(tmp_path: Path, selector: str, fires: bool) -> No
         assert (found[0].path, found[0].line, found[0].obj.kind) == ("m.yaml", 6, "PodMonitor")  # `selector:`
 
 
+def test_a_template_copied_into_several_files_is_counted_once(tmp_path: Path) -> None:
+    """Per-environment copies of one Deployment are one pod template to the monitor's reader; a
+    second workload is a second."""
+    files = {"dev.yaml": DEPLOYMENT, "prod.yaml": DEPLOYMENT, "m.yaml": pod_monitor("{matchLabels: {app: eval}}")}
+    (found,) = run(tmp_path, files, "OBS001")
+    assert "(1 pod template there)" in found.message
+    files["other.yaml"] = DEPLOYMENT.replace("trainer-metrics", "eval-metrics")
+    (found,) = run(tmp_path, files, "OBS001")
+    assert "(2 pod templates there)" in found.message
+    ports = {"dev.yaml": DEPLOYMENT, "prod.yaml": DEPLOYMENT,
+             "m.yaml": pod_monitor("{matchLabels: {app: trainer}}", port="http")}
+    (tmp_path / "ports").mkdir()
+    (found,) = run(tmp_path / "ports", ports, "OBS002")
+    assert "the pod template it selects does not declare it" in found.message, found.message
+
+
 @pytest.mark.parametrize("namespace, namespace_selector, fires", [
     ("ml", "", False),
     ("monitoring", "", None),  # no pod template in `monitoring`: not judged

@@ -92,6 +92,12 @@ class Target(Struct):
                    for p in self.ports)
 
 
+def distinct_templates(targets: Iterable[Target]) -> int:
+    """How many pod templates ``targets`` are, a template copied into several files (the same
+    object for each environment) once: the same workload and the same labels."""
+    return len({(t.origin, tuple(sorted(t.labels.items()))) for t in targets})
+
+
 def _controller_labels(workload: Workload, pod: PodSpec) -> dict[str, str]:
     """Labels a controller sets on a template's pods whose values the manifest tells."""
     obj, name = workload.obj, workload.obj.name

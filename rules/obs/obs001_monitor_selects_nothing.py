@@ -75,9 +75,10 @@ from __future__ import annotations
 
 from itertools import chain
 
-from linter.model.monitoring import (GPU_OPERATOR_DCGM_LABELS, behind, monitor_namespaces, monitor_selector, monitors,
-                                     scrape_facts, scrape_model, selects_operator_objects, service_selector,
-                                     services_selected, targets_selected)
+from linter.model.monitoring import (GPU_OPERATOR_DCGM_LABELS, behind, distinct_templates, monitor_namespaces,
+                                     monitor_selector, monitors, scrape_facts, scrape_model,
+                                     selects_operator_objects, service_selector, services_selected,
+                                     targets_selected)
 from linter.model.selectors import selector_matches
 from linter.model.tree import frozen
 from linter.rule import PROJECT, Finding, rule
@@ -144,12 +145,12 @@ def _verdict(kind, selector, namespaces, targets_in, reachable, services_in, vir
     """What is wrong with a monitor of ``kind`` with ``selector`` over ``namespaces``: None, or
     ("no pod", templates there), ("no service",), ("nothing behind", the Services' names)."""
     if kind == "PodMonitor":
-        count = targets_in.count_within(namespaces)
-        if not count or selects_operator_objects(selector, chain(targets_in.each_within(namespaces), virtual)):
+        if not targets_in.count_within(namespaces) or \
+                selects_operator_objects(selector, chain(targets_in.each_within(namespaces), virtual)):
             return None  # the pods come from elsewhere: nothing in the project to refer to
         if targets_selected(selector, namespaces, reachable.selectable(namespaces, selector)):
             return None
-        return ("no pod", count)
+        return ("no pod", distinct_templates(targets_in.each_within(namespaces)))
     if not services_in.count_within(namespaces) or selects_operator_objects(selector, services_in.each_within(namespaces)):
         return None
     if virtual and selector_matches(selector, GPU_OPERATOR_DCGM_LABELS):

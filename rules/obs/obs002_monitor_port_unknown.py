@@ -65,7 +65,7 @@ from __future__ import annotations
 from linter.model.monitoring import (GPU_OPERATOR_DCGM_LABELS, GPU_OPERATOR_DCGM_SERVICE_PORT, Target, behind,
                                      monitor_namespaces, monitor_selector, monitors, scrape_facts, scrape_model,
                                      selects_operator_objects, service_ports, service_selector,
-                                     services_selected, targets_selected, ByNamespace)
+                                     services_selected, targets_selected, ByNamespace, distinct_templates)
 from linter.model.selectors import selector_matches
 from linter.model.tree import frozen
 from linter.rule import PROJECT, Finding, rule
@@ -86,9 +86,10 @@ def _declared(targets: list[Target]) -> str:
 
 def _nobody(targets: list[Target], where: str) -> str:
     """``the pod template it selects does not declare it`` / ``none of the 3 pod templates … declares it``."""
-    if len(targets) == 1:
+    count = distinct_templates(targets)
+    if count == 1:
         return f"the pod template {where} does not declare it"
-    return f"none of the {len(targets)} pod templates {where} declares it"
+    return f"none of the {count} pod templates {where} declares it"
 
 
 def _selection(kind, selector, namespaces, targets: ByNamespace, services_in: ByNamespace, virtual):
