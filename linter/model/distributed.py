@@ -270,9 +270,7 @@ def collective_backends(container: Container) -> frozenset[str] | None:
 
 def _collective_backends(container: Container) -> frozenset[str] | None:
     named: set[str] = set()
-    items = [item for field in ("command", "args") if (seq := container.body.get_seq(field)) is not None
-             for item in seq if isinstance(item, str)]
-    text = " ".join(items)
+    text = " ".join(container.command_strings)
     for match in _BACKEND_FLAG.finditer(text):
         named |= _backend_names(match.group(1))
     for match in _BACKEND_ARGUMENT.finditer(text):

@@ -142,6 +142,12 @@ class Container(Struct, eq=False):
         return image if isinstance(image, str) else None
 
     @property
+    def command_strings(self) -> list[str]:
+        """The string items of ``command``, then of ``args``."""
+        return [item for field in ("command", "args") for item in self.body.get_seq(field) or ()
+                if isinstance(item, str)]
+
+    @property
     def image_span(self) -> Span:
         return self.body.value_span("image") if "image" in self.body else self.span
 
@@ -429,9 +435,7 @@ class Workload(Struct, eq=False):
         for pod in self.pods:
             texts.append(pod.priority_class_name or "")
             for container in pod.containers:
-                texts += (container.name, str(container.body.get("image") or ""))
-                texts += (item for section in ("command", "args") for item in container.body.get_seq(section) or ()
-                          if isinstance(item, str))
+                texts += (container.name, container.image or "", *container.command_strings)
                 texts += (text for var in container.env for text in (var.name, var.value) if isinstance(text, str))
         return any(_ml_word(word) for word in _WORDS.findall(" ".join(texts).lower()))
 

@@ -98,8 +98,7 @@ def _remote(container) -> bool:
     """A checkpoint destination (env var or flag) that is an object-store URL."""
     if any(is_checkpoint_destination(k) and _object_store(v) for k, v in literal_env(container).items()):
         return True
-    words = [w for f in ("command", "args") for item in container.body.get_seq(f) or () if isinstance(item, str)
-             for w in item.split()]
+    words = [w for item in container.command_strings for w in item.split()]
     for position, word in enumerate(words):
         name, eq, value = word.lstrip("-").partition("=")
         if not eq and position + 1 < len(words):
