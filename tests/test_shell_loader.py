@@ -92,7 +92,7 @@ def test_pasted_docs_script():
     assert doc.errors == []
     script = doc.shell
     values = {a.name: a.value for a in script.assignments}
-    assert values == {"RESOURCE_GROUP": "ml-rg", "CLUSTER": "ml-aks", "LOCATION": UNKNOWN,
+    assert values == {"RESOURCE_GROUP": "ml-rg", "CLUSTER": "ml-aks", "LOCATION": "eastus",
                       "VM_SIZE": "Standard_NC24ads_A100_v4", "SUBNET_ID": UNKNOWN, "pool": UNKNOWN}
     assert [(a.name, a.keyword) for a in script.assignments[:2]] == [
         ("RESOURCE_GROUP", "export"), ("CLUSTER", "readonly")]
@@ -209,10 +209,41 @@ def test_variables_resolve_in_order():
         "H='$A'\nI=$(date)\nJ=`hostname`\nK=~/x\nL=$A\nunset A\nM=${A:-gone}\nN=$'a\\tb'\nO=x\nO+=y\n"
         "declare -i P=3\nexport Q\nread -r R S\n", "s.sh")
     values = {a.name: a.value for a in doc.shell.assignments}
-    assert values == {"A": "three", "B": "one two", "C": "one", "D": UNKNOWN, "E": "", "F": "dflt", "G": "",
+    assert values == {"A": "three", "B": "one two", "C": "one", "D": "x", "E": "", "F": "dflt", "G": "",
                       "H": "$A", "I": UNKNOWN, "J": UNKNOWN, "K": UNKNOWN, "L": "three", "M": "gone",
                       "N": "a\tb", "O": "xy", "P": UNKNOWN, "R": UNKNOWN, "S": UNKNOWN}
     assert [a.keyword for a in doc.shell.assignments if a.name in ("P", "R")] == ["declare", "read", ]
+
+
+def test_a_default_is_the_value_of_a_variable_the_script_never_sets():
+    # `${NAME:-default}` / `${NAME-default}`: the value the script runs with (real AKS scripts set
+    # their GPU VM size so); `${NAME:+x}`, a bare `$NAME` and an empty default (`set -u`'s guard of
+    # a value given from outside, `${EXTRA_ARGS:-}`) stay unknown; after `source` or `.`
+    # the sourced file may set any variable: defaults are unknown from there on
+    doc = load_text('SIZE=${GPU_VM_SIZE:-Standard_NC24ads_A100_v4}\nB=${NOPE-b}\nC=${NOPE:+c}\nD=$NOPE\nG=${NOPE:-}\n'
+                    'az aks nodepool add -n gpu --node-vm-size "${VM:-Standard_NC6s_v3}"\n'
+                    '. ./env.sh\nE=${NOPE:-e}\nF=${SIZE:-f}\n', "s.sh")
+    values = {a.name: a.value for a in doc.shell.assignments}
+    assert values == {"SIZE": "Standard_NC24ads_A100_v4", "B": "b", "C": UNKNOWN, "D": UNKNOWN, "G": UNKNOWN,
+                      "E": UNKNOWN,
+                      "F": "Standard_NC24ads_A100_v4"}
+    assert doc.shell.az_commands[0].value("--node-vm-size").value == "Standard_NC6s_v3"
+    doc = load_text('if [ -f env.sh ]; then source env.sh; fi\nA=${NOPE:-a}\n', "s.sh")
+    assert [a.value for a in doc.shell.assignments] == [UNKNOWN]
+
+
+def test_a_gpu_pool_sized_by_a_default_is_checked(tmp_path: Path):
+    # an untainted pool whose GPU VM size is a `${VAR:-default}` gets AKS001 as if written out
+    from linter.config import Config
+    from linter.engine import LintRequest, lint
+    from linter.registry import load_registry
+
+    (tmp_path / "pool.sh").write_text(
+        '#!/usr/bin/env bash\nGPU_VM_SIZE=${GPU_VM_SIZE:-Standard_NC24ads_A100_v4}\n'
+        'az aks nodepool add -g rg --cluster-name c -n gpu --node-vm-size "$GPU_VM_SIZE"\n', encoding="utf-8")
+    report = lint(LintRequest(paths=[tmp_path], config=Config(), registry=load_registry(), select=["AKS001"],
+                              cwd=tmp_path, jobs=1))
+    assert [(r.rule, r.path, r.span.line) for r in report.active] == [("AKS001", "pool.sh", 3)]
 
 
 def test_unquoted_expansion_splits_into_fields():

@@ -6,7 +6,10 @@ knows neither ``$(...)`` nor heredocs). It reads the whole text once and records
 
 * words with single and double quotes, ``$'...'``, backslash escapes; ``$(...)``, ``$((...))``,
   ``${...}`` and backticks are kept inside their word (nested quotes included) and make its
-  value UNKNOWN (``${NAME}``, ``${NAME:-x}``, ``${NAME-x}``, ``${NAME:+x}`` are expanded);
+  value UNKNOWN (``${NAME}``, ``${NAME:-x}``, ``${NAME-x}``, ``${NAME:+x}`` are expanded; a
+  variable the script never sets takes the default of ``${NAME:-x}`` and ``${NAME-x}``, the value
+  the script is written to run with, unless a ``source``/``.`` before it may have set it; an empty
+  default, ``${NAME:-}``, is the ``set -u`` guard of a value given from outside: UNKNOWN);
 * operators ``&&``, ``||``, ``;``, ``;;``, ``|``, ``|&``, ``&``, ``(``, ``)`` and newlines split
   commands; redirections and their targets are set aside; heredoc bodies are skipped;
 * ``#`` at the start of a word starts a comment (recorded, for suppressions).
@@ -24,8 +27,9 @@ Tolerance for scripts pasted from documentation, beyond what a shell accepts:
 Variables: assignments (``NAME=v``, ``export``/``readonly``/``local``/``declare``/``typeset``)
 are applied in file order, as a straight-line reading of the script: a value set inside an
 ``if`` branch or a loop body counts from there on. ``for`` and ``read`` variables, values built
-from command substitution, and variables the script never sets are UNKNOWN. ``source`` is not
-followed. Unquoted expansions are split into fields as the shell does.
+from command substitution, and variables the script never sets are UNKNOWN (but for the
+``${NAME:-default}`` form above). ``source`` is not followed: after it, every variable the script
+has not set is UNKNOWN, defaults too. Unquoted expansions are split into fields as the shell does.
 
 Errors: a quote, ``$(``, ``${`` or backtick left open to the end of the file, and a heredoc
 without its terminator, each give one ParseIssue (SCH001) at the opening; the reader then
@@ -494,6 +498,9 @@ class _Unset:
 
 _UNSET = _Unset()
 Env = dict[str, "str | _Unknown | _Unset"]
+# The key an Env holds once a ``source``/``.`` has run: variables the script never set may be set.
+_SOURCED = "\0sourced"
+
 
 
 class _Expander:
@@ -667,6 +674,10 @@ class _Expander:
                 return UNKNOWN
             return "" if isinstance(value, _Unset) else value
         operator = next((op for op in (":-", ":+", "-", "+") if rest.startswith(op)), None)
+        if value is None and operator in (":-", "-") and len(rest) > len(operator) and _SOURCED not in self.env:
+            # never set by the script (nor by a file it sources): the default it runs with; an empty
+            # default (`${EXTRA_ARGS:-}`) is the `set -u` guard of a value given from outside
+            value = _UNSET
         if operator is None or value is None or isinstance(value, _Unknown):
             return UNKNOWN
         inner = _Expander(rest[len(operator):], self.env).run()
@@ -937,6 +948,8 @@ class _Reader:
                     self.set_unknown(_Word(word.start, word.end, declared.group(1)), head)
                 else:
                     self.assign(word, head)
+        elif head in ("source", "."):
+            self.set(_SOURCED, UNKNOWN)  # the file may set any variable
         elif head == "unset":
             for word in rest[1:]:
                 if _NAME.fullmatch(word.raw):
