@@ -97,3 +97,23 @@ def test_a_placeholder_anywhere_makes_the_value_unknown(reference, stand_in):
 def test_a_whole_placeholder_holds_one(text):
     if is_placeholder(text):
         assert has_placeholder(text)
+
+
+@pytest.mark.parametrize("image,pin", [
+    # a placeholder in the registry or path leaves the tag and digest known
+    ("gcr.io/<<PROJECT>>/app:latest", ("latest", None)), ("${REGISTRY}/app:latest", ("latest", None)),
+    ("$(REGISTRY)/app", (None, None)), ("${REGISTRY:-docker.io}/app:1.0", ("1.0", None)),
+    ("{{ .Values.registry }}/x/app:latest", ("latest", None)), ("your-acr.azurecr.io/trainer:latest", ("latest", None)),
+    ("$IMAGE:latest", ("latest", None)), ("pytorch/pytorch:2.4.1", ("2.4.1", None)),
+    ("${R}/app:1.0@sha256:" + "a" * 64, ("1.0", "sha256:" + "a" * 64)),
+    # a placeholder in the tag or digest, a whole placeholder, or an untagged reference whose last
+    # part (which may carry the tag) or whole is a stand-in: not judged
+    ("app:${TAG}", None), ("{{ .Values.repo }}:{{ .Values.tag }}", None), ("x/app@sha256:<digest>", None),
+    ("nvcr.io/nvidia/pytorch@sha256:…", None), ("repo/${IMAGE}", None), ("$IMAGE", None), ("<your-image>", None),
+    ("your-acr.azurecr.io/trainer", None), ("FILLED_BY_THE_VALIDATOR", None), ("my-image:TBD", None), ("", None),
+    (None, None),
+])
+def test_image_pin_judges_the_parts_a_placeholder_leaves(image, pin):
+    from linter.model.images import image_pin
+
+    assert image_pin(image) == pin

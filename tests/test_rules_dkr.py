@@ -231,3 +231,10 @@ def test_a_real_arg_default_is_still_judged():
     assert codes("ARG BASE=pytorch/pytorch\nFROM $BASE\nUSER 1000\n", select=["DKR001", "DKR002"]) == [(2, "DKR001")]
     assert codes("ARG BASE=pytorch/pytorch:2.4.1\nFROM $BASE\nUSER 1000\n", select=["DKR001", "DKR002"]) == [
         (2, "DKR002")]
+
+
+def test_a_placeholder_registry_leaves_the_tag_judged():
+    # `:latest` stays `latest` whatever registry the reader fills in (IMG001's rule, for FROM)
+    assert codes("FROM your-acr.azurecr.io/trainer:latest\nUSER 1000\n", select=["DKR001", "DKR002"]) == [
+        (1, "DKR001")]
+    assert codes("FROM <registry>/trainer:2.4.1\nUSER 1000\n", select=["DKR001", "DKR002"]) == [(1, "DKR002")]

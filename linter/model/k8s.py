@@ -805,7 +805,7 @@ def is_templated(value: str) -> bool:
 
 # The image reference grammar of distribution/reference: optional registry host[:port], then
 # lowercase path components, then an optional tag and digest.
-_REFERENCE = re.compile(
+REFERENCE = re.compile(
     r"^(?:(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*|\[[0-9a-fA-F:]+\])"
     r"(?::[0-9]+)?/)?"
     r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*"
@@ -826,6 +826,6 @@ def image_reference(image: str | None) -> tuple[str, str | None, str | None] | N
 
 @lru_cache(maxsize=4096)
 def _image_reference(image: str) -> tuple[str, str | None, str | None] | None:
-    if has_placeholder(image) or not _REFERENCE.match(image):
+    if has_placeholder(image) or not REFERENCE.match(image):
         return None
     return parse_image(image)

@@ -111,6 +111,17 @@ def _has_placeholder(value: str) -> bool:
 _has_placeholder_cached = lru_cache(maxsize=8192)(_has_placeholder)
 
 
+# What :func:`masked` replaces: substitutions, ``<…>`` (``<<PROJECT>>`` too), ``[A|B]``, ellipses.
+_SPANS = re.compile(rf"{_SUBSTITUTION}|<+[^<>\n]*>+|{_ALTERNATIVES}|\.{{3,}}|…", re.S)
+MASK = "\0"
+
+
+def masked(value: str) -> str:
+    """The value with each substitution, ``<…>`` part, ``[A|B]`` part and ellipsis replaced by
+    :data:`MASK`: the text around them keeps its meaning (the tag of ``${REGISTRY}/app:latest``)."""
+    return _SPANS.sub(MASK, value)
+
+
 def known(value: object) -> object:
     """The value, or None when it holds a placeholder (a rule that needs the value stays quiet)."""
     return None if has_placeholder(value) else value

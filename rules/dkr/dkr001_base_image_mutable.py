@@ -46,19 +46,21 @@ FROM ${BASE}
 """
 
 from linter.model.docker import Dockerfile, image_uses, node_path
-from linter.model.k8s import image_reference
+from linter.model.images import image_pin
+from linter.model.k8s import parse_image
 from linter.rule import DOCKERFILE, Finding, rule
 
 
 @rule(code="DKR001", name="base-image-mutable", severity="error", scope=DOCKERFILE, tags=("dockerfile", "images", "supply-chain"))
 def check(dockerfile: Dockerfile, ctx):
     for use in image_uses(dockerfile):
-        reference = image_reference(use.image)
-        if reference is None:
+        pin = image_pin(use.image)
+        if pin is None:
             continue
-        name, tag, digest = reference
+        tag, digest = pin
         if digest is not None or tag not in (None, "latest"):
             continue
+        name = parse_image(use.image)[0]
         how = "has no tag, so it pulls whatever `latest` points to" if tag is None else "uses the mutable tag `latest`"
         yield Finding(
             use.span,

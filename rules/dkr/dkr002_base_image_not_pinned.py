@@ -40,7 +40,7 @@ default can be overridden by `--build-arg`; the file is judged as written.
 import re
 
 from linter.model.docker import Dockerfile, image_uses, node_path
-from linter.model.k8s import image_reference
+from linter.model.images import image_pin
 from linter.rule import DOCKERFILE, Finding, rule
 
 _DIGEST = re.compile(r"^(sha256:[a-f0-9]{64}|sha384:[a-f0-9]{96}|sha512:[a-f0-9]{128})$")
@@ -49,10 +49,10 @@ _DIGEST = re.compile(r"^(sha256:[a-f0-9]{64}|sha384:[a-f0-9]{96}|sha512:[a-f0-9]
 @rule(code="DKR002", name="base-image-not-pinned", severity="warning", scope=DOCKERFILE, tags=("dockerfile", "images", "supply-chain"))
 def check(dockerfile: Dockerfile, ctx):
     for use in image_uses(dockerfile):
-        reference = image_reference(use.image)
-        if reference is None:
+        pin = image_pin(use.image)
+        if pin is None:
             continue
-        tag, digest = reference[1], reference[2]
+        tag, digest = pin
         if digest is None and tag in (None, "latest"):
             continue  # no tag or `latest`: DKR001's finding, whose fix asks for the digest too (one cause)
         if digest is None:

@@ -4,9 +4,11 @@
 Flags containers (init, sidecar and ephemeral containers included) whose `image` has no tag
 and no digest (`pytorch/pytorch`), or uses the tag `latest`. An image pinned by digest alone
 (`repo@sha256:…`) is immutable and is not flagged. Images whose reference is filled in later
-(`$(IMAGE)`, `${TAG}`, `$IMAGE`, `{{ .Values.image }}`) and placeholders that are not image
-references at all (`<your-image>`, `FILLED_BY_THE_VALIDATOR`) are skipped: their final text is
-unknown. Such an image is not reported again by IMG002 (not pinned by digest): one cause, this
+(`$(IMAGE)`, `$IMAGE`, `{{ .Values.image }}`), images whose tag is (`trainer:${TAG}`) and
+placeholders that are not image references at all (`<your-image>`, `FILLED_BY_THE_VALIDATOR`) are
+skipped: their tag is unknown. A placeholder elsewhere leaves the tag known:
+`${REGISTRY}/trainer:latest` and `gcr.io/<<PROJECT>>/trainer:latest` use `latest` whatever the
+registry becomes. Such an image is not reported again by IMG002 (not pinned by digest): one cause, this
 finding, whose message asks for the version tag and the digest both.
 
 {{pod-views}}
@@ -38,17 +40,18 @@ Use instead:
 - AKS Deployment Safeguards: https://learn.microsoft.com/azure/aks/deployment-safeguards
 """
 
-from linter.model.k8s import Container, image_reference
+from linter.model.images import image_pin
+from linter.model.k8s import Container
 from linter.rule import CONTAINER, Finding, rule
 
 
 @rule(code="IMG001", name="image-tag-mutable", severity="error", scope=CONTAINER, tags=("images", "supply-chain"))
 def check(container: Container, ctx):
     image = container.image
-    reference = image_reference(image)
-    if reference is None:
+    pin = image_pin(image)
+    if pin is None:
         return
-    _, tag, digest = reference
+    tag, digest = pin
     if digest:
         return
     who = f"{container.kind_label} `{container.name}`"

@@ -3,8 +3,10 @@
 ## What it does
 Flags containers (init, sidecar and ephemeral containers included) whose `image` carries no
 `@sha256:` digest, or a digest that is malformed (a `sha256` digest is 64 hex characters).
-Images whose reference is filled in later (`$(IMAGE)`, `${TAG}`, `$IMAGE`, `{{ … }}`) and
-placeholders that are not image references (`<your-image>`, `FILLED_BY_THE_VALIDATOR`) are skipped.
+Images whose reference, tag or digest is filled in later (`$(IMAGE)`, `$IMAGE`, `{{ … }}`,
+`trainer:${TAG}`, `trainer@sha256:<digest>`) and placeholders that are not image references
+(`<your-image>`, `FILLED_BY_THE_VALIDATOR`) are skipped; a placeholder in the registry or the
+path leaves the tag and digest judged (`${REGISTRY}/trainer:1.0` has no digest).
 
 {{pod-views}}
 
@@ -42,7 +44,8 @@ manifest your release pipeline produces, and suppress this rule on development o
 
 import re
 
-from linter.model.k8s import Container, image_reference
+from linter.model.images import image_pin
+from linter.model.k8s import Container
 from linter.rule import CONTAINER, Finding, rule
 
 _DIGEST = re.compile(r"^(sha256:[a-f0-9]{64}|sha384:[a-f0-9]{96}|sha512:[a-f0-9]{128})$")
@@ -51,10 +54,10 @@ _DIGEST = re.compile(r"^(sha256:[a-f0-9]{64}|sha384:[a-f0-9]{96}|sha512:[a-f0-9]
 @rule(code="IMG002", name="image-not-pinned", severity="warning", scope=CONTAINER, tags=("images", "supply-chain"))
 def check(container: Container, ctx):
     image = container.image
-    reference = image_reference(image)
-    if reference is None:
+    pin = image_pin(image)
+    if pin is None:
         return
-    _, tag, digest = reference
+    tag, digest = pin
     if digest is None and tag in (None, "latest"):
         return  # no tag or `latest`: IMG001's finding, which asks for the digest too (one cause, one finding)
     who = f"{container.kind_label} `{container.name}`"
