@@ -618,3 +618,35 @@ spec:
     _, found = _lint(tmp_path, text.replace("nominalQuota: <integer>", "nominalQuota: four"))
     assert [m for *_, m in found] == ['spec.resourceGroups[0].flavors[0].resources[0].nominalQuota: expected a '
                                       'quantity such as 500m, 2 or 8Gi, got string "four"']
+
+
+def test_template_placeholders_and_docs_choice_lists_are_no_violation(tmp_path: Path) -> None:
+    # an envsubst snippet (MicrosoftDocs node-auto-provisioning-networking.md): `$RESOURCE_GROUP` in
+    # part of a pattern-checked string; the docs' `[Honor|Ignore]` choice notation, which YAML reads
+    # as a list of one string; a Helm value in part of an enum
+    text = """\
+apiVersion: karpenter.azure.com/v1beta1
+kind: AKSNodeClass
+metadata: {name: backend-nodes}
+spec:
+  vnetSubnetID: "/subscriptions/xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx/resourceGroups/$RESOURCE_GROUP/providers/Microsoft.Network/virtualNetworks/$VNET_NAME/subnets/$BACKEND_SUBNET_NAME"
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: example-pod}
+spec:
+  topologySpreadConstraints:
+    - maxSkew: <integer>
+      topologyKey: <string>
+      whenUnsatisfiable: <string>
+      nodeAffinityPolicy: [Honor|Ignore] # optional
+  containers:
+  - {name: c, image: "nginx:1.27", imagePullPolicy: "{{ .Values.pull }}Always"}
+"""
+    _, found = _lint(tmp_path, text)
+    assert found == []
+    # the same values without a placeholder are still judged
+    _, found = _lint(tmp_path, text.replace("$RESOURCE_GROUP", "rg!").replace("$", "")
+                     .replace("[Honor|Ignore]", "[Honor, Ignore]"))
+    assert [(line, m.split(":")[0]) for _, _, line, _, m in found] == [
+        (5, "spec.vnetSubnetID"), (15, "spec.topologySpreadConstraints[0].nodeAffinityPolicy")]

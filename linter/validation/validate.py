@@ -9,11 +9,12 @@ resources live with the CRD they come from (:mod:`.crds`).
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from typing import Any
 
 from linter.model.memo import once
-from linter.model.placeholder import is_placeholder
+from linter.model.placeholder import has_placeholder, is_placeholder
 from linter.model.position import Span
 from linter.model.tree import YMap, YSeq
 from linter.validation import builtin, bundle, kustomize, removed
@@ -303,9 +304,15 @@ def _object_issues(obj: Any, index: Any, config: Any) -> list[Issue]:
     return issues
 
 
+# ``[Honor|Ignore]`` unquoted: YAML reads the docs' choice notation as a list of one ``A|B`` string.
+_CHOICE = re.compile(r"[A-Za-z0-9_.-]+(?:\|[A-Za-z0-9_.-]+)+")
+
+
 def _placeholder(body: Any, issue: Issue) -> bool:
     """Whether ``issue`` is about placeholder text of a documentation-style manifest (``<integer>``,
-    ``[Honor|Ignore]``, ``...``, as a value or as a key): an unknown value, not a violation."""
+    ``[Honor|Ignore]``, ``...``, as a value or as a key) or of a template filled in later (a string
+    holding ``$RESOURCE_GROUP`` or ``{{ .Values.x }}`` in part: its final text is unknown): an
+    unknown value, not a violation."""
     node: Any = body
     for step in issue.path[:-1] if issue.anchor != VALUE else issue.path:
         try:
@@ -313,7 +320,9 @@ def _placeholder(body: Any, issue: Issue) -> bool:
         except (KeyError, IndexError, TypeError):
             return False
     if issue.anchor == VALUE:
-        return is_placeholder(node)
+        if isinstance(node, str):
+            return has_placeholder(node)
+        return isinstance(node, YSeq) and len(node) == 1 and isinstance(node[0], str) and bool(_CHOICE.fullmatch(node[0]))
     # a key: `...`, `<name>` (a `$patch` key is a strategic-merge directive, never a placeholder)
     key = issue.path[-1] if issue.path else None
     return issue.anchor == KEY and isinstance(key, str) and not key.startswith("$") and is_placeholder(key)

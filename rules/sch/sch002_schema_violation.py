@@ -110,8 +110,10 @@ spec:
   fields that their schemas do not require (Volcano's task names and queue, Kubeflow's replica
   counts and restart policies, JobSet's success and startup policies when the whole policy is
   unset), or the kinds have none (KubeRay, Karpenter, GPU Operator, KAITO).
-- Placeholder values of documentation-style manifests (`<integer>`, `<string>`, `[Honor|Ignore]`,
-  `...`) are not violations: the value is unknown (the placeholder test the other rules use).
+- Placeholder values of documentation-style manifests (`<integer>`, `<string>`, `[Honor|Ignore]`
+  quoted or not, `...`) and strings holding a placeholder in part (an `envsubst` snippet's
+  `/resourceGroups/$RESOURCE_GROUP/…`, `{{ .Values.x }}-suffix`) are not violations: the value
+  is unknown (the placeholder test the other rules use).
 - One finding per cause: rules that read a node SCH002 reports as malformed stay quiet there (a
   ClusterQueue whose resource group lacks `coveredResources` is this rule's finding, not a
   QUE005/QUE006 quota finding on every job queued to it).
