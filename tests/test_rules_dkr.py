@@ -238,3 +238,10 @@ def test_a_placeholder_registry_leaves_the_tag_judged():
     assert codes("FROM your-acr.azurecr.io/trainer:latest\nUSER 1000\n", select=["DKR001", "DKR002"]) == [
         (1, "DKR001")]
     assert codes("FROM <registry>/trainer:2.4.1\nUSER 1000\n", select=["DKR001", "DKR002"]) == [(1, "DKR002")]
+
+
+@pytest.mark.parametrize("flag,found", [("--no-cache-dir", []), ("--no-cache", []), ("-n", []),
+                                        ("--no-cache-dirs", [(2, "DKR004")]), ("", [(2, "DKR004")])])
+def test_uv_accepts_pips_no_cache_dir(flag, found):
+    # uv's `--no-cache` has the alias `--no-cache-dir` (astral-sh/uv#1380): written so, no cache is kept
+    assert codes(f"FROM {PT}\nRUN uv pip install --system {flag} torch==2.4.1\n", select=["DKR004"]) == found

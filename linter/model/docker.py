@@ -701,9 +701,10 @@ def pip_cache_avoided(ins: Instruction, index: int, pip: PipInstall, env: dict[s
 
     pip: ``--no-cache-dir`` (or an abbreviation from ``--no-cache``), ``PIP_NO_CACHE_DIR`` set to
     any value (pip disables the cache for "false" too, for backwards compatibility) by ENV, ARG, a
-    ``VAR=…`` prefix or an earlier ``export`` in the same RUN; uv: ``--no-cache``/``-n`` or a true
-    ``UV_NO_CACHE``. Both: a ``--mount=type=cache`` (or ``tmpfs``) on the cache folder, or the cache
-    removed later in the same RUN (``pip cache purge``, ``uv cache clean``, ``rm -rf ~/.cache/pip``).
+    ``VAR=…`` prefix or an earlier ``export`` in the same RUN; uv: ``--no-cache``/``-n``, its alias
+    ``--no-cache-dir`` (pip's spelling, uv accepts it), or a true ``UV_NO_CACHE``. Both: a
+    ``--mount=type=cache`` (or ``tmpfs``) on the cache folder, or the cache removed later in the
+    same RUN (``pip cache purge``, ``uv cache clean``, ``rm -rf ~/.cache/pip``).
     A bare ``$VAR`` word with an unknown value may hold the flag: counted as avoiding it.
     """
     local = dict(env)
@@ -731,7 +732,7 @@ def pip_cache_avoided(ins: Instruction, index: int, pip: PipInstall, env: dict[s
         if "PIP_NO_CACHE_DIR" in local and local["PIP_NO_CACHE_DIR"] != "":
             return "PIP_NO_CACHE_DIR"
     else:
-        if "--no-cache" in texts or "-n" in texts:
+        if "--no-cache" in texts or "-n" in texts or "--no-cache-dir" in texts:  # uv's alias of pip's spelling
             return "--no-cache"
         value = local.get("UV_NO_CACHE", "")
         if "UV_NO_CACHE" in local and (value is None or value.lower() in _TRUE):

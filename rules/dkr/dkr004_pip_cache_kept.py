@@ -15,8 +15,9 @@ kept out by any of:
   image;
 - the cache removed later in the same RUN: `pip cache purge`, `rm -rf /root/.cache/pip`.
 
-`uv pip install` is judged too, with uv's own switches: `--no-cache`/`-n`, `UV_NO_CACHE=1`, a
-cache mount on `…/.cache/uv`, `uv cache clean`. Only stages whose layers end up in an image are
+`uv pip install` is judged too, with uv's own switches: `--no-cache`/`-n` (or pip's
+`--no-cache-dir`, which uv accepts as an alias), `UV_NO_CACHE=1`, a cache mount on
+`…/.cache/uv`, `uv cache clean`. Only stages whose layers end up in an image are
 judged: the final stage, stages no other stage uses (other `--target`s) and the stages they are
 built on; a builder stage that other stages only copy files from ships no layer. The finding
 points at the `pip install` words.
