@@ -442,3 +442,32 @@ def run_facts(path: Path):
     document = load(path.read_bytes(), path.name)
     context = RuleContext({}, ProjectIndex([document], only_kinds=REFERENCE_KINDS), Config())
     return [fact for obj in document.objects for fact in device_plugins(obj, context)]
+
+
+# ---------------------------------------------------------------------------------------------
+# GPU004: a Spark pod template gets its GPU request from Spark
+
+
+SPARK_TEMPLATE = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: executor}
+spec:
+  containers:
+  - name: spark-kubernetes-executor
+  tolerations:
+  - {key: nvidia.com/gpu, operator: Equal, value: present, effect: NoSchedule}
+"""
+
+
+@pytest.mark.parametrize("container, fires", [
+    ("  - name: spark-kubernetes-executor\n", False),  # Spark's container name: Spark adds the GPU request
+    ("  - name: spark-kubernetes-driver\n    image: apache/spark:3.5.3\n", False),
+    ("  - name: executor\n", False),  # no image: a stub another program completes, not a pod
+    ("  - name: executor\n    image: apache/spark:3.5.3\n", True),  # a pod as written: judged
+])
+def test_gpu004_leaves_spark_pod_templates_to_spark(tmp_path: Path, container: str, fires: bool) -> None:
+    text = SPARK_TEMPLATE.replace("  - name: spark-kubernetes-executor\n", container)
+    toleration = text.splitlines().index("  - {key: nvidia.com/gpu, operator: Equal, value: present, effect: NoSchedule}")
+    found = run(tmp_path, {"executor.yaml": text}, "GPU004")
+    assert [(r.rule, r.line) for r in found] == ([("GPU004", toleration + 1)] if fires else [])

@@ -74,6 +74,12 @@ TrainJobs that run it (their `resourcesPerNode` give its trainer its GPUs), not 
 - A pod that requests a GPU but has no nodeSelector or required node affinity for GPU nodes is
   GPU006's finding, not this rule's: one mistake gives one finding, and in the `aks-automatic`
   profile (where GPU006 is off) node provisioning places GPU pods from their requests.
+- A Spark pod template (`spark.kubernetes.{driver,executor}.podTemplateFile`) is exempt: Spark
+  merges it into the pods it builds and adds their GPU request from its own configuration
+  (`spark.executor.resource.gpu.amount`). It is known by Spark's conventions: a `Pod` with a
+  container named `spark-kubernetes-executor` or `spark-kubernetes-driver` (the names Spark looks
+  for), or a `Pod` whose containers carry no `image` (a stub the API server would reject as a
+  pod: whatever fills in the image fills in the rest).
 - A toleration of a known GPU taint key with any value counts (the value GPU nodes carry under
   `nvidia.com/gpu` differs between installations); a `sku` toleration counts only for `gpu`.
 
@@ -93,6 +99,19 @@ from linter.model.gpunodes import (
 from linter.model.k8s import PodSpec
 from linter.rule import POD, Finding, rule
 
+# The containers Spark builds its driver and executor pods around (Spark's Constants.scala).
+SPARK_CONTAINERS = frozenset({"spark-kubernetes-executor", "spark-kubernetes-driver"})
+
+
+def completed_elsewhere(pod: PodSpec) -> bool:
+    """A `Pod` that is a template another program completes (Spark's pod template files): one of
+    Spark's container names, or containers without an image (no pod is created so)."""
+    if pod.obj.kind != "Pod" or pod.obj.group != "":
+        return False
+    containers = [c for c in pod.containers if c.field == "containers"]
+    return bool(containers) and (any(c.name in SPARK_CONTAINERS for c in containers)
+                                 or all(c.body.get("image") is None for c in containers))
+
 
 @rule(code="GPU004", name="gpu-toleration-without-placement", severity="warning", scope=POD,
       tags=("gpu", "scheduling"))
@@ -101,6 +120,8 @@ def check(pod: PodSpec, ctx):
         return
     if pod.obj.kind in ("TrainingRuntime", "ClusterTrainingRuntime") and pod.obj.group == "trainer.kubeflow.org":
         return  # a template: the TrainJobs that run it give its trainer its GPUs (judged on their views)
+    if completed_elsewhere(pod):
+        return  # a Spark pod template: Spark adds the GPU request from its configuration
     tolerations = pod.tolerations
     found = gpu_toleration(tolerations, ctx.config)
     if found is None:
