@@ -713,3 +713,38 @@ def test_index_lookups_stay_within_reference_kinds():
 def test_dst001_is_pytorchjob_only(kind, field):
     text = f"apiVersion: kubeflow.org/v1\nkind: {kind}\nmetadata: {{name: j}}\nspec:\n  {field}:\n    Master: {{replicas: 2}}\n"
     assert lint({"j.yaml": text}, "DST001") == []
+
+
+# ---------------------------------------------------------------------------------------------
+# AWS EFA devices are RDMA devices (DST004, DST005)
+
+EFA_JOB = """\
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: efa, namespace: ml-training}
+spec:
+  pytorchReplicaSpecs:
+    Worker:
+      replicas: 2
+      template:
+        spec:
+          containers:
+          - name: pytorch
+            image: nvcr.io/nvidia/pytorch:24.05-py3
+            env: [ENV]
+            resources:
+              limits: {nvidia.com/gpu: 8, vpc.amazonaws.com/efa: 4}
+"""
+
+
+@pytest.mark.parametrize("env, efa, found", [
+    ("", True, []),  # NCCL reaches EFA through aws-ofi-nccl: no TCP sockets to choose an interface for
+    ("", False, [("job.yaml", 13, "DST004")]),
+    ('{name: NCCL_IB_DISABLE, value: "0"}', True, []),  # RDMA wanted, and the pod has its device
+    ('{name: NCCL_IB_DISABLE, value: "0"}', False, [("job.yaml", 13, "DST005")]),
+])
+def test_efa_devices_count_as_rdma(env: str, efa: bool, found: list) -> None:
+    text = EFA_JOB.replace("[ENV]", f"[{env}]")
+    if not efa:
+        text = text.replace(", vpc.amazonaws.com/efa: 4", "")
+    assert [(path, line, code) for path, line, code, _ in lint({"job.yaml": text}, "DST004", "DST005")] == found

@@ -53,8 +53,9 @@ PER_POD_LABELS = frozenset({
     "statefulset.kubernetes.io/pod-name", "pod-template-hash",
 })
 
-# Extended resources that give a pod RDMA devices (InfiniBand / RoCE device plugins).
-RDMA_RESOURCE_PREFIXES = ("rdma/", "nvidia.com/hostdev", "mellanox.com/", "nvidia.com/mlnxnics")
+# Extended resources that give a pod RDMA devices (InfiniBand / RoCE device plugins; AWS EFA, whose
+# RDMA NCCL reaches through the aws-ofi-nccl plugin).
+RDMA_RESOURCE_PREFIXES = ("rdma/", "nvidia.com/hostdev", "mellanox.com/", "nvidia.com/mlnxnics", "vpc.amazonaws.com/efa")
 
 
 def is_distributed_kind(workload: Workload) -> bool:
@@ -197,7 +198,8 @@ def container_ports(pod: PodSpec) -> tuple[ContainerPort, ...]:
 
 
 def uses_rdma(pod: PodSpec) -> bool:
-    """Whether any container asks for an RDMA device (``rdma/…``, ``nvidia.com/hostdev`` …)."""
+    """Whether any container asks for an RDMA device (``rdma/…``, ``nvidia.com/hostdev``,
+    ``vpc.amazonaws.com/efa`` …)."""
     return any(name.startswith(RDMA_RESOURCE_PREFIXES)
                for c in pod.containers for name in (*c.requests, *c.limits))
 

@@ -6,8 +6,8 @@ XGBoostJob, PaddleJob or JAXJob, a Volcano Job whose pods can find each other, o
 running two or more pods in total)
 that sends NCCL traffic over TCP sockets and does not choose the interface: `NCCL_SOCKET_IFNAME`
 is unset or empty. NCCL uses sockets when `NCCL_IB_DISABLE` is a non-zero integer (`1`), or when
-it is unset and the pod asks for no RDMA device (`rdma/…`, `nvidia.com/hostdev`, …), so that no
-InfiniBand transport exists. For an MPIJob worker, `mpirun -x NAME[=VALUE]` on the launcher's
+it is unset and the pod asks for no RDMA device (`rdma/…`, `nvidia.com/hostdev`, AWS EFA's
+`vpc.amazonaws.com/efa`, …), so that no InfiniBand or EFA transport exists. For an MPIJob worker, `mpirun -x NAME[=VALUE]` on the launcher's
 command line counts as setting the variable. The finding points at the empty value, else the
 container's `env:` key, else its `name:`.
 

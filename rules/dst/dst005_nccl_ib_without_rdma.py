@@ -6,7 +6,7 @@ in its own `env`, or for an MPIJob worker through the launcher's `mpirun -x`) wh
 
 - the pod asks for no RDMA device: no container requests an RDMA extended resource (a name
   starting with `rdma/`, `nvidia.com/rdma`, `nvidia.com/hostdev`, `nvidia.com/mlnxnics`,
-  `mellanox.com/`, or containing `sriov`), the pod attaches no secondary network
+  `mellanox.com/`, AWS EFA's `vpc.amazonaws.com/efa`, or containing `sriov`), the pod attaches no secondary network
   (`k8s.v1.cni.cncf.io/networks`), mounts no `/dev/infiniband` host path and no container is
   privileged; or
 - the node pools the pod can land on are all known and none has an RDMA-capable VM size
@@ -56,7 +56,8 @@ Use instead:
 ## Options
 - `rdma-resource-prefixes` (list of strings): extended resources that give a container RDMA
   devices, matched as name prefixes (default: `rdma/`, `nvidia.com/rdma`, `nvidia.com/hostdev`,
-  `nvidia.com/mlnxnics`, `mellanox.com/`); names containing `sriov` always count.
+  `nvidia.com/mlnxnics`, `mellanox.com/`, `vpc.amazonaws.com/efa`); names containing `sriov`
+  always count.
 
 ## Known problems
 - Only the literal `0` is judged; a value from `valueFrom`, `envFrom` or a launch script is not.
