@@ -17,4 +17,5 @@ REFERENCE_KINDS = frozenset({
     "ResourceClaimTemplate", "ResourceClaim", "DeviceClass",  # GPUs through Dynamic Resource Allocation
     "NodePool",  # node auto-provisioning (Karpenter) pools of the cluster model
     "TrainingRuntime", "ClusterTrainingRuntime",  # the pods a Kubeflow Trainer v2 TrainJob runs
+    "ServingRuntime", "ClusterServingRuntime",  # the container a KServe predictor's model runs in
 })

@@ -235,3 +235,64 @@ def test_sec006_never_for_value_from_and_points_at_the_value():
     [(line, _, message)] = lint(text, "SEC006")
     assert text.splitlines()[line - 1].strip() == "value: hunter2-prod"
     assert "`DB_PASSWORD`" in message and "hunter2" not in message
+
+
+# ---------------------------------------------------------------------------------------------
+# A KServe predictor's `model:` runs in its ServingRuntime's container (linter.model.kserve)
+
+KSERVE_RUNTIME = """\
+apiVersion: serving.kserve.io/v1alpha1
+kind: ServingRuntime
+metadata: {name: vllm-runtime, namespace: ml-serving}
+spec:
+  supportedModelFormats:
+  - {name: huggingface, autoSelect: true}
+  containers:
+  - name: kserve-container
+    image: vllm/vllm-openai:v0.6.3@sha256:0a3b9fedefe1f61ac4d5a9de9015c0863db27ca0fde2d4e37e6268147980b726
+    resources:
+      requests: {cpu: "4", memory: 32Gi}
+      limits: {memory: 32Gi}
+"""
+KSERVE_ISVC = """\
+apiVersion: serving.kserve.io/v1beta1
+kind: InferenceService
+metadata: {name: llama, namespace: ml-serving}
+spec:
+  predictor:
+    model:
+      modelFormat: {name: huggingface}
+      storageUri: hf://meta-llama/Llama-3.1-8B-Instruct
+"""
+KSERVE_CODES = ("RES001", "RES002", "SEC001", "SEC002", "SEC003")
+
+
+def kserve_lint(tmp_path, files: dict[str, str], jobs: int = 1) -> list[tuple[str, int, str]]:
+    from linter.engine import LintRequest, lint as lint_paths
+
+    for name, text in files.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    report = lint_paths(LintRequest(paths=[tmp_path], config=Config(), registry=load_registry(),
+                                    select=list(KSERVE_CODES), cwd=tmp_path, jobs=jobs))
+    return sorted((r.path, r.line, r.rule) for r in report.active)
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_kserve_model_is_judged_merged_with_its_serving_runtime(tmp_path, jobs: int) -> None:
+    # the runtime gives the requests and limits (no RES001/RES002 on the predictor) and its own
+    # container's missing securityContext is reported once, on the runtime
+    runtime_sec = [("runtime.yaml", 8, "SEC001"), ("runtime.yaml", 8, "SEC002"), ("runtime.yaml", 8, "SEC003")]
+    assert kserve_lint(tmp_path, {"runtime.yaml": KSERVE_RUNTIME, "isvc.yaml": KSERVE_ISVC}, jobs) == runtime_sec
+    # named by `runtime:`, and a value the predictor sets itself stays the predictor's
+    named = KSERVE_ISVC.replace("      storageUri:", "      runtime: vllm-runtime\n      securityContext:"
+                                " {allowPrivilegeEscalation: true, capabilities: {drop: [ALL]}, runAsNonRoot: true}\n"
+                                "      storageUri:")
+    assert kserve_lint(tmp_path, {"runtime.yaml": KSERVE_RUNTIME, "isvc.yaml": named}, jobs) == [
+        ("isvc.yaml", 9, "SEC001"), *runtime_sec]
+
+
+def test_a_kserve_model_without_a_known_runtime_is_judged_alone(tmp_path) -> None:
+    # no runtime in the project (or one that serves another format): the predictor's container is all there is
+    other = KSERVE_RUNTIME.replace("name: huggingface", "name: sklearn")
+    found = kserve_lint(tmp_path, {"runtime.yaml": other, "isvc.yaml": KSERVE_ISVC})
+    assert [f for f in found if f[0] == "isvc.yaml"] == [("isvc.yaml", 7, code) for code in KSERVE_CODES]

@@ -388,8 +388,14 @@ class Workload(Struct, eq=False):
 
     @property
     def route(self) -> Any:
-        """For a TrainJob's views: where each finding belongs (``linter.model.trainjob.route``)."""
+        """For a TrainJob's views: where each finding belongs (``linter.model.trainjob.route``);
+        for an InferenceService's, whether its model container merged with its ServingRuntime's
+        gets it (``linter.model.kserve.route``)."""
         if self.runtime is None:
+            if self.obj.kind == "InferenceService" and self.obj.group == KSERVE:
+                from linter.model.kserve import route as kserve_route
+
+                return kserve_route
             return None
         from linter.model.trainjob import route
 
