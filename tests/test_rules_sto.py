@@ -46,6 +46,7 @@ def run(tmp_path: Path, files: dict[str, str], select: str, *, targets: list[str
     ("checkpoint", False), ("ckpt", False), ("checkpoint_interval", False), ("checkpoint_timeout", False),
     ("async_checkpointing", False), ("resume_from_checkpoint", False), ("PRETRAINED_CKPT_PATH", False),
     ("load_checkpoint_dir", False), ("init_checkpoint", False), ("output_dir", False),
+    ("--checkpoint-file", True), ("CKPT_FILE", True), ("--load-checkpoint-file", False), ("config_file", False),
 ])
 def test_checkpoint_destination_names(name: str, expected: bool) -> None:
     assert is_checkpoint_destination(name) is expected
@@ -271,6 +272,65 @@ def test_sto002_env_path_on_container_filesystem(tmp_path: Path) -> None:
     found = run(tmp_path, {"job.yaml": job}, "STO002")
     assert [(r.line, r.rule) for r in found] == [(13, "STO002")]
     assert "/tmp/ckpt (env CHECKPOINT_DIR), which is on no volume mount" in found[0].message
+
+
+TRAINER_JOB = """\
+apiVersion: batch/v1
+kind: Job
+metadata: {name: finetune, namespace: ml}
+spec:
+  template:
+    spec:
+      restartPolicy: OnFailure
+      terminationGracePeriodSeconds: 120
+      containers:
+      - name: trainer
+        image: pytorch/pytorch:2.4.1-cuda12.4-cudnn9-runtime
+        args: [ARGS]
+"""
+
+
+@pytest.mark.parametrize("args, found", [
+    # where real trainers write their checkpoints: Hugging Face's --output_dir, fairseq's --save-dir,
+    # a checkpoint file; relative paths are relative to the image's WORKDIR, on the container
+    # filesystem when the container mounts nothing
+    ('"--output_dir", "/results"', "/results (--output_dir)"),
+    ('"--output-dir=/results"', "/results (--output-dir)"),
+    ('"--save_dir", "./checkpoints"', "./checkpoints (--save_dir)"),
+    ('"--checkpoint-file", "/tmp/last.pt"', "/tmp/last.pt (--checkpoint-file)"),
+    ('"--ckpt_dir=checkpoints"', "./checkpoints (--ckpt_dir)"),
+    ('"--output_dir", "$(OUT)"', None),  # unknown
+    ('"--output_dir", "s3://bucket/run"', None),  # an object store
+    ('"--output_dir", "../up"', None),  # above WORKDIR: where, is unknown
+    ('"output_dir=/results"', None),  # a setting without dashes: not the trainer flag
+    ('"--load-checkpoint-file", "/tmp/last.pt"', None),  # read, not written
+])
+def test_sto002_finds_checkpoints_where_trainers_write_them(tmp_path: Path, args: str, found: str | None) -> None:
+    job = TRAINER_JOB.replace("ARGS", args)
+    messages = [r.message for r in run(tmp_path, {"job.yaml": job}, "STO002")]
+    if found is None:
+        assert messages == []
+    else:
+        assert len(messages) == 1 and f"writes checkpoints to {found}, which is on no volume mount" in messages[0]
+
+
+def test_a_relative_checkpoint_path_with_mounts_is_not_guessed(tmp_path: Path) -> None:
+    # a mount may hold the image's WORKDIR (a PVC at /workspace): a relative path is then unknown;
+    # with a workingDir it is resolved there
+    job = TRAINER_JOB.replace("ARGS", '"--save_dir", "./checkpoints"') + (
+        "        volumeMounts: [{name: w, mountPath: /workspace}]\n"
+        "      volumes: [{name: w, persistentVolumeClaim: {claimName: work}}]\n")
+    assert run(tmp_path, {"job.yaml": job}, "STO002") == []
+    on_disk = job.replace("        volumeMounts:", "        workingDir: /srv\n        volumeMounts:")
+    assert [r.line for r in run(tmp_path, {"job.yaml": on_disk}, "STO002")] == [12]
+    assert [r.line for r in run(tmp_path, {"job.yaml": on_disk.replace("/srv", "/workspace")}, "STO002")] == []
+
+
+def test_sto005_counts_a_trainers_output_dir_as_checkpoints(tmp_path: Path) -> None:
+    job = TRAINER_JOB.replace("ARGS", '"--output_dir", "./out"').replace("      terminationGracePeriodSeconds: 120\n", "")
+    found = run(tmp_path, {"job.yaml": job}, "STO005")
+    assert [(r.line, r.rule) for r in found] == [(6, "STO005")]
+    assert "(container `trainer`: --output_dir ./out)" in found[0].message
 
 
 def test_sto002_skips_inference(tmp_path: Path) -> None:

@@ -15,9 +15,15 @@ Three things are written once here:
   ``""`` means static binding to a pre-created PV.
 - **Checkpoint evidence** in a container: mounts whose path, volume or claim names mention
   checkpoints, and checkpoint *destinations* given in env values or command-line flags
-  (``CHECKPOINT_DIR=/ckpt``, ``--checkpoint-dir /ckpt``, ``checkpointer.output_dir=/out``,
-  ``--output-dir /scratch/checkpoints``),
-  resolved to the mount that holds them by the longest mount-path prefix, as the kernel does.
+  (``CHECKPOINT_DIR=/ckpt``, ``--checkpoint-dir /ckpt``, ``--checkpoint-file /ckpt/last.pt``,
+  ``checkpointer.output_dir=/out``, ``--output-dir /scratch/checkpoints``, and the trainers' own
+  ``--output_dir`` (Hugging Face's Trainer) and ``--save_dir`` (fairseq, and many scripts after
+  it), which is where they write their checkpoints), resolved to the mount that holds them by the
+  longest mount-path prefix, as the kernel does. A relative path is resolved against the
+  container's ``workingDir``; without one it is relative to the image's WORKDIR (``/`` unless the
+  image sets one), which the manifest does not tell, so it is kept (as ``./path``) only for a
+  container with no volume mount at all: wherever WORKDIR is, the path is then on the container
+  filesystem.
 """
 
 from __future__ import annotations
@@ -361,6 +367,12 @@ def pod_volumes(pod: PodSpec) -> dict[str, tuple[int, YMap]]:
 _CHECKPOINT = re.compile(r"checkpoint|ckpt", re.IGNORECASE)
 # a checkpoint *destination*: the name says checkpoint and where (dir, path, output …) …
 _DESTINATION = re.compile(r"dir|path|folder|root|location|save|output|store|storage|prefix|dest")
+# a checkpoint name may also name the file itself (``--checkpoint-file``, ``CKPT_FILE``)
+_CHECKPOINT_DESTINATION = re.compile(_DESTINATION.pattern + "|file")
+# flags whose destination is where a trainer writes its checkpoints, whatever the path is called:
+# Hugging Face Trainer's ``--output_dir`` ("where the model predictions and checkpoints will be
+# written"), fairseq's ``--save-dir`` (squashed spellings)
+_TRAINER_OUTPUT_FLAGS = frozenset({"outputdir", "savedir"})
 # … and not where a checkpoint is read from (resume, load, pretrained, init …)
 _SOURCE = re.compile(r"load|resume|restore|pretrain|init|from|source|src|input|import|convert|warmstart")
 _FLAG = re.compile(r"^(?P<dashes>-{0,2})(?P<name>[A-Za-z_][\w.-]*)(?:=(?P<value>.*))?$", re.DOTALL)
@@ -381,7 +393,7 @@ def is_checkpoint_destination(name: str) -> bool:
     ``--ckpt-path``, ``--save-checkpoint-dir``, ``checkpointer.output_dir``), not read from
     (``--resume-from-checkpoint``, ``PRETRAINED_CKPT_PATH``)."""
     squashed = _NOT_ALNUM.sub("", name.lower())
-    return bool(_CHECKPOINT.search(squashed) and _DESTINATION.search(_CHECKPOINT.sub(" ", squashed))
+    return bool(_CHECKPOINT.search(squashed) and _CHECKPOINT_DESTINATION.search(_CHECKPOINT.sub(" ", squashed))
                 and not _SOURCE.search(squashed))
 
 
@@ -444,14 +456,22 @@ def expand(text: str, env: dict[str, str]) -> str | None:
     return None if unknown else result.replace("\0", "$")
 
 
-def _absolute(value: str, env: dict[str, str], working_dir: str | None) -> str | None:
+def _absolute(value: str, env: dict[str, str], working_dir: str | None, unmounted: bool = False) -> str | None:
+    """The path ``value`` names, normalised: absolute, or relative to ``working_dir``; with none,
+    ``./relative`` when ``unmounted`` (a container without mounts: on its filesystem wherever the
+    image's WORKDIR is), else None."""
     value = value.strip().strip("'\"")
     expanded = expand(value, env)
     if not expanded or "://" in expanded or expanded.startswith("~"):
         return None
     if not expanded.startswith("/"):
-        if working_dir is None or not _PLAIN_RELATIVE.match(expanded):
+        if not _PLAIN_RELATIVE.match(expanded):
             return None
+        if working_dir is None:
+            relative = posixpath.normpath(expanded)
+            if not unmounted or relative == "." or relative.startswith(".."):
+                return None
+            return "./" + relative
         expanded = posixpath.join(working_dir, expanded)
     return posixpath.normpath(expanded)
 
@@ -494,11 +514,12 @@ def _checkpoint_paths(container: Container) -> list[CheckpointPath]:
     env = literal_env(container)
     working_dir = container.body.get("workingDir")
     working_dir = working_dir if isinstance(working_dir, str) and working_dir.startswith("/") else None
+    unmounted = "workingDir" not in container.body and not container.volume_mounts
     found: list[CheckpointPath] = []
     for var in container.env:
         if var.from_ref or not isinstance(var.value, str):
             continue
-        path = _absolute(var.value, env, working_dir)
+        path = _absolute(var.value, env, working_dir, unmounted)
         if path is not None and _names_checkpoints(var.name, path):
             found.append(CheckpointPath(path, var.value_span, var.path + ("value",), f"env {var.name}"))
     words = list(_tokens(container))
@@ -506,6 +527,7 @@ def _checkpoint_paths(container: Container) -> list[CheckpointPath]:
         match = _FLAG.match(word)
         if match is None or not (is_checkpoint_destination(match["name"]) or is_destination(match["name"])):
             continue
+        trainer_output = bool(match["dashes"]) and _NOT_ALNUM.sub("", match["name"].lower()) in _TRAINER_OUTPUT_FLAGS
         value = match["value"]
         if value is None:
             if not match["dashes"] or position + 1 >= len(words):
@@ -513,8 +535,8 @@ def _checkpoint_paths(container: Container) -> list[CheckpointPath]:
             value, span, node = words[position + 1]
             if value.startswith("-"):
                 continue
-        path = _absolute(value, env, working_dir)
-        if path is not None and _names_checkpoints(match["name"], path):
+        path = _absolute(value, env, working_dir, unmounted)
+        if path is not None and (trainer_output or _names_checkpoints(match["name"], path)):
             found.append(CheckpointPath(path, span, node, f"{match['dashes']}{match['name']}",
                                         "{source} {path}" if match["dashes"] else "{source}={path}"))
     return found

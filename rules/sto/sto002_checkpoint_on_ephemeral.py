@@ -13,11 +13,16 @@ Evidence that a place holds checkpoints: a writable volume mount whose mount pat
 name mentions checkpoints (`checkpoint` or `ckpt`, any case), or a checkpoint destination the
 container names, in an env var (`CHECKPOINT_DIR`, `CKPT_PATH`, `SAVE_CHECKPOINT_DIR` …) or a
 command-line flag or setting (`--checkpoint-dir /ckpt`, `--ckpt_path=/ckpt`,
-`checkpointer.output_dir=/ckpt`, also inside a `bash -c` script, line continuations joined), or
-any destination flag or env var (`--output-dir`, `SCRATCH_DIR`, `--save-path` …) whose path
+`--checkpoint-file /ckpt/last.pt`, `checkpointer.output_dir=/ckpt`, also inside a `bash -c`
+script, line continuations joined), the flags real trainers write their checkpoints under
+(Hugging Face Trainer's `--output_dir`, fairseq's `--save-dir`, `--save_dir`, whatever the path
+is called), or any other destination flag or env var (`SCRATCH_DIR`, `--save-path` …) whose path
 itself mentions checkpoints (`--scratch-dir=/scratch/checkpoints`). `$(VAR)`, `${VAR}` and
 `$VAR` are expanded from the container's literal env values, and relative paths from its
-`workingDir`.
+`workingDir`; without one a relative path (`--save_dir ./checkpoints`) is under the image's
+WORKDIR (`/` unless the image sets one), which the manifest does not tell: in a container that
+mounts no volume it is on the container filesystem wherever WORKDIR is, and is judged so; in one
+that mounts volumes it is not judged.
 The path is then matched to the mount that holds it by the longest mount-path prefix, as the
 kernel resolves it; a path on no mount is on the container filesystem. The finding points at the
 mount path, or at the env value or argument that names the destination.

@@ -7,7 +7,8 @@ JobSet, a run-to-completion Pod) that write checkpoints and whose
 writes checkpoints when one of its containers (app containers and native sidecars) has a
 writable mount whose path, volume name or claim name mentions checkpoints (`checkpoint` or
 `ckpt`, any case), or names a checkpoint destination in an env var or flag
-(`CHECKPOINT_DIR=/ckpt`, `--checkpoint-dir /ckpt`), the same evidence STO001 and STO002 use.
+(`CHECKPOINT_DIR=/ckpt`, `--checkpoint-dir /ckpt`, a trainer's `--output_dir ./out` or
+`--save-dir`), the same evidence STO001 and STO002 use.
 The finding points at the value, or at the pod template's `spec:` key when the field is unset.
 
 ## Why is this bad?
