@@ -471,3 +471,17 @@ def test_gpu004_leaves_spark_pod_templates_to_spark(tmp_path: Path, container: s
     toleration = text.splitlines().index("  - {key: nvidia.com/gpu, operator: Equal, value: present, effect: NoSchedule}")
     found = run(tmp_path, {"executor.yaml": text}, "GPU004")
     assert [(r.rule, r.line) for r in found] == ([("GPU004", toleration + 1)] if fires else [])
+
+
+TRUST_REPROS = SHARED / "repros" / "trust"
+
+
+@pytest.mark.skipif(not TRUST_REPROS.is_dir(), reason="../shared/repros/trust is not present")
+@pytest.mark.parametrize("folder, rules", [
+    ("gpu004-spark-pod-template", ["GPU004"]),  # Spark adds the GPU request
+    ("sch002-shell-placeholders", ["SCH002"]),  # placeholders are unknown values, not errors
+])
+def test_trust_repros_give_no_finding(folder: str, rules: list[str]) -> None:
+    root = TRUST_REPROS / folder
+    report = lint(LintRequest(paths=[root], config=Config(root=root), registry=REGISTRY, select=rules, cwd=root))
+    assert report.active == [] and set(report.file_status.values()) == {"linted"}
