@@ -66,15 +66,15 @@ def _admissions(pod: Any, index: Any) -> tuple[Admission, ...]:
                 flavors = named(index, "ResourceFlavor", name, pod.obj)
                 if not flavors:
                     return (base,)  # a flavor the project does not define: what it injects is unknown
-                flavor = flavors[0]
-                labels = flavor_node_labels(flavor)
-                extra = tuple(flavor_tolerations(flavor))
-                if any(t.effect in ("NoSchedule", "NoExecute") and not tolerated_by([*base.tolerations, *extra], t)
-                       for t in flavor_node_taints(flavor)):
-                    continue
-                if any(base.placement.node_selector.get(k, v) != v for k, v in labels.items()):
-                    continue
-                fitting.append((name, labels, extra))
+                for flavor in flavors:  # several: variant files, each a flavor it may be given
+                    labels = flavor_node_labels(flavor)
+                    extra = tuple(flavor_tolerations(flavor))
+                    if any(t.effect in ("NoSchedule", "NoExecute") and not tolerated_by([*base.tolerations, *extra], t)
+                           for t in flavor_node_taints(flavor)):
+                        continue
+                    if any(base.placement.node_selector.get(k, v) != v for k, v in labels.items()):
+                        continue
+                    fitting.append((name, labels, extra))
             if not fitting:
                 return (base,)  # never admitted: QUE006's finding
             choices.append(fitting)
