@@ -63,3 +63,49 @@ def test_que006_every_alternative_refuses(tmp_path: Path) -> None:
     findings = [f for f in lint(folder) if f["rule"] == "QUE006"]
     assert [(f["path"], f["line"], f["column"]) for f in findings] == [("demo-jobs/whole-gpu-job.yaml", 18, 38)]
     assert "ClusterQueue `team-a-cq`" in findings[0]["message"]
+
+
+# ---------------------------------------------------------------------------------------------
+# item 4: training is recognised by evidence, not by a GPU alone
+
+
+def test_smoke_test_is_not_training(tmp_path: Path) -> None:
+    """An nvidia-smi pod on ubuntu keeps its GPU and hygiene findings, not the trainer's."""
+    folder = repro("smoke-test-as-training", tmp_path)
+    findings = lint(folder)
+    assert found(findings, "RES004", "RES007", "IMG003") == []
+    assert {f["rule"] for f in findings} == {"SEC001", "SEC002", "SEC003", "IMG002", "RES001", "RES002", "GPU002"}
+
+
+ARTICLE = REPROS.parent.parent / "seed" / "mlops-aks-best-practices.txt"
+
+
+def article_blocks() -> list[str]:
+    """The article's manifests: each run of YAML lines from an `apiVersion:` line."""
+    import re
+
+    yamlish = re.compile(r'^(---|[A-Za-z0-9_.\-/"]+:( |$)|- |\s)')
+    lines, blocks, i = ARTICLE.read_text().split("\n"), [], 0
+    while i < len(lines):
+        if lines[i].startswith("apiVersion:"):
+            block = []
+            while i < len(lines) and (lines[i] == "" or yamlish.match(lines[i])):
+                block.append(lines[i])
+                i += 1
+            blocks.append("\n".join(block).rstrip() + "\n")
+        else:
+            i += 1
+    return blocks
+
+
+def test_the_articles_smoke_tests_are_not_trainers(tmp_path: Path) -> None:
+    """The article's GPU pods and queued Jobs that run `set -e; nvidia-smi; echo; sleep` hold a
+    GPU but train nothing: the trainer rules fire only on its PyTorchJob and TFJob, which run
+    NCCL collectives."""
+    if not ARTICLE.is_file():
+        pytest.skip(f"{ARTICLE} is not on this machine")
+    (tmp_path / ".mlops-lint.yaml").write_text("profile: aks-standard\n")
+    for n, block in enumerate(article_blocks(), 1):
+        (tmp_path / f"block{n:02d}.yaml").write_text(block)
+    findings = lint(tmp_path, "--select", "RES004,RES007,IMG003,QUE012")
+    assert sorted({(f["rule"], f["object"]["kind"]) for f in findings}) == [("RES004", "PyTorchJob"), ("RES004", "TFJob")]

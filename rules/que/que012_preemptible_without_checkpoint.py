@@ -3,10 +3,12 @@
 ## What it does
 Flags a training workload (Job, CronJob, Kubeflow job, Volcano Job, RayJob, JobSet,
 run-to-completion Pod) that can be preempted and whose app containers mount no persistent
-volume. A workload trains when it uses a GPU, is a kind of the ML operators (Kubeflow, Kubeflow
-Trainer, KubeRay), or names an ML framework or training anywhere in its pods (`pytorch`,
-`train.py`, `--epochs`, `CHECKPOINT_DIR`, `python`, a `training-batch` class …): a queued
-`sleep` or web-server Job has nothing to checkpoint. It can be preempted when:
+volume. A workload trains when it is a kind of the ML operators (Kubeflow, Kubeflow Trainer,
+KubeRay), names an ML framework or training in its pods' images, commands or environment
+(`pytorch`, `train.py`, `--epochs`, `CHECKPOINT_DIR`, `python` …) or training or a framework in
+a name (the workload's, a container's, a `training-batch` class), or uses a GPU: a queued
+`sleep` or web-server Job, or a GPU smoke test that only runs `nvidia-smi` and `sleep`, has
+nothing to checkpoint. It can be preempted when:
 
 - **low priority**: its pods run with a PriorityClass (their `priorityClassName`, a Volcano
   Job's `spec.priorityClassName` for tasks naming none, else the project's `globalDefault` class)
@@ -148,7 +150,7 @@ def _why(workload, index) -> str | None:
 @rule(code="QUE012", name="preemptible-without-checkpoint", severity="warning", scope=WORKLOAD,
       tags=("priorities", "preemption", "storage"))
 def check(workload, ctx):
-    if not workload.is_training or not (workload.uses_gpu or workload.runs_ml):
+    if workload.trains is None:
         return
     containers = [c for pod in workload.pods for c in pod.app_containers]
     if not containers or _persistent(workload):
