@@ -96,6 +96,20 @@ def _admissions(pod: Any, index: Any) -> tuple[Admission, ...]:
     return tuple(found) or (base,)
 
 
+def refused_queue(pod: Any, ctx: Any) -> bool:
+    """Whether ``pod`` is queued to a ClusterQueue whose resource groups the schema refuses
+    (SCH002's finding there): what Kueue's flavors would inject is unknown, and a placement finding
+    on the pod (no GPU selector, no toleration) would only repeat that one cause."""
+    from linter.model.kueue import cluster_queues_of, queue_ref
+    from linter.validation.validate import malformed
+
+    workload = pod.workload
+    if workload is None or workload.generic or queue_ref(pod.obj) is None:
+        return False
+
+    return any(malformed(cq, ctx, "spec", "resourceGroups") for cq in cluster_queues_of(ctx.index, pod.obj))
+
+
 def injected(pod: Any, index: Any) -> bool:
     """Whether admission injects anything into the pod (a queued workload with known flavors)."""
     return any(a.flavors for a in admissions(pod, index))
