@@ -183,6 +183,8 @@ spec:
     ('command: [/bin/bash, -lc, "set -e\\nnvidia-smi\\necho ok\\nsleep 30"]', False),
     ('command: [sh, -c, "while true; do nvidia-smi; sleep 10; done"]', False),
     ('command: [sleep, infinity]', False),
+    # a script's comments and its signal trap run nothing (KAI-Scheduler's simulated training)
+    ('command: [bash, -c]\n    args: ["echo started\\n# Simulate training work\\ntrap \'exit 0\' TERM\\nsleep 600 & wait"]', False),
     ('command: [python, train.py]', True),
     ('command: [bash, -c, "nvidia-smi && python train.py"]', True),
     ('command: [bash, run.sh]', True),  # a script the linter cannot read: a GPU job as before

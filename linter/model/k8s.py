@@ -391,11 +391,12 @@ def _name_word(word: str) -> bool:
 IDLE_PROGRAMS = frozenset({
     "nvidia-smi", "rocm-smi", "amd-smi", "dcgmi", "nvcc", "clinfo", "lspci", "nproc", "uname", "hostname", "df",
     "free", "sleep", "pause", "echo", "printf", "true", "cat", "ls", "env", "printenv", "date", "id", "whoami",
-    "tail", "wait", "exit", ":", "set", "export",
+    "tail", "wait", "exit", ":", "set", "export", "trap",
 })
 _SHELLS = frozenset({"sh", "bash", "ash", "dash", "zsh"})
 _SHELL_KEYWORDS = frozenset({"while", "until", "do", "done", "then", "else", "fi", "if", "!", "{", "}", "(", ")", "exec"})
 _SEGMENTS = re.compile(r"&&|\|\||[;&|\n]")
+_COMMENT = re.compile(r"(?:^|(?<=\s))#[^\n]*")  # a shell comment: `#` beginning a word, to the line's end
 
 
 def _programs(strings: list[str]) -> list[str] | None:
@@ -412,7 +413,7 @@ def _programs(strings: list[str]) -> list[str] | None:
     if not script:
         return None
     programs = []
-    for segment in _SEGMENTS.split(script[0]):
+    for segment in _SEGMENTS.split(_COMMENT.sub("", script[0])):
         words = [w for w in segment.split() if "=" not in w or w.startswith(("=", "-"))]
         while words and words[0] in _SHELL_KEYWORDS:
             words.pop(0)
