@@ -15,7 +15,7 @@ class Unserved(Struct, frozen=True):
     replacement: str | None  # the apiVersion to use (the fix), when there is one
     severity: str | None = None  # "info" for a deprecated version that is still served
     # which case (SCH003's slug): "removed" (served once, not now), "not-yet-served" (first served by
-    # a later release), "not-served" (never served), "deprecated" (served, marked deprecated)
+    # a later release), "not-served" (not among the versions the release or CRD lists), "deprecated" (served, marked deprecated)
     case: str = "removed"
 
 

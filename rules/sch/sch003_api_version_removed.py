@@ -4,7 +4,8 @@
 Reports the `apiVersion` of an object whose API is gone, and names the one to use instead. Each
 case has its own slug, all SCH003: `api-version-removed` for a version that was served and is
 not any more, `api-version-not-yet-served` for one the target release does not serve yet (first
-served by a later one), `api-version-not-served` for one that was never served, and
+served by a later one), `api-version-not-served` for one the release or CRD does not list at all
+(never served, or dropped from the CRD's versions), and
 `api-version-deprecated` (info) for one still served but marked deprecated. `--select` and
 `--ignore` take any of them for the rule; an inline or annotation suppression by a case's slug
 suppresses that case, by `SCH003` or `api-version-removed` every case. The cases:
