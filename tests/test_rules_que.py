@@ -575,3 +575,30 @@ def test_que012_a_never_preempting_higher_class_preempts_nobody() -> None:
     """
     assert lint(classes, job, select=("QUE012",)) == []
     assert [r.rule for r in lint(CLASSES, job, select=("QUE012",))] == ["QUE012"]  # the same job, preemptible
+
+
+def test_que012_needs_every_alternative_priority_class_to_be_preemptible() -> None:
+    """`batch` is written in two variant files (100 and 1000000); `urgent` (1000) preempts only the
+    first: the Job is preemptible under one alternative, not both, so QUE012 stays silent."""
+    def pc(name: str, value: int) -> str:
+        return f"""
+        apiVersion: scheduling.k8s.io/v1
+        kind: PriorityClass
+        metadata: {{name: {name}}}
+        value: {value}
+        """
+    job = """
+    apiVersion: batch/v1
+    kind: Job
+    metadata: {name: train, namespace: ml}
+    spec:
+      template:
+        spec:
+          priorityClassName: batch
+          restartPolicy: Never
+          containers: [{name: c, image: pytorch/pytorch:2.4.1-cuda12.4-cudnn9-runtime, command: [python, train.py]}]
+    """
+    paths = ("classes/batch.yaml", "classes/batch-high.yaml", "classes/urgent.yaml", "jobs/job.yaml")
+    assert lint(pc("batch", 100), pc("batch", 1000000), pc("urgent", 1000), job, select=("QUE012",), paths=paths) == []
+    found = lint(pc("batch", 100), pc("batch", 500), pc("urgent", 1000), job, select=("QUE012",), paths=paths)
+    assert [r.rule for r in found] == ["QUE012"] and "`batch` (500)" in found[0].message

@@ -946,8 +946,11 @@ def global_default_class(index: Any) -> K8sObject | None:
 
 
 def priority_class_named(index: Any, name: str, near: K8sObject | None = None) -> K8sObject | None:
-    found = _prefer_near([pc for pc in index.named("PriorityClass", name) if pc.group == SCHEDULING_GROUP], near)
-    return found[0] if found else None
+    """The PriorityClass ``name`` the pods of ``near`` run with. Defined in several variant files,
+    the definitions nearest ``near`` (:func:`nearest`) are its alternatives, and the one with the
+    highest value stands for them: "another class may preempt it" then holds for every one."""
+    found = nearest([pc for pc in index.named("PriorityClass", name) if pc.group == SCHEDULING_GROUP], near)
+    return max(found, key=lambda pc: (priority_value(pc) is None, priority_value(pc) or 0)) if found else None
 
 
 class PriorityRef(Struct, frozen=True):

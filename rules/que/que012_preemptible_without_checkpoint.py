@@ -77,6 +77,9 @@ Use instead:
   command, environment and PriorityClass name no framework and no training is not flagged.
 - A PriorityClass created outside the project, or a `priorityClassName` the project does not
   define (QUE010), leaves the priority unknown: only the queue criterion then applies.
+- A PriorityClass written in several variant files (alternatives, one applied) counts with its
+  highest value among the definitions nearest the workload: it is low priority only if every
+  alternative is.
 
 ## References
 - Kubernetes, Pod priority and preemption: https://kubernetes.io/docs/concepts/scheduling-eviction/pod-priority-preemption/
