@@ -14,9 +14,10 @@ from click.testing import CliRunner
 
 from linter.cli import main
 
-REPROS = Path(__file__).resolve().parents[1].parent.parent / "shared" / "repros" / "trust"
-if not REPROS.is_dir():
-    REPROS = Path("/work/shared/repros/trust")
+# ../shared beside the checkout (a worktree may sit one level deeper: the nearest one upward)
+REPROS = next((folder / "shared" / "repros" / "trust" for folder in Path(__file__).resolve().parents[1].parents
+               if (folder / "shared" / "repros" / "trust").is_dir()),
+              Path(__file__).resolve().parents[1].parent / "shared" / "repros" / "trust")
 
 
 def lint(folder: Path, *extra: str) -> list[dict]:
