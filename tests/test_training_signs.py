@@ -85,7 +85,8 @@ def test_que012_takes_the_ml_operators_kinds_as_training() -> None:
           replicas: 1
           template: {spec: {containers: [{name: pytorch, image: busybox}]}}
     """
-    assert [r.rule for r in lint(pytorchjob, "QUE012")] == ["QUE012"]
+    (found,) = lint(pytorchjob, "QUE012")
+    assert "PyTorchJob `pi` trains (it is a kubeflow.org PyTorchJob) and is queued by Kueue" in found.message
     volcano = """
     apiVersion: batch.volcano.sh/v1alpha1
     kind: Job
@@ -161,6 +162,9 @@ def test_the_sign_of_training_is_named() -> None:
     assert "uses 4 CPUs (training: `pytorch` in the image of container `worker`)" in found.message
     (found,) = lint(CPU_JOB.replace("NAME", "train-resnet").replace("IMAGE", "busybox"), "RES004")
     assert "(training: `train` in its name)" in found.message
+    # a framework or training word before a short one: `trainer`, not the registry path's `ml`
+    (found,) = lint(CPU_JOB.replace("NAME", "j").replace("IMAGE", "myacr.azurecr.io/ml/trainer:1"), "RES004")
+    assert "(training: `trainer` in the image of container `worker`)" in found.message
 
 
 SMOKE_POD = """

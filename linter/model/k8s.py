@@ -374,6 +374,13 @@ def _ml_word(word: str) -> bool:
     return word in _ML_WORDS or word.startswith(_ML_STEMS)
 
 
+def _sign_word(text: str) -> str | None:
+    """The word of ``text`` that shows ML, for messages: a framework or training word (``trainer``,
+    ``pytorch``) before a short one (``ml`` of a registry path ``myacr.azurecr.io/ml/trainer``)."""
+    words = _WORDS.findall(text.lower())
+    return next((w for w in words if w.startswith(_ML_STEMS)), None) or next((w for w in words if w in _ML_WORDS), None)
+
+
 # what a name (the object's, a container's, a priority class's) may say: training itself or a
 # framework, not the words a benchmark, a parameter sweep or a script shares with ML (``sweep``,
 # ``tune``, ``ai``, ``python``)
@@ -547,7 +554,7 @@ class Workload(Struct, eq=False):
                                     (" ".join(container.command_strings), f"the command of {who}"),
                                     (" ".join(t for var in container.env for t in (var.name, var.value)
                                               if isinstance(t, str)), f"the environment of {who}")):
-                    word = next((w for w in _WORDS.findall(text.lower()) if _ml_word(w)), None)
+                    word = _sign_word(text)
                     if word is not None:
                         return f"`{word}` in {where}"
                 names.append((container.name, f"the name of {who}"))

@@ -153,7 +153,8 @@ def _why(workload, index) -> str | None:
 @rule(code="QUE012", name="preemptible-without-checkpoint", severity="warning", scope=WORKLOAD,
       tags=("priorities", "preemption", "storage"))
 def check(workload, ctx):
-    if workload.trains is None:
+    sign = workload.trains
+    if sign is None:
         return
     containers = [c for pod in workload.pods for c in pod.app_containers]
     if not containers or _persistent(workload):
@@ -165,8 +166,8 @@ def check(workload, ctx):
     span = first.body.kspans.get("volumeMounts") or first.span
     yield Finding(
         span,
-        f"{workload.kind} `{workload.obj.name}` {why}, but none of its containers mounts a persistent volume: a "
-        "preempted pod loses everything since it started; write checkpoints to a PersistentVolumeClaim (Azure Files "
-        "or Disk) and resume from them",
+        f"{workload.kind} `{workload.obj.name}` trains ({sign}) and {why}, but none of its containers mounts a "
+        "persistent volume: a preempted pod loses everything since it started; write checkpoints to a "
+        "PersistentVolumeClaim (Azure Files or Disk) and resume from them",
         node=first.path + ("volumeMounts",),
     )
