@@ -41,6 +41,14 @@ class ProjectIndex:
         for obj in self.objects:
             by_name[(obj.kind, obj.name)].append(obj)
         self._by_name = {key: tuple(items) for key, items in by_name.items()}
+        # (kind, group, namespace, name) -> its definitions, where the project writes one object in
+        # several places (variant files: the deploy applies one of them)
+        by_ident: dict[tuple[str, str, str, str], list[K8sObject]] = defaultdict(list)
+        for items in self._by_name.values():
+            if len(items) > 1:
+                for obj in items:
+                    by_ident[(obj.kind, obj.group, obj.namespace or DEFAULT_NAMESPACE, obj.name)].append(obj)
+        self._alternatives = {id(obj): tuple(items) for items in by_ident.values() if len(items) > 1 for obj in items}
         self._memo: dict[Any, Any] = {}
         # id(obj) -> (weak reference to obj, its view): the reference guards against an id reused by
         # a later object once a worker has let the earlier document go.
@@ -79,6 +87,16 @@ class ProjectIndex:
         """Every object of ``kind`` named ``name`` (any namespace, any group), in project order."""
         self._check(kind)
         return self._by_name.get((kind, name), ())
+
+    def alternatives(self, obj: K8sObject) -> tuple[K8sObject, ...]:
+        """Every definition of ``obj``'s object (same kind, group, namespace and name) in project
+        order, ``obj`` among them; ``(obj,)`` when the project writes it once.
+
+        Variant files (a whole-GPU and a MIG ClusterQueue, an overlay per environment) are
+        alternatives, not objects deployed together: a cross-object verdict that depends on such
+        an object must hold for every alternative before it reports, and what another object can
+        count on from it (quota it lends, say) is the most any alternative gives."""
+        return self._alternatives.get(id(obj), (obj,))
 
     def memo(self, key: Any, build: Callable[[], Any]) -> Any:
         """``build()``, computed once per index: for what rules derive from the whole project

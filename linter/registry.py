@@ -32,9 +32,9 @@ class Registry(Struct, frozen=True):
 
     def get(self, token: str) -> RuleMeta | None:
         """A rule by code or slug (codes case-insensitive)."""
-        upper = token.strip().upper()
+        upper, lower = token.strip().upper(), token.strip().lower()
         for meta in self.rules:
-            if meta.code == upper or meta.name == token.strip().lower():
+            if meta.code == upper or meta.name == lower or lower in meta.slugs:
                 return meta
         return None
 
@@ -78,12 +78,14 @@ def validate(rules: list[RuleMeta]) -> Registry:
     for meta in rules:
         if not CODE_RE.match(meta.code):
             raise RegistryError(f"{meta.module}: rule code {meta.code!r} does not match {CODE_RE.pattern}")
-        if not SLUG_RE.match(meta.name):
-            raise RegistryError(f"{meta.module}: rule slug {meta.name!r} is not kebab-case")
+        for slug in (meta.name, *meta.slugs):
+            if not SLUG_RE.match(slug):
+                raise RegistryError(f"{meta.module}: rule slug {slug!r} is not kebab-case")
         if meta.code in codes:
             raise RegistryError(f"duplicate rule code {meta.code}: {codes[meta.code].module} and {meta.module}")
-        if meta.name in slugs:
-            raise RegistryError(f"duplicate rule slug {meta.name}: {slugs[meta.name].module} and {meta.module}")
+        for slug in (meta.name, *meta.slugs):
+            if slug in slugs:
+                raise RegistryError(f"duplicate rule slug {slug}: {slugs[slug].module} and {meta.module}")
         unknown = set(meta.defaults) - set(meta.options)
         if unknown:
             raise RegistryError(f"{meta.code}: defaults for undeclared options {sorted(unknown)}")
@@ -97,7 +99,7 @@ def validate(rules: list[RuleMeta]) -> Registry:
         if meta.collect is not None and meta.scope.name != "Project":
             raise RegistryError(f"{meta.code}: `collect` is for PROJECT rules")
         codes[meta.code] = meta
-        slugs[meta.name] = meta
+        slugs.update(dict.fromkeys((meta.name, *meta.slugs), meta))
     return Registry(tuple(sorted(rules, key=lambda m: m.code)))
 
 

@@ -63,6 +63,9 @@ class Finding(Struct, frozen=True):
     # the repair the rule knows (linter.fix.Plan): resolved by the engine into text edits that
     # reports carry and --fix applies; ``fix`` above stays the human hint
     autofix: Any = None
+    # a rule whose SPEC entry has several cases (SCH003: removed, not yet served, deprecated) names
+    # the case's slug, one of its declared ``slugs``; None: the rule's own slug
+    slug: str | None = None
 
 
 class RuleContext(Struct, frozen=True):
@@ -88,6 +91,9 @@ class RuleMeta(Struct, frozen=True):
     opt_in: bool = False  # off unless selected by code, slug or prefix (not by ALL)
     tags: tuple[str, ...] = ()
     security_severity: str | None = None  # SARIF "security-severity" for security rules
+    # the slugs of the rule's other cases (a finding names one as Finding.slug); selectors and
+    # suppressions take them as they take ``name``, and each means the whole rule
+    slugs: tuple[str, ...] = ()
     # PROJECT rules: run only when the project holds an object of one of these kinds (each must
     # be in linter.refkinds.REFERENCE_KINDS); a parallel run stays parallel when none is present
     requires: tuple[str, ...] = ()
@@ -135,6 +141,7 @@ def rule(
     security_severity: str | None = None,
     requires: tuple[str, ...] = (),
     collect: Callable[..., Iterator[Any]] | None = None,
+    slugs: tuple[str, ...] = (),
 ) -> Callable[[Callable[..., Iterator[Finding]]], Callable[..., Iterator[Finding]]]:
     """Attach rule metadata to a check function; the docs are the module docstring."""
     if severity not in SEVERITIES:
@@ -160,6 +167,7 @@ def rule(
             security_severity=security_severity,
             requires=tuple(requires),
             collect=collect,
+            slugs=tuple(slugs),
             module=func.__module__,
         )
         return func

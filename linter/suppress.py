@@ -99,8 +99,14 @@ def annotation_suppressions(obj: K8sObject) -> list[Directive]:
     return found
 
 
-def _matches(token: str, result: Result) -> bool:
-    return token.upper() == result.rule or token.lower() == result.slug
+def _matches(token: str, result: Result, registry: Any = None) -> bool:
+    """A directive's token names the result: its code, its slug, or its rule's own slug (a rule
+    with several cases, SCH003, gives some findings a case's slug: the case's slug suppresses that
+    case, the rule's slug and code every case)."""
+    if token.upper() == result.rule or token.lower() == result.slug:
+        return True
+    meta = registry.get(result.rule) if registry is not None and result.slug != token.lower() else None
+    return meta is not None and meta.code == result.rule and meta.name == token.lower()
 
 
 class Baseline(Struct):
@@ -196,12 +202,12 @@ def apply(
         fs = per_file.get(result.path)
         if fs is not None:
             for directive in fs.file + [d for d in fs.line if result.span.line in d.lines]:
-                if _matches(directive.token, result):
+                if _matches(directive.token, result, registry):
                     directive.used = True
                     marks.append(Suppression("inSource", directive.reason, directive.where))
         if key is not None:
             for directive in per_object.get(key, ()):
-                if _matches(directive.token, result):
+                if _matches(directive.token, result, registry):
                     directive.used = True
                     marks.append(Suppression("inSource", directive.reason, directive.where))
         out.append(replace(result, suppressions=tuple(marks)) if marks else result)

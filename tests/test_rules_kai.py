@@ -73,8 +73,19 @@ def test_sas_token_is_called_a_credential(tmp_path: Path) -> None:
 @pytest.mark.parametrize("output, fires", [
     ("output: {image: myacr.azurecr.io/a:1}", False),
     ("output: {volumeSource: {persistentVolumeClaim: {claimName: out}}}", False),
-    ("output: {image: '  '}", True), ("output: {}", True), ("", True),
+    ("output: {image: '  '}", True), ("output: {}", True),
+    ("", False),  # KAITO's CRD requires `output`: SCH002's error, one cause one finding
 ])
 def test_output_destination(tmp_path: Path, output: str, fires: bool) -> None:
     tuning = f"tuning:\n  input: {{image: myacr.azurecr.io/d:1}}\n  {output}\n"
     assert bool(run(tmp_path, workspace("instanceType: Standard_NC24ads_A100_v4", tuning), "KAI003")) is fires
+
+
+@pytest.mark.parametrize("api", ["kaito.sh/v1alpha1", "kaito.sh/v1beta1"])
+def test_a_missing_output_is_one_finding(tmp_path: Path, api: str) -> None:
+    """`tuning` without `output`: the schema's required field (SCH002, at `tuning:`), not KAI003 too."""
+    tuning = "tuning:\n  preset: {name: phi-3-mini-4k-instruct}\n  method: qlora\n  input: {image: myacr.azurecr.io/d:1}\n"
+    (tmp_path / "ws.yaml").write_text(workspace("instanceType: Standard_NC24ads_A100_v4", tuning, api), encoding="utf-8")
+    found = lint(LintRequest(paths=[tmp_path / "ws.yaml"], config=Config(root=tmp_path), registry=REGISTRY,
+                             select=["SCH002", "KAI003"], cwd=tmp_path)).active
+    assert [(r.rule, r.line, r.message) for r in found] == [("SCH002", 7, 'missing required field "tuning.output"')]

@@ -199,6 +199,38 @@ def test_potential_available_matches_kueues_flat_cohort_formula(queues) -> None:
 # Queue names, suspend flags, pod sets
 
 
+def test_variant_definitions_of_a_cluster_queue_lend_as_one_alternative() -> None:
+    """A ClusterQueue written in two variant files (0 and 4 GPUs) is one queue with alternative
+    definitions: a neighbour can count on what the best alternative lends, each alternative is
+    judged with its own quota, and the index groups them."""
+    index = ProjectIndex(documents(cq("a", "2", cohort="c"), cq("b", "0", cohort="c"), cq("b", "4", cohort="c"),
+                                   paths=("a.yaml", "b.yaml", "b-variant.yaml")))
+    a, b0, b4 = index.objects
+    assert index.alternatives(b0) == index.alternatives(b4) == (b0, b4) and index.alternatives(a) == (a,)
+    tree = QuotaTree(index)
+    assert tree.potential_available(a, GPU) == 6  # 2 + the 4 that b's variant lends
+    assert tree.potential_available(b0, GPU) == 2  # its own 0 and a's 2, not its alternative's 4
+    assert tree.potential_available(b4, GPU) == 6
+
+
+def test_que006_needs_every_alternative_flavor_to_refuse() -> None:
+    """A ResourceFlavor in two variant files (one tainted, one not): the Job that tolerates nothing
+    fits the untainted one, so QUE006 stays silent; with both tainted it reports."""
+    flavor = """
+    apiVersion: kueue.x-k8s.io/v1beta1
+    kind: ResourceFlavor
+    metadata: {name: nvidia-gpu}
+    spec: {nodeLabels: {accelerator: nvidia}%s}
+    """
+    tainted = flavor % ", nodeTaints: [{key: sku, value: gpu, effect: NoSchedule}]"
+    paths = ("q/cq.yaml", "q/flavor.yaml", "q/flavor-variant.yaml", "q/lq.yaml", "jobs/job.yaml")
+    job = GPU_JOB.replace('cpu: "1", ', "")
+    found = lint(cq("research", "4"), tainted, flavor % "", RESEARCH_QUEUE, job, select=("QUE006",), paths=paths)
+    assert found == []
+    found = lint(cq("research", "4"), tainted, tainted, RESEARCH_QUEUE, job, select=("QUE006",), paths=paths)
+    assert [r.rule for r in found] == ["QUE006"] and "taint sku=gpu:NoSchedule" in found[0].message
+
+
 def test_queue_name_label_wins_and_cronjobs_read_their_job_template() -> None:
     _, objs = objects("""
     apiVersion: batch/v1
@@ -543,3 +575,30 @@ def test_que012_a_never_preempting_higher_class_preempts_nobody() -> None:
     """
     assert lint(classes, job, select=("QUE012",)) == []
     assert [r.rule for r in lint(CLASSES, job, select=("QUE012",))] == ["QUE012"]  # the same job, preemptible
+
+
+def test_que012_needs_every_alternative_priority_class_to_be_preemptible() -> None:
+    """`batch` is written in two variant files (100 and 1000000); `urgent` (1000) preempts only the
+    first: the Job is preemptible under one alternative, not both, so QUE012 stays silent."""
+    def pc(name: str, value: int) -> str:
+        return f"""
+        apiVersion: scheduling.k8s.io/v1
+        kind: PriorityClass
+        metadata: {{name: {name}}}
+        value: {value}
+        """
+    job = """
+    apiVersion: batch/v1
+    kind: Job
+    metadata: {name: train, namespace: ml}
+    spec:
+      template:
+        spec:
+          priorityClassName: batch
+          restartPolicy: Never
+          containers: [{name: c, image: pytorch/pytorch:2.4.1-cuda12.4-cudnn9-runtime, command: [python, train.py]}]
+    """
+    paths = ("classes/batch.yaml", "classes/batch-high.yaml", "classes/urgent.yaml", "jobs/job.yaml")
+    assert lint(pc("batch", 100), pc("batch", 1000000), pc("urgent", 1000), job, select=("QUE012",), paths=paths) == []
+    found = lint(pc("batch", 100), pc("batch", 500), pc("urgent", 1000), job, select=("QUE012",), paths=paths)
+    assert [r.rule for r in found] == ["QUE012"] and "`batch` (500)" in found[0].message

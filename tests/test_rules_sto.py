@@ -264,6 +264,18 @@ def test_fix_names_a_retain_class_of_the_project(tmp_path: Path) -> None:
     assert [r.fix for r in found] == ["storageClassName: ml-keep"]
 
 
+def test_a_storage_class_deletes_only_if_every_variant_does(tmp_path: Path) -> None:
+    """`ml-keep` is written in two variant files, one of them Retain: the claim's data may be kept,
+    so STO001 does not report it; with both Delete it does."""
+    claim = CLAIM.replace("run-state", "ckpts").replace("managed-csi-premium", "ml-keep")
+    files = {"pvc.yaml": claim, "sc-dev.yaml": STORAGE_CLASS + "reclaimPolicy: Delete\n",
+             "sc-prod.yaml": STORAGE_CLASS + "reclaimPolicy: Retain\n"}
+    assert run(tmp_path, files, "STO001", targets=["pvc.yaml"]) == []
+    files["sc-prod.yaml"] = STORAGE_CLASS + "mountOptions: [dir_mode=0777]\n"  # Delete by default
+    assert [(r.rule, r.path, r.line) for r in run(tmp_path, files, "STO001", targets=["pvc.yaml"])] == [
+        ("STO001", "pvc.yaml", 6)]
+
+
 # ---------------------------------------------------------------------------------------------
 # STO002 / STO005
 

@@ -48,8 +48,17 @@ def queued_job(container: str, *, name: str = "j", extra: str = "") -> str:
     ("{name: web, image: nginx}", "test-job", False),
     # words that only contain a sign: "constraint" (train), "array" (ray), "tfvars" (tf)
     ("{name: c, image: busybox, command: [solve, --constraint, array.tfvars]}", "constraint-solver", False),
-    # a GPU, whatever it runs (the article's Kueue and Volcano jobs run nvidia-smi and sleep)
-    ("{name: c, image: busybox, command: [sleep, '60'], resources: {limits: {nvidia.com/gpu: 1}}}", "j", True),
+    # a GPU is a sign unless the pods only look at it or wait (the article's Kueue and Volcano
+    # demos run nvidia-smi and sleep: nothing to checkpoint)
+    ("{name: c, image: busybox, command: [sleep, '60'], resources: {limits: {nvidia.com/gpu: 1}}}", "j", False),
+    ("{name: c, image: nvcr.io/nvidia/pytorch:24.05-py3, command: [bash, -c, 'set -e; nvidia-smi && sleep 120'], "
+     "resources: {limits: {nvidia.com/gpu: 1}}}", "train-smoke", False),
+    ("{name: c, image: myacr.azurecr.io/app:1, resources: {limits: {nvidia.com/gpu: 1}}}", "j", True),
+    ("{name: c, image: busybox, command: [bash, -c, 'nvidia-smi; ./run'], resources: {limits: {nvidia.com/gpu: 1}}}",
+     "j", True),
+    # a name says training only with a training or framework word: a benchmark sweep is not one
+    ("{name: c, image: busybox, command: [sysbench, cpu, run]}", "cpu-benchmark-sweep", False),
+    ("{name: c, image: busybox, command: [sysbench, cpu, run]}", "hpo-tune-ai", False),
     ("{name: c, image: python:3.12-slim, command: [python, train.py]}", "j", True),
     ("{name: c, image: busybox, args: ['--epochs=3']}", "j", True),
     ("{name: c, image: pytorch/pytorch:2.4.1-cuda12.4-cudnn9-runtime}", "j", True),
@@ -76,7 +85,8 @@ def test_que012_takes_the_ml_operators_kinds_as_training() -> None:
           replicas: 1
           template: {spec: {containers: [{name: pytorch, image: busybox}]}}
     """
-    assert [r.rule for r in lint(pytorchjob, "QUE012")] == ["QUE012"]
+    (found,) = lint(pytorchjob, "QUE012")
+    assert "PyTorchJob `pi` trains (it is a kubeflow.org PyTorchJob) and is queued by Kueue" in found.message
     volcano = """
     apiVersion: batch.volcano.sh/v1alpha1
     kind: Job
@@ -114,12 +124,13 @@ spec:
     ("sample-job", "pytorch/pytorch:2.4.1-cuda12.4-cudnn9-runtime", True),
     ("train-resnet", "busybox", True),
     ("sample-job", "python:3.12-slim", True),  # Python multiprocessing shares memory through /dev/shm
+    ("cpu-benchmark-sweep", "busybox", False),  # not taken for training by a word of its name
 ])
 def test_res004_counts_cpus_only_in_a_workload_that_trains(name: str, image: str, fires: bool) -> None:
     found = lint(CPU_JOB.replace("NAME", name).replace("IMAGE", image), "RES004")
     assert [(r.rule, r.line) for r in found] == ([("RES004", 10)] if fires else [])
     if fires:
-        assert "training container `worker` uses 4 CPUs" in found[0].message
+        assert "training container `worker` uses 4 CPUs (training: `" in found[0].message
 
 
 def test_res004_still_flags_a_gpu_container_whatever_it_runs() -> None:
@@ -143,3 +154,92 @@ def test_a_ray_job_trains_whatever_its_images_are() -> None:
     (workload,) = [w for o in index.objects for w in [index.workload(o)] if w is not None]
     assert workload.runs_ml and workload.is_training
     assert [r.rule for r in lint(rayjob, "RES004")] == ["RES004"]
+
+
+def test_the_sign_of_training_is_named() -> None:
+    text = CPU_JOB.replace("NAME", "sample-job").replace("IMAGE", "pytorch/pytorch:2.4.1-cuda12.4-cudnn9-runtime")
+    (found,) = lint(text, "RES004")
+    assert "uses 4 CPUs (training: `pytorch` in the image of container `worker`)" in found.message
+    (found,) = lint(CPU_JOB.replace("NAME", "train-resnet").replace("IMAGE", "busybox"), "RES004")
+    assert "(training: `train` in its name)" in found.message
+    # a framework or training word before a short one: `trainer`, not the registry path's `ml`
+    (found,) = lint(CPU_JOB.replace("NAME", "j").replace("IMAGE", "myacr.azurecr.io/ml/trainer:1"), "RES004")
+    assert "(training: `trainer` in the image of container `worker`)" in found.message
+
+
+SMOKE_POD = """
+apiVersion: v1
+kind: Pod
+metadata: {name: nvidia-smi}
+spec:
+  restartPolicy: OnFailure
+  containers:
+  - name: nvidia-smi
+    image: ubuntu:22.04
+    COMMAND
+    resources:
+      limits: {nvidia.com/gpu: 1}
+"""
+
+
+@pytest.mark.parametrize("command,trains", [
+    ('args: ["nvidia-smi"]', False),
+    ('command: [/bin/bash, -lc, "set -e\\nnvidia-smi\\necho ok\\nsleep 30"]', False),
+    ('command: [sh, -c, "while true; do nvidia-smi; sleep 10; done"]', False),
+    ('command: [sleep, infinity]', False),
+    # a script's comments and its signal trap run nothing (KAI-Scheduler's simulated training)
+    ('command: [bash, -c]\n    args: ["echo started\\n# Simulate training work\\ntrap \'exit 0\' TERM\\nsleep 600 & wait"]', False),
+    ('command: [python, train.py]', True),
+    ('command: [bash, -c, "nvidia-smi && python train.py"]', True),
+    ('command: [bash, run.sh]', True),  # a script the linter cannot read: a GPU job as before
+    ("", True),  # the image's own entrypoint
+])
+def test_a_gpu_smoke_test_is_not_training(command: str, trains: bool) -> None:
+    """nvidia-smi / sleep pods hold a GPU but train nothing: no RES004 (shared memory), RES007
+    (Guaranteed QoS) nor IMG003 (its plain image is fine: the toolkit mounts nvidia-smi)."""
+    text = SMOKE_POD.replace("COMMAND", command)
+    for code in ("RES004", "RES007", "IMG003"):
+        assert [r.rule for r in lint(text, code)] == ([code] if trains else []), code
+
+
+KATIB = """
+apiVersion: kubeflow.org/v1beta1
+kind: Experiment
+metadata: {name: random, namespace: kubeflow}
+spec:
+  objective: {type: maximize, goal: 0.99, objectiveMetricName: accuracy}
+  algorithm: {algorithmName: random}
+  parallelTrialCount: 3
+  maxTrialCount: 12
+  parameters:
+  - {name: lr, parameterType: double, feasibleSpace: {min: "0.01", max: "0.05"}}
+  trialTemplate:
+    primaryContainerName: training-container
+    trialParameters:
+    - {name: learningRate, reference: lr}
+    trialSpec:
+      apiVersion: batch/v1
+      kind: Job
+      spec:
+        template:
+          spec:
+            restartPolicy: Never
+            containers:
+            - name: training-container
+              image: docker.io/kubeflowkatib/pytorch-mnist-cpu:v0.17.0
+              command: [python3, /opt/pytorch-mnist/mnist.py, "--lr=${trialParameters.learningRate}"]
+              resources:
+                limits: {cpu: "4", memory: 8Gi}
+"""
+
+
+def test_a_katib_experiment_runs_its_trial_job_as_training() -> None:
+    index = ProjectIndex([load_bytes(textwrap.dedent(KATIB).encode(), "e.yaml", K8S)])
+    (workload,) = [w for o in index.objects for w in [index.workload(o)] if w is not None]
+    assert workload.is_training and not workload.generic
+    assert workload.ml_sign == "it is a kubeflow.org Experiment"
+    assert [c.path for c in workload.containers()] == [
+        ("spec", "trialTemplate", "trialSpec", "spec", "template", "spec", "containers", 0)]
+    found = lint(KATIB, "RES004")
+    assert [(r.rule, r.line, r.column) for r in found] == [("RES004", 24, 15)]
+    assert "[Experiment kubeflow/random]" not in found[0].message and "`training-container` uses 4 CPUs" in found[0].message

@@ -111,7 +111,8 @@ class Runner:
         node_base = target.node_path if target is not None and finding.obj is not None else base
         where = finding.path or (target.path if target is not None else path)
         autofix = self.texts.resolve(finding.autofix, where) if finding.autofix is not None else None
-        self.emit(meta.code, meta.name, finding.severity or meta.severity, finding.message, where, finding.span,
+        slug = finding.slug if finding.slug is not None and finding.slug in meta.slugs else meta.name
+        self.emit(meta.code, slug, finding.severity or meta.severity, finding.message, where, finding.span,
                   target, tuple(node_base) + tuple(finding.node), finding.fix, autofix)
 
     def call(self, meta: RuleMeta, view: Any, path: str, obj: K8sObject | None, span: Span, route: Any = None) -> None:

@@ -66,15 +66,15 @@ def _admissions(pod: Any, index: Any) -> tuple[Admission, ...]:
                 flavors = named(index, "ResourceFlavor", name, pod.obj)
                 if not flavors:
                     return (base,)  # a flavor the project does not define: what it injects is unknown
-                flavor = flavors[0]
-                labels = flavor_node_labels(flavor)
-                extra = tuple(flavor_tolerations(flavor))
-                if any(t.effect in ("NoSchedule", "NoExecute") and not tolerated_by([*base.tolerations, *extra], t)
-                       for t in flavor_node_taints(flavor)):
-                    continue
-                if any(base.placement.node_selector.get(k, v) != v for k, v in labels.items()):
-                    continue
-                fitting.append((name, labels, extra))
+                for flavor in flavors:  # several: variant files, each a flavor it may be given
+                    labels = flavor_node_labels(flavor)
+                    extra = tuple(flavor_tolerations(flavor))
+                    if any(t.effect in ("NoSchedule", "NoExecute") and not tolerated_by([*base.tolerations, *extra], t)
+                           for t in flavor_node_taints(flavor)):
+                        continue
+                    if any(base.placement.node_selector.get(k, v) != v for k, v in labels.items()):
+                        continue
+                    fitting.append((name, labels, extra))
             if not fitting:
                 return (base,)  # never admitted: QUE006's finding
             choices.append(fitting)
@@ -94,6 +94,20 @@ def _admissions(pod: Any, index: Any) -> tuple[Admission, ...]:
             placement = Placement(selector, base.placement.terms, base.placement.unknown_terms)
             found.append(Admission(placement, tuple(tolerations), tuple(name for name, _, _ in assignment)))
     return tuple(found) or (base,)
+
+
+def refused_queue(pod: Any, ctx: Any) -> bool:
+    """Whether ``pod`` is queued to a ClusterQueue whose resource groups the schema refuses
+    (SCH002's finding there): what Kueue's flavors would inject is unknown, and a placement finding
+    on the pod (no GPU selector, no toleration) would only repeat that one cause."""
+    from linter.model.kueue import cluster_queues_of, queue_ref
+    from linter.validation.validate import malformed
+
+    workload = pod.workload
+    if workload is None or workload.generic or queue_ref(pod.obj) is None:
+        return False
+
+    return any(malformed(cq, ctx, "spec", "resourceGroups") for cq in cluster_queues_of(ctx.index, pod.obj))
 
 
 def injected(pod: Any, index: Any) -> bool:

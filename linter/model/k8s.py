@@ -12,6 +12,7 @@ finding needs: the bad value, else its key, else (for a missing field) the paren
 
 from __future__ import annotations
 
+import posixpath
 import re
 from fractions import Fraction
 from functools import cached_property, lru_cache
@@ -353,7 +354,7 @@ TRAINING_KINDS = frozenset({
     ("batch", "Job"), ("batch", "CronJob"), ("batch.volcano.sh", "Job"), ("ray.io", "RayJob"),
     ("jobset.x-k8s.io", "JobSet"), *(("kubeflow.org", kind) for kind in REPLICA_SPEC_FIELDS),
     ("ray.io", "RayCronJob"), ("trainer.kubeflow.org", "TrainJob"), ("trainer.kubeflow.org", "TrainingRuntime"),
-    ("trainer.kubeflow.org", "ClusterTrainingRuntime"),
+    ("trainer.kubeflow.org", "ClusterTrainingRuntime"), ("kubeflow.org", "Experiment"),
 })
 
 
@@ -371,6 +372,70 @@ _ML_STEMS = ("train", "pretrain", "retrain", "finetun", "python", "torch", "pyto
 
 def _ml_word(word: str) -> bool:
     return word in _ML_WORDS or word.startswith(_ML_STEMS)
+
+
+def _sign_word(text: str) -> str | None:
+    """The word of ``text`` that shows ML, for messages: a framework or training word (``trainer``,
+    ``pytorch``) before a short one (``ml`` of a registry path ``myacr.azurecr.io/ml/trainer``)."""
+    words = _WORDS.findall(text.lower())
+    return next((w for w in words if w.startswith(_ML_STEMS)), None) or next((w for w in words if w in _ML_WORDS), None)
+
+
+# what a name (the object's, a container's, a priority class's) may say: training itself or a
+# framework, not the words a benchmark, a parameter sweep or a script shares with ML (``sweep``,
+# ``tune``, ``ai``, ``python``)
+_NAME_STEMS = ("train", "pretrain", "retrain", "finetun", "torch", "pytorch", "tensorflow", "keras", "horovod",
+               "deepspeed", "megatron", "mnist")
+
+
+def _name_word(word: str) -> bool:
+    return word.startswith(_NAME_STEMS)
+
+
+# Programs that only look at the node, print or wait: a pod whose every app container runs only
+# these is a smoke test or a placeholder (``nvidia-smi``, ``sleep infinity``), not a trainer, even on
+# a GPU and in a framework's image
+IDLE_PROGRAMS = frozenset({
+    "nvidia-smi", "rocm-smi", "amd-smi", "dcgmi", "nvcc", "clinfo", "lspci", "nproc", "uname", "hostname", "df",
+    "free", "sleep", "pause", "echo", "printf", "true", "cat", "ls", "env", "printenv", "date", "id", "whoami",
+    "tail", "wait", "exit", ":", "set", "export", "trap",
+})
+_SHELLS = frozenset({"sh", "bash", "ash", "dash", "zsh"})
+_SHELL_KEYWORDS = frozenset({"while", "until", "do", "done", "then", "else", "fi", "if", "!", "{", "}", "(", ")", "exec"})
+_SEGMENTS = re.compile(r"&&|\|\||[;&|\n]")
+_COMMENT = re.compile(r"(?:^|(?<=\s))#[^\n]*")  # a shell comment: `#` beginning a word, to the line's end
+
+
+def _programs(strings: list[str]) -> list[str] | None:
+    """The programs ``command`` + ``args`` run (a ``sh -c`` script's commands, split at ``;``,
+    ``&&``, ``||``, ``|`` and newlines), by base name; None when they cannot be told."""
+    if not strings:
+        return None
+    first = posixpath.basename(strings[0].strip())
+    if first not in _SHELLS:
+        return [first]
+    flag = next((i for i, arg in enumerate(strings[1:], 1) if arg.startswith("-") and not arg.startswith("--")
+                 and "c" in arg), None)  # -c, -lc, -ec
+    script = strings[flag + 1:] if flag is not None else None
+    if not script:
+        return None
+    programs = []
+    for segment in _SEGMENTS.split(_COMMENT.sub("", script[0])):
+        words = [w for w in segment.split() if "=" not in w or w.startswith(("=", "-"))]
+        while words and words[0] in _SHELL_KEYWORDS:
+            words.pop(0)
+        if words:
+            programs.append(posixpath.basename(words[0]))
+    return programs or None
+
+
+def idle_programs(container: "Container") -> list[str] | None:
+    """The programs of a container that only looks at the node or waits (``nvidia-smi``,
+    ``sleep``), else None (it runs something else, or its image's own entrypoint)."""
+    programs = _programs(container.command_strings)
+    if programs is None or not all(p in IDLE_PROGRAMS for p in programs):
+        return None
+    return programs
 
 
 class Workload(Struct, eq=False):
@@ -425,25 +490,85 @@ class Workload(Struct, eq=False):
         return any(pod.uses_gpu for pod in self.pods)
 
     @property
-    def runs_ml(self) -> bool:
-        """Whether the workload shows it trains (or tunes) a model, beyond running to completion:
-        a kind of the ML operators (Kubeflow, Kubeflow Trainer, KubeRay), or a word of an ML
-        framework or of training in a name, image, command, argument or environment variable of
-        its pods (``pytorch``, ``train.py``, ``--epochs``, ``CHECKPOINT_DIR``, ``python`` …).
-        Queueing demos, ``sleep`` and web-server Jobs show none: rules about what a trainer
-        needs (checkpoints, shared memory) that are not already about a GPU ask for this."""
-        return once(self, "runs_ml", self._runs_ml)
+    def trains(self) -> str | None:
+        """Why the workload is taken to train a model, for messages, else None: it runs to
+        completion (:attr:`is_training`) and shows it (:attr:`ml_sign`), or holds a GPU and is not
+        a smoke test that only runs ``nvidia-smi`` or ``sleep`` (:attr:`idle`). The rules about
+        what a trainer needs (shared memory, Guaranteed QoS, checkpoints) ask for this."""
+        if not self.is_training:
+            return None
+        sign = self.ml_sign
+        if sign is not None:
+            return sign
+        if self.uses_gpu and self.idle is None:
+            return "it uses a GPU"
+        return None
 
-    def _runs_ml(self) -> bool:
-        if self.obj.group in ML_GROUPS:
-            return True
-        texts = [self.obj.name]
+    @property
+    def runs_ml(self) -> bool:
+        """Whether the workload shows it trains (or tunes) a model, beyond running to completion
+        (:attr:`ml_sign` says how). Queueing demos, ``sleep`` and web-server Jobs and ``nvidia-smi``
+        smoke tests show none: rules about what a trainer needs (checkpoints, shared memory) that
+        are not already about a GPU ask for this."""
+        return self.ml_sign is not None
+
+    @property
+    def ml_sign(self) -> str | None:
+        """What shows the workload trains, for messages (``it is a kubeflow.org PyTorchJob``,
+        ```torchrun` in the command of container `trainer```), else None: a kind of the ML operators
+        (Kubeflow, Kubeflow Trainer, KubeRay, a Katib Experiment's trials), else a word of an ML
+        framework or of training in an image, command, argument or environment variable of its
+        pods (``pytorch``, ``train.py``, ``--epochs``, ``CHECKPOINT_DIR``, ``python`` …), else
+        training or a framework in a name (the object's, a container's, its priority class: a
+        ``…-sweep`` benchmark Job is not taken for training by its name). A workload whose every
+        app container only runs ``nvidia-smi``, ``sleep`` and the like (:attr:`idle`) shows none,
+        whatever its image and names say."""
+        return once(self, "ml_sign", self._ml_sign)
+
+    @property
+    def idle(self) -> str | None:
+        """Why the workload trains nothing though it may hold a GPU (``runs only `nvidia-smi```):
+        every app container of every pod runs only programs that look at the node or wait
+        (:data:`IDLE_PROGRAMS`); else None."""
+        return once(self, "idle", self._idle)
+
+    def _idle(self) -> str | None:
+        seen: list[str] = []
         for pod in self.pods:
-            texts.append(pod.priority_class_name or "")
+            apps = pod.app_containers
+            if not apps:
+                return None
+            for container in apps:
+                programs = idle_programs(container)
+                if programs is None:
+                    return None
+                seen += (p for p in programs if p not in seen)
+        return f"runs only {', '.join(f'`{p}`' for p in seen)}" if seen else None
+
+    def _ml_sign(self) -> str | None:
+        if self.obj.group in ML_GROUPS:
+            return f"it is a {self.obj.group} {self.kind}"
+        if self.idle is not None:
+            return None
+        names: list[tuple[str, str]] = [(self.obj.name, "its name")]
+        for pod in self.pods:
+            if pod.priority_class_name:
+                names.append((pod.priority_class_name, f"its priority class `{pod.priority_class_name}`"))
             for container in pod.containers:
-                texts += (container.name, container.image or "", *container.command_strings)
-                texts += (text for var in container.env for text in (var.name, var.value) if isinstance(text, str))
-        return any(_ml_word(word) for word in _WORDS.findall(" ".join(texts).lower()))
+                who = f"container `{container.name}`"
+                for text, where in ((container.image or "", f"the image of {who}"),
+                                    (" ".join(container.command_strings), f"the command of {who}"),
+                                    (" ".join(t for var in container.env for t in (var.name, var.value)
+                                              if isinstance(t, str)), f"the environment of {who}")):
+                    word = _sign_word(text)
+                    if word is not None:
+                        return f"`{word}` in {where}"
+                names.append((container.name, f"the name of {who}"))
+        for text, where in names:
+            word = next((w for w in _WORDS.findall(text.lower()) if _name_word(w)), None)
+            if word is not None:
+                return f"`{word}` in {where}"
+        return None
 
     def containers(self) -> Iterator[Container]:
         for pod in self.pods:
@@ -574,6 +699,12 @@ def _pod_templates(obj: K8sObject) -> Iterator[PodSpec]:
             if pod:
                 yield pod
         return
+    if kind == "Experiment" and group == "kubeflow.org":  # Katib: each trial runs trialSpec
+        template = spec.get_map("trialTemplate")
+        trial = template.get_map("trialSpec") if template is not None else None
+        if trial is not None:
+            yield from _trial_pods(obj, trial, ("spec", "trialTemplate", "trialSpec"))
+        return
     if kind == "JobSet" and group == "jobset.x-k8s.io":
         yield from _replicated_jobs(obj, spec, ("spec",))
         return
@@ -639,6 +770,27 @@ def _pod_template(obj: K8sObject, template: YMap | None, path: Path, role: str |
 def _runtime_nodes(spec: YMap) -> int | None:
     policy = spec.get_map("mlPolicy")
     return _int_or(policy.get("numNodes"), None) if policy is not None else None
+
+
+def _trial_pods(obj: K8sObject, trial: YMap, base: Path) -> Iterator[PodSpec]:
+    """The pods of a Katib trial: its ``trialSpec`` is a whole manifest, a batch Job or a Kubeflow
+    training job, read as that kind reads it (other kinds: the generic view)."""
+    kind, spec = trial.get("kind"), trial.get_map("spec")
+    if spec is None:
+        return
+    if kind == "Job":
+        pod = _template(obj, spec, base + ("spec",), "trial", _int_or(spec.get("parallelism"), 1))
+        if pod:
+            yield pod
+    elif kind in REPLICA_SPEC_FIELDS:
+        field_name = REPLICA_SPEC_FIELDS[kind]
+        replica_specs = spec.get_map(field_name)
+        for role, replica in replica_specs.items() if replica_specs is not None else ():
+            if isinstance(replica, YMap):
+                pod = _template(obj, replica, base + ("spec", field_name, role), str(role),
+                                _int_or(replica.get("replicas"), 1))
+                if pod:
+                    yield pod
 
 
 def _replicated_jobs(obj: K8sObject, job_set: YMap, base: Path, nodes: int | None = None) -> Iterator[PodSpec]:

@@ -58,6 +58,7 @@ a ClusterQueue can ever hold, borrowing included), :func:`cluster_queues_of` and
 
 from __future__ import annotations
 
+import itertools
 import posixpath
 import weakref
 from fractions import Fraction
@@ -419,9 +420,12 @@ class QuotaTree:
         self._cq_parent: dict[int, str | None] = {}
         self._cohort_quotas: dict[str, dict[FlavorResource, Quota]] = {}
         self._cohort_parent: dict[str, str | None] = {}
-        self._children_cqs: dict[str, list[int]] = {}
+        # cohort -> ClusterQueue -> its definitions in that cohort (several for variant files, as the
+        # index groups them: alternatives, of which one is deployed, so one lends; a verdict must hold
+        # for each)
+        self._children_cqs: dict[str, dict[int, list[int]]] = {}
         self._children_cohorts: dict[str, list[str]] = {}
-        lending: set[tuple[str, str]] = set()  # (cohort, ClusterQueue name) already counted
+        self._variant: set[int] = set()  # ClusterQueues with an alternative in their cohort
         for cq in kueue_objects(index, "ClusterQueue"):
             key = id(cq)
             self._cq_quotas[key] = quotas(cq)
@@ -429,10 +433,11 @@ class QuotaTree:
             self._cq_parent[key] = parent
             if parent is not None:
                 self._cohort_parent.setdefault(parent, None)
-                if (parent, cq.name) in lending:
-                    continue  # one ClusterQueue written in several files lends its quota once: the first
-                lending.add((parent, cq.name))
-                self._children_cqs.setdefault(parent, []).append(key)
+                self._children_cqs.setdefault(parent, {}).setdefault(id(index.alternatives(cq)[0]), []).append(key)
+        for names in self._children_cqs.values():
+            for keys in names.values():
+                if len(keys) > 1:
+                    self._variant.update(keys)
         for cohort in kueue_objects(index, "Cohort"):
             if cohort.name in self._cohort_quotas:
                 continue  # a second definition of one cohort: the first wins
@@ -470,29 +475,35 @@ class QuotaTree:
             return Fraction(0)
         return max(Fraction(0), subtree - quota.lending_limit)
 
-    def _cohort_subtree(self, name: str, fr: FlavorResource) -> Fraction | float:
-        key = (name, fr)
+    def _lends(self, cq: int, fr: FlavorResource) -> Fraction | float:
+        quota = self._cq_quotas[cq].get(fr)
+        sub = quota.nominal if quota is not None else Fraction(0)
+        return sub - self._guaranteed(quota, sub)
+
+    def _cohort_subtree(self, name: str, fr: FlavorResource, me: int | None = None) -> Fraction | float:
+        """What the cohort ``name`` and everything under it can lend of ``fr``. A ClusterQueue
+        defined in several variant files lends as one: ``me``'s own definition when ``me`` is one
+        of them (the one being judged), else the most any of its definitions lends."""
+        key = (name, fr, me)
         if key in self._subtree:
             return self._subtree[key]
         own = self._cohort_quotas.get(name, {}).get(fr)
         total: Fraction | float = own.nominal if own is not None else Fraction(0)
         for child in self._children_cohorts.get(name, ()):
-            sub = self._cohort_subtree(child, fr)
+            sub = self._cohort_subtree(child, fr, me)
             total += sub - self._guaranteed(self._cohort_quotas.get(child, {}).get(fr), sub)
-        for cq in self._children_cqs.get(name, ()):
-            quota = self._cq_quotas[cq].get(fr)
-            sub = quota.nominal if quota is not None else Fraction(0)
-            total += sub - self._guaranteed(quota, sub)
+        for keys in self._children_cqs.get(name, {}).values():
+            total += self._lends(me, fr) if me in keys else max(self._lends(cq, fr) for cq in keys)
         self._subtree[key] = total
         return total
 
-    def _cohort_potential(self, name: str, fr: FlavorResource) -> Fraction | float:
-        subtree = self._cohort_subtree(name, fr)
+    def _cohort_potential(self, name: str, fr: FlavorResource, me: int | None = None) -> Fraction | float:
+        subtree = self._cohort_subtree(name, fr, me)
         parent = self._cohort_parent.get(name)
         if parent is None:
             return subtree
         quota = self._cohort_quotas.get(name, {}).get(fr)
-        available = self._guaranteed(quota, subtree) + self._cohort_potential(parent, fr)
+        available = self._guaranteed(quota, subtree) + self._cohort_potential(parent, fr, me)
         if quota is not None and quota.borrowing_limit is not None:
             available = min(subtree + quota.borrowing_limit, available)
         return available
@@ -512,7 +523,8 @@ class QuotaTree:
         parent = self._cq_parent.get(key) if key in self._cq_quotas else cohort_of(cq)
         if parent is None:
             return subtree
-        available = self._guaranteed(own, subtree) + self._cohort_potential(parent, fr)
+        me = key if key in self._variant else None
+        available = self._guaranteed(own, subtree) + self._cohort_potential(parent, fr, me)
         if own is not None and own.borrowing_limit is not None:
             available = min(subtree + own.borrowing_limit, available)
         return available
@@ -764,9 +776,28 @@ def admission_problems(workload: Workload, cq: K8sObject, index: Any, config: An
         return None
     excluded = tuple(excluded_prefixes)
     groups = resource_groups(cq)
+    # a ResourceFlavor written in several variant files: each choice of definitions is a cluster the
+    # project may deploy, and the workload is refused only if every one refuses it (the first's why)
+    options = {ref.name: named(index, "ResourceFlavor", ref.name, cq) or [None] for group in groups for ref in group.flavors}
+    choices = list(itertools.islice(itertools.product(*options.values()), _FLAVOR_CHOICES + 1))
+    if len(choices) > _FLAVOR_CHOICES:
+        return None  # too many alternative definitions to try each: not decidable
+    first: list[Problem] | None = None
+    for choice in choices:
+        flavors = {name: _Flavor(name, obj) for name, obj in zip(options, choice)}
+        problems = _problems(sets, cq, index, config, excluded, groups, flavors, tree)
+        if not problems:
+            return problems
+        first = problems if first is None else first
+    return first
+
+
+_FLAVOR_CHOICES = 16  # combinations of alternative ResourceFlavor definitions admission_problems tries
+
+
+def _problems(sets: list[PodSet], cq: K8sObject, index: Any, config: Any, excluded: tuple[str, ...],
+              groups: list[Any], flavors: dict[str, _Flavor], tree: QuotaTree) -> list[Problem]:
     group_of = {resource: group for group in groups for resource in group.covered}
-    flavors = {ref.name: _Flavor(ref.name, (named(index, "ResourceFlavor", ref.name, cq) or [None])[0])
-               for group in groups for ref in group.flavors}
     gpu_left = None
     requested = {r for podset in sets for r in podset.per_pod}
     transformed = [r for r in group_of if not native_resource(r) and r not in requested]
@@ -915,8 +946,11 @@ def global_default_class(index: Any) -> K8sObject | None:
 
 
 def priority_class_named(index: Any, name: str, near: K8sObject | None = None) -> K8sObject | None:
-    found = _prefer_near([pc for pc in index.named("PriorityClass", name) if pc.group == SCHEDULING_GROUP], near)
-    return found[0] if found else None
+    """The PriorityClass ``name`` the pods of ``near`` run with. Defined in several variant files,
+    the definitions nearest ``near`` (:func:`nearest`) are its alternatives, and the one with the
+    highest value stands for them: "another class may preempt it" then holds for every one."""
+    found = nearest([pc for pc in index.named("PriorityClass", name) if pc.group == SCHEDULING_GROUP], near)
+    return max(found, key=lambda pc: (priority_value(pc) is None, priority_value(pc) or 0)) if found else None
 
 
 class PriorityRef(Struct, frozen=True):

@@ -251,6 +251,9 @@ def class_reclaim(index: Any, name: str, *, defaulted: bool = False) -> Reclaim 
             return None
         return Reclaim(builtin.reclaim_policy, f"{how} `{name}` (AKS built-in)", sc, name)
     if sc is not None:
+        # a class written in several variant files (one applied): Delete only if every one says so
+        sc = next((alt for alt in index.alternatives(sc) if _policy(alt.body.get("reclaimPolicy"), "Delete") != "Delete"),
+                  sc)
         return Reclaim(_policy(sc.body.get("reclaimPolicy"), "Delete"), f"{how} `{name}`", sc, name)
     return None
 

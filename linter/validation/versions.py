@@ -14,6 +14,9 @@ class Unserved(Struct, frozen=True):
     message: str
     replacement: str | None  # the apiVersion to use (the fix), when there is one
     severity: str | None = None  # "info" for a deprecated version that is still served
+    # which case (SCH003's slug): "removed" (served once, not now), "not-yet-served" (first served by
+    # a later release), "not-served" (not among the versions the release or CRD lists), "deprecated" (served, marked deprecated)
+    case: str = "removed"
 
 
 def _use(replacement: str | None, kind: str | None, current_kind: str) -> str:
@@ -44,15 +47,17 @@ def check(obj: Any, index: Any, config: Any) -> Unserved | None:
         if not versions:
             if later is not None:  # a kind the target release does not have yet
                 return Unserved(f"Kubernetes {target} does not serve {obj.api_version} {kind} yet (first served in "
-                                f"{later}); set kubernetes-version to the cluster's if it is newer", None)
+                                f"{later}); set kubernetes-version to the cluster's if it is newer", None,
+                                case="not-yet-served")
             return None  # not a kind of this group at all: SCH002 names the kind
         preferred = builtin.preferred_version(versions)
         replacement = f"{group}/{preferred}" if group else preferred
         if later is not None:
             return Unserved(f"Kubernetes {target} does not serve {obj.api_version} {kind} yet (first served in "
-                            f"{later}); use {replacement}, or set kubernetes-version to the cluster's", replacement)
+                            f"{later}); use {replacement}, or set kubernetes-version to the cluster's", replacement,
+                            case="not-yet-served")
         return Unserved(f"Kubernetes {target} does not serve {kind} in {obj.api_version}; use {replacement}",
-                        replacement)
+                        replacement, case="not-served")
     defined = crds.candidates(index, config, group, kind)
     if defined:
         return _crd_check(obj, defined, group, version)
@@ -76,12 +81,13 @@ def _crd_check(obj: Any, defined: list, group: str, version: str) -> Unserved | 
     served = crd.served
     replacement = crd.replacement()
     state = "does not serve" if version not in crd.versions else "no longer serves (served: false)"
+    case = "not-served" if version not in crd.versions else "removed"
     if not served:
         return Unserved(f"the CustomResourceDefinition {crd.name} ({crd.where}) {state} {obj.api_version} and "
-                        "serves no version at all", None)
+                        "serves no version at all", None, case=case)
     role = " (its storage version)" if replacement == crd.storage else ""
     return Unserved(f"the CustomResourceDefinition {crd.name} ({crd.where}) {state} {obj.api_version}; use "
-                    f"{group}/{replacement}{role}", f"{group}/{replacement}")
+                    f"{group}/{replacement}{role}", f"{group}/{replacement}", case=case)
 
 
 def _bundled_check(obj: Any, crd: Any, group: str, version: str) -> Unserved | None:
@@ -96,7 +102,8 @@ def _bundled_check(obj: Any, crd: Any, group: str, version: str) -> Unserved | N
     listed = ", ".join(f"{group}/{v}" for v in served)
     state = "no longer serves" if version in crd.versions else "does not serve"
     return Unserved(f"{crd.origin} {state} {obj.api_version} {obj.kind} (it serves {listed}); use {group}/{replacement}",
-                    f"{group}/{replacement}" if replacement else None)
+                    f"{group}/{replacement}" if replacement else None,
+                    case="removed" if version in crd.versions else "not-served")
 
 
 def _deprecated(obj: Any, crd: Any, group: str, version: str, who: str) -> Unserved | None:
@@ -109,4 +116,5 @@ def _deprecated(obj: Any, crd: Any, group: str, version: str, who: str) -> Unser
     said = f" (\"{warning}\")" if isinstance(warning, str) and warning else ""
     move = f"; move to {group}/{replacement}" if replacement and replacement != version else ""
     return Unserved(f"{obj.api_version} {obj.kind} is still served but deprecated by {who}{said}{move}",
-                    f"{group}/{replacement}" if replacement and replacement != version else None, severity="info")
+                    f"{group}/{replacement}" if replacement and replacement != version else None, severity="info",
+                    case="deprecated")

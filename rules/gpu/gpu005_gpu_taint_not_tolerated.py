@@ -70,6 +70,8 @@ the runtime's, shared by other TrainJobs), or when `tolerations` is not a list.
 - When every pool the pod's labels can reach repels it with a taint, XPL002 reports it, naming
   the pools and their taints, and this rule stays quiet: one cause, the stronger finding (the
   project's pools are known). Keep XPL002 enabled beside this rule.
+- A pod queued to a ClusterQueue whose resource groups break its schema (SCH002 reports them)
+  is not judged: the tolerations its flavors would inject are unknown, one cause one finding.
 - AKS itself adds no GPU taint; a cluster whose GPU pools are untainted gets findings until
   `gpu-taints: []` says so.
 
@@ -78,6 +80,7 @@ the runtime's, shared by other TrainJobs), or when `tolerations` is not a list.
 - AKS, Use GPUs (GPU pool taint `sku=gpu:NoSchedule`): https://learn.microsoft.com/azure/aks/use-nvidia-gpu
 """
 
+from linter.model.admission import refused_queue
 from linter.model.cluster import cluster_of
 from linter.model.gpunodes import (configured_gpu_taints, entry_node, gpu_entries, gpu_toleration,
                                    tolerates_gpu_taints_at_admission)
@@ -122,8 +125,8 @@ def check(pod: PodSpec, ctx):
         return
     if gpu_toleration(pod.tolerations, ctx.config) is not None or _pools_decide(pod, ctx):
         return
-    if tolerates_gpu_taints_at_admission(pod, ctx.index, ctx.config):  # a Kueue flavor's tolerations
-        return
+    if tolerates_gpu_taints_at_admission(pod, ctx.index, ctx.config) or refused_queue(pod, ctx):
+        return  # a Kueue flavor's tolerations (or a ClusterQueue SCH002 refuses: its flavors are unknown)
     container, section, resource = entries[0]
     if "tolerations" in pod.spec.kspans:
         span, node = pod.spec.kspans["tolerations"], pod.path + ("tolerations",)

@@ -70,6 +70,8 @@ TrainJobs).
   config's `node-pools:` say that pool is a GPU pool.
 - A pod that names its node (`nodeName`) or selects nodes by `matchFields` is taken to be
   placed, and so is one whose labels match none of the project's pools (XPL001 reports that).
+- A pod queued to a ClusterQueue whose resource groups break its schema (SCH002 reports them)
+  is not judged: the labels its flavors would inject are unknown, one cause one finding.
 
 ## References
 - Kubernetes, Assigning pods to nodes: https://kubernetes.io/docs/concepts/scheduling-eviction/assign-pod-node/
@@ -77,6 +79,7 @@ TrainJobs).
 """
 
 from linter.fix.plans import plan, set_path
+from linter.model.admission import refused_queue
 from linter.model.cluster import cluster_of, on_aks_managed_mig_pools
 from linter.model.gpunodes import gpu_entries, places_on_gpu_nodes
 from linter.model.mig import is_mig_resource
@@ -106,8 +109,8 @@ def _select(pod: PodSpec, labels, ctx):
 @rule(code="GPU006", name="gpu-node-selector-missing", severity="warning", scope=POD, tags=("gpu", "scheduling"))
 def check(pod: PodSpec, ctx):
     entries = gpu_entries(pod)
-    if not entries or places_on_gpu_nodes(pod, ctx.index, ctx.config):
-        return
+    if not entries or places_on_gpu_nodes(pod, ctx.index, ctx.config) or refused_queue(pod, ctx):
+        return  # (queued to a ClusterQueue SCH002 refuses: its flavors' placement is unknown)
     if (all(is_mig_resource(resource.name) for _, _, resource in entries) and not pod.placement.constrained
             and not on_aks_managed_mig_pools(pod, ctx.index, ctx.config)):
         return  # GPU007 asks this MIG pod for the MIG Manager's labels, which only GPU nodes carry

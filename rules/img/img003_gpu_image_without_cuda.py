@@ -54,8 +54,9 @@ Use instead:
 - An image built `FROM python:3.12` that installs CUDA wheels (PyTorch's PyPI wheels bring the
   CUDA runtime with them) does use the GPU, but its reference is then your own image, not
   `python:*`; a pod running `python:*` itself and installing wheels at start-up is flagged.
-- A smoke test that only runs `nvidia-smi` works on a plain `ubuntu` image (the NVIDIA container
-  toolkit mounts the driver's tools) and is flagged; suppress it with a reason.
+- A container that only runs `nvidia-smi`, `sleep`, `echo` and the like (a smoke test) is not
+  flagged: the NVIDIA container toolkit mounts the driver's tools into any image, and nothing
+  computes. One that runs a script the linter cannot read (`bash run.sh`) is judged by its image.
 - The list is of known CPU-only builds, not a proof that other images carry CUDA.
 
 ## References
@@ -69,7 +70,7 @@ from functools import lru_cache
 
 from linter.model.dra import claimed_gpus
 from linter.model.images import CONDA_CPU_IMAGES, LIBRARY_CPU_IMAGES, repository_path
-from linter.model.k8s import Container, gpu_resources, image_reference
+from linter.model.k8s import Container, gpu_resources, idle_programs, image_reference
 from linter.rule import CONTAINER, Finding, rule
 
 GPU_TAGGED = {"tensorflow/tensorflow": "tensorflow", "tensorflow/serving": "tensorflow", "rayproject/ray": "ray"}
@@ -119,8 +120,8 @@ def cpu_only(image: str | None) -> tuple[str, str | None] | None:
 def check(container: Container, ctx):
     gpus = [r for section in (container.requests, container.limits) for r in gpu_resources(section).values()
             if r.value is None or r.value > 0] + claimed_gpus(container)
-    if not gpus:
-        return
+    if not gpus or idle_programs(container) is not None:
+        return  # a smoke test (`nvidia-smi`): the toolkit mounts it into any image, nothing computes
     found = cpu_only(container.image)
     if found is None:
         return

@@ -42,6 +42,10 @@ tuning:
 - Whether the destination is governed (a registry the team owns, a volume with a Retain class)
   is not checked; STO001 checks the reclaim policy of the output claim when it is named for
   checkpoints.
+- KAITO's CRD (bundled, or the project's) requires `tuning.output`: a Workspace without it is
+  SCH002's error (the API server refuses it), and this rule stays quiet there, one cause one
+  finding. It reports what the schema does not: an output that names neither destination, or a
+  missing one where the CRD in use does not require it (`bundled-crds: false`).
 
 ## References
 - KAITO, fine-tuning input and output: https://github.com/kaito-project/kaito/blob/main/docs/tuning/README.md
@@ -52,6 +56,7 @@ from __future__ import annotations
 
 from linter.model.document import K8sObject
 from linter.rule import Kind, Finding, rule
+from linter.validation.validate import malformed
 
 
 @rule(code="KAI003", name="kaito-output-missing", severity="warning", scope=Kind("Workspace"), tags=("kaito",))
@@ -59,8 +64,8 @@ def check(obj: K8sObject, ctx):
     if obj.group != "kaito.sh":
         return
     tuning = obj.body.get_map("tuning")
-    if tuning is None:
-        return
+    if tuning is None or malformed(obj, ctx, "tuning", "output"):
+        return  # (the schema requires an output there: SCH002 reports it, one cause one finding)
     output = tuning.get_map("output")
     if output is not None:
         image, volume = output.get("image"), output.get("volumeSource")

@@ -76,7 +76,9 @@ spec:
   uncovered extended resource is not reported; cpu, memory, ephemeral-storage, hugepages and GPUs
   still are. When the project defines a LocalQueue or ClusterQueue several times, the definitions
   nearest the workload (its file, else its folder) are used, and a finding needs every one of them
-  to fail.
+  to fail. Definitions in several files are alternatives (variant files, of which one is
+  applied): a ClusterQueue in a cohort lends the quota of one of its definitions, and a
+  ResourceFlavor defined several times refuses a pod set only when every definition does.
 - The other ClusterQueues and Cohorts of a cohort must be in the project to be counted; quota
   lent by ClusterQueues defined elsewhere is missed, which can make a workload look too large.
 - Topology-aware scheduling, DRA devices and admission checks are not modelled; nor are elastic

@@ -3,10 +3,12 @@
 ## What it does
 Flags a training workload (Job, CronJob, Kubeflow job, Volcano Job, RayJob, JobSet,
 run-to-completion Pod) that can be preempted and whose app containers mount no persistent
-volume. A workload trains when it uses a GPU, is a kind of the ML operators (Kubeflow, Kubeflow
-Trainer, KubeRay), or names an ML framework or training anywhere in its pods (`pytorch`,
-`train.py`, `--epochs`, `CHECKPOINT_DIR`, `python`, a `training-batch` class …): a queued
-`sleep` or web-server Job has nothing to checkpoint. It can be preempted when:
+volume. A workload trains when it is a kind of the ML operators (Kubeflow, Kubeflow Trainer,
+KubeRay), names an ML framework or training in its pods' images, commands or environment
+(`pytorch`, `train.py`, `--epochs`, `CHECKPOINT_DIR`, `python` …) or training or a framework in
+a name (the workload's, a container's, a `training-batch` class), or uses a GPU: a queued
+`sleep` or web-server Job, or a GPU smoke test that only runs `nvidia-smi` and `sleep`, has
+nothing to checkpoint. The message names the sign of training it found. It can be preempted when:
 
 - **low priority**: its pods run with a PriorityClass (their `priorityClassName`, a Volcano
   Job's `spec.priorityClassName` for tasks naming none, else the project's `globalDefault` class)
@@ -75,6 +77,9 @@ Use instead:
   command, environment and PriorityClass name no framework and no training is not flagged.
 - A PriorityClass created outside the project, or a `priorityClassName` the project does not
   define (QUE010), leaves the priority unknown: only the queue criterion then applies.
+- A PriorityClass written in several variant files (alternatives, one applied) counts with its
+  highest value among the definitions nearest the workload: it is low priority only if every
+  alternative is.
 
 ## References
 - Kubernetes, Pod priority and preemption: https://kubernetes.io/docs/concepts/scheduling-eviction/pod-priority-preemption/
@@ -148,7 +153,8 @@ def _why(workload, index) -> str | None:
 @rule(code="QUE012", name="preemptible-without-checkpoint", severity="warning", scope=WORKLOAD,
       tags=("priorities", "preemption", "storage"))
 def check(workload, ctx):
-    if not workload.is_training or not (workload.uses_gpu or workload.runs_ml):
+    sign = workload.trains
+    if sign is None:
         return
     containers = [c for pod in workload.pods for c in pod.app_containers]
     if not containers or _persistent(workload):
@@ -160,8 +166,8 @@ def check(workload, ctx):
     span = first.body.kspans.get("volumeMounts") or first.span
     yield Finding(
         span,
-        f"{workload.kind} `{workload.obj.name}` {why}, but none of its containers mounts a persistent volume: a "
-        "preempted pod loses everything since it started; write checkpoints to a PersistentVolumeClaim (Azure Files "
-        "or Disk) and resume from them",
+        f"{workload.kind} `{workload.obj.name}` trains ({sign}) and {why}, but none of its containers mounts a "
+        "persistent volume: a preempted pod loses everything since it started; write checkpoints to a "
+        "PersistentVolumeClaim (Azure Files or Disk) and resume from them",
         node=first.path + ("volumeMounts",),
     )

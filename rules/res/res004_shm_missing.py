@@ -1,14 +1,17 @@
 """A GPU or multi-CPU training container without a memory-backed /dev/shm.
 
 ## What it does
-Flags app containers of training workloads (Job, CronJob, the Kubeflow jobs, Volcano Job,
-RayJob, JobSet, and bare Pods with `restartPolicy` Never or OnFailure) that use a GPU
-(`nvidia.com/gpu`, `nvidia.com/mig-*`, `amd.com/gpu`) or at least 2 CPUs (the cpu request or
-limit, parsed as a quantity: `2`, `2000m`, `2.5`) in a workload that shows it trains (a kind
-of the ML operators: Kubeflow, Kubeflow Trainer, KubeRay; or an ML framework or training named
-in its pods: `pytorch`, `train.py`, `--epochs`, `python` …; a `sleep` or web-server Job with
-several CPUs has no data loaders), and do not mount an `emptyDir` with `medium: Memory` at
-`/dev/shm`. A container that mounts something else there (a disk-backed
+Flags app containers of training workloads (Job, CronJob, the Kubeflow jobs, a Katib
+Experiment's trials, Volcano Job, RayJob, JobSet, and bare Pods with `restartPolicy` Never or
+OnFailure) that use a GPU (`nvidia.com/gpu`, `nvidia.com/mig-*`, `amd.com/gpu`) or at least 2
+CPUs (the cpu request or limit, parsed as a quantity: `2`, `2000m`, `2.5`) in a workload that
+shows it trains (a kind of the ML operators: Kubeflow, Kubeflow Trainer, KubeRay; or an ML
+framework or training named in its pods' images, commands or environment: `pytorch`,
+`train.py`, `--epochs`, `python` …; or training or a framework in a name: `train-resnet`; a
+`sleep`, web-server or `…-sweep` benchmark Job with several CPUs has no data loaders; the CPU
+finding names the sign), and do not mount an `emptyDir` with `medium: Memory` at `/dev/shm`.
+A GPU smoke test, whose every app container only runs `nvidia-smi`, `sleep`, `echo` and the like
+(exec form or a `sh -c` script), trains nothing and is not flagged. A container that mounts something else there (a disk-backed
 emptyDir, a PVC) is flagged at that mount. The finding points at the container's
 `volumeMounts:`, else its `name:`.
 
@@ -74,7 +77,8 @@ are taken.
   still gets the finding; suppress it with a reason.
 - The signs of training are words, not a reading of the program: a CPU trainer whose names,
   image, command and environment name no framework and no training (`myacr.azurecr.io/app:1`
-  running `/bin/run`) is not flagged for its CPUs. A GPU is always enough.
+  running `/bin/run`) is not flagged for its CPUs. A GPU is enough unless every app container
+  only looks at it or waits; a script the linter cannot read (`bash run.sh`) counts as work.
 
 ## References
 - Kubernetes, emptyDir (`medium: Memory`): https://kubernetes.io/docs/concepts/storage/volumes/#emptydir
@@ -136,15 +140,16 @@ def _why(container: Container) -> str | None:
     for claimed in claimed_gpus(container):
         return f"uses {claimed.name}"
     cpus = [r.value for r in (container.requests.get("cpu"), container.limits.get("cpu")) if r and r.value is not None]
-    if cpus and max(cpus) >= MIN_CPUS and container.pod.workload.runs_ml:
-        return f"uses {format_quantity(max(cpus))} CPUs"
+    sign = container.pod.workload.ml_sign
+    if cpus and max(cpus) >= MIN_CPUS and sign is not None:
+        return f"uses {format_quantity(max(cpus))} CPUs (training: {sign})"
     return None
 
 
 @rule(code="RES004", name="shm-missing", severity="warning", scope=CONTAINER, tags=("resources", "shared-memory"))
 def check(container: Container, ctx):
     pod = container.pod
-    if container.field != "containers" or pod.workload is None or not pod.workload.is_training:
+    if container.field != "containers" or pod.workload is None or pod.workload.trains is None:
         return
     if pod.spec.get("hostIPC") is True or is_windows(pod):
         return  # a memory-backed emptyDir is Linux-only

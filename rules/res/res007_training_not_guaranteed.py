@@ -2,7 +2,8 @@
 
 ## What it does
 Flags containers of GPU training pods (a training workload, see RES004, whose pod template
-requests or limits a GPU) that keep the pod out of the Guaranteed QoS class. As Kubernetes
+requests or limits a GPU; not a smoke test that only runs `nvidia-smi` or `sleep`) that keep
+the pod out of the Guaranteed QoS class. As Kubernetes
 decides it (`GetPodQOS`), a pod is Guaranteed when every container, init and sidecar
 containers included, has a `cpu` and a `memory` limit and requests equal to them (a missing
 request defaults to the limit; quantities compare exactly, so `1` equals `1000m`). Each
@@ -121,7 +122,7 @@ CONSEQUENCE = {
 
 @rule(code="RES007", name="training-not-guaranteed", severity="info", scope=POD, tags=("resources", "qos"))
 def check(pod: PodSpec, ctx):
-    if pod.workload is None or not pod.workload.is_training or not requests_gpu(pod):
+    if pod.workload is None or pod.workload.trains is None or not requests_gpu(pod):
         return
     level = pod.spec.get_map("resources")
     if level is not None:

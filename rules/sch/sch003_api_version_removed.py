@@ -1,7 +1,14 @@
-"""An apiVersion that the target Kubernetes version, or the installed CRD, no longer serves.
+"""An apiVersion that the target Kubernetes version, or the installed CRD, does not serve (or deprecates).
 
 ## What it does
-Reports the `apiVersion` of an object whose API is gone, and names the one to use instead:
+Reports the `apiVersion` of an object whose API is gone, and names the one to use instead. Each
+case has its own slug, all SCH003: `api-version-removed` for a version that was served and is
+not any more, `api-version-not-yet-served` for one the target release does not serve yet (first
+served by a later one), `api-version-not-served` for one the release or CRD does not list at all
+(never served, or dropped from the CRD's versions), and
+`api-version-deprecated` (info) for one still served but marked deprecated. `--select` and
+`--ignore` take any of them for the rule; an inline or annotation suppression by a case's slug
+suppresses that case, by `SCH003` or `api-version-removed` every case. The cases:
 
 - built-in APIs removed by the configured `kubernetes-version` (default 1.35), from the
   Kubernetes deprecation guide: `extensions/v1beta1` and `apps/v1beta1`/`v1beta2` workloads (1.16),
@@ -108,10 +115,16 @@ def _autofix(obj, replacement: str | None):
     return plan(f"set `apiVersion: {wanted}`", set_path(obj.body, ("apiVersion",), wanted))
 
 
-@rule(code="SCH003", name="api-version-removed", severity="error", scope=OBJECT, tags=("schema", "upgrade"))
+# each case's slug (the rule's own, api-version-removed, is the "removed" case's)
+SLUGS = {"removed": None, "not-yet-served": "api-version-not-yet-served", "not-served": "api-version-not-served",
+         "deprecated": "api-version-deprecated"}
+
+
+@rule(code="SCH003", name="api-version-removed", severity="error", scope=OBJECT, tags=("schema", "upgrade"),
+      slugs=tuple(slug for slug in SLUGS.values() if slug))
 def check(obj, ctx):
     problem = served(obj, ctx.index, ctx.config)
     if problem is not None:
         fix = f"apiVersion: {problem.replacement}" if problem.replacement else None
         yield Finding(obj.body.value_span("apiVersion"), problem.message, node=("apiVersion",), fix=fix,
-                      severity=problem.severity, autofix=_autofix(obj, problem.replacement))
+                      severity=problem.severity, autofix=_autofix(obj, problem.replacement), slug=SLUGS[problem.case])

@@ -91,6 +91,9 @@ checkpoint class, as the article has, is often the better repair. No fix for an 
 - A class or PersistentVolume that is not in the project is not judged (STO004 reports unknown
   class names); a claim bound to a PV outside the project (`storageClassName: ""` or a
   `volumeName` not in the project) is taken to be managed on purpose.
+- A StorageClass written in several variant files (alternatives, one applied) deletes only if
+  every definition does. A claim written in several files is read from the workload's own file,
+  else its first definition.
 - A project manifest that redefines an AKS built-in class (`default`, `managed-csi` …) with
   `reclaimPolicy: Retain` does not change it: AKS reconciles its built-in classes, and a
   StorageClass's `reclaimPolicy` cannot be updated. The built-in's `Delete` is what counts.

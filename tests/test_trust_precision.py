@@ -1,0 +1,233 @@
+"""issue 33 items 3, 4 and 7 on their reproductions (../shared/repros/trust/<folder>, each its own
+project), run as a user runs them, plus the cases around each: variant files are alternatives, a
+GPU alone is no sign of training, one cause gives one finding."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from linter.cli import main
+
+# ../shared beside the checkout (a worktree may sit one level deeper: the nearest one upward)
+REPROS = next((folder / "shared" / "repros" / "trust" for folder in Path(__file__).resolve().parents[1].parents
+               if (folder / "shared" / "repros" / "trust").is_dir()),
+              Path(__file__).resolve().parents[1].parent / "shared" / "repros" / "trust")
+
+
+def lint(folder: Path, *extra: str) -> list[dict]:
+    old = Path.cwd()
+    os.chdir(folder)
+    try:
+        result = CliRunner().invoke(main, ["--no-cache", "--jobs", "1", "--format", "json", *extra, "."],
+                                    catch_exceptions=False)
+    finally:
+        os.chdir(old)
+    assert result.exit_code in (0, 1), result.output
+    return [f for f in json.loads(result.output)["findings"] if not f.get("suppressed")]
+
+
+def repro(name: str, tmp_path: Path) -> Path:
+    source = REPROS / name
+    if not source.is_dir():
+        pytest.skip(f"{source} is not on this machine")
+    target = tmp_path / name
+    shutil.copytree(source, target)
+    return target
+
+
+def found(findings: list[dict], *rules: str) -> list[tuple[str, str, int, int]]:
+    return sorted((f["rule"], f["path"], f["line"], f["column"]) for f in findings if not rules or f["rule"] in rules)
+
+
+# ---------------------------------------------------------------------------------------------
+# item 3: variant files are alternatives
+
+
+def test_que006_alternative_variant_admits(tmp_path: Path) -> None:
+    """The whole-GPU ClusterQueue of cluster-queues.yaml admits the Job; its MIG alternative
+    (cluster-queues-mig.yaml, same name, same cohort) does not: one alternative is enough."""
+    folder = repro("que006-alternative-variant", tmp_path)
+    assert found(lint(folder), "QUE006") == []
+
+
+def test_que006_every_alternative_refuses(tmp_path: Path) -> None:
+    """Asking more than either alternative can give is still reported."""
+    folder = repro("que006-alternative-variant", tmp_path)
+    job = folder / "demo-jobs" / "whole-gpu-job.yaml"
+    job.write_text(job.read_text().replace("nvidia.com/gpu: 2", "nvidia.com/gpu: 6"))
+    findings = [f for f in lint(folder) if f["rule"] == "QUE006"]
+    assert [(f["path"], f["line"], f["column"]) for f in findings] == [("demo-jobs/whole-gpu-job.yaml", 18, 38)]
+    assert "ClusterQueue `team-a-cq`" in findings[0]["message"]
+
+
+# ---------------------------------------------------------------------------------------------
+# item 4: training is recognised by evidence, not by a GPU alone
+
+
+def test_smoke_test_is_not_training(tmp_path: Path) -> None:
+    """An nvidia-smi pod on ubuntu keeps its GPU and hygiene findings, not the trainer's."""
+    folder = repro("smoke-test-as-training", tmp_path)
+    findings = lint(folder)
+    assert found(findings, "RES004", "RES007", "IMG003") == []
+    assert {f["rule"] for f in findings} == {"SEC001", "SEC002", "SEC003", "IMG002", "RES001", "RES002", "GPU002"}
+
+
+ARTICLE = REPROS.parent.parent / "seed" / "mlops-aks-best-practices.txt"
+
+
+def article_blocks() -> list[str]:
+    """The article's manifests: each run of YAML lines from an `apiVersion:` line."""
+    import re
+
+    yamlish = re.compile(r'^(---|[A-Za-z0-9_.\-/"]+:( |$)|- |\s)')
+    lines, blocks, i = ARTICLE.read_text().split("\n"), [], 0
+    while i < len(lines):
+        if lines[i].startswith("apiVersion:"):
+            block = []
+            while i < len(lines) and (lines[i] == "" or yamlish.match(lines[i])):
+                block.append(lines[i])
+                i += 1
+            blocks.append("\n".join(block).rstrip() + "\n")
+        else:
+            i += 1
+    return blocks
+
+
+def test_the_articles_smoke_tests_are_not_trainers(tmp_path: Path) -> None:
+    """The article's GPU pods and queued Jobs that run `set -e; nvidia-smi; echo; sleep` hold a
+    GPU but train nothing: the trainer rules fire only on its PyTorchJob and TFJob, which run
+    NCCL collectives."""
+    if not ARTICLE.is_file():
+        pytest.skip(f"{ARTICLE} is not on this machine")
+    (tmp_path / ".mlops-lint.yaml").write_text("profile: aks-standard\n")
+    for n, block in enumerate(article_blocks(), 1):
+        (tmp_path / f"block{n:02d}.yaml").write_text(block)
+    findings = lint(tmp_path, "--select", "RES004,RES007,IMG003,QUE012")
+    assert sorted({(f["rule"], f["object"]["kind"]) for f in findings}) == [("RES004", "PyTorchJob"), ("RES004", "TFJob")]
+
+
+# ---------------------------------------------------------------------------------------------
+# item 7: one cause, one finding
+
+
+def test_kaito_workspace_without_output_is_one_finding(tmp_path: Path) -> None:
+    folder = repro("extra-kai003-sch002-same-node", tmp_path)
+    findings = [f for f in lint(folder) if f["line"] == 12]
+    assert [(f["rule"], f["column"], f["message"]) for f in findings] == [
+        ("SCH002", 1, 'missing required field "tuning.output"')]
+
+
+QUEUES = """\
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: gpu}
+spec:
+  nodeLabels: {accelerator: nvidia}
+  tolerations: [{key: sku, operator: Equal, value: gpu, effect: NoSchedule}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: cq}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - COVERED
+    - name: gpu
+      resources:
+      - {name: nvidia.com/gpu, nominalQuota: 4}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: lq, namespace: ml}
+spec: {clusterQueue: cq}
+"""
+QUEUED_JOB = """\
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: train
+  namespace: ml
+  labels: {LABEL}
+spec:
+  suspend: true
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: trainer
+        image: pytorch/pytorch:2.4.1-cuda12.4-cudnn9-runtime
+        command: [python, train.py]
+        resources:
+          limits: {nvidia.com/gpu: 1}
+          requests: {nvidia.com/gpu: 1}
+"""
+
+
+@pytest.mark.parametrize("covered,label,expected", [
+    # the ClusterQueue's group lacks coveredResources: SCH002 there, nothing about placement on the Job
+    ("flavors:", "kueue.x-k8s.io/queue-name: lq", [("SCH002", "queues.yaml", 14)]),
+    # valid: the flavor injects the GPU pool's labels and toleration
+    ("coveredResources: [nvidia.com/gpu]\n    flavors:", "kueue.x-k8s.io/queue-name: lq", []),
+    # not queued: the Job's own placement is judged
+    ("flavors:", "app: train", [("GPU005", "job.yaml", 18), ("GPU006", "job.yaml", 10), ("SCH002", "queues.yaml", 14)]),
+])
+def test_an_invalid_cluster_queue_is_its_own_finding_only(tmp_path: Path, covered: str, label: str,
+                                                          expected: list) -> None:
+    (tmp_path / ".mlops-lint.yaml").write_text("profile: aks-standard\n")
+    (tmp_path / "queues.yaml").write_text(QUEUES.replace("COVERED", covered))
+    (tmp_path / "job.yaml").write_text(QUEUED_JOB.replace("LABEL", label))
+    findings = lint(tmp_path, "--select", "GPU005,GPU006,SCH002,QUE006")
+    assert [(f["rule"], f["path"], f["line"]) for f in findings] == sorted(expected, key=lambda e: (e[1], e[2], e[0]))
+
+
+SCH003_CASES = """\
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: lq, namespace: ml}
+spec: {clusterQueue: cq}
+---
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu.example.com}
+spec: {}
+---
+apiVersion: batch/v1beta1
+kind: CronJob
+metadata: {name: nightly, namespace: ml}
+spec:
+  schedule: "0 0 * * *"
+  jobTemplate: {spec: {template: {spec: {restartPolicy: Never, containers: [{name: c, image: busybox:1.36}]}}}}
+---
+apiVersion: apps/v2
+kind: Deployment
+metadata: {name: web, namespace: ml}
+"""
+
+
+def test_sch003_names_each_case(tmp_path: Path) -> None:
+    """SCH003 keeps its id; a deprecated-but-served version (info), one not served yet, one never
+    served and one removed each get their own slug, and each slug selects and suppresses SCH003."""
+    (tmp_path / ".mlops-lint.yaml").write_text('profile: aks-standard\nkubernetes-version: "1.29"\n')
+    (tmp_path / "objects.yaml").write_text(SCH003_CASES)
+    findings = lint(tmp_path, "--select", "SCH003")
+    assert [(f["rule"], f["slug"], f["severity"], f["line"]) for f in findings] == [
+        ("SCH003", "api-version-deprecated", "info", 1),
+        ("SCH003", "api-version-not-yet-served", "error", 6),
+        ("SCH003", "api-version-removed", "error", 11),
+        ("SCH003", "api-version-not-served", "error", 18),
+    ]
+    assert "still served but deprecated" in findings[0]["message"] and "yet" in findings[1]["message"]
+    assert [f["line"] for f in lint(tmp_path, "--select", "api-version-deprecated")] == [1, 6, 11, 18]
+    assert lint(tmp_path, "--select", "SCH003", "--ignore", "api-version-not-yet-served") == []
+    (tmp_path / "objects.yaml").write_text("# mlops-lint: disable=api-version-deprecated kueue v1beta1 until 0.14\n"
+                                           + SCH003_CASES)
+    assert [f["line"] for f in lint(tmp_path, "--select", "SCH003")] == [7, 12, 19]
+    # the rule's own slug, as before the cases had theirs, suppresses every case
+    (tmp_path / "objects.yaml").write_text("# mlops-lint: disable=api-version-removed\n" + SCH003_CASES)
+    assert [f["line"] for f in lint(tmp_path, "--select", "SCH003")] == [7, 12, 19]
