@@ -51,6 +51,12 @@ def _kubeflow(replicas: str, *types: str) -> dict:
 
 
 # A valid body (everything but apiVersion, kind and metadata) per bundled kind.
+def _dns_overrides(root_destination: str) -> list[dict[str, Any]]:
+    return [{"zone": zone, "cacheDuration": "1h", "forwardDestination": destination, "forwardPolicy": "Sequential",
+             "maxConcurrent": 1000, "protocol": "PreferUDP", "queryLogging": "Error", "serveStale": "Immediate",
+             "serveStaleDuration": "1h"} for zone, destination in ((".", root_destination), ("cluster.local", "ClusterCoreDNS"))]
+
+
 VALID: dict[str, dict[str, Any]] = {
     "PodMonitor": {"spec": {**MONITOR, "podMetricsEndpoints": [{"port": "metrics", "path": "/metrics"}]}},
     "ServiceMonitor": {"spec": {**MONITOR, "endpoints": [{"port": "web", "interval": "30s"}]}},
@@ -63,8 +69,11 @@ VALID: dict[str, dict[str, Any]] = {
                         "failurePolicy": {"maxRestarts": 1, "rules": [{"action": "FailJobSet"}]}}},
     "Workspace": {"resource": {"instanceType": "Standard_NC12s_v3", "labelSelector": {"matchLabels": {"apps": "falcon"}}},
                   "inference": {"preset": {"name": "falcon-7b"}}},
+    # both override lists must hold the zones '.' and 'cluster.local', the VNet's root zone going to VnetDNS
+    # (the CRD's CEL rules: empty lists fail them)
     "AKSNodeClass": {"spec": {"imageFamily": "Ubuntu2204", "osDiskSizeGB": 128,
-                              "localDNS": {"mode": "Disabled", "kubeDNSOverrides": [], "vnetDNSOverrides": []}}},
+                              "localDNS": {"mode": "Disabled", "kubeDNSOverrides": _dns_overrides("ClusterCoreDNS"),
+                                           "vnetDNSOverrides": _dns_overrides("VnetDNS")}}},
     "NodePool": {"spec": {"template": {"spec": {
         "nodeClassRef": {"group": "karpenter.azure.com", "kind": "AKSNodeClass", "name": "default"},
         "requirements": [{"key": "karpenter.azure.com/sku-family", "operator": "In", "values": ["NC"]}]}},
@@ -326,9 +335,19 @@ def test_the_articles_cluster_queue_is_one_sch002_naming_covered_resources_and_n
 
 def test_with_covered_resources_the_quota_rules_speak_again(tmp_path: Path) -> None:
     """The quiet QUE005/QUE006 above come from the malformed group, not from a lost capability."""
-    fixed = ARTICLE_KUEUE.replace("  - flavors:\n", '  - coveredResources: ["cpu"]\n    flavors:\n')
+    covered = '  - coveredResources: ["cpu", "memory", "nvidia.com/gpu"]\n    flavors:\n'
+    fixed = ARTICLE_KUEUE.replace("  - flavors:\n", covered).replace('nominalQuota: "4"', 'nominalQuota: "1"')
     _, found = _lint(tmp_path, fixed, select="SCH002,QUE005,QUE006")
-    assert [rule for rule, *_ in found] == ["QUE005", "QUE006"], found
+    assert [rule for rule, *_ in found] == ["QUE006"], found
+
+
+def test_covered_resources_that_do_not_match_the_flavors_break_kueues_cel_rule_once(tmp_path: Path) -> None:
+    """Kueue's CRD rule: each flavor lists as many resources as the group covers. One SCH002 at the
+    group (the CEL rule's node), and the quota rules stay quiet on it (one cause, one finding)."""
+    half = ARTICLE_KUEUE.replace("  - flavors:\n", '  - coveredResources: ["cpu"]\n    flavors:\n')
+    _, found = _lint(tmp_path, half, select="SCH002,QUE005,QUE006")
+    assert found == [("SCH002", "error", 19, 5, "spec.resourceGroups[0]: flavors must have the same number of "
+                                                "resources as the coveredResources")]
 
 
 def test_bundled_crds_false_turns_the_bundle_off(tmp_path: Path) -> None:
@@ -650,3 +669,13 @@ spec:
                      .replace("[Honor|Ignore]", "[Honor, Ignore]"))
     assert [(line, m.split(":")[0]) for _, _, line, _, m in found] == [
         (5, "spec.vnetSubnetID"), (15, "spec.topologySpreadConstraints[0].nodeAffinityPolicy")]
+
+
+def test_sch002_docs_list_the_bundled_cel_rules_and_which_are_not_checked() -> None:
+    doc = REGISTRY.get("SCH002").doc
+    block = doc.split("<!-- bundled CEL rules:", 1)[1].split("-->", 1)[1].split("<!-- end of bundled CEL rules -->")[0]
+    lines = block.strip().splitlines()
+    assert lines == bundle.cel_summary()
+    # every bundled kind that carries rules keeps them: the bundle must not drop x-kubernetes-validations
+    assert any(line.startswith("- `kueue.x-k8s.io` ClusterQueue v1beta2: 4 of 4 checked") for line in lines)
+    assert any("JobSet v1alpha2" in line and "transition rules" in line for line in lines)

@@ -12,6 +12,7 @@ A bundled kind is the lowest-precedence CRD: the project's own CRDs, then ``crd-
 from __future__ import annotations
 
 import json
+from collections import Counter
 from functools import lru_cache
 from importlib import resources
 from typing import Any
@@ -129,6 +130,26 @@ def kinds() -> list[dict[str, Any]]:
 
 def _short(ref: str) -> str:
     return ref[:10] if len(ref) == 40 and all(c in "0123456789abcdef" for c in ref) else ref
+
+
+def cel_summary() -> list[str]:
+    """One line per bundled kind and version with CEL rules: how many SCH002 checks, and why the
+    others are not (transition rules need the stored object; ``status`` is never validated)."""
+    from linter.validation.celrules import inventory
+
+    lines = []
+    for record in sorted(index()["kinds"], key=lambda r: (r["group"], r["kind"])):
+        for version, entry in sorted(record["versions"].items()):
+            if not entry.get("file"):
+                continue
+            total, skipped = inventory(load_schema(entry["file"]))
+            if not total:
+                continue
+            why = Counter(reason.split(":", 1)[0] for _, _, reason in skipped)
+            detail = "; ".join(f"{count} {reason}" for reason, count in sorted(why.items()))
+            lines.append(f"- `{record['group']}` {record['kind']} {version}: {total - len(skipped)} of {total} "
+                         f"checked" + (f" (not checked: {detail})" if detail else ""))
+    return lines
 
 
 def summary() -> list[str]:

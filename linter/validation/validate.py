@@ -17,7 +17,7 @@ from linter.model.memo import once
 from linter.model.placeholder import has_placeholder, is_placeholder
 from linter.model.position import Span
 from linter.model.tree import YMap, YSeq
-from linter.validation import builtin, bundle, kustomize, removed
+from linter.validation import builtin, bundle, celrules, kustomize, removed
 from linter.validation.checker import compile_check
 from linter.validation.convert import LIST_MAP_KEYS, UNCHECKED_PATTERN, Lazy
 from linter.validation.regex import searcher
@@ -297,6 +297,11 @@ def _object_issues(obj: Any, index: Any, config: Any) -> list[Issue]:
         if validator is None:
             return []
         issues = validator.issues(obj.body)
+        if not kustomize.is_input(obj.path):  # a patch or base is completed before it is applied
+            entry = crd.versions.get(version)
+            extra = celrules.cel_issues(obj.body, entry.openapi_schema(), issues) if entry is not None else []
+            if extra:
+                issues = sorted(issues + extra, key=lambda issue: issue.sort_key)
     if issues and kustomize.is_input(obj.path):
         issues = [i for i in issues if not kustomize.completed_later(i)]
     if issues:
