@@ -7,6 +7,7 @@ standard stream in place (appended to a log, down a pipe)."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -330,3 +331,51 @@ def test_a_block_scalar_the_file_ends_in_keeps_its_value(repo: Path, header: str
     assert f"value: {written}\n" in after
     assert "tolerations" in after  # the fix was applied, after the scalar
     assert check("--fix", "job.yaml")[1].count("Fixed") == 0  # a second --fix changes nothing
+
+
+# -- issue 33 item 2: the fix invariant, in the engine itself
+
+
+def test_the_engine_drops_a_fix_that_changes_data_it_does_not_target(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the resolver's own guards off (as a new rule's bug would leave them), both defects
+    reach the engine, which drops the fix with a note and writes nothing it did."""
+    import linter.fix.resolve as resolve
+
+    monkeypatch.setattr(resolve._Resolver, "keep_last_block_scalar", lambda self: None)
+    monkeypatch.setattr(resolve, "_shared_nodes", lambda text: ())
+    eof = repo / "eof.yaml"
+    eof.write_text(EOF_JOB.replace("HEADER", "|"))
+    aliased = repo / "aliased.yaml"
+    aliased.write_text(ALIASED)
+    code, out = check("--fix", "eof.yaml", "aliased.yaml")
+    assert _containers(eof)[0]["env"][0]["value"] == "eth0"
+    assert eof.read_text() == EOF_JOB.replace("HEADER", "|")  # the only fix here was the dropped one
+    assert re.search(r"note: eof\.yaml: not applied: the fix of [A-Z]+[0-9]+ \(.+\) would change "
+                     r"spec\.template\.spec\.containers\[0\]\.env\[0\]\.value, which it does not target "
+                     r"\(please report this\)", out)
+    containers = _containers(aliased)
+    assert "nvidia.com/gpu" not in containers[1]["resources"]["limits"]
+    assert ("note: aliased.yaml: not applied: the fix of GPU001 (add `limits: nvidia.com/gpu: 1` (equal to the "
+            "request)) would change spec.template.spec.containers[1].resources.limits, which it does not target") in out
+
+
+def test_the_invariant_names_the_path_an_edit_changes_outside_its_target() -> None:
+    from linter.fix import Edit
+    from linter.fix.apply import apply_edits, edit_regions
+    from linter.fix.invariant import unexpected_change
+    from linter.model.position import Span
+
+    def change(text: str, line: int, col: int, end_line: int, end_col: int, new: str) -> str | None:
+        edits = [Edit("x", Span(line, col, end_line, end_col), new)]
+        return unexpected_change(text, apply_edits(text, edits), edit_regions(text, edits))
+
+    assert change("a: {p: 1}\nb: {p: 1}\n", 1, 9, 1, 9, ", q: 2") is None  # a new key
+    assert change("a: &x {p: 1}\nb: *x\n", 1, 12, 1, 12, ", q: 2") == "b"  # through the alias
+    assert change("a: {p: 1}\n", 1, 8, 1, 8, ", q: 2") == "a.p"  # text inserted inside a value
+    assert change("a:\n  x: [1]\nb:\n", 2, 8, 2, 8, ", 2") is None  # an item appended
+    assert change("a:\n  x: 1\nb:\n", 3, 3, 3, 3, "\n  c: [ALL]") is None  # a null filled
+    assert change("a:\n  x: 1\n", 2, 6, 2, 7, "2") is None  # the scalar the edit replaces
+    assert change("a: |\n  x", 2, 4, 2, 4, "\nb: 1") == "a"  # a block scalar gains a line break
+    assert change("a: |-\n  x", 2, 4, 2, 4, "\nb: 1") is None
+    assert change("a: 1\n---\nb: 2\n", 1, 5, 1, 5, "\nc: 3\n---\nd: 4") == "the number of documents (2 before, 3 after)"
+    assert change("a: 1\n---\nb: &x {q: 1}\nc: *x\n", 3, 12, 3, 12, ", r: 2") == "document 2: c"

@@ -16,12 +16,19 @@ itself), whose bytes still hash to what the run linted.
 
 Fixes that overlap are applied one at a time (:func:`linter.fix.apply.select_non_overlapping`:
 the first by position wins, the others are re-resolved against the new text in the next pass).
-A pass whose edits would make a file fail to parse (more parse errors than before) applies its
-fixes one by one and keeps only those that parse. Text is decoded as the loaders decode it and
+A pass whose edits would make a file fail to parse (more parse errors than before), or change
+its parsed data anywhere but at the paths the edits target (the fix invariant,
+:mod:`linter.fix.invariant`: an anchor that aliases share, a block scalar that gains a line
+break), applies its fixes one by one and keeps only those that hold; the others are dropped with
+a note and never written, and the file gets no further pass. Text is decoded as the loaders decode it and
 encoded back the same way (byte-order mark, UTF-8/16/32); a file whose bytes would not come back
 exactly is left alone with a note. Writing is atomic: a temporary file in the same folder,
 written, flushed to disk, given the file's mode (and owner, where permitted), renamed over the
-file; a file whose bytes changed since the run read them is left alone with a note.
+file; a file whose bytes changed since the run read them is left alone with a note (checked again
+through the open file just before the rename). A file is written only inside the project root of
+a PATH given (found as the PATH is spelled, so a linked folder cannot lead out of it), never in a
+tool folder (``.git``, ``node_modules``, a virtual environment) and never when its mode makes it
+read-only or the user may not write it.
 """
 
 from __future__ import annotations
@@ -304,15 +311,30 @@ def _pass(entry: _File, results: list[Result], notes: list[Note]) -> bool:
         by_fix[key].append(result)
     chosen, _ = select_non_overlapping(fixes)
     new = _apply(entry, text, chosen)
-    if new is None:  # together they break the file: one at a time, each kept only if it parses
+    if new is None or _changed_elsewhere(entry, text, new, chosen) is not None:
+        # together they break the file, or change data no fix targets: one at a time, each kept
+        # only if the file still parses and its data changed only where the fixes kept target
         kept: list[Fix] = []
+        broke: list[Fix] = []
+        moved: list[tuple[Fix, str]] = []
         for fix in chosen:
-            if _apply(entry, text, [*kept, fix]) is not None:
-                kept.append(fix)
-        dropped = [fix for fix in chosen if fix not in kept]
-        rules = sorted({r.rule for fix in dropped for r in by_fix[(fix.edits, fix.title)]})
-        notes.append(Note(entry.display, f"not applied: the fix{'es' if len(dropped) > 1 else ''} of {', '.join(rules)} "
-                                         "would make the file fail to parse (please report this)"))
+            trial = _apply(entry, text, [*kept, fix])
+            if trial is None:
+                broke.append(fix)
+                continue
+            where = _changed_elsewhere(entry, text, trial, [*kept, fix])
+            if where is not None:
+                moved.append((fix, where))
+                continue
+            kept.append(fix)
+        if broke:
+            rules = sorted({r.rule for fix in broke for r in by_fix[(fix.edits, fix.title)]})
+            notes.append(Note(entry.display, f"not applied: the fix{'es' if len(broke) > 1 else ''} of {', '.join(rules)} "
+                                             "would make the file fail to parse (please report this)"))
+        for fix, where in moved:
+            rules = sorted({r.rule for r in by_fix[(fix.edits, fix.title)]})
+            notes.append(Note(entry.display, f"not applied: the fix of {', '.join(rules)} ({fix.title}) would change "
+                                             f"{where}, which it does not target (please report this)"))
         entry.frozen = True  # its findings are reported as they are; no pass tries them again
         chosen = kept
         new = _apply(entry, text, kept) if kept else None
@@ -349,6 +371,23 @@ def _apply(entry: _File, text: str, fixes: list[Fix]) -> str | None:
     except UnicodeEncodeError:
         return None
     return new if len(after.errors) <= len(before.errors) else None
+
+
+def _changed_elsewhere(entry: _File, text: str, new: str, fixes: list[Fix]) -> str | None:
+    """Where ``new`` (``text`` with ``fixes`` applied) changes the parsed data outside the paths
+    the fixes' edits target (the fix invariant, :mod:`linter.fix.invariant`), or None. YAML and
+    JSON files only; a Dockerfile's or script's fixes replace words at the loaders' spans."""
+    from linter.fix.apply import edit_regions
+    from linter.fix.invariant import unexpected_change
+    from linter.model.document import K8S
+
+    if entry.kind != K8S:
+        return None
+    try:
+        regions = edit_regions(text, [edit for fix in fixes for edit in fix.edits])
+    except ValueError:
+        return "the text (its edits do not fit it)"
+    return unexpected_change(text, new, regions)
 
 
 def _write(entry: _File) -> str | None:
