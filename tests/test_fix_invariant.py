@@ -15,6 +15,7 @@ The data are read here with PyYAML's own loader, not with the engine's check
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -35,19 +36,13 @@ def run(folder: Path, *args: str) -> str:
     import linter.cli
 
     cwd = Path.cwd()
-    os_chdir(folder)
+    os.chdir(folder)  # not monkeypatch: hypothesis runs many examples in one test function
     try:
         result = CliRunner().invoke(linter.cli.main, ["check", "--no-cache", "--no-color", *args],
                                     catch_exceptions=False)
     finally:
-        os_chdir(cwd)
+        os.chdir(cwd)
     return result.stdout
-
-
-def os_chdir(path: Path) -> None:
-    import os
-
-    os.chdir(path)
 
 
 HEADERS = ["|", "|-", "|+", ">", ">-", ">+", "|2", "|2-", "|+2", ">2-", "|-2"]
