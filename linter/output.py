@@ -39,7 +39,8 @@ def write_file(path: Path, text: str) -> None:
     file beside it, which is then renamed over it, so a full disk or a failed write never leaves
     an empty or partial file (an empty ``.mlops-lint.yaml`` is a valid config; half a report or
     baseline is worse than none). A link at ``path`` is refused, never followed nor replaced (a
-    checkout may commit ``reports/x.sarif`` as a link to a file of the CI user's). A name of a
+    checkout may commit ``reports/x.sarif`` as a link to a file of the CI user's), and so is a
+    relative path through a linked folder (``reports`` a link elsewhere). A name of a
     standard stream (``/dev/stdout``, ``/dev/stderr``, ``/dev/fd/N``, ``/proc/self/fd/N``) is
     written to that open descriptor, at its offset and in its mode (appended when the shell opened
     it with ``>>``, down a pipe); another device or FIFO is opened and written in place. Neither
@@ -53,6 +54,10 @@ def write_file(path: Path, text: str) -> None:
         except OSError as exc:
             raise OutputError(f"cannot write {path}: {_reason(exc)}") from None
         return
+    linked = _linked_folder(path)
+    if linked is not None:
+        raise OutputError(f"cannot write {path}: the folder {linked} is a symbolic link (to {os.readlink(linked)}), "
+                          "which is never written through; remove it or name another folder")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -81,6 +86,22 @@ def write_file(path: Path, text: str) -> None:
         _replace(path, data, existing)
     except OSError as exc:
         raise OutputError(f"cannot write {path}: {_reason(exc)}") from None
+
+
+def _linked_folder(path: Path) -> str | None:
+    """The first folder of a relative ``path`` (below the working folder, where a checkout's
+    committed links are) that is a symbolic link, or None: ``-o reports/x.sarif`` with
+    ``reports`` a link to another folder would write there."""
+    if path.is_absolute():
+        return None
+    here = ""
+    for part in path.parts[:-1]:
+        if part == "..":
+            return None  # above the working folder: the user's own spelling
+        here = os.path.join(here, part)
+        if os.path.islink(here):
+            return here
+    return None
 
 
 # names that are the process's own open descriptors (Linux, macOS, BSD): written to the descriptor

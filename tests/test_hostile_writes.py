@@ -379,3 +379,17 @@ def test_the_invariant_names_the_path_an_edit_changes_outside_its_target() -> No
     assert change("a: |-\n  x", 2, 4, 2, 4, "\nb: 1") is None
     assert change("a: 1\n---\nb: 2\n", 1, 5, 1, 5, "\nc: 3\n---\nd: 4") == "the number of documents (2 before, 3 after)"
     assert change("a: 1\n---\nb: &x {q: 1}\nc: *x\n", 3, 12, 3, 12, ", r: 2") == "document 2: c"
+
+
+def test_report_is_never_written_through_a_committed_folder_link(repo: Path) -> None:
+    elsewhere = repo.parent / "autostart"
+    elsewhere.mkdir()
+    (repo / "reports").symlink_to(elsewhere)
+    (repo / "cm.yaml").write_text(CM)
+    import linter.cli
+
+    result = CliRunner().invoke(linter.cli.main, ["check", "--no-cache", ".", "-o", "reports/mlops-lint.sarif"])
+    assert result.exit_code == 2
+    assert list(elsewhere.iterdir()) == []
+    assert ("cannot write reports/mlops-lint.sarif: the folder reports is a symbolic link (to "
+            f"{elsewhere}), which is never written through") in result.stderr
