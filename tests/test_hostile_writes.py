@@ -60,12 +60,13 @@ def test_the_job_is_fixed_where_nothing_forbids_it(repo: Path) -> None:
 # -- 12: a named file reached through a linked folder out of the project
 
 
-def test_fix_never_writes_through_a_linked_folder_out_of_the_project(repo: Path) -> None:
+@pytest.mark.parametrize("named", ["d/job.yaml", "d", "d/"])
+def test_fix_never_writes_through_a_linked_folder_out_of_the_project(repo: Path, named: str) -> None:
     outside = repo.parent / "outside"
     outside.mkdir()
     (outside / "job.yaml").write_text(JOB)
     (repo / "d").symlink_to("../outside")
-    code, out = check("--fix", "d/job.yaml")
+    code, out = check("--fix", named)
     assert (outside / "job.yaml").read_text() == JOB
     assert "not fixed: it is outside the project (reached through a link), which --fix never writes" in out
     assert "Fixed" not in out
