@@ -11,7 +11,8 @@ CI gate must not let a committed ``.gitignore`` hide a committed manifest). Helm
 
 A file named on the command line (pre-commit names every staged file) is held to the same rules
 as one found by the walk, so that pre-commit sees what a full run sees: a chart template, a
-template, a file under a tool folder or matched by ``exclude`` is skipped, also when named.
+template, a file under a tool folder or matched by ``exclude`` is skipped, also when named; so is
+a named folder that is (or is under) a tool folder (``mlops-lint .git``).
 
 Nothing here opens a file that is not a regular file (a FIFO or a device could block forever or
 have side effects), and a folder that cannot be listed is a note, not a silent gap.
@@ -305,6 +306,10 @@ def walk(paths: Iterable[Path], *, root: Path | None, exclude: Iterable[str] = (
             else:
                 add(given, classify(given) or K8S)
             continue
+        why = named.skip_folder(given)
+        if why is not None:  # `mlops-lint --fix .git`: the walk from the top never enters it
+            found.skipped.append((given, why))
+            continue
         mine = []
         for folder, dirs, entries in _folders(os.fspath(given), unlisted):
             here = Path(folder)
@@ -407,6 +412,16 @@ class _NamedRules:
                     why = "excluded by the config"
             self.folders[folder] = why
         return self.folders[folder]
+
+    def skip_folder(self, folder: Path) -> str | None:
+        """Why the walk from the top would not enter the named folder ``folder`` (a tool folder,
+        or a folder under one, a virtual environment or an excluded folder), or None. A virtual
+        environment named itself is walked, as before."""
+        if folder == self.top or _relative(folder, self.top) is None:
+            return None
+        if folder.name in SKIP_DIRS:
+            return f"a tool folder ({folder.name}/)"
+        return self.folder(folder.parent)
 
     def skip(self, path: Path) -> str | None:
         """Why the walk would not take ``path``, or None."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
 import sys
 from pathlib import Path
@@ -37,29 +38,101 @@ def write_file(path: Path, text: str) -> None:
     A regular file (or a new one) is written whole or not at all: the text goes to a temporary
     file beside it, which is then renamed over it, so a full disk or a failed write never leaves
     an empty or partial file (an empty ``.mlops-lint.yaml`` is a valid config; half a report or
-    baseline is worse than none). A device or pipe (``-o /dev/stdout``) is written in place, and
-    a link is followed to the file it names.
+    baseline is worse than none). A link at ``path`` is refused, never followed nor replaced (a
+    checkout may commit ``reports/x.sarif`` as a link to a file of the CI user's), and so is a
+    relative path through a linked folder (``reports`` a link elsewhere). A name of a
+    standard stream (``/dev/stdout``, ``/dev/stderr``, ``/dev/fd/N``, ``/proc/self/fd/N``) is
+    written to that open descriptor, at its offset and in its mode (appended when the shell opened
+    it with ``>>``, down a pipe); another device or FIFO is opened and written in place. Neither
+    is ever renamed over.
     """
+    stream = _stream_descriptor(path)
+    data = text.encode("utf-8")
+    if stream is not None:
+        try:
+            _write_descriptor(stream, data)
+        except OSError as exc:
+            raise OutputError(f"cannot write {path}: {_reason(exc)}") from None
+        return
+    linked = _linked_folder(path)
+    if linked is not None:
+        raise OutputError(f"cannot write {path}: the folder {linked} is a symbolic link (to {os.readlink(linked)}), "
+                          "which is never written through; remove it or name another folder")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise OutputError(f"cannot create the folder {path.parent}: {_reason(exc)}") from None
-    data = text.encode("utf-8")
     try:
-        target = Path(os.path.realpath(path))
         try:
-            existing: os.stat_result | None = os.stat(target)
+            existing: os.stat_result | None = os.lstat(path)
         except FileNotFoundError:
             existing = None
+        if existing is not None and stat.S_ISLNK(existing.st_mode):
+            raise OutputError(f"cannot write {path}: it is a symbolic link (to {os.readlink(path)}), which is never "
+                              "written through nor replaced; remove it or name another file")
         if existing is not None and not stat.S_ISREG(existing.st_mode):
             if stat.S_ISDIR(existing.st_mode):
                 raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))
-            with open(target, "wb") as handle:  # a device or a pipe: nothing to rename over
-                handle.write(data)
+            # a device or a FIFO: nothing to rename over; O_NOFOLLOW: not a link put there since
+            flags = os.O_WRONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+            descriptor = os.open(path, flags)
+            try:
+                if stat.S_ISREG(os.fstat(descriptor).st_mode):  # replaced by a file since: not in place
+                    raise OutputError(f"cannot write {path}: it changed while being written")
+                _write_descriptor(descriptor, data)
+            finally:
+                os.close(descriptor)
             return
-        _replace(target, data, existing)
+        _replace(path, data, existing)
     except OSError as exc:
         raise OutputError(f"cannot write {path}: {_reason(exc)}") from None
+
+
+def _linked_folder(path: Path) -> str | None:
+    """The first folder of a relative ``path`` (below the working folder, where a checkout's
+    committed links are) that is a symbolic link, or None: ``-o reports/x.sarif`` with
+    ``reports`` a link to another folder would write there."""
+    if path.is_absolute():
+        return None
+    here = ""
+    for part in path.parts[:-1]:
+        if part == "..":
+            return None  # above the working folder: the user's own spelling
+        here = os.path.join(here, part)
+        if os.path.islink(here):
+            return here
+    return None
+
+
+# names that are the process's own open descriptors (Linux, macOS, BSD): written to the descriptor
+_STREAMS = {"/dev/stdout": 1, "/dev/stderr": 2}
+_FD_NAME = re.compile(r"/(?:dev/fd|proc/self/fd)/([0-9]{1,9})")
+
+
+def _stream_descriptor(path: Path) -> int | None:
+    """The descriptor ``path`` names when it names one of this process's own (``/dev/stdout``,
+    ``/dev/fd/3``, ``/proc/self/fd/1``), or None. Only the name counts: a link elsewhere that
+    points at ``/dev/stdout`` is a link, refused as any other."""
+    name = os.path.normpath(os.path.abspath(os.fspath(path)))
+    if name in _STREAMS:
+        return _STREAMS[name]
+    match = _FD_NAME.fullmatch(name)
+    return int(match.group(1)) if match else None
+
+
+def _write_descriptor(descriptor: int, data: bytes) -> None:
+    """All of ``data`` to an open descriptor (what the text report printed before it is flushed
+    first, so the two keep their order on one stream)."""
+    if descriptor in (1, 2):
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError, AttributeError):
+                pass
+    view = memoryview(data)
+    while view:
+        written = os.write(descriptor, view)
+        view = view[written:]
 
 
 def _replace(target: Path, data: bytes, existing: "os.stat_result | None") -> None:

@@ -369,8 +369,12 @@ spec:
     assert fixed(scalar, lambda b: SetKey(b[0]["spec"], ("path",), "/x")) == scalar.replace("*p", "/x")
     assert fixed(scalar.replace("path: *p", "path: *p  # c"), lambda b: SetKey(b[0]["spec"], ("b",), 1)) == \
         scalar.replace("path: *p", "path: *p  # c") + "  b: 1\n"
-    # the anchored mapping itself can take a key (its aliases see it too, as YAML means)
-    assert fixed(text, lambda b: SetKey(b[0]["spec"]["base"], ("e",), 5)) == text.replace("    a: 1\n",
+    # the anchored mapping an alias names takes no key: every path that aliases it would get it
+    # too (issue 32, item 13: a GPU limit given to another container); an anchor no alias names does
+    assert fixed(text, lambda b: SetKey(b[0]["spec"]["base"], ("e",), 5)) is None
+    assert fixed(text, lambda b: SetKey(b[0]["metadata"]["labels"], ("e",), "5")) is None
+    lone = text.replace("    <<: *b\n", "").replace("  annotations: *l\n", "")
+    assert fixed(lone, lambda b: SetKey(b[0]["spec"]["base"], ("e",), 5)) == lone.replace("    a: 1\n",
                                                                                           "    a: 1\n    e: 5\n")
 
 

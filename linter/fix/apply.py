@@ -161,3 +161,25 @@ def apply_fixes(text: str, path: str, fixes: Sequence[Fix]) -> tuple[str, list[F
     applied, deferred = select_non_overlapping(fixes)
     edits = [edit for fix in applied for edit in fix.edits if edit.path == path]
     return apply_edits(text, edits), applied, deferred
+
+
+def edit_regions(text: str, edits: Iterable[Edit]) -> list[tuple[int, int, int, int]]:
+    """Where each edit of :func:`apply_edits` stands: (start, end) of the range it replaces in
+    ``text`` and (start, end) of its text in the result, as character offsets, in order."""
+    index = text_index(text)
+    placed = []
+    for order, edit in enumerate(edits):
+        span = edit.span
+        placed.append((index.offset(span.line, span.col), index.offset(span.end_line, span.end_col), order, edit.text))
+    placed.sort()
+    newline = index.newline
+    regions = []
+    gained = 0
+    for start, end, _, new in placed:
+        if "\n" in new:
+            new = new.replace("\r\n", "\n")
+            if newline != "\n":
+                new = new.replace("\n", newline)
+        regions.append((start, end, start + gained, start + gained + len(new)))
+        gained += len(new) - (end - start)
+    return regions

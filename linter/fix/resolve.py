@@ -396,6 +396,66 @@ def _nest(path: tuple[str, ...], value: Any) -> dict:
     return {path[0]: value}
 
 
+@lru_cache(maxsize=8)
+def _shared_nodes(text: str) -> tuple[tuple[Pos, Pos], ...]:
+    """The spans (start, end) of the anchored nodes of ``text`` that an alias of the same
+    document names: editing one edits every path that aliases it. Read from libyaml's events,
+    once per text that holds both ``&`` and ``*``; a text that does not parse shares nothing
+    the loaders would have given a fix for."""
+    shared: list[tuple[Pos, Pos]] = []
+    anchored: list[tuple[str, Pos, Pos]] = []
+    aliased: set[str] = set()
+    open_: list[tuple[str | None, Pos]] = []
+    try:
+        for event in yaml.parse(text, Loader=_EventLoader):
+            kind = event.__class__
+            if kind is yaml.AliasEvent:
+                aliased.add(event.anchor)
+            elif kind is yaml.ScalarEvent:
+                if event.anchor is not None:
+                    anchored.append((event.anchor, _pos(event.start_mark), _pos(event.end_mark)))
+            elif kind is yaml.MappingStartEvent or kind is yaml.SequenceStartEvent:
+                open_.append((event.anchor, _pos(event.start_mark)))
+            elif kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
+                anchor, start = open_.pop()
+                if anchor is not None:
+                    anchored.append((anchor, start, _pos(event.end_mark)))
+            elif kind is yaml.DocumentEndEvent:
+                shared.extend((start, end) for name, start, end in anchored if name in aliased)
+                anchored, aliased = [], set()
+    except (yaml.YAMLError, IndexError):
+        return tuple(shared)
+    return tuple(shared)
+
+
+def _last_block_scalar(text: str) -> tuple[int, int, str] | None:
+    """Where the last node of ``text`` starts (line, column) and its value, when it is a block
+    scalar (``|`` or ``>``) that the text ends in; else None."""
+    last = None
+    try:
+        for event in yaml.parse(text, Loader=_EventLoader):
+            if event.__class__ is yaml.ScalarEvent:
+                last = event
+            elif event.__class__ in (yaml.MappingStartEvent, yaml.SequenceStartEvent, yaml.AliasEvent):
+                last = None
+    except yaml.YAMLError:
+        return None
+    if last is None or last.style not in ("|", ">"):
+        return None
+    line, col = _pos(last.start_mark)
+    return line, col, last.value
+
+
+def _pos(mark: Any) -> Pos:
+    return mark.line + 1, mark.column + 1
+
+
+try:
+    from yaml import CSafeLoader as _EventLoader
+except ImportError:  # pragma: no cover
+    from yaml import SafeLoader as _EventLoader  # type: ignore[assignment]
+
+
 # ---------------------------------------------------------------------------------------------
 # The resolver
 
@@ -658,7 +718,45 @@ class _Resolver:
                 if any(start <= inside < end for start, end in replaced):
                     raise _Unsafe  # one intent replaces the value another one adds to
             self.render(target)
+        if node_intents:
+            self.keep_last_block_scalar()
+        if "*" in self.text and "&" in self.text:
+            shared = _shared_nodes(self.text)
+            for start, end, _, _ in self.edits:
+                for first, last in shared:
+                    if (first < start < last) if start == end else (start < last and first < end):
+                        raise _Unsafe  # the node is an anchor other paths share through aliases
         return self.combine()
+
+    def keep_last_block_scalar(self) -> None:
+        """A text that ends inside a ``|`` or ``>`` block scalar without a final line break gives
+        that scalar no trailing line break; a line inserted after it would give it one
+        (``eth0`` becomes ``eth0\\n``). Its header then strips it (``|`` becomes ``|-``; the
+        indentation indicator is kept), which reads the same value with the line after it."""
+        text = self.text
+        if not text or text.endswith(("\n", "\r")):
+            return
+        last = self.ix.line_count
+        end = (last, self.ix.line_end(last))
+        if not any(start == stop == end and new.startswith("\n") for start, stop, _, new in self.edits):
+            return
+        header = _last_block_scalar(text)
+        if header is None:
+            return
+        line, col, value = header
+        rest = self.line(line)[col - 1:]
+        match = _PROPS.match(rest)
+        skip = match.end() if match else 0
+        found = _BLOCK_HEADER.match(rest[skip:])
+        if found is None:
+            raise _Unsafe
+        indicators = found.group(1)
+        if "-" in indicators:
+            return
+        if value.endswith("\n"):
+            raise _Unsafe  # kept line breaks at the very end: no header reads the same with a line after
+        first = col + skip + 1
+        self.add_edit((line, first), (line, first + len(indicators)), (0,), indicators.replace("+", "") + "-")
 
     def target_point(self, target: Any) -> Pos:
         if isinstance(target, _FillTarget):

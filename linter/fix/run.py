@@ -16,12 +16,19 @@ itself), whose bytes still hash to what the run linted.
 
 Fixes that overlap are applied one at a time (:func:`linter.fix.apply.select_non_overlapping`:
 the first by position wins, the others are re-resolved against the new text in the next pass).
-A pass whose edits would make a file fail to parse (more parse errors than before) applies its
-fixes one by one and keeps only those that parse. Text is decoded as the loaders decode it and
+A pass whose edits would make a file fail to parse (more parse errors than before), or change
+its parsed data anywhere but at the paths the edits target (the fix invariant,
+:mod:`linter.fix.invariant`: an anchor that aliases share, a block scalar that gains a line
+break), applies its fixes one by one and keeps only those that hold; the others are dropped with
+a note and never written, and the file gets no further pass. Text is decoded as the loaders decode it and
 encoded back the same way (byte-order mark, UTF-8/16/32); a file whose bytes would not come back
 exactly is left alone with a note. Writing is atomic: a temporary file in the same folder,
 written, flushed to disk, given the file's mode (and owner, where permitted), renamed over the
-file; a file whose bytes changed since the run read them is left alone with a note.
+file; a file whose bytes changed since the run read them is left alone with a note (checked again
+through the open file just before the rename). A file is written only inside the project root of
+a PATH given (found as the PATH is spelled, so a linked folder cannot lead out of it), never in a
+tool folder (``.git``, ``node_modules``, a virtual environment) and never when its mode makes it
+read-only or the user may not write it.
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ from __future__ import annotations
 import os
 import stat
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 from msgspec import Struct, field
@@ -53,6 +61,7 @@ class _File(Struct):
     seen: set[bytes] = field(default_factory=set)
     fixed: Counter = field(default_factory=Counter)  # rule -> fixes applied to this file
     frozen: bool = False  # no more fixes (a note says why)
+    bounds: tuple[str, ...] = ()  # the project folders it may be written in (see _bounds)
 
 
 class FixOutcome(Struct):
@@ -86,6 +95,7 @@ def run_fixes(request: Any, *, unsafe: bool, write: bool, max_passes: int = MAX_
     passes = 0
     sources.OVERLAY.clear()
     request = replace(request, keep=None)
+    bounds = _bounds(request)
     try:
         while True:
             targets: dict[str, Any] = {}
@@ -96,7 +106,7 @@ def run_fixes(request: Any, *, unsafe: bool, write: bool, max_passes: int = MAX_
             passes += 1
             progressed = False
             for display in sorted(pending):
-                entry = files.get(display) or _open(display, targets, refused, notes)
+                entry = files.get(display) or _open(display, targets, refused, notes, bounds)
                 if entry is None:
                     continue
                 files[display] = entry
@@ -153,7 +163,8 @@ def _pending(report: RunReport, targets: dict[str, Any], unsafe: bool, files: di
     return pending
 
 
-def _open(display: str, targets: dict[str, Any], refused: set[str], notes: list[Note]) -> _File | None:
+def _open(display: str, targets: dict[str, Any], refused: set[str], notes: list[Note],
+          bounds: tuple[str, ...] = ()) -> _File | None:
     """A target file about to be fixed for the first time: checked, read, decoded (None, with a
     note, when it may not be changed)."""
     from linter.engine.survey import content_digest
@@ -168,7 +179,7 @@ def _open(display: str, targets: dict[str, Any], refused: set[str], notes: list[
     if target is None:
         refuse("it is not a file this run lints (fixes are written only to the files named or found as targets)")
         return None
-    problem = _unwritable(target.path)
+    problem = _unwritable(target.path, bounds)
     if problem is not None:
         refuse(problem)
         return None
@@ -193,10 +204,57 @@ def _open(display: str, targets: dict[str, Any], refused: set[str], notes: list[
     if not exact:
         refuse(f"its bytes would not be written back exactly as {encoding}")
         return None
-    return _File(display, target.path, target.kind, data, bom, encoding, data, {data})
+    return _File(display, target.path, target.kind, data, bom, encoding, data, {data}, bounds=bounds)
 
 
-def _unwritable(path: str) -> str | None:
+def _bounds(request: Any) -> tuple[str, ...]:
+    """The folders ``--fix`` may write in: the project root of each PATH given, found from the
+    PATH as it is spelled (a config file's folder, the git work tree's top, the working folder,
+    else the PATH itself, as :mod:`linter.roots` finds them), with links resolved only at the
+    end. A file whose real place is outside every bound was reached through a link out of the
+    project (``d/job.yaml`` with ``d`` a link to another folder) and is never written."""
+    from linter.roots import RootFinder
+
+    cwd = os.path.abspath(request.cwd)
+    finder = RootFinder(Path(cwd))
+    bounds = []
+    for given in request.paths:
+        spelled = os.path.normpath(os.path.join(cwd, os.fspath(given)))
+        folder = spelled if os.path.isdir(spelled) else os.path.dirname(spelled)
+        try:
+            root = finder.root(folder, Path(spelled))
+        except OSError:
+            continue
+        bounds.append(os.path.realpath(root.folder))
+    return tuple(dict.fromkeys(bounds))
+
+
+def _confined(real: str, bounds: tuple[str, ...]) -> str | None:
+    """Why the file at ``real`` (links resolved) is not in a project folder ``--fix`` may write
+    in, or None: outside every bound, or in a tool folder under one (``.git``, ``node_modules``,
+    a virtual environment: never linted by a walk, never written, also when named)."""
+    from linter.discover import SKIP_DIRS, VENV_MARKER
+
+    if not bounds:
+        return None
+    inside = [bound for bound in bounds if real == bound or real.startswith(bound.rstrip(os.sep) + os.sep)]
+    if not inside:
+        return "it is outside the project (reached through a link), which --fix never writes"
+    bound = max(inside, key=len)
+    folder = os.path.dirname(real)
+    parts = os.path.relpath(folder, bound).split(os.sep) if folder != bound else []
+    for part in parts:
+        if part in SKIP_DIRS:
+            return f"it is in a tool folder ({part}/), which --fix never writes"
+    here = bound
+    for part in parts:
+        here = os.path.join(here, part)
+        if os.path.isfile(os.path.join(here, VENV_MARKER)):
+            return "it is in a virtual environment, which --fix never writes"
+    return None
+
+
+def _unwritable(path: str, bounds: tuple[str, ...] = ()) -> str | None:
     """Why ``path`` is never written by a fix, or None."""
     try:
         info = os.lstat(path)
@@ -209,8 +267,15 @@ def _unwritable(path: str) -> str | None:
         return "not a regular file"
     if info.st_nlink > 1:
         return f"it has {info.st_nlink} hard links, which replacing it would split"
+    confined = _confined(os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path)), bounds)
+    if confined is not None:
+        return confined
     if _in_chart_templates(path):
         return "it is a Helm chart template, which --fix never changes"
+    if not info.st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):
+        return f"it is read-only (mode {stat.filemode(info.st_mode)}), which --fix respects: make it writable to fix it"
+    if not os.access(path, os.W_OK):
+        return "you may not write it (its mode or owner forbids it), which --fix respects"
     return None
 
 
@@ -246,15 +311,30 @@ def _pass(entry: _File, results: list[Result], notes: list[Note]) -> bool:
         by_fix[key].append(result)
     chosen, _ = select_non_overlapping(fixes)
     new = _apply(entry, text, chosen)
-    if new is None:  # together they break the file: one at a time, each kept only if it parses
+    if new is None or _changed_elsewhere(entry, text, new, chosen) is not None:
+        # together they break the file, or change data no fix targets: one at a time, each kept
+        # only if the file still parses and its data changed only where the fixes kept target
         kept: list[Fix] = []
+        broke: list[Fix] = []
+        moved: list[tuple[Fix, str]] = []
         for fix in chosen:
-            if _apply(entry, text, [*kept, fix]) is not None:
-                kept.append(fix)
-        dropped = [fix for fix in chosen if fix not in kept]
-        rules = sorted({r.rule for fix in dropped for r in by_fix[(fix.edits, fix.title)]})
-        notes.append(Note(entry.display, f"not applied: the fix{'es' if len(dropped) > 1 else ''} of {', '.join(rules)} "
-                                         "would make the file fail to parse (please report this)"))
+            trial = _apply(entry, text, [*kept, fix])
+            if trial is None:
+                broke.append(fix)
+                continue
+            where = _changed_elsewhere(entry, text, trial, [*kept, fix])
+            if where is not None:
+                moved.append((fix, where))
+                continue
+            kept.append(fix)
+        if broke:
+            rules = sorted({r.rule for fix in broke for r in by_fix[(fix.edits, fix.title)]})
+            notes.append(Note(entry.display, f"not applied: the fix{'es' if len(broke) > 1 else ''} of {', '.join(rules)} "
+                                             "would make the file fail to parse (please report this)"))
+        for fix, where in moved:
+            rules = sorted({r.rule for r in by_fix[(fix.edits, fix.title)]})
+            notes.append(Note(entry.display, f"not applied: the fix of {', '.join(rules)} ({fix.title}) would change "
+                                             f"{where}, which it does not target (please report this)"))
         entry.frozen = True  # its findings are reported as they are; no pass tries them again
         chosen = kept
         new = _apply(entry, text, kept) if kept else None
@@ -293,45 +373,83 @@ def _apply(entry: _File, text: str, fixes: list[Fix]) -> str | None:
     return new if len(after.errors) <= len(before.errors) else None
 
 
+def _changed_elsewhere(entry: _File, text: str, new: str, fixes: list[Fix]) -> str | None:
+    """Where ``new`` (``text`` with ``fixes`` applied) changes the parsed data outside the paths
+    the fixes' edits target (the fix invariant, :mod:`linter.fix.invariant`), or None. YAML and
+    JSON files only; a Dockerfile's or script's fixes replace words at the loaders' spans."""
+    from linter.fix.apply import edit_regions
+    from linter.fix.invariant import unexpected_change
+    from linter.model.document import K8S
+
+    if entry.kind != K8S:
+        return None
+    try:
+        regions = edit_regions(text, [edit for fix in fixes for edit in fix.edits])
+    except ValueError:
+        return "the text (its edits do not fit it)"
+    return unexpected_change(text, new, regions)
+
+
 def _write(entry: _File) -> str | None:
-    """Write ``entry.current`` over the file atomically; why not, or None when written."""
+    """Write ``entry.current`` over the file atomically; why not, or None when written.
+
+    The file is opened first (never through a link) and what it holds is compared with what the
+    run read; the new bytes go to a temporary file beside it, flushed to disk; just before the
+    rename the file is read again through the open descriptor and looked up again by name, and
+    any change (an editor saving meanwhile, another file put in its place) leaves it as it is.
+    A change that lands in the instant between that check and the rename is put back."""
     import tempfile
 
-    from linter.sources.files import Unreadable, read_source
-
-    problem = _unwritable(entry.path)
+    problem = _unwritable(entry.path, entry.bounds)
     if problem is not None:
         return problem
+    changed = "the file changed while it was being fixed; it was left as it is now (run again)"
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        now = read_source(entry.path)
-    except Unreadable as exc:
-        return exc.reason
-    if now != entry.original:
-        return "the file changed while it was being fixed; it was left as it is now (run again)"
-    folder, name = os.path.split(entry.path)
-    info = os.stat(entry.path)
-    try:
-        descriptor, temporary = tempfile.mkstemp(prefix=f".{name}.", suffix=".mlops-lint-fix", dir=folder)
+        original = os.open(entry.path, flags)
     except OSError as exc:
-        return f"cannot write in its folder: {exc.strerror or exc}"
+        return f"cannot read the file: {exc.strerror or exc}"
     try:
-        with os.fdopen(descriptor, "wb") as handle:
-            handle.write(entry.current)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(temporary, stat.S_IMODE(info.st_mode))
-        if hasattr(os, "chown"):
-            try:
-                os.chown(temporary, info.st_uid, info.st_gid)
-            except OSError:
-                pass  # another user's file in a folder we may write: the mode is kept, the owner is ours
-        os.replace(temporary, entry.path)
-    except OSError as exc:
+        info = os.fstat(original)
+        if not stat.S_ISREG(info.st_mode):
+            return "not a regular file"
+        if _read_all(original) != entry.original:
+            return changed
+        seen = _state(os.fstat(original))
+        folder, name = os.path.split(entry.path)
         try:
-            os.unlink(temporary)
-        except OSError:
-            pass
-        return f"cannot be written: {exc.strerror or exc}"
+            descriptor, temporary = tempfile.mkstemp(prefix=f".{name}.", suffix=".mlops-lint-fix", dir=folder)
+        except OSError as exc:
+            return f"cannot write in its folder: {exc.strerror or exc}"
+        try:
+            with os.fdopen(descriptor, "wb") as handle:
+                handle.write(entry.current)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.chmod(temporary, stat.S_IMODE(info.st_mode))
+            if hasattr(os, "chown"):
+                try:
+                    os.chown(temporary, info.st_uid, info.st_gid)
+                except OSError:
+                    pass  # another user's file in a folder we may write: the mode is kept, the owner is ours
+            now = os.lstat(entry.path)
+            if ((now.st_dev, now.st_ino) != (info.st_dev, info.st_ino) or _state(os.fstat(original)) != seen
+                    or _read_all(original) != entry.original):
+                os.unlink(temporary)
+                return changed
+            os.replace(temporary, entry.path)
+        except OSError as exc:
+            try:
+                os.unlink(temporary)
+            except OSError:
+                pass
+            return f"cannot be written: {exc.strerror or exc}"
+        if _state(os.fstat(original))[:2] != seen[:2]:  # written in the instant before the rename: put it back
+            # (size and mtime: the rename itself changes the replaced file's ctime, by unlinking it)
+            _put_back(entry, original, folder, name)
+            return changed
+    finally:
+        os.close(original)
     try:
         directory = os.open(folder, os.O_RDONLY)
         try:
@@ -341,6 +459,44 @@ def _write(entry: _File) -> str | None:
     except OSError:
         pass
     return None
+
+
+def _state(info: os.stat_result) -> tuple[int, int, int]:
+    return info.st_size, info.st_mtime_ns, info.st_ctime_ns
+
+
+def _read_all(descriptor: int) -> bytes:
+    """The whole file open at ``descriptor``, read from its start."""
+    chunks, offset = [], 0
+    while True:
+        chunk = os.pread(descriptor, 1 << 20, offset)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+        offset += len(chunk)
+
+
+def _put_back(entry: _File, original: int, folder: str, name: str) -> None:
+    """The replaced file's bytes (an edit saved into it at the last instant) back under its name."""
+    import tempfile
+
+    try:
+        data = _read_all(original)
+        descriptor, temporary = tempfile.mkstemp(prefix=f".{name}.", suffix=".mlops-lint-fix", dir=folder)
+    except OSError:
+        return
+    try:
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temporary, stat.S_IMODE(os.fstat(original).st_mode))
+        os.replace(temporary, entry.path)
+    except OSError:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
 
 
 def unified_diff(changed: dict[str, tuple[str, str]]) -> str:
