@@ -18,4 +18,6 @@ REFERENCE_KINDS = frozenset({
     "NodePool",  # node auto-provisioning (Karpenter) pools of the cluster model
     "TrainingRuntime", "ClusterTrainingRuntime",  # the pods a Kubeflow Trainer v2 TrainJob runs
     "ServingRuntime", "ClusterServingRuntime",  # the container a KServe predictor's model runs in
+    "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding",  # the project's admission policies (ADM001)
+    "Namespace",  # namespace labels, for the admission policies' namespaceSelector
 })

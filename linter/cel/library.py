@@ -15,7 +15,6 @@ Kubernetes' semantic equality has it. Regular expressions are RE2 (linear time),
 from __future__ import annotations
 
 import ipaddress
-import math
 from fractions import Fraction
 from typing import Any
 from urllib.parse import urlsplit
@@ -129,17 +128,14 @@ def q_compare(a: Any, b: Any) -> int:
 # --- regex (RE2) ------------------------------------------------------------------------------
 
 def _regex(pattern: Any) -> Any:
-    from linter.validation.regex import _re2
+    from linter.validation.regex import finder
 
     if not isinstance(pattern, str):
         raise CelError("no such overload: a regular expression is a string")
-    re2, _ = _re2()
-    if re2 is None:
-        raise CelError("RE2 is not available")
-    try:
-        return re2.compile(pattern)
-    except Exception as exc:  # noqa: BLE001 - re2.error
-        raise CelError(f"invalid regular expression: {exc}") from None
+    compiled = finder(pattern)
+    if compiled is None:
+        raise CelError(f"invalid regular expression: {pattern!r}")
+    return compiled
 
 
 def find(text: Any, pattern: Any) -> str:
@@ -507,10 +503,6 @@ def validate(fmt: Any, text: Any) -> Any:
         raise CelError("no such overload: validate")
     errors = FORMATS[name](text)
     return cel.OptionalValue.of(errors) if errors else cel.OptionalValue.none()
-
-
-def _finite(value: float) -> bool:
-    return math.isfinite(value)
 
 
 FUNCTIONS: dict[str, Any] = {

@@ -63,6 +63,20 @@ def searcher(pattern: str) -> Callable[[str], object] | None:
     return matches_
 
 
+@lru_cache(maxsize=256)
+def finder(pattern: str) -> Any:
+    """``pattern`` compiled by RE2 with its capturing groups (CEL's ``find``/``findAll`` return what
+    matched), or None when RE2 cannot compile it."""
+    import re2
+
+    options = re2.Options()
+    options.log_errors = False
+    try:
+        return re2.compile(pattern, options=options)
+    except (re2.error, TypeError, ValueError):
+        return None
+
+
 def matches(pattern: str, text: str) -> bool:
     """Whether ``text`` matches ``pattern`` somewhere (``pattern`` must compile: :func:`searcher`)."""
     search = searcher(pattern)

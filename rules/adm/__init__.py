@@ -1,0 +1,1 @@
+"""ADM: admission: what the cluster's own admission policies would reject before anything runs (article: "include automation for policy validation"; "setting both fields makes workload intent explicit and helps policy validation")."""

@@ -1,0 +1,132 @@
+"""ADM001: the project's ValidatingAdmissionPolicies evaluated against its objects."""
+
+from __future__ import annotations
+
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from linter.config import Config
+from linter.engine import LintRequest, lint
+from linter.model.vap import plural
+from linter.registry import load_registry
+
+REGISTRY = load_registry()
+
+POLICY = """\
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata:
+  name: gpu-limits
+spec:
+  matchConstraints:
+    resourceRules:
+    - apiGroups: ["batch"]
+      apiVersions: ["v1"]
+      operations: ["CREATE", "UPDATE"]
+      resources: ["jobs"]
+  validations:
+  - expression: "object.spec.template.spec.containers.all(c, !has(c.resources.requests) || !('nvidia.com/gpu' in c.resources.requests) || (has(c.resources.limits) && 'nvidia.com/gpu' in c.resources.limits))"
+    message: GPU containers must set nvidia.com/gpu in limits
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata:
+  name: gpu-limits
+spec:
+  policyName: gpu-limits
+  validationActions: [{action}]
+{match}---
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: research
+  labels: {{team: research}}
+---
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: sandbox
+  labels: {{team: sandbox}}
+"""
+
+JOB = """\
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: train
+  namespace: {namespace}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: trainer
+        image: nvcr.io/nvidia/pytorch:24.05-py3
+        resources:
+          requests:
+            nvidia.com/gpu: 1
+{limits}"""
+
+
+def run(tmp_path: Path, *, action: str = "Deny", match: str = "", namespace: str = "research", limits: str = "",
+        jobs: int = 1) -> list[tuple[str, str, int, int, str]]:
+    (tmp_path / "policy.yaml").write_text(POLICY.format(action=action, match=match), encoding="utf-8")
+    (tmp_path / "job.yaml").write_text(JOB.format(namespace=namespace, limits=limits), encoding="utf-8")
+    report = lint(LintRequest(paths=[tmp_path], config=Config(), registry=REGISTRY, select=["ADM001"],
+                              cwd=tmp_path, jobs=jobs))
+    return [(r.rule, r.severity, r.line, r.column, r.message) for r in report.active]
+
+
+@pytest.mark.parametrize("action,severity,verb", [("Deny", "error", "denies"), ("Warn", "warning", "warns about"),
+                                                  ("Audit", "info", "audits")])
+def test_validation_actions_map_to_severities(tmp_path: Path, action: str, severity: str, verb: str) -> None:
+    assert run(tmp_path, action=action) == [(
+        "ADM001", severity, 2, 1,
+        f"ValidatingAdmissionPolicy `gpu-limits` (policy.yaml:2, bound by `gpu-limits`) {verb} Job `research/train`: "
+        "GPU containers must set nvidia.com/gpu in limits")]
+
+
+def test_a_job_that_keeps_the_policy_is_silent(tmp_path: Path) -> None:
+    assert run(tmp_path, limits="          limits:\n            nvidia.com/gpu: 1\n") == []
+
+
+SELECT_RESEARCH = "  matchResources:\n    namespaceSelector:\n      matchLabels: {team: research}\n"
+
+
+def test_a_namespace_selector_that_excludes_the_job_keeps_it_silent(tmp_path: Path) -> None:
+    assert [f[0] for f in run(tmp_path, match=SELECT_RESEARCH, namespace="research")] == ["ADM001"]
+    assert run(tmp_path, match=SELECT_RESEARCH, namespace="sandbox") == []
+
+
+def test_a_selector_on_labels_of_a_namespace_the_project_does_not_define_is_not_guessed(tmp_path: Path) -> None:
+    assert run(tmp_path, match=SELECT_RESEARCH, namespace="elsewhere") == []
+    by_name = "  matchResources:\n    namespaceSelector:\n      matchLabels: {kubernetes.io/metadata.name: elsewhere}\n"
+    assert [f[0] for f in run(tmp_path, match=by_name, namespace="elsewhere")] == ["ADM001"]
+
+
+def test_parallel_and_serial_runs_agree(tmp_path: Path) -> None:
+    assert run(tmp_path, jobs=2) == run(tmp_path, jobs=1) != []
+
+
+def test_a_hostile_policy_expression_is_bounded(tmp_path: Path) -> None:
+    hostile = POLICY.replace(
+        "  - expression: \"object.spec",
+        "  - expression: \"object.metadata.name.split('').all(a, object.metadata.name.split('').all(b, "
+        "object.metadata.name.split('').all(c, a + b + c != 'zzz')))\"\n    message: blow-up\n"
+        "  - expression: \"object.spec")
+    (tmp_path / "policy.yaml").write_text(hostile.format(action="Deny", match=""), encoding="utf-8")
+    (tmp_path / "job.yaml").write_text(JOB.format(namespace="research", limits="").replace("name: train",
+                                       "name: " + "t" * 250, 1), encoding="utf-8")
+    started = time.perf_counter()
+    report = lint(LintRequest(paths=[tmp_path], config=Config(), registry=REGISTRY, select=["ADM001"],
+                              cwd=tmp_path))
+    assert time.perf_counter() - started < 10
+    assert [r.message.rsplit(": ", 1)[-1] for r in report.active] == ["GPU containers must set nvidia.com/gpu in limits"]
+
+
+def test_plural_follows_kubernetes_default_pluralisation() -> None:
+    assert [plural(k) for k in ("Job", "NetworkPolicy", "Ingress", "Endpoints", "PyTorchJob", "Gateway")] == [
+        "jobs", "networkpolicies", "ingresses", "endpoints", "pytorchjobs", "gateways"]
