@@ -77,6 +77,9 @@ def lint(request: LintRequest) -> "RunReport":  # noqa: F821 - imported below
 
     registry, cwd = request.registry, request.cwd.resolve()
     finder = RootFinder(cwd)
+    from linter.engine.builds import new_run
+
+    new_run()  # the run's builds share one time budget
     if request.config is not None:
         projects = explicit(request.config, request.paths)
     else:
@@ -188,7 +191,10 @@ def _lint_project(project: Project, rules: list, key: str, request: LintRequest,
 
     # with --jobs 2 or more, the kustomize builds run while this process reads and parses the
     # files: run() waits for them where it first needs them (settle)
-    pending = start(items, config, cwd, request.jobs, request.cache_dir, target_paths, beside=request.jobs > 1)
+    folder = project.folder
+    bound = (folder if folder.is_dir() else folder.parent).resolve() if folder is not None else None
+    pending = start(items, config, cwd, request.jobs, request.cache_dir, target_paths, beside=request.jobs > 1,
+                    bound=bound)
 
     def settle() -> tuple[Builds, Job]:
         builds = pending.result()
