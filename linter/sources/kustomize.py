@@ -176,11 +176,12 @@ _PLUGIN_FIELDS = ("generators", "transformers", "validators")
 _FILE_FIELDS = ("crds", "configurations")
 
 
-def read_kustomization(path: str) -> Kustomization:
+def read_kustomization(path: str, bound: str | None = None) -> Kustomization:
     """A kustomization as kustomize reads it: every field that can name a file, a folder or a
     remote address is looked up as kustomize looks it up (keys in any case, UTF-16 text); one
     that cannot be read fully (not text kustomize decodes, not a mapping, a plugin configuration
-    that does not parse) has ``unread`` set, and is not built."""
+    that does not parse) has ``unread`` set, and is not built. A path it names outside ``bound``
+    (the project's folder) is recorded in ``named`` and never looked at."""
     from linter.sources.files import Unreadable, read_source
     from linter.sources.yaml_k8s import compose_tree
 
@@ -224,7 +225,7 @@ def read_kustomization(path: str) -> Kustomization:
             return None
         target = local(name)
         found.named.append((line, name, target))
-        return target
+        return target if bound is None or _inside(target, bound) else None
 
     for field_name in (*_DIRECTORY_FIELDS, *_PLUGIN_FIELDS):
         for key, value in _fields(tree, field_name):
@@ -355,7 +356,7 @@ class Root(Struct):
         return f"as kustomize builds {self.folder_display}"
 
 
-def _closure(path: str, known: dict[str, Kustomization]) -> list[Kustomization]:
+def _closure(path: str, known: dict[str, Kustomization], bound: str | None = None) -> list[Kustomization]:
     """The kustomizations ``path`` builds on, bases first (each once, cycles cut)."""
     out: list[Kustomization] = []
     seen: set[str] = set()
@@ -369,7 +370,7 @@ def _closure(path: str, known: dict[str, Kustomization]) -> list[Kustomization]:
             continue
         seen.add(current)
         if current not in known:
-            known[current] = read_kustomization(current)
+            known[current] = read_kustomization(current, bound)
         stack.append((current, True))
         for child in reversed(known[current].children):
             if child not in seen:
@@ -384,15 +385,16 @@ def _inside(path: str, bound: str) -> bool:
 def _refused(chain: list[Kustomization], bound: str | None) -> tuple[str, int, str] | None:
     """Why a closure must not be built: a kustomization kustomize would read otherwise than
     mlops-lint can, or one naming a path (a base, a file, a link's target) outside ``bound``."""
-    for kustomization in chain:
+    for kustomization in reversed(chain):  # the root first: the line that leads out is named
         if kustomization.unread is not None:
             return kustomization.path, 1, kustomization.unread
         if bound is not None:
-            if not _inside(kustomization.path, bound):
-                return kustomization.path, 1, "it is outside the project"
             for line, name, target in kustomization.named:
                 if not _inside(target, bound):
                     return kustomization.path, line, f"it names {name!r}, which is outside the project"
+    for kustomization in chain:
+        if bound is not None and not _inside(kustomization.path, bound):
+            return kustomization.path, 1, "it is outside the project"
     return None
 
 
@@ -411,17 +413,18 @@ def find_roots(files: Iterable[tuple[str, str]], bound: str | None = None) -> li
         plain = os.path.join(folder, "Kustomization")
         if os.path.isfile(plain) and os.path.realpath(plain) not in display_of:
             display_of[os.path.realpath(plain)] = f"{shown}/Kustomization" if shown else "Kustomization"
-    known: dict[str, Kustomization] = {path: read_kustomization(path) for path in sorted(display_of)}
+    bound = os.path.realpath(bound) if bound else None
+    known: dict[str, Kustomization] = {path: read_kustomization(path, bound) for path in sorted(display_of)}
     referenced = {child for k in known.values() for child in k.children}
     roots = []
     for path in sorted(display_of):
         own = known[path]
         if path in referenced or own.tree is None or own.component:
             continue
-        chain = _closure(path, known)
+        chain = _closure(path, known, bound)
         inputs = sorted({k.path for k in chain} | {f for k in chain for f in k.inputs})
         roots.append(Root(path, display_of[path], chain, inputs, [r for k in chain for r in k.remote],
-                          any(k.helm for k in chain), _refused(chain, os.path.realpath(bound) if bound else None)))
+                          any(k.helm for k in chain), _refused(chain, bound)))
     return sorted(roots, key=lambda root: root.display)
 
 
@@ -473,11 +476,11 @@ def find_command(configured: tuple[str, ...] | None = None) -> list[str] | None:
     from linter.programs import ProgramRefused, chosen, named
 
     if configured:
-        check_command(configured)
         try:
             named(configured[0], tuple(_BUILDERS), "kustomize.command", PROGRAM_VARIABLE)
         except ProgramRefused as refused:
             raise CommandRefused(str(refused)) from None
+        check_command(configured)
     try:
         given = chosen(tuple(_BUILDERS), PROGRAM_VARIABLE)
     except ProgramRefused as refused:
