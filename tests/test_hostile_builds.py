@@ -146,7 +146,10 @@ def test_a_build_with_the_trees_config_reads_nothing_outside_the_project(tmp_pat
         "named.yaml": "",
     })
     (tree / "linked").symlink_to(outside)  # a link in the tree to the folder outside
-    write(tree, {"via-link/kustomization.yaml": "resources: [../linked]\n"})
+    write(tree, {"via-link/kustomization.yaml": "resources: [../linked]\n",
+                 "via-file/kustomization.yaml": "resources: [../linked-file]\n"})
+    (tree / "linked-file").mkdir()  # a folder of the tree whose kustomization is a link out
+    (tree / "linked-file" / "kustomization.yaml").symlink_to(outside / "kustomization.yaml")
     (tree / "named.yaml").unlink()
     (tree / "named.yaml").symlink_to(outside / "s.yaml")  # a file named on the command line: a link out
     subprocess.run(["git", "init", "-q", str(tree)], check=True)
@@ -173,10 +176,12 @@ def test_a_build_with_the_trees_config_reads_nothing_outside_the_project(tmp_pat
         "relative/kustomization.yaml": "relative/kustomization.yaml:3",
         "utf16/kustomization.yaml": "utf16/inner/kustomization.yaml:2",
         "via-link/kustomization.yaml": "via-link/kustomization.yaml:1",
+        "via-file/kustomization.yaml": "via-file/kustomization.yaml:1",
+        "linked-file/kustomization.yaml": "the link points outside the project (%s)" % (outside / "kustomization.yaml"),
         "environ/kustomization.yaml": "environ/kustomization.yaml:3",  # /proc/self/environ
         "named.yaml": "the link points outside the project (%s)" % (outside / "s.yaml"),
     }
-    assert "'/proc/self/environ', which is outside the project" in notes["environ/kustomization.yaml"]
+    assert "'/proc/self/environ', which leads outside the project" in notes["environ/kustomization.yaml"]
     assert not [f for f in found["findings"] if "kustomize" in f["message"]]  # nothing built, nothing failed
 
 

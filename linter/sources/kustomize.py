@@ -245,6 +245,8 @@ def read_kustomization(path: str, bound: str | None = None) -> Kustomization:
                     child = kustomization_in(target)
                     if child is not None:
                         found.children.append(os.path.realpath(child))
+                        if bound is not None and not _inside(found.children[-1], bound):  # a link out
+                            found.named.append((line, name, found.children[-1]))
                 elif os.path.isfile(target):
                     found.inputs.add(target)
                     if field_name in _PLUGIN_FIELDS:
@@ -369,8 +371,9 @@ def _closure(path: str, known: dict[str, Kustomization], bound: str | None = Non
         if current in seen:
             continue
         seen.add(current)
-        if current not in known:
-            known[current] = read_kustomization(current, bound)
+        if current not in known:  # one out of the project (a link's target) is never opened
+            known[current] = read_kustomization(current, bound) if bound is None or _inside(current, bound) \
+                else Kustomization(current, os.path.dirname(current), None)
         stack.append((current, True))
         for child in reversed(known[current].children):
             if child not in seen:
@@ -391,7 +394,7 @@ def _refused(chain: list[Kustomization], bound: str | None) -> tuple[str, int, s
         if bound is not None:
             for line, name, target in kustomization.named:
                 if not _inside(target, bound):
-                    return kustomization.path, line, f"it names {name!r}, which is outside the project"
+                    return kustomization.path, line, f"it names {name!r}, which leads outside the project"
     for kustomization in chain:
         if bound is not None and not _inside(kustomization.path, bound):
             return kustomization.path, 1, "it is outside the project"
