@@ -599,7 +599,7 @@ def isolation() -> list[str]:
         for prefix in (["unshare", "--net"], ["unshare", "--user", "--map-current-user", "--net"],
                        ["unshare", "--user", "--map-root-user", "--net"]):
             program = on_path(prefix[0])
-            if program and _works([program, *prefix[1:]], subprocess):
+            if program and _works([program, *prefix[1:], "--"], subprocess):
                 found.append([program, *prefix[1:], "--"])
                 break
         program = on_path("setpriv")
