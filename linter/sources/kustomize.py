@@ -4,13 +4,22 @@ the user edits.
 A root is a kustomization (``kustomization.yaml``, ``kustomization.yml``, ``Kustomization``) of
 the project that no other kustomization of the project names in ``resources``, ``bases`` or
 ``components`` (a ``kind: Component`` is never a root: it cannot be built alone). Each root is
-built once per run with the first of ``kustomize build`` or ``kubectl kustomize`` on PATH (or the
-configured ``kustomize.command``), in a temporary folder holding a wrapper kustomization whose only
-resource is the root and which asks for ``buildMetadata: [originAnnotations]``: the user's tree
-is never written to. The build has no network of its own: a root whose closure names a remote base
-(a URL, ``github.com/…``, ``?ref=``) or inflates Helm charts is not built, and says so in a note;
-the process gets proxies that lead nowhere, a closed stdin and a timeout. A failed build is one
-SCH001 on the root's kustomization file, with kustomize's own message.
+built once per run with the first of ``kustomize build`` or ``kubectl kustomize`` on PATH (the
+configured ``kustomize.command`` chooses between them by name only; ``MLOPS_LINT_KUSTOMIZE``, the
+user's, names another program: :mod:`linter.programs`), in a temporary folder holding a wrapper
+kustomization whose only resource is the root and which asks for ``buildMetadata:
+[originAnnotations]``: the user's tree is never written to.
+
+The tree is untrusted, so the build is confined. Kustomizations are read as kustomize reads them
+(:func:`read_kustomization`: keys in any case, UTF-16 text, every field that names a path or an
+address). A root whose closure names a remote address or inflates Helm charts is not built, nor
+one naming a path out of the project, nor one with a kustomization mlops-lint cannot read fully
+(:attr:`Root.refused`); each says so in a note. kustomize's load restrictor stays on. The process
+runs without a network where ``unshare --net`` works (else with proxies that lead nowhere), with a
+closed stdin, in its own process group killed when the linter ends (SIGTERM, Ctrl-C: see
+:func:`abandon`; ``setpriv --pdeathsig`` when it is killed), and with a timeout that is at most
+``file-timeout`` and the run's remaining budget for builds (:data:`BUILDS_BUDGET`). A failed build
+is one SCH001 on the root's kustomization file, with kustomize's own message.
 
 The files a built root pulls in (resources, patches, components, generators' inputs …) are linted
 *through* the build: their raw reading keeps only what needs the file itself (SCH001 parse errors;
@@ -30,7 +39,8 @@ touches it; otherwise there is no fix. While fixes wait to be written, a root wh
 changed is built from a copy of its files as fixed (:func:`build`).
 
 Build outputs are cached in the result cache's folder under a key of the command and the content
-of every file the root's closure reads, so an unchanged root is not built again.
+of every file the root's closure reads, so an unchanged root is not built again; an entry is
+never read or written through a link (:class:`BuildCache`).
 """
 
 from __future__ import annotations
