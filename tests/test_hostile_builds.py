@@ -233,6 +233,28 @@ def test_a_transformer_file_naming_a_remote_path_is_remote(tmp_path: Path) -> No
     assert root.remote == [REMOTE]
 
 
+@pytest.mark.parametrize("name, remote", [("example.org/team/repo.git", True), ("git::example.org/team/repo", True),
+                                          ("gh:team/repo", True), ("v1.0/base", False)])
+def test_a_base_kustomize_would_clone_is_remote_unless_a_local_path_has_its_name(tmp_path: Path, name: str,
+                                                                                 remote: bool) -> None:
+    write(tmp_path, {"kustomization.yaml": f"resources: [{name!r}]\n",
+                     "v1.0/base/kustomization.yaml": "resources: []\n"})
+    (root,) = kz.find_roots([(str(tmp_path / "kustomization.yaml"), "kustomization.yaml")], str(tmp_path))
+    assert root.remote == ([name] if remote else [])
+
+
+def test_a_plugin_configuration_is_read_in_linear_time_and_its_label_keys_are_no_address(tmp_path: Path) -> None:
+    bomb = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{c}: &{c} [*{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}]\n" for p, c in zip("abcdefgh", "bcdefghi"))
+    write(tmp_path, {"kustomization.yaml": "transformers: [labels.yaml, bomb.yaml]\n", "bomb.yaml": bomb,
+                     "labels.yaml": "apiVersion: builtin\nkind: LabelTransformer\nmetadata: {name: l}\n"
+                                    "labels: {app.kubernetes.io/name: trainer}\nfieldSpecs: [{path: metadata/labels}]\n"})
+    started = time.monotonic()
+    (root,) = kz.find_roots([(str(tmp_path / "kustomization.yaml"), "kustomization.yaml")], str(tmp_path))
+    assert time.monotonic() - started < 2  # 10**9 leaves if every alias were walked again
+    assert root.remote == [] and root.refused is None
+
+
 def test_a_base_mlops_lint_cannot_read_is_not_built(tmp_path: Path) -> None:
     write(tmp_path, {"kustomization.yaml": "resources: [base]\n", "base/kustomization.yaml": b"\xff\xfe\x00\xd8"})
     (root,) = kz.find_roots([(str(tmp_path / "kustomization.yaml"), "kustomization.yaml")], str(tmp_path))

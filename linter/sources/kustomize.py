@@ -168,12 +168,17 @@ def _plugin_remote(text: str) -> str | None:
     except (yaml.YAMLError, RecursionError, ValueError):
         return "?"
     stack: list[Any] = documents
+    seen: set[int] = set()  # a node an alias shares is walked once (an alias bomb stays linear)
     while stack:
         value = stack.pop()
         if isinstance(value, str):
-            if _REMOTE.search(value):
+            if _REMOTE.search(value):  # a plugin's path is a file or an http(s) address
                 return value
-        elif isinstance(value, dict):
+            continue
+        if id(value) in seen:
+            continue
+        seen.add(id(value))
+        if isinstance(value, dict):
             stack.extend(value.keys())
             stack.extend(value.values())
         elif isinstance(value, list):
@@ -184,6 +189,11 @@ def _plugin_remote(text: str) -> str | None:
 _DIRECTORY_FIELDS = ("resources", "bases", "components")
 _PLUGIN_FIELDS = ("generators", "transformers", "validators")
 _FILE_FIELDS = ("crds", "configurations")
+
+
+# what kustomize may take for a remote repository when no local path has the name: a forge host
+# without its scheme (``example.org/org/repo.git``), go-getter's ``git::`` and ``gh:``
+_HOSTLIKE = re.compile(r"^(?:git::|gh:|[\w-]+(?:\.[\w-]+)*\.[a-z]{2,}(?::\d+)?/)", re.IGNORECASE)
 
 
 def read_kustomization(path: str, bound: str | None = None) -> Kustomization:
@@ -225,15 +235,18 @@ def read_kustomization(path: str, bound: str | None = None) -> Kustomization:
         except Exception:  # noqa: BLE001 - a position is a help, never a reason to fail
             return 1
 
-    def names(key: str, name: str, line: int, remote_too: bool = True) -> str | None:
+    def names(key: str, name: str, line: int, repository: bool = False) -> str | None:
         """The local path ``name`` leads to (recorded for the project check), or None for a
         remote one (recorded) or an empty one."""
-        if remote_too and _REMOTE.search(name):
+        if _REMOTE.search(name):
             found.remote.append(name)
             return None
         if not name:
             return None
         target = local(name)
+        if repository and _HOSTLIKE.match(name) and not os.path.lexists(target):  # kustomize would clone it
+            found.remote.append(name)
+            return None
         found.named.append((line, name, target))
         return target if bound is None or _inside(target, bound) else None
 
@@ -248,7 +261,7 @@ def read_kustomization(path: str, bound: str | None = None) -> Kustomization:
                     elif remote is not None:
                         found.remote.append(remote)
                     continue
-                target = names(key, name, line)
+                target = names(key, name, line, repository=True)
                 if target is None:
                     continue
                 if os.path.isdir(target):
