@@ -368,6 +368,10 @@ def test_builds_share_one_budget_per_run(tmp_path: Path, monkeypatch: pytest.Mon
     assert len(done.mappers) == 1
     done = builds.start(items, Config(), tmp_path, 1, None, {d for _, d in items}).result()  # the same run: spent
     assert all("the run's time for builds (1 s) was spent" in r.message for r, _ in done.errors)
+    assert len(done.errors) == 2
+    builds.end_run()  # outside a run, a start has the budget to itself
+    done = builds.start(items, Config(), tmp_path, 1, None, {d for _, d in items}).result()
+    assert [r.path for r, _ in done.errors] == ["slow/kustomization.yaml"] and len(done.mappers) == 1
 
 
 def test_a_nan_kustomize_timeout_is_a_config_error(tmp_path: Path) -> None:

@@ -93,23 +93,29 @@ def settings(config: Config) -> tuple[str, tuple[str, ...] | None, float]:
     return section.get("enabled", "auto"), tuple(command) if command else None, timeout
 
 
-# the wall-clock time every build of the run counts against (linter.sources.kustomize.BUILDS_BUDGET),
-# set when the run's first build starts; new_run() forgets it
-_DEADLINE: list[float] = []
+# the wall-clock time every build of a run (linter.engine.run.lint, between new_run and end_run)
+# counts against (linter.sources.kustomize.BUILDS_BUDGET), set when the run's first build starts;
+# a start() outside a run has the budget to itself
+_RUN: dict[str, float] = {}
 
 
 def new_run() -> None:
-    _DEADLINE.clear()
+    _RUN.clear()
+    _RUN["active"] = 1.0
+
+
+def end_run() -> None:
+    _RUN.clear()
 
 
 def _deadline() -> float:
-    if not _DEADLINE:
-        import time
+    import time
 
-        from linter.sources.kustomize import BUILDS_BUDGET
+    from linter.sources.kustomize import BUILDS_BUDGET
 
-        _DEADLINE.append(time.monotonic() + BUILDS_BUDGET)
-    return _DEADLINE[0]
+    if "active" not in _RUN:
+        return time.monotonic() + BUILDS_BUDGET
+    return _RUN.setdefault("deadline", time.monotonic() + BUILDS_BUDGET)
 
 
 class _Guard:

@@ -77,7 +77,7 @@ def lint(request: LintRequest) -> "RunReport":  # noqa: F821 - imported below
 
     registry, cwd = request.registry, request.cwd.resolve()
     finder = RootFinder(cwd)
-    from linter.engine.builds import new_run
+    from linter.engine.builds import end_run, new_run
 
     new_run()  # the run's builds share one time budget
     if request.config is not None:
@@ -123,6 +123,7 @@ def lint(request: LintRequest) -> "RunReport":  # noqa: F821 - imported below
         baseline = suppress.Baseline.load(request.baseline, cwd)
         results = suppress.apply_baseline(results, baseline, request.baseline.resolve().parent, cwd)
     results.sort(key=Result.sort_key)
+    end_run()
     levels = set(fail_on.values()) or {projects[0].config.fail_on if projects else Config().fail_on}
     root, uris = sources.located()
     return RunReport(
