@@ -355,6 +355,10 @@ def validate(raw: dict[str, Any], where: str, positions: dict[tuple, tuple[int, 
             extras = sorted(set(error.instance) - set(error.schema.get("properties", {})))
             path += (extras[0],) if extras else ()
         raise ConfigError(f"{where}{_where(positions, path)}: {_describe_error(error)}")
+    timeout = raw.get("kustomize", {}).get("timeout") if isinstance(raw.get("kustomize"), dict) else None
+    if isinstance(timeout, float) and timeout != timeout:  # NaN passes every comparison the schema makes
+        raise ConfigError(f"{where}{_where(positions, ('kustomize', 'timeout'))}: 'timeout' is {timeout!r}; "
+                          "expected a number of seconds above 0, at most 3600")
     for setting in ("select", "ignore", "unfixable"):
         for index, value in enumerate(raw.get(setting, [])):
             if not registry.is_known_selector(value):

@@ -235,7 +235,7 @@ CHART_NOTE = "Helm chart templates skipped; lint the rendered output with `helm 
 
 
 def walk(paths: Iterable[Path], *, root: Path | None, exclude: Iterable[str] = (),
-         reuse: dict[str, list[SourceFile]] | None = None) -> Discovery:
+         reuse: dict[str, list[SourceFile]] | None = None, bound: Path | None = None) -> Discovery:
     """Every lintable file under ``paths``; a file given directly is taken unless a rule of the
     walk would have skipped it (see :func:`_named_skip`).
 
@@ -243,7 +243,11 @@ def walk(paths: Iterable[Path], *, root: Path | None, exclude: Iterable[str] = (
     ``exclude``: a folder of it that this walk enters is not listed again, its files are taken
     as that walk took them (entered from above, the folder meets the same rules inside it; a
     folder with a virtual environment's marker, which a walk given that folder itself enters,
-    is never in ``walked``). The project's context walk reuses the targets' walk this way."""
+    is never in ``walked``). The project's context walk reuses the targets' walk this way.
+
+    ``bound``: the project's folder when there is no config's ``root`` (a git work tree, the
+    working folder): a file named as a PATH that is a link out of it is not read (with neither,
+    out of the folder it is named in)."""
     spec = _exclude_spec(exclude)
     found = Discovery()
     seen: set[Path] = set()
@@ -303,6 +307,11 @@ def walk(paths: Iterable[Path], *, root: Path | None, exclude: Iterable[str] = (
             elif given.exists() and not is_regular(given):
                 found.notes.append(Note(str(given), "not read: not a regular file"))
                 found.skipped.append((given, "not a regular file"))
+            elif given.is_symlink() and all(_relative(_real(given), limit) is None for limit in (
+                    [_real(root)] if root is not None else [_real(bound)] if bound is not None else [given.parent])):
+                found.notes.append(
+                    Note(str(given), f"not read: the link points outside the project ({shown(_real(given))})"))
+                found.skipped.append((given, "link out of the project"))
             else:
                 add(given, classify(given) or K8S)
             continue

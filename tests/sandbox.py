@@ -72,23 +72,34 @@ def _install(log_path: str, tree: str | None) -> None:
     local = threading.local()  # the hook's own re-entry guard, per thread: builds run in threads
     lock = threading.Lock()
 
-    def a_build(args: tuple) -> bool:
-        """A kustomize build of a folder outside the tree, run from outside it."""
+    def a_build(args: tuple) -> str | None:
+        """"build": a kustomize build of a folder outside the tree, run from outside it;
+        "isolation": the check that what it runs under works here; else None."""
         if len(args) < 3 or not isinstance(args[1], (list, tuple)) or len(args[1]) < 3:
-            return False
+            return None
         argv, cwd = [os.fsdecode(a) for a in args[1]], args[2]
+        # the fixed programs a build runs under (linter.sources.kustomize.isolation): no network,
+        # killed with the linter; run alone once, on `true`, to see whether they work here
+        while argv and os.path.basename(argv[0]) in ("unshare", "setpriv") and "--" in argv:
+            argv = argv[argv.index("--") + 1:]
+        if len(argv) == 1 and os.path.basename(argv[0]) == "true":
+            return "isolation"
+        if len(argv) < 3:
+            return None
         shape = {"kubectl": "kustomize", "kustomize": "build"}.get(os.path.basename(argv[0]))
-        return (shape == argv[1] and all(a.startswith("--load-restrictor") or a.startswith("LoadRestrictions")
-                                         for a in argv[2:-1])
-                and cwd is not None and not inside(cwd) and not inside(argv[-1]))
+        built = (shape == argv[1] and all(a.startswith("--load-restrictor") or a.startswith("LoadRestrictions")
+                                          for a in argv[2:-1])
+                 and cwd is not None and not inside(cwd) and not inside(argv[-1]))
+        return "build" if built else None
 
     def hook(event: str, args: tuple) -> None:
         if getattr(local, "busy", False):
             return
         local.busy = True
         try:
-            if event == "subprocess.Popen" and a_build(args):
-                record("build", args)
+            kind = a_build(args) if event == "subprocess.Popen" else None
+            if kind is not None:
+                record(kind, args)
                 with lock:
                     state["build"] += 1  # the fork_exec that follows is this build's
                 return
@@ -224,7 +235,7 @@ class Outcome:
     @property
     def refused(self) -> list[dict]:
         """Everything the guard refused (forks and kustomize builds are allowed and not listed)."""
-        return [e for e in self.events if e["event"] not in ("os.fork", "build")]
+        return [e for e in self.events if e["event"] not in ("os.fork", "build", "isolation")]
 
     @property
     def text(self) -> str:

@@ -97,9 +97,13 @@ def test_links_out_of_the_project_are_not_followed(tmp_path: Path) -> None:
         assert not [r for r in report.results if "outside" in r.message or "secret" in r.path]
         notes = {n.path: n.message for n in report.notes}
         assert notes["deploy/link-out.yaml"].startswith("not read: the link points outside the project (")
-    # a link given by name is what the user asked for: read
-    report = lint_paths([project / "deploy" / "link-out.yaml"], project)
-    assert statuses(report) == {"deploy/link-out.yaml": "linted"}
+    # a link given by name is refused the same way (issue 32: the name may come from the tree, as
+    # pre-commit passes it); a link inside the project is read under its own name
+    report = lint_paths([project / "deploy" / "link-out.yaml", project / "deploy" / "link-in.yaml"], project)
+    assert statuses(report) == {"deploy/link-out.yaml": "skipped: link out of the project",
+                                "deploy/link-in.yaml": "linted"}
+    assert {n.path: n.message for n in report.notes}["deploy/link-out.yaml"].startswith(
+        "not read: the link points outside the project (")
 
 
 def test_dangling_link_is_a_finding(tmp_path: Path) -> None:

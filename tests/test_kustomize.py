@@ -148,8 +148,9 @@ def test_without_a_command_files_are_linted_raw_with_a_note_per_root(project: Pa
     assert ("k/base/job.yaml", 35, 13, "GPU005") in where(report)
 
 
-def test_always_without_a_command_is_an_error_per_root(project: Path) -> None:
-    (project / ".mlops-lint.yaml").write_text("kustomize: {enabled: always, command: [/no/such/kustomize, build]}\n")
+def test_always_without_a_command_is_an_error_per_root(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", str(project / "no-such-folder"))
+    (project / ".mlops-lint.yaml").write_text("kustomize: {enabled: always}\n")
     code, report = lint(project, "k", "--no-cache")
     errors = [(f["path"], f["rule"]) for f in report["findings"] if "kustomize.enabled is always" in f["message"]]
     assert errors == [(f"k/overlays/{name}/kustomization.yaml", "SCH001") for name in ("dev", "prod", "staging")]
@@ -181,13 +182,13 @@ def test_a_remote_base_is_not_built(tmp_path: Path) -> None:
 
 
 @needs_build
-def test_builds_are_cached_by_their_inputs(project: Path) -> None:
+def test_builds_are_cached_by_their_inputs(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     log = project / "calls.log"
     (project / "bin").mkdir()
     stand_in = project / "bin" / "kustomize"  # a kustomize that counts its calls
     stand_in.write_text(f"#!/bin/sh\necho \"$@\" >> {log}\nshift\nexec {' '.join(COMMAND)} \"$@\"\n")
     stand_in.chmod(0o755)
-    (project / ".mlops-lint.yaml").write_text(f"kustomize: {{command: [{stand_in}, build]}}\n")
+    monkeypatch.setenv(kz.PROGRAM_VARIABLE, str(stand_in))  # the user's choice of program, not the tree's
     cache = project / "cache"
     first = lint(project, "k", "--cache-dir", str(cache))
     assert len(log.read_text().splitlines()) == 3  # one build per root
@@ -225,21 +226,22 @@ def held_stand_in(folder: Path, log: Path, gate: Path) -> Path:
     return program
 
 
-def held_builds(project: Path, log: Path, gate: Path) -> tuple[list, "Config"]:
-    """The items of ``project``'s ``k`` folder and a config that builds them with :func:`held_stand_in`."""
+def held_builds(project: Path, log: Path, gate: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[list, "Config"]:
+    """The items of ``project``'s ``k`` folder and a config; the builds run :func:`held_stand_in`."""
     from linter.config import Config
     from linter.discover import SourceFile
 
-    config = Config(kustomize={"command": [str(held_stand_in(project, log, gate)), "build"]})
+    monkeypatch.setenv(kz.PROGRAM_VARIABLE, str(held_stand_in(project, log, gate)))
+    config = Config()
     return [(SourceFile(p, "k8s"), str(p.relative_to(project))) for p in sorted((project / "k").rglob("*.yaml"))], config
 
 
 @needs_build
-def test_builds_beside_the_parse_run_while_the_caller_goes_on(project: Path) -> None:
+def test_builds_beside_the_parse_run_while_the_caller_goes_on(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from linter.engine import builds
 
     log, gate = project / "calls.log", project / "gate"
-    items, config = held_builds(project, log, gate)
+    items, config = held_builds(project, log, gate, monkeypatch)
     targets = {display for _, display in items}
     pending = builds.start(items, config, project, 2, None, targets, beside=True)
     deadline = time.monotonic() + 10
@@ -258,12 +260,12 @@ def test_builds_beside_the_parse_run_while_the_caller_goes_on(project: Path) -> 
 
 
 @needs_build
-def test_builds_not_beside_are_done_when_start_returns(project: Path) -> None:
+def test_builds_not_beside_are_done_when_start_returns(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from linter.engine import builds
 
     log, gate = project / "calls.log", project / "gate"
     gate.touch()
-    items, config = held_builds(project, log, gate)
+    items, config = held_builds(project, log, gate, monkeypatch)
     builds.start(items, config, project, 2, None, {display for _, display in items})
     assert sorted(log.read_text().split()) == ["end"] * 3 + ["start"] * 3
 
@@ -433,7 +435,10 @@ def test_an_annotation_in_the_base_suppresses_on_every_built_object(project: Pat
 
 
 @pytest.mark.parametrize("command", [["sh", "-c", "touch pwned"], ["kubectl", "apply", "-k"],
-                                     ["kustomize", "build", "--enable-exec"], ["./bin/kustomize", "build"]])
+                                     ["kustomize", "build", "--enable-exec"], ["./bin/kustomize", "build"],
+                                     ["/usr/bin/kustomize", "build"], ["/proc/self/cwd/bin/kubectl", "kustomize"],
+                                     ["kubectl", "kustomize", "--load-restrictor", "LoadRestrictionsNone"],
+                                     ["kustomize", "build", "--load-restrictor=LoadRestrictionsNone"]])
 def test_a_config_cannot_make_the_linter_run_another_program(project: Path, command: list[str]) -> None:
     (project / ".mlops-lint.yaml").write_text(f"kustomize: {{command: {json.dumps(command)}}}\n")
     code, report = lint(project, "k", "--no-cache")

@@ -81,12 +81,83 @@ def _any_named(items: list[tuple[SourceFile, str]], names: tuple[str, ...], fold
 
 
 def settings(config: Config) -> tuple[str, tuple[str, ...] | None, float]:
+    """(enabled, command, timeout): a build's timeout is ``kustomize.timeout`` and at most
+    ``file-timeout`` (a build is bounded as a file is)."""
     section = config.kustomize or {}
     command = section.get("command")
     from linter.sources.kustomize import DEFAULT_TIMEOUT
 
-    return (section.get("enabled", "auto"), tuple(command) if command else None,
-            float(section.get("timeout", DEFAULT_TIMEOUT)))
+    timeout = float(section.get("timeout", DEFAULT_TIMEOUT))
+    if config.file_timeout and config.file_timeout > 0:
+        timeout = min(timeout, float(config.file_timeout))
+    return section.get("enabled", "auto"), tuple(command) if command else None, timeout
+
+
+# the wall-clock time every build of a run (linter.engine.run.lint, between new_run and end_run)
+# counts against (linter.sources.kustomize.BUILDS_BUDGET), set when the run's first build starts;
+# a start() outside a run has the budget to itself
+_RUN: dict[str, float] = {}
+
+
+def new_run() -> None:
+    _RUN.clear()
+    _RUN["active"] = 1.0
+
+
+def end_run() -> None:
+    _RUN.clear()
+
+
+def _deadline() -> float:
+    import time
+
+    from linter.sources.kustomize import BUILDS_BUDGET
+
+    if "active" not in _RUN:
+        return time.monotonic() + BUILDS_BUDGET
+    return _RUN.setdefault("deadline", time.monotonic() + BUILDS_BUDGET)
+
+
+class _Guard:
+    """While builds run: SIGTERM and SIGINT (Ctrl-C) first kill every build's process group and
+    remove the builds' temporaries (:func:`linter.sources.kustomize.abandon`), then do what they
+    did before (Ctrl-C: the linter's one line and exit 130; SIGTERM: the process ends by it)."""
+
+    def __init__(self) -> None:
+        self.previous: dict[int, Any] = {}
+
+    def __enter__(self) -> "_Guard":
+        import signal
+        import threading
+
+        if threading.current_thread() is threading.main_thread():
+            for signum in (signal.SIGTERM, signal.SIGINT):
+                self.previous[signum] = signal.signal(signum, self._caught)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        import signal
+
+        for signum, handler in self.previous.items():
+            signal.signal(signum, handler)
+        self.previous = {}
+
+    def _caught(self, signum: int, frame: Any) -> None:
+        import signal
+
+        from linter.sources.kustomize import abandon
+
+        abandon()
+        previous = self.previous.get(signum)
+        if callable(previous):
+            previous(signum, frame)
+            return
+        if previous == signal.SIG_IGN:
+            return
+        if signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
 
 
 def _error(root: Any, message: str, severity: str, span: Any = FILE_START) -> tuple[Result, None]:
@@ -108,13 +179,16 @@ class Pending:
 
 
 def start(items: list[tuple[SourceFile, str]], config: Config, cwd: Path, jobs: int,
-          cache_dir: Path | None, targets: set[str], beside: bool = False) -> Pending:
+          cache_dir: Path | None, targets: set[str], beside: bool = False, bound: Path | None = None) -> Pending:
     """The run's roots built (or read from the build cache), with the notes and errors they
     give: started in ``jobs`` threads (each waits on its own process). With
     ``beside`` they go on while the caller reads and parses the files, and
     :meth:`Pending.result` waits for them; else they are done when this returns. On the
     kustomize bench corpus at ``--jobs 2`` this took the builds' 1.1 s out of the serial part
-    (``jobs - 1`` threads beside the parse left 0.6 s of it)."""
+    (``jobs - 1`` threads beside the parse left 0.6 s of it).
+
+    ``bound``: the project's folder; a root whose closure names anything outside it is not
+    built (a note names the kustomization and line)."""
     out = Builds()
     if not _any_named(items, ("Chart.yaml",)) and not _any_named(items, KUSTOMIZATION_NAMES, folders=True):
         return Pending(out)  # the common case: nothing to build, nothing more imported
@@ -125,7 +199,8 @@ def start(items: list[tuple[SourceFile, str]], config: Config, cwd: Path, jobs: 
     if enabled == "never":
         return Pending(out)
     display_of = {os.path.realpath(source.path): display for source, display in items}
-    roots = kz.find_roots((str(source.path), display) for source, display in items)
+    roots = kz.find_roots(((str(source.path), display) for source, display in items),
+                          os.fspath(bound) if bound is not None else None)
     if not roots:
         return Pending(out)
     severity = config.severity.get("SCH001", "error")
@@ -146,7 +221,12 @@ def start(items: list[tuple[SourceFile, str]], config: Config, cwd: Path, jobs: 
     for root in roots:
         if not targeted(root):
             continue  # nothing of it is reported: its files stay as they are for other files' look-ups
-        if root.remote:
+        if root.refused is not None:
+            where, line, why = root.refused
+            out.notes.append(Note(root.display, f"kustomize build not run: {shown(where)}:{line}: {why}; mlops-lint "
+                                                "builds nothing it cannot read as kustomize would, nor anything "
+                                                "outside the project; its files are linted as they are"))
+        elif root.remote:
             out.notes.append(Note(root.display, f"kustomize build not run: it names a remote base ({root.remote[0]}) "
                                                 "and mlops-lint builds without network access; its files are linted "
                                                 "as they are"))
@@ -178,8 +258,10 @@ def start(items: list[tuple[SourceFile, str]], config: Config, cwd: Path, jobs: 
     if todo:
         from concurrent.futures import ThreadPoolExecutor
 
+        guard = _Guard().__enter__()
+        deadline = _deadline()
         pool = ThreadPoolExecutor(max_workers=max(1, min(jobs, len(todo))))
-        running = [pool.submit(kz.build, root, command, timeout) for root in todo]
+        running = [pool.submit(kz.build, root, command, timeout, deadline=deadline) for root in todo]
 
     def finish() -> None:
         if pool is not None:
@@ -190,6 +272,7 @@ def start(items: list[tuple[SourceFile, str]], config: Config, cwd: Path, jobs: 
                         cache.put(keys[root.path], kz.for_cache(built.output, built.wrapper))
             finally:
                 pool.shutdown()
+                guard.__exit__()
         _finish(out, buildable, outputs, keys, display_of, targeted, shown, severity)
 
     if beside:

@@ -87,7 +87,8 @@ def by_roots(paths: list[Path], cwd: Path, load: Callable[[Path | None, Root], C
         if not project.paths:
             continue
         root, config = project.root, project.config
-        found = discover.walk(project.paths, root=config.root, exclude=config.exclude)
+        found = discover.walk(project.paths, root=config.root, exclude=config.exclude,
+                              bound=root.folder if root.found != BY_PATH else None)
         own = []
         for source in found.files:
             home = finder.root(os.path.dirname(os.fspath(source.path)), root.folder)

@@ -77,6 +77,9 @@ def lint(request: LintRequest) -> "RunReport":  # noqa: F821 - imported below
 
     registry, cwd = request.registry, request.cwd.resolve()
     finder = RootFinder(cwd)
+    from linter.engine.builds import end_run, new_run
+
+    new_run()  # the run's builds share one time budget
     if request.config is not None:
         projects = explicit(request.config, request.paths)
     else:
@@ -120,6 +123,7 @@ def lint(request: LintRequest) -> "RunReport":  # noqa: F821 - imported below
         baseline = suppress.Baseline.load(request.baseline, cwd)
         results = suppress.apply_baseline(results, baseline, request.baseline.resolve().parent, cwd)
     results.sort(key=Result.sort_key)
+    end_run()
     levels = set(fail_on.values()) or {projects[0].config.fail_on if projects else Config().fail_on}
     root, uris = sources.located()
     return RunReport(
@@ -188,7 +192,10 @@ def _lint_project(project: Project, rules: list, key: str, request: LintRequest,
 
     # with --jobs 2 or more, the kustomize builds run while this process reads and parses the
     # files: run() waits for them where it first needs them (settle)
-    pending = start(items, config, cwd, request.jobs, request.cache_dir, target_paths, beside=request.jobs > 1)
+    folder = project.folder
+    bound = (folder if folder.is_dir() else folder.parent).resolve() if folder is not None else None
+    pending = start(items, config, cwd, request.jobs, request.cache_dir, target_paths, beside=request.jobs > 1,
+                    bound=bound)
 
     def settle() -> tuple[Builds, Job]:
         builds = pending.result()

@@ -4,13 +4,22 @@ the user edits.
 A root is a kustomization (``kustomization.yaml``, ``kustomization.yml``, ``Kustomization``) of
 the project that no other kustomization of the project names in ``resources``, ``bases`` or
 ``components`` (a ``kind: Component`` is never a root: it cannot be built alone). Each root is
-built once per run with the first of ``kustomize build`` or ``kubectl kustomize`` on PATH (or the
-configured ``kustomize.command``), in a temporary folder holding a wrapper kustomization whose only
-resource is the root and which asks for ``buildMetadata: [originAnnotations]``: the user's tree
-is never written to. The build has no network of its own: a root whose closure names a remote base
-(a URL, ``github.com/…``, ``?ref=``) or inflates Helm charts is not built, and says so in a note;
-the process gets proxies that lead nowhere, a closed stdin and a timeout. A failed build is one
-SCH001 on the root's kustomization file, with kustomize's own message.
+built once per run with the first of ``kustomize build`` or ``kubectl kustomize`` on PATH (the
+configured ``kustomize.command`` chooses between them by name only; ``MLOPS_LINT_KUSTOMIZE``, the
+user's, names another program: :mod:`linter.programs`), in a temporary folder holding a wrapper
+kustomization whose only resource is the root and which asks for ``buildMetadata:
+[originAnnotations]``: the user's tree is never written to.
+
+The tree is untrusted, so the build is confined. Kustomizations are read as kustomize reads them
+(:func:`read_kustomization`: keys in any case, UTF-16 text, every field that names a path or an
+address). A root whose closure names a remote address or inflates Helm charts is not built, nor
+one naming a path out of the project, nor one with a kustomization mlops-lint cannot read fully
+(:attr:`Root.refused`); each says so in a note. kustomize's load restrictor stays on. The process
+runs without a network where ``unshare --net`` works (else with proxies that lead nowhere), with a
+closed stdin, in its own process group killed when the linter ends (SIGTERM, Ctrl-C: see
+:func:`abandon`; ``setpriv --pdeathsig`` when it is killed), and with a timeout that is at most
+``file-timeout`` and the run's remaining budget for builds (:data:`BUILDS_BUDGET`). A failed build
+is one SCH001 on the root's kustomization file, with kustomize's own message.
 
 The files a built root pulls in (resources, patches, components, generators' inputs …) are linted
 *through* the build: their raw reading keeps only what needs the file itself (SCH001 parse errors;
@@ -30,7 +39,8 @@ touches it; otherwise there is no fix. While fixes wait to be written, a root wh
 changed is built from a copy of its files as fixed (:func:`build`).
 
 Build outputs are cached in the result cache's folder under a key of the command and the content
-of every file the root's closure reads, so an unchanged root is not built again.
+of every file the root's closure reads, so an unchanged root is not built again; an entry is
+never read or written through a link (:class:`BuildCache`).
 """
 
 from __future__ import annotations
@@ -50,6 +60,9 @@ from linter.validation.kustomize import KUSTOMIZATION_NAMES as NAMES  # noqa: E4
 ORIGIN = "config.kubernetes.io/origin"
 BUILD_ANNOTATIONS = (ORIGIN, "alpha.config.kubernetes.io/transformations")
 DEFAULT_TIMEOUT = 60.0
+# every build of a run together: a wall-clock budget no config raises (each build also stops at its
+# own timeout, and at file-timeout: a build is bounded as a file is)
+BUILDS_BUDGET = 300.0
 MAX_OUTPUT = 64 << 20
 # a base kustomize would fetch: a URL, an scp-like git address, a forge host, a ?ref= or a //subdir
 _REMOTE = re.compile(r"^(?:[a-z][a-z0-9+.-]*://|[\w.-]+@[\w.-]+:|(?:github|gitlab|bitbucket)\.(?:com|org)/)|\?ref=|//",
@@ -94,6 +107,10 @@ class Kustomization(Struct):
     remote: list[str] = field(default_factory=list)
     helm: bool = False
     component: bool = False
+    # why kustomize must not build it (it could not be read fully as kustomize reads it), or None
+    unread: str | None = None
+    # (line, name) of every path it names that leads out of the project (checked in find_roots)
+    named: list[tuple[int, str, str]] = field(default_factory=list)  # (line, as written, absolute real)
 
 
 def _strings(value: Any) -> list[tuple[int, str]]:
@@ -115,83 +132,223 @@ def _inline_offset(text: str, value_span: Span) -> tuple[int, int]:
     return value_span.line - 1, value_span.col - 1
 
 
-def read_kustomization(path: str) -> Kustomization:
+def _fields(tree: Any, name: str) -> list[tuple[str, Any]]:
+    """Every key of ``tree`` that kustomize takes for the field ``name``, with its value: Go's
+    encoding/json matches field names without regard to case (``Resources``, ``RESOURCES``,
+    and Unicode folds such as ``reſources``), so a check of the exact key alone misses them."""
+    if not isinstance(tree, dict):
+        return []
+    wanted = name.casefold()
+    return [(key, value) for key, value in tree.items() if isinstance(key, str) and key.casefold() == wanted]
+
+
+def _field(tree: Any, name: str) -> Any:
+    """The value kustomize reads for ``name`` (the last matching key, as encoding/json keeps)."""
+    found = _fields(tree, name)
+    return found[-1][1] if found else None
+
+
+def decode_kustomization(data: bytes) -> str:
+    """A kustomization's text as kustomize's YAML reader takes it: UTF-16 (either order) or
+    UTF-8 after a byte order mark, else UTF-8. Raises UnicodeDecodeError."""
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        return data.decode("utf-16")
+    if data[:3] == b"\xef\xbb\xbf":
+        return data[3:].decode("utf-8")
+    return data.decode("utf-8")
+
+
+def _plugin_remote(text: str) -> str | None:
+    """A string of a generator's or transformer's configuration (inline or in its file) that
+    kustomize could fetch (a plugin's ``path`` may be a URL); ``"?"`` when it cannot be read."""
+    import yaml
+
+    try:
+        documents = list(yaml.safe_load_all(text))
+    except (yaml.YAMLError, RecursionError, ValueError):
+        return "?"
+    stack: list[Any] = documents
+    seen: set[int] = set()  # a node an alias shares is walked once (an alias bomb stays linear)
+    while stack:
+        value = stack.pop()
+        if isinstance(value, str):
+            if _REMOTE.search(value):  # a plugin's path is a file or an http(s) address
+                return value
+            continue
+        if id(value) in seen:
+            continue
+        seen.add(id(value))
+        if isinstance(value, dict):
+            stack.extend(value.keys())
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+    return None
+
+
+_DIRECTORY_FIELDS = ("resources", "bases", "components")
+_PLUGIN_FIELDS = ("generators", "transformers", "validators")
+_FILE_FIELDS = ("crds", "configurations")
+
+
+# what kustomize may take for a remote repository when no local path has the name: a forge host
+# without its scheme (``example.org/org/repo.git``), go-getter's ``git::`` and ``gh:``
+_HOSTLIKE = re.compile(r"^(?:git::|gh:|[\w-]+(?:\.[\w-]+)*\.[a-z]{2,}(?::\d+)?/)", re.IGNORECASE)
+
+
+def read_kustomization(path: str, bound: str | None = None) -> Kustomization:
+    """A kustomization as kustomize reads it: every field that can name a file, a folder or a
+    remote address is looked up as kustomize looks it up (keys in any case, UTF-16 text); one
+    that cannot be read fully (not text kustomize decodes, not a mapping, a plugin configuration
+    that does not parse) has ``unread`` set, and is not built. A path it names outside ``bound``
+    (the project's folder) is recorded in ``named`` and never looked at."""
     from linter.sources.files import Unreadable, read_source
     from linter.sources.yaml_k8s import compose_tree
 
     folder = os.path.dirname(path)
     try:
-        text = read_source(path).decode("utf-8")
-    except (Unreadable, UnicodeDecodeError):
-        return Kustomization(path, folder, None)
+        text = decode_kustomization(read_source(path))
+    except Unreadable as exc:
+        return Kustomization(path, folder, None, unread=f"it cannot be read ({exc})")
+    except UnicodeDecodeError:
+        return Kustomization(path, folder, None, unread="it is not UTF-8 or UTF-16 text")
     tree = compose_tree(text)
+    if tree is None and all(line.strip() in ("", "---") or line.lstrip().startswith("#")
+                            for line in text.splitlines()):
+        tree = YMap()  # an empty kustomization (comments at most): kustomize builds it, to nothing
     found = Kustomization(path, folder, tree if isinstance(tree, YMap) else None)
     if found.tree is None:
+        found.unread = "it is not a YAML mapping mlops-lint can read"
         return found
     tree = found.tree
-    found.component = tree.get("kind") == "Component"
-    found.helm = any(key in tree for key in _HELM)
+    found.component = _field(tree, "kind") == "Component"
+    found.helm = any(_fields(tree, key) for key in _HELM)
 
     def local(name: str) -> str:
         return os.path.realpath(os.path.join(folder, name))
 
-    for key in ("resources", "bases", "components"):
-        for _, name in _strings(tree.get(key)):
-            if _REMOTE.search(name):
-                found.remote.append(name)
-                continue
-            target = local(name)
-            if os.path.isdir(target):
-                child = kustomization_in(target)
-                if child is not None:
-                    found.children.append(os.path.realpath(child))
-            elif os.path.isfile(target):
-                found.inputs.add(target)
-    for key in _LIST_INPUTS:
-        for _, name in _strings(tree.get(key)):
-            if os.path.isfile(local(name)):
-                found.inputs.add(local(name))
-    for key in _GENERATORS:
-        for item in tree.get(key) or [] if isinstance(tree.get(key), list) else []:
-            if not isinstance(item, dict):
-                continue
-            names = [n for _, n in _strings(item.get("files"))] + [n for _, n in _strings(item.get("envs"))]
-            if isinstance(item.get("env"), str):
-                names.append(item["env"])
-            for name in names:
-                name = name.split("=", 1)[1] if "=" in name else name
-                if os.path.isfile(local(name)):
-                    found.inputs.add(local(name))
-    for key in ("replacements",):
-        for item in tree.get(key) or [] if isinstance(tree.get(key), list) else []:
-            if isinstance(item, dict) and isinstance(item.get("path"), str) and os.path.isfile(local(item["path"])):
-                found.inputs.add(local(item["path"]))
-    openapi = tree.get("openapi")
-    if isinstance(openapi, dict) and isinstance(openapi.get("path"), str) and os.path.isfile(local(openapi["path"])):
-        found.inputs.add(local(openapi["path"]))
+    def line_of(key: str, sequence: Any = None, index: int | None = None) -> int:
+        try:
+            if isinstance(sequence, YSeq) and index is not None:
+                return sequence.item_span(index).line
+            return tree.key_span(key).line
+        except Exception:  # noqa: BLE001 - a position is a help, never a reason to fail
+            return 1
+
+    def names(key: str, name: str, line: int, repository: bool = False) -> str | None:
+        """The local path ``name`` leads to (recorded for the project check), or None for a
+        remote one (recorded) or an empty one."""
+        if _REMOTE.search(name):
+            found.remote.append(name)
+            return None
+        if not name:
+            return None
+        target = local(name)
+        if repository and _HOSTLIKE.match(name) and not os.path.lexists(target):  # kustomize would clone it
+            found.remote.append(name)
+            return None
+        found.named.append((line, name, target))
+        return target if bound is None or _inside(target, bound) else None
+
+    for field_name in (*_DIRECTORY_FIELDS, *_PLUGIN_FIELDS):
+        for key, value in _fields(tree, field_name):
+            for index, name in _strings(value):
+                line = line_of(key, value, index)
+                if "\n" in name:  # an inline plugin configuration
+                    remote = _plugin_remote(name) if field_name in _PLUGIN_FIELDS else name
+                    if remote == "?":
+                        found.unread = f"its {key} entry on line {line} does not parse"
+                    elif remote is not None:
+                        found.remote.append(remote)
+                    continue
+                target = names(key, name, line, repository=True)
+                if target is None:
+                    continue
+                if os.path.isdir(target):
+                    child = kustomization_in(target)
+                    if child is not None:
+                        found.children.append(os.path.realpath(child))
+                        if bound is not None and not _inside(found.children[-1], bound):  # a link out
+                            found.named.append((line, name, found.children[-1]))
+                elif os.path.isfile(target):
+                    found.inputs.add(target)
+                    if field_name in _PLUGIN_FIELDS:
+                        try:
+                            remote = _plugin_remote(decode_kustomization(read_source(target)))
+                        except (Unreadable, UnicodeDecodeError):
+                            remote = "?"
+                        if remote == "?":
+                            found.unread = f"the {key} file {name} on line {line} cannot be read"
+                        elif remote is not None:
+                            found.remote.append(remote)
+    for field_name in _FILE_FIELDS:
+        for key, value in _fields(tree, field_name):
+            for index, name in _strings(value):
+                target = names(key, name, line_of(key, value, index))
+                if target is not None and os.path.isfile(target):
+                    found.inputs.add(target)
+    for field_name in _GENERATORS:
+        for key, value in _fields(tree, field_name):
+            for index, item in enumerate(value) if isinstance(value, list) else ():
+                if not isinstance(item, dict):
+                    continue
+                line = line_of(key, value, index)
+                listed = [n for _, v in _fields(item, "files") for _, n in _strings(v)] + \
+                    [n for _, v in _fields(item, "envs") for _, n in _strings(v)] + \
+                    [v for _, v in _fields(item, "env") if isinstance(v, str)]
+                for name in listed:
+                    if _REMOTE.search(name):
+                        found.remote.append(name)
+                        continue
+                    name = name.split("=", 1)[1] if "=" in name else name
+                    target = names(key, name, line)
+                    if target is not None and os.path.isfile(target):
+                        found.inputs.add(target)
+    for key, value in _fields(tree, "replacements"):
+        for index, item in enumerate(value) if isinstance(value, list) else ():
+            for _, name in _fields(item, "path"):
+                if isinstance(name, str):
+                    target = names(key, name, line_of(key, value, index))
+                    if target is not None and os.path.isfile(target):
+                        found.inputs.add(target)
+    for key, openapi in _fields(tree, "openapi"):
+        for _, name in _fields(openapi, "path"):
+            if isinstance(name, str):
+                target = names(key, name, line_of(key))
+                if target is not None and os.path.isfile(target):
+                    found.inputs.add(target)
     # patches, in the order kustomize applies them: patchesStrategicMerge, patchesJson6902, patches
-    smp = tree.get("patchesStrategicMerge")
-    if isinstance(smp, YSeq):
+    for _, smp in _fields(tree, "patchesStrategicMerge"):
+        if not isinstance(smp, YSeq):
+            continue
         for index, item in _strings(smp):
             span = smp.item_span(index)
+            if "\n" not in item:
+                target = names("patchesStrategicMerge", item, span.line)
+                if target is None:
+                    continue
             if "\n" in item or not os.path.isfile(local(item)):
                 found.patches.append(Patch(path, span, text=item, offset=_inline_offset(text, span)))
             else:
                 found.patches.append(Patch(path, span, file=local(item)))
                 found.inputs.add(local(item))
-    for key in ("patchesJson6902", "patches"):
-        entries = tree.get(key)
-        if not isinstance(entries, YSeq):
-            continue
-        for index, item in entries.maps():
-            target = item.get("target") if isinstance(item.get("target"), dict) else None
-            if isinstance(item.get("path"), str) and os.path.isfile(local(item["path"])):
-                found.patches.append(Patch(path, item.value_span("path"), file=local(item["path"]), target=target))
-                found.inputs.add(local(item["path"]))
-            elif isinstance(item.get("patch"), str):
-                span = item.value_span("patch")
-                found.patches.append(Patch(path, span, text=item["patch"], offset=_inline_offset(text, span),
-                                           target=target))
+    for field_name in ("patchesJson6902", "patches"):
+        for _, entries in _fields(tree, field_name):
+            if not isinstance(entries, YSeq):
+                continue
+            for index, item in entries.maps():
+                target = _field(item, "target")
+                target = target if isinstance(target, dict) else None
+                paths = [(key, name) for key, name in _fields(item, "path") if isinstance(name, str)]
+                for key, name in paths:
+                    local_path = names(field_name, name, item.value_span(key).line)
+                    if local_path is not None and os.path.isfile(local_path):
+                        found.patches.append(Patch(path, item.value_span(key), file=local_path, target=target))
+                        found.inputs.add(local_path)
+                if not paths and isinstance(item.get("patch"), str):
+                    span = item.value_span("patch")
+                    found.patches.append(Patch(path, span, text=item["patch"], offset=_inline_offset(text, span),
+                                               target=target))
     return found
 
 
@@ -204,6 +361,9 @@ class Root(Struct):
     inputs: list[str]  # every file the build reads (kustomizations included), sorted
     remote: list[str]
     helm: bool
+    # why it is not built though it is readable: (kustomization, line, reason) of the first of its
+    # closure that names a path out of the project or cannot be read fully as kustomize reads it
+    refused: tuple[str, int, str] | None = None
 
     @property
     def folder(self) -> str:
@@ -221,7 +381,7 @@ class Root(Struct):
         return f"as kustomize builds {self.folder_display}"
 
 
-def _closure(path: str, known: dict[str, Kustomization]) -> list[Kustomization]:
+def _closure(path: str, known: dict[str, Kustomization], bound: str | None = None) -> list[Kustomization]:
     """The kustomizations ``path`` builds on, bases first (each once, cycles cut)."""
     out: list[Kustomization] = []
     seen: set[str] = set()
@@ -234,8 +394,9 @@ def _closure(path: str, known: dict[str, Kustomization]) -> list[Kustomization]:
         if current in seen:
             continue
         seen.add(current)
-        if current not in known:
-            known[current] = read_kustomization(current)
+        if current not in known:  # one out of the project (a link's target) is never opened
+            known[current] = read_kustomization(current, bound) if bound is None or _inside(current, bound) \
+                else Kustomization(current, os.path.dirname(current), None)
         stack.append((current, True))
         for child in reversed(known[current].children):
             if child not in seen:
@@ -243,9 +404,31 @@ def _closure(path: str, known: dict[str, Kustomization]) -> list[Kustomization]:
     return out
 
 
-def find_roots(files: Iterable[tuple[str, str]]) -> list[Root]:
+def _inside(path: str, bound: str) -> bool:
+    return path == bound or path.startswith(bound.rstrip(os.sep) + os.sep)
+
+
+def _refused(chain: list[Kustomization], bound: str | None) -> tuple[str, int, str] | None:
+    """Why a closure must not be built: a kustomization kustomize would read otherwise than
+    mlops-lint can, or one naming a path (a base, a file, a link's target) outside ``bound``."""
+    for kustomization in reversed(chain):  # the root first: the line that leads out is named
+        if kustomization.unread is not None:
+            return kustomization.path, 1, kustomization.unread
+        if bound is not None:
+            for line, name, target in kustomization.named:
+                if not _inside(target, bound):
+                    return kustomization.path, line, f"it names {name!r}, which leads outside the project"
+    for kustomization in chain:
+        if bound is not None and not _inside(kustomization.path, bound):
+            return kustomization.path, 1, "it is outside the project"
+    return None
+
+
+def find_roots(files: Iterable[tuple[str, str]], bound: str | None = None) -> list[Root]:
     """The roots among a project's files (``(absolute path, display path)`` pairs; a folder's
-    ``Kustomization`` without a suffix is looked for beside them), sorted by display path."""
+    ``Kustomization`` without a suffix is looked for beside them), sorted by display path. With
+    ``bound`` (the project's folder, real), a root whose closure reads anything outside it, or
+    that mlops-lint cannot read as kustomize would, says why in :attr:`Root.refused`."""
     display_of: dict[str, str] = {}
     folders: dict[str, str] = {}  # folder -> the display folder of a file in it
     for absolute, display in files:
@@ -256,17 +439,18 @@ def find_roots(files: Iterable[tuple[str, str]]) -> list[Root]:
         plain = os.path.join(folder, "Kustomization")
         if os.path.isfile(plain) and os.path.realpath(plain) not in display_of:
             display_of[os.path.realpath(plain)] = f"{shown}/Kustomization" if shown else "Kustomization"
-    known: dict[str, Kustomization] = {path: read_kustomization(path) for path in sorted(display_of)}
+    bound = os.path.realpath(bound) if bound else None
+    known: dict[str, Kustomization] = {path: read_kustomization(path, bound) for path in sorted(display_of)}
     referenced = {child for k in known.values() for child in k.children}
     roots = []
     for path in sorted(display_of):
         own = known[path]
         if path in referenced or own.tree is None or own.component:
             continue
-        chain = _closure(path, known)
+        chain = _closure(path, known, bound)
         inputs = sorted({k.path for k in chain} | {f for k in chain for f in k.inputs})
         roots.append(Root(path, display_of[path], chain, inputs, [r for k in chain for r in k.remote],
-                          any(k.helm for k in chain)))
+                          any(k.helm for k in chain), _refused(chain, bound)))
     return sorted(roots, key=lambda root: root.display)
 
 
@@ -274,11 +458,14 @@ def find_roots(files: Iterable[tuple[str, str]]) -> list[Root]:
 # Building
 
 
-# the builds a config may name: the program (by name on PATH, or an absolute path) and its
-# subcommand, with nothing after them that would let the tree run code (exec plugins, Helm) or
-# reach a cluster: kustomize's build is read-only and local when given only a folder
+# the builds a config may name: the program (by name only, found on PATH: linter.programs) and its
+# subcommand, with nothing after them that would let the tree run code (exec plugins, Helm), reach
+# a cluster or read outside the kustomization's folder: kustomize's build is read-only and local
+# when given only a folder, and keeps each kustomization's files inside its folder (the default
+# load restrictor, LoadRestrictionsRootOnly, which is the only one a config may spell out)
 _BUILDERS = {"kustomize": "build", "kubectl": "kustomize"}
-_SAFE_FLAG = re.compile(r"^--(?:load-restrictor|load_restrictor)(?:=LoadRestrictions\w+)?$|^LoadRestrictions\w+$")
+PROGRAM_VARIABLE = "MLOPS_LINT_KUSTOMIZE"  # the user's choice of program (an absolute path), not the tree's
+_SAFE_FLAG = re.compile(r"^--(?:load-restrictor|load_restrictor)(?:=LoadRestrictionsRootOnly)?$|^LoadRestrictionsRootOnly$")
 
 
 class CommandRefused(ValueError):
@@ -286,12 +473,9 @@ class CommandRefused(ValueError):
 
 
 def on_path(name: str) -> str | None:
-    """``name`` found on PATH's absolute folders only (a relative entry such as ``.`` would let
-    the linted tree supply the program)."""
-    import shutil
+    from linter.programs import on_path as found
 
-    folders = [entry for entry in os.environ.get("PATH", "").split(os.pathsep) if os.path.isabs(entry)]
-    return shutil.which(name, path=os.pathsep.join(folders)) if folders else None
+    return found(name)
 
 
 def check_command(configured: tuple[str, ...] | list[str], programs: dict[str, str] = _BUILDERS) -> None:
@@ -306,17 +490,33 @@ def check_command(configured: tuple[str, ...] | list[str], programs: dict[str, s
         raise CommandRefused(f"the program {configured[0]!r} must be a name on PATH or an absolute path")
     for flag in configured[2:]:
         if not _SAFE_FLAG.match(flag):
-            raise CommandRefused(f"the flag {flag!r} is not one mlops-lint passes (only --load-restrictor)")
+            raise CommandRefused(f"the flag {flag!r} is not one mlops-lint passes (only --load-restrictor "
+                                 "LoadRestrictionsRootOnly: nothing outside a kustomization's folder is read)")
 
 
 def find_command(configured: tuple[str, ...] | None = None) -> list[str] | None:
-    """The build command: the configured one (its program found on PATH or given as an absolute
-    path; see :func:`check_command`), else ``kustomize build``, else ``kubectl kustomize``; None
-    when none is found."""
+    """The build command: ``kustomize build``, else ``kubectl kustomize``, found on PATH's
+    absolute folders (the configured command may choose between them and add the default load
+    restrictor, but names its program only by name; see :func:`check_command`); the program is
+    the one ``MLOPS_LINT_KUSTOMIZE`` names when set. None when none is found."""
+    from linter.programs import ProgramRefused, chosen, named
+
     if configured:
+        try:
+            named(configured[0], tuple(_BUILDERS), "kustomize.command", PROGRAM_VARIABLE)
+        except ProgramRefused as refused:
+            raise CommandRefused(str(refused)) from None
         check_command(configured)
-        program = configured[0] if os.path.isabs(configured[0]) and os.access(configured[0], os.X_OK) \
-            else on_path(configured[0])
+    try:
+        given = chosen(tuple(_BUILDERS), PROGRAM_VARIABLE)
+    except ProgramRefused as refused:
+        raise CommandRefused(str(refused)) from None
+    if given is not None:
+        name, program = given
+        flags = list(configured[2:]) if configured and configured[0] == name else []
+        return [program, _BUILDERS[name], *flags]
+    if configured:
+        program = on_path(configured[0])
         return [program, *configured[1:]] if program else None
     for name, sub in _BUILDERS.items():
         program = on_path(name)
@@ -372,40 +572,154 @@ class BuildOutcome(Struct):
     wrapper: str = ""  # the temporary folder origins are relative to (real path)
 
 
+# Builds under way and their temporary folders and files: on SIGTERM or Ctrl-C (see
+# linter.engine.builds.guard) every build's process group is killed and every temporary removed
+# before the linter ends; a build whose parent dies anyway (SIGKILL) gets SIGKILL from the kernel
+# (PR_SET_PDEATHSIG, through setpriv)
+_RUNNING: dict[int, Any] = {}  # pid -> Popen
+_TEMPORARY: set[str] = set()  # folders and files to remove
+_OWNER = os.getpid()
+
+
+def abandon() -> None:
+    """Kill every build under way (its whole process group) and remove every temporary folder
+    and file of the builds; safe to call from a signal handler, and a no-op in a forked worker."""
+    import shutil
+    import signal
+
+    if os.getpid() != _OWNER:
+        return
+    for pid in list(_RUNNING):
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    for path in list(_TEMPORARY):
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+        _TEMPORARY.discard(path)
+
+
+_ISOLATION: list[list[str]] | None = None
+
+
+def isolation() -> list[str]:
+    """What the build command is run under, found once: ``unshare --net`` (a network namespace of
+    its own, with only a loopback that is down: nothing, not even 127.0.0.1, is reachable), or
+    the same in a user namespace where only that is allowed, and ``setpriv --pdeathsig KILL``
+    (it dies with the linter); each only where it works here. Without them the build still has
+    proxies that lead nowhere, and mlops-lint's own check of every remote address."""
+    global _ISOLATION
+    if _ISOLATION is None:
+        import subprocess
+
+        found: list[list[str]] = []
+        for prefix in (["unshare", "--net"], ["unshare", "--user", "--map-current-user", "--net"],
+                       ["unshare", "--user", "--map-root-user", "--net"]):
+            program = on_path(prefix[0])
+            if program and _works([program, *prefix[1:], "--"], subprocess):
+                found.append([program, *prefix[1:], "--"])
+                break
+        program = on_path("setpriv")
+        if program and _works([program, "--pdeathsig", "KILL", "--"], subprocess):
+            found.append([program, "--pdeathsig", "KILL", "--"])
+        _ISOLATION = found
+    return [part for prefix in _ISOLATION for part in prefix]
+
+
+def _works(prefix: list[str], subprocess: Any) -> bool:
+    true = on_path("true")
+    if true is None:
+        return False
+    try:
+        return subprocess.run([*prefix, true], stdin=subprocess.DEVNULL, capture_output=True, timeout=5,
+                              check=False).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
+def _run(arguments: list[str], folder: str, timeout: float) -> tuple[int, bytes, bytes] | None:
+    """Run a build in its own process group (killed whole on timeout, SIGTERM or Ctrl-C);
+    (status, stdout, stderr), or None when it did not finish in ``timeout`` seconds."""
+    import signal
+    import subprocess
+
+    process = subprocess.Popen([*isolation(), *arguments], cwd=folder, env=build_environment(),
+                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               start_new_session=True)
+    _RUNNING[process.pid] = process
+    try:
+        try:
+            out, err = process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            try:
+                os.killpg(process.pid, signal.SIGKILL)
+            except OSError:
+                pass
+            process.communicate()
+            return None
+        return process.returncode, out, err
+    finally:
+        try:
+            os.killpg(process.pid, signal.SIGKILL)  # anything it left running in its group
+        except OSError:
+            pass
+        _RUNNING.pop(process.pid, None)
+
+
 def build(root: Root, command: list[str], timeout: float, inside: str | None = None,
-          as_written: bool = False) -> BuildOutcome:
+          as_written: bool = False, deadline: float | None = None) -> BuildOutcome:
     """One root built in a temporary folder (removed after); never raises.
+
+    ``timeout`` bounds the build, and ``deadline`` (a :func:`time.monotonic` time: the run's
+    budget for builds) too: a build that would start after it is not run.
 
     While ``--fix`` holds changed bytes of the root's files (:data:`linter.sources.files.OVERLAY`,
     a fix of a base resource in an earlier pass), the root is built from a copy of the files it
     reads as the fixes left them (:func:`_mirrored`), so the next pass lints what the fix gives."""
-    import subprocess  # here: a run without kustomizations never needs it
+    import math
     import tempfile
+    import time
 
     from linter.sources.files import OVERLAY
 
     if OVERLAY and not as_written and any(path in OVERLAY for path in root.inputs):
-        return _mirrored(root, command, timeout)
+        return _mirrored(root, command, timeout, deadline)
+    shown = " ".join(os.path.basename(c) if i == 0 else c for i, c in enumerate(command))
+    limit = timeout
+    if deadline is not None:
+        limit = min(limit, deadline - time.monotonic())
+        if limit <= 0:
+            return BuildOutcome(root, error=f"{shown} not run: the run's time for builds ({BUILDS_BUDGET:g} s) "
+                                            "was spent")
+    if not math.isfinite(limit) or limit <= 0:
+        return BuildOutcome(root, error=f"{shown} not run: its timeout {timeout!r} is not a positive number")
     folder = os.path.realpath(tempfile.mkdtemp(prefix="mlops-lint-kustomize-", dir=inside))
+    _TEMPORARY.add(folder)
     relative = os.path.relpath(root.folder, folder)
     try:
         with open(os.path.join(folder, "kustomization.yaml"), "w", encoding="utf-8") as handle:
             handle.write(f"resources:\n- {_quoted(relative)}\nbuildMetadata: [originAnnotations]\n")
         try:
-            done = subprocess.run([*command, folder], cwd=folder, env=build_environment(), stdin=subprocess.DEVNULL,
-                                  capture_output=True, timeout=timeout, check=False)
-        except subprocess.TimeoutExpired:
-            return BuildOutcome(root, error=f"{' '.join(os.path.basename(c) if i == 0 else c for i, c in enumerate(command))}"
-                                f" did not finish in {timeout:g} s", wrapper=folder)
+            done = _run([*command, folder], folder, limit)
         except OSError as exc:
             return BuildOutcome(root, error=f"could not run {command[0]}: {exc.strerror or exc}", wrapper=folder)
-        if done.returncode != 0:
-            return BuildOutcome(root, error=_error_text(done.stderr.decode("utf-8", "replace"), relative, root),
+        if done is None:
+            budget = " (the run's time for builds ran out)" if limit < timeout else ""
+            return BuildOutcome(root, error=f"{shown} did not finish in {limit:g} s{budget}", wrapper=folder)
+        status, stdout, stderr = done
+        if status != 0:
+            return BuildOutcome(root, error=_error_text(stderr.decode("utf-8", "replace"), relative, root),
                                 wrapper=folder)
-        if len(done.stdout) > MAX_OUTPUT:
+        if len(stdout) > MAX_OUTPUT:
             return BuildOutcome(root, error=f"the build's output is over {MAX_OUTPUT >> 20} MB: not linted",
                                 wrapper=folder)
-        return BuildOutcome(root, output=done.stdout, wrapper=folder)
+        return BuildOutcome(root, output=stdout, wrapper=folder)
     finally:  # the wrapper is the folder's one file: removed by its absolute path, then the folder
         for leftover in (os.path.join(folder, "kustomization.yaml"),):
             try:
@@ -416,9 +730,10 @@ def build(root: Root, command: list[str], timeout: float, inside: str | None = N
             os.rmdir(folder)
         except OSError:
             pass
+        _TEMPORARY.discard(folder)
 
 
-def _mirrored(root: Root, command: list[str], timeout: float) -> BuildOutcome:
+def _mirrored(root: Root, command: list[str], timeout: float, deadline: float | None = None) -> BuildOutcome:
     """:func:`build` over a temporary copy of every file the root reads (each as
     :func:`linter.sources.files.read_source` gives it), laid out as they are under their common
     folder; origins are read as if the wrapper stood in that folder, so they name the real files.
@@ -431,6 +746,7 @@ def _mirrored(root: Root, command: list[str], timeout: float) -> BuildOutcome:
 
     common = os.path.commonpath([root.folder, *(os.path.dirname(path) for path in root.inputs)])
     mirror = os.path.realpath(tempfile.mkdtemp(prefix="mlops-lint-kustomize-fix-"))
+    _TEMPORARY.add(mirror)
     try:
         for path in root.inputs:
             target = os.path.join(mirror, os.path.relpath(path, common))
@@ -439,13 +755,14 @@ def _mirrored(root: Root, command: list[str], timeout: float) -> BuildOutcome:
                 handle.write(read_source(path))
         copy = Root(os.path.join(mirror, os.path.relpath(root.path, common)), root.display, root.chain, root.inputs,
                     root.remote, root.helm)
-        built = build(copy, command, timeout, inside=mirror, as_written=True)
+        built = build(copy, command, timeout, inside=mirror, as_written=True, deadline=deadline)
     except (OSError, Unreadable):
         built = BuildOutcome(root, error="copy failed")
     finally:
         shutil.rmtree(mirror, ignore_errors=True)
+        _TEMPORARY.discard(mirror)
     if built.output is None:
-        return build(root, command, timeout, as_written=True)
+        return build(root, command, timeout, as_written=True, deadline=deadline)
     wrapper = os.path.join(common, os.path.relpath(built.wrapper, mirror))
     return BuildOutcome(root, output=built.output, wrapper=wrapper)
 
@@ -488,7 +805,12 @@ def split_cached(data: bytes) -> tuple[str, bytes]:
 
 class BuildCache:
     """Build outputs kept as files in the result cache's folder (``kustomize/<key>.out``: a suffix
-    no run lints, should the cache folder sit in the tree)."""
+    no run lints, should the cache folder sit in the tree). Like the result cache's entries
+    (:mod:`linter.cache`), which may sit in a folder shared or restored from elsewhere: an entry
+    is read only from a regular file opened without following a link (a link is a miss), and
+    written to a new temporary file (``O_CREAT|O_EXCL|O_NOFOLLOW``, never through a link planted
+    under any name) renamed over the entry; a temporary that could not be written whole (a full
+    disk) or whose run is interrupted is removed."""
 
     def __init__(self, folder: Any):
         self.folder = os.path.join(str(folder), "kustomize") if folder is not None else None
@@ -496,24 +818,35 @@ class BuildCache:
     def get(self, key: str) -> bytes | None:
         if self.folder is None:
             return None
-        from linter.sources.files import Unreadable, read_source
+        from pathlib import Path
 
-        try:
-            return read_source(os.path.join(self.folder, f"{key}.out"), MAX_OUTPUT)
-        except Unreadable:
-            return None
+        from linter.cachedata import read_entry
+
+        data = read_entry(Path(self.folder, f"{key}.out"), MAX_OUTPUT + 4096)
+        return bytes(data) if data is not None else None
 
     def put(self, key: str, data: bytes) -> None:
         if self.folder is None:
             return
+        import tempfile
+
         try:
             os.makedirs(self.folder, exist_ok=True)
-            temporary = os.path.join(self.folder, f".{key}.{os.getpid()}.tmp")
-            with open(temporary, "wb") as handle:
+            descriptor, temporary = tempfile.mkstemp(prefix=f".{key}.", suffix=".tmp", dir=self.folder)
+        except OSError:
+            return  # a cache that cannot be written: the run stands, unbuilt next time
+        _TEMPORARY.add(temporary)
+        try:
+            with os.fdopen(descriptor, "wb") as handle:
                 handle.write(data)
             os.replace(temporary, os.path.join(self.folder, f"{key}.out"))
         except OSError:
-            return  # a cache that cannot be written: the run stands, unbuilt next time
+            try:
+                os.unlink(temporary)
+            except OSError:
+                pass
+        finally:
+            _TEMPORARY.discard(temporary)
 
 
 # ---------------------------------------------------------------------------------------------
