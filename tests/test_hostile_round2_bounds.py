@@ -260,3 +260,99 @@ def test_a_cache_entry_written_by_a_run_reads_back(tmp_path: Path) -> None:
         key = entry.name.rsplit("-", 1)[1].removesuffix(".cache")
         assert entry.name == cache.file_name(key) and entry.read_bytes().startswith(cache.header(key))
         assert len(cache.Cache.open(folder, key)._load()) == count
+
+
+# -- 24, 25, 26. the config: exclude lists RE2 cannot compile as one set, large configs, numbers --
+
+
+def _repo(tmp_path: Path, config: str, name: str = ".mlops-lint.yaml") -> Path:
+    tree = tmp_path / "repo"
+    tree.mkdir(exist_ok=True)
+    (tree / "cm.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
+    (tree / name).write_text(config)
+    return tree
+
+
+def test_an_exclude_list_too_large_for_one_re2_set_is_split_and_keeps_its_meaning() -> None:
+    """3,000 ordinary patterns (before: re2 'failed to compile Set', a traceback): compiled as
+    several sets, the last matching pattern still decides (a later `!` re-includes)."""
+    from linter.discover import _ExcludeParts, _exclude_spec
+
+    patterns = [f"**/{i}/**/*x*.yaml" for i in range(3000)] + ["!**/7/keep/*x*.yaml", "**/7/keep/drop-x.yaml"]
+    spec = _exclude_spec(patterns)
+    assert isinstance(spec, _ExcludeParts) and len(spec.specs) > 1
+    assert spec.match_file("a/2999/b/x.yaml") and spec.match_file("0/x.yaml") and not spec.match_file("a/3000/x.yaml")
+    assert not spec.match_file("7/keep/x.yaml") and spec.match_file("7/keep/drop-x.yaml")
+    assert spec.match_file("7/other/x.yaml") and not spec.match_file("7/keep/y.yaml")
+
+
+def test_an_exclude_list_too_large_for_one_set_lints_and_one_pattern_too_large_is_named(tmp_path: Path) -> None:
+    tree = _repo(tmp_path, "exclude: [" + ", ".join(f'"**/{i}/**/*x*.yaml"' for i in range(3000)) + ', "cm.yaml"]\n')
+    (tree / "pod.yaml").write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n"
+                                   "  - {name: c, image: 'nvcr.io/x:1', securityContext: {privileged: true}}\n")
+    outcome = run([".", "--no-cache", "--format", "json", "--select", "SEC004"], tree, timeout=120)
+    assert outcome.returncode == 1 and "Traceback" not in outcome.err, outcome.err
+    import json
+
+    assert {f["path"] for f in json.loads(outcome.stdout)["findings"]} == {"pod.yaml"}  # cm.yaml excluded
+    (tree / ".mlops-lint.yaml").write_text('exclude:\n- a/\n- "' + "?" * 100_000 + '"\n')
+    outcome = run([".", "--no-cache"], tree, timeout=120)
+    assert outcome.returncode == 2 and outcome.err.strip().splitlines() == [
+        f"mlops-lint: error: {tree / '.mlops-lint.yaml'}:3:3: 'exclude' pattern '{'?' * 40}'... (100,000 characters) "
+        "is too large to compile (past RE2's memory bound); write it shorter"], outcome.err
+
+
+def test_a_large_config_without_aliases_is_read(tmp_path: Path) -> None:
+    """100,000 `exclude` entries and no alias (before: refused as an alias bomb); aliases that
+    add a few values are read too."""
+    from linter.config import ConfigError, _read
+
+    tree = _repo(tmp_path, "exclude:\n" + "".join(f"- vendor/x{i}/\n" for i in range(100_000)))
+    raw, _, _ = _read(tree / ".mlops-lint.yaml")
+    assert len(raw["exclude"]) == 100_000
+    (tree / ".mlops-lint.yaml").write_text("gpu-node-labels: &l {a: b}\nnode-pools:\n- {name: p, labels: *l}\n"
+                                           "exclude:\n" + "".join(f"- vendor/x{i}/\n" for i in range(100_000)))
+    assert _read(tree / ".mlops-lint.yaml")[0]["node-pools"][0]["labels"] == {"a": "b"}
+    lines = ['a0: &a0 ["lol","lol","lol","lol","lol"]'] + [f"a{i}: &a{i} [" + ",".join([f"*a{i - 1}"] * 9) + "]"
+                                                          for i in range(1, 7)]
+    (tree / ".mlops-lint.yaml").write_text("\n".join(lines) + "\n")  # 5 x 9^6 = 2.6 million values
+    with pytest.raises(ConfigError, match="aliases expand the config by more than 100,000 values"):
+        _read(tree / ".mlops-lint.yaml")
+
+
+@pytest.mark.parametrize(("name", "text", "where", "key", "shown"), [
+    (".mlops-lint.yaml", "file-timeout: .nan\n", "1:1", "file-timeout", "nan"),
+    (".mlops-lint.yaml", "file-timeout: -.inf\n", "1:1", "file-timeout", "-inf"),
+    (".mlops-lint.yaml", "kustomize:\n  timeout: .NaN\n", "2:3", "kustomize.timeout", "nan"),
+    (".mlops-lint.yaml", "helm: {timeout: .nan}\n", "1:8", "helm.timeout", "nan"),
+    (".mlops-lint.yaml", "rules:\n  GPU001:\n    anything: [1, .inf]\n", "3:19", "rules.GPU001.anything.1", "inf"),
+    ("pyproject.toml", "[tool.mlops-lint]\nfile-timeout = nan\n", "2:1", "file-timeout", "nan"),
+])
+def test_numbers_in_the_config_are_finite(tmp_path: Path, name: str, text: str, where: str, key: str,
+                                          shown: str) -> None:
+    """NaN passes every bound (a comparison with NaN is false): before, `file-timeout: .nan` was
+    accepted and turned the per-file time guard off."""
+    tree = _repo(tmp_path, text, name)
+    outcome = run([".", "--no-cache"], tree, timeout=60)
+    assert outcome.returncode == 2 and outcome.err.strip().splitlines() == [
+        f"mlops-lint: error: {tree / name}:{where}: '{key}' is {shown}: numbers in the config must be finite"], outcome.err
+
+
+def test_every_number_in_the_config_schema_is_bounded_below() -> None:
+    from linter.config import config_schema
+
+    def numbers(node, path=()):
+        if isinstance(node, dict):
+            if node.get("type") in ("number", "integer"):
+                yield path, node
+            for key, value in node.items():
+                yield from numbers(value, path + (key,))
+        elif isinstance(node, list):
+            for index, value in enumerate(node):
+                yield from numbers(value, path + (index,))
+
+    found = list(numbers(config_schema()))
+    assert len(found) >= 7
+    for path, node in found:
+        assert "minimum" in node or "exclusiveMinimum" in node, path
+    assert "finite" in config_schema()["$comment"]
