@@ -214,15 +214,30 @@ def _real(path: Path) -> Path:
     return Path(os.path.realpath(path))
 
 
+# Each shown path that escapes bytes -> those bytes (raw_name): a file name holding a backslash
+# and ``xff`` shows the same, so the text alone cannot say which file it names.
+_RAW_NAMES: dict[str, bytes] = {}
+
+
 def shown(path: Path | str) -> str:
     """A path as text that can always be printed and encoded as UTF-8: bytes of a file name that
-    are not UTF-8 (kept by Python as lone surrogates) are shown as ``\\xNN`` escapes."""
+    are not UTF-8 (kept by Python as lone surrogates) are shown as ``\\xNN`` escapes, and the
+    name's bytes are kept for :func:`raw_name`."""
     text = os.fspath(path)
     try:
         text.encode("utf-8")
         return text
     except UnicodeEncodeError:
-        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        raw = text.encode("utf-8", "surrogateescape")
+        escaped = raw.decode("utf-8", "backslashreplace")
+        _RAW_NAMES[escaped] = raw
+        return escaped
+
+
+def raw_name(shown_text: str) -> bytes | None:
+    """The bytes of the path :func:`shown` showed as ``shown_text`` with escapes (None when it
+    showed it as it is): what a URI must percent-encode to name that file (SARIF)."""
+    return _RAW_NAMES.get(shown_text)
 
 
 def display_path(path: Path, cwd: Path) -> str:

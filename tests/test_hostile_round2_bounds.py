@@ -356,3 +356,45 @@ def test_every_number_in_the_config_schema_is_bounded_below() -> None:
     for path, node in found:
         assert "minimum" in node or "exclusiveMinimum" in node, path
     assert "finite" in config_schema()["$comment"]
+
+
+# -- 22. SARIF names a non-UTF-8 file by its bytes ----------------------------------------------
+
+
+def test_sarif_uri_of_a_file_name_that_is_not_utf8_percent_encodes_its_bytes(tmp_path: Path) -> None:
+    """A file named b'job\\xff.yaml' (before: the URI was 'job%5Cxff.yaml', the percent-encoded
+    escape, naming a file called `job\\xff.yaml`); under a folder and given by its folder
+    (the URI relative to the repository), and given absolute (a file URI). Text and JSON keep
+    showing the escape."""
+    import json
+    import os
+
+    tree = tmp_path / "repo"
+    (tree / "sub").mkdir(parents=True)
+    (tree / ".git").mkdir()
+    pod = (b"apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n"
+           b"  - {name: c, image: 'mcr.microsoft.com/x:1', securityContext: {privileged: true}}\n")
+    for folder in (os.fsencode(tree), os.fsencode(tree / "sub")):
+        with open(folder + b"/job\xff.yaml", "wb") as handle:
+            handle.write(pod)
+    outcome = run([".", "--no-cache", "--format", "sarif", "--select", "SEC004"], tree, timeout=60)
+    assert outcome.returncode == 1, outcome.err
+    locations = [r["locations"][0]["physicalLocation"]["artifactLocation"]
+                 for r in json.loads(outcome.stdout)["runs"][0]["results"]]
+    assert sorted(location["uri"] for location in locations) == ["job%FF.yaml", "sub/job%FF.yaml"]
+    assert {location["uriBaseId"] for location in locations} == {"%SRCROOT%"}
+    outcome = run([".", "--no-cache", "--format", "sarif", "--select", "SEC004"], tree / "sub", timeout=60)
+    [result] = json.loads(outcome.stdout)["runs"][0]["results"]
+    assert result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "sub/job%FF.yaml"
+    outcome = run([".", "--no-cache", "--format", "json", "--select", "SEC004"], tree, timeout=60)
+    assert sorted(f["path"] for f in json.loads(outcome.stdout)["findings"]) == ["job\\xff.yaml", "sub/job\\xff.yaml"]
+
+
+def test_sarif_uri_of_an_absolute_name_that_is_not_utf8() -> None:
+    from linter.discover import raw_name, shown
+    from linter.report.sarif import _uri
+
+    escaped = shown("/srv/r\udcffepo/job\udcfe.yaml")
+    assert escaped == "/srv/r\\xffepo/job\\xfe.yaml" and raw_name(escaped) == b"/srv/r\xffepo/job\xfe.yaml"
+    assert _uri(escaped) == ("file:///srv/r%FFepo/job%FE.yaml", None)
+    assert _uri("job.yaml") == ("job.yaml", "%SRCROOT%") and raw_name("job.yaml") is None
