@@ -398,3 +398,44 @@ def test_sarif_uri_of_an_absolute_name_that_is_not_utf8() -> None:
     assert escaped == "/srv/r\\xffepo/job\\xfe.yaml" and raw_name(escaped) == b"/srv/r\xffepo/job\xfe.yaml"
     assert _uri(escaped) == ("file:///srv/r%FFepo/job%FE.yaml", None)
     assert _uri("job.yaml") == ("job.yaml", "%SRCROOT%") and raw_name("job.yaml") is None
+
+
+# -- 34. a file with classic Mac OS line ends (CR only) is reported at its lines --------------------
+
+CR_JOB = ("apiVersion: batch/v1\rkind: Job\rmetadata: {name: t, namespace: ml}\rspec:\r  template:\r    spec:\r"
+          "      restartPolicy: Never\r      containers:\r      - name: a\r"
+          "        image: nvcr.io/nvidia/pytorch:24.05-py3  # mlops-lint: disable=IMG002 pinned by CI\r"
+          "        resources:\r          requests: {nvidia.com/gpu: 1}\r          limits: {cpu: 1}\r")
+
+
+def _cr_findings(text: str, select: list[str] | None = None) -> list[tuple[str, int, int, int, int]]:
+    from linter.config import Config
+    from linter.engine import LintRequest, lint
+    from linter.registry import load_registry
+
+    report = lint(LintRequest(paths=[], config=Config(), registry=load_registry(), select=select or ["ALL"],
+                              stdin=("job.yaml", text.encode()), cwd=REPO))
+    return [(r.rule, r.span.line, r.span.col, r.span.end_line, r.span.end_col) for r in report.active]
+
+
+def test_a_cr_only_file_is_reported_at_its_lines_as_an_lf_file_is() -> None:
+    """Before: every finding on line 1 (GPU001 at 1:244), as LF lines count; YAML (and every
+    editor) reads the file as 13 lines. The positions are those of the same file with LF ends,
+    and a suppression comment on its own CR line still applies."""
+    lf = CR_JOB.replace("\r", "\n")
+    assert _cr_findings(CR_JOB) == _cr_findings(lf)
+    found = _cr_findings(CR_JOB, ["GPU001", "IMG002"])
+    assert found == [("GPU001", 12, 22, 12, 36)], found  # IMG002 suppressed by the comment on line 10
+    broken = "a: 1\rb: [\r  c\r"
+    from linter.sources.yaml_k8s import load_text
+
+    [error] = load_text(broken, "bad.yaml").errors
+    assert error.span.line == 4 and "line 2, column 4" in error.message, error
+
+
+def test_a_stray_cr_in_an_lf_file_keeps_lf_lines() -> None:
+    """A lone CR inside an LF file (text pasted from elsewhere) is not a line for git or GitHub:
+    those files keep their LF line numbers, as before."""
+    text = CR_JOB.replace("\r", "\n").replace("kind: Job\n", "kind: Job\r", 1)
+    found = _cr_findings(text, ["GPU001"])
+    assert found == [("GPU001", 11, 22, 11, 36)], found
