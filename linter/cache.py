@@ -57,6 +57,13 @@ STALE_SECONDS = 3600  # a temporary file older than this is left by a run that d
 CACHEDIR_TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# mlops-lint's result cache (https://bford.info/cachedir/)\n"
 
 
+def header(key: str) -> bytes:
+    """How the entry of run key ``key`` starts (:meth:`Cache.save` writes the format, then the
+    key, first; json and orjson both write them without spaces): checked on the bytes, before
+    anything is decoded."""
+    return b'{"format":%d,"key":%s,' % (FORMAT, dumps(key))
+
+
 def file_name(key: str) -> str:
     """``run-<version>-<key>.cache``: the version in the name lets an older version's files be
     pruned without reading them."""
@@ -556,6 +563,8 @@ class Cache:
         gc.disable()  # a million acyclic objects: collector passes while loading them tripled its cost
         try:
             data = read_entry(folder / file_name(key), MAX_BYTES)
+            if data is not None and not data.startswith(header(key)):
+                data = None  # another version's or run's entry, or not one at all: nothing of it is decoded
             payload = loads(data) if data is not None else None
             if not (type(payload) is dict and payload.get("format") == FORMAT and payload.get("key") == key):
                 payload = None

@@ -407,8 +407,26 @@ def _checker(hint: Any) -> Callable[[Any], bool]:
 
 LARGE = 1 << 20
 
+# Decoded JSON takes more memory than its text: about twice for the entries mlops-lint writes
+# (one value per 17 bytes, one list or object per 56), but ``[],`` is a 56-byte list for 3
+# bytes, 30 times. Text holding more values (commas, lists and objects counted) than one per
+# MIN_BYTES_PER_VALUE bytes is refused before it is decoded, so a planted entry costs at most
+# about ten times its size, not thirty.
+MIN_BYTES_PER_VALUE = 6
+_UNCOUNTED = 4096  # small texts are decoded without counting: their cost is small whatever they hold
+
+
+def _values(data: bytes | bytearray | str) -> int:
+    if isinstance(data, str):
+        return data.count(",") + data.count("[") + data.count("{")
+    return data.count(b",") + data.count(b"[") + data.count(b"{")
+
 
 def loads(data: bytes | bytearray | str) -> Any:
+    """The JSON value of a cache text; :class:`Invalid` when it holds more values than
+    MIN_BYTES_PER_VALUE allows (counted before anything is decoded)."""
+    if len(data) > _UNCOUNTED and _values(data) > len(data) // MIN_BYTES_PER_VALUE:
+        raise Invalid("a cache text holding more JSON values than its size allows")
     if len(data) >= LARGE:
         import orjson
 

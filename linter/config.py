@@ -8,6 +8,7 @@ and what was expected. The CLI turns it into exit status 2.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 from functools import lru_cache
@@ -133,27 +134,46 @@ def _where(positions: dict[tuple, tuple[int, int]], path: tuple) -> str:
     return ""
 
 
-# Values a config may expand to through aliases: far above any real config (the bundled example
-# has ~60), far below what a 350-byte alias bomb expands to (billions; 60-92 s and 3.1 GB before).
+# Values aliases may add to a config (each alias counted as a copy of what its anchor holds): far
+# above any real config, far below what a 350-byte alias bomb expands to (billions; 60-92 s and
+# 3.1 GB before). A large config without aliases costs what its size costs and is read.
 MAX_CONFIG_VALUES = 100_000
 
 
-def _expanded_size(node: Any, memo: dict[int, int], active: set[int]) -> int:
-    """How many values ``node`` holds with every alias copied out, counted once per distinct node
-    (an alias is the same object as its anchor), so nothing is expanded to count it."""
+def _written_size(node: Any, seen: set[int]) -> int:
+    """How many values ``node`` holds as written: an alias (a node met again) counts as one."""
+    if not isinstance(node, (dict, list)):
+        return 1
+    if id(node) in seen:
+        return 1
+    seen.add(id(node))
+    children = node.values() if isinstance(node, dict) else node
+    return 1 + sum(_written_size(child, seen) for child in children)
+
+
+def _expanded_size(node: Any, memo: dict[int, int], active: set[int], limit: int) -> int:
+    """How many values ``node`` holds with every alias copied out (at most ``limit + 1``),
+    counted once per distinct node (an alias is the same object as its anchor), so nothing is
+    expanded to count it."""
     if not isinstance(node, (dict, list)):
         return 1
     key = id(node)
     if key in memo:
         return memo[key]
     if key in active:  # a recursive alias: infinitely many values
-        return MAX_CONFIG_VALUES + 1
+        return limit + 1
     active.add(key)
     children = node.values() if isinstance(node, dict) else node
-    size = 1 + sum(_expanded_size(child, memo, active) for child in children)
+    size = 1 + sum(_expanded_size(child, memo, active, limit) for child in children)
     active.discard(key)
-    memo[key] = size = min(size, MAX_CONFIG_VALUES + 1)
+    memo[key] = size = min(size, limit + 1)
     return size
+
+
+def _alias_growth_too_large(data: Any) -> bool:
+    """Whether aliases add more than MAX_CONFIG_VALUES values to the config as written."""
+    written = _written_size(data, set())
+    return _expanded_size(data, {}, set(), written + MAX_CONFIG_VALUES) > written + MAX_CONFIG_VALUES
 
 
 def _plain(node: Any, path: tuple, positions: dict[tuple, tuple[int, int]]) -> Any:
@@ -241,8 +261,8 @@ def _read(path: Path) -> tuple[dict[str, Any], dict[tuple, tuple[int, int]], str
         return {}, {}, str(path)
     positions: dict[tuple, tuple[int, int]] = {}
     try:
-        if _expanded_size(data, {}, set()) > MAX_CONFIG_VALUES:
-            raise ConfigError(f"{path}: aliases expand the config to more than {MAX_CONFIG_VALUES:,} values (an "
+        if _alias_growth_too_large(data):
+            raise ConfigError(f"{path}: aliases expand the config by more than {MAX_CONFIG_VALUES:,} values (an "
                               "alias bomb?); it was not read")
         plain = _plain(data, (), positions)
     except RecursionError:
@@ -343,9 +363,26 @@ def _describe_error(error: Any) -> str:
     return f"'{key}': {error.message}"
 
 
+def _check_finite(value: Any, path: tuple, where: str, positions: dict[tuple, tuple[int, int]]) -> None:
+    """Every number in the config is finite: YAML (``.nan``, ``.inf``) and TOML (``nan``, ``inf``)
+    can write what JSON cannot, and NaN passes every bound the schema sets (a comparison with
+    NaN is false), so ``file-timeout: .nan`` would turn the time guard off."""
+    if isinstance(value, float) and not math.isfinite(value):
+        key = ".".join(str(p) for p in path) or "(top level)"
+        raise ConfigError(f"{where}{_where(positions, path)}: '{key}' is {value!r}: numbers in the config must be "
+                          "finite")
+    if isinstance(value, dict):
+        for key, item in value.items():
+            _check_finite(item, path + (key,), where, positions)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            _check_finite(item, path + (index,), where, positions)
+
+
 def validate(raw: dict[str, Any], where: str, positions: dict[tuple, tuple[int, int]], registry: Any) -> None:
     from jsonschema import Draft202012Validator
 
+    _check_finite(raw, (), where, positions)
     validator = Draft202012Validator(config_schema())
     errors = sorted(validator.iter_errors(raw), key=lambda e: (list(map(str, e.absolute_path)), e.validator))
     if errors:
@@ -420,6 +457,21 @@ def _check_schema_settings(raw: dict[str, Any], where: str, positions: dict[tupl
                                   f"{exc}") from None
 
 
+def _check_exclude(raw: dict[str, Any], where: str, positions: dict[tuple, tuple[int, int]]) -> None:
+    """`exclude` compiles (RE2; a list too large for one set is split, see linter.discover); a
+    pattern too large to compile on its own is named."""
+    if not raw.get("exclude"):
+        return
+    from linter.discover import ExcludePatternError, _exclude_spec
+
+    try:
+        _exclude_spec(raw["exclude"])
+    except ExcludePatternError as exc:
+        shown = repr(exc.pattern) if len(exc.pattern) <= 60 else f"{exc.pattern[:40]!r}... ({len(exc.pattern):,} characters)"
+        raise ConfigError(f"{where}{_where(positions, ('exclude', exc.index))}: 'exclude' pattern {shown} is too "
+                          "large to compile (past RE2's memory bound); write it shorter") from None
+
+
 def _matches_type(value: Any, expected: Any) -> bool:
     origin = getattr(expected, "__origin__", None)
     if origin is list:
@@ -452,6 +504,7 @@ def load_config(path: Path | None, registry: Any, *, start: Path | None = None) 
     raw, positions, where = _read(path)
     validate(raw, where, positions, registry)
     _check_schema_settings(raw, where, positions, path.resolve().parent)
+    _check_exclude(raw, where, positions)
     values: dict[str, Any] = {}
     for key, attribute in _KEYS.items():
         if key not in raw:

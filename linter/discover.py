@@ -20,6 +20,7 @@ have side effects), and a folder that cannot be listed is a note, not a silent g
 
 from __future__ import annotations
 
+import functools
 import os
 import stat
 from pathlib import Path
@@ -148,15 +149,57 @@ def read_head(path: Path, size: int) -> bytes | None:
         os.close(fd)
 
 
+class ExcludePatternError(ValueError):
+    """An ``exclude`` pattern RE2 cannot compile even on its own (``index`` in the list)."""
+
+    def __init__(self, index: int, pattern: str):
+        super().__init__(f"exclude pattern {pattern!r} is too large to compile")
+        self.index, self.pattern = index, pattern
+
+
+class _ExcludeParts:
+    """Patterns compiled as several RE2 sets, in order, when one set would pass RE2's memory
+    bound (3,000 ordinary patterns do): the last pattern that matches decides, as in one set."""
+
+    def __init__(self, specs: list):
+        self.specs = specs
+
+    def match_file(self, file: str) -> bool:
+        for spec in reversed(self.specs):
+            include = spec.check_file(file).include
+            if include is not None:
+                return include
+        return False
+
+
 def _exclude_spec(patterns: Iterable[str]):
-    patterns = list(patterns)
+    patterns = tuple(patterns)
     if not patterns:
         return None
-    import pathspec
+    return _compiled_exclude(patterns)
 
-    # RE2 (linear time): pathspec's patterns as Python regexes backtrack exponentially on stars
-    # (`exclude: ["********************x"]` against a name of many x's hung the run)
-    return pathspec.PathSpec.from_lines("gitignore", patterns, backend="re2")
+
+@functools.lru_cache(maxsize=8)
+def _compiled_exclude(patterns: tuple[str, ...]):
+    """The patterns as one RE2 set, or as consecutive parts (halved until each compiles): RE2
+    (linear time) because pathspec's patterns as Python regexes backtrack exponentially on stars
+    (`exclude: ["********************x"]` against a name of many x's hung the run). Raises
+    ExcludePatternError for a pattern that does not compile on its own. Cached: the config's
+    check (linter.config) and every walk use the same compiled set."""
+    import pathspec
+    import re2
+
+    def compiled(start: int, end: int) -> list:
+        try:
+            return [pathspec.PathSpec.from_lines("gitignore", patterns[start:end], backend="re2")]
+        except re2.error:
+            if end - start == 1:
+                raise ExcludePatternError(start, patterns[start]) from None
+            middle = (start + end) // 2
+            return compiled(start, middle) + compiled(middle, end)
+
+    parts = compiled(0, len(patterns))
+    return parts[0] if len(parts) == 1 else _ExcludeParts(parts)
 
 
 def _relative(path: Path, root: Path) -> str | None:
@@ -172,15 +215,30 @@ def _real(path: Path) -> Path:
     return Path(os.path.realpath(path))
 
 
+# Each shown path that escapes bytes -> those bytes (raw_name): a file name holding a backslash
+# and ``xff`` shows the same, so the text alone cannot say which file it names.
+_RAW_NAMES: dict[str, bytes] = {}
+
+
 def shown(path: Path | str) -> str:
     """A path as text that can always be printed and encoded as UTF-8: bytes of a file name that
-    are not UTF-8 (kept by Python as lone surrogates) are shown as ``\\xNN`` escapes."""
+    are not UTF-8 (kept by Python as lone surrogates) are shown as ``\\xNN`` escapes, and the
+    name's bytes are kept for :func:`raw_name`."""
     text = os.fspath(path)
     try:
         text.encode("utf-8")
         return text
     except UnicodeEncodeError:
-        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        raw = text.encode("utf-8", "surrogateescape")
+        escaped = raw.decode("utf-8", "backslashreplace")
+        _RAW_NAMES[escaped] = raw
+        return escaped
+
+
+def raw_name(shown_text: str) -> bytes | None:
+    """The bytes of the path :func:`shown` showed as ``shown_text`` with escapes (None when it
+    showed it as it is): what a URI must percent-encode to name that file (SARIF)."""
+    return _RAW_NAMES.get(shown_text)
 
 
 def display_path(path: Path, cwd: Path) -> str:

@@ -119,6 +119,9 @@ def _entries(found: list[RuleMeta]) -> list[dict[str, Any]] | None:
     return entries
 
 
+MAX_INDEX_BYTES = 64 << 20  # the index of the built-in rules is about 330 KB: a larger file is not read
+
+
 def _key_data(key: tuple) -> Any:
     """The signature as JSON values (lists where it has tuples)."""
     return loads(dumps(key))
@@ -149,10 +152,10 @@ def read(folder: os.PathLike | str, key: tuple) -> list[RuleMeta] | None:
     of the shape :func:`write` gives."""
     from pathlib import Path
 
-    from linter.cachedata import MAX_BYTES, read_entry
+    from linter.cachedata import read_entry
 
     try:
-        data = read_entry(Path(path(folder)), MAX_BYTES)
+        data = read_entry(Path(path(folder)), MAX_INDEX_BYTES)
         if data is None:
             return None
         payload = loads(data)

@@ -75,20 +75,23 @@ def lint_paths(paths: list[Path], cwd: Path, config: Config | None = None, jobs:
                             jobs=jobs, cwd=cwd))
 
 
-def _lines(data: bytes) -> list[str]:
+def _lines(data: bytes, path: str = "") -> list[str]:
     try:
         text = decode(data)
     except DecodeError:
         text = data.decode("utf-8", "replace")
     if text.startswith("\ufeff"):
         text = text[1:]
-    # YAML, BuildKit and the shell reader all break lines at \n (a \r before it stays in the line)
+    # YAML, BuildKit and the shell reader all break lines at \n (a \r before it stays in the line);
+    # a YAML file without a single \n (classic Mac OS line ends) is read in lines ended by \r
+    if path.endswith((".yaml", ".yml", ".json")) and "\n" not in text and "\r" in text:
+        return text.split("\r")
     return text.split("\n")
 
 
 def check_positions(report: RunReport, files: dict[str, bytes]) -> None:
     """Every finding of a file in ``files`` (display path -> bytes) points inside that file."""
-    lines_of = {path: _lines(data) for path, data in files.items()}
+    lines_of = {path: _lines(data, path) for path, data in files.items()}
     for result in report.results:
         assert result.path in lines_of, f"finding for a file that was not linted: {result}"
         lines = lines_of[result.path]

@@ -213,7 +213,7 @@ def test_config_alias_bomb_is_refused_without_expanding_it(tmp_path: Path) -> No
     outcome = run(["pod.yaml"], tmp_path, address_space_mib=512, timeout=60)
     assert outcome.returncode == 2, outcome.err
     assert outcome.err.strip().splitlines() == [
-        f"mlops-lint: error: {tmp_path / '.mlops-lint.yaml'}: aliases expand the config to more than 100,000 "
+        f"mlops-lint: error: {tmp_path / '.mlops-lint.yaml'}: aliases expand the config by more than 100,000 "
         "values (an alias bomb?); it was not read"]
     (tmp_path / ".mlops-lint.yaml").write_text("rules: " + "[" * 5000 + "]" * 5000 + "\n")
     outcome = run(["pod.yaml"], tmp_path, timeout=60)

@@ -12,6 +12,11 @@ from __future__ import annotations
 # is read for context, so one such file would take down runs that target other files.
 MAX_VALUE_CHARS = 64 * 1024
 
+# What expansions add to one file's values in total (the characters beyond the text they were
+# expanded from): each value is bounded above, but ``C_i="${B}-i"`` lines, each a few bytes, would
+# otherwise each hold a value of MAX_VALUE_CHARS. Past it a further amplified value is unknown.
+MAX_EXPANDED_CHARS = 1024 * 1024
+
 # A number written with more digits than this is not a number the model uses (Python refuses to
 # convert more than 4,300 digits, and no quantity, replica count or port needs a tenth of them).
 MAX_NUMBER_DIGITS = 100
@@ -40,3 +45,23 @@ def json_too_deep(text: str) -> bool:
         elif ch in "]}":
             depth -= 1
     return deepest > MAX_JSON_DEPTH
+
+
+class ExpansionBudget:
+    """What one file's expansions may still add (MAX_EXPANDED_CHARS in all, see above)."""
+
+    __slots__ = ("left",)
+
+    def __init__(self) -> None:
+        self.left = MAX_EXPANDED_CHARS
+
+    def allows(self, written: int, expanded: int) -> bool:
+        """Whether a value of ``expanded`` characters, expanded from ``written`` characters of
+        text, may be kept (its growth is then counted); False once the budget would be exceeded."""
+        grown = expanded - written
+        if grown <= 0:
+            return True
+        if grown > self.left:
+            return False
+        self.left -= grown
+        return True

@@ -11,7 +11,11 @@ import re
 
 from msgspec import Struct, field
 
-from linter.model.bounds import MAX_VALUE_CHARS
+from collections import ChainMap
+from collections.abc import Mapping
+from types import MappingProxyType
+
+from linter.model.bounds import MAX_VALUE_CHARS, ExpansionBudget
 from linter.model.k8s import image_reference, image_registry, parse_image
 from linter.model.images import CONDA_CPU_IMAGES, LIBRARY_CPU_IMAGES, repository_path
 from linter.model.position import Span
@@ -223,6 +227,7 @@ class Dockerfile(Struct, eq=False):
     # before it (thousands of chained stages were quadratic)
     _names: dict[str, int] = field(default_factory=dict)
     _named_upto: int = 0
+    _env_cursor: "_EnvWalk | None" = None  # the last env_before walk, resumed by the next question
 
     @property
     def syntax(self) -> str | None:
@@ -300,32 +305,70 @@ class Dockerfile(Struct, eq=False):
                 shipped[stage.index] = stage
         return [shipped[i] for i in sorted(shipped)]
 
-    def env_before(self, stage: Stage, until: Instruction | None = None) -> dict[str, str | None]:
+    def env_before(self, stage: Stage, until: Instruction | None = None) -> Mapping[str, str | None]:
         """Variables a RUN of ``stage`` sees (before ``until``, or at the end of the stage): ENV
         from the stage and the stages it is built on, and the stage's own ARGs (a bare ``ARG X``
         takes the default of a meta ARG ``X``). A value is None when it cannot be worked out (no
-        default, or it refers to an unknown variable); a build argument may override ARG defaults."""
-        meta = {arg.name: arg.value for arg in self.args}
-        env: dict[str, str | None] = {}
-        for current in self.chain(stage):
-            for ins in current.instructions:
-                if ins is until:
-                    return env
-                if ins.keyword == "ENV":
-                    for name, value, _ in env_assignments(ins):
-                        env[name] = expand(value, env)
-                elif ins.keyword == "ARG" and current is stage:
-                    for word in ins.words:
-                        name, eq, default = word.text.partition("=")
-                        if not name:
-                            continue
-                        if eq:
-                            env[name] = expand(unquote(default), env)
-                        elif name in meta:
-                            env[name] = meta[name]
-                        else:
-                            env.setdefault(name, None)
-        return env
+        default, or it refers to an unknown variable, or the walk's expansions together passed
+        MAX_EXPANDED_CHARS); a build argument may override ARG defaults.
+
+        The answer is a read-only view, valid until the next call: the walk is kept and goes on
+        from where it stopped when the next question is about a later instruction of the same
+        stage, so a rule asking at each instruction in order walks the stage once, not once per
+        instruction (which was quadratic)."""
+        cursor = self._env_cursor
+        if cursor is None or cursor.stage is not stage or not cursor.reaches(until):
+            cursor = self._env_cursor = _EnvWalk(self, stage)
+        cursor.advance(until)
+        return cursor.view
+
+
+class _EnvWalk:
+    """A walk over the instructions of a stage's chain applying ENV and ARG, resumable."""
+
+    __slots__ = ("stage", "meta", "order", "index", "position", "env", "view", "budget")
+
+    def __init__(self, dockerfile: Dockerfile, stage: Stage):
+        self.stage = stage
+        self.meta = {arg.name: arg.value for arg in dockerfile.args}
+        self.order = [(current, ins) for current in dockerfile.chain(stage) for ins in current.instructions]
+        self.index = {id(ins): number for number, (_, ins) in enumerate(self.order)}
+        self.position = 0
+        self.env: dict[str, str | None] = {}
+        self.view = MappingProxyType(self.env)
+        self.budget = ExpansionBudget()
+
+    def reaches(self, until: Instruction | None) -> bool:
+        """Whether ``until`` is at or after where the walk stands (None: the end)."""
+        return until is None or self.index.get(id(until), len(self.order)) >= self.position
+
+    def expand(self, value: str) -> str | None:
+        result = expand(value, self.env)
+        if result is not None and not self.budget.allows(len(value), len(result)):
+            return None
+        return result
+
+    def advance(self, until: Instruction | None) -> None:
+        env, order, stage = self.env, self.order, self.stage
+        while self.position < len(order):
+            current, ins = order[self.position]
+            if ins is until:
+                return
+            self.position += 1
+            if ins.keyword == "ENV":
+                for name, value, _ in env_assignments(ins):
+                    env[name] = self.expand(value)
+            elif ins.keyword == "ARG" and current is stage:
+                for word in ins.words:
+                    name, eq, default = word.text.partition("=")
+                    if not name:
+                        continue
+                    if eq:
+                        env[name] = self.expand(unquote(default))
+                    elif name in self.meta:
+                        env[name] = self.meta[name]
+                    else:
+                        env.setdefault(name, None)
 
 
 def stage_reference(dockerfile: Dockerfile, base: str, before: int | None = None) -> int | None:
@@ -707,7 +750,7 @@ def pip_cache_avoided(ins: Instruction, index: int, pip: PipInstall, env: dict[s
     same RUN (``pip cache purge``, ``uv cache clean``, ``rm -rf ~/.cache/pip``).
     A bare ``$VAR`` word with an unknown value may hold the flag: counted as avoiding it.
     """
-    local = dict(env)
+    local: ChainMap[str, str | None] = ChainMap({}, env)  # not a copy of env per command (quadratic)
     for earlier in ins.commands[:index]:
         if earlier.program == "export":
             for word in earlier.words[1:]:

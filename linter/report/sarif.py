@@ -28,6 +28,7 @@ from linter.report.common import (
     ordered_notes,
     tool_version,
 )
+from linter.discover import raw_name
 from linter.report.jsontext import dumps
 from linter.report.ruledoc import clip, plain_text, sections, unwrap
 from linter.report.sarif_json import to_json
@@ -108,6 +109,9 @@ def artifact_location(path: str) -> om.ArtifactLocation:
 
 @lru_cache(maxsize=4096)  # a file's results share its URI: parsed and quoted once, not per result
 def _uri(path: str) -> tuple[str, str | None]:
+    raw = raw_name(path)
+    if raw is not None:  # a name that is not UTF-8: its bytes percent-encoded (``job%FF.yaml``), not its escapes
+        return ("file://" if raw.startswith(b"/") else "") + quote(raw, safe="/"), None if raw.startswith(b"/") else SRCROOT
     pure = PurePosixPath(path)
     if pure.is_absolute():
         return pure.as_uri(), None

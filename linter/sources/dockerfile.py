@@ -86,7 +86,7 @@ from linter.model.docker import (
     Word,
     stage_reference,
 )
-from linter.model.bounds import MAX_VALUE_CHARS
+from linter.model.bounds import MAX_VALUE_CHARS, ExpansionBudget
 from linter.model.document import DOCKERFILE, Comment, Document, ParseIssue
 from linter.model.placeholder import is_placeholder
 from linter.model.position import FILE_START, Span
@@ -128,18 +128,31 @@ def _is_space(ch: str) -> bool:
 class _Joined:
     """The text of one logical instruction and where each of its pieces (physical lines) stands."""
 
-    __slots__ = ("text", "_offsets", "_places")
+    __slots__ = ("_parts", "_length", "_text", "_offsets", "_places")
 
     def __init__(self) -> None:
-        self.text = ""
+        # The pieces are joined once, when the text is first read: ``text += piece`` on an
+        # attribute copies the whole text per piece, quadratic in a heredoc body of many lines.
+        self._parts: list[str] = []
+        self._length = 0
+        self._text: str | None = ""
         self._offsets: list[int] = []
         self._places: list[tuple[int, int]] = []
 
     def add(self, line: int, col: int, piece: str) -> None:
         if piece:
-            self._offsets.append(len(self.text))
+            self._offsets.append(self._length)
             self._places.append((line, col))
-            self.text += piece
+            self._parts.append(piece)
+            self._length += len(piece)
+            self._text = None
+
+    @property
+    def text(self) -> str:
+        if self._text is None:
+            self._text = "".join(self._parts)
+            self._parts = [self._text]
+        return self._text
 
     def where(self, offset: int) -> tuple[int, int]:
         """(line, col) of the character at ``offset``."""
@@ -1119,13 +1132,13 @@ def _standard_frontend(syntax: str | None) -> bool:
     return name.lower() in STANDARD_FRONTENDS
 
 
-def _arg_defs(ins: Instruction, env: dict[str, str | _Unknown], escape: str) -> list[ArgDef]:
+def _arg_defs(ins: Instruction, env: dict[str, str | _Unknown], escape: str, budget: ExpansionBudget) -> list[ArgDef]:
     defs = []
     for word in ins.words:
         name, eq, default = word.text.partition("=")
         if not name:
             continue
-        value = _expand(default, env, escape) if eq else None
+        value = _bounded(default, _expand(default, env, escape), budget) if eq else None
         if is_placeholder(value, arg_default=True):
             value = None  # ``ARG BASE=undefined``, ``ARG TAG=<tag>``: a build argument sets it (linter.model.placeholder)
         defs.append(ArgDef(name, default if eq else None, value, word.span))
@@ -1136,9 +1149,16 @@ def _arg_defs(ins: Instruction, env: dict[str, str | _Unknown], escape: str) -> 
     return defs
 
 
+def _bounded(written: str, value: str | None, budget: ExpansionBudget) -> str | None:
+    """``value`` (expanded from ``written``), or None once the file's expansions together pass
+    MAX_EXPANDED_CHARS (``ARG C_i=${B}-i`` lines would each hold a value of MAX_VALUE_CHARS)."""
+    return value if value is None or budget.allows(len(written), len(value)) else None
+
+
 def _assemble(instructions: list[Instruction], reader: _Reader, errors: list[ParseIssue]) -> Dockerfile:
     dockerfile = Dockerfile(instructions=instructions, directives=reader.directives, escape=reader.escape)
     env: dict[str, str | _Unknown] = {}
+    budget = ExpansionBudget()
     current: Stage | None = None
     outside_reported = False
     for ins in instructions:
@@ -1148,7 +1168,7 @@ def _assemble(instructions: list[Instruction], reader: _Reader, errors: list[Par
             name = words[2].text.lower() if len(words) == 3 and words[1].text.lower() == "as" else None
             platform = ins.flag("platform")
             index = len(dockerfile.stages)
-            resolved = _expand(base, env, reader.escape) if base else None
+            resolved = _bounded(base, _expand(base, env, reader.escape), budget) if base else None
             current = Stage(
                 index=index, base=base, base_resolved=resolved,
                 base_span=words[0].span if words else None,
@@ -1162,7 +1182,7 @@ def _assemble(instructions: list[Instruction], reader: _Reader, errors: list[Par
             continue
         if current is None:
             if ins.keyword == "ARG":
-                dockerfile.args.extend(_arg_defs(ins, env, reader.escape))
+                dockerfile.args.extend(_arg_defs(ins, env, reader.escape, budget))
             elif not outside_reported and ins.is_known:
                 errors.append(ParseIssue(ins.keyword_span, f"no build stage in current context: {ins.keyword} "
                                                            "comes before the first FROM"))

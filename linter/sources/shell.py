@@ -58,7 +58,7 @@ from linter.model.azcli import (
     is_switch,
     takes_many,
 )
-from linter.model.bounds import MAX_VALUE_CHARS
+from linter.model.bounds import MAX_VALUE_CHARS, ExpansionBudget
 from linter.model.document import SHELL, Comment, Document, ParseIssue
 from linter.model.position import Span
 from linter.sources.comments import place_comments
@@ -774,6 +774,8 @@ class _Reader:
         self.script = ShellScript()
         self.blocks: list[_Block] = []
         self.conditional = False  # the current command runs only after && or ||
+        # every value and word kept is bounded, and so is what expansions add to them all
+        self.budget = ExpansionBudget()
 
     def simple_commands(self, items: list[_Item]) -> list[tuple[list[_Word], str | None]]:
         """The simple commands in order, each with the operator that came before it (``&&``,
@@ -818,7 +820,7 @@ class _Reader:
         span = self.lexer.span(word.start, word.end)
         expander = _Expander(word.raw, self.env).run()
         fields = expander.fields()
-        if fields is None:
+        if fields is None or not self.budget.allows(len(word.raw), sum(map(len, fields))):
             return [Token(word.raw, UNKNOWN, span)]
         return [Token(word.raw, value, span) for value in fields]
 
@@ -833,6 +835,8 @@ class _Reader:
             old = self.env.get(name)
             value = old + value if isinstance(old, str) and isinstance(value, str) \
                 and len(old) + len(value) <= MAX_VALUE_CHARS else UNKNOWN
+        if isinstance(value, str) and not self.budget.allows(len(raw_value), len(value)):
+            value = UNKNOWN
         span = self.lexer.span(word.start, word.end)
         self.script.assignments.append(Assignment(name, raw_value, value, span, keyword, scope))
         if scope == "shell":

@@ -600,7 +600,7 @@ def _odd_indentation(text: str, line0: int) -> str:
 def _inside(span: Span, text: str) -> Span:
     """A span moved inside the text: libyaml puts "end of stream" one line past a last line that
     has no line break."""
-    lines = text.split("\n")
+    lines = text.split(_line_end(text))
     if span.line <= len(lines) and span.col <= len(lines[span.line - 1]) + 1:
         return span
     line = min(span.line, len(lines))
@@ -868,8 +868,15 @@ def load_text(text: str, path: str) -> Document:
 
 # libyaml (and str.splitlines) also break lines at a lone CR, NEL, LINE SEPARATOR and PARAGRAPH
 # SEPARATOR; git, GitHub, SARIF viewers and our other loaders count lines at LF only. Files with
-# such characters (rare: text pasted from the web) get their positions renumbered.
+# such characters (rare: text pasted from the web) get their positions renumbered: to LF lines,
+# or, in a file without a single LF (classic Mac OS line ends), to CR lines, as YAML, editors and
+# the file's author count them (LF lines would put every finding on line 1).
 _LONE_CR = re.compile("\r(?!\n)")
+
+
+def _line_end(text: str) -> str:
+    """What ends a line of ``text`` in the positions reported: LF, or CR when it has no LF."""
+    return "\r" if "\n" not in text and "\r" in text else "\n"
 
 
 def _has_other_breaks(text: str) -> bool:
@@ -889,7 +896,8 @@ class _Renumber:
 
         self._bisect = bisect.bisect_right
         self.starts = [0] + [m.end() for m in _YAML_BREAKS.finditer(parsed)]  # libyaml's lines
-        self.lf_starts = [0] + [m.end() for m in re.finditer("\n", original)]  # LF lines
+        end = _line_end(original)
+        self.lf_starts = [0] + [m.end() for m in re.finditer(re.escape(end), original)]  # LF (or CR) lines
         self.edit_ends = [end for end, _ in edits]
         self.gained = [0]
         for _, delta in edits:
