@@ -279,6 +279,7 @@ def check(paths: tuple[str, ...], fmt: str, output: Path | None, config_path: Pa
     from linter.engine import LintRequest, cap_jobs, lint
     from linter.output import echo, write_file
     from linter.report import render
+    from linter.custom import is_custom_selector
 
     if statistics and fmt not in ("text", "json"):
         raise _fail(f"--statistics gives text or json, not --format {fmt}")
@@ -303,7 +304,7 @@ def check(paths: tuple[str, ...], fmt: str, output: Path | None, config_path: Pa
             raise _fail(str(exc)) from None
     select_tokens, ignore_tokens = _split(select), _split(ignore)
     for token in [*select_tokens, *ignore_tokens]:
-        if not registry.is_known_selector(token):
+        if not registry.is_known_selector(token) and not is_custom_selector(token):
             raise _fail(f"unknown rule or prefix {token!r} in --select/--ignore (see `mlops-lint rules`)")
     overrides = {key: value for key, value in (("profile", profile), ("fail_on", fail_on)) if value}
     config = None  # each project's own, found from its root (linter.roots); --config: one for the run
@@ -489,6 +490,35 @@ def explain(rule: str) -> None:
     if meta.defaults:
         text += "\n\nDefaults: " + ", ".join(f"{k} = {v!r}" for k, v in meta.defaults.items())
     echo(text)
+
+
+@main.command("export-policies")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="The config whose custom-rules to export (default: the one found from the current folder up).")
+@click.option("-o", "--output", "output", type=click.Path(path_type=Path), default=None,
+              help="Write the YAML to this file instead of stdout.")
+def export_policies(config_path: Path | None, output: Path | None) -> None:
+    """Write the config's custom-rules as ValidatingAdmissionPolicy + Binding YAML (for kubectl apply)."""
+    from linter.config import ConfigError, load_config
+    from linter.custom import ExportError, export_text
+    from linter.output import echo, write_file
+
+    registry = _registry(_cache_dir(None, False))
+    try:
+        config = load_config(config_path, registry, start=Path.cwd() if config_path is None else None)
+    except ConfigError as exc:
+        raise _fail(str(exc)) from None
+    if not config.custom_rules:
+        raise _fail(f"{config.path or 'no config found'}: no custom-rules to export")
+    try:
+        text = export_text(config)
+    except ExportError as exc:
+        raise _fail(str(exc)) from None
+    if output is None:
+        echo(text, nl=False)
+    else:
+        write_file(output, text)
+        click.echo(f"mlops-lint: wrote {len(config.custom_rules)} policies with their bindings to {output}", err=True)
 
 
 @main.command("init")

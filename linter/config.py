@@ -72,6 +72,7 @@ class Config(Struct, frozen=True, dict=True):
     file_timeout: float = DEFAULT_FILE_TIMEOUT  # seconds one file's loading and rules may take
     fix_unsafe: bool = False  # `fix: {unsafe: true}`: --fix applies unsafe fixes too (as --unsafe-fixes)
     unfixable: tuple[str, ...] = ()  # selectors (ids, slugs, prefixes) of rules --fix never fixes
+    custom_rules: tuple[dict[str, Any], ...] = ()  # the organisation's CEL rules (linter.custom)
 
     def fixable(self, code: str, registry: Any) -> bool:
         """Whether --fix may apply ``code``'s fixes here (not named by ``unfixable``)."""
@@ -106,6 +107,7 @@ _KEYS = {
     "rules": "rule_options",
     "file-timeout": "file_timeout",
     "unfixable": "unfixable",
+    "custom-rules": "custom_rules",
 }
 
 
@@ -392,6 +394,16 @@ def validate(raw: dict[str, Any], where: str, positions: dict[tuple, tuple[int, 
             extras = sorted(set(error.instance) - set(error.schema.get("properties", {})))
             path += (extras[0],) if extras else ()
         raise ConfigError(f"{where}{_where(positions, path)}: {_describe_error(error)}")
+    if raw.get("custom-rules"):
+        from linter import custom
+        from linter.rule import RegistryError
+
+        for path, problem in custom.compile_problems(raw["custom-rules"]):
+            raise ConfigError(f"{where}{_where(positions, path)}: custom rule expression {problem}")
+        try:
+            registry = registry.with_rules(custom.metas(raw["custom-rules"], where))
+        except RegistryError as exc:
+            raise ConfigError(f"{where}{_where(positions, ('custom-rules',))}: {exc}") from None
     timeout = raw.get("kustomize", {}).get("timeout") if isinstance(raw.get("kustomize"), dict) else None
     if isinstance(timeout, float) and timeout != timeout:  # NaN passes every comparison the schema makes
         raise ConfigError(f"{where}{_where(positions, ('kustomize', 'timeout'))}: 'timeout' is {timeout!r}; "
@@ -492,6 +504,14 @@ def normalise_severity_keys(severity: dict[str, str], registry: Any) -> dict[str
     return {registry.get(code).code: level for code, level in severity.items()}
 
 
+def _data(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _data(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_data(v) for v in value]
+    return value
+
+
 def load_config(path: Path | None, registry: Any, *, start: Path | None = None) -> Config:
     """Load and validate ``path``, or the config found upward from ``start``, or the defaults."""
     if path is None and start is not None:
@@ -505,6 +525,10 @@ def load_config(path: Path | None, registry: Any, *, start: Path | None = None) 
     validate(raw, where, positions, registry)
     _check_schema_settings(raw, where, positions, path.resolve().parent)
     _check_exclude(raw, where, positions)
+    if raw.get("custom-rules"):  # severity and rule options may name them
+        from linter.custom import metas
+
+        registry = registry.with_rules(metas(raw["custom-rules"], where))
     values: dict[str, Any] = {}
     for key, attribute in _KEYS.items():
         if key not in raw:
@@ -526,6 +550,8 @@ def load_config(path: Path | None, registry: Any, *, start: Path | None = None) 
             values[section] = dict(values[section])
     if "gpu_node_labels" in values:
         values["gpu_node_labels"] = {str(k): str(v) for k, v in values["gpu_node_labels"].items()}
+    if "custom_rules" in values:
+        values["custom_rules"] = tuple(_data(rule) for rule in values["custom_rules"])
     if "unsafe" in raw.get("fix", {}):
         values["fix_unsafe"] = bool(raw["fix"]["unsafe"])
     return Config(path=path.resolve(), root=path.resolve().parent, **values)
@@ -610,6 +636,17 @@ INIT_TEMPLATE = """\
 # Seconds one file's loading and rules may take (default 120): a file that takes longer becomes
 # one finding naming what ran out of time, and the run goes on.
 # file-timeout: 300
+
+# The organisation's own rules (ids ORG000-ORG999), as CEL on the objects they match, shaped like
+# a ValidatingAdmissionPolicy: `mlops-lint export-policies` writes them for the cluster to enforce.
+# custom-rules:
+#   - id: ORG001
+#     name: training-priority-required
+#     severity: error
+#     match: {kinds: [Job, PyTorchJob], namespaces: [research]}
+#     validations:
+#       - expression: "has(object.spec.template.spec.priorityClassName)"
+#         message: "training Jobs in research use a PriorityClass"
 
 # Per-rule options: {RULE: {option: value}}; `mlops-lint explain RULE` lists a rule's options.
 # rules:

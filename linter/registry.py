@@ -54,6 +54,14 @@ class Registry(Struct, frozen=True):
     def is_known_selector(self, token: str) -> bool:
         return bool(self.resolve(token))
 
+    def with_rules(self, extra: Iterable[RuleMeta]) -> "Registry":
+        """This registry with ``extra`` rules (a config's custom rules, :mod:`linter.custom`): a
+        code or slug already taken is an error, as for built-in rules."""
+        extra = list(extra)
+        if not extra:
+            return self
+        return validate([*self.rules, *extra])
+
 
 def _modules(package: ModuleType) -> Iterable[ModuleType]:
     yield package

@@ -33,6 +33,7 @@ from linter.engine.selection import enabled_rules
 from linter.engine.survey import cache_key, content_digest, survey_files
 from linter.engine.workers import lint_all
 from linter.model.document import DOCKERFILE, K8S, SHELL, Document
+from linter import custom
 from linter.registry import Registry
 from linter.result import Result
 from linter.roots import RootFinder
@@ -85,7 +86,8 @@ def lint(request: LintRequest) -> "RunReport":  # noqa: F821 - imported below
     else:
         projects = by_roots(request.paths, cwd, loader(registry, request.overrides),
                             request.stdin[0] if request.stdin is not None else None, finder)
-    chosen = [enabled_rules(registry, project.config, request.select, request.ignore) for project in projects]
+    chosen = [enabled_rules(custom.extended(registry, project.config), project.config, request.select, request.ignore)
+              for project in projects]
     keys = [""] * len(projects)
     cache = None
     if request.cache_dir is not None:
@@ -207,7 +209,8 @@ def _lint_project(project: Project, rules: list, key: str, request: LintRequest,
             project.targets.notes[:] = [n for n in project.targets.notes
                                         if os.path.abspath(n.path) not in builds.rendered]
         built = {document.path for document, _, targeted in builds.documents if targeted}
-        return builds, Job(rules, config, request.registry, target_paths | built, key, builds.raw_only)
+        return builds, Job(rules, config, custom.extended(request.registry, config), target_paths | built, key,
+                           builds.raw_only)
 
     results, status, notes = run(items, stdin, settle, config, request.jobs, cache, request.keep, request.files)
     if request.files is not None:

@@ -140,7 +140,7 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _field_path(text: Any) -> tuple[str, ...] | None:
+def field_path(text: Any) -> tuple[str, ...] | None:
     """``.spec.foo['bar.baz']`` as steps, or None when it is not a path Kubernetes accepts."""
     if not isinstance(text, str) or not text:
         return None
@@ -224,7 +224,7 @@ class Walk:
                 continue
             where = path
             anchor = VALUE
-            steps = _field_path(rule.get("fieldPath"))
+            steps = field_path(rule.get("fieldPath"))
             if steps is not None and _reaches(value, steps):
                 where = path + steps
             text = dotted(where) if where else "the object"
@@ -316,4 +316,4 @@ def inventory(schema: Any) -> tuple[int, list[tuple[str, str, str]]]:
     return total, skipped
 
 
-__all__ = ["RULES", "cel_issues", "escape", "inventory", "to_cel"]
+__all__ = ["RULES", "cel_issues", "escape", "field_path", "inventory", "to_cel"]
