@@ -474,10 +474,10 @@ def _check_exclude(raw: dict[str, Any], where: str, positions: dict[tuple, tuple
     pattern too large to compile on its own is named."""
     if not raw.get("exclude"):
         return
-    from linter.discover import ExcludePatternError, _exclude_spec
+    from linter.discover import ExcludePatternError, exclude_spec
 
     try:
-        _exclude_spec(raw["exclude"])
+        exclude_spec(raw["exclude"])
     except ExcludePatternError as exc:
         shown = repr(exc.pattern) if len(exc.pattern) <= 60 else f"{exc.pattern[:40]!r}... ({len(exc.pattern):,} characters)"
         raise ConfigError(f"{where}{_where(positions, ('exclude', exc.index))}: 'exclude' pattern {shown} is too "

@@ -172,7 +172,7 @@ class _ExcludeParts:
         return False
 
 
-def _exclude_spec(patterns: Iterable[str]):
+def exclude_spec(patterns: Iterable[str]):
     patterns = tuple(patterns)
     if not patterns:
         return None
@@ -306,7 +306,7 @@ def walk(paths: Iterable[Path], *, root: Path | None, exclude: Iterable[str] = (
     ``bound``: the project's folder when there is no config's ``root`` (a git work tree, the
     working folder): a file named as a PATH that is a link out of it is not read (with neither,
     out of the folder it is named in)."""
-    spec = _exclude_spec(exclude)
+    spec = exclude_spec(exclude)
     found = Discovery()
     seen: set[Path] = set()
     mine: list[SourceFile] | None = None  # the files of the folder PATH being walked

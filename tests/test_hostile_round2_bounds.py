@@ -276,10 +276,10 @@ def _repo(tmp_path: Path, config: str, name: str = ".mlops-lint.yaml") -> Path:
 def test_an_exclude_list_too_large_for_one_re2_set_is_split_and_keeps_its_meaning() -> None:
     """3,000 ordinary patterns (before: re2 'failed to compile Set', a traceback): compiled as
     several sets, the last matching pattern still decides (a later `!` re-includes)."""
-    from linter.discover import _ExcludeParts, _exclude_spec
+    from linter.discover import _ExcludeParts, exclude_spec
 
     patterns = [f"**/{i}/**/*x*.yaml" for i in range(3000)] + ["!**/7/keep/*x*.yaml", "**/7/keep/drop-x.yaml"]
-    spec = _exclude_spec(patterns)
+    spec = exclude_spec(patterns)
     assert isinstance(spec, _ExcludeParts) and len(spec.specs) > 1
     assert spec.match_file("a/2999/b/x.yaml") and spec.match_file("0/x.yaml") and not spec.match_file("a/3000/x.yaml")
     assert not spec.match_file("7/keep/x.yaml") and spec.match_file("7/keep/drop-x.yaml")
