@@ -72,7 +72,7 @@ import shlex
 
 from linter.fix import Plan, Replace
 from linter.model.azcli import ShellScript
-from linter.model.cluster import changed_after_creation, cluster_of, describe_pool
+from linter.model.cluster import changed_after_creation, cluster_of, describe_pool, hint
 from linter.model.selectors import parse_taint
 from linter.rule import SHELL, Finding, rule
 
@@ -83,7 +83,7 @@ def _by_script(cluster) -> dict[str, list]:
     found: dict[str, list] = {}
     for pool in cluster.pools:
         vm = pool.vm
-        if pool.source != "script" or not pool.created or vm is None or not vm.is_gpu or not pool.taints_known:
+        if not pool.in_linted_file or not pool.created or vm is None or not vm.is_gpu or not pool.taints_known:
             continue
         taints = [t for t in pool.effective_taints if not t.automatic]
         if any(t.taint.effect in ("NoSchedule", "NoExecute") for t in taints):
@@ -118,8 +118,8 @@ def check(script: ShellScript, ctx):
         yield Finding(
             where.span,
             f"GPU node pool {describe_pool(pool)} {state}: pods that do not need a GPU can fill its nodes; "
-            f"add `--node-taints {suggestion}` and a matching toleration to GPU pods",
+            f"add `{hint(pool, 'taints', suggestion)}` and a matching toleration to GPU pods",
             node=("pool", pool.display, "node-taints"),
-            fix=f"--node-taints {suggestion}",
+            fix=hint(pool, "taints", suggestion),
             autofix=add_taint(pool, taints, later, where, suggestion),
         )

@@ -65,7 +65,7 @@ import shlex
 from linter.fix import Plan, Replace
 from linter.model.azcli import UNKNOWN, ShellScript
 from linter.model.position import Span
-from linter.model.cluster import cluster_of, describe_pool
+from linter.model.cluster import cluster_of, describe_pool, hint
 from linter.rule import SHELL, Finding, rule
 
 
@@ -75,7 +75,7 @@ def _by_script(cluster, wanted: dict) -> dict[str, list]:
     found: dict[str, list] = {}
     for pool in cluster.pools:
         vm = pool.vm
-        if pool.source != "script" or not pool.created or vm is None or vm.gpu_resource != "nvidia.com/gpu":
+        if not pool.in_linted_file or not pool.created or vm is None or vm.gpu_resource != "nvidia.com/gpu":
             continue
         if pool.labels_open or any(pool.labels.get(key) is UNKNOWN for key in wanted):
             continue
@@ -137,8 +137,8 @@ def check(script: ShellScript, ctx):
         yield Finding(
             where.span,
             f"GPU node pool {describe_pool(pool)} lacks the GPU node label {pairs} that GPU pods select "
-            f"(its labels: {have}{note}); add it to `--labels`",
+            f"(its labels: {have}{note}); add it to `{'node_labels' if pool.source == 'terraform' else '--labels'}`",
             node=("pool", pool.display, "labels"),
-            fix=f"--labels {pairs}",
+            fix=hint(pool, "labels", pairs),
             autofix=add_labels(pool, missing, where),
         )

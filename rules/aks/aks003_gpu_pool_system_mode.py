@@ -67,7 +67,7 @@ def _by_script(cluster) -> dict[str, list]:
     found: dict[str, list] = {}
     for pool in cluster.pools:
         vm = pool.vm
-        if pool.source != "script" or not pool.created or vm is None or not vm.is_gpu or pool.is_system is not True:
+        if not pool.in_linted_file or not pool.created or vm is None or not vm.is_gpu or pool.is_system is not True:
             continue
         where = pool.mode_origin or pool.vm_origin
         if where is not None:
@@ -93,10 +93,15 @@ def check(script: ShellScript, ctx):
     cluster = cluster_of(ctx.index, ctx.config)
     for pool, where in cluster.memo("AKS003", lambda: _by_script(cluster)).get(script.path, ()):
         how = "is set to System mode" if pool.mode_origin is not None else "is the cluster's first pool, a System pool"
+        terraform = pool.source == "terraform"
+        if terraform:
+            how = "is set to System mode" if pool.mode_origin is not None else "is the cluster's default_node_pool, a System pool"
+        add = ("define the GPU pool as an `azurerm_kubernetes_cluster_node_pool` with `mode = \"User\"`" if terraform
+               else "add the GPU pool with `az aks nodepool add --mode User`")
         yield Finding(
             where.span,
             f"GPU node pool {describe_pool(pool)} {how}: AKS runs critical system pods there and it cannot "
-            "scale to zero; keep a CPU system pool and add the GPU pool with `az aks nodepool add --mode User`",
+            f"scale to zero; keep a CPU system pool and {add}",
             node=("pool", pool.display, "mode"),
             autofix=user_mode(pool, where),
         )

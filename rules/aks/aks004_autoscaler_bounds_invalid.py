@@ -98,6 +98,9 @@ def _on(flag: AzFlag | None) -> bool:
 @rule(code="AKS004", name="autoscaler-bounds-invalid", severity="error", scope=SHELL, tags=("aks", "autoscaling"))
 def check(script: ShellScript, ctx):
     cluster = cluster_of(ctx.index, ctx.config)
+    if not isinstance(script, ShellScript):  # a Terraform file: its node pools' attributes
+        yield from _terraform(cluster, script.path)
+        return
     for az in script.az_commands:
         if (az.group, az.verb) not in COMMANDS:
             continue
@@ -175,3 +178,50 @@ def _system_pool(az, cluster) -> bool:
     pools = [p for p in cluster.pools if name is not None and p.name == name.value and p.origin is not None
              and p.origin.command is not az]
     return bool(pools) and all(p.is_system is True for p in pools)
+
+
+def _terraform(cluster, path: str):
+    """The same bounds on the Terraform pools defined in ``path`` (azurerm refuses them at plan
+    time: both bounds with ``auto_scaling_enabled = true``, none without it), once per attribute
+    (``for_each`` instances share theirs)."""
+    seen = set()
+    for pool in cluster.pools_defined_in(path):
+        if pool.source != "terraform":
+            continue
+        for finding in _terraform_pool(pool):
+            key = (finding.span, finding.message)
+            if key not in seen:
+                seen.add(key)
+                yield finding
+
+
+def _terraform_pool(pool):
+    where = f"node pool `{pool.display}`"
+    origins = pool.count_origin
+    low, high, count = pool.min_count, pool.max_count, pool.node_count
+    switch = pool.autoscaler_origin
+    name = switch.span if switch is not None else None
+    if pool.autoscaler is True and ("min_count" not in origins or "max_count" not in origins):
+        missing = " and ".join(n for n in ("min_count", "max_count") if n not in origins)
+        yield Finding(name, f"{where} turns the cluster autoscaler on without {missing}; azurerm requires both "
+                            "bounds", node=("pool", pool.display, "auto_scaling_enabled"))
+    given = [origins[n] for n in ("min_count", "max_count") if n in origins]
+    if pool.autoscaler is False and given and any(isinstance(v, int) for v in (low, high)):
+        names = " and ".join(n for n in ("min_count", "max_count") if n in origins)
+        yield Finding(given[0].span, f"{where} sets {names} without `auto_scaling_enabled = true`; azurerm "
+                                     "requires them to be null when the autoscaler is off",
+                      node=("pool", pool.display, "min_count" if "min_count" in origins else "max_count"))
+    for value, field in ((low, "min_count"), (high, "max_count")):
+        if isinstance(value, int) and not 0 <= value <= 1000:
+            yield Finding(origins[field].target, f"{where} {field} must be a whole number from 0 to 1000",
+                          node=("pool", pool.display, field))
+    if isinstance(low, int) and isinstance(high, int) and low > high:
+        yield Finding(origins["min_count"].target, f"{where} min_count {low} is greater than max_count {high}: the "
+                                                   "pool can never satisfy both", node=("pool", pool.display, "min_count"))
+    if low == 0 and pool.is_system is True:
+        yield Finding(origins["min_count"].target, f"{where} min_count 0 on a System pool: System pools keep at "
+                                                   "least one node", node=("pool", pool.display, "min_count"))
+    if pool.autoscaler is True and isinstance(count, int) and isinstance(low, int) and isinstance(high, int) \
+            and low <= high and not low <= count <= high:
+        yield Finding(origins["node_count"].target, f"{where} node_count {count} is outside min_count {low} .. "
+                                                    f"max_count {high}", node=("pool", pool.display, "node_count"))

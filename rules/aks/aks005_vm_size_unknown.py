@@ -53,6 +53,9 @@ from linter.rule import SHELL, Finding, rule
 
 @rule(code="AKS005", name="vm-size-unknown", severity="info", scope=SHELL, tags=("aks",))
 def check(script: ShellScript, ctx):
+    if not isinstance(script, ShellScript):  # a Terraform file: its pools' vm_size
+        yield from _terraform(script.path, ctx)
+        return
     for az in script.az_commands:
         if not (az.is_("aks", "create") or az.is_("aks nodepool", "add")):
             continue
@@ -81,3 +84,28 @@ def check(script: ShellScript, ctx):
             node=(az.group, az.verb, "--node-vm-size"),
             fix=close[0] if close else None,
         )
+
+
+def _terraform(path: str, ctx):
+    """The ``vm_size`` of each Terraform pool defined in ``path``, once per attribute."""
+    from linter.model.cluster import cluster_of
+
+    seen = set()
+    for pool in cluster_of(ctx.index, ctx.config).pools_defined_in(path):
+        size, origin = pool.vm_size, pool.vm_origin
+        if pool.source != "terraform" or origin is None or not isinstance(size, str) or not size.strip() \
+                or lookup(size) is not None or origin.target in seen:
+            continue
+        seen.add(origin.target)
+        family = unknown_family(size)
+        if family is not None:
+            yield Finding(origin.target, f"VM size `{size}` is of the {family} family, which AKS offers but mlops-lint's "
+                                         "VM size catalogue does not describe: its vCPUs, memory and accelerators are "
+                                         "unknown, so the node pool checks that depend on them are skipped",
+                          node=("pool", pool.display, "vm_size"))
+            continue
+        close = suggest(size)
+        hint = f"; did you mean {' or '.join(f'`{name}`' for name in close)}?" if close else ""
+        yield Finding(origin.target, f"VM size `{size}` is not in mlops-lint's VM size catalogue, so its GPUs, vCPUs and "
+                                     f"memory are unknown and the node pool checks that depend on them are skipped{hint}",
+                      node=("pool", pool.display, "vm_size"), fix=close[0] if close else None)

@@ -8,6 +8,7 @@ each concept in its own module:
   :class:`~.pools.Cluster`;
 * one reader per source, each producing pools with their origins, read in this order:
   :mod:`.from_az` (the ``az aks`` commands of the shell scripts, files sorted by path),
+  :mod:`.from_terraform` (``azurerm_kubernetes_cluster`` and its node pools in ``*.tf``),
   :mod:`.from_config` (``node-pools:`` of the config, for pools the scripts do not define; in
   the ``aks-automatic`` profile only these count, SPEC section 5), :mod:`.from_nodepools`
   (node auto-provisioning NodePools, in every profile);
@@ -30,6 +31,7 @@ from linter.model.cluster.capacity import (  # noqa: F401 - re-exported for the 
     Capacity, format_bytes, format_cpu, gpus_of, node_capacity)
 from linter.model.cluster.from_config import config_pools
 from linter.model.cluster.from_nodepools import add_nodepools
+from linter.model.cluster.from_terraform import hint  # noqa: F401 - re-exported for the rules
 from linter.model.cluster.placement import (  # noqa: F401 - re-exported for the rules
     PodPlacement, PoolVerdict, changed_after_creation, describe_pool, known_pools_summary, label_verdict,
     offers, on_aks_managed_mig_pools, place, resource_anchor, selector_anchor, summarize, taint_note,
@@ -43,8 +45,8 @@ if TYPE_CHECKING:  # the script model is read only when a script exists (see lin
     from linter.model.azcli import ShellScript
 
 
-def build_cluster(scripts: Iterable[ShellScript], config: Any = None) -> Cluster:
-    """The cluster the scripts (in the given order) and the config describe."""
+def build_cluster(scripts: Iterable[ShellScript], config: Any = None, terraform: Iterable[Any] = ()) -> Cluster:
+    """The cluster the scripts (in the given order), the Terraform files and the config describe."""
     cluster = Cluster()
     automatic = getattr(config, "profile", None) == "aks-automatic"
     if not automatic:
@@ -53,6 +55,11 @@ def build_cluster(scripts: Iterable[ShellScript], config: Any = None) -> Cluster
             from linter.model.cluster.from_az import read_scripts
 
             read_scripts(cluster, scripts)
+        terraform = list(terraform)
+        if terraform:
+            from linter.model.cluster.from_terraform import read_terraform
+
+            read_terraform(cluster, terraform)
     pools = getattr(config, "node_pools", ()) or ()
     if pools:
         config_path = getattr(config, "path", None)
@@ -72,7 +79,8 @@ def cluster_of(index: Any, config: Any) -> Cluster:
     for document in scripts:
         if not document.shell.path:
             document.shell.path = document.path
-    cluster = build_cluster([d.shell for d in scripts], config)
+    terraform = sorted((d for d in getattr(index, "iac", ()) if d.iac is not None), key=lambda d: d.path)
+    cluster = build_cluster([d.shell for d in scripts], config, [d.iac for d in terraform])
     add_nodepools(cluster, index)
     cluster.project = (index, config)
     _CACHE[index] = (id(config), config, cluster)

@@ -10,8 +10,8 @@ from linter.model.selectors import parse_taint
 
 
 def config_pools(cluster: Cluster, pools: Iterable[dict[str, Any]], path: str) -> None:
-    """Add the config's pools to ``cluster`` (a name the scripts define is theirs)."""
-    names = {p.name for p in cluster.pools if p.source == "script"}
+    """Add the config's pools to ``cluster`` (a name the scripts or Terraform define is theirs)."""
+    names = {p.name for p in cluster.pools if p.source in ("script", "terraform")}
     for entry in pools:
         name = str(entry.get("name", ""))
         if name in names:

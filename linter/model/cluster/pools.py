@@ -57,6 +57,7 @@ if TYPE_CHECKING:  # the script model is read only when a script exists (see lin
 
 SPOT_TAINT = Taint("kubernetes.azure.com/scalesetpriority", "spot", "NoSchedule")
 DEFAULT_MAX_GRACEFUL_TERMINATION_SEC = 600
+LINTED_SOURCES = frozenset({"script", "terraform"})  # pools whose settings a rule can point at
 
 
 # ---------------------------------------------------------------------------------------------
@@ -94,7 +95,7 @@ class NodePool(Struct, eq=False, dict=True):
     name: Value  # UNKNOWN when the script does not determine it
     display: str  # the name, or the text the script names it with (``$POOL``)
     cluster: Value | None  # the cluster's name; None: not given
-    source: str  # "script" | "config" | "elsewhere"
+    source: str  # "script" | "terraform" | "config" | "nodepool" | "elsewhere"
     path: str  # the script (or config file) that defines it
     origin: Origin | None = None  # the command that created it (None: only updated here)
     created: bool = True
@@ -131,6 +132,11 @@ class NodePool(Struct, eq=False, dict=True):
     cluster_key: Any = None
 
     # -- derived ---------------------------------------------------------------------------
+
+    @property
+    def in_linted_file(self) -> bool:
+        """Defined in a file the run lints (a script, a ``.tf``), where its findings can point."""
+        return self.source in LINTED_SOURCES
 
     @property
     def vm(self) -> VmSize | None:
@@ -332,7 +338,7 @@ class Cluster(Struct, eq=False, dict=True):
         return pool
 
     def pools_defined_in(self, path: str) -> list[NodePool]:
-        return [p for p in self.pools if p.source == "script" and p.path == path]
+        return [p for p in self.pools if p.in_linted_file and p.path == path]
 
     def max_graceful_termination(self, pool: NodePool) -> list[tuple[Value, Origin | None]]:
         """The possible ``max-graceful-termination-sec`` values for ``pool``'s cluster (UNKNOWN:
