@@ -16,7 +16,8 @@ nested blocks) and :class:`TfAttr` (name, spans, and the expression as nested tu
   heredocs): a value the model does not know, never a guess.
 
 Expressions nested deeper than :data:`MAX_DEPTH` are ``("other",)`` past it. A file that does not
-parse is one ParseIssue (SCH001) at the position the parser names; nothing of it is read.
+parse is one ParseIssue (SCH001) at the position the parser names; nothing of it is read. So is
+a file over :data:`MAX_TERRAFORM_BYTES`.
 """
 
 from __future__ import annotations
@@ -31,6 +32,9 @@ from linter.model.position import Span
 from linter.sources.text import load_decoded
 
 MAX_DEPTH = 48  # expression nesting the reader follows; deeper is ("other",)
+# The Lark parser takes ~10-20 s per MiB (linear, but slow): a larger file is not parsed, and says
+# so. Hand-written modules are far smaller (the azurerm AKS examples are under 20 KiB).
+MAX_TERRAFORM_BYTES = 512 * 1024
 OTHER = ("other",)
 
 
@@ -261,4 +265,8 @@ def load_text(text: str, path: str) -> Document:
 
 
 def load(data: bytes, path: str) -> Document:
+    if len(data) > MAX_TERRAFORM_BYTES:
+        return Document(path=path, kind=TERRAFORM, errors=[ParseIssue(Span(1, 1, 1, 2), (
+            f"this Terraform file is {len(data) // 1024} KiB, over the {MAX_TERRAFORM_BYTES // 1024} KiB mlops-lint "
+            "parses; it was not read, so the node pools it defines are unknown to the cluster model"))])
     return load_decoded(data, path, TERRAFORM, load_text)
