@@ -8,6 +8,10 @@ size of the catalogue (`Standard_NC4as_T4_v3`, `Standard_NC24ads_A100_v4`, `Stan
 finding points at `--node-taints` when a later update set taints without one (or removed them
 with `--node-taints ""`), else at the pool's `--node-vm-size`.
 
+Terraform pools are read the same way (`azurerm_kubernetes_cluster_node_pool`, and the cluster's
+`default_node_pool`; see `mlops-lint explain AKS004` for which values are known): the finding
+points at the pool's `vm_size` attribute and the hint is `node_taints = ["sku=gpu:NoSchedule"]`.
+
 ## Why is this bad?
 Without a taint, the scheduler treats GPU nodes like any other: ordinary pods (web services,
 data preprocessing, system add-ons) fill them, block GPU jobs from being scheduled and keep the
@@ -26,6 +30,16 @@ az aks nodepool add \
   --labels accelerator=nvidia
 ```
 
+In Terraform:
+```hcl
+resource "azurerm_kubernetes_cluster_node_pool" "gpu" {
+  name                  = "gpunp"
+  kubernetes_cluster_id = azurerm_kubernetes_cluster.aks.id
+  vm_size               = "Standard_NC4as_T4_v3"
+  node_labels           = { accelerator = "nvidia" }
+}
+```
+
 Use instead:
 ```bash
 az aks nodepool add \
@@ -36,6 +50,17 @@ az aks nodepool add \
   --node-vm-size Standard_NC4as_T4_v3 \
   --labels accelerator=nvidia \
   --node-taints sku=gpu:NoSchedule
+```
+
+In Terraform:
+```hcl
+resource "azurerm_kubernetes_cluster_node_pool" "gpu" {
+  name                  = "gpunp"
+  kubernetes_cluster_id = azurerm_kubernetes_cluster.aks.id
+  vm_size               = "Standard_NC4as_T4_v3"
+  node_labels           = { accelerator = "nvidia" }
+  node_taints           = ["sku=gpu:NoSchedule"]
+}
 ```
 
 ## Fix safety

@@ -8,6 +8,9 @@ select). Labels AKS sets itself count: configuring `kubernetes.azure.com/acceler
 is met by every NVIDIA GPU pool. The finding points at the pool's `--labels` (or, at creation,
 `--nodepool-labels`) when it has some, else at its `--node-vm-size`.
 
+Terraform pools are read the same way: the finding points at the pool's `node_labels` (else its
+`vm_size`) attribute, and a `node_labels` the module does not determine is not judged.
+
 ## Why is this bad?
 GPU pods find their nodes by label: the article's pods use `nodeSelector: {accelerator: nvidia}`
 and the pool is created with `--labels accelerator=nvidia workload=training` so that "the label
@@ -24,6 +27,16 @@ az aks nodepool add \
   --node-taints sku=gpu:NoSchedule
 ```
 
+In Terraform:
+```hcl
+resource "azurerm_kubernetes_cluster_node_pool" "gpu" {
+  name                  = "gpunp"
+  kubernetes_cluster_id = azurerm_kubernetes_cluster.aks.id
+  vm_size               = "Standard_NC4as_T4_v3"
+  node_taints           = ["sku=gpu:NoSchedule"]
+}
+```
+
 Use instead:
 ```bash
 az aks nodepool add \
@@ -32,6 +45,17 @@ az aks nodepool add \
   --node-vm-size Standard_NC24ads_A100_v4 \
   --labels accelerator=nvidia workload=training \
   --node-taints sku=gpu:NoSchedule
+```
+
+In Terraform:
+```hcl
+resource "azurerm_kubernetes_cluster_node_pool" "gpu" {
+  name                  = "gpunp"
+  kubernetes_cluster_id = azurerm_kubernetes_cluster.aks.id
+  vm_size               = "Standard_NC4as_T4_v3"
+  node_taints           = ["sku=gpu:NoSchedule"]
+  node_labels           = { accelerator = "nvidia" }
+}
 ```
 
 ## Fix safety

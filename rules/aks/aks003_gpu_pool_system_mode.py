@@ -6,6 +6,9 @@ Flags node pools with a GPU VM size that end up in `System` mode: the first pool
 `--node-vm-size`, or a pool added or updated with `--mode System`. The finding points at the
 `--mode System` flag, else at the create command's `--node-vm-size`.
 
+In Terraform the cluster's `default_node_pool` is its System pool (the finding points at its
+`vm_size`), and an `azurerm_kubernetes_cluster_node_pool` with `mode = "System"` is one too (at `mode`).
+
 ## Why is this bad?
 System pools run CoreDNS, metrics-server, konnectivity and other critical add-ons, must keep at
 least one node, and AKS schedules system pods onto them: on a GPU pool they pin expensive GPU
@@ -21,6 +24,18 @@ az aks create \
   --node-count 1
 ```
 
+In Terraform:
+```hcl
+resource "azurerm_kubernetes_cluster" "aks" {
+  name       = "ml-aks"
+  dns_prefix = "mlaks"
+  default_node_pool {
+    name    = "system"
+    vm_size = "Standard_NC6s_v3"
+  }
+}
+```
+
 Use instead:
 ```bash
 az aks create \
@@ -32,6 +47,25 @@ az aks nodepool add \
   --name gpunp --mode User \
   --node-vm-size Standard_NC24ads_A100_v4 \
   --labels accelerator=nvidia --node-taints sku=gpu:NoSchedule
+```
+
+In Terraform:
+```hcl
+resource "azurerm_kubernetes_cluster" "aks" {
+  name       = "ml-aks"
+  dns_prefix = "mlaks"
+  default_node_pool {
+    name    = "system"
+    vm_size = "Standard_D4s_v5"
+  }
+}
+
+resource "azurerm_kubernetes_cluster_node_pool" "gpu" {
+  name                  = "gpunp"
+  kubernetes_cluster_id = azurerm_kubernetes_cluster.aks.id
+  vm_size               = "Standard_NC6s_v3"
+  node_taints           = ["sku=gpu:NoSchedule"]
+}
 ```
 
 ## Fix safety

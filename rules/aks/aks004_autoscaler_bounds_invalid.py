@@ -11,6 +11,15 @@ command that touches the cluster autoscaler:
   a `--min-count 0` on a System pool, which must keep a node (points at the value);
 - on create/add with the autoscaler on, a `--node-count` outside `[min, max]` (points at it).
 
+In Terraform (`azurerm_kubernetes_cluster_node_pool`, the cluster's `default_node_pool`) the same
+bounds are checked on the attributes azurerm refuses at plan time: `auto_scaling_enabled = true`
+(or `enable_auto_scaling`) without `min_count` and `max_count`, bounds without it, reversed or
+out-of-range bounds, `min_count = 0` on a System pool, a `node_count` outside them. Values are
+literals, `var.x` with its `default` (or `terraform.tfvars` / `*.auto.tfvars`; a value another
+`*.tfvars` gives differently makes it unknown), `local.x` and interpolation of those; anything
+else is unknown and not judged. `count` and `for_each` over literals make one pool each, and a
+finding is reported once per attribute.
+
 ## Why is this bad?
 The Azure CLI rejects each of these (`min-count and max-count are required for
 --enable-cluster-autoscaler`, `node-count is not in the range of min-count and max-count`), so
@@ -28,6 +37,18 @@ az aks nodepool add \
   --max-count 2
 ```
 
+In Terraform:
+```hcl
+resource "azurerm_kubernetes_cluster_node_pool" "gpu" {
+  name                  = "gpunp"
+  kubernetes_cluster_id = azurerm_kubernetes_cluster.aks.id
+  vm_size               = "Standard_NC4as_T4_v3"
+  auto_scaling_enabled  = true
+  min_count             = 4
+  max_count             = 2
+}
+```
+
 Use instead:
 ```bash
 az aks nodepool add \
@@ -37,6 +58,18 @@ az aks nodepool add \
   --enable-cluster-autoscaler \
   --min-count 0 \
   --max-count 4
+```
+
+In Terraform:
+```hcl
+resource "azurerm_kubernetes_cluster_node_pool" "gpu" {
+  name                  = "gpunp"
+  kubernetes_cluster_id = azurerm_kubernetes_cluster.aks.id
+  vm_size               = "Standard_NC4as_T4_v3"
+  auto_scaling_enabled  = true
+  min_count             = 0
+  max_count             = 4
+}
 ```
 
 ## Fix safety

@@ -14,6 +14,9 @@ case-insensitively, with or without the `Standard_` prefix, as AKS compares them
 script does not determine (`"$VM_SIZE"` from `$(...)`, `<vm-size>`) are skipped. The message
 suggests close catalogue names.
 
+In Terraform, the `vm_size` of an `azurerm_kubernetes_cluster_node_pool` or `default_node_pool`
+(a literal, or a variable's default) is checked the same way, at the attribute's value.
+
 ## Why is this bad?
 A misspelt or retired size fails the provisioning script (`The VM size of ... is not allowed in
 your subscription`), and a size the linter cannot read switches off the checks that depend on
@@ -27,10 +30,28 @@ az aks nodepool add --cluster-name "$AKS_CLUSTER" --resource-group "$RESOURCE_GR
   --name gpunp --node-vm-size Standard_NC4as_T4_v4
 ```
 
+In Terraform:
+```hcl
+resource "azurerm_kubernetes_cluster_node_pool" "gpu" {
+  name                  = "gpunp"
+  kubernetes_cluster_id = azurerm_kubernetes_cluster.aks.id
+  vm_size               = "Standard_NC4as_T4_v4"
+}
+```
+
 Use instead:
 ```bash
 az aks nodepool add --cluster-name "$AKS_CLUSTER" --resource-group "$RESOURCE_GROUP" \
   --name gpunp --node-vm-size Standard_NC4as_T4_v3
+```
+
+In Terraform:
+```hcl
+resource "azurerm_kubernetes_cluster_node_pool" "gpu" {
+  name                  = "gpunp"
+  kubernetes_cluster_id = azurerm_kubernetes_cluster.aks.id
+  vm_size               = "Standard_NC4as_T4_v3"
+}
 ```
 
 ## Known problems
