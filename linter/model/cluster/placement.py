@@ -387,12 +387,18 @@ def taint_note(placement: PodPlacement) -> str:
 
 
 def on_aks_managed_mig_pools(pod: Any, index: Any, config: Any) -> bool:
-    """Every pool the pod's labels can reach is one of the project's, made with
-    ``--gpu-instance-profile`` (AKS-managed MIG: a fixed layout, no MIG Manager labels)."""
+    """Every pool of the project the pod's labels can reach (among those that may offer what it
+    asks for) is made with ``--gpu-instance-profile`` (AKS-managed MIG: a fixed layout, no MIG
+    Manager labels). The pools the project does not describe are not counted when one of its
+    pools offers the MIG profile asked for: the project says where its MIG slices come from, and
+    nothing in it says a MIG Manager runs anywhere (with or without a node selector)."""
     from linter.model.cluster import cluster_of
 
     placement = cluster_of(index, config).placement(pod)
     if placement is None:
         return False
     matches = placement.label_matches
-    return bool(matches) and all(not v.elsewhere and isinstance(v.pool.gpu_instance_profile, str) for v in matches)
+    own = [v for v in matches if not v.elsewhere]
+    if not own or not all(isinstance(v.pool.gpu_instance_profile, str) and v.pool.gpu_instance_profile for v in own):
+        return False
+    return len(own) == len(matches) or any(v.offers == "yes" for v in own)

@@ -125,6 +125,7 @@ class NodePool(Struct, eq=False, dict=True):
     nodepool: Any = None
     template_label_keys: frozenset = frozenset()
     requirements: tuple = ()  # the NodePool's requirements (linter.model.selectors.Requirement)
+    gpu_only: bool = False  # a NodePool whose requirements allow only GPU sizes (listed or not)
     # updates read before any command created the pool (a later file adds it): replayed onto it
     pending: list[tuple[str, AzCommand]] = field(default_factory=list)
     # what pools are keyed by with the name (see _cluster_key): the cluster's name, the text of
@@ -141,6 +142,12 @@ class NodePool(Struct, eq=False, dict=True):
     @property
     def vm(self) -> VmSize | None:
         return lookup(self.vm_size) if isinstance(self.vm_size, str) else None
+
+    @property
+    def only_gpu_nodes(self) -> bool:
+        """Every node of the pool is a GPU node: a GPU VM size, or a NodePool allowing only GPU sizes."""
+        vm = self.vm
+        return vm is not None and vm.is_gpu or self.gpu_only
 
     @property
     def is_system(self) -> bool | None:
@@ -334,6 +341,13 @@ class Cluster(Struct, eq=False, dict=True):
             closed = frozenset(k for p in self.pools if p.nodepool is not None for k in p.template_label_keys) - free
         names = frozenset(str(p.name) for p in self.pools if p.source == "nodepool")
         excluded = (("karpenter.sh/nodepool", names),) if names else ()
+        # AKS labels a node with its pool's name: a pool the project does not describe has
+        # another name than those it does (in one cluster: with pools of several, it may be
+        # another cluster's pool of the same name)
+        described = [p for p in self.pools if p.in_linted_file and p.created and isinstance(p.name, str)]
+        if described and len({p.cluster_key for p in described}) == 1:
+            pools = frozenset(str(p.name) for p in described)
+            excluded += (("kubernetes.azure.com/agentpool", pools), ("agentpool", pools))
         pool.__dict__["_view"] = LabelView({}, open=True, closed_keys=closed, excluded=excluded)
         return pool
 
