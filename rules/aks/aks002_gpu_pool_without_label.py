@@ -113,6 +113,7 @@ def _by_script(cluster, wanted: dict) -> dict[str, list]:
     return found
 
 
+LABELS_SETTING = {"terraform": "node_labels", "bicep": "nodeLabels"}
 RESERVED = ("kubernetes.io", "k8s.io", "kubernetes.azure.com")
 
 
@@ -161,7 +162,7 @@ def check(script: ShellScript, ctx):
         yield Finding(
             where.span,
             f"GPU node pool {describe_pool(pool)} lacks the GPU node label {pairs} that GPU pods select "
-            f"(its labels: {have}{note}); add it to `{'node_labels' if pool.source == 'terraform' else '--labels'}`",
+            f"(its labels: {have}{note}); add it to `{LABELS_SETTING.get(pool.source, '--labels')}`",
             node=("pool", pool.display, "labels"),
             fix=hint(pool, "labels", pairs),
             autofix=add_labels(pool, missing, where),

@@ -127,11 +127,13 @@ def check(script: ShellScript, ctx):
     cluster = cluster_of(ctx.index, ctx.config)
     for pool, where in cluster.memo("AKS003", lambda: _by_script(cluster)).get(script.path, ()):
         how = "is set to System mode" if pool.mode_origin is not None else "is the cluster's first pool, a System pool"
-        terraform = pool.source == "terraform"
-        if terraform:
+        add = "add the GPU pool with `az aks nodepool add --mode User`"
+        if pool.source == "terraform":
             how = "is set to System mode" if pool.mode_origin is not None else "is the cluster's default_node_pool, a System pool"
-        add = ("define the GPU pool as an `azurerm_kubernetes_cluster_node_pool` with `mode = \"User\"`" if terraform
-               else "add the GPU pool with `az aks nodepool add --mode User`")
+            add = "define the GPU pool as an `azurerm_kubernetes_cluster_node_pool` with `mode = \"User\"`"
+        elif pool.source == "bicep":
+            how = "is set to System mode" if pool.mode_origin is not None else "is the cluster's first agentPoolProfiles entry, a System pool"
+            add = "define the GPU pool as another agent pool with `mode: 'User'`"
         yield Finding(
             where.span,
             f"GPU node pool {describe_pool(pool)} {how}: AKS runs critical system pods there and it cannot "

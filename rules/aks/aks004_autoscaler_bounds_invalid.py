@@ -219,42 +219,52 @@ def _terraform(cluster, path: str):
     (``for_each`` instances share theirs)."""
     seen = set()
     for pool in cluster.pools_defined_in(path):
-        if pool.source != "terraform":
+        if pool.source not in IAC_NAMES:
             continue
-        for finding in _terraform_pool(pool):
+        for finding in _terraform_pool(pool, IAC_NAMES[pool.source]):
             key = (finding.span, finding.message)
             if key not in seen:
                 seen.add(key)
                 yield finding
 
 
-def _terraform_pool(pool):
+IAC_NAMES = {  # the settings' names, and who refuses them
+    "terraform": {"min_count": "min_count", "max_count": "max_count", "node_count": "node_count",
+                  "switch": "auto_scaling_enabled = true", "tool": "azurerm"},
+    "bicep": {"min_count": "minCount", "max_count": "maxCount", "node_count": "count",
+              "switch": "enableAutoScaling: true", "tool": "the AKS API"},
+}
+
+
+def _terraform_pool(pool, names):
     where = f"node pool `{pool.display}`"
+    tool, switch_name = names["tool"], names["switch"]
+    min_name, max_name, count_name = names["min_count"], names["max_count"], names["node_count"]
     origins = pool.count_origin
     low, high, count = pool.min_count, pool.max_count, pool.node_count
     switch = pool.autoscaler_origin
     name = switch.span if switch is not None else None
     if pool.autoscaler is True and ("min_count" not in origins or "max_count" not in origins):
-        missing = " and ".join(n for n in ("min_count", "max_count") if n not in origins)
-        yield Finding(name, f"{where} turns the cluster autoscaler on without {missing}; azurerm requires both "
-                            "bounds", node=("pool", pool.display, "auto_scaling_enabled"))
+        missing = " and ".join(names[n] for n in ("min_count", "max_count") if n not in origins)
+        yield Finding(name, f"{where} turns the cluster autoscaler on without {missing}; {tool} requires both "
+                            "bounds", node=("pool", pool.display, switch_name.split()[0].rstrip(":")))
     given = [origins[n] for n in ("min_count", "max_count") if n in origins]
     if pool.autoscaler is False and given and any(isinstance(v, int) for v in (low, high)):
-        names = " and ".join(n for n in ("min_count", "max_count") if n in origins)
-        yield Finding(given[0].span, f"{where} sets {names} without `auto_scaling_enabled = true`; azurerm "
+        written = " and ".join(names[n] for n in ("min_count", "max_count") if n in origins)
+        yield Finding(given[0].span, f"{where} sets {written} without `{switch_name}`; {tool} "
                                      "requires them to be null when the autoscaler is off",
-                      node=("pool", pool.display, "min_count" if "min_count" in origins else "max_count"))
+                      node=("pool", pool.display, min_name if "min_count" in origins else max_name))
     for value, field in ((low, "min_count"), (high, "max_count")):
         if isinstance(value, int) and not 0 <= value <= 1000:
-            yield Finding(origins[field].target, f"{where} {field} must be a whole number from 0 to 1000",
-                          node=("pool", pool.display, field))
+            yield Finding(origins[field].target, f"{where} {names[field]} must be a whole number from 0 to 1000",
+                          node=("pool", pool.display, names[field]))
     if isinstance(low, int) and isinstance(high, int) and low > high:
-        yield Finding(origins["min_count"].target, f"{where} min_count {low} is greater than max_count {high}: the "
-                                                   "pool can never satisfy both", node=("pool", pool.display, "min_count"))
+        yield Finding(origins["min_count"].target, f"{where} {min_name} {low} is greater than {max_name} {high}: the "
+                                                   "pool can never satisfy both", node=("pool", pool.display, min_name))
     if low == 0 and pool.is_system is True:
-        yield Finding(origins["min_count"].target, f"{where} min_count 0 on a System pool: System pools keep at "
-                                                   "least one node", node=("pool", pool.display, "min_count"))
+        yield Finding(origins["min_count"].target, f"{where} {min_name} 0 on a System pool: System pools keep at "
+                                                   "least one node", node=("pool", pool.display, min_name))
     if pool.autoscaler is True and isinstance(count, int) and isinstance(low, int) and isinstance(high, int) \
             and low <= high and not low <= count <= high:
-        yield Finding(origins["node_count"].target, f"{where} node_count {count} is outside min_count {low} .. "
-                                                    f"max_count {high}", node=("pool", pool.display, "node_count"))
+        yield Finding(origins["node_count"].target, f"{where} {count_name} {count} is outside {min_name} {low} .. "
+                                                    f"{max_name} {high}", node=("pool", pool.display, count_name))

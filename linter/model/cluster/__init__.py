@@ -9,6 +9,7 @@ each concept in its own module:
 * one reader per source, each producing pools with their origins, read in this order:
   :mod:`.from_az` (the ``az aks`` commands of the shell scripts, files sorted by path),
   :mod:`.from_terraform` (``azurerm_kubernetes_cluster`` and its node pools in ``*.tf``),
+  :mod:`.from_bicep` (``managedClusters`` ``agentPoolProfiles`` and ``agentPools`` in ``*.bicep``),
   :mod:`.from_config` (``node-pools:`` of the config, for pools the scripts do not define; in
   the ``aks-automatic`` profile only these count, SPEC section 5), :mod:`.from_nodepools`
   (node auto-provisioning NodePools, in every profile);
@@ -39,13 +40,15 @@ from linter.model.cluster.placement import (  # noqa: F401 - re-exported for the
 from linter.model.cluster.pools import (  # noqa: F401 - re-exported for the rules
     DEFAULT_MAX_GRACEFUL_TERMINATION_SEC, ELSEWHERE, SPOT_TAINT, Cluster, LabelView, NodePool, Origin,
     PoolTaint, ProfileSetting)
+from linter.model.document import BICEP, TERRAFORM
 from linter.model.podrequests import PodRequest, pod_requests  # noqa: F401 - re-exported for the rules
 
 if TYPE_CHECKING:  # the script model is read only when a script exists (see linter.model.unknown)
     from linter.model.azcli import ShellScript
 
 
-def build_cluster(scripts: Iterable[ShellScript], config: Any = None, terraform: Iterable[Any] = ()) -> Cluster:
+def build_cluster(scripts: Iterable[ShellScript], config: Any = None, terraform: Iterable[Any] = (),
+                  bicep: Iterable[Any] = ()) -> Cluster:
     """The cluster the scripts (in the given order), the Terraform files and the config describe."""
     cluster = Cluster()
     automatic = getattr(config, "profile", None) == "aks-automatic"
@@ -60,6 +63,11 @@ def build_cluster(scripts: Iterable[ShellScript], config: Any = None, terraform:
             from linter.model.cluster.from_terraform import read_terraform
 
             read_terraform(cluster, terraform)
+        bicep = list(bicep)
+        if bicep:
+            from linter.model.cluster.from_bicep import read_bicep
+
+            read_bicep(cluster, bicep)
     pools = getattr(config, "node_pools", ()) or ()
     if pools:
         config_path = getattr(config, "path", None)
@@ -79,8 +87,9 @@ def cluster_of(index: Any, config: Any) -> Cluster:
     for document in scripts:
         if not document.shell.path:
             document.shell.path = document.path
-    terraform = sorted((d for d in getattr(index, "iac", ()) if d.iac is not None), key=lambda d: d.path)
-    cluster = build_cluster([d.shell for d in scripts], config, [d.iac for d in terraform])
+    iac = sorted((d for d in getattr(index, "iac", ()) if d.iac is not None), key=lambda d: d.path)
+    cluster = build_cluster([d.shell for d in scripts], config, [d.iac for d in iac if d.kind == TERRAFORM],
+                            [d.iac for d in iac if d.kind == BICEP])
     add_nodepools(cluster, index)
     cluster.project = (index, config)
     _CACHE[index] = (id(config), config, cluster)

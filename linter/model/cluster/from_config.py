@@ -11,7 +11,7 @@ from linter.model.selectors import parse_taint
 
 def config_pools(cluster: Cluster, pools: Iterable[dict[str, Any]], path: str) -> None:
     """Add the config's pools to ``cluster`` (a name the scripts or Terraform define is theirs)."""
-    names = {p.name for p in cluster.pools if p.source in ("script", "terraform")}
+    names = {p.name for p in cluster.pools if p.in_linted_file}
     for entry in pools:
         name = str(entry.get("name", ""))
         if name in names:

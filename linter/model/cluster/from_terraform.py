@@ -331,12 +331,19 @@ def read_terraform(cluster: Cluster, files: Iterable[Any]) -> None:
 
 def hint(pool: NodePool, what: str, value: str) -> str:
     """A setting written in the syntax of the source that defines ``pool``: ``--node-taints
-    sku=gpu:NoSchedule`` for a script, ``node_taints = ["sku=gpu:NoSchedule"]`` for Terraform."""
+    sku=gpu:NoSchedule`` for a script, ``node_taints = ["sku=gpu:NoSchedule"]`` for Terraform,
+    ``nodeTaints: ['sku=gpu:NoSchedule']`` for Bicep."""
     if pool.source == "terraform":
         if what == "taints":
             return f'node_taints = ["{value}"]'
         if what == "labels":
             pairs = ", ".join(f'"{k}" = "{v}"' for k, _, v in (p.partition("=") for p in value.split()))
             return f"node_labels = {{ {pairs} }}"
+    if pool.source == "bicep":
+        if what == "taints":
+            return f"nodeTaints: ['{value}']"
+        if what == "labels":
+            pairs = ", ".join(f"'{k}': '{v}'" for k, _, v in (p.partition("=") for p in value.split()))
+            return f"nodeLabels: {{ {pairs} }}"
     return f"--node-taints {value}" if what == "taints" else f"--labels {value}"
 
