@@ -219,31 +219,59 @@ resource "azurerm_kubernetes_cluster_node_pool" "gpu" {{
 '''
 
 
+BICEP = """resource aks 'Microsoft.ContainerService/managedClusters@2024-02-01' = {{
+  name: 'ml-aks'
+  properties: {{
+    agentPoolProfiles: [
+      {{
+        name: 'system'
+        vmSize: '{system}'
+        count: 3
+      }}
+    ]
+  }}
+}}
+resource gpu 'Microsoft.ContainerService/managedClusters/agentPools@2024-02-01' = {{
+  parent: aks
+  name: 'gpunp'
+  properties: {{
+    vmSize: '{size}'
+    mode: '{mode}'{labels}{taints}
+  }}
+}}
+"""
+
+
 @pytest.mark.parametrize("size", ["Standard_NC4as_T4_v3", "Standard_D8s_v5"])
 @pytest.mark.parametrize("system", ["Standard_D4s_v5", "Standard_NC6s_v3"])
 @pytest.mark.parametrize("mode", ["User", "System"])
 @pytest.mark.parametrize("labelled", [False, True])
 @pytest.mark.parametrize("tainted", [False, True])
-def test_the_same_pools_as_az_commands_and_as_terraform_give_the_same_findings(
+def test_the_same_pools_as_az_commands_terraform_and_bicep_give_the_same_findings(
         tmp_path: Path, size: str, system: str, mode: str, labelled: bool, tainted: bool) -> None:
     """Ids, pools and messages but the fix hint agree; each points into its own file."""
     select = ["AKS001", "AKS002", "AKS003", "XPL001", "XPL002"]
-    az, tf = tmp_path / "az", tmp_path / "tf"
-    az.mkdir(), tf.mkdir()
+    az, tf, bicep = tmp_path / "az", tmp_path / "tf", tmp_path / "bicep"
+    az.mkdir(), tf.mkdir(), bicep.mkdir()
     (az / "setup.sh").write_text(SCRIPT.format(
         system=system, size=size, mode=mode, labels=" --labels accelerator=nvidia" if labelled else "",
         taints=" --node-taints sku=gpu:NoSchedule" if tainted else ""))
     (tf / "main.tf").write_text(TF.format(
         system=system, size=size, mode=mode, labels='\n  node_labels = { accelerator = "nvidia" }' if labelled else "",
         taints='\n  node_taints = ["sku=gpu:NoSchedule"]' if tainted else ""))
-    for folder in (az, tf):
+    (bicep / "main.bicep").write_text(BICEP.format(
+        system=system, size=size, mode=mode, labels="\n    nodeLabels: {\n      accelerator: 'nvidia'\n    }" if labelled else "",
+        taints="\n    nodeTaints: [\n      'sku=gpu:NoSchedule'\n    ]" if tainted else ""))
+    for folder in (az, tf, bicep):
         (folder / "job.yaml").write_text(JOB.replace("nvidia-a100", "nvidia"))
 
     def shape(found):
         return sorted((code, path.rsplit(".", 1)[-1] if path != "job.yaml" else path,
                        message.split(": add")[0].split("; add")[0].split("; keep")[0]) for code, path, _, _, message in found)
 
-    from_az, from_tf = _lint(az, select), _lint(tf, select)
+    from_az, from_tf, from_bicep = _lint(az, select), _lint(tf, select), _lint(bicep, select)
+    assert [(c, p, m.replace("first agentPoolProfiles entry", "first pool")) for c, p, m in shape(from_bicep)] == [
+        (c, "bicep" if p == "tf" else p, m.replace("default_node_pool", "first pool")) for c, p, m in shape(from_tf)]
     assert [(c, p) for c, p, *_ in shape(from_az)] == [(c, "sh" if p == "tf" else p) for c, p, *_ in shape(from_tf)]
     assert [m for *_, m in shape(from_az)] == [m.replace("default_node_pool", "first pool") for *_, m in shape(from_tf)]
     codes = {code for code, *_ in from_tf}
