@@ -160,6 +160,12 @@ def test_parse_error_is_one_sch001_at_its_line(tmp_path: Path) -> None:
     result = lint(LintRequest(paths=[tmp_path], config=Config(), registry=load_registry(), cwd=tmp_path, jobs=1))
     found = [(f.rule, f.path, f.line, f.message) for f in result.active]
     assert found == [("SCH001", "main.tf", 2, "not valid Terraform (HCL) syntax here; the file was not read")], found
+    # another provider's module the parser cannot read is no finding of the user's: skipped, with a note
+    (tmp_path / "main.tf").write_text('resource "aws_instance" "x" {\n  ami = \n}\n')
+    result = lint(LintRequest(paths=[tmp_path], config=Config(), registry=load_registry(), cwd=tmp_path, jobs=1))
+    assert result.active == []
+    assert result.file_status == {"main.tf": "skipped: python-hcl2 cannot read it (line 2) and it defines no AKS "
+                                             "cluster or node pool"}, result.file_status
 
 
 def _lint(tmp_path: Path, select: list[str]):

@@ -13,7 +13,8 @@ declared ``existing``); a ``.bicepparam`` file's
 ``param x = value`` lines are the attributes of one block of type ``""``, like a ``.tfvars``.
 
 A file over :data:`MAX_BICEP_BYTES` is not parsed (the grammar's quoted-string pattern looks
-ahead to the end of the line for every string), and one that does not parse is one SCH001.
+ahead to the end of the line for every string), and one that does not parse is one SCH001 when
+it holds a ``Microsoft.ContainerService`` resource (else it is skipped with a note).
 """
 
 from __future__ import annotations
@@ -191,6 +192,9 @@ def load_text(text: str, path: str) -> Document:
         tree = _parser().parse(text if text.endswith("\n") else text + "\n")
     except UnexpectedInput as exc:
         line, col = max(getattr(exc, "line", 1) or 1, 1), max(getattr(exc, "column", 1) or 1, 1)
+        if "Microsoft.ContainerService" not in text:  # no AKS resource in it: pycep's gap is no error of the user's
+            return Document(path=path, kind=BICEP, skipped=(
+                f"pycep-parser cannot read it (line {line}) and it defines no AKS cluster or agent pool"))
         return Document(path=path, kind=BICEP, errors=[ParseIssue(
             Span(line, col, line, col + 1), "not valid Bicep syntax here (as pycep-parser reads it); the file was not read")])
     except (LarkError, RecursionError):

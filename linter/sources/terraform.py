@@ -16,7 +16,9 @@ nested blocks) and :class:`TfAttr` (name, spans, and the expression as nested tu
   heredocs): a value the model does not know, never a guess.
 
 Expressions nested deeper than :data:`MAX_DEPTH` are ``("other",)`` past it. A file that does not
-parse is one ParseIssue (SCH001) at the position the parser names; nothing of it is read. So is
+parse is one ParseIssue (SCH001) at the position the parser names, when it holds an
+``azurerm_kubernetes_cluster`` resource (else it is skipped with a note: another provider's
+module that python-hcl2 cannot read is no finding); nothing of it is read. So is
 a file over :data:`MAX_TERRAFORM_BYTES`.
 """
 
@@ -252,6 +254,9 @@ def load_text(text: str, path: str) -> Document:
         tree = hcl2.parses_to_tree(text)
     except UnexpectedInput as exc:
         line, col = max(getattr(exc, "line", 1) or 1, 1), max(getattr(exc, "column", 1) or 1, 1)
+        if "azurerm_kubernetes_cluster" not in text:  # no AKS resource in it: the parser's gap is no error of the user's
+            return Document(path=path, kind=TERRAFORM, skipped=(
+                f"python-hcl2 cannot read it (line {line}) and it defines no AKS cluster or node pool"))
         return Document(path=path, kind=TERRAFORM, errors=[ParseIssue(
             Span(line, col, line, col + 1), "not valid Terraform (HCL) syntax here; the file was not read")])
     except RecursionError:
