@@ -157,3 +157,25 @@ variable "cluster_id" {}
 """
     found = findings(tmp_path, **{"main.tf": main, "pod.yaml": MIG_POD})
     assert not [f for f in found if f[0] == "GPU007"], found
+
+
+def test_a_kaito_workspace_is_placed_by_kaito(tmp_path: Path) -> None:
+    """KAITO gives its inference pods a node affinity for resource.labelSelector (seen on the
+    corpus: kaito-project/kaito examples/custom-model-integration)."""
+    workspace = """apiVersion: kaito.sh/v1beta1
+kind: Workspace
+metadata: {name: workspace-custom-llm}
+resource:
+  instanceType: Standard_NC24ads_A100_v4
+  labelSelector:
+    matchLabels: {apps: custom-llm}
+inference:
+  template:
+    spec:
+      containers:
+      - name: custom-llm-container
+        image: mcr.microsoft.com/aks/kaito/kaito-base:0.2.0
+        resources:
+          limits: {nvidia.com/gpu: 1}
+"""
+    assert findings(tmp_path, **{"workspace.yaml": workspace}) == []

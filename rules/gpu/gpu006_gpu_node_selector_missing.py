@@ -73,6 +73,8 @@ TrainJobs).
 - Set `gpu-node-labels:` to the labels your GPU pools carry; pods that select pools by other
   labels (`NodeGroupType: g5-gpu`) are recognised only when the project's `az aks` scripts,
   Terraform, NodePools or the config's `node-pools:` say that only GPU pools carry them.
+- A KAITO `Workspace`'s inference template is not judged: KAITO gives the pods it makes a node
+  affinity for the nodes its `resource.labelSelector` selects (the GPU nodes it provisions).
 - A pod that names its node (`nodeName`) or selects nodes by `matchFields` is taken to be
   placed, and so is one whose labels match none of the project's pools (XPL001 reports that).
 
@@ -113,6 +115,8 @@ def check(pod: PodSpec, ctx):
     entries = gpu_entries(pod)
     if not entries or places_on_gpu_nodes(pod, ctx.index, ctx.config):
         return
+    if pod.obj.kind == "Workspace" and pod.obj.group == "kaito.sh":
+        return  # KAITO places the inference pods on the nodes its resource.labelSelector selects
     if (all(is_mig_resource(resource.name) for _, _, resource in entries) and not pod.placement.constrained
             and not on_aks_managed_mig_pools(pod, ctx.index, ctx.config)):
         return  # GPU007 asks this MIG pod for the MIG Manager's labels, which only GPU nodes carry
