@@ -1,5 +1,5 @@
 """fixtures/iac/: a Terraform module and a Bicep file that each define a cluster, a System pool
-and GPU pools breaking AKS001-AKS005 and AKS007, with a training Job XPL001 places on them; and
+and GPU pools breaking AKS001-AKS007, with a training Job XPL001 places on them; and
 their fixed twins, which pass. Each folder is a project of its own (a `.mlops-lint.yaml` root)."""
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ def test_violating_module_fires_every_aks_rule_at_its_own_source(source: str) ->
     where = SOURCE[source]
     assert found == sorted([("AKS001", where), ("AKS001", where), ("AKS002", where), ("AKS002", where),
                             ("AKS003", where), ("AKS003", where), ("AKS004", where), ("AKS005", where),
+                            ("AKS006", where),
                             ("AKS007", "train.yaml"), ("XPL001", "train.yaml")]), found
     aks007 = next(f for f in report.active if f.rule == "AKS007")
     assert f"max-graceful-termination-sec 60 (set at {where}:" in aks007.message
