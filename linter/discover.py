@@ -28,7 +28,7 @@ from typing import Callable, Iterable, Iterator
 
 from msgspec import Struct, field
 
-from linter.model.document import DOCKERFILE, K8S, SHELL
+from linter.model.document import BICEP, DOCKERFILE, K8S, SHELL, TERRAFORM
 from linter.result import Note
 from linter.roots import CONFIG_NAMES
 
@@ -41,6 +41,8 @@ VENV_MARKER = "pyvenv.cfg"  # a virtual environment's folder, whatever its name
 YAML_SUFFIXES = (".yaml", ".yml", ".json")
 CACHEDIR_TAG = "CACHEDIR.TAG"  # https://bford.info/cachedir/: a folder holding it is a cache
 SHELL_SUFFIXES = (".sh", ".bash")
+TERRAFORM_SUFFIXES = (".tf", ".tfvars")  # node pools in Terraform (linter.model.cluster.from_terraform)
+BICEP_SUFFIXES = (".bicep", ".bicepparam")  # node pools in Bicep (linter.model.cluster.from_bicep)
 TEMPLATE_SUFFIXES = (".j2", ".jinja", ".jinja2", ".tpl", ".tmpl", ".gotmpl")
 # `Dockerfile.<suffix>` names a Dockerfile variant (Dockerfile.gpu, Dockerfile.dev) unless the
 # suffix is another language's, a document's, a template's or a leftover's: dockerfile.py (a
@@ -91,6 +93,10 @@ def classify_name(name: str) -> str | None:
         return DOCKERFILE
     if lower.endswith(SHELL_SUFFIXES):
         return SHELL
+    if lower.endswith(TERRAFORM_SUFFIXES):
+        return TERRAFORM
+    if lower.endswith(BICEP_SUFFIXES):
+        return BICEP
     return None
 
 

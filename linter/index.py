@@ -56,6 +56,7 @@ class ProjectIndex:
         self._defaults: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
         self.dockerfiles = tuple(d for d in self.documents if d.dockerfile is not None)
         self.scripts = tuple(d for d in self.documents if d.shell is not None)
+        self.iac = tuple(d for d in self.documents if d.iac is not None)  # Terraform files
 
     def _check(self, kind: str) -> None:
         if self.only_kinds is not None and kind not in self.only_kinds:

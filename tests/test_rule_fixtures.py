@@ -41,7 +41,7 @@ FIXTURES = REPO / "fixtures" / "rules"
 FOLDERS = sorted(p.name for p in FIXTURES.iterdir() if p.is_dir()) if FIXTURES.is_dir() else []
 
 CODE = r"[A-Z]{2,4}[0-9]{3}"
-EXPECT = re.compile(rf"^\s*#\s*expect:\s*({CODE}(?:\s*,\s*{CODE})*)\s*$")
+EXPECT = re.compile(rf"^\s*(?:#|//)\s*expect:\s*({CODE}(?:\s*,\s*{CODE})*)\s*$")  # `//` in Bicep
 SELECT = re.compile(r"^\s*#\s*select:\s*([A-Za-z0-9_,\s-]+?)\s*$")
 CONTEXT = re.compile(r"^\s*#\s*context:\s*\S")
 

@@ -31,11 +31,12 @@ def skeleton(entry: Any) -> Document | None:
     from linter.refkinds import REFERENCE_KINDS
 
     shell = getattr(entry, "shell", None)
+    iac = getattr(entry, "iac", None)
     parsed = entry.objects if isinstance(entry, Document) else entry.objects()
     objects = [obj for obj in parsed if obj.kind in REFERENCE_KINDS]
-    if not objects and shell is None:
+    if not objects and shell is None and iac is None:
         return None
-    return Document(path=entry.path, kind=entry.kind, objects=objects, shell=shell)
+    return Document(path=entry.path, kind=entry.kind, objects=objects, shell=shell, iac=iac)
 
 
 def _mentions_reference(text: str) -> bool:

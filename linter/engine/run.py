@@ -32,7 +32,7 @@ from linter.engine.runner import UNUSED_SUPPRESSION, FileOutcome, Job, Runner, g
 from linter.engine.selection import enabled_rules
 from linter.engine.survey import cache_key, content_digest, survey_files
 from linter.engine.workers import lint_all
-from linter.model.document import DOCKERFILE, K8S, SHELL, Document
+from linter.model.document import BICEP, DOCKERFILE, K8S, SHELL, TERRAFORM, Document
 from linter import custom
 from linter.registry import Registry
 from linter.result import Result
@@ -184,7 +184,7 @@ def _lint_project(project: Project, rules: list, key: str, request: LintRequest,
         if absolute is None and (kind != K8S or stdin[0].skipped):
             from linter.result import Note
 
-            what = {DOCKERFILE: "a Dockerfile", SHELL: "a shell script"}.get(kind, "YAML")
+            what = {DOCKERFILE: "a Dockerfile", SHELL: "a shell script", TERRAFORM: "Terraform", BICEP: "Bicep"}.get(kind, "YAML")
             held = "; it holds no Kubernetes object" if stdin[0].skipped else ""
             project.targets.notes.append(Note("<stdin>", f"read as {what} ({why}){held}; --stdin-filename NAME "
                                               "gives the kind by its name"))

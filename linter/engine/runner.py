@@ -173,6 +173,9 @@ class Runner:
         if document.shell is not None:
             for meta in b.shell:
                 self.call(meta, document.shell, document.path, None, Span(1, 1, 1, 2))
+        if document.iac is not None:  # node pools in Terraform: the AKS rules report there as in a script
+            for meta in b.shell:
+                self.call(meta, document.iac, document.path, None, Span(1, 1, 1, 2))
 
     def collect(self, document: Document) -> dict[str, list]:
         """The facts of this file's objects, for the PROJECT rules that collect them (rules that
@@ -380,7 +383,7 @@ class Job(Struct, frozen=True):
 
 
 def file_status(document: Document) -> str:
-    if document.errors and not (document.objects or document.dockerfile or document.shell):
+    if document.errors and not (document.objects or document.dockerfile or document.shell or document.iac):
         return "parse error"
     if document.skipped:
         return f"skipped: {document.skipped}"

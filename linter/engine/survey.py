@@ -14,7 +14,7 @@ from typing import Any
 from msgspec import Struct
 
 from linter.discover import SourceFile
-from linter.model.document import K8S, SHELL
+from linter.model.document import BICEP, K8S, SHELL, TERRAFORM
 from linter.sources.files import Unreadable, read_source
 
 
@@ -98,6 +98,8 @@ def mentions(data: bytes, kind: str) -> bool:
     before the index exists."""
     if kind == SHELL:
         return b"aks" in data  # `az aks …` commands describe the cluster's node pools
+    if kind in (TERRAFORM, BICEP):
+        return True  # resources, variables and tfvars: the cluster model reads a module whole
     if kind != K8S:
         return False
     return b"\x00" in data or mentions_in(data)

@@ -15,6 +15,8 @@ T = TypeVar("T")
 K8S = "k8s"
 DOCKERFILE = "dockerfile"
 SHELL = "shell"
+TERRAFORM = "terraform"  # *.tf and *.tfvars (linter.sources.terraform)
+BICEP = "bicep"  # *.bicep and *.bicepparam (linter.sources.bicep)
 
 
 class Comment(Struct, frozen=True):
@@ -120,10 +122,11 @@ class Document(Struct):
     """One loaded source file."""
 
     path: str  # display path: relative to the working folder where possible, with /
-    kind: str  # K8S | DOCKERFILE | SHELL
+    kind: str  # K8S | DOCKERFILE | SHELL | TERRAFORM | BICEP
     objects: list[K8sObject] = field(default_factory=list)
     dockerfile: Any = None  # linter.model.docker.Dockerfile
     shell: Any = None  # linter.model.azcli.ShellScript
+    iac: Any = None  # linter.sources.terraform.TfFile (of a .tf or .bicep file): infrastructure as code the cluster model reads
     comments: list[Comment] = field(default_factory=list)
     errors: list[ParseIssue] = field(default_factory=list)
     skipped: str | None = None  # why nothing in the file was linted (no apiVersion/kind, ...)

@@ -28,7 +28,8 @@ pinned means ``In`` with only such values, or ``Exists`` for keys whose every va
 Otherwise, when the project's cluster is known (``az aks`` scripts or ``node-pools:``,
 ``linter.model.cluster``), a placement whose label-matching pools are all GPU pools of the
 project reaches GPU nodes too (``workload: training`` on a cluster where only the GPU pool
-carries that label); one that matches no pool at all is XPL001's finding and counts as placed.
+carries that label, or ``karpenter.sh/nodepool: gpu`` of a NodePool that allows only GPU sizes);
+one that matches no pool at all is XPL001's finding and counts as placed.
 """
 
 from __future__ import annotations
@@ -183,7 +184,7 @@ def gpu_pools_only(pod: Any, index: Any, config: Any) -> list[Any] | None:
     if any(v.elsewhere for v in matches):
         return None
     pools = [v.pool for v in matches]
-    if all(pool.vm is not None and pool.vm.is_gpu for pool in pools):
+    if all(pool.only_gpu_nodes for pool in pools):
         return pools
     return None
 

@@ -80,17 +80,22 @@ def allowed_sizes(requirements: list[Requirement]) -> list[VmSize] | None:
             if None in sizes or len(sizes) > _MAX_SIZES:
                 return None
             return [vm for vm in sizes if vm is not None and _allows(requirements, vm)]
-    gpu_only = any(
+    if not requires_gpu(requirements):
+        return None
+    sizes = [vm for vm in gpu_sizes() if not vm.retired and _allows(requirements, vm)]
+    return sizes if len(sizes) <= _MAX_SIZES else None
+
+
+def requires_gpu(requirements: list[Requirement]) -> bool:
+    """Whether the requirements allow only GPU sizes (``sku-family In [N]``, ``sku-gpu-count Gt 0``,
+    a GPU manufacturer or GPU name), whether or not the sizes can be listed."""
+    return any(
         (r.key == "karpenter.azure.com/sku-family" and r.operator == "In" and r.values
          and all(v.upper() == "N" for v in r.values))
         or (r.key == "karpenter.azure.com/sku-gpu-count" and r.operator == "Gt" and r.values == ("0",))
         or (r.key == "karpenter.azure.com/sku-gpu-manufacturer" and r.operator == "In" and r.values)
         or (r.key in ("karpenter.azure.com/sku-gpu-name", "karpenter.azure.com/sku-gpu-count") and r.operator == "Exists")
         for r in requirements)
-    if not gpu_only:
-        return None
-    sizes = [vm for vm in gpu_sizes() if not vm.retired and _allows(requirements, vm)]
-    return sizes if len(sizes) <= _MAX_SIZES else None
 
 
 def nodepool_pools(objects: Iterable[Any], node_pool_class: Any, pool_taint_class: Any) -> list[Any]:
@@ -126,5 +131,6 @@ def nodepool_pools(objects: Iterable[Any], node_pool_class: Any, pool_taint_clas
                 vm_size=vm.name if vm is not None else UNKNOWN, labels=pool_labels, taints=list(taints),
                 autoscaler=True, node_count=None, labels_open=False, nodepool=obj,
                 template_label_keys=frozenset(labels), requirements=tuple(requirements),
+                gpu_only=requires_gpu(requirements),
             ))
     return pools

@@ -14,7 +14,7 @@ import os
 from typing import Any, Callable
 
 from linter.discover import SourceFile
-from linter.model.document import DOCKERFILE, SHELL, Document, ParseIssue
+from linter.model.document import BICEP, DOCKERFILE, SHELL, TERRAFORM, Document, ParseIssue
 from linter.model.position import Span
 
 
@@ -98,6 +98,10 @@ def load_bytes(data: bytes, display: str, kind: str) -> Document:
         from linter.sources import dockerfile as loader
     elif kind == SHELL:
         from linter.sources import shell as loader
+    elif kind == TERRAFORM:
+        from linter.sources import terraform as loader
+    elif kind == BICEP:
+        from linter.sources import bicep as loader
     else:
         from linter.sources import yaml_k8s as loader
     return guarded(loader.load, data, display, kind, loader.__name__)

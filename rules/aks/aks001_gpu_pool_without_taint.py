@@ -8,6 +8,12 @@ size of the catalogue (`Standard_NC4as_T4_v3`, `Standard_NC24ads_A100_v4`, `Stan
 finding points at `--node-taints` when a later update set taints without one (or removed them
 with `--node-taints ""`), else at the pool's `--node-vm-size`.
 
+Terraform pools are read the same way (`azurerm_kubernetes_cluster_node_pool`, and the cluster's
+`default_node_pool`; see `mlops-lint explain AKS004` for which values are known): the finding
+points at the pool's `vm_size` attribute and the hint is `node_taints = ["sku=gpu:NoSchedule"]`.
+Bicep pools (`agentPoolProfiles` of a `Microsoft.ContainerService/managedClusters`,
+`managedClusters/agentPools`) too, at `vmSize`, with the hint `nodeTaints: ['sku=gpu:NoSchedule']`.
+
 ## Why is this bad?
 Without a taint, the scheduler treats GPU nodes like any other: ordinary pods (web services,
 data preprocessing, system add-ons) fill them, block GPU jobs from being scheduled and keep the
@@ -26,6 +32,16 @@ az aks nodepool add \
   --labels accelerator=nvidia
 ```
 
+In Terraform:
+```hcl
+resource "azurerm_kubernetes_cluster_node_pool" "gpu" {
+  name                  = "gpunp"
+  kubernetes_cluster_id = azurerm_kubernetes_cluster.aks.id
+  vm_size               = "Standard_NC4as_T4_v3"
+  node_labels           = { accelerator = "nvidia" }
+}
+```
+
 Use instead:
 ```bash
 az aks nodepool add \
@@ -36,6 +52,17 @@ az aks nodepool add \
   --node-vm-size Standard_NC4as_T4_v3 \
   --labels accelerator=nvidia \
   --node-taints sku=gpu:NoSchedule
+```
+
+In Terraform:
+```hcl
+resource "azurerm_kubernetes_cluster_node_pool" "gpu" {
+  name                  = "gpunp"
+  kubernetes_cluster_id = azurerm_kubernetes_cluster.aks.id
+  vm_size               = "Standard_NC4as_T4_v3"
+  node_labels           = { accelerator = "nvidia" }
+  node_taints           = ["sku=gpu:NoSchedule"]
+}
 ```
 
 ## Fix safety
@@ -72,7 +99,7 @@ import shlex
 
 from linter.fix import Plan, Replace
 from linter.model.azcli import ShellScript
-from linter.model.cluster import changed_after_creation, cluster_of, describe_pool
+from linter.model.cluster import changed_after_creation, cluster_of, describe_pool, hint
 from linter.model.selectors import parse_taint
 from linter.rule import SHELL, Finding, rule
 
@@ -83,7 +110,7 @@ def _by_script(cluster) -> dict[str, list]:
     found: dict[str, list] = {}
     for pool in cluster.pools:
         vm = pool.vm
-        if pool.source != "script" or not pool.created or vm is None or not vm.is_gpu or not pool.taints_known:
+        if not pool.in_linted_file or not pool.created or vm is None or not vm.is_gpu or not pool.taints_known:
             continue
         taints = [t for t in pool.effective_taints if not t.automatic]
         if any(t.taint.effect in ("NoSchedule", "NoExecute") for t in taints):
@@ -118,8 +145,8 @@ def check(script: ShellScript, ctx):
         yield Finding(
             where.span,
             f"GPU node pool {describe_pool(pool)} {state}: pods that do not need a GPU can fill its nodes; "
-            f"add `--node-taints {suggestion}` and a matching toleration to GPU pods",
+            f"add `{hint(pool, 'taints', suggestion)}` and a matching toleration to GPU pods",
             node=("pool", pool.display, "node-taints"),
-            fix=f"--node-taints {suggestion}",
+            fix=hint(pool, "taints", suggestion),
             autofix=add_taint(pool, taints, later, where, suggestion),
         )

@@ -8,6 +8,10 @@ select). Labels AKS sets itself count: configuring `kubernetes.azure.com/acceler
 is met by every NVIDIA GPU pool. The finding points at the pool's `--labels` (or, at creation,
 `--nodepool-labels`) when it has some, else at its `--node-vm-size`.
 
+Terraform pools are read the same way: the finding points at the pool's `node_labels` (else its
+`vm_size`) attribute, and a `node_labels` the module does not determine is not judged.
+Bicep pools too, at `nodeLabels` (else `vmSize`).
+
 ## Why is this bad?
 GPU pods find their nodes by label: the article's pods use `nodeSelector: {accelerator: nvidia}`
 and the pool is created with `--labels accelerator=nvidia workload=training` so that "the label
@@ -24,6 +28,16 @@ az aks nodepool add \
   --node-taints sku=gpu:NoSchedule
 ```
 
+In Terraform:
+```hcl
+resource "azurerm_kubernetes_cluster_node_pool" "gpu" {
+  name                  = "gpunp"
+  kubernetes_cluster_id = azurerm_kubernetes_cluster.aks.id
+  vm_size               = "Standard_NC4as_T4_v3"
+  node_taints           = ["sku=gpu:NoSchedule"]
+}
+```
+
 Use instead:
 ```bash
 az aks nodepool add \
@@ -32,6 +46,17 @@ az aks nodepool add \
   --node-vm-size Standard_NC24ads_A100_v4 \
   --labels accelerator=nvidia workload=training \
   --node-taints sku=gpu:NoSchedule
+```
+
+In Terraform:
+```hcl
+resource "azurerm_kubernetes_cluster_node_pool" "gpu" {
+  name                  = "gpunp"
+  kubernetes_cluster_id = azurerm_kubernetes_cluster.aks.id
+  vm_size               = "Standard_NC4as_T4_v3"
+  node_taints           = ["sku=gpu:NoSchedule"]
+  node_labels           = { accelerator = "nvidia" }
+}
 ```
 
 ## Fix safety
@@ -65,7 +90,7 @@ import shlex
 from linter.fix import Plan, Replace
 from linter.model.azcli import UNKNOWN, ShellScript
 from linter.model.position import Span
-from linter.model.cluster import cluster_of, describe_pool
+from linter.model.cluster import cluster_of, describe_pool, hint
 from linter.rule import SHELL, Finding, rule
 
 
@@ -75,7 +100,7 @@ def _by_script(cluster, wanted: dict) -> dict[str, list]:
     found: dict[str, list] = {}
     for pool in cluster.pools:
         vm = pool.vm
-        if pool.source != "script" or not pool.created or vm is None or vm.gpu_resource != "nvidia.com/gpu":
+        if not pool.in_linted_file or not pool.created or vm is None or vm.gpu_resource != "nvidia.com/gpu":
             continue
         if pool.labels_open or any(pool.labels.get(key) is UNKNOWN for key in wanted):
             continue
@@ -89,6 +114,7 @@ def _by_script(cluster, wanted: dict) -> dict[str, list]:
     return found
 
 
+LABELS_SETTING = {"terraform": "node_labels", "bicep": "nodeLabels"}
 RESERVED = ("kubernetes.io", "k8s.io", "kubernetes.azure.com")
 
 
@@ -137,8 +163,8 @@ def check(script: ShellScript, ctx):
         yield Finding(
             where.span,
             f"GPU node pool {describe_pool(pool)} lacks the GPU node label {pairs} that GPU pods select "
-            f"(its labels: {have}{note}); add it to `--labels`",
+            f"(its labels: {have}{note}); add it to `{LABELS_SETTING.get(pool.source, '--labels')}`",
             node=("pool", pool.display, "labels"),
-            fix=f"--labels {pairs}",
+            fix=hint(pool, "labels", pairs),
             autofix=add_labels(pool, missing, where),
         )

@@ -6,6 +6,10 @@ Flags node pools with a GPU VM size that end up in `System` mode: the first pool
 `--node-vm-size`, or a pool added or updated with `--mode System`. The finding points at the
 `--mode System` flag, else at the create command's `--node-vm-size`.
 
+In Terraform the cluster's `default_node_pool` is its System pool (the finding points at its
+`vm_size`), and an `azurerm_kubernetes_cluster_node_pool` with `mode = "System"` is one too (at `mode`).
+In Bicep the first `agentPoolProfiles` entry is the System pool unless its `mode` says otherwise.
+
 ## Why is this bad?
 System pools run CoreDNS, metrics-server, konnectivity and other critical add-ons, must keep at
 least one node, and AKS schedules system pods onto them: on a GPU pool they pin expensive GPU
@@ -21,6 +25,18 @@ az aks create \
   --node-count 1
 ```
 
+In Terraform:
+```hcl
+resource "azurerm_kubernetes_cluster" "aks" {
+  name       = "ml-aks"
+  dns_prefix = "mlaks"
+  default_node_pool {
+    name    = "system"
+    vm_size = "Standard_NC6s_v3"
+  }
+}
+```
+
 Use instead:
 ```bash
 az aks create \
@@ -32,6 +48,25 @@ az aks nodepool add \
   --name gpunp --mode User \
   --node-vm-size Standard_NC24ads_A100_v4 \
   --labels accelerator=nvidia --node-taints sku=gpu:NoSchedule
+```
+
+In Terraform:
+```hcl
+resource "azurerm_kubernetes_cluster" "aks" {
+  name       = "ml-aks"
+  dns_prefix = "mlaks"
+  default_node_pool {
+    name    = "system"
+    vm_size = "Standard_D4s_v5"
+  }
+}
+
+resource "azurerm_kubernetes_cluster_node_pool" "gpu" {
+  name                  = "gpunp"
+  kubernetes_cluster_id = azurerm_kubernetes_cluster.aks.id
+  vm_size               = "Standard_NC6s_v3"
+  node_taints           = ["sku=gpu:NoSchedule"]
+}
 ```
 
 ## Fix safety
@@ -67,7 +102,7 @@ def _by_script(cluster) -> dict[str, list]:
     found: dict[str, list] = {}
     for pool in cluster.pools:
         vm = pool.vm
-        if pool.source != "script" or not pool.created or vm is None or not vm.is_gpu or pool.is_system is not True:
+        if not pool.in_linted_file or not pool.created or vm is None or not vm.is_gpu or pool.is_system is not True:
             continue
         where = pool.mode_origin or pool.vm_origin
         if where is not None:
@@ -93,10 +128,17 @@ def check(script: ShellScript, ctx):
     cluster = cluster_of(ctx.index, ctx.config)
     for pool, where in cluster.memo("AKS003", lambda: _by_script(cluster)).get(script.path, ()):
         how = "is set to System mode" if pool.mode_origin is not None else "is the cluster's first pool, a System pool"
+        add = "add the GPU pool with `az aks nodepool add --mode User`"
+        if pool.source == "terraform":
+            how = "is set to System mode" if pool.mode_origin is not None else "is the cluster's default_node_pool, a System pool"
+            add = "define the GPU pool as an `azurerm_kubernetes_cluster_node_pool` with `mode = \"User\"`"
+        elif pool.source == "bicep":
+            how = "is set to System mode" if pool.mode_origin is not None else "is the cluster's first agentPoolProfiles entry, a System pool"
+            add = "define the GPU pool as another agent pool with `mode: 'User'`"
         yield Finding(
             where.span,
             f"GPU node pool {describe_pool(pool)} {how}: AKS runs critical system pods there and it cannot "
-            "scale to zero; keep a CPU system pool and add the GPU pool with `az aks nodepool add --mode User`",
+            f"scale to zero; keep a CPU system pool and {add}",
             node=("pool", pool.display, "mode"),
             autofix=user_mode(pool, where),
         )

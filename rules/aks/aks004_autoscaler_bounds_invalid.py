@@ -11,6 +11,17 @@ command that touches the cluster autoscaler:
   a `--min-count 0` on a System pool, which must keep a node (points at the value);
 - on create/add with the autoscaler on, a `--node-count` outside `[min, max]` (points at it).
 
+In Terraform (`azurerm_kubernetes_cluster_node_pool`, the cluster's `default_node_pool`) the same
+bounds are checked on the attributes azurerm refuses at plan time: `auto_scaling_enabled = true`
+(or `enable_auto_scaling`) without `min_count` and `max_count`, bounds without it, reversed or
+out-of-range bounds, `min_count = 0` on a System pool, a `node_count` outside them. Values are
+literals, `var.x` with its `default` (or `terraform.tfvars` / `*.auto.tfvars`; a value another
+`*.tfvars` gives differently makes it unknown), `local.x` and interpolation of those; anything
+else is unknown and not judged. `count` and `for_each` over literals make one pool each, and a
+finding is reported once per attribute.
+Bicep pools get the same checks on `enableAutoScaling`, `minCount`, `maxCount` and `count`
+(parameter defaults, `var`s; a `.bicepparam` value that differs makes a parameter unknown).
+
 ## Why is this bad?
 The Azure CLI rejects each of these (`min-count and max-count are required for
 --enable-cluster-autoscaler`, `node-count is not in the range of min-count and max-count`), so
@@ -28,6 +39,18 @@ az aks nodepool add \
   --max-count 2
 ```
 
+In Terraform:
+```hcl
+resource "azurerm_kubernetes_cluster_node_pool" "gpu" {
+  name                  = "gpunp"
+  kubernetes_cluster_id = azurerm_kubernetes_cluster.aks.id
+  vm_size               = "Standard_NC4as_T4_v3"
+  auto_scaling_enabled  = true
+  min_count             = 4
+  max_count             = 2
+}
+```
+
 Use instead:
 ```bash
 az aks nodepool add \
@@ -37,6 +60,18 @@ az aks nodepool add \
   --enable-cluster-autoscaler \
   --min-count 0 \
   --max-count 4
+```
+
+In Terraform:
+```hcl
+resource "azurerm_kubernetes_cluster_node_pool" "gpu" {
+  name                  = "gpunp"
+  kubernetes_cluster_id = azurerm_kubernetes_cluster.aks.id
+  vm_size               = "Standard_NC4as_T4_v3"
+  auto_scaling_enabled  = true
+  min_count             = 0
+  max_count             = 4
+}
 ```
 
 ## Fix safety
@@ -98,6 +133,9 @@ def _on(flag: AzFlag | None) -> bool:
 @rule(code="AKS004", name="autoscaler-bounds-invalid", severity="error", scope=SHELL, tags=("aks", "autoscaling"))
 def check(script: ShellScript, ctx):
     cluster = cluster_of(ctx.index, ctx.config)
+    if not isinstance(script, ShellScript):  # a Terraform file: its node pools' attributes
+        yield from _terraform(cluster, script.path)
+        return
     for az in script.az_commands:
         if (az.group, az.verb) not in COMMANDS:
             continue
@@ -175,3 +213,60 @@ def _system_pool(az, cluster) -> bool:
     pools = [p for p in cluster.pools if name is not None and p.name == name.value and p.origin is not None
              and p.origin.command is not az]
     return bool(pools) and all(p.is_system is True for p in pools)
+
+
+def _terraform(cluster, path: str):
+    """The same bounds on the Terraform pools defined in ``path`` (azurerm refuses them at plan
+    time: both bounds with ``auto_scaling_enabled = true``, none without it), once per attribute
+    (``for_each`` instances share theirs)."""
+    seen = set()
+    for pool in cluster.pools_defined_in(path):
+        if pool.source not in IAC_NAMES:
+            continue
+        for finding in _terraform_pool(pool, IAC_NAMES[pool.source]):
+            key = (finding.span, finding.message)
+            if key not in seen:
+                seen.add(key)
+                yield finding
+
+
+IAC_NAMES = {  # the settings' names, and who refuses them
+    "terraform": {"min_count": "min_count", "max_count": "max_count", "node_count": "node_count",
+                  "switch": "auto_scaling_enabled = true", "tool": "azurerm"},
+    "bicep": {"min_count": "minCount", "max_count": "maxCount", "node_count": "count",
+              "switch": "enableAutoScaling: true", "tool": "the AKS API"},
+}
+
+
+def _terraform_pool(pool, names):
+    where = f"node pool `{pool.display}`"
+    tool, switch_name = names["tool"], names["switch"]
+    min_name, max_name, count_name = names["min_count"], names["max_count"], names["node_count"]
+    origins = pool.count_origin
+    low, high, count = pool.min_count, pool.max_count, pool.node_count
+    switch = pool.autoscaler_origin
+    name = switch.span if switch is not None else None
+    if pool.autoscaler is True and ("min_count" not in origins or "max_count" not in origins):
+        missing = " and ".join(names[n] for n in ("min_count", "max_count") if n not in origins)
+        yield Finding(name, f"{where} turns the cluster autoscaler on without {missing}; {tool} requires both "
+                            "bounds", node=("pool", pool.display, switch_name.split()[0].rstrip(":")))
+    given = [origins[n] for n in ("min_count", "max_count") if n in origins]
+    if pool.autoscaler is False and given and any(isinstance(v, int) for v in (low, high)):
+        written = " and ".join(names[n] for n in ("min_count", "max_count") if n in origins)
+        yield Finding(given[0].span, f"{where} sets {written} without `{switch_name}`; {tool} "
+                                     "requires them to be null when the autoscaler is off",
+                      node=("pool", pool.display, min_name if "min_count" in origins else max_name))
+    for value, field in ((low, "min_count"), (high, "max_count")):
+        if isinstance(value, int) and not 0 <= value <= 1000:
+            yield Finding(origins[field].target, f"{where} {names[field]} must be a whole number from 0 to 1000",
+                          node=("pool", pool.display, names[field]))
+    if isinstance(low, int) and isinstance(high, int) and low > high:
+        yield Finding(origins["min_count"].target, f"{where} {min_name} {low} is greater than {max_name} {high}: the "
+                                                   "pool can never satisfy both", node=("pool", pool.display, min_name))
+    if low == 0 and pool.is_system is True:
+        yield Finding(origins["min_count"].target, f"{where} {min_name} 0 on a System pool: System pools keep at "
+                                                   "least one node", node=("pool", pool.display, min_name))
+    if pool.autoscaler is True and isinstance(count, int) and isinstance(low, int) and isinstance(high, int) \
+            and low <= high and not low <= count <= high:
+        yield Finding(origins["node_count"].target, f"{where} {count_name} {count} is outside {min_name} {low} .. "
+                                                    f"{max_name} {high}", node=("pool", pool.display, count_name))

@@ -14,6 +14,10 @@ case-insensitively, with or without the `Standard_` prefix, as AKS compares them
 script does not determine (`"$VM_SIZE"` from `$(...)`, `<vm-size>`) are skipped. The message
 suggests close catalogue names.
 
+In Terraform, the `vm_size` of an `azurerm_kubernetes_cluster_node_pool` or `default_node_pool`
+(a literal, or a variable's default) is checked the same way, at the attribute's value.
+Bicep's `vmSize` likewise.
+
 ## Why is this bad?
 A misspelt or retired size fails the provisioning script (`The VM size of ... is not allowed in
 your subscription`), and a size the linter cannot read switches off the checks that depend on
@@ -27,10 +31,28 @@ az aks nodepool add --cluster-name "$AKS_CLUSTER" --resource-group "$RESOURCE_GR
   --name gpunp --node-vm-size Standard_NC4as_T4_v4
 ```
 
+In Terraform:
+```hcl
+resource "azurerm_kubernetes_cluster_node_pool" "gpu" {
+  name                  = "gpunp"
+  kubernetes_cluster_id = azurerm_kubernetes_cluster.aks.id
+  vm_size               = "Standard_NC4as_T4_v4"
+}
+```
+
 Use instead:
 ```bash
 az aks nodepool add --cluster-name "$AKS_CLUSTER" --resource-group "$RESOURCE_GROUP" \
   --name gpunp --node-vm-size Standard_NC4as_T4_v3
+```
+
+In Terraform:
+```hcl
+resource "azurerm_kubernetes_cluster_node_pool" "gpu" {
+  name                  = "gpunp"
+  kubernetes_cluster_id = azurerm_kubernetes_cluster.aks.id
+  vm_size               = "Standard_NC4as_T4_v3"
+}
 ```
 
 ## Known problems
@@ -53,6 +75,9 @@ from linter.rule import SHELL, Finding, rule
 
 @rule(code="AKS005", name="vm-size-unknown", severity="info", scope=SHELL, tags=("aks",))
 def check(script: ShellScript, ctx):
+    if not isinstance(script, ShellScript):  # a Terraform file: its pools' vm_size
+        yield from _terraform(script.path, ctx)
+        return
     for az in script.az_commands:
         if not (az.is_("aks", "create") or az.is_("aks nodepool", "add")):
             continue
@@ -81,3 +106,29 @@ def check(script: ShellScript, ctx):
             node=(az.group, az.verb, "--node-vm-size"),
             fix=close[0] if close else None,
         )
+
+
+def _terraform(path: str, ctx):
+    """The ``vm_size`` of each Terraform pool defined in ``path``, once per attribute."""
+    from linter.model.cluster import cluster_of
+
+    seen = set()
+    for pool in cluster_of(ctx.index, ctx.config).pools_defined_in(path):
+        size, origin = pool.vm_size, pool.vm_origin
+        if pool.source not in ("terraform", "bicep") or origin is None or not isinstance(size, str) or not size.strip() \
+                or lookup(size) is not None or origin.target in seen:
+            continue
+        seen.add(origin.target)
+        family = unknown_family(size)
+        if family is not None:
+            yield Finding(origin.target, f"VM size `{size}` is of the {family} family, which AKS offers but mlops-lint's "
+                                         "VM size catalogue does not describe: its vCPUs, memory and accelerators are "
+                                         "unknown, so the node pool checks that depend on them are skipped",
+                          node=("pool", pool.display, "vmSize" if pool.source == "bicep" else "vm_size"))
+            continue
+        close = suggest(size)
+        hint = f"; did you mean {' or '.join(f'`{name}`' for name in close)}?" if close else ""
+        yield Finding(origin.target, f"VM size `{size}` is not in mlops-lint's VM size catalogue, so its GPUs, vCPUs and "
+                                     f"memory are unknown and the node pool checks that depend on them are skipped{hint}",
+                      node=("pool", pool.display, "vmSize" if pool.source == "bicep" else "vm_size"),
+                      fix=close[0] if close else None)

@@ -15,6 +15,12 @@ flags:
 
 The finding points at the entry. `--cluster-autoscaler-profile ""` (reset) is valid.
 
+In Terraform, the literal values of an `azurerm_kubernetes_cluster`'s `auto_scaler_profile` block
+are checked the same way (`scan_interval`, `scale_down_unneeded` … each sets its profile key;
+terraform itself rejects unknown attribute names). In Bicep, a `managedClusters` resource's
+`properties.autoScalerProfile` keys are the profile's own: unknown keys and literal values are
+checked. The finding points at the attribute's value (at the key for an unknown key).
+
 ## Why is this bad?
 The CLI checks keys against the ARM model and rejects unknown ones, and the autoscaler cannot
 start with a value it cannot parse, so the `az aks update` fails and the profile the article
@@ -28,10 +34,26 @@ az aks update --resource-group "$RESOURCE_GROUP" --name "$AKS_CLUSTER" \
   --cluster-autoscaler-profile scan-interval=20 scale-down-unneded-time=10m
 ```
 
+In Terraform:
+```hcl
+  auto_scaler_profile {
+    scan_interval                = "20"
+    max_graceful_termination_sec = "600s"
+  }
+```
+
 Use instead:
 ```bash
 az aks update --resource-group "$RESOURCE_GROUP" --name "$AKS_CLUSTER" \
   --cluster-autoscaler-profile scan-interval=20s scale-down-unneeded-time=10m
+```
+
+In Terraform:
+```hcl
+  auto_scaler_profile {
+    scan_interval                = "20s"
+    max_graceful_termination_sec = "600"
+  }
 ```
 
 ## Fix safety
@@ -80,6 +102,9 @@ def rename(entry, key: str) -> Plan | None:
 @rule(code="AKS006", name="autoscaler-profile-invalid", severity="error", scope=SHELL, tags=("aks", "autoscaling"))
 def check(script: ShellScript, ctx):
     keys = autoscaler_profile_keys()
+    if not isinstance(script, ShellScript):  # Terraform's auto_scaler_profile, Bicep's autoScalerProfile
+        yield from _iac(script, keys)
+        return
     for az in script.az_commands:
         if not (az.is_("aks", "create") or az.is_("aks", "update")):
             continue
@@ -102,3 +127,65 @@ def check(script: ShellScript, ctx):
                 problem = profile_value_problem(entry.key, str(entry.value))
                 if problem is not None:
                     yield Finding(entry.span, f"autoscaler profile `{entry.key}`: {problem}", node=node)
+
+
+# azurerm's auto_scaler_profile attributes: the profile key each sets (terraform validates the names)
+TERRAFORM_KEYS = {
+    "balance_similar_node_groups": "balance-similar-node-groups", "expander": "expander",
+    "max_graceful_termination_sec": "max-graceful-termination-sec",
+    "max_node_provisioning_time": "max-node-provision-time", "max_unready_nodes": "ok-total-unready-count",
+    "max_unready_percentage": "max-total-unready-percentage", "new_pod_scale_up_delay": "new-pod-scale-up-delay",
+    "scale_down_delay_after_add": "scale-down-delay-after-add",
+    "scale_down_delay_after_delete": "scale-down-delay-after-delete",
+    "scale_down_delay_after_failure": "scale-down-delay-after-failure", "scan_interval": "scan-interval",
+    "scale_down_unneeded": "scale-down-unneeded-time", "scale_down_unready": "scale-down-unready-time",
+    "scale_down_utilization_threshold": "scale-down-utilization-threshold",
+    "empty_bulk_delete_max": "max-empty-bulk-delete",
+    "skip_nodes_with_local_storage": "skip-nodes-with-local-storage",
+    "skip_nodes_with_system_pods": "skip-nodes-with-system-pods",
+    "daemonset_eviction_for_empty_nodes_enabled": "daemonset-eviction-for-empty-nodes",
+    "daemonset_eviction_for_occupied_nodes_enabled": "daemonset-eviction-for-occupied-nodes",
+    "ignore_daemonsets_utilization_enabled": "ignore-daemonsets-utilization",
+}
+CLUSTER_RESOURCES = ("azurerm_kubernetes_cluster", "Microsoft.ContainerService/managedClusters")
+
+
+def _literal(expr) -> str | None:
+    """A literal value as the profile reads it (strings, numbers, booleans); None otherwise."""
+    if expr[0] != "lit" or expr[1] is None or isinstance(expr[1], (list, dict)):
+        return None
+    return str(expr[1]).lower() if isinstance(expr[1], bool) else str(expr[1])
+
+
+def _iac(source, keys):
+    """The profile of each cluster resource of a Terraform or Bicep file: literal values only."""
+    for block in source.blocks:
+        if block.type != "resource" or not block.labels or block.labels[0] not in CLUSTER_RESOURCES:
+            continue
+        if block.labels[0] == "azurerm_kubernetes_cluster":
+            profile = block.block("auto_scaler_profile")
+            for attr in profile.attrs.values() if profile is not None else ():
+                key, value = TERRAFORM_KEYS.get(attr.name), _literal(attr.expr)
+                problem = profile_value_problem(key, value) if key is not None and value is not None else None
+                if problem is not None:
+                    yield Finding(attr.value_span, f"autoscaler profile `{attr.name}`: {problem}",
+                                  node=("cluster", block.labels[1], "auto_scaler_profile", attr.name))
+            continue
+        properties = block.attrs.get("properties")
+        profile = next((value for (key, value) in (properties.expr[1] if properties is not None
+                                                   and properties.expr[0] == "object" else ())
+                        if key == ("lit", "autoScalerProfile")), None)
+        if profile is None or profile[0] != "object":
+            continue
+        for (key, value), (key_span, value_span) in zip(profile[1], profile[2]):
+            name, text = key[1], _literal(value)
+            node = ("cluster", block.labels[1], "autoScalerProfile", name)
+            if name not in keys:
+                close = close_matches(name, keys)
+                hint = f"; did you mean `{close[0]}`?" if close else ""
+                yield Finding(key_span, f"`{name}` is not a cluster autoscaler profile key{hint}", node=node,
+                              fix=close[0] if close else None)
+            elif text is not None:
+                problem = profile_value_problem(name, text)
+                if problem is not None:
+                    yield Finding(value_span, f"autoscaler profile `{name}`: {problem}", node=node)

@@ -10,8 +10,13 @@ pools as they taint them), any `nvidia.com/…` or `amd.com/…`
 label set by GPU feature discovery or the GPU Operator, `karpenter.azure.com/sku-gpu-*`,
 `karpenter.azure.com/sku-family=N`, GKE's `cloud.google.com/gke-accelerator`), or
 `node.kubernetes.io/instance-type` in GPU VM sizes only. When the project describes the cluster
-(`az aks` scripts or `node-pools:`), a placement whose labels can reach only the project's GPU
-pools also counts. Preferred node affinity does not: it does not keep a pod off other nodes.
+(`az aks` scripts, Terraform, `node-pools:`, NodePools), a placement whose labels can reach only
+the project's GPU pools also counts: a label only its GPU pools carry (`NodeGroupType: gpu` set
+by `--labels` on the GPU pool alone), a pool's name (`kubernetes.azure.com/agentpool: gpunp`: a
+pool the project does not describe has another name), or `karpenter.sh/nodepool` of a NodePool
+whose requirements allow only GPU sizes. When the pod has a node selection, the message names it
+and says why it is not known to reach only GPU nodes (the non-GPU pools of the project it also
+matches, or that none of its labels is known), and that `gpu-node-labels` teaches the label. Preferred node affinity does not: it does not keep a pod off other nodes.
 The rule is off in the `aks-automatic` profile. The finding points at `nodeSelector:`, else
 `affinity:`, else the pod template's `spec:`.
 
@@ -66,8 +71,10 @@ TrainJobs).
 
 ## Known problems
 - Set `gpu-node-labels:` to the labels your GPU pools carry; pods that select pools by other
-  labels (`agentpool: gpunp`) are recognised only when the project's `az aks` scripts or the
-  config's `node-pools:` say that pool is a GPU pool.
+  labels (`NodeGroupType: g5-gpu`) are recognised only when the project's `az aks` scripts,
+  Terraform, NodePools or the config's `node-pools:` say that only GPU pools carry them.
+- A KAITO `Workspace`'s inference template is not judged: KAITO gives the pods it makes a node
+  affinity for the nodes its `resource.labelSelector` selects (the GPU nodes it provisions).
 - A pod that names its node (`nodeName`) or selects nodes by `matchFields` is taken to be
   placed, and so is one whose labels match none of the project's pools (XPL001 reports that).
 - A pod queued to a ClusterQueue whose resource groups break its schema (SCH002 reports them)
@@ -111,6 +118,8 @@ def check(pod: PodSpec, ctx):
     entries = gpu_entries(pod)
     if not entries or places_on_gpu_nodes(pod, ctx.index, ctx.config) or refused_queue(pod, ctx):
         return  # (queued to a ClusterQueue SCH002 refuses: its flavors' placement is unknown)
+    if pod.obj.kind == "Workspace" and pod.obj.group == "kaito.sh":
+        return  # KAITO places the inference pods on the nodes its resource.labelSelector selects
     if (all(is_mig_resource(resource.name) for _, _, resource in entries) and not pod.placement.constrained
             and not on_aks_managed_mig_pools(pod, ctx.index, ctx.config)):
         return  # GPU007 asks this MIG pod for the MIG Manager's labels, which only GPU nodes carry
@@ -123,12 +132,43 @@ def check(pod: PodSpec, ctx):
         span, node = pod.span, pod.path
     labels = ctx.config.effective_gpu_node_labels
     shown = ", ".join(f"{k}: {v}" for k, v in labels.items()) or "accelerator: nvidia"
+    found = _selection(pod)
+    what, hint = "neither its nodeSelector nor a required node affinity keeps it to GPU nodes", ""
+    if found is not None:
+        what = f"its {found} is not known to keep it to GPU nodes ({_why(pod, ctx)})"
+        hint = "; if a label of it marks your GPU pools, add that label to `gpu-node-labels` in the config"
     yield Finding(
         span,
-        f"{pod.describe()} asks for {resource.name} ({container.kind_label} `{container.name}`) but neither its "
-        "nodeSelector nor a required node affinity keeps it to GPU nodes: it may wait on, or land in, a pool it "
-        "is not meant for, and the autoscaler cannot tell which pool to scale for it",
+        f"{pod.describe()} asks for {resource.name} ({container.kind_label} `{container.name}`) but {what}: it may "
+        f"wait on, or land in, a pool it is not meant for, and the autoscaler cannot tell which pool to scale for it{hint}",
         node=node,
         fix=f"add `nodeSelector: {{{shown}}}` (the labels of the GPU pool it is meant for)",
         autofix=_select(pod, labels, ctx),
     )
+
+
+def _selection(pod: PodSpec) -> str | None:
+    """The node selection the pod has, as the message names it (None: it has none)."""
+    placement = pod.placement
+    parts = []
+    if placement.node_selector:
+        pairs = ", ".join(f"{k}: {v}" for k, v in placement.node_selector.items())
+        parts.append(f"nodeSelector `{{{pairs}}}`")
+    if placement.terms:
+        parts.append("required node affinity")
+    return " and ".join(parts) or None
+
+
+def _why(pod: PodSpec, ctx) -> str:
+    """Why the selection is not known to reach only GPU nodes: the project's non-GPU pools it
+    matches, else that no label of it is one GPU nodes are known to carry."""
+    placement = cluster_of(ctx.index, ctx.config).placement(pod)
+    own = [v.pool for v in placement.selector_matches if not v.elsewhere] if placement is not None else []
+    other = [p for p in own if not p.only_gpu_nodes]
+    if other:
+        names = ", ".join(f"`{p.display}` ({p.describe_vm()})" for p in other[:3])
+        more = f" and {len(other) - 3} more" if len(other) > 3 else ""
+        return f"it also matches node pool{'s' if len(other) > 1 else ''} {names}{more}, not known to be GPU pools"
+    configured = ", ".join(f"{k}={v}" for k, v in ctx.config.effective_gpu_node_labels.items()) or "none"
+    return (f"none of its labels is a known GPU node label or one of `gpu-node-labels` ({configured}), "
+            "and no node pool of the project shows that only GPU pools carry it")

@@ -42,9 +42,11 @@ Use instead:
 
 ## Known problems
 - AKS-managed MIG pools (`--gpu-instance-profile MIG1g`…) have a fixed layout and no MIG
-  Manager labels: when the project describes the cluster and every pool the pod's labels can
-  reach was created with `--gpu-instance-profile` (or `gpu-instance-profile` under
-  `node-pools:`), the rule is silent.
+  Manager labels: when every pool of the project the pod's labels can reach was created with
+  `--gpu-instance-profile` (Terraform's `gpu_instance`, `gpu-instance-profile` under
+  `node-pools:`), the rule is silent, with or without a node selector. Pools the project does
+  not describe are not counted when one of its pools offers the profile asked for: nothing in
+  the project says a MIG Manager partitions any node.
 - Any layout name counts; GPU008 checks mig-parted layouts themselves.
 - A pod that asks only for MIG devices and selects no node at all is reported here, not also by
   GPU006 (no GPU node selection): the MIG Manager labels this rule asks for exist only on GPU

@@ -1,0 +1,187 @@
+"""Node pools from Bicep: ``Microsoft.ContainerService/managedClusters`` and its ``agentPools``.
+
+The project's ``*.bicep`` files (read by :mod:`linter.sources.bicep`) are grouped by folder. In
+each:
+
+* a ``managedClusters`` resource is a cluster: each item of ``properties.agentPoolProfiles`` is a
+  pool (the first is the System pool unless its ``mode`` says otherwise), its
+  ``autoScalerProfile['max-graceful-termination-sec']`` sets the autoscaler profile, and
+  ``nodeProvisioningProfile.mode: 'Auto'`` (or ``sku.name: 'Automatic'``) is node
+  auto-provisioning. A cluster in the project makes its pools all the cluster has;
+* a ``managedClusters/agentPools`` resource is a pool of the cluster its ``parent`` names (a
+  cluster declared ``existing`` was made elsewhere: the project does not describe all its pools).
+
+Pool settings: ``vmSize``, ``count``, ``enableAutoScaling``, ``minCount``, ``maxCount``,
+``maxPods``, ``nodeTaints``, ``nodeLabels``, ``mode``, ``osType``, ``scaleSetPriority``,
+``gpuInstanceProfile``, ``gpuProfile.driver``. Values: literals, a ``param``'s default (a
+``.bicepparam`` beside it is a parameters file a deployment may or may not use: a value it gives
+differently makes the parameter unknown), a ``var``, and ``'${…}'`` interpolation of those;
+anything else is UNKNOWN, never guessed. Origins are the property's key in the ``.bicep`` file,
+with the value's span.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from linter.model.cluster.from_terraform import Module, _number, _switch, _text
+from linter.model.cluster.pools import Cluster, NodePool, Origin, PoolTaint, ProfileSetting
+from linter.model.selectors import parse_taint
+from linter.model.unknown import UNKNOWN, Value
+
+CLUSTER = "Microsoft.ContainerService/managedClusters"
+AGENT_POOL = "Microsoft.ContainerService/managedClusters/agentPools"
+
+
+class BicepModule(Module):
+    """A folder's ``param``\\ s and ``var``\\ s: a bare name is a parameter or a variable."""
+
+    def _reference(self, names: tuple[str, ...], scope: dict[str, Any], depth: int) -> Any:
+        from linter.model.cluster.from_terraform import MAX_LOCAL_DEPTH, _walk
+
+        head = names[0]
+        if head in self.variables:
+            return _walk(self.variables[head], names[1:])
+        if head in self.locals and depth <= MAX_LOCAL_DEPTH * 4:
+            return _walk(self.evaluate(self.locals[head], {}, depth + 4), names[1:])
+        return UNKNOWN
+
+
+def _field(obj: Any, key: str) -> tuple[Any, Any, Any] | None:
+    """(expression, key span, value span) of ``key`` in an object expression."""
+    if obj is None or obj[0] != "object" or len(obj) < 3:
+        return None
+    for (k, value), (key_span, value_span) in zip(obj[1], obj[2]):
+        if k == ("lit", key):
+            return value, key_span, value_span
+    return None
+
+
+class _Reader:
+    def __init__(self, cluster: Cluster, module: BicepModule):
+        self.cluster, self.module = cluster, module
+
+    def value(self, obj: Any, key: str) -> Any:
+        found = _field(obj, key)
+        return self.module.evaluate(found[0], {}) if found is not None else None
+
+    def origin(self, path: str, obj: Any, key: str) -> Origin | None:
+        found = _field(obj, key)
+        return Origin(path, found[1], found[2]) if found is not None else None
+
+    def read_cluster(self, path: str, block: Any) -> Value:
+        self.cluster.complete = True
+        name = _text(self.module.evaluate(block.attrs["name"].expr, {})) if "name" in block.attrs else None
+        name = name if name is not None else UNKNOWN
+        properties = block.attrs["properties"].expr if "properties" in block.attrs else None
+        sku = _text(self.value(block.attrs["sku"].expr, "name")) if "sku" in block.attrs else None
+        nap = _field(properties, "nodeProvisioningProfile")
+        mode = _text(self.value(nap[0], "mode")) if nap is not None else None
+        if sku is UNKNOWN or isinstance(sku, str) and sku.lower() == "automatic" or mode is UNKNOWN \
+                or isinstance(mode, str) and mode.lower() == "auto":
+            self.cluster.auto_provisioning = True
+        profile = _field(properties, "autoScalerProfile")
+        grace = _field(profile[0], "max-graceful-termination-sec") if profile is not None else None
+        if grace is not None:
+            value = _text(self.module.evaluate(grace[0], {}))
+            self.cluster.profiles.setdefault(name, {})["max-graceful-termination-sec"] = ProfileSetting(
+                UNKNOWN if value is None else value, Origin(path, grace[1], grace[2]))
+        profiles = _field(properties, "agentPoolProfiles")
+        if profiles is not None and profiles[0][0] == "tuple":
+            for position, item in enumerate(profiles[0][1]):
+                if item[0] != "object":
+                    continue
+                pool = self.pool(path, item, name, ("bicep", path, block.labels[1]), first=position == 0)
+                pool.origin = Origin(path, (_field(item, "name") or (None, block.span))[1])
+                self.cluster.pools.append(pool)
+        return name
+
+    def read_pool(self, path: str, block: Any, clusters: dict) -> None:
+        parent = block.attrs.get("parent")
+        cluster_name: Value | None = None
+        key: Any = None
+        if parent is not None and parent.expr[0] == "ref" and len(parent.expr[1]) == 1 \
+                and (path.rpartition("/")[0], parent.expr[1][0]) in clusters:
+            symbol = parent.expr[1][0]
+            cluster_name, key = clusters[(path.rpartition("/")[0], symbol)], ("bicep", path, symbol)
+        elif parent is not None:
+            cluster_name, key = UNKNOWN, ("?", path, parent.value_span)
+        properties = block.attrs["properties"].expr if "properties" in block.attrs else ("object", (), ())
+        name = block.attrs.get("name")
+        pool = self.pool(path, properties, cluster_name, key, first=False,
+                         name=self.module.evaluate(name.expr, {}) if name is not None else None)
+        pool.origin = Origin(path, block.span)
+        self.cluster.pools.append(pool)
+
+    def pool(self, path: str, obj: Any, cluster: Value | None, key: Any, *, first: bool, name: Any = None) -> NodePool:
+        name = _text(name if name is not None else self.value(obj, "name"))
+        pool = NodePool(name=name if isinstance(name, str) and name else UNKNOWN,
+                        display=name if isinstance(name, str) and name else "?", cluster=cluster,
+                        source="bicep", path=path, cluster_key=key, mode="System" if first else "User")
+        pool.vm_size, pool.vm_origin = _text(self.value(obj, "vmSize")), self.origin(path, obj, "vmSize")
+        if _field(obj, "mode") is not None:
+            mode = _text(self.value(obj, "mode"))
+            pool.mode, pool.mode_origin = (mode if mode else UNKNOWN), self.origin(path, obj, "mode")
+        labels = self.value(obj, "nodeLabels")
+        if labels is not None:
+            if isinstance(labels, dict):
+                pool.labels = {k: (v if isinstance(v, str) else UNKNOWN) for k, v in labels.items()}
+            else:
+                pool.labels_open = True
+            pool.labels_origin = self.origin(path, obj, "nodeLabels")
+        taints = self.value(obj, "nodeTaints")
+        if taints is not None:
+            origin = self.origin(path, obj, "nodeTaints")
+            if isinstance(taints, list):
+                for item in taints:
+                    taint = parse_taint(item) if isinstance(item, str) else None
+                    if taint is None:
+                        pool.taints_open = pool.taints_open or not isinstance(item, str)
+                    else:
+                        pool.taints.append(PoolTaint(taint, origin))
+            else:
+                pool.taints_open = True
+            pool.taints_origin = origin
+        for field, attribute in (("count", "node_count"), ("minCount", "min_count"), ("maxCount", "max_count")):
+            if _field(obj, field) is not None:
+                setattr(pool, attribute, _number(self.value(obj, field)))
+                pool.count_origin[attribute] = self.origin(path, obj, field)  # type: ignore[assignment]
+        if _field(obj, "enableAutoScaling") is not None:
+            pool.autoscaler = _switch(self.value(obj, "enableAutoScaling"))
+            pool.autoscaler_origin = self.origin(path, obj, "enableAutoScaling")
+        priority = _text(self.value(obj, "scaleSetPriority"))
+        pool.spot = UNKNOWN if priority is UNKNOWN else isinstance(priority, str) and priority.lower() == "spot"
+        if _field(obj, "maxPods") is not None:
+            pool.max_pods = _number(self.value(obj, "maxPods"))
+        if _field(obj, "osType") is not None:
+            os_type = _text(self.value(obj, "osType"))
+            pool.os_type = os_type if os_type else UNKNOWN
+        if _field(obj, "gpuInstanceProfile") is not None:
+            pool.gpu_instance_profile = _text(self.value(obj, "gpuInstanceProfile"))
+        gpu = _field(obj, "gpuProfile")
+        if gpu is not None:
+            pool.gpu_driver = _text(self.value(gpu[0], "driver"))
+        return pool
+
+
+def read_bicep(cluster: Cluster, files: Iterable[Any]) -> None:
+    """Add the pools of the project's Bicep files (in path order) to ``cluster``."""
+    by_folder: dict[str, list[Any]] = {}
+    for bicep in files:
+        by_folder.setdefault(bicep.folder, []).append(bicep)
+    clusters: dict[tuple[str, str], Any] = {}
+    readers = {folder: _Reader(cluster, BicepModule(items)) for folder, items in by_folder.items()}
+    for folder, items in by_folder.items():
+        for bicep in items:
+            for block in bicep.blocks:
+                if block.type == "resource" and block.labels and block.labels[0] == CLUSTER:
+                    clusters[(folder, block.labels[1])] = readers[folder].read_cluster(bicep.path, block)
+                elif block.type == "existing" and block.labels and block.labels[0] == CLUSTER:
+                    name = block.attrs.get("name")  # a cluster made elsewhere: its other pools are not here
+                    value = _text(readers[folder].module.evaluate(name.expr, {})) if name is not None else None
+                    clusters[(folder, block.labels[1])] = value if value is not None else UNKNOWN
+    for folder, items in by_folder.items():
+        for bicep in items:
+            for block in bicep.blocks:
+                if block.type == "resource" and block.labels and block.labels[0] == AGENT_POOL:
+                    readers[folder].read_pool(bicep.path, block, clusters)
