@@ -35,7 +35,7 @@ from linter.model.cluster.from_nodepools import add_nodepools
 from linter.model.cluster.from_terraform import hint  # noqa: F401 - re-exported for the rules
 from linter.model.cluster.placement import (  # noqa: F401 - re-exported for the rules
     PodPlacement, PoolVerdict, changed_after_creation, describe_pool, known_pools_summary, label_verdict,
-    offers, on_aks_managed_mig_pools, place, resource_anchor, selector_anchor, summarize, taint_note,
+    offers, place, resource_anchor, selector_anchor, summarize, taint_note,
     taint_verdict, workload_name)
 from linter.model.cluster.pools import (  # noqa: F401 - re-exported for the rules
     DEFAULT_MAX_GRACEFUL_TERMINATION_SEC, ELSEWHERE, SPOT_TAINT, Cluster, LabelView, NodePool, Origin,
@@ -94,3 +94,20 @@ def cluster_of(index: Any, config: Any) -> Cluster:
     cluster.project = (index, config)
     _CACHE[index] = (id(config), config, cluster)
     return cluster
+
+def on_aks_managed_mig_pools(pod: Any, index: Any, config: Any) -> bool:
+    """Every pool of the project the pod's labels can reach (among those that may offer what it
+    asks for) is made with ``--gpu-instance-profile`` (AKS-managed MIG: a fixed layout, no MIG
+    Manager labels). The pools the project does not describe are not counted when one of its
+    pools offers the MIG profile asked for: the project says where its MIG slices come from, and
+    nothing in it says a MIG Manager runs anywhere (with or without a node selector)."""
+    placement = cluster_of(index, config).placement(pod)
+    if placement is None:
+        return False
+    matches = placement.label_matches
+    own = [v for v in matches if not v.elsewhere]
+    if not own or not all(isinstance(v.pool.gpu_instance_profile, str) and v.pool.gpu_instance_profile for v in own):
+        return False
+    return len(own) == len(matches) or any(v.offers == "yes" for v in own)
+
+

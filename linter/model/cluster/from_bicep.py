@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from linter.model.cluster.from_terraform import Module, _number, _switch, _text
+from linter.model.cluster.from_terraform import Module, value_number, value_switch, value_text
 from linter.model.cluster.pools import Cluster, NodePool, Origin, PoolTaint, ProfileSetting
 from linter.model.selectors import parse_taint
 from linter.model.unknown import UNKNOWN, Value
@@ -37,13 +37,13 @@ class BicepModule(Module):
     """A folder's ``param``\\ s and ``var``\\ s: a bare name is a parameter or a variable."""
 
     def _reference(self, names: tuple[str, ...], scope: dict[str, Any], depth: int) -> Any:
-        from linter.model.cluster.from_terraform import MAX_LOCAL_DEPTH, _walk
+        from linter.model.cluster.from_terraform import MAX_LOCAL_DEPTH, value_at
 
         head = names[0]
         if head in self.variables:
-            return _walk(self.variables[head], names[1:])
+            return value_at(self.variables[head], names[1:])
         if head in self.locals and depth <= MAX_LOCAL_DEPTH * 4:
-            return _walk(self.evaluate(self.locals[head], {}, depth + 4), names[1:])
+            return value_at(self.evaluate(self.locals[head], {}, depth + 4), names[1:])
         return UNKNOWN
 
 
@@ -71,19 +71,19 @@ class _Reader:
 
     def read_cluster(self, path: str, block: Any) -> Value:
         self.cluster.complete = True
-        name = _text(self.module.evaluate(block.attrs["name"].expr, {})) if "name" in block.attrs else None
+        name = value_text(self.module.evaluate(block.attrs["name"].expr, {})) if "name" in block.attrs else None
         name = name if name is not None else UNKNOWN
         properties = block.attrs["properties"].expr if "properties" in block.attrs else None
-        sku = _text(self.value(block.attrs["sku"].expr, "name")) if "sku" in block.attrs else None
+        sku = value_text(self.value(block.attrs["sku"].expr, "name")) if "sku" in block.attrs else None
         nap = _field(properties, "nodeProvisioningProfile")
-        mode = _text(self.value(nap[0], "mode")) if nap is not None else None
+        mode = value_text(self.value(nap[0], "mode")) if nap is not None else None
         if sku is UNKNOWN or isinstance(sku, str) and sku.lower() == "automatic" or mode is UNKNOWN \
                 or isinstance(mode, str) and mode.lower() == "auto":
             self.cluster.auto_provisioning = True
         profile = _field(properties, "autoScalerProfile")
         grace = _field(profile[0], "max-graceful-termination-sec") if profile is not None else None
         if grace is not None:
-            value = _text(self.module.evaluate(grace[0], {}))
+            value = value_text(self.module.evaluate(grace[0], {}))
             self.cluster.profiles.setdefault(name, {})["max-graceful-termination-sec"] = ProfileSetting(
                 UNKNOWN if value is None else value, Origin(path, grace[1], grace[2]))
         profiles = _field(properties, "agentPoolProfiles")
@@ -114,13 +114,13 @@ class _Reader:
         self.cluster.pools.append(pool)
 
     def pool(self, path: str, obj: Any, cluster: Value | None, key: Any, *, first: bool, name: Any = None) -> NodePool:
-        name = _text(name if name is not None else self.value(obj, "name"))
+        name = value_text(name if name is not None else self.value(obj, "name"))
         pool = NodePool(name=name if isinstance(name, str) and name else UNKNOWN,
                         display=name if isinstance(name, str) and name else "?", cluster=cluster,
                         source="bicep", path=path, cluster_key=key, mode="System" if first else "User")
-        pool.vm_size, pool.vm_origin = _text(self.value(obj, "vmSize")), self.origin(path, obj, "vmSize")
+        pool.vm_size, pool.vm_origin = value_text(self.value(obj, "vmSize")), self.origin(path, obj, "vmSize")
         if _field(obj, "mode") is not None:
-            mode = _text(self.value(obj, "mode"))
+            mode = value_text(self.value(obj, "mode"))
             pool.mode, pool.mode_origin = (mode if mode else UNKNOWN), self.origin(path, obj, "mode")
         labels = self.value(obj, "nodeLabels")
         if labels is not None:
@@ -144,23 +144,23 @@ class _Reader:
             pool.taints_origin = origin
         for field, attribute in (("count", "node_count"), ("minCount", "min_count"), ("maxCount", "max_count")):
             if _field(obj, field) is not None:
-                setattr(pool, attribute, _number(self.value(obj, field)))
+                setattr(pool, attribute, value_number(self.value(obj, field)))
                 pool.count_origin[attribute] = self.origin(path, obj, field)  # type: ignore[assignment]
         if _field(obj, "enableAutoScaling") is not None:
-            pool.autoscaler = _switch(self.value(obj, "enableAutoScaling"))
+            pool.autoscaler = value_switch(self.value(obj, "enableAutoScaling"))
             pool.autoscaler_origin = self.origin(path, obj, "enableAutoScaling")
-        priority = _text(self.value(obj, "scaleSetPriority"))
+        priority = value_text(self.value(obj, "scaleSetPriority"))
         pool.spot = UNKNOWN if priority is UNKNOWN else isinstance(priority, str) and priority.lower() == "spot"
         if _field(obj, "maxPods") is not None:
-            pool.max_pods = _number(self.value(obj, "maxPods"))
+            pool.max_pods = value_number(self.value(obj, "maxPods"))
         if _field(obj, "osType") is not None:
-            os_type = _text(self.value(obj, "osType"))
+            os_type = value_text(self.value(obj, "osType"))
             pool.os_type = os_type if os_type else UNKNOWN
         if _field(obj, "gpuInstanceProfile") is not None:
-            pool.gpu_instance_profile = _text(self.value(obj, "gpuInstanceProfile"))
+            pool.gpu_instance_profile = value_text(self.value(obj, "gpuInstanceProfile"))
         gpu = _field(obj, "gpuProfile")
         if gpu is not None:
-            pool.gpu_driver = _text(self.value(gpu[0], "driver"))
+            pool.gpu_driver = value_text(self.value(gpu[0], "driver"))
         return pool
 
 
@@ -178,7 +178,7 @@ def read_bicep(cluster: Cluster, files: Iterable[Any]) -> None:
                     clusters[(folder, block.labels[1])] = readers[folder].read_cluster(bicep.path, block)
                 elif block.type == "existing" and block.labels and block.labels[0] == CLUSTER:
                     name = block.attrs.get("name")  # a cluster made elsewhere: its other pools are not here
-                    value = _text(readers[folder].module.evaluate(name.expr, {})) if name is not None else None
+                    value = value_text(readers[folder].module.evaluate(name.expr, {})) if name is not None else None
                     clusters[(folder, block.labels[1])] = value if value is not None else UNKNOWN
     for folder, items in by_folder.items():
         for bicep in items:

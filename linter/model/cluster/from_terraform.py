@@ -124,14 +124,14 @@ class Module:
                 if names[1] not in self.locals or depth > MAX_LOCAL_DEPTH * 4:
                     return UNKNOWN
                 value = self.evaluate(self.locals[names[1]], {}, depth + 4)
-            return _walk(value, names[2:])
+            return value_at(value, names[2:])
         if head in ("each", "count") and len(names) >= 2 and names[:2] in (("each", "key"), ("each", "value"),
                                                                           ("count", "index")):
-            return _walk(scope.get(".".join(names[:2]), UNKNOWN), names[2:])
+            return value_at(scope.get(".".join(names[:2]), UNKNOWN), names[2:])
         return UNKNOWN
 
 
-def _walk(value: Any, path: tuple[str, ...]) -> Any:
+def value_at(value: Any, path: tuple[str, ...]) -> Any:
     for step in path:
         if isinstance(value, dict):
             value = value.get(step, UNKNOWN)
@@ -142,7 +142,7 @@ def _walk(value: Any, path: tuple[str, ...]) -> Any:
     return value
 
 
-def _text(value: Any) -> Value | None:
+def value_text(value: Any) -> Value | None:
     """A string setting: None when not given (null), UNKNOWN when not a known scalar."""
     if value is None:
         return None
@@ -151,7 +151,7 @@ def _text(value: Any) -> Value | None:
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 
-def _number(value: Any) -> int | Value | None:
+def value_number(value: Any) -> int | Value | None:
     if value is None:
         return None
     if isinstance(value, bool):
@@ -163,7 +163,7 @@ def _number(value: Any) -> int | Value | None:
     return UNKNOWN
 
 
-def _switch(value: Any) -> bool | Value:
+def value_switch(value: Any) -> bool | Value:
     if value is None:
         return False
     if isinstance(value, bool):
@@ -184,7 +184,7 @@ class _Reader:
     def instances(self, module: Module, block: Any) -> list[dict[str, Any]]:
         """The scopes of a resource's instances: one per ``count`` index or ``for_each`` item."""
         if "count" in block.attrs:
-            count = _number(module.evaluate(block.attrs["count"].expr, {}))
+            count = value_number(module.evaluate(block.attrs["count"].expr, {}))
             if isinstance(count, int) and 0 <= count <= MAX_INSTANCES:
                 return [{"count.index": i} for i in range(count)]
             return [{"count.index": UNKNOWN}]
@@ -212,18 +212,18 @@ class _Reader:
 
     def read_cluster(self, module: Module, path: str, block: Any) -> Value:
         self.cluster.complete = True
-        name = _text(module.evaluate(block.attrs["name"].expr, {})) if "name" in block.attrs else None
+        name = value_text(module.evaluate(block.attrs["name"].expr, {})) if "name" in block.attrs else None
         name = name if name is not None else UNKNOWN
-        sku = _text(module.evaluate(block.attrs["sku_tier"].expr, {})) if "sku_tier" in block.attrs else None
+        sku = value_text(module.evaluate(block.attrs["sku_tier"].expr, {})) if "sku_tier" in block.attrs else None
         nap = block.block("node_provisioning_profile")
-        mode = _text(module.evaluate(nap.attrs["mode"].expr, {})) if nap is not None and "mode" in nap.attrs else None
+        mode = value_text(module.evaluate(nap.attrs["mode"].expr, {})) if nap is not None and "mode" in nap.attrs else None
         if sku is UNKNOWN or isinstance(sku, str) and sku.lower() == "automatic" or mode is UNKNOWN \
                 or isinstance(mode, str) and mode.lower() == "auto":
             self.cluster.auto_provisioning = True
         profile = block.block("auto_scaler_profile")
         if profile is not None and "max_graceful_termination_sec" in profile.attrs:
             attr = profile.attrs["max_graceful_termination_sec"]
-            value = _text(module.evaluate(attr.expr, {}))
+            value = value_text(module.evaluate(attr.expr, {}))
             self.cluster.profiles.setdefault(name, {})["max-graceful-termination-sec"] = ProfileSetting(
                 UNKNOWN if value is None else value, Origin(path, attr.span, attr.value_span))
         default = block.block("default_node_pool")
@@ -256,23 +256,23 @@ class _Reader:
             attr = block.attrs.get(name)
             return module.evaluate(attr.expr, scope) if attr is not None else None
 
-        name = _text(get("name"))
+        name = value_text(get("name"))
         written = block.attrs.get("name")
         display = name if isinstance(name, str) and name else "?"
         if not isinstance(name, str) and written is not None:
             display = f"{block.labels[1] if len(block.labels) > 1 else 'default_node_pool'}.name"
         pool = NodePool(name=name if isinstance(name, str) and name else UNKNOWN, display=display, cluster=cluster,
                         source="terraform", path=path, cluster_key=key, mode="System" if default_pool else "User")
-        pool.vm_size = _text(get("vm_size"))
+        pool.vm_size = value_text(get("vm_size"))
         pool.vm_origin = self.origin(path, block, "vm_size")
         if not default_pool and "mode" in block.attrs:
-            mode = _text(get("mode"))
+            mode = value_text(get("mode"))
             pool.mode = mode if mode else UNKNOWN
             pool.mode_origin = self.origin(path, block, "mode")
         labels = get("node_labels")
         if labels is not None:
             if isinstance(labels, dict):
-                pool.labels = {k: (v if isinstance(v, str) else _text(v) if v is not None else UNKNOWN)
+                pool.labels = {k: (v if isinstance(v, str) else value_text(v) if v is not None else UNKNOWN)
                                for k, v in labels.items()}
                 pool.labels = {k: (UNKNOWN if v is None else v) for k, v in pool.labels.items()}
             else:
@@ -291,29 +291,29 @@ class _Reader:
             else:
                 pool.taints_open = True
             pool.taints_origin = origin
-        if default_pool and _switch(get("only_critical_addons_enabled")) is True:
+        if default_pool and value_switch(get("only_critical_addons_enabled")) is True:
             pool.taints.append(PoolTaint(CRITICAL_TAINT, self.origin(path, block, "only_critical_addons_enabled")))
-        elif default_pool and _switch(get("only_critical_addons_enabled")) is UNKNOWN:
+        elif default_pool and value_switch(get("only_critical_addons_enabled")) is UNKNOWN:
             pool.taints_open = True
         for attribute in ("node_count", "min_count", "max_count"):
             if attribute in block.attrs:
-                setattr(pool, attribute, _number(get(attribute)))
+                setattr(pool, attribute, value_number(get(attribute)))
                 pool.count_origin[attribute] = self.origin(path, block, attribute)  # type: ignore[assignment]
         for switch in ("auto_scaling_enabled", "enable_auto_scaling"):
             if switch in block.attrs:
-                pool.autoscaler = _switch(get(switch))
+                pool.autoscaler = value_switch(get(switch))
                 pool.autoscaler_origin = self.origin(path, block, switch)
-        priority = _text(get("priority"))
+        priority = value_text(get("priority"))
         pool.spot = UNKNOWN if priority is UNKNOWN else isinstance(priority, str) and priority.lower() == "spot"
         if "max_pods" in block.attrs:
-            pool.max_pods = _number(get("max_pods"))
+            pool.max_pods = value_number(get("max_pods"))
         if "os_type" in block.attrs:
-            os_type = _text(get("os_type"))
+            os_type = value_text(get("os_type"))
             pool.os_type = os_type if os_type else UNKNOWN
         if "gpu_instance" in block.attrs:
-            pool.gpu_instance_profile = _text(get("gpu_instance"))
+            pool.gpu_instance_profile = value_text(get("gpu_instance"))
         if "gpu_driver" in block.attrs:
-            pool.gpu_driver = _text(get("gpu_driver"))
+            pool.gpu_driver = value_text(get("gpu_driver"))
         return pool
 
 

@@ -15,7 +15,7 @@ from typing import Any, Iterable
 
 from msgspec import Struct, field
 
-from linter.model.cluster.pools import Cluster, LabelView, NodePool, Origin
+from linter.model.cluster.pools import Cluster, LabelView, NodePool, Origin, register_placer
 from linter.model.memo import once
 from linter.model.podrequests import PodRequest
 from linter.model.position import Span
@@ -386,19 +386,15 @@ def taint_note(placement: PodPlacement) -> str:
     return f"; ruled out by taints: {summarize(excluded)}" if excluded else ""
 
 
-def on_aks_managed_mig_pools(pod: Any, index: Any, config: Any) -> bool:
-    """Every pool of the project the pod's labels can reach (among those that may offer what it
-    asks for) is made with ``--gpu-instance-profile`` (AKS-managed MIG: a fixed layout, no MIG
-    Manager labels). The pools the project does not describe are not counted when one of its
-    pools offers the MIG profile asked for: the project says where its MIG slices come from, and
-    nothing in it says a MIG Manager runs anywhere (with or without a node selector)."""
-    from linter.model.cluster import cluster_of
+def _memoised_place(cluster: Cluster, pod: Any) -> PodPlacement | None:
+    """``place``, shared by every pod with the same constraints and admissions (see Cluster.placement)."""
+    options = _admissions_of(cluster, pod)
+    signature = _placement_signature(pod, options)
+    found = cluster._by_signature.get(signature, _UNSET)
+    if found is _UNSET:
+        found = cluster._by_signature[signature] = _place(cluster, options, _asked(pod))
+    return found
 
-    placement = cluster_of(index, config).placement(pod)
-    if placement is None:
-        return False
-    matches = placement.label_matches
-    own = [v for v in matches if not v.elsewhere]
-    if not own or not all(isinstance(v.pool.gpu_instance_profile, str) and v.pool.gpu_instance_profile for v in own):
-        return False
-    return len(own) == len(matches) or any(v.offers == "yes" for v in own)
+
+_UNSET = object()
+register_placer(_memoised_place)

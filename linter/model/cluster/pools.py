@@ -53,7 +53,6 @@ from linter.model.vmsizes import VmSize, lookup
 
 if TYPE_CHECKING:  # the script model is read only when a script exists (see linter.model.unknown)
     from linter.model.azcli import AzCommand
-    from linter.model.cluster.placement import PodPlacement
 
 SPOT_TAINT = Taint("kubernetes.azure.com/scalesetpriority", "spot", "NoSchedule")
 DEFAULT_MAX_GRACEFUL_TERMINATION_SEC = 600
@@ -304,7 +303,7 @@ class Cluster(Struct, eq=False, dict=True):
     auto_provisioning: bool = False  # NAP / AKS Automatic: nodes of any shape may appear
     scripted: bool = False  # any az aks command describes pools
     project: Any = None  # (index, config) it was built for: what Kueue admission injects is read there
-    _by_signature: dict[tuple, "PodPlacement | None"] = field(default_factory=dict)
+    _by_signature: dict[tuple, Any] = field(default_factory=dict)
     _graceful: dict[int, list] = field(default_factory=dict)  # id(pool) -> max_graceful_termination
     _memo: dict[Any, Any] = field(default_factory=dict)
 
@@ -388,24 +387,27 @@ class Cluster(Struct, eq=False, dict=True):
             found.append((str(DEFAULT_MAX_GRACEFUL_TERMINATION_SEC), None))
         return found
 
-    def placement(self, pod: Any) -> "PodPlacement | None":
+    def placement(self, pod: Any) -> Any:
         """Which pools a pod template can land on (memoised per pod view, and shared by every
         pod with the same constraints: a project's pods mostly repeat a few placements, so the
         pools are matched once per distinct placement, not once per pod)."""
         # kept in the pod view's own memo, so it goes with the view (a cluster is hashed by identity)
         return once(pod, ("cluster-placement", self), lambda: self._placement(pod))
 
-    def _placement(self, pod: Any) -> "PodPlacement | None":
+    def _placement(self, pod: Any) -> Any:
         if not self.has_pools or pod.spec.get("nodeName"):
             return None
-        from linter.model.cluster.placement import _admissions_of, _asked, _place, _placement_signature
+        return PLACER[0](self, pod)
 
-        options = _admissions_of(self, pod)
-        signature = _placement_signature(pod, options)
-        if signature in self._by_signature:
-            return self._by_signature[signature]
-        result = self._by_signature[signature] = _place(self, options, _asked(pod))
-        return result
+
+# How a cluster places a pod: linter.model.cluster.placement registers it when imported (the
+# package imports it before any cluster exists), so this module, which placement builds on,
+# does not import it back (no import circle: tests/test_layout.py).
+PLACER: list = []
+
+
+def register_placer(function: Any) -> None:
+    PLACER[:] = [function]
 
 
 def _largest_grace(values: list) -> tuple[int, Any] | None:
