@@ -304,7 +304,8 @@ def check(paths: tuple[str, ...], fmt: str, output: Path | None, config_path: Pa
     select_tokens, ignore_tokens = _split(select), _split(ignore)
     for token in [*select_tokens, *ignore_tokens]:
         if not registry.is_known_selector(token):
-            raise _fail(f"unknown rule or prefix {token!r} in --select/--ignore (see `mlops-lint rules`)")
+            raise _fail(f"unknown rule or prefix {token!r} in --select/--ignore{registry.selector_hint(token)} "
+                        "(see `mlops-lint rules`)")
     overrides = {key: value for key, value in (("profile", profile), ("fail_on", fail_on)) if value}
     config = None  # each project's own, found from its root (linter.roots); --config: one for the run
     if config_path is not None:
@@ -458,7 +459,7 @@ def rules_command(fmt: str) -> None:
         payload = [
             {"code": m.code, "slug": m.name, "severity": m.severity, "summary": m.summary, "scope": str(m.scope),
              "status": m.status, "since": m.since, "opt_in": m.opt_in, "options": {k: repr_type(v) for k, v in m.options.items()},
-             "defaults": dict(m.defaults), "tags": list(m.tags)}
+             "defaults": dict(m.defaults), "tags": list(m.tags), "family": m.family}
             for m in registry.rules
         ]
         echo(json.dumps(payload, indent=2, ensure_ascii=False))
@@ -482,7 +483,8 @@ def explain(rule: str) -> None:
     meta = registry.get(rule)
     if meta is None:
         raise _fail(f"unknown rule {rule!r} (see `mlops-lint rules`)")
-    facts = [f"Severity: {meta.severity}", f"Scope: {meta.scope}", f"Since: {meta.since} ({meta.status})"]
+    facts = [f"Severity: {meta.severity}", f"Family: {meta.family}", f"Scope: {meta.scope}",
+             f"Since: {meta.since} ({meta.status})"]
     if meta.opt_in:
         facts.append("Opt-in: runs only when selected by id, slug or prefix")
     text = f"# {meta.name} ({meta.code})\n\n" + " · ".join(facts) + "\n\n" + meta.doc

@@ -325,7 +325,13 @@ def _describe_error(error: Any) -> str:
         extras = sorted(set(error.instance) - set(error.schema.get("properties", {})))
         allowed = ", ".join(sorted(error.schema.get("properties", {})))
         where = f"under '{key}'" if path else "at the top level"
-        return f"unknown key {', '.join(repr(e) for e in extras)} {where}; expected one of: {allowed}"
+        from linter.suggest import close_matches
+
+        known = error.schema.get("properties", {})
+        guesses = [g for extra in extras for g in close_matches(extra.replace("_", "-"), known, cutoff=0.6)
+                   or close_matches(extra, known, cutoff=0.6)]
+        hint = f" (did you mean {' or '.join(repr(g) for g in dict.fromkeys(guesses))}?)" if guesses else ""
+        return f"unknown key {', '.join(repr(e) for e in extras)} {where}{hint}; expected one of: {allowed}"
     if validator == "enum":
         return f"'{key}' is {error.instance!r}; expected one of: {', '.join(map(str, error.validator_value))}"
     if validator == "type":
@@ -360,7 +366,7 @@ def validate(raw: dict[str, Any], where: str, positions: dict[tuple, tuple[int, 
             if not registry.is_known_selector(value):
                 raise ConfigError(
                     f"{where}{_where(positions, (setting, index))}: '{setting}' names an unknown rule or prefix "
-                    f"{value!r} (see `mlops-lint rules`)"
+                    f"{value!r}{registry.selector_hint(value)} (see `mlops-lint rules`)"
                 )
     for code in raw.get("severity", {}):
         if registry.get(code) is None:
