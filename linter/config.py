@@ -56,6 +56,7 @@ class Config(Struct, frozen=True, dict=True):
     ignore: tuple[str, ...] = ()
     severity: dict[str, str] = field(default_factory=dict)
     fail_on: str = "warning"
+    fail_on_empty: bool = False  # exit 1 when the run linted no file (a CI gate that must lint something)
     exclude: tuple[str, ...] = ()
     trusted_registries: tuple[str, ...] | None = None
     required_labels: tuple[str, ...] = ()
@@ -91,6 +92,7 @@ _KEYS = {
     "ignore": "ignore",
     "severity": "severity",
     "fail-on": "fail_on",
+    "fail-on-empty": "fail_on_empty",
     "exclude": "exclude",
     "trusted-registries": "trusted_registries",
     "required-labels": "required_labels",
@@ -506,6 +508,10 @@ INIT_TEMPLATE = """\
 
 # Lowest severity that makes the exit status 1: error | warning (default) | info | never.
 # fail-on: error
+
+# Exit 1 when the run lints no file (every file skipped, none found, an empty stdin), for a CI
+# gate that must lint something; the run says why on stdout and in the report either way.
+# fail-on-empty: true
 
 # gitignore-style patterns, relative to this file's folder, of files and folders never read
 # (also when named on the command line, as pre-commit names them).

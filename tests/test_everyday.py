@@ -15,7 +15,23 @@ from linter.families import FAMILIES
 from linter.registry import load_registry
 
 REPO = Path(__file__).resolve().parents[1]
-TRUST = REPO.parent / "shared" / "repros" / "trust"
+# ../shared/repros/trust/nothing-linted (a chart's files only), written out so that the test
+# runs wherever the repository is checked out
+CHART = {
+    ".mlops-lint.yaml": "profile: aks-standard\n",
+    "chart/Chart.yaml": "apiVersion: v2\nname: trainer\nversion: 0.1.0\n",
+    "chart/templates/job.yaml": ("apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: {{ .Release.Name }}\nspec:\n"
+                                 "  template:\n    spec:\n      containers:\n      - name: t\n"
+                                 "        image: {{ .Values.image }}\n"),
+    "chart/values.yaml": "image: nvcr.io/nvidia/pytorch:24.05-py3\n",
+}
+
+
+def write(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root
 
 POD = ("apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: ml}\nspec:\n  containers:\n"
        "  - name: c\n    image: mcr.microsoft.com/x:1\n    resources:\n      requests: {nvidia.com/gpu: 1}\n")
@@ -106,3 +122,100 @@ def test_rules_json_and_explain_name_the_family(tmp_path: Path) -> None:
     assert {row["code"]: row["family"] for row in json.loads(out)}["AKS003"] == "aks"
     code, out, _ = cli(["explain", "SEC004"], tmp_path)
     assert "Family: k8s" in out.splitlines()[2]
+
+
+# --- item 1 and issue 32 item 14: nothing linted is never a pass ------------------------------
+
+@pytest.mark.parametrize("target", ["chart", "."])
+def test_chart_templates_only_say_no_files_linted(tmp_path: Path, target: str) -> None:
+    """Repro trust/nothing-linted: a folder of chart templates printed "All checks passed"."""
+    code, out, _ = cli([target], write(tmp_path, CHART))
+    assert code == 0
+    assert "All checks passed" not in out
+    assert out.splitlines()[-1] == ("No files linted: 3 files skipped (2 no Kubernetes object (apiVersion and kind), "
+                                    "1 Helm chart template).")
+
+
+def test_no_files_linted_is_a_run_level_note_in_json_and_sarif(tmp_path: Path) -> None:
+    import jsonschema
+
+    write(tmp_path, CHART)
+    code, out, _ = cli(["--format", "json", "chart"], tmp_path)
+    report = json.loads(out)
+    jsonschema.validate(report, json.loads((REPO / "schemas" / "findings.schema.json").read_text()))
+    assert report["summary"]["files"] == 0 and report["summary"]["skipped"] == 3
+    assert report["notes"][0] == {"path": "", "message": "No files linted: 3 files skipped (2 no Kubernetes object "
+                                  "(apiVersion and kind), 1 Helm chart template)"}
+    code, out, _ = cli(["--format", "sarif", "chart"], tmp_path)
+    notes = json.loads(out)["runs"][0]["invocations"][0]["toolExecutionNotifications"]
+    assert notes[0] == {"message": {"text": report["notes"][0]["message"]}, "level": "warning"}
+
+
+def test_fail_on_empty_makes_nothing_linted_exit_1(tmp_path: Path) -> None:
+    assert cli(["--fail-on-empty", "chart"], write(tmp_path / "repro", CHART))[0] == 1
+    own = tmp_path / "own"
+    write(own, {"values.yaml": "replicas: 1\n", ".mlops-lint.yaml": "fail-on-empty: true\n"})
+    code, out, _ = cli(["."], own)
+    assert (code, out) == (1, "No files linted: 1 file skipped (1 no Kubernetes object (apiVersion and kind)).\n")
+    (own / "pod.yaml").write_text(POD)  # something linted: findings decide, as without the setting
+    assert cli(["--fail-on", "never", "."], own)[0] == 0
+    (own / ".mlops-lint.yaml").write_text("{}\n")
+    (own / "pod.yaml").unlink()
+    assert cli(["."], own)[0] == 0
+
+
+def test_empty_folder_and_empty_stdin(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    (tmp_path / ".mlops-lint.yaml").write_text("{}\n")
+    code, out, _ = cli(["empty"], tmp_path)
+    assert (code, out) == (0, "No files linted: no YAML or JSON manifest, Dockerfile or shell script found in empty "
+                              "(tool folders, such as .git and .venv, and `exclude` patterns are not read).\n")
+    code, out, _ = cli(["-"], tmp_path, stdin=b"")
+    assert code == 0
+    assert out.splitlines()[-1] == ("No files linted: stdin was empty (did the command before the pipe, such as "
+                                    "`helm template`, fail?).")
+    assert cli(["--fail-on-empty", "-"], tmp_path, stdin=b"\n")[0] == 1
+
+
+def test_summary_counts_files_with_findings_and_files_linted_apart(tmp_path: Path) -> None:
+    """"in N files" once counted every file read, skipped ones (a values file, a baseline) too."""
+    (tmp_path / ".mlops-lint.yaml").write_text("{}\n")
+    (tmp_path / "pod.yaml").write_text(POD)
+    (tmp_path / "ok.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: ml}\n")
+    (tmp_path / "values.yaml").write_text("replicas: 1\n")
+    code, out, _ = cli(["--write-baseline", "baseline.yaml", "--select", "SEC001", "."], tmp_path)
+    code, out, _ = cli(["--format", "json", "."], tmp_path)
+    report = json.loads(out)
+    signal = sum(1 for f in report["findings"] if f["rule"][:3] in ("GPU", "AKS", "XPL", "DST", "QUE", "KAI", "STO"))
+    others = len(report["findings"]) - signal
+    assert signal and others
+    severities = {s: sum(1 for f in report["findings"] if f["severity"] == s) for s in ("error", "warning", "info")}
+    assert report["summary"]["files"] == 2 and report["summary"]["skipped"] == 2  # values.yaml, baseline.yaml
+    code, out, _ = cli(["--baseline", "baseline.yaml", "."], tmp_path)
+    assert out.splitlines()[-1].split(". [*]")[0] == (
+        f"Found {signal} ML/AKS problems and {others - 1} others ({severities['error']} error"
+        f"{'s' if severities['error'] != 1 else ''}, {severities['warning'] - 1} warnings, {severities['info']} info) "
+        "in 1 file; 2 files linted; 1 suppressed")
+
+
+def test_overlay_run_does_not_say_nothing_linted(tmp_path: Path) -> None:
+    """Issue 32 item 14: an overlay folder (its kustomization its only file) printed the built
+    findings and "nothing was linted"."""
+    import shutil
+    import subprocess
+
+    if shutil.which("kustomize") is None and shutil.which("kubectl") is None:
+        pytest.skip("no kustomize")
+    (tmp_path / ".mlops-lint.yaml").write_text("{}\n")
+    (tmp_path / "b").mkdir()
+    (tmp_path / "o").mkdir()
+    (tmp_path / "b" / "pod.yaml").write_text(POD)
+    (tmp_path / "b" / "kustomization.yaml").write_text("resources: [pod.yaml]\n")
+    (tmp_path / "o" / "kustomization.yaml").write_text("resources: [../b]\n")
+    done = subprocess.run(["mlops-lint", "--no-cache", "o"], cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 1 and "(after overlay o)" in done.stdout
+    assert "nothing was linted" not in done.stderr + done.stdout and "No files linted" not in done.stdout
+    assert done.stdout.splitlines()[-1].endswith("in 1 file; 1 file linted.")
+    report = json.loads(subprocess.run(["mlops-lint", "--no-cache", "--format", "json", "o"], cwd=tmp_path,
+                                       capture_output=True, text=True).stdout)
+    assert report["summary"]["files"] == 1 and report["notes"] == []
