@@ -219,3 +219,140 @@ def test_overlay_run_does_not_say_nothing_linted(tmp_path: Path) -> None:
     report = json.loads(subprocess.run(["mlops-lint", "--no-cache", "--format", "json", "o"], cwd=tmp_path,
                                        capture_output=True, text=True).stdout)
     assert report["summary"]["files"] == 1 and report["notes"] == []
+
+
+# --- item 10: the everyday flows agree ----------------------------------------------------------
+
+def test_non_manifest_yaml_gets_no_sch001(tmp_path: Path) -> None:
+    """Repro trust/non-manifest-yaml: a values file's duplicate key and a CI file's syntax error
+    were SCH001 ERRORs; neither is a manifest. A broken manifest keeps its SCH001."""
+    write(tmp_path, {".mlops-lint.yaml": "profile: aks-standard\n", "ci.yaml": "a: [1, 2\n",
+                     "values.yaml": "replicas: 1\nimage: foo\nreplicas: 2\n"})
+    code, out, _ = cli(["--format", "json", "."], tmp_path)
+    report = json.loads(out)
+    assert (code, report["findings"], report["summary"]["files"], report["summary"]["skipped"]) == (0, [], 0, 2)
+    write(tmp_path, {"pod.yaml": "apiVersion: v1\nkind: Pod\nmetadata: {name: x\n",
+                     "dup.yaml": "kind: Pod\nmetadata: {name: x}\nmetadata: {name: y}\n",
+                     "list.yaml": "items:\n- apiVersion: v1\n  kind: Pod\n  metadata: {name: x\n"})
+    code, out, _ = cli(["--format", "json", "--select", "SCH001", "."], tmp_path)
+    found = {(f["path"], f["line"], f["message"].split(":")[0]) for f in json.loads(out)["findings"]}
+    assert found == {("pod.yaml", 4, "invalid YAML"), ("dup.yaml", 3, 'duplicate key "metadata" (first at line 2); '
+                                                                       "the last value wins"),
+                     ("list.yaml", 5, "invalid YAML")}, found
+    assert code == 1
+
+
+def test_a_named_file_of_no_lintable_kind_is_skipped_with_a_note(tmp_path: Path) -> None:
+    write(tmp_path, {".mlops-lint.yaml": "{}\n", "notes.txt": POD, "train.py": "import torch\nx = {1: 2\n",
+                     "README.md": "# t\n\nkey: [unclosed\n"})
+    code, out, _ = cli(["notes.txt", "train.py", "README.md"], tmp_path)
+    assert code == 0
+    lines = out.splitlines()
+    assert "note: train.py: not read: a `.py` file is not a manifest, Dockerfile or shell script (a .yaml, .yml or " \
+           ".json manifest, a Dockerfile name, a .sh script, or a script with a shell shebang)" in lines
+    assert {line.split(":")[1].strip() for line in lines if line.startswith("note:")} == {
+        "notes.txt", "train.py", "README.md"}
+    assert lines[-1] == "No files linted: 3 files skipped (3 name of no lintable kind)."
+
+
+def test_github_paths_are_under_the_repository_as_sarifs(tmp_path: Path) -> None:
+    import subprocess
+
+    repo = tmp_path / "repo"
+    write(repo, {".mlops-lint.yaml": "{}\n", "deploy/pod.yaml": POD})
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    _, out, _ = cli(["--format", "github", "."], repo / "deploy")
+    _, sarif, _ = cli(["--format", "sarif", "."], repo / "deploy")
+    files = {line.split("file=", 1)[1].split(",", 1)[0] for line in out.splitlines() if "file=" in line}
+    uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+            for r in json.loads(sarif)["runs"][0]["results"]}
+    assert files == uris == {"deploy/pod.yaml"}
+    _, out, _ = cli(["--format", "github", "."], write(tmp_path / "chartrepo", CHART))
+    assert out.splitlines()[0] == ("::warning title=mlops-lint::No files linted: 3 files skipped (2 no Kubernetes "
+                                   "object (apiVersion and kind), 1 Helm chart template)")
+
+
+# the hook's `files:` pattern, as pre-commit matches it (re.search on the path from the repository's top)
+def hook(name: str = "mlops-lint") -> dict:
+    import yaml
+
+    return {h["id"]: h for h in yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())}[name]
+
+
+NAMES = ["job.yaml", "deploy/Job.YML", "x.json", "Dockerfile", "deploy/Dockerfile-gpu", "Dockerfile_cuda",
+         "Dockerfile.gpu", "train.Dockerfile", "Containerfile", "containerfile.dev", "scripts/aks.sh", "a.bash",
+         "README.md", "train.py", "notes.txt", "Dockerfile.md", "docs/dockerfile.py", "values.yaml.j2",
+         "Chart.lock", "setup.cfg", "x.toml"]
+
+
+@pytest.mark.parametrize("hook_id", ["mlops-lint", "mlops-lint-fix"])
+def test_the_hooks_take_the_files_a_full_run_reads_by_name(hook_id: str) -> None:
+    """pre-commit's `types_or: [yaml, json, dockerfile, shell]` left out Dockerfile-gpu, which
+    `mlops-lint .` lints: the hooks name files by the discovery's own rules."""
+    import re
+
+    from linter.discover import classify_name, is_template_name
+
+    pattern = re.compile(hook(hook_id)["files"])
+    for name in NAMES:
+        base = name.rsplit("/", 1)[-1]
+        lintable = classify_name(base) is not None
+        taken = pattern.search(name) is not None
+        # the hook may pass more (mlops-lint skips it with a note: Dockerfile.md), never less
+        assert taken or not lintable, name
+        if lintable or is_template_name(base):
+            continue
+        assert not taken or base.lower().startswith(("dockerfile", "containerfile")), name
+    assert pattern.search("scripts/provision") is not None  # no suffix: a script, by its shebang
+    assert "types_or" not in hook(hook_id) and hook(hook_id)["types"] == ["text"]
+
+
+@pytest.mark.parametrize("hook_id", ["mlops-lint", "mlops-lint-fix"])
+def test_the_hooks_entry_ends_option_parsing(hook_id: str) -> None:
+    """Issue 32 item 23: pre-commit appends the staged names to the entry; without `--` a
+    committed file named `--fail-on=never` was an option that turned the gate green."""
+    assert hook(hook_id)["entry"].split()[-1] == "--"
+
+
+def test_an_option_that_is_also_a_file_here_is_refused(tmp_path: Path) -> None:
+    """A hand-written hook without `--` (as the repro's `repo: local` one): refused, exit 2."""
+    write(tmp_path, {".mlops-lint.yaml": "{}\n", "pod.yaml": POD, "--fail-on=never": "#!/bin/sh\n"})
+    import subprocess
+
+    done = subprocess.run(["mlops-lint", "--no-cache", "--fail-on=never", "pod.yaml"], cwd=tmp_path,
+                          capture_output=True, text=True)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.startswith("mlops-lint: error: the option '--fail-on=never' is also the name of a file here")
+    done = subprocess.run(["mlops-lint", "--no-cache", "--", "--fail-on=never", "pod.yaml"], cwd=tmp_path,
+                          capture_output=True, text=True)
+    assert done.returncode == 1 and "pod.yaml:" in done.stdout  # after `--` it is a file (a script: linted)
+    done = subprocess.run(["mlops-lint", "--no-cache", "--", "--fail-on=error"], cwd=tmp_path,
+                          capture_output=True, text=True)
+    assert done.returncode == 2 and "after `--` every argument is a path" in done.stderr
+
+
+@pytest.mark.skipif(__import__("shutil").which("git") is None, reason="git is not installed")
+def test_pre_commit_try_repo_lints_what_a_full_run_lints(tmp_path: Path) -> None:
+    """The packaged hook, as users install it (`pre-commit try-repo` on this repository): a
+    Dockerfile-gpu is linted, and a staged `--fail-on=never` is a file, not an option."""
+    import os
+    import subprocess
+    import sys
+
+    pytest.importorskip("pre_commit")
+    sample = write(tmp_path / "sample", {"deploy/Dockerfile-gpu": "FROM python:latest\n", "--fail-on=never": "x\n",
+                                         "README.md": "sample\n"})
+    env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "home"), "PRE_COMMIT_COLOR": "never",
+           "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@example.com"}
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "sample"]):
+        subprocess.run(["git", *args], cwd=sample, check=True, capture_output=True, env=env)
+    done = subprocess.run([sys.executable, "-m", "pre_commit", "try-repo", str(REPO), "mlops-lint", "--all-files"],
+                          cwd=sample, capture_output=True, text=True, timeout=900, env=env)
+    if "Could not" in done.stdout + done.stderr and "pip" in done.stdout + done.stderr:
+        pytest.skip("pre-commit could not install the hook (no package index)")
+    full = subprocess.run(["mlops-lint", "--no-cache", "."], cwd=sample, capture_output=True, text=True)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "deploy/Dockerfile-gpu:1:6: ERROR DKR001" in done.stdout, done.stdout
+    hooked = sorted(line for line in done.stdout.splitlines() if ": ERROR " in line or ": WARNING " in line)
+    assert hooked == sorted(line for line in full.stdout.splitlines() if ": ERROR " in line or ": WARNING " in line)
