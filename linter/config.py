@@ -496,7 +496,8 @@ INIT_TEMPLATE = """\
 # GPU006 are off).
 # profile: aks-automatic
 
-# Rules to run: ids (GPU001), slugs (gpu-limit-missing), prefixes (GPU) or ALL (the default).
+# Rules to run: ids (GPU001), slugs (gpu-limit-missing), prefixes (GPU), families (ml, aks, k8s:
+# `select: [ml, aks]` beside kube-linter or Checkov) or ALL (the default).
 # ALL leaves out opt-in rules such as LNT001 (unused-suppression): select those by name.
 # select: [ALL, LNT001]
 

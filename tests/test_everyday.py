@@ -149,6 +149,12 @@ def test_no_files_linted_is_a_run_level_note_in_json_and_sarif(tmp_path: Path) -
     code, out, _ = cli(["--format", "sarif", "chart"], tmp_path)
     notes = json.loads(out)["runs"][0]["invocations"][0]["toolExecutionNotifications"]
     assert notes[0] == {"message": {"text": report["notes"][0]["message"]}, "level": "warning"}
+    # the log stays valid against the official schema (../shared/sarif, beside the checkout or a worktree's)
+    schemas = [root / "shared" / "sarif" / "sarif-schema-2.1.0.json" for root in (REPO.parent, REPO.parents[1])]
+    schema = next((path for path in schemas if path.is_file()), None)
+    if schema is None:
+        pytest.skip("../shared/sarif is absent: the SARIF schema is not at hand")
+    jsonschema.validate(json.loads(out), json.loads(schema.read_text()))
 
 
 def test_fail_on_empty_makes_nothing_linted_exit_1(tmp_path: Path) -> None:
