@@ -39,6 +39,9 @@ from linter.roots import RootFinder
 from linter.sources.files import load_bytes
 
 
+RENDERED = "rendered"  # a chart template's reason, once its chart rendered: linted (as rendered)
+
+
 class LintRequest(Struct):
     paths: list[Path]  # what to report on (files or folders); empty with stdin
     config: Config | None  # one config for one project (--config); None: each root's own (linter.roots)
@@ -104,7 +107,8 @@ def lint(request: LintRequest) -> "RunReport":  # noqa: F821 - imported below
             results.extend(found)
             notes.extend(Note(path, message) for path, message in defined)
             statuses.update(status)
-            skipped.update({display_path(path, cwd): f"skipped: {why}" for path, why in project.targets.skipped})
+            skipped.update({display_path(path, cwd): "linted" if why == RENDERED else f"skipped: {why}"
+                            for path, why in project.targets.skipped})
             for note in project.targets.notes:
                 notes.append(Note(display_path(Path(note.path), cwd), note.message))
                 sources.add_note(notes[-1].path, note.path)
@@ -125,7 +129,7 @@ def lint(request: LintRequest) -> "RunReport":  # noqa: F821 - imported below
     return RunReport(
         results=results,
         rules=sorted({meta.code: meta for rules in chosen for meta in rules}.values(), key=lambda m: m.code),
-        files_linted=sum(1 for status in statuses.values() if not status.startswith("skipped")),
+        files_linted=sum(1 for status in (*skipped.values(), *statuses.values()) if not status.startswith("skipped")),
         files_skipped=sum(1 for status in (*skipped.values(), *statuses.values()) if status.startswith("skipped")),
         notes=notes,
         root=root,
@@ -221,6 +225,10 @@ def _lint_project(project: Project, rules: list, key: str, request: LintRequest,
         if builds.rendered:  # the charts rendered: the discovery's "templates skipped" notes no longer hold
             project.targets.notes[:] = [n for n in project.targets.notes
                                         if os.path.abspath(n.path) not in builds.rendered]
+            # and their templates were linted, as rendered
+            project.targets.skipped[:] = [
+                (path, RENDERED if any(os.fspath(path).startswith(folder + os.sep) for folder in builds.rendered)
+                 else why) for path, why in project.targets.skipped]
         built = {document.path for document, _, targeted in builds.documents if targeted}
         return builds, Job(rules, config, request.registry, target_paths | built, key, builds.raw_only)
 
