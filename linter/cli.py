@@ -28,6 +28,8 @@ class DefaultToCheck(click.Group):
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if not args or (args[0] not in self.commands and args[0] not in ("--version", "--help", "-h")):
             args = ["check", *args]
+        if args[0] == "check":
+            _refuse_options_named_like_files(args[1:])
         from linter.output import reader_gone, stream_error
 
         try:  # --version and --help print here
@@ -69,6 +71,21 @@ class DefaultToCheck(click.Group):
             click.echo("mlops-lint: internal error (a bug in mlops-lint): please report it with the traceback "
                        "above", err=True)
             raise click.exceptions.Exit(EXIT_USAGE) from None
+
+
+def _refuse_options_named_like_files(args: list[str]) -> None:
+    """An option that is also the name of a file here is refused (exit 2): pre-commit appends the
+    staged names to a hook's command, and without a `--` before them a committed file named
+    ``--fail-on=never`` or ``--write-baseline=b.yaml`` would turn a failing gate green (issue 32,
+    item 23). The packaged hooks end their entry with `--`; this guards a hand-written one. One
+    ``lstat`` per option given, none for paths."""
+    for arg in args:
+        if arg == "--":
+            return
+        if arg.startswith("-") and arg != "-" and os.path.lexists(arg):
+            raise _fail(f"the option {_short(arg)!r} is also the name of a file here: put `--` before file names "
+                        f"(mlops-lint [OPTIONS] -- FILE ...), or write it ./{_short(arg)} (a pre-commit hook's entry "
+                        "must end with `--`, as the mlops-lint hooks' does)")
 
 
 def _exists(path: str) -> bool:
@@ -248,6 +265,8 @@ def main() -> None:
 @click.option("--ignore", multiple=True, help="Comma list of rule ids, slugs or prefixes not to run.")
 @click.option("--profile", type=click.Choice(("aks-standard", "aks-automatic")), help="Cluster profile (default aks-standard).")
 @click.option("--fail-on", type=click.Choice(("error", "warning", "info", "never")), help="Lowest severity that makes exit 1 (default warning).")
+@click.option("--fail-on-empty", is_flag=True, default=None,
+              help="Exit 1 when no file is linted (every file skipped, none found, an empty stdin).")
 @click.option("--baseline", type=click.Path(dir_okay=False, path_type=Path), help="Ignore findings recorded in FILE.")
 @click.option("--write-baseline", type=click.Path(dir_okay=False, path_type=Path), help="Record the current findings in FILE and exit 0.")
 @click.option("--jobs", type=click.IntRange(min=1), help="Parallel workers (default: CPU count; 1 = in-process).")
@@ -268,7 +287,8 @@ def main() -> None:
 @click.option("--unsafe-fixes", is_flag=True,
               help="With --fix or --diff, also apply fixes that change behaviour beyond the rule's intent.")
 def check(paths: tuple[str, ...], fmt: str, output: Path | None, config_path: Path | None, select: tuple[str, ...],
-          ignore: tuple[str, ...], profile: str | None, fail_on: str | None, baseline: Path | None,
+          ignore: tuple[str, ...], profile: str | None, fail_on: str | None, fail_on_empty: bool | None,
+          baseline: Path | None,
           write_baseline: Path | None, jobs: int | None, cache_dir: Path | None, no_cache: bool,
           stdin_filename: str | None, no_color: bool, quiet: bool, show_suppressed: bool, statistics: bool,
           fix: bool, diff: bool, unsafe_fixes: bool) -> None:
@@ -294,7 +314,11 @@ def check(paths: tuple[str, ...], fmt: str, output: Path | None, config_path: Pa
     file_paths = [Path(p) for p in paths if p != "-"] or ([] if use_stdin else [Path(".")])
     missing = [p for p in paths if p != "-" and not _exists(p)]
     if missing:
-        raise _fail(f"path does not exist: {', '.join(missing)}")
+        hint = ""
+        if any(p.startswith("-") for p in missing):  # only after `--` is such a name a path
+            hint = (" (after `--` every argument is a path, as the pre-commit hook's entry ends: set options in "
+                    ".mlops-lint.yaml, not in the hook's `args:`)")
+        raise _fail(f"path does not exist: {', '.join(missing)}{hint}")
     if baseline is not None:  # a bad baseline is reported before the lint, not after it
         from linter.suppress import Baseline
 
@@ -305,8 +329,10 @@ def check(paths: tuple[str, ...], fmt: str, output: Path | None, config_path: Pa
     select_tokens, ignore_tokens = _split(select), _split(ignore)
     for token in [*select_tokens, *ignore_tokens]:
         if not registry.is_known_selector(token) and not is_custom_selector(token):
-            raise _fail(f"unknown rule or prefix {token!r} in --select/--ignore (see `mlops-lint rules`)")
-    overrides = {key: value for key, value in (("profile", profile), ("fail_on", fail_on)) if value}
+            raise _fail(f"unknown rule or prefix {token!r} in --select/--ignore{registry.selector_hint(token)} "
+                        "(see `mlops-lint rules`)")
+    overrides = {key: value for key, value in (("profile", profile), ("fail_on", fail_on),
+                                               ("fail_on_empty", fail_on_empty)) if value}
     config = None  # each project's own, found from its root (linter.roots); --config: one for the run
     if config_path is not None:
         try:
@@ -357,8 +383,9 @@ def check(paths: tuple[str, ...], fmt: str, output: Path | None, config_path: Pa
     from linter.report import RenderOptions
     from linter.report.text import format_finding, render_statistics, summary_line
 
-    if fmt == "text" or sys.stderr.isatty():  # as the summary line: machine formats keep stderr quiet
-        _nothing_linted(report, paths)
+    if report.nothing_linted and (quiet and fmt == "text" and not statistics or fmt != "text" and sys.stderr.isatty()):
+        # text gives it as its summary line (-q: here); a machine format as a note, and on a terminal here too
+        click.echo(f"mlops-lint: no files linted: {report.nothing_linted}", err=True)
     color = fmt == "text" and output is None and not no_color and not env_no_color() and sys.stdout.isatty()
     if statistics:
         text = render_statistics(report, RenderOptions(color=color)) if fmt == "text" else _statistics_json(report)
@@ -430,24 +457,6 @@ def _more_than_a_screen(findings: int) -> None:
                    "`--select RULE` shows one rule's", err=True)
 
 
-def _nothing_linted(report, paths: tuple[str, ...]) -> None:
-    """A run that read no file says so on stderr, naming why (the exit status is unaffected)."""
-    from collections import Counter
-
-    statuses = report.file_status.values()
-    if any(not status.startswith("skipped") for status in statuses):
-        return
-    given = ", ".join(paths) if paths else "."
-    if not statuses:
-        why = (f"no YAML or JSON manifest, Dockerfile or shell script found in {given}"
-               " (tool folders, such as .git and .venv, and `exclude` patterns are not read)")
-    else:
-        reasons = Counter(status.split(": ", 1)[-1] for status in statuses)
-        listed = ", ".join(f"{count} {reason}" for reason, count in sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0])))
-        why = f"{len(statuses)} file{'s' if len(statuses) != 1 else ''} skipped ({listed})"
-    click.echo(f"mlops-lint: nothing was linted: {why}", err=True)
-
-
 @main.command("rules")
 @click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text", show_default=True)
 def rules_command(fmt: str) -> None:
@@ -459,7 +468,7 @@ def rules_command(fmt: str) -> None:
         payload = [
             {"code": m.code, "slug": m.name, "severity": m.severity, "summary": m.summary, "scope": str(m.scope),
              "status": m.status, "since": m.since, "opt_in": m.opt_in, "options": {k: repr_type(v) for k, v in m.options.items()},
-             "defaults": dict(m.defaults), "tags": list(m.tags)}
+             "defaults": dict(m.defaults), "tags": list(m.tags), "family": m.family}
             for m in registry.rules
         ]
         echo(json.dumps(payload, indent=2, ensure_ascii=False))
@@ -483,7 +492,8 @@ def explain(rule: str) -> None:
     meta = registry.get(rule)
     if meta is None:
         raise _fail(f"unknown rule {rule!r} (see `mlops-lint rules`)")
-    facts = [f"Severity: {meta.severity}", f"Scope: {meta.scope}", f"Since: {meta.since} ({meta.status})"]
+    facts = [f"Severity: {meta.severity}", f"Family: {meta.family}", f"Scope: {meta.scope}",
+             f"Since: {meta.since} ({meta.status})"]
     if meta.opt_in:
         facts.append("Opt-in: runs only when selected by id, slug or prefix")
     text = f"# {meta.name} ({meta.code})\n\n" + " · ".join(facts) + "\n\n" + meta.doc

@@ -57,6 +57,7 @@ class Config(Struct, frozen=True, dict=True):
     ignore: tuple[str, ...] = ()
     severity: dict[str, str] = field(default_factory=dict)
     fail_on: str = "warning"
+    fail_on_empty: bool = False  # exit 1 when the run linted no file (a CI gate that must lint something)
     exclude: tuple[str, ...] = ()
     trusted_registries: tuple[str, ...] | None = None
     required_labels: tuple[str, ...] = ()
@@ -93,6 +94,7 @@ _KEYS = {
     "ignore": "ignore",
     "severity": "severity",
     "fail-on": "fail_on",
+    "fail-on-empty": "fail_on_empty",
     "exclude": "exclude",
     "trusted-registries": "trusted_registries",
     "required-labels": "required_labels",
@@ -347,7 +349,13 @@ def _describe_error(error: Any) -> str:
         extras = sorted(set(error.instance) - set(error.schema.get("properties", {})))
         allowed = ", ".join(sorted(error.schema.get("properties", {})))
         where = f"under '{key}'" if path else "at the top level"
-        return f"unknown key {', '.join(repr(e) for e in extras)} {where}; expected one of: {allowed}"
+        from linter.suggest import close_matches
+
+        known = error.schema.get("properties", {})
+        guesses = [g for extra in extras for g in close_matches(extra.replace("_", "-"), known, cutoff=0.6)
+                   or close_matches(extra, known, cutoff=0.6)]
+        hint = f" (did you mean {' or '.join(repr(g) for g in dict.fromkeys(guesses))}?)" if guesses else ""
+        return f"unknown key {', '.join(repr(e) for e in extras)} {where}{hint}; expected one of: {allowed}"
     if validator == "enum":
         return f"'{key}' is {error.instance!r}; expected one of: {', '.join(map(str, error.validator_value))}"
     if validator == "type":
@@ -413,7 +421,7 @@ def validate(raw: dict[str, Any], where: str, positions: dict[tuple, tuple[int, 
             if not registry.is_known_selector(value):
                 raise ConfigError(
                     f"{where}{_where(positions, (setting, index))}: '{setting}' names an unknown rule or prefix "
-                    f"{value!r} (see `mlops-lint rules`)"
+                    f"{value!r}{registry.selector_hint(value)} (see `mlops-lint rules`)"
                 )
     for code in raw.get("severity", {}):
         if registry.get(code) is None:
@@ -571,7 +579,8 @@ INIT_TEMPLATE = """\
 # GPU006 are off).
 # profile: aks-automatic
 
-# Rules to run: ids (GPU001), slugs (gpu-limit-missing), prefixes (GPU) or ALL (the default).
+# Rules to run: ids (GPU001), slugs (gpu-limit-missing), prefixes (GPU), families (ml, aks, k8s:
+# `select: [ml, aks]` beside kube-linter or Checkov) or ALL (the default).
 # ALL leaves out opt-in rules such as LNT001 (unused-suppression): select those by name.
 # select: [ALL, LNT001]
 
@@ -583,6 +592,10 @@ INIT_TEMPLATE = """\
 
 # Lowest severity that makes the exit status 1: error | warning (default) | info | never.
 # fail-on: error
+
+# Exit 1 when the run lints no file (every file skipped, none found, an empty stdin), for a CI
+# gate that must lint something; the run says why on stdout and in the report either way.
+# fail-on-empty: true
 
 # gitignore-style patterns, relative to this file's folder, of files and folders never read
 # (also when named on the command line, as pre-commit names them).

@@ -376,8 +376,16 @@ def walk(paths: Iterable[Path], *, root: Path | None, exclude: Iterable[str] = (
                 found.notes.append(
                     Note(str(given), f"not read: the link points outside the project ({shown(_real(given))})"))
                 found.skipped.append((given, "link out of the project"))
+            elif (kind := classify(given)) is None and "." in given.name.strip(".") and \
+                    not given.name.lower().endswith(YAML_SUFFIXES):
+                # an extension that names no kind (notes.txt, README.md, train.py): not YAML
+                suffix = "." + given.name.rsplit(".", 1)[1]
+                found.notes.append(Note(str(given), f"not read: a `{suffix}` file is not a manifest, Dockerfile or "
+                                        "shell script (a .yaml, .yml or .json manifest, a Dockerfile name, a .sh "
+                                        "script, or a script with a shell shebang)"))
+                found.skipped.append((given, "name of no lintable kind"))
             else:
-                add(given, classify(given) or K8S)
+                add(given, kind or K8S)
             continue
         why = named.skip_folder(given)
         if why is not None:  # `mlops-lint --fix .git`: the walk from the top never enters it

@@ -21,6 +21,7 @@ from linter.rule import RegistryError, RuleMeta
 CODE_RE = re.compile(r"^[A-Z]{2,4}[0-9]{3}$")
 SLUG_RE = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
 PREFIX_RE = re.compile(r"^[A-Z]{2,4}[0-9]{0,3}$")
+GROUP_RE = re.compile(r"^[A-Z]{2,4}$")  # the letters of rule ids: a selector of their rules
 
 
 class Registry(Struct, frozen=True):
@@ -39,7 +40,9 @@ class Registry(Struct, frozen=True):
         return None
 
     def resolve(self, token: str) -> list[RuleMeta]:
-        """Rules named by a selector: ``ALL``, a code, a slug or a code prefix (``GPU``, ``GPU00``)."""
+        """Rules named by a selector: ``ALL``, a code, a slug, a family (``ml``, ``aks``, ``k8s``:
+        :mod:`linter.families`) or a code's letters (``GPU``). A code cut short (``GPU01``) names
+        nothing: it would quietly take GPU010 for a misspelt GPU001."""
         token = token.strip()
         upper = token.upper()
         if upper == "ALL":
@@ -47,8 +50,12 @@ class Registry(Struct, frozen=True):
         exact = self.get(token)
         if exact is not None:
             return [exact]
-        if PREFIX_RE.match(upper):
-            return [meta for meta in self.rules if meta.code.startswith(upper)]
+        from linter.families import FAMILIES
+
+        if token.lower() in FAMILIES:
+            return [meta for meta in self.rules if meta.family == token.lower()]
+        if GROUP_RE.match(upper):
+            return [meta for meta in self.rules if meta.code[:len(upper)] == upper and meta.code[len(upper)].isdigit()]
         return []
 
     def is_known_selector(self, token: str) -> bool:
@@ -61,6 +68,26 @@ class Registry(Struct, frozen=True):
         if not extra:
             return self
         return validate([*self.rules, *extra])
+
+    def selector_hint(self, token: str) -> str:
+        """What a selector that selects nothing may have meant, for its error: `` (did you mean
+        GPU010 or GPU001, or GPU for every GPU rule?); a selector is …``."""
+        from linter.families import FAMILIES
+        from linter.suggest import close_matches
+
+        upper = token.strip().upper()
+        codes = [meta.code for meta in self.rules]
+        guesses = [code for code in codes if code.startswith(upper)] if PREFIX_RE.match(upper) else []
+        guesses += [g for g in close_matches(upper, codes, n=2, cutoff=0.6) if g not in guesses]
+        if not guesses:
+            words = [*FAMILIES, *(meta.name for meta in self.rules)]
+            guesses = close_matches(token.strip().lower(), words, n=2, cutoff=0.6)
+        hint = " or ".join(guesses[:3])
+        group = upper.rstrip("0123456789")
+        if group != upper and self.resolve(group):
+            hint += f"{', or ' if hint else ''}{group} for every {group} rule"
+        return ((f" (did you mean {hint}?)" if hint else "")
+                + "; a selector is a rule id, a slug, a family (ml, aks, k8s), an id's letters (GPU) or ALL")
 
 
 def _modules(package: ModuleType) -> Iterable[ModuleType]:

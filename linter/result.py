@@ -97,9 +97,16 @@ class RunReport(Struct):
     fixed: dict[str, int] | None = None
     # target paths whose project applies unsafe fixes with --fix (`fix: {unsafe: true}`)
     unsafe_fixing: set[str] = field(default_factory=set)
+    # why no file was linted (every one skipped, none found, an empty stdin); "" when one was
+    nothing_linted: str = ""
+    fail_on_empty: bool = False  # --fail-on-empty or a project's `fail-on-empty: true`: exit 1 then
 
     def failing(self) -> bool:
-        """Whether a finding is at or above the fail-on level of its project (the exit status 1)."""
+        """Whether a finding is at or above the fail-on level of its project (the exit status 1),
+        or nothing was linted where the run fails on that."""
+        return self._failing_finding() or bool(self.fail_on_empty and self.nothing_linted)
+
+    def _failing_finding(self) -> bool:
         from linter.rule import SEVERITY_RANK
 
         for result in self.active:

@@ -110,6 +110,13 @@ class RuleMeta(Struct, frozen=True):
         return self.code[:3]
 
     @property
+    def family(self) -> str:
+        """``ml``, ``aks`` or ``k8s`` (:mod:`linter.families`)."""
+        from linter.families import family_of
+
+        return family_of(self.code, self.tags)
+
+    @property
     def help_uri(self) -> str:
         return f"https://github.com/mlops-lint/mlops-lint/blob/main/docs/rules/{self.code}.md"
 

@@ -465,8 +465,8 @@ def test_sto004_prefers_the_projects_storage_class(tmp_path):
 
 
 @pytest.mark.parametrize("text,line,what", [
-    ("a:\n  b: 1\n \u00a0c: 2\n", 3, "a non-breaking space (U+00A0) at column 2"),
-    ("a:\n  - x\n\u00a0 - y\n", 3, "a non-breaking space (U+00A0) at column 1"),
+    ("apiVersion: v1\na:\n  b: 1\n \u00a0c: 2\n", 4, "a non-breaking space (U+00A0) at column 2"),
+    ("apiVersion: v1\na:\n  - x\n\u00a0 - y\n", 4, "a non-breaking space (U+00A0) at column 1"),
 ])
 def test_sch001_names_the_blank_that_broke_the_indentation(text, line, what):
     [finding] = lint_text(text, select=["SCH001"])
@@ -474,7 +474,7 @@ def test_sch001_names_the_blank_that_broke_the_indentation(text, line, what):
 
 
 def test_sch001_keeps_its_message_for_plain_spaces():
-    [finding] = lint_text("a:\n  b: 1\n  c\n", select=["SCH001"])
+    [finding] = lint_text("apiVersion: v1\na:\n  b: 1\n  c\n", select=["SCH001"])  # a manifest: SCH001
     assert "indented with" not in finding.message
 
 

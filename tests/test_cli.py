@@ -323,7 +323,8 @@ def test_dockerfile_and_shell_parse_errors_and_inline_suppressions(tmp_path: Pat
     ]
     assert "train.Dockerfile:3:1" not in result.output  # suppressed by the comment on the line above
     assert "train.Dockerfile:4:1: ERROR SCH001 parse-error: unknown instruction: RUNX (did you mean RUN?)" in lines
-    assert lines[-1] == "Found 3 problems (2 errors, 0 warnings, 1 info) in 3 files; 1 suppressed."  # shebang script read
+    assert lines[-1] == ("Found 0 ML/AKS problems and 3 others (2 errors, 0 warnings, 1 info) in 2 files; 3 files linted; "
+                         "1 suppressed.")  # shebang script read
 
 
 def test_parallel_run_sees_cross_file_kinds_and_suppressions(tmp_path: Path) -> None:

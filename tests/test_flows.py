@@ -125,14 +125,16 @@ def test_each_skipped_file_named_alone_is_skipped(repository: Path, name: str) -
     no_traceback(done)
     report = json.loads(done.stdout)
     assert done.returncode == 0 and report["findings"] == [], report
-    notes = {(n["path"], n["message"]) for n in report["notes"]}
+    notes = {(n["path"], n["message"]) for n in report["notes"] if n["path"]}
     if name.startswith("chart/templates/"):
         assert notes == {("chart/templates", CHART_NOTE.split("chart/templates: ", 1)[1])}
     elif name.startswith("deploy/"):
         assert notes == {(name, f"template {Path(name).name} {TEMPLATE_NOTE}")}
     else:  # skipped silently, as a full run skips them
         assert notes == set()
-    assert "mlops-lint: nothing was linted" in mlops_lint(name, cwd=repository).stderr.decode()
+    why = report["notes"][0]  # the run-level note: nothing was linted
+    assert why["path"] == "" and why["message"].startswith("No files linted: 1 file skipped (1 ")
+    assert text(mlops_lint(name, cwd=repository))[0].splitlines()[-1] == why["message"] + "."
 
 
 def test_real_dockerfile_names_are_still_dockerfiles(tmp_path: Path) -> None:
@@ -178,7 +180,8 @@ def test_statistics_counts_per_rule_most_frequent_first() -> None:
     done = mlops_lint("fixtures/violating", "--statistics", cwd=REPO)
     assert done.returncode == 1
     lines = text(done)[0].splitlines()
-    assert lines[-1] == f"Found {sum(expected.values())} problems " + lines[-1].split(" problems ", 1)[1]
+    found = re.match(r"Found (\d+) ML/AKS problems and (\d+) others \(", lines[-1])
+    assert found and int(found[1]) + int(found[2]) == sum(expected.values()), lines[-1]
     assert lines[-2] == ""
     rows = [re.fullmatch(r" *(\d+)  ([A-Z]{3}\d{3})  (ERROR|WARNING|INFO) * {2}(\S+)", line) for line in lines[:-2]]
     assert all(rows), lines
@@ -252,15 +255,16 @@ def test_a_run_that_lints_nothing_says_why(tmp_path: Path, repository: Path) -> 
     for fail_on in ("warning", "info"):
         done = mlops_lint("empty", "--fail-on", fail_on, cwd=tmp_path)
         assert done.returncode == 0
-        assert text(done)[1].splitlines() == [
-            "mlops-lint: nothing was linted: no YAML or JSON manifest, Dockerfile or shell script found in empty "
-            "(tool folders, such as .git and .venv, and `exclude` patterns are not read)"]
+        assert text(done) == (  # on stdout, never "All checks passed"
+            "No files linted: no YAML or JSON manifest, Dockerfile or shell script found in empty "
+            "(tool folders, such as .git and .venv, and `exclude` patterns are not read).\n", "")
     done = mlops_lint("chart/templates/job.yaml", "vendor/pod.yaml", "tsconfig.json", "-q", cwd=repository)
-    assert done.returncode == 0
+    assert done.returncode == 0  # -q prints no summary: stderr says it
     assert text(done)[1].splitlines() == [
-        "mlops-lint: nothing was linted: 3 files skipped (1 Helm chart template, 1 excluded by the config, "
+        "mlops-lint: no files linted: 3 files skipped (1 Helm chart template, 1 excluded by the config, "
         "1 not Kubernetes JSON (it does not parse and names no apiVersion))"]
-    assert "nothing was linted" not in text(mlops_lint("deploy/train.yaml", cwd=repository))[1]
+    done = mlops_lint("deploy/train.yaml", cwd=repository)
+    assert "linted" not in text(done)[1] and text(done)[0].endswith("All checks passed (1 file).\n")
 
 
 def _example_blocks(template: str) -> list[list[int]]:

@@ -295,11 +295,14 @@ def test_path_that_is_a_file_a_folder_a_link_or_missing(tmp_path: Path) -> None:
     (tmp_path / "deploy" / "notes.txt").write_text(pod("txt"))
     (tmp_path / "deploy" / "README.md").write_text("# Title\n\nkey: [unclosed\n")
     os.symlink("deploy", tmp_path / "linked")
-    # a folder: only lintable names; a file: always read (an unknown suffix as YAML)
+    # a folder: only lintable names; a file named with a suffix of no lintable kind: skipped with
+    # a note, not read as YAML (issue 33 item 10)
     assert set(statuses(lint_paths([tmp_path / "deploy"], tmp_path))) == {"deploy/a.yaml"}
-    assert statuses(lint_paths([tmp_path / "deploy" / "notes.txt"], tmp_path)) == {"deploy/notes.txt": "linted"}
-    report = lint_paths([tmp_path / "deploy" / "README.md"], tmp_path)
-    assert statuses(report) == {"deploy/README.md": "parse error"}
+    for name in ("notes.txt", "README.md"):
+        report = lint_paths([tmp_path / "deploy" / name], tmp_path)
+        assert statuses(report) == {f"deploy/{name}": "skipped: name of no lintable kind"}
+        assert not report.results
+        assert [n.message.split(":")[0] for n in report.notes if n.path == f"deploy/{name}"] == ["not read"]
     # a link to a folder given by name is walked (as the folder it names)
     assert set(statuses(lint_paths([tmp_path / "linked"], tmp_path))) == {"deploy/a.yaml"}
     # the same file twice (by two spellings) is linted once

@@ -392,7 +392,8 @@ def test_charts_are_rendered_with_helm_when_configured(tmp_path: Path) -> None:
     report = json.loads(done.stdout)
     assert where(report) == [("charts/trainer/templates/job.yaml", 33, 13, "GPU005"),
                              ("charts/trainer/templates/job.yaml", 37, 13, "GPU003")]
-    assert not report["notes"]  # the templates were linted: no "skipped" note
+    assert not report["notes"]  # the templates were linted: no "skipped" note, no "No files linted"
+    assert report["summary"]["files"] >= 1
     chart = tmp_path / "charts" / "trainer"
     assert log.read_text().split() == ["template", str(chart), "--values", str(chart / "values.yaml"),
                                        "--values", str(chart / "values-prod.yaml")]
@@ -403,7 +404,8 @@ def test_without_helm_the_templates_are_skipped_with_a_note(tmp_path: Path) -> N
     (tmp_path / ".mlops-lint.yaml").write_text("helm: {enabled: auto, command: [/no/such/helm, template]}\n")
     code, report = lint(tmp_path, "charts", "--no-cache")
     assert where(report) == []
-    assert [n["message"].split(";")[0] for n in report["notes"]] == ["Helm chart templates skipped"]
+    assert [n["message"].split(";")[0] for n in report["notes"] if n["path"]] == ["Helm chart templates skipped"]
+    assert report["summary"]["files"] == 0 and report["notes"][0]["path"] == ""  # nothing linted, said
 
 
 @needs_build

@@ -44,7 +44,7 @@ images/Dockerfile:3:5: INFO DKR004 pip-cache-kept: `pip install` keeps its cache
 ünï/café.yaml:2:1: WARNING ORG001 cost-center-label-missing: label `cost-center` missing [Deployment web/api]
 
 note: charts/web: Helm chart skipped: render it with `helm template` first
-Found 5 problems (2 errors, 2 warnings, 1 info) in 12 files; 2 suppressed.
+Found 2 ML/AKS problems and 3 others (2 errors, 2 warnings, 1 info) in 4 files; 12 files linted; 2 suppressed.
 """
 
 
@@ -66,9 +66,16 @@ def test_text_show_suppressed_marks_the_reason():
 
 
 def test_text_summary_counts_and_plurals():
-    assert summary_line(sample_report()) == "Found 5 problems (2 errors, 2 warnings, 1 info) in 12 files; 2 suppressed."
+    # the ML and AKS findings (GPU001, RES004) first, the files with findings, then the files linted
+    assert summary_line(sample_report()) == ("Found 2 ML/AKS problems and 3 others (2 errors, 2 warnings, 1 info) "
+                                             "in 4 files; 12 files linted; 2 suppressed.")
     one = replace(sample_report(), results=[r for r in sample_report().results if r.rule == "GPU001"])
-    assert summary_line(one) == "Found 1 problem (1 error, 0 warnings, 0 info) in 12 files."
+    assert summary_line(one) == "Found 1 ML/AKS problem (1 error, 0 warnings, 0 info) in 1 file; 12 files linted."
+    k8s = replace(sample_report(), results=[r for r in sample_report().results if r.rule in ("SCH001", "DKR004")])
+    assert summary_line(k8s) == ("Found 0 ML/AKS problems and 2 others (1 error, 0 warnings, 1 info) in 2 files; "
+                                 "12 files linted; 1 suppressed.")
+    nothing = empty_report(files_linted=0, nothing_linted="2 files skipped (2 Helm chart template)")
+    assert summary_line(nothing) == "No files linted: 2 files skipped (2 Helm chart template)."
     assert summary_line(empty_report()) == "All checks passed (12 files)."
     assert summary_line(empty_report(files_linted=1)) == "All checks passed (1 file)."
     only_suppressed = replace(sample_report(), results=[r for r in sample_report().results if r.suppressed])

@@ -40,6 +40,9 @@ from linter.roots import RootFinder
 from linter.sources.files import load_bytes
 
 
+RENDERED = "rendered"  # a chart template's reason, once its chart rendered: linted (as rendered)
+
+
 class LintRequest(Struct):
     paths: list[Path]  # what to report on (files or folders); empty with stdin
     config: Config | None  # one config for one project (--config); None: each root's own (linter.roots)
@@ -109,7 +112,8 @@ def lint(request: LintRequest) -> "RunReport":  # noqa: F821 - imported below
             results.extend(found)
             notes.extend(Note(path, message) for path, message in defined)
             statuses.update(status)
-            skipped.update({display_path(path, cwd): f"skipped: {why}" for path, why in project.targets.skipped})
+            skipped.update({display_path(path, cwd): "linted" if why == RENDERED else f"skipped: {why}"
+                            for path, why in project.targets.skipped})
             for note in project.targets.notes:
                 notes.append(Note(display_path(Path(note.path), cwd), note.message))
                 sources.add_note(notes[-1].path, note.path)
@@ -131,8 +135,8 @@ def lint(request: LintRequest) -> "RunReport":  # noqa: F821 - imported below
     return RunReport(
         results=results,
         rules=sorted({meta.code: meta for rules in chosen for meta in rules}.values(), key=lambda m: m.code),
-        files_linted=len(statuses),
-        files_skipped=sum(1 for status in statuses.values() if status.startswith("skipped")),
+        files_linted=sum(1 for status in (*skipped.values(), *statuses.values()) if not status.startswith("skipped")),
+        files_skipped=sum(1 for status in (*skipped.values(), *statuses.values()) if status.startswith("skipped")),
         notes=notes,
         root=root,
         version=__version__,
@@ -141,7 +145,29 @@ def lint(request: LintRequest) -> "RunReport":  # noqa: F821 - imported below
         fail_on_paths=fail_on if len(set(fail_on.values())) > 1 else {},
         uris=uris,
         unsafe_fixing=unsafe_fixing,
+        nothing_linted=nothing_linted({**skipped, **statuses}, request),
+        fail_on_empty=any(project.config.fail_on_empty for project in projects),
     )
+
+
+def nothing_linted(file_status: dict[str, str], request: LintRequest) -> str:
+    """Why nothing was linted ("" when a file was): the run's skipped files counted by reason,
+    an empty stdin, or where nothing lintable was found (issue 33: never "All checks passed")."""
+    from collections import Counter
+
+    if any(not status.startswith("skipped") for status in file_status.values()):
+        return ""
+    if request.stdin is not None and not request.stdin[1].strip():
+        skipped = len(file_status) - 1
+        more = f"; {skipped} other file{'s' if skipped != 1 else ''} skipped" if skipped > 0 else ""
+        return f"stdin was empty (did the command before the pipe, such as `helm template`, fail?){more}"
+    if not file_status:
+        given = ", ".join(shown_path(os.fspath(p)) for p in request.paths) or "."
+        return (f"no YAML or JSON manifest, Dockerfile or shell script found in {given}"
+                " (tool folders, such as .git and .venv, and `exclude` patterns are not read)")
+    reasons = Counter(status.split(": ", 1)[-1] for status in file_status.values())
+    listed = ", ".join(f"{count} {reason}" for reason, count in sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0])))
+    return f"{len(file_status)} file{'s' if len(file_status) != 1 else ''} skipped ({listed})"
 
 
 def _rank(level: str) -> int:
@@ -208,6 +234,10 @@ def _lint_project(project: Project, rules: list, key: str, request: LintRequest,
         if builds.rendered:  # the charts rendered: the discovery's "templates skipped" notes no longer hold
             project.targets.notes[:] = [n for n in project.targets.notes
                                         if os.path.abspath(n.path) not in builds.rendered]
+            # and their templates were linted, as rendered
+            project.targets.skipped[:] = [
+                (path, RENDERED if any(os.fspath(path).startswith(folder + os.sep) for folder in builds.rendered)
+                 else why) for path, why in project.targets.skipped]
         built = {document.path for document, _, targeted in builds.documents if targeted}
         return builds, Job(rules, config, custom.extended(request.registry, config), target_paths | built, key,
                            builds.raw_only)
@@ -401,7 +431,14 @@ def finish(outcomes: list[FileOutcome], project: list[tuple[Result, tuple | None
     if UNUSED_SUPPRESSION in job.enabled:
         results.extend(suppress.unused_results(unused, job.registry, job.config.severity))
     virtual = builds.virtual if builds is not None else set()
+    statuses = {outcome.path: outcome.status for outcome in outcomes if outcome.target and outcome.path not in virtual}
     if builds is not None:
         notes = [(builds.shown(path), builds.shown_in(message)) for path, message in notes]
-    return results, {outcome.path: outcome.status for outcome in outcomes if outcome.target
-                     and outcome.path not in virtual}, notes
+        for document, _, targeted in builds.documents:  # the kustomizations of a build are linted (as built)
+            mapper = builds.mappers.get(document.path)
+            if not targeted or mapper is None:
+                continue
+            for kustomization in mapper.root.chain:
+                if statuses.get(shown := mapper.display(kustomization.path), "").startswith("skipped"):
+                    statuses[shown] = "linted"
+    return results, statuses, notes

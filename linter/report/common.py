@@ -33,12 +33,14 @@ class Emitter(Protocol):
 
 
 class Tally(Struct, frozen=True):
-    files: int
+    files: int  # linted
     skipped: int
     errors: int
     warnings: int
     info: int
     suppressed: int
+    with_findings: int = 0  # files with an active finding
+    signal: int = 0  # active findings of the ml and aks families (linter.families)
 
     @property
     def problems(self) -> int:
@@ -47,15 +49,26 @@ class Tally(Struct, frozen=True):
 
 def tally(report: RunReport) -> Tally:
     """Counts of active results per severity, plus suppressed results and files."""
+    from linter.families import SIGNAL, family_of
+
     counts = report.counts()
+    active = report.active
+    families = {meta.code: meta.family for meta in report.rules}
     return Tally(
         files=report.files_linted,
         skipped=report.files_skipped,
         errors=counts["error"],
         warnings=counts["warning"],
         info=counts["info"],
-        suppressed=len(report.results) - len(report.active),
+        suppressed=len(report.results) - len(active),
+        with_findings=len({r.path for r in active}),
+        signal=sum(1 for r in active if (families.get(r.rule) or family_of(r.rule)) in SIGNAL),
     )
+
+
+def run_note(report: RunReport) -> list[Note]:
+    """The run-level note of a run that linted nothing (path ""), for the machine reports."""
+    return [Note("", f"No files linted: {report.nothing_linted}")] if report.nothing_linted else []
 
 
 def ordered(results: list[Result]) -> list[Result]:

@@ -1,5 +1,7 @@
 """GitHub Actions workflow commands: one ``::error file=…,line=…::message`` per active finding,
-then one ``::notice`` per note."""
+then one ``::notice`` per note (a ``::warning`` when the run linted no file). Paths are relative to
+the repository (SARIF's ``%SRCROOT%``, ``report.uris``), where GitHub looks for the file, wherever
+the command ran."""
 
 from __future__ import annotations
 
@@ -39,6 +41,12 @@ def notice(note: Note) -> str:
 
 
 def emit(report: RunReport, options: RenderOptions) -> str:
-    lines = [annotation(r) for r in ordered(report.active)]
-    lines.extend(notice(note) for note in ordered_notes(report.notes))
+    from msgspec.structs import replace
+
+    uris = report.uris
+    lines = [annotation(replace(r, path=uris[r.path]) if r.path in uris else r) for r in ordered(report.active)]
+    if report.nothing_linted:
+        lines.append(f"::warning title={escape_property('mlops-lint')}::"
+                     f"{escape_data(f'No files linted: {report.nothing_linted}')}")
+    lines.extend(notice(Note(uris.get(note.path, note.path), note.message)) for note in ordered_notes(report.notes))
     return "".join(f"{line}\n" for line in lines)

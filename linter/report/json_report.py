@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from linter.report.common import RenderOptions, ordered, ordered_notes, tally, tool_version
+from linter.report.common import RenderOptions, ordered, ordered_notes, run_note, tally, tool_version
 from linter.report.jsontext import dumps
 from linter.fix import Fix
 from linter.result import Result, RunReport
@@ -57,7 +57,7 @@ def document(report: RunReport) -> dict[str, Any]:
             "info": counts.info,
             "suppressed": counts.suppressed,
         },
-        "notes": [{"path": n.path, "message": n.message} for n in ordered_notes(report.notes)],
+        "notes": [{"path": n.path, "message": n.message} for n in run_note(report) + ordered_notes(report.notes)],
     }
     if report.fixed is not None:  # a --fix run: what it fixed, per rule (the findings are what is left)
         data["summary"]["fixed"] = dict(report.fixed)

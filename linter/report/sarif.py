@@ -26,6 +26,7 @@ from linter.report.common import (
     annotation_span,
     ordered,
     ordered_notes,
+    run_note,
     tool_version,
 )
 from linter.discover import raw_name
@@ -226,6 +227,10 @@ def result_data(result: Result, rule_index: int, line_hash: str, uris: dict[str,
 
 
 def notification(note: Note) -> om.Notification:
+    """A note as a tool execution notification; a run-level one (path "") has no location and is
+    a warning (a run that linted nothing)."""
+    if not note.path:
+        return om.Notification(message=om.Message(text=note.message), level="warning")
     location = om.Location(physical_location=om.PhysicalLocation(artifact_location=artifact_location(note.path)))
     return om.Notification(message=om.Message(text=note.message), level="note", locations=[location])
 
@@ -256,7 +261,7 @@ def build_log(report: RunReport, *, with_results: bool = True) -> om.SarifLog:
         information_uri=INFORMATION_URI,
         rules=[rule_descriptor(meta) for meta in rules],
     )
-    notes = [notification(n) for n in ordered_notes(located_notes)]
+    notes = [notification(n) for n in run_note(report) + ordered_notes(located_notes)]
     base = root_uri(report.root)
     entries = ([sarif_result(r, index[r.rule], h, report.uris) for r, h in zip(results, line_hashes(results))]
                if with_results else [])

@@ -165,13 +165,24 @@ def format_note(note: Note) -> str:
     return f"note: {printable(note.path)}: {one_line(note.message)}"
 
 
-def _summary(counts: Tally) -> str:
+def _summary(counts: Tally, nothing: str = "") -> str:
+    """``Found 5 ML/AKS problems and 3 others (…) in 2 files; 12 files linted.``: the ML and AKS
+    findings counted first (linter.families), the files with findings, then the files linted;
+    ``All checks passed (12 files).``; ``No files linted: why.`` (never a pass)."""
     files = _plural(counts.files, "file")
     if counts.problems:
         by_severity = ", ".join(
             [_plural(counts.errors, "error"), _plural(counts.warnings, "warning"), _plural(counts.info, "info")]
         )
-        line = f"Found {_plural(counts.problems, 'problem')} ({by_severity}) in {files}"
+        others = counts.problems - counts.signal
+        found = f"{_plural(counts.signal, 'ML/AKS problem')}"
+        if others:
+            found += f" and {_plural(others, 'other')}"
+        line = f"Found {found} ({by_severity}) in {_plural(counts.with_findings, 'file')}; {files} linted"
+        if nothing:
+            line += f" ({nothing})"
+    elif nothing:
+        line = f"No files linted: {nothing}"
     else:
         line = f"All checks passed ({files})"
     if counts.suppressed:
@@ -206,8 +217,8 @@ def summary_line(report: RunReport, *, color: bool = False) -> str:
     then what --fix fixed or would fix (:func:`fix_summary`)."""
     counts = tally(report)
     worst = "error" if counts.errors else "warning" if counts.warnings else "info" if counts.info else None
-    style = _SEVERITY_STYLE[worst] if worst else _GREEN
-    return _paint(_summary(counts), style, color) + fix_summary(report)
+    style = _SEVERITY_STYLE[worst] if worst else _SEVERITY_STYLE["warning"] if report.nothing_linted else _GREEN
+    return _paint(_summary(counts, report.nothing_linted), style, color) + fix_summary(report)
 
 
 def render_findings(report: RunReport, options: RenderOptions = RenderOptions()) -> str:

@@ -732,6 +732,11 @@ _STREAM_ONLY_LINE = re.compile(r"\n(?:%|\.\.\.(?=[ \t\r\n]|\Z))")
 _CONTENT = re.compile(r"^[ \t]*[^ \t\r\n#]", re.M)  # a line that is neither blank nor a comment
 
 
+# a key that makes a file a manifest even when it does not parse: `apiVersion` at any depth (a
+# List's items, a flow mapping, quoted), `kind` at the top of a document
+_MANIFEST_KEY = re.compile(r"""(?:^|[\s{,])["']?apiVersion["']?[ \t]*:|^["']?kind["']?[ \t]*:""", re.M)
+
+
 class Stream:
     """One YAML file: its documents parsed on demand (:meth:`parse`), then whole (:meth:`document`)."""
 
@@ -803,6 +808,14 @@ class Stream:
             # silently as a YAML file without apiVersion (SPEC section 2)
             doc.errors = []
             doc.skipped = "not Kubernetes JSON (it does not parse and names no apiVersion)"
+        elif (doc.errors and not doc.objects and _MANIFEST_KEY.search(original) is None
+              and all(issue.message.startswith(("invalid YAML", "duplicate key")) for issue in doc.errors)):
+            # Helm values, CI configs: YAML with no object whose syntax error or duplicate key is
+            # not a manifest's (issue 33 item 10), skipped as a valid one would be; a broken
+            # manifest still names its apiVersion (anywhere) or its kind (at the top). What the
+            # guards refuse (an alias bomb, deep nesting) is still said: its content is unknown
+            doc.errors = []
+            doc.skipped = "no Kubernetes object (apiVersion and kind)"
         if MARKER in text:
             doc.comments = place_comments(read_comments(text), text.splitlines())
         if self.edits or _has_other_breaks(text):
