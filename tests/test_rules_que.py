@@ -548,6 +548,13 @@ def test_que012_a_never_preempting_higher_class_preempts_nobody() -> None:
 # ---------------------------------------------------------------------------------------------
 # QUE013: distributed GPU jobs without gang admission
 
+from linter.model.k8s import workload_of  # noqa: E402
+from rules.que.que013_distributed_job_not_gang_admitted import _gpu_pods  # noqa: E402
+
+
+def index_of(text: str) -> ProjectIndex:
+    return ProjectIndex(documents(text))
+
 PYTORCHJOB = """
 apiVersion: kubeflow.org/v1
 kind: PyTorchJob
@@ -579,9 +586,10 @@ def pytorchjob(*, replicas: str = "2", gpus: str = "nvidia.com/gpu: 1", labels: 
 def test_que013_points_at_the_labels_key_else_metadata_and_counts_the_gpu_pods() -> None:
     (bare,) = lint(pytorchjob(), select=("QUE013",))
     assert (bare.line, bare.column, bare.severity) == (4, 1, "warning")  # `metadata:`
-    assert "PyTorchJob `ddp` runs 2 GPU pods that must run together" in bare.message
+    assert "PyTorchJob `ddp` runs GPU pods that must run together" in bare.message
     (labelled,) = lint(pytorchjob(replicas="3", labels="  labels: {team: a}"), select=("QUE013",))
-    assert (labelled.line, labelled.column) == (7, 3) and "runs 3 GPU pods" in labelled.message
+    assert (labelled.line, labelled.column) == (7, 3)
+    assert _gpu_pods(workload_of(index_of(pytorchjob(replicas="3")).objects[0])) == 3
     assert labelled.node[-3:] == ("metadata", "labels", "kueue.x-k8s.io/queue-name")
 
 
@@ -671,7 +679,8 @@ def test_que013_counts_one_leader_worker_group(size: int, leader_gpu: bool, work
     if count is None:
         assert found == []
     else:
-        assert len(found) == 1 and f"runs {count} GPU pods per group" in found[0].message
+        assert len(found) == 1 and "runs each group's GPU pods" in found[0].message
+        assert _gpu_pods(workload_of(index_of(lws).objects[0])) == count
 
 
 def test_que013_leaves_volcano_jobs_and_generic_kinds_to_other_rules() -> None:

@@ -182,10 +182,10 @@ def check(workload, ctx):
         span, node = obj.body.key_span("metadata"), ("metadata",)
     else:
         span, node = obj.span, ()
-    group = " per group" if obj.kind == "LeaderWorkerSet" else ""
+    what = "each group's GPU pods" if obj.kind == "LeaderWorkerSet" else "GPU pods"
     yield Finding(
         span,
-        f"{obj.kind} `{obj.name}` runs {gpus} GPU pods{group} that must run together, but nothing admits them as a "
+        f"{obj.kind} `{obj.name}` runs {what} that must run together, but nothing admits them as a "
         "gang (no Kueue queue, Volcano or coscheduling PodGroup): placed one by one, a partly placed job holds GPUs "
         "while it waits for the rest",
         node=node + (QUEUE_NAME_KEY,) if node[-1:] == ("labels",) else node,
