@@ -471,3 +471,24 @@ def test_shell_statements_mask_substitutions_and_drop_redirections() -> None:
     script = "H=`cat h | tr a b`; W=$(cat w | tr a b)\npython t.py 2>&1 > log | tee x # c; d"
     assert [words for words, _ in statements(script)] == [("H=$_",), ("W=$_",), ("python", "t.py"), ("tee", "x")]
     assert statements("echo 'open") == ()
+
+
+def test_sto006_leaves_parameter_servers_out(tmp_path: Path) -> None:
+    tfjob = """
+    apiVersion: kubeflow.org/v1
+    kind: TFJob
+    metadata: {name: ps-training}
+    spec:
+      tfReplicaSpecs:
+        ROLE:
+          replicas: 1
+          template:
+            spec:
+              schedulerName: volcano
+              containers:
+              - name: tensorflow
+                image: tensorflow/tensorflow:2.16.1-gpu
+                command: ["sh", "-c", "export TF_CONFIG=$(cat /etc/tf); python train.py --job_name=x"]
+    """
+    assert [r.rule for r in run(tmp_path, {"job.yaml": tfjob.replace("ROLE", "Worker")}, "STO006")] == ["STO006"]
+    assert run(tmp_path, {"job.yaml": tfjob.replace("ROLE", "PS")}, "STO006") == []

@@ -13,10 +13,12 @@ Flags a training container whose `command` starts a POSIX shell with `-c` (`sh`,
   tolerates AKS Spot nodes (`kubernetes.azure.com/scalesetpriority`).
 
 The trainer is the script's last statement that runs `python` (not `python -m pip`),
-`torchrun`, `deepspeed`, `accelerate`, `horovodrun`, `mpirun`, `composer`, `tune`, a `.py`
+`torchrun`, `deepspeed`, `accelerate`, `horovodrun`, `mpirun` or `mpiexec`, `composer`, `tune`, a `.py`
 file or a program whose name says `train`. A script that runs none is not judged (a
 `sleep`/`nvidia-smi` demo), nor one whose only statement is the trainer (`bash` and `dash`
-replace themselves with a script's single command). The finding points at the script.
+replace themselves with a script's single command), nor a TensorFlow parameter server's pods
+(a replica type or task named `PS`: the chief and the workers save the checkpoints). The
+finding points at the script.
 
 ## Why is this bad?
 Kubernetes stops a pod (preemption, eviction, scale-down, a node upgrade) by sending SIGTERM to
@@ -84,6 +86,7 @@ TRAINERS = frozenset({"torchrun", "deepspeed", "accelerate", "horovodrun", "mpir
                       "llamafactory-cli", "axolotl"})
 _PYTHON = re.compile(r"python(?:\d+(?:\.\d+)?)?$")
 SPOT_KEY = "kubernetes.azure.com/scalesetpriority"
+PARAMETER_SERVERS = frozenset({"ps", "parameter-server", "parameterserver"})
 
 
 def _is_trainer(words: tuple[str, ...]) -> bool:
@@ -140,8 +143,8 @@ def _at_stake(pod, container, index) -> str | None:
 
 @rule(code="STO006", name="sigterm-not-forwarded", severity="warning", scope=POD, tags=("storage", "checkpoints", "signals"))
 def check(pod, ctx):
-    if pod.workload is None or not pod.workload.is_training:
-        return
+    if pod.workload is None or not pod.workload.is_training or (pod.role or "").lower() in PARAMETER_SERVERS:
+        return  # a parameter server holds variables; the chief and the workers save the checkpoints
     for container in pod.app_containers:
         start = shell_c(container)
         if start is None:
