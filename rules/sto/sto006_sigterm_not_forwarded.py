@@ -162,8 +162,9 @@ def check(pod, ctx):
         yield Finding(
             start.span,
             f"container `{container.name}` {why}, but runs `{shown}` from a `{start.shell} -c` script of {count} "
-            "statements without `exec`: the shell is PID 1 and does not pass SIGTERM on, so the trainer is killed "
-            "without saving a last checkpoint",
+            "statements without `exec`: the shell is PID 1 and does not pass SIGTERM on, so the trainer "
+            + ("is killed without saving a last checkpoint" if why.startswith("writes checkpoints") else
+               "never hears of the preemption and is killed at the end of the grace period, its progress unsaved"),
             node=start.node,
             fix=(f"run the trainer outside the pipeline and start it with `exec {shown}` (or trap TERM and forward it)"
                  if piped else f"start the trainer with `exec {shown}` (or trap TERM and forward it)"),
