@@ -95,12 +95,16 @@ def _gpus(container) -> int | None:
 
 def _launcher_flag(container):
     """(count text, span, node) of the launcher's ``--nproc-per-node``, or None."""
+    if not any("nproc" in item for item in container.command_strings):
+        return None  # the common case, decided by one substring test per item
     for field in ("command", "args"):
         items = container.body.get_seq(field)
         if items is None:
             continue
         for index, item in enumerate(items):
             if not isinstance(item, str):
+                continue
+            if "nproc" not in item and item not in FLAGS:
                 continue
             words = [w for command, _ in statements(item) for w in command] if any(c.isspace() for c in item) else [item]
             if index + 1 < len(items) and item in FLAGS:

@@ -123,7 +123,9 @@ def _gpu_pods(workload) -> int:
         parallelism = _int(spec.get("parallelism"), 1)
         completions = _int(spec.get("completions"), None)
         count = min(parallelism, completions) if completions is not None else parallelism
-        return count if any(pod.uses_gpu for pod in workload.pods) else 0
+        return count if count >= 2 and any(pod.uses_gpu for pod in workload.pods) else 0
+    if sum(pod_count(pod) for pod in workload.pods) < 2:
+        return 0  # one pod in all: decided before any container's resources are read
     return sum(pod_count(pod) for pod in workload.pods if pod.uses_gpu)
 
 
