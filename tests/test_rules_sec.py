@@ -235,3 +235,56 @@ def test_sec006_never_for_value_from_and_points_at_the_value():
     [(line, _, message)] = lint(text, "SEC006")
     assert text.splitlines()[line - 1].strip() == "value: hunter2-prod"
     assert "`DB_PASSWORD`" in message and "hunter2" not in message
+
+
+# ---------------------------------------------------------------------------------------------
+# SEC007: host namespaces and host ports
+
+
+@pytest.mark.parametrize("extra, container, found", [
+    ("hostNetwork: true", "", [(6, "network namespace (`hostNetwork: true`)")]),
+    ("hostPID: true", "", [(6, "process namespace (`hostPID: true`)")]),
+    ("hostIPC: true", "", [(6, "IPC namespace (`hostIPC: true`)")]),
+    ("hostNetwork: false", "", []),
+    ('hostPID: "true"', "", []),  # not a boolean: the schema rule's finding
+    ("", "ports: [{containerPort: 8080, hostPort: 8080}]", [(10, "binds port 8080 of the node")]),
+    ("", "ports: [{containerPort: 8080, hostPort: 0}]", []),
+    ("", "ports: [{containerPort: 8080}]", []),
+    # with the host network, the ports are the node's already: one finding, not two
+    ("hostNetwork: true", "ports: [{containerPort: 8080, hostPort: 8080}]", [(6, "network namespace")]),
+])
+def test_sec007_fields(extra: str, container: str, found: list) -> None:
+    results = lint(pod(container_sc=container, extra=extra), "SEC007")
+    assert [(line, rule) for line, rule, _ in results] == [(line, "SEC007") for line, _ in found]
+    assert all(text in message for (_, _, message), (_, text) in zip(results, found))
+
+
+def test_sec007_columns_and_profile_severity() -> None:
+    from linter.engine.selection import enabled_rules
+
+    text = pod(extra="hostPID: true", container_sc="ports: [{containerPort: 80, hostPort: 80}]")
+    docs = [load_text(text, "pod.yaml")]
+    meta = load_registry().get("SEC007")
+    results = sorted((r for r, _ in run_rules(docs, {"pod.yaml"}, [meta], Config())), key=lambda r: r.line)
+    assert [(r.line, r.column, r.severity) for r in results] == [(6, 12, "warning"), (10, 43, "warning")]
+    automatic = Config(profile="aks-automatic")
+    assert "SEC007" in [m.code for m in enabled_rules(load_registry(), automatic, ["ALL"])]
+    results = [r for r, _ in run_rules(docs, {"pod.yaml"}, [meta], automatic)]
+    assert sorted(r.severity for r in results) == ["error", "error"]
+
+
+def test_sec007_leaves_daemonsets_alone() -> None:
+    daemonset = """
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: exporter}
+spec:
+  selector: {matchLabels: {a: b}}
+  template:
+    metadata: {labels: {a: b}}
+    spec:
+      hostNetwork: true
+      containers: [{name: c, image: x:1, ports: [{containerPort: 9400, hostPort: 9400}]}]
+"""
+    assert lint(daemonset, "SEC007") == []
+    assert [rule for _, rule, _ in lint(daemonset.replace("DaemonSet", "Deployment"), "SEC007")] == ["SEC007"]
