@@ -288,3 +288,37 @@ spec:
 """
     assert lint(daemonset, "SEC007") == []
     assert [rule for _, rule, _ in lint(daemonset.replace("DaemonSet", "Deployment"), "SEC007")] == ["SEC007"]
+
+
+# ---------------------------------------------------------------------------------------------
+# SEC008: in-tree Azure provisioners
+
+STORAGE_CLASS = "apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata: {name: sc}\nprovisioner: PROVISIONER\n"
+
+
+@pytest.mark.parametrize("provisioner, csi", [
+    ("kubernetes.io/azure-disk", "disk.csi.azure.com"),
+    ("kubernetes.io/azure-file", "file.csi.azure.com"),
+    ("disk.csi.azure.com", None),
+    ("file.csi.azure.com", None),
+    ("kubernetes.io/aws-ebs", None),  # another cloud's plugin: not this rule's
+    ("Kubernetes.io/azure-disk", None),  # provisioner names are case-sensitive: no plugin answers it
+])
+def test_sec008_provisioners(provisioner: str, csi: str | None) -> None:
+    results = lint(STORAGE_CLASS.replace("PROVISIONER", provisioner), "SEC008")
+    if csi is None:
+        assert results == []
+        return
+    ((line, rule, message),) = results
+    assert (line, rule) == (4, "SEC008") and f"`{provisioner}`" in message and f"`{csi}`" in message
+
+
+def test_sec008_position_and_profile() -> None:
+    docs = [load_text(STORAGE_CLASS.replace("PROVISIONER", "kubernetes.io/azure-disk"), "sc.yaml")]
+    meta = load_registry().get("SEC008")
+    (standard,) = [r for r, _ in run_rules(docs, {"sc.yaml"}, [meta], Config())]
+    assert (standard.line, standard.column, standard.severity) == (4, 14, "warning")
+    (automatic,) = [r for r, _ in run_rules(docs, {"sc.yaml"}, [meta], Config(profile="aks-automatic"))]
+    assert automatic.severity == "error" and "Deployment Safeguards" in automatic.message
+    other = STORAGE_CLASS.replace("storage.k8s.io/v1", "example.com/v1").replace("PROVISIONER", "kubernetes.io/azure-disk")
+    assert lint(other, "SEC008") == []  # another group's StorageClass kind
