@@ -20,7 +20,7 @@ REPO = Path(__file__).resolve().parents[1]
 REALISTIC = REPO / "fixtures" / "sources" / "dockerfile" / "ml"
 IMAGE = REPO / "fixtures" / "training-image"
 REGISTRY = load_registry()
-DKR = [f"DKR00{n}" for n in range(1, 8)]
+DKR = [f"DKR00{n}" for n in range(1, 9)]
 PT = "pytorch/pytorch:2.4.1-cuda12.4-cudnn9-runtime@sha256:0a3b9fedefe1f61ac4d5a9de9015c0863db27ca0fde2d4e37e6268147980b726"
 PY = "python:3.12-slim@sha256:78387bc3881b8273120a12ebe6c1ab22b018ccc2c9adf565ae1ac9b536e184ea"
 
@@ -245,3 +245,41 @@ def test_a_placeholder_registry_leaves_the_tag_judged():
 def test_uv_accepts_pips_no_cache_dir(flag, found):
     # uv's `--no-cache` has the alias `--no-cache-dir` (astral-sh/uv#1380): written so, no cache is kept
     assert codes(f"FROM {PT}\nRUN uv pip install --system {flag} torch==2.4.1\n", select=["DKR004"]) == found
+# ---------------------------------------------------------------------------------------------
+# DKR008: NVIDIA drivers belong to the node
+
+
+@pytest.mark.parametrize("run_line, flagged", [
+    ("RUN apt-get install -y nvidia-driver-550", ["nvidia-driver-550"]),
+    ("RUN apt install -y nvidia-driver", ["nvidia-driver"]),
+    ("RUN apt-get install -y --no-install-recommends cuda-drivers-550 libnvidia-compute-550:amd64", ["cuda-drivers-550", "libnvidia-compute-550:amd64"]),
+    ("RUN dnf install -y kmod-nvidia-open-dkms nvidia-utils-550 && dnf clean all", ["kmod-nvidia-open-dkms", "nvidia-utils-550"]),
+    ("RUN zypper in -y nvidia-open-driver-G06", ["nvidia-open-driver-G06"]),
+    ("RUN apt-get install -y cuda cuda-12-4 cuda-runtime-12-4", ["cuda", "cuda-12-4", "cuda-runtime-12-4"]),
+    ("RUN apt-get install -y nvidia-driver-${DRIVER_VERSION}", ["nvidia-driver-${DRIVER_VERSION}"]),
+    ("RUN apt-get install -y cuda-toolkit-12-4 cuda-compat-12-4 cuda-cudart-12-4 cuda-nvcc-12-4", []),
+    ("RUN apt-get install -y libnvidia-container1 nvidia-container-toolkit nvidia-cuda-toolkit", []),
+    ("RUN apt-get download nvidia-driver-550", []),  # not installed
+    ("RUN conda install -y -c nvidia cuda", []),  # conda's cuda is the toolkit
+    ("RUN pip install nvidia-cuda-runtime-cu12", []),
+    ("RUN sh NVIDIA-Linux-x86_64-550.54.15.run -s", ["NVIDIA-Linux-x86_64-550.54.15.run"]),
+    ("RUN /tmp/NVIDIA-Linux-x86_64-550.54.15.run --silent", ["/tmp/NVIDIA-Linux-x86_64-550.54.15.run"]),
+    ("RUN bash cuda_12.4.0_550.54.14_linux.run --silent", ["cuda_12.4.0_550.54.14_linux.run"]),
+    ("RUN sh cuda_12.4.0_550.54.14_linux.run --silent --toolkit", []),
+    ("RUN wget https://x/NVIDIA-Linux-x86_64-550.54.15.run && chmod +x NVIDIA-Linux-x86_64-550.54.15.run", []),
+])
+def test_dkr008_driver_packages_and_installers(run_line: str, flagged: list[str]) -> None:
+    found = run(f"FROM {PT}\n{run_line}\n", select=["DKR008"])
+    assert [line for line, _, _, _ in found] == [2] * len(flagged)
+    # each finding points at its package or installer, and names it
+    assert [run_line[column - 1:column - 1 + len(word)] for (_, column, _, _), word in zip(found, flagged)] == flagged
+    assert all(f"`{word}`" in message for (_, _, _, message), word in zip(found, flagged))
+
+
+def test_dkr008_points_at_the_package_on_its_continuation_line_and_skips_builders() -> None:
+    text = (f"FROM {PT} AS build\nRUN apt-get install -y nvidia-driver-550\n"
+            f"FROM {PT}\nCOPY --from=build /opt/x /opt/x\nRUN apt-get update \\\n    && apt-get install -y \\\n"
+            "      python3 \\\n      cuda-drivers=550.54.15-1\n")
+    found = run(text, select=["DKR008"])
+    assert [(line, column) for line, column, _, _ in found] == [(8, 7)]
+    assert "`apt-get` installs the NVIDIA driver package `cuda-drivers=550.54.15-1` into the image" in found[0][3]

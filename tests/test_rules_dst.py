@@ -748,3 +748,105 @@ def test_efa_devices_count_as_rdma(env: str, efa: bool, found: list) -> None:
     if not efa:
         text = text.replace(", vpc.amazonaws.com/efa: 4", "")
     assert [(path, line, code) for path, line, code, _ in lint({"job.yaml": text}, "DST004", "DST005")] == found
+# DST009: processes per node against the pod's GPUs
+
+NPROC_JOB = """
+apiVersion: batch/v1
+kind: Job
+metadata: {name: j}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: trainer
+        image: nvcr.io/nvidia/pytorch:24.05-py3
+        COMMAND
+        resources: {RESOURCES}
+"""
+
+
+def results(files: dict[str, str], code: str) -> list:
+    """The findings as results (rule, severity, line, column, node, fix), in position order."""
+    found = run_rules(documents(files), set(files), [load_registry().get(code)], Config())
+    return sorted((r for r, _ in found), key=lambda r: (r.path, r.line, r.column))
+
+
+def nproc(command: str, resources: str = "limits: {nvidia.com/gpu: 4}") -> list:
+    return results({"job.yaml": NPROC_JOB.replace("COMMAND", command).replace("RESOURCES", resources)}, "DST009")
+
+
+@pytest.mark.parametrize("command, resources, count", [
+    ('command: ["torchrun", "--nproc-per-node=2", "t.py"]', "limits: {nvidia.com/gpu: 4}", 2),
+    ('command: ["torchrun", "--nproc_per_node", "8", "t.py"]', "limits: {nvidia.com/gpu: 4}", 8),
+    ('command: ["torchrun"]\n        args: ["--nproc_per_node=1", "t.py"]', "limits: {nvidia.com/gpu: 4}", 1),
+    ('command: ["sh", "-c", "cd /w; torchrun --nproc-per-node 2 t.py"]', "limits: {nvidia.com/gpu: 4}", 2),
+    ('command: ["torchrun", "--nproc-per-node=2", "t.py"]', "requests: {nvidia.com/gpu: 4}", 2),  # a request alone
+    ('command: ["torchrun", "--nproc-per-node=2", "t.py"]', "limits: {amd.com/gpu: 4}", 2),
+    ('env: [{name: PET_NPROC_PER_NODE, value: "8"}]', "limits: {nvidia.com/gpu: 4}", 8),
+    ('env: [{name: PET_NPROC_PER_NODE, value: 3}]', "limits: {nvidia.com/gpu: 4}", 3),
+])
+def test_dst009_fires(command: str, resources: str, count: int) -> None:
+    (finding,) = nproc(command, resources)
+    assert finding.rule == "DST009" and finding.severity == "error"
+    assert f"starts {count} processes" in finding.message or f"PET_NPROC_PER_NODE={count}`" in finding.message
+    assert ("fewer processes than GPUs" if count < 4 else "more processes than GPUs") in finding.message
+
+
+@pytest.mark.parametrize("command, resources", [
+    ('command: ["torchrun", "--nproc-per-node=4", "t.py"]', "limits: {nvidia.com/gpu: 4}"),
+    ('command: ["torchrun", "--nproc-per-node=gpu", "t.py"]', "limits: {nvidia.com/gpu: 4}"),
+    ('command: ["torchrun", "--nproc-per-node=$(N)", "t.py"]', "limits: {nvidia.com/gpu: 4}"),
+    ('command: ["torchrun", "--nproc-per-node=4", "t.py"]', "{}"),  # no GPU: gloo on CPUs
+    ('command: ["torchrun", "--nproc-per-node=2", "t.py"]', "limits: {nvidia.com/gpu: 0.5}"),  # not a whole number
+    ('command: ["torchrun", "--nproc-per-node=2", "t.py"]', 'limits: {nvidia.com/gpu: "{{ .Values.gpus }}"}'),
+    ('command: ["python", "t.py", "--workers", "2"]', "limits: {nvidia.com/gpu: 4}"),
+    ('env: [{name: PET_NPROC_PER_NODE, valueFrom: {configMapKeyRef: {name: c, key: n}}}]', "limits: {nvidia.com/gpu: 4}"),
+    # the command line's flag wins over the env var
+    ('command: ["torchrun", "--nproc-per-node=4", "t.py"]\n        env: [{name: PET_NPROC_PER_NODE, value: "8"}]',
+     "limits: {nvidia.com/gpu: 4}"),
+])
+def test_dst009_does_not_fire(command: str, resources: str) -> None:
+    assert nproc(command, resources) == []
+
+
+def test_dst009_positions_at_the_flag_item_and_the_env_value() -> None:
+    (flag,) = nproc('command: ["torchrun", "--nproc_per_node", "8", "t.py"]')
+    assert (flag.line, flag.column) == (12, 51) and flag.node[-2:] == ("command", 2)
+    (env,) = nproc('env: [{name: PET_NPROC_PER_NODE, value: "8"}]')
+    assert (env.line, env.column) == (12, 49) and env.node[-3:] == ("env", 0, "value")
+    assert env.fix == 'PET_NPROC_PER_NODE: "4"'
+
+
+PT_JOB = """
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: ddp}
+spec:
+  nprocPerNode: NPROC
+  pytorchReplicaSpecs:
+    Master:
+      replicas: 1
+      template: {spec: {containers: [{name: pytorch, image: i, resources: {limits: {nvidia.com/gpu: MASTER}}}]}}
+    Worker:
+      replicas: 2
+      template: {spec: {containers: [{name: pytorch, image: i, ENV resources: {limits: {nvidia.com/gpu: WORKER}}}]}}
+"""
+
+
+@pytest.mark.parametrize("nproc_value, master, worker, env, message", [
+    ('"4"', "4", "4", "", None),
+    ('"8"', "4", "4", "", "but Master pods get 4 GPUs, Worker pods get 4 GPUs"),
+    ('"4"', "4", "8", "", "but Worker pods get 8 GPUs"),
+    ("4", "1", "4", "", "but Master pods get 1 GPU"),
+    ("auto", "1", "4", "", None),
+    ('"8"', "8", "4", "env: [{name: PET_NPROC_PER_NODE, value: '4'}],", None),  # the Worker's own env wins
+])
+def test_dst009_nproc_per_node_gives_one_finding_at_the_field(nproc_value, master, worker, env, message) -> None:
+    text = PT_JOB.replace("NPROC", nproc_value).replace("MASTER", master).replace("WORKER", worker).replace("ENV", env)
+    found = results({"job.yaml": text}, "DST009")
+    if message is None:
+        assert found == []
+        return
+    (finding,) = found
+    assert (finding.line, finding.column) == (6, 17) and message in finding.message

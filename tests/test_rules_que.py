@@ -602,3 +602,164 @@ def test_que012_needs_every_alternative_priority_class_to_be_preemptible() -> No
     assert lint(pc("batch", 100), pc("batch", 1000000), pc("urgent", 1000), job, select=("QUE012",), paths=paths) == []
     found = lint(pc("batch", 100), pc("batch", 500), pc("urgent", 1000), job, select=("QUE012",), paths=paths)
     assert [r.rule for r in found] == ["QUE012"] and "`batch` (500)" in found[0].message
+# ---------------------------------------------------------------------------------------------
+# QUE013: distributed GPU jobs without gang admission
+
+from linter.model.k8s import workload_of  # noqa: E402
+from rules.que.que013_distributed_job_not_gang_admitted import _gpu_pods  # noqa: E402
+
+
+def index_of(text: str) -> ProjectIndex:
+    return ProjectIndex(documents(text))
+
+PYTORCHJOB = """
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata:
+  name: ddp
+  namespace: ml
+LABELS
+spec:
+  pytorchReplicaSpecs:
+    Worker:
+      replicas: REPLICAS
+      template:
+        POD_META
+        spec:
+          SCHEDULER
+          containers:
+          - name: pytorch
+            image: pytorch/pytorch:2.4.1-cuda12.4-cudnn9-runtime
+            resources: {limits: {GPUS}}
+"""
+
+
+def pytorchjob(*, replicas: str = "2", gpus: str = "nvidia.com/gpu: 1", labels: str = "", pod_meta: str = "",
+               scheduler: str = "") -> str:
+    return (PYTORCHJOB.replace("REPLICAS", replicas).replace("GPUS", gpus).replace("LABELS", labels)
+            .replace("POD_META", pod_meta).replace("SCHEDULER", scheduler))
+
+
+def test_que013_points_at_the_labels_key_else_metadata_and_counts_the_gpu_pods() -> None:
+    (bare,) = lint(pytorchjob(), select=("QUE013",))
+    assert (bare.line, bare.column, bare.severity) == (4, 1, "warning")  # `metadata:`
+    assert "PyTorchJob `ddp` runs GPU pods that must run together" in bare.message
+    (labelled,) = lint(pytorchjob(replicas="3", labels="  labels: {team: a}"), select=("QUE013",))
+    assert (labelled.line, labelled.column) == (7, 3)
+    assert _gpu_pods(workload_of(index_of(pytorchjob(replicas="3")).objects[0])) == 3
+    assert labelled.node[-3:] == ("metadata", "labels", "kueue.x-k8s.io/queue-name")
+
+
+@pytest.mark.parametrize("change, fires", [
+    ({}, True),
+    ({"replicas": "1"}, False),  # one GPU pod: nothing to gang
+    ({"gpus": "cpu: 1"}, False),  # no GPU
+    ({"gpus": "nvidia.com/mig-1g.10gb: 1"}, True),  # a MIG slice is a GPU
+    ({"labels": "  labels: {kueue.x-k8s.io/queue-name: gpu-queue}"}, False),
+    ({"labels": "  annotations: {kueue.x-k8s.io/queue-name: gpu-queue}"}, False),
+    ({"pod_meta": "metadata: {labels: {kueue.x-k8s.io/queue-name: q}}"}, False),
+    ({"pod_meta": "metadata: {annotations: {scheduling.k8s.io/group-name: pg}}"}, False),
+    ({"pod_meta": "metadata: {labels: {scheduling.x-k8s.io/pod-group: pg}}"}, False),
+    ({"pod_meta": "metadata: {labels: {pod-group.scheduling.sigs.k8s.io: pg}}"}, False),
+    ({"scheduler": "schedulerName: volcano"}, False),
+    ({"scheduler": "schedulerName: kai-scheduler"}, False),
+    ({"scheduler": "schedulerName: default-scheduler"}, True),
+])
+def test_que013_gang_admission_signs(change: dict, fires: bool) -> None:
+    assert [r.rule for r in lint(pytorchjob(**change), select=("QUE013",))] == (["QUE013"] if fires else [])
+
+
+def test_que013_scheduling_policy_and_default_local_queue() -> None:
+    policy = pytorchjob().replace("spec:\n  pytorchReplicaSpecs:",
+                                  "spec:\n  runPolicy: {schedulingPolicy: {minAvailable: 2}}\n  pytorchReplicaSpecs:")
+    assert lint(policy, select=("QUE013",)) == []
+    queue = "apiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\nmetadata: {name: NAME, namespace: NS}\nspec: {clusterQueue: cq}\n"
+    assert lint(queue.replace("NAME", "default").replace("NS", "ml"), pytorchjob(), select=("QUE013",)) == []
+    # another queue's name, or the default queue of another namespace, admits nothing here
+    assert len(lint(queue.replace("NAME", "gpu").replace("NS", "ml"), pytorchjob(), select=("QUE013",))) == 1
+    assert len(lint(queue.replace("NAME", "default").replace("NS", "other"), pytorchjob(), select=("QUE013",))) == 1
+
+
+BATCH_JOB = """
+apiVersion: batch/v1
+kind: Job
+metadata: {name: j}
+spec:
+  SPEC
+  template:
+    spec:
+      POD
+      restartPolicy: Never
+      containers:
+      - name: trainer
+        image: nvcr.io/nvidia/pytorch:24.05-py3
+        COMMAND
+        resources: {limits: {nvidia.com/gpu: 1}}
+"""
+
+
+@pytest.mark.parametrize("spec, pod, command, fires", [
+    ("{parallelism: 2, completions: 2}", "", 'command: ["torchrun", "--nnodes=2", "t.py"]', True),
+    ("{parallelism: 2}", "", "env: [{name: MASTER_ADDR, value: j-0.svc}]", True),
+    ("{parallelism: 2}", "", 'command: ["sh", "-c", "python -m torch.distributed.run --nnodes 2 t.py"]', True),
+    ("{parallelism: 2, completionMode: Indexed}", "subdomain: ranks", "", True),
+    ("{parallelism: 2, completionMode: Indexed}", "", 'command: ["python", "trial.py"]', False),  # a sweep
+    ("{parallelism: 2, completions: 1}", "", 'command: ["torchrun", "t.py"]', False),  # one pod at a time
+    ("{parallelism: 1}", "", 'command: ["torchrun", "t.py"]', False),
+    ("{}", "", 'command: ["torchrun", "t.py"]', False),
+])
+def test_que013_batch_jobs_only_when_their_pods_talk(spec: str, pod: str, command: str, fires: bool) -> None:
+    job = BATCH_JOB.replace("SPEC", spec.strip("{}").replace(", ", "\n  ")).replace("POD", pod).replace("COMMAND", command)
+    assert [r.rule for r in lint(job, select=("QUE013",))] == (["QUE013"] if fires else [])
+
+
+@pytest.mark.parametrize("size, leader_gpu, worker_gpu, count", [
+    (2, True, True, 2), (4, False, True, 3), (2, True, False, None), (1, True, True, None), (3, False, False, None),
+])
+def test_que013_counts_one_leader_worker_group(size: int, leader_gpu: bool, worker_gpu: bool, count: int | None) -> None:
+    def template(gpu: bool) -> str:
+        limits = "{nvidia.com/gpu: 8}" if gpu else "{cpu: 1}"
+        return f"{{spec: {{containers: [{{name: c, image: vllm/vllm-openai:v0.8.5, resources: {{limits: {limits}}}}}]}}}}"
+
+    lws = f"""
+    apiVersion: leaderworkerset.x-k8s.io/v1
+    kind: LeaderWorkerSet
+    metadata: {{name: serve}}
+    spec:
+      replicas: 5
+      leaderWorkerTemplate:
+        size: {size}
+        leaderTemplate: {template(leader_gpu)}
+        workerTemplate: {template(worker_gpu)}
+    """
+    found = lint(lws, select=("QUE013",))
+    if count is None:
+        assert found == []
+    else:
+        assert len(found) == 1 and "runs each group's GPU pods" in found[0].message
+        assert _gpu_pods(workload_of(index_of(lws).objects[0])) == count
+
+
+def test_que013_leaves_volcano_jobs_and_generic_kinds_to_other_rules() -> None:
+    volcano = """
+    apiVersion: batch.volcano.sh/v1alpha1
+    kind: Job
+    metadata: {name: v}
+    spec:
+      tasks:
+      - replicas: 2
+        name: w
+        template: {spec: {containers: [{name: c, image: i, resources: {limits: {nvidia.com/gpu: 1}}}]}}
+    """
+    assert lint(volcano, select=("QUE013",)) == []
+
+
+def test_que013_stays_on_in_the_aks_automatic_profile() -> None:
+    """Node auto-provisioning "doesn't guarantee atomic admission for every worker" (the article)."""
+    from linter.engine.selection import enabled_rules
+
+    automatic = Config(profile="aks-automatic")
+    assert "QUE013" in [m.code for m in enabled_rules(REGISTRY, automatic, ["ALL"])]
+    assert "GPU006" not in [m.code for m in enabled_rules(REGISTRY, automatic, ["ALL"])]  # the control
+    found = lint(pytorchjob(), select=("QUE013",), config=automatic)
+    assert [(r.rule, r.severity) for r in found] == [("QUE013", "warning")]

@@ -296,3 +296,87 @@ def test_a_kserve_model_without_a_known_runtime_is_judged_alone(tmp_path) -> Non
     other = KSERVE_RUNTIME.replace("name: huggingface", "name: sklearn")
     found = kserve_lint(tmp_path, {"runtime.yaml": other, "isvc.yaml": KSERVE_ISVC})
     assert [f for f in found if f[0] == "isvc.yaml"] == [("isvc.yaml", 7, code) for code in KSERVE_CODES]
+# SEC007: host namespaces and host ports
+
+
+@pytest.mark.parametrize("extra, container, found", [
+    ("hostNetwork: true", "", [(6, "network namespace (`hostNetwork: true`)")]),
+    ("hostPID: true", "", [(6, "process namespace (`hostPID: true`)")]),
+    ("hostIPC: true", "", [(6, "IPC namespace (`hostIPC: true`)")]),
+    ("hostNetwork: false", "", []),
+    ('hostPID: "true"', "", []),  # not a boolean: the schema rule's finding
+    ("", "ports: [{containerPort: 8080, hostPort: 8080}]", [(10, "binds port 8080 of the node")]),
+    ("", "ports: [{containerPort: 8080, hostPort: 0}]", []),
+    ("", "ports: [{containerPort: 8080}]", []),
+    # with the host network, the ports are the node's already: one finding, not two
+    ("hostNetwork: true", "ports: [{containerPort: 8080, hostPort: 8080}]", [(6, "network namespace")]),
+])
+def test_sec007_fields(extra: str, container: str, found: list) -> None:
+    results = lint(pod(container_sc=container, extra=extra), "SEC007")
+    assert [(line, rule) for line, rule, _ in results] == [(line, "SEC007") for line, _ in found]
+    assert all(text in message for (_, _, message), (_, text) in zip(results, found))
+
+
+def test_sec007_columns_and_profile_severity() -> None:
+    from linter.engine.selection import enabled_rules
+
+    text = pod(extra="hostPID: true", container_sc="ports: [{containerPort: 80, hostPort: 80}]")
+    docs = [load_text(text, "pod.yaml")]
+    meta = load_registry().get("SEC007")
+    results = sorted((r for r, _ in run_rules(docs, {"pod.yaml"}, [meta], Config())), key=lambda r: r.line)
+    assert [(r.line, r.column, r.severity) for r in results] == [(6, 12, "warning"), (10, 43, "warning")]
+    automatic = Config(profile="aks-automatic")
+    assert "SEC007" in [m.code for m in enabled_rules(load_registry(), automatic, ["ALL"])]
+    results = [r for r, _ in run_rules(docs, {"pod.yaml"}, [meta], automatic)]
+    assert sorted(r.severity for r in results) == ["error", "error"]
+
+
+def test_sec007_leaves_daemonsets_alone() -> None:
+    daemonset = """
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: exporter}
+spec:
+  selector: {matchLabels: {a: b}}
+  template:
+    metadata: {labels: {a: b}}
+    spec:
+      hostNetwork: true
+      containers: [{name: c, image: x:1, ports: [{containerPort: 9400, hostPort: 9400}]}]
+"""
+    assert lint(daemonset, "SEC007") == []
+    assert [rule for _, rule, _ in lint(daemonset.replace("DaemonSet", "Deployment"), "SEC007")] == ["SEC007"]
+
+
+# ---------------------------------------------------------------------------------------------
+# SEC008: in-tree Azure provisioners
+
+STORAGE_CLASS = "apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata: {name: sc}\nprovisioner: PROVISIONER\n"
+
+
+@pytest.mark.parametrize("provisioner, csi", [
+    ("kubernetes.io/azure-disk", "disk.csi.azure.com"),
+    ("kubernetes.io/azure-file", "file.csi.azure.com"),
+    ("disk.csi.azure.com", None),
+    ("file.csi.azure.com", None),
+    ("kubernetes.io/aws-ebs", None),  # another cloud's plugin: not this rule's
+    ("Kubernetes.io/azure-disk", None),  # provisioner names are case-sensitive: no plugin answers it
+])
+def test_sec008_provisioners(provisioner: str, csi: str | None) -> None:
+    results = lint(STORAGE_CLASS.replace("PROVISIONER", provisioner), "SEC008")
+    if csi is None:
+        assert results == []
+        return
+    ((line, rule, message),) = results
+    assert (line, rule) == (4, "SEC008") and f"`{provisioner}`" in message and f"`{csi}`" in message
+
+
+def test_sec008_position_and_profile() -> None:
+    docs = [load_text(STORAGE_CLASS.replace("PROVISIONER", "kubernetes.io/azure-disk"), "sc.yaml")]
+    meta = load_registry().get("SEC008")
+    (standard,) = [r for r, _ in run_rules(docs, {"sc.yaml"}, [meta], Config())]
+    assert (standard.line, standard.column, standard.severity) == (4, 14, "warning")
+    (automatic,) = [r for r, _ in run_rules(docs, {"sc.yaml"}, [meta], Config(profile="aks-automatic"))]
+    assert automatic.severity == "error" and "Deployment Safeguards" in automatic.message
+    other = STORAGE_CLASS.replace("storage.k8s.io/v1", "example.com/v1").replace("PROVISIONER", "kubernetes.io/azure-disk")
+    assert lint(other, "SEC008") == []  # another group's StorageClass kind

@@ -435,3 +435,132 @@ def test_shell_script_flags_follow_line_continuations_and_env(tmp_path: Path) ->
     found = run(tmp_path, {"job.yaml": SCRIPT_JOB}, "STO002")
     assert [r.line for r in found] == [16]  # the script item
     assert "/tmp/lora-7/ckpt (--ckpt_dir)" in found[0].message
+
+
+# ---------------------------------------------------------------------------------------------
+# STO006: a shell as PID 1 of a trainer with something to save
+
+from linter.model.shellc import statements  # noqa: E402
+
+STO006_JOB = """
+apiVersion: batch/v1
+kind: Job
+metadata: {name: train}
+spec:
+  template:
+    spec:
+      restartPolicy: OnFailure
+      POD
+      containers:
+      - name: trainer
+        image: nvcr.io/nvidia/pytorch:24.05-py3
+        command: COMMAND
+        volumeMounts: [{name: ckpt, mountPath: /checkpoints}]
+      volumes: [{name: ckpt, persistentVolumeClaim: {claimName: ckpt}}]
+"""
+
+
+def sto006(tmp_path: Path, command: str, pod: str = "", mount: bool = True) -> list:
+    text = STO006_JOB.replace("COMMAND", command).replace("POD", pod)
+    if not mount:
+        text = text.replace("        volumeMounts: [{name: ckpt, mountPath: /checkpoints}]\n", "")
+    return run(tmp_path, {"job.yaml": text}, "STO006")
+
+
+@pytest.mark.parametrize("command, fires", [
+    ('["bash", "-c", "set -e; python train.py"]', True),
+    ('["/bin/sh", "-c", "cd /w && python3.11 train.py"]', True),
+    ('["bash", "-lc", "source env.sh\\ntorchrun train.py"]', True),
+    ('["bash", "-c", "python train.py; echo done"]', True),  # a statement after the trainer
+    ('["bash", "-c", "python train.py & wait"]', True),
+    ('["bash", "-c", "./run_training.sh --epochs 3; sync"]', True),
+    ('["bash", "-c", "set -e; exec python train.py"]', False),
+    ('["bash", "-c", "set -e; exec -a trainer python train.py"]', False),
+    ('["bash", "-c", "trap \'kill -TERM $p\' SIGTERM; python train.py & p=$!; wait $p"]', False),
+    ('["bash", "-c", "python train.py"]', False),  # one statement: the shell replaces itself
+    ('["bash", "-c", "set -e; python -m pip install x; nvidia-smi"]', False),  # no trainer
+    ('["bash", "-c", "echo \'a; b; c\' && sleep 60"]', False),
+    ('["python", "-c", "import os; print(1)"]', False),  # no shell
+    ('["tini", "--", "bash", "-c", "set -e; python train.py"]', False),  # not the shell's PID 1
+    ('["bash", "-c", "set -e; python train.py \'unclosed"]', False),  # cannot be split: not judged
+])
+def test_sto006_scripts(tmp_path: Path, command: str, fires: bool) -> None:
+    found = sto006(tmp_path, command)
+    assert [r.rule for r in found] == (["STO006"] if fires else [])
+
+
+def test_sto006_points_at_the_script_and_names_the_trainer(tmp_path: Path) -> None:
+    (finding,) = sto006(tmp_path, '["bash", "-c", "pip install -r r.txt; python train.py --lr 1"]')
+    assert (finding.line, finding.column) == (13, 33)  # the script item of `command: [...]`
+    assert "writes checkpoints (mount path /checkpoints)" in finding.message
+    assert "runs `python train.py --lr 1` from a `bash -c` script of 2 statements without `exec`" in finding.message
+    assert finding.fix == "start the trainer with `exec python train.py --lr 1` (or trap TERM and forward it)"
+    assert finding.node[-2:] == ("command", 2)
+
+
+def test_sto006_args_hold_the_script_and_a_pipe_needs_more_than_exec(tmp_path: Path) -> None:
+    job = STO006_JOB.replace("command: COMMAND", 'command: ["sh", "-c"]\n        args: ["cd /w; python train.py 2>&1 | tee log"]')
+    (finding,) = run(tmp_path, {"job.yaml": job.replace("POD", "")}, "STO006")
+    assert finding.node[-2:] == ("args", 0) and "`python train.py`" in finding.message
+    assert finding.fix.startswith("run the trainer outside the pipeline")
+
+
+@pytest.mark.parametrize("pod, fires", [
+    ("", False),  # no checkpoints, not preemptible
+    ("tolerations: [{key: kubernetes.azure.com/scalesetpriority, operator: Exists}]", True),
+    ("schedulerName: volcano", True),
+    ("priorityClassName: low", True),  # a higher class of the project may preempt it
+])
+def test_sto006_preemptible_pods_without_checkpoints(tmp_path: Path, pod: str, fires: bool) -> None:
+    classes = """
+    apiVersion: scheduling.k8s.io/v1
+    kind: PriorityClass
+    metadata: {name: low}
+    value: 10
+    ---
+    apiVersion: scheduling.k8s.io/v1
+    kind: PriorityClass
+    metadata: {name: high}
+    value: 1000
+    """
+    text = STO006_JOB.replace("COMMAND", '["bash", "-c", "set -e; python train.py"]').replace("POD", pod)
+    text = text.replace("        volumeMounts: [{name: ckpt, mountPath: /checkpoints}]\n", "")
+    found = run(tmp_path, {"job.yaml": text, "classes.yaml": classes}, "STO006", targets=["job.yaml"])
+    assert [r.rule for r in found] == (["STO006"] if fires else [])
+
+
+def test_sto006_a_preemptible_demo_that_shows_no_training_is_not_judged(tmp_path: Path) -> None:
+    """Preemptible pods count only when the workload shows it trains (QUE012's sign): an MPI
+    hello-world on busybox has nothing to save."""
+    text = STO006_JOB.replace("COMMAND", '["bash", "-c", "set -e; mpirun ./hello"]').replace("POD", "schedulerName: volcano")
+    text = text.replace("        volumeMounts: [{name: ckpt, mountPath: /checkpoints}]\n", "")
+    assert [r.rule for r in run(tmp_path, {"job.yaml": text}, "STO006")] == ["STO006"]  # a PyTorch image: training
+    demo = text.replace("nvcr.io/nvidia/pytorch:24.05-py3", "busybox").replace("name: train}", "name: demo}")
+    assert run(tmp_path, {"job.yaml": demo.replace("name: trainer", "name: c")}, "STO006") == []
+
+
+def test_shell_statements_mask_substitutions_and_drop_redirections() -> None:
+    script = "H=`cat h | tr a b`; W=$(cat w | tr a b)\npython t.py 2>&1 > log | tee x # c; d"
+    assert [words for words, _ in statements(script)] == [("H=$_",), ("W=$_",), ("python", "t.py"), ("tee", "x")]
+    assert statements("echo 'open") == ()
+
+
+def test_sto006_leaves_parameter_servers_out(tmp_path: Path) -> None:
+    tfjob = """
+    apiVersion: kubeflow.org/v1
+    kind: TFJob
+    metadata: {name: ps-training}
+    spec:
+      tfReplicaSpecs:
+        ROLE:
+          replicas: 1
+          template:
+            spec:
+              schedulerName: volcano
+              containers:
+              - name: tensorflow
+                image: tensorflow/tensorflow:2.16.1-gpu
+                command: ["sh", "-c", "export TF_CONFIG=$(cat /etc/tf); python train.py --job_name=x"]
+    """
+    assert [r.rule for r in run(tmp_path, {"job.yaml": tfjob.replace("ROLE", "Worker")}, "STO006")] == ["STO006"]
+    assert run(tmp_path, {"job.yaml": tfjob.replace("ROLE", "PS")}, "STO006") == []

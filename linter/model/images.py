@@ -52,3 +52,20 @@ def repository_path(name: str) -> str:
     for prefix in DOCKER_HUB_HOSTS:
         name = name.removeprefix(prefix)
     return name if "/" in name else f"library/{name}"
+
+
+# Tags that registries move to every new build: a branch (`main`, `master`, `dev`), a channel
+# (`nightly`, `stable`, `edge`), or `latest` with a variant (`latest-gpu`, `nightly-cu121`,
+# `main-latest`). `latest` alone is IMG001's.
+MOVING_TAGS = frozenset({"main", "master", "nightly", "stable", "edge", "dev", "devel", "develop", "development",
+                         "canary", "unstable", "head", "trunk", "rolling", "testing"})
+_MOVING_PREFIXES = ("latest-", "nightly-")
+_MOVING_SUFFIXES = ("-latest", "-nightly")
+
+
+def is_moving_tag(tag: str | None) -> bool:
+    """Whether ``tag`` names a branch or channel that moves with every build (see MOVING_TAGS)."""
+    if not tag:
+        return False
+    tag = tag.lower()
+    return tag in MOVING_TAGS or tag.startswith(_MOVING_PREFIXES) or tag.endswith(_MOVING_SUFFIXES)

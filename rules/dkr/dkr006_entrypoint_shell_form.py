@@ -91,6 +91,7 @@ from linter.fix import Plan, Replace
 from linter.model.bounds import json_too_deep
 from linter.model.docker import Dockerfile, Instruction, execs, node_path, start_command
 from linter.model.position import Span
+from linter.model.shellc import POSIX_SHELLS
 from linter.rule import DOCKERFILE, Finding, rule
 
 # programs that only a shell runs (builtins and reserved words): no exec form, no `exec` before them
@@ -101,7 +102,6 @@ SHELL_ONLY = frozenset({
     "dirs", "if", "then", "else", "elif", "fi", "do", "done", "case", "esac", "while", "until", "for", "in",
     "function", "select", "time", "{", "}", "!", "[[", "]]", "coproc",
 })
-POSIX_SHELLS = frozenset({"sh", "bash", "dash", "ash", "zsh", "ksh", "mksh"})
 _REDIRECT = re.compile(r"\d*(?:>&(?:\d+|-)|<&(?:\d+|-)|>>|>|<)")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9@*#?]")
 _GLOB = frozenset("*?[]~{}!#")

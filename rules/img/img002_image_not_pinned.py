@@ -10,10 +10,10 @@ path leaves the tag and digest judged (`${REGISTRY}/trainer:1.0` has no digest).
 
 {{pod-views}}
 
-An image with no tag or the tag `latest` (and no digest) is IMG001's finding alone: both rules
-say the same thing of it (what runs can change under the same reference), and IMG001's message
-asks for the version tag and the digest. This rule reports images with a version tag and no
-digest, and malformed digests.
+An image with no tag or the tag `latest` (and no digest) is IMG001's finding alone, and one on a
+moving tag (`main`, `nightly`, `latest-gpu` …) IMG006's: the rules say the same thing of it (what
+runs can change under the same reference), and their messages ask for a release tag and the
+digest. This rule reports images with a version tag and no digest, and malformed digests.
 
 ## Why is this bad?
 Tags are mutable: a registry push can move `2.4.1-cuda12.4` to a different build, so the
@@ -44,7 +44,7 @@ manifest your release pipeline produces, and suppress this rule on development o
 
 import re
 
-from linter.model.images import image_pin
+from linter.model.images import image_pin, is_moving_tag
 from linter.model.k8s import Container
 from linter.rule import CONTAINER, Finding, rule
 
@@ -60,6 +60,8 @@ def check(container: Container, ctx):
     tag, digest = pin
     if digest is None and tag in (None, "latest"):
         return  # no tag or `latest`: IMG001's finding, which asks for the digest too (one cause, one finding)
+    if digest is None and is_moving_tag(tag):
+        return  # `main`, `nightly`, `latest-gpu` …: IMG006's finding, which asks for the digest too
     who = f"{container.kind_label} `{container.name}`"
     if digest is None:
         message = f"{who} image `{image}` is not pinned by digest (@sha256:…)"

@@ -1,0 +1,69 @@
+"""A container image on a tag that moves with every build (`main`, `nightly`, `stable` …).
+
+## What it does
+Flags containers (init, sidecar and ephemeral containers included) whose image carries no
+digest and a tag that registries move to each new build: a branch (`main`, `master`, `dev`,
+`devel`, `develop`, `development`, `trunk`, `head`), a channel (`nightly`, `stable`, `edge`,
+`canary`, `unstable`, `testing`, `rolling`), or one of those with a variant (`latest-gpu`,
+`nightly-gpu`, `main-latest`: a tag beginning with `latest-` or `nightly-`, or ending with
+`-latest` or `-nightly`). Tags are compared without regard to case. `latest` alone and no tag
+are IMG001's finding; an image pinned by digest is not flagged (the digest decides what runs).
+Images filled in later (`$(IMAGE)`, `{{ … }}`) are skipped.
+
+{{pod-views}}
+
+A moving tag without a digest is this rule's finding alone: IMG002 (image not pinned) leaves
+it here, as it leaves `latest` to IMG001 (one cause, one finding).
+
+## Why is this bad?
+A moving tag is `latest` by another name: the same manifest runs a different build on every
+node that pulls it, so two workers of one job can run different code, a rerun of last week's
+training is not the same run, and nobody can tell which build produced a model. The article:
+"Use an explicit, CUDA-enabled base image tag … instead of an untagged base image reference.
+Pin the image by digest in production to ensure reproducible builds and predictable
+CUDA/cuDNN behavior", and "Version your models by packaging model weights, metadata, and
+configurations in container images with semantic version tags".
+
+## Example
+```yaml
+      containers:
+      - name: ray-worker
+        image: rayproject/ray:nightly-gpu
+```
+
+Use instead:
+```yaml
+      containers:
+      - name: ray-worker
+        image: rayproject/ray:2.40.0-gpu@sha256:…   # a release, pinned by its digest
+```
+
+## Known problems
+Only the words above, and the `latest-`/`nightly-` prefixes and `-latest`/`-nightly` suffixes,
+count: a channel with a variant (`stable-alpine`) or a team's own moving words (`prod`,
+`current`) are not reported here (IMG002 reports them unpinned). With this rule ignored, IMG002
+does not report the moving tags either: ignore both or neither.
+
+## References
+- Kubernetes, container images (image names, tags and digests): https://kubernetes.io/docs/concepts/containers/images/#image-names
+- Docker, pin base image versions: https://docs.docker.com/build/building/best-practices/#pin-base-image-versions
+"""
+
+from linter.model.images import is_moving_tag
+from linter.model.k8s import Container, image_reference
+from linter.rule import CONTAINER, Finding, rule
+
+
+@rule(code="IMG006", name="image-tag-moving", severity="warning", scope=CONTAINER, tags=("images", "supply-chain"))
+def check(container: Container, ctx):
+    image = container.image
+    reference = image_reference(image)
+    if reference is None:
+        return
+    _, tag, digest = reference
+    if digest is not None or not is_moving_tag(tag):
+        return
+    yield Finding(container.image_span,
+                  f"{container.kind_label} `{container.name}` image `{image}` uses the moving tag `{tag}`, which points "
+                  "at a new build every time it is pushed; use a release tag and pin its digest",
+                  node=container.path + ("image",))

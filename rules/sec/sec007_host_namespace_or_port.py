@@ -1,0 +1,94 @@
+"""A pod that shares the node's network, process or IPC namespace, or binds a port of the node.
+
+## What it does
+Flags, in every pod template, `hostNetwork: true`, `hostPID: true` and `hostIPC: true`, and
+every container port with a `hostPort` (a number other than 0). With `hostNetwork: true` the
+container ports are the node's ports already, so their `hostPort`s are not flagged again. The
+finding points at the value. It is a warning, and an error in the `aks-automatic` profile.
+
+{{pod-views}}
+
+DaemonSets are not judged: a DaemonSet is a node agent (the GPU Operator's driver and
+validators, DCGM and node exporters, CNI and CSI plugins), whose work is the node itself; the
+host namespaces are what it is for. Every other workload is: training jobs, inference servers,
+notebooks and the ML operators' kinds have no business on the node's namespaces.
+
+## Why is this bad?
+The host namespaces take the pod out of its sandbox: with the node's network it can reach every
+port bound on the node (the kubelet, other pods' host ports, the instance metadata service) and
+bypass NetworkPolicies; with its PID namespace it sees and can signal every process on the node;
+with its IPC namespace it reads other pods' shared memory. A `hostPort` ties the pod to nodes
+where that port is free, so two replicas cannot share a node and scale-up stalls. The Baseline
+Pod Security Standard forbids all four, and the article reminds that in AKS Automatic
+"image provenance, scanning, and runtime hardening are still core MLOps responsibilities": its
+Deployment Safeguards enforce the Baseline standard there, so such a pod is rejected. Distributed
+training needs none of it: the article runs NCCL over the AKS CNI pod network
+(`NCCL_SOCKET_IFNAME=eth0`) and opens replica traffic with a NetworkPolicy.
+
+## Example
+```yaml
+    spec:
+      hostNetwork: true
+      containers:
+      - name: pytorch
+        ports:
+        - containerPort: 23456
+          hostPort: 23456
+```
+
+Use instead:
+```yaml
+    spec:
+      containers:
+      - name: pytorch
+        ports:
+        - containerPort: 23456
+```
+
+## Known problems
+A DaemonSet that is not a node agent (a per-node cache of a training set) is not judged; a node
+agent run as a Deployment is reported (suppress it with the reason). An InfiniBand or RoCE
+set-up that uses the host network for RDMA is reported all the same; the AKS way is an RDMA
+device plugin with the pod network.
+
+## References
+- Kubernetes, Pod Security Standards (Host Namespaces, Host Ports): https://kubernetes.io/docs/concepts/security/pod-security-standards/
+- AKS, Deployment Safeguards: https://learn.microsoft.com/azure/aks/deployment-safeguards
+- Kubernetes, configuration best practices (hostPort): https://kubernetes.io/docs/concepts/configuration/overview/#services
+"""
+
+from linter.model.k8s import PodSpec
+from linter.rule import POD, Finding, rule
+
+NAMESPACES = (("hostNetwork", "the node's network namespace", "use the pod network and a Service"),
+              ("hostPID", "the node's process namespace", "remove it"),
+              ("hostIPC", "the node's IPC namespace", "remove it (a memory-backed emptyDir shares memory inside the pod)"))
+
+
+
+
+@rule(code="SEC007", name="host-namespace-or-port", severity="warning", scope=POD,
+      tags=("security", "pod-security"), security_severity="6.0")
+def check(pod: PodSpec, ctx):
+    if pod.obj.kind == "DaemonSet":
+        return  # a node agent: the node's namespaces are its work
+    severity = "error" if getattr(ctx.config, "profile", None) == "aks-automatic" else None
+    owner = f" of the {pod.role} replicas" if pod.role else ""
+    for field, what, advice in NAMESPACES:
+        if pod.spec.get(field) is True:
+            who = f"the {pod.role} pods share" if pod.role else "the pod shares"
+            yield Finding(pod.spec.value_span(field), f"{who} {what} (`{field}: true`); {advice}",
+                          node=pod.path + (field,), severity=severity, fix=f"remove `{field}: true`")
+    if pod.spec.get("hostNetwork") is True:
+        return  # its ports are the node's already: one cause, one finding
+    for container in pod.containers:
+        ports = container.body.get_seq("ports")
+        for index, port in ports.maps() if ports is not None else ():
+            host = port.get("hostPort")
+            if isinstance(host, bool) or not isinstance(host, int) or host == 0:
+                continue
+            yield Finding(port.value_span("hostPort"),
+                          f"{container.kind_label} `{container.name}`{owner} binds port {host} of the node (`hostPort`): "
+                          "one such pod per node, and the port is open beside the node's own; use a Service",
+                          node=container.path + ("ports", index, "hostPort"), severity=severity,
+                          fix="remove `hostPort` and reach the pod through a Service")
