@@ -49,18 +49,18 @@ does not report the moving tags either: ignore both or neither.
 - Docker, pin base image versions: https://docs.docker.com/build/building/best-practices/#pin-base-image-versions
 """
 
-from linter.model.images import is_moving_tag
-from linter.model.k8s import Container, image_reference
+from linter.model.images import image_pin, is_moving_tag
+from linter.model.k8s import Container
 from linter.rule import CONTAINER, Finding, rule
 
 
 @rule(code="IMG006", name="image-tag-moving", severity="warning", scope=CONTAINER, tags=("images", "supply-chain"))
 def check(container: Container, ctx):
     image = container.image
-    reference = image_reference(image)
-    if reference is None:
+    pin = image_pin(image)  # a placeholder registry (`${REGISTRY}/app:nightly`) leaves the tag judged, as IMG001's
+    if pin is None:
         return
-    _, tag, digest = reference
+    tag, digest = pin
     if digest is not None or not is_moving_tag(tag):
         return
     yield Finding(container.image_span,
