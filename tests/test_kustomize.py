@@ -377,31 +377,37 @@ def stand_in_helm(folder: Path, log: Path) -> Path:
     return program
 
 
-def test_charts_are_rendered_with_helm_when_configured(tmp_path: Path) -> None:
+def test_charts_are_rendered_with_helm_when_configured(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the binary path: without Helm's SDK (the helm extra), a `helm` on PATH renders the chart
+    from linter.sources import helm_sdk
+
     shutil.copytree(HELM / "trainer", tmp_path / "charts" / "trainer")
     (tmp_path / "charts" / "trainer" / "values-prod.yaml").write_text("gpu: {limit: 2}\n")
-    (tmp_path / ".mlops-lint.yaml").write_text("helm: {enabled: auto, values: [values-prod.yaml]}\n")
+    (tmp_path / ".mlops-lint.yaml").write_text("helm: {enabled: auto, values: [values-prod.yaml], namespace: ml}\n")
     log = tmp_path / "helm.log"
     bin_folder = tmp_path / "bin"
     stand_in_helm(bin_folder, log)
-    env = {**os.environ, "PATH": f"{bin_folder}{os.pathsep}{os.environ['PATH']}", "PYTHONPATH": str(REPO)}
-    done = subprocess.run([sys.executable, "-m", "linter", "charts", "--no-cache", "--format", "json"],
-                          cwd=tmp_path, env=env, capture_output=True, check=False)
-    report = json.loads(done.stdout)
+    monkeypatch.setattr(helm_sdk, "available", lambda: False)
+    monkeypatch.setenv("PATH", f"{bin_folder}{os.pathsep}{os.environ['PATH']}")
+    code, report = lint(tmp_path, "charts", "--no-cache")
     assert where(report) == [("charts/trainer/templates/job.yaml", 33, 13, "GPU005"),
                              ("charts/trainer/templates/job.yaml", 37, 13, "GPU003")]
     assert not report["notes"]  # the templates were linted: no "skipped" note
     chart = tmp_path / "charts" / "trainer"
-    assert log.read_text().split() == ["template", str(chart), "--values", str(chart / "values.yaml"),
+    assert log.read_text().split() == ["template", "trainer", str(chart), "--namespace", "ml", "--skip-tests",
                                        "--values", str(chart / "values-prod.yaml")]
 
 
-def test_without_helm_the_templates_are_skipped_with_a_note(tmp_path: Path) -> None:
+def test_without_helm_the_templates_are_skipped_with_a_note(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from linter.sources import helm_sdk
+
     shutil.copytree(HELM / "trainer", tmp_path / "charts" / "trainer")
-    (tmp_path / ".mlops-lint.yaml").write_text("helm: {enabled: auto, command: [/no/such/helm, template]}\n")
+    monkeypatch.setattr(helm_sdk, "available", lambda: False)
+    monkeypatch.setenv("PATH", str(tmp_path / "nothing"))
     code, report = lint(tmp_path, "charts", "--no-cache")
     assert where(report) == []
     assert [n["message"].split(";")[0] for n in report["notes"]] == ["Helm chart templates skipped"]
+    assert 'pip install "mlops-lint[helm]"' in report["notes"][0]["message"]
 
 
 @needs_build

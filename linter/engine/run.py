@@ -391,7 +391,9 @@ def finish(outcomes: list[FileOutcome], project: list[tuple[Result, tuple | None
     if UNUSED_SUPPRESSION in job.enabled:
         results.extend(suppress.unused_results(unused, job.registry, job.config.severity))
     virtual = builds.virtual if builds is not None else set()
+    statuses = {outcome.path: outcome.status for outcome in outcomes if outcome.target and outcome.path not in virtual}
     if builds is not None:
-        notes = [(builds.shown(path), builds.shown_in(message)) for path, message in notes]
-    return results, {outcome.path: outcome.status for outcome in outcomes if outcome.target
-                     and outcome.path not in virtual}, notes
+        notes = [(builds.shown(path), builds.shown_in(message)) for path, message in notes
+                 if not builds.alternatives(message)]
+        statuses.update(builds.templates_rendered())
+    return results, statuses, notes

@@ -12,10 +12,12 @@ render to several lines or none, so the text is what can be matched.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from typing import Any
 
+from msgspec import Struct
 from msgspec.structs import replace
 
 from linter.model.position import Span
@@ -41,9 +43,17 @@ def chart_folder(name: str | None, cwd: str) -> str | None:
 
 
 class HelmMapper:
-    """Where a position of the rendered output is in the chart's templates."""
+    """Where a position of the rendered output is in the chart's templates.
 
-    def __init__(self, text: str, chart: str | None, cwd: str):
+    By path, not by text: the rendered line's document (its ``# Source:``), then its key path
+    within the object (``spec.template.spec.containers[…].image``), list items told apart by
+    their ``name`` (a template's ``- name: {{ .Chart.Name }}-ctr`` matches ``trainer-ctr``),
+    else by their place. The template's line with the same path is the one to edit; a node the
+    template does not spell (inserted by ``toYaml``, ``include`` or a ``range``) is at its
+    deepest ancestor the template spells, which is where the insertion is written."""
+
+    def __init__(self, text: str, chart: str | None, cwd: str, display: str | None = None,
+                 values: str | None = None):
         self.lines = text.splitlines()
         self.sources: list[tuple[int, str]] = []  # (1-based line of the comment, template path)
         for number, line in enumerate(self.lines, 1):
@@ -52,7 +62,11 @@ class HelmMapper:
                 self.sources.append((number, match.group(1)))
         self.chart = chart
         self.cwd = cwd
+        self.display = display  # the chart's folder as shown (a render of the project's chart)
+        self.values = values  # the values file a render of the project's chart is named by
         self._templates: dict[str, list[str] | None] = {}
+        self._template_paths: dict[str, list[tuple | None]] = {}
+        self._rendered: list[tuple | None] | None = None
 
     def __bool__(self) -> bool:
         return bool(self.sources)
@@ -66,6 +80,8 @@ class HelmMapper:
         parts = source.replace("\\", "/").split("/")
         if self.chart is not None and len(parts) > 1:
             absolute = os.path.join(self.chart, *parts[1:])
+            if len(parts) > 3 and parts[1] == "charts":  # a subchart's template: CHART/charts/SUB/templates/…
+                absolute = os.path.join(self.chart, *parts[1:])
         else:
             absolute = os.path.join(self.cwd, *parts)
         return display_path(Path(absolute), Path(self.cwd)), absolute
@@ -78,83 +94,205 @@ class HelmMapper:
                 self._templates[absolute] = read_source(absolute).decode("utf-8", "replace").splitlines()
             except Unreadable:
                 self._templates[absolute] = None
+            self._template_paths[absolute] = _paths(self._templates[absolute] or [], template=True)
         return self._templates[absolute]
 
     def locate(self, span: Span) -> tuple[str, Span] | None:
         """The template and the span there of a rendered position (None: not under a Source)."""
         source = None
+        start = 0
         for number, path in self.sources:
             if number > span.line:
                 break
-            source = path
+            source, start = path, number
         if source is None:
             return None
         shown, absolute = self.template_path(source)
         template = self._template(absolute)
         if not template:
             return shown, Span(1, 1, 1, 2)
-        rendered = self.lines[span.line - 1] if 0 < span.line <= len(self.lines) else ""
-        text = rendered.strip()
-        if text:
-            for number, line in enumerate(template, 1):
-                if line.strip() == text:
-                    column = line.index(text) + 1
-                    return shown, Span(number, column, number, column + len(text))
-        key = _KEY.match(rendered)
-        if key:
-            wanted, context = key.group(1), _parents(self.lines, span.line)
-            best: tuple[int, int] | None = None  # (keys shared with the rendered line's parents, line)
-            for number, line in enumerate(template, 1):
-                found = _KEY.match(line)
-                if found and found.group(1) == wanted:
-                    shared = _shared(context, _parents(template, number))
-                    if best is None or shared > best[0]:
-                        best = (shared, number)
-            if best is not None:
-                line = template[best[1] - 1]
-                column = line.index(wanted) + 1
-                return shown, Span(best[1], column, best[1], column + len(wanted))
+        if self._rendered is None:
+            self._rendered = _paths(self.lines)
+        wanted = self._rendered[span.line - 1] if 0 < span.line <= len(self._rendered) else None
+        if wanted is None:  # a line with no key (a document's start): the first key after it
+            for number in range(span.line, len(self._rendered)):
+                if self._rendered[number] is not None:
+                    wanted = self._rendered[number][:1]
+                    break
+        best: tuple[int, int] | None = None  # (path components matched, line)
+        if wanted is not None:
+            for number, have in enumerate(self._template_paths[absolute], 1):
+                if have is None:
+                    continue
+                matched = _matched(wanted, have)
+                if matched == len(have) and (best is None or matched > best[0]):
+                    best = (matched, number)
+                    if matched == len(wanted):
+                        break
+        if best is not None:
+            line = template[best[1] - 1]
+            key = self._template_paths[absolute][best[1] - 1]
+            word = str(key[-1][0]) if key and key[-1][0] != "-" else "-"
+            column = line.find(word) + 1 if word != "-" and word in line else len(line) - len(line.lstrip()) + 1
+            if best[0] < len(wanted):  # inserted under this key: the insertion's line, if it follows
+                inserted = _insertion(template, best[1])
+                if inserted is not None:
+                    line = template[inserted - 1]
+                    column = len(line) - len(line.lstrip()) + 1
+                    return shown, Span(inserted, column, inserted, len(line.rstrip()) + 1)
+            return shown, Span(best[1], column, best[1], column + max(1, len(word)))
         for number, line in enumerate(template, 1):
             if line.startswith("kind:"):
                 return shown, Span(number, 1, number, len(line) + 1)
         return shown, Span(1, 1, 1, 2)
 
 
-def _parents(lines: list[str], number: int) -> list[str]:
-    """The keys of the lines a line is nested in (by indentation), nearest first (a few)."""
-    out: list[str] = []
-    line = lines[number - 1]
-    indent = len(line) - len(line.lstrip(" -"))
-    for above in range(number - 2, -1, -1):
-        text = lines[above]
-        if not text.strip() or text.lstrip().startswith("#"):
+_ITEM = re.compile(r"^(\s*)-(?:\s+|$)")
+_BLOCK = re.compile(r":\s*[|>][-+0-9]*\s*(?:#.*)?$")
+_ACTION = re.compile(r"^\s*\{\{.*\}\}\s*$")
+
+
+def _paths(lines: list[str], template: bool = False) -> list[tuple | None]:
+    """Each line's key path (None: no key of its own): a tuple of ``(key,)`` and, for a list
+    item, ``("-", index, name)`` (the item's ``name:`` value, a template's with its
+    ``{{ … }}``)."""
+    out: list[tuple | None] = [None] * len(lines)
+    stack: list[tuple[int, tuple]] = []  # (indent, component)
+    counters: dict[tuple, int] = {}
+    block: int | None = None  # the indent of a key whose block scalar the lines are in
+    items: dict[tuple, int] = {}  # an item's path -> the index of its entry in stack-built paths
+    names: dict[tuple, str] = {}
+    for index, line in enumerate(lines):
+        stripped = line.strip()
+        if not stripped:
             continue
-        own = len(text) - len(text.lstrip(" -"))
-        if own < indent:
-            match = _KEY.match(text)
-            if match:
-                out.append(match.group(1))
-            indent = own
-            if len(out) == 4 or own == 0:
+        indent = len(line) - len(line.lstrip(" "))
+        if block is not None:
+            if indent > block:
+                continue
+            block = None
+        if stripped.startswith("#") or (template and (_ACTION.match(line) or stripped.startswith("{{"))):
+            continue
+        if stripped.startswith("---") or stripped.startswith("..."):
+            stack, counters = [], {}
+            continue
+        rest, column = line, indent
+        while True:
+            item = _ITEM.match(rest)
+            if not item:
                 break
-    return out
+            while stack and stack[-1][0] > column:
+                stack.pop()
+            parent = tuple(c for _, c in stack)
+            position = counters.get(parent, 0)
+            counters[parent] = position + 1
+            stack.append((column + 1, ("-", position)))
+            items[tuple(c for _, c in stack)] = index
+            column = item.end()
+            rest = " " * column + rest[item.end():]
+            if not rest.strip():
+                break
+        text = rest.strip()
+        key = _KEY.match(rest)
+        if key is None or not text:
+            path = tuple(c for _, c in stack)
+            if path and path[-1][0] == "-" and text:
+                out[index] = path
+            continue
+        name = key.group(1).strip("\"'")
+        while stack and stack[-1][0] >= column and stack[-1][1][0] != "-" or stack and stack[-1][0] > column:
+            stack.pop()
+        counters.pop(tuple(c for _, c in stack) + ((name,),), None)
+        stack.append((column, (name,)))
+        path = tuple(c for _, c in stack)
+        out[index] = path
+        if name == "name" and len(path) > 1 and path[-2][0] == "-":
+            value = rest[key.end():].split(" #")[0].strip().strip("\"'")
+            names[path[:-1]] = value
+        if _BLOCK.search(rest):
+            block = column
+    # each item component completed with its name (what matches across render and template)
+    named: list[tuple | None] = []
+    for path in out:
+        if path is None:
+            named.append(None)
+            continue
+        parts = []
+        for depth, part in enumerate(path):
+            if part[0] == "-":
+                parts.append(("-", part[1], names.get(path[:depth + 1])))
+            else:
+                parts.append(part)
+        named.append(tuple(parts))
+    return named
 
 
-def _shared(a: list[str], b: list[str]) -> int:
+def _matched(wanted: tuple, have: tuple) -> int:
+    """How many leading components of a rendered path a template path matches."""
     count = 0
-    for x, y in zip(a, b):
-        if x != y:
+    for a, b in zip(wanted, have):
+        if a[0] == "-" and b[0] == "-":
+            if a[2] is not None and b[2] is not None:
+                if not _name_matches(b[2], a[2]):
+                    break
+            elif a[1] != b[1]:
+                break
+        elif a != b:
             break
         count += 1
     return count
 
 
+def _name_matches(template: str, rendered: str) -> bool:
+    if "{{" not in template:
+        return template == rendered
+    pattern = "".join(".*" if part.startswith("{{") else re.escape(part)
+                      for part in re.split(r"(\{\{.*?\}\})", template))
+    return re.fullmatch(pattern, rendered, re.DOTALL) is not None
+
+
+def _insertion(template: list[str], number: int) -> int | None:
+    """The line after a key's that inserts its content (``{{ toYaml … | nindent N }}``,
+    ``{{- include … }}``), if the key's own value is empty."""
+    line = template[number - 1]
+    if line.split(":", 1)[-1].strip() not in ("", "|", "|-", ">"):
+        if "{{" in line:
+            return number
+        return None
+    for following in range(number, min(number + 3, len(template))):
+        text = template[following].strip()
+        if not text:
+            continue
+        return following + 1 if text.startswith("{{") else None
+    return None
+
+
 def remap(pairs: list[tuple[Any, Any]], mappers: dict[str, HelmMapper]) -> list[tuple[Any, Any]]:
-    out = []
+    """Results on rendered output moved to the templates. A template is never edited by
+    ``--fix`` (the fix stays a hint). A render of a project's chart names its values file in
+    the message; the same finding at the same place from several renders is one, naming each."""
+    out: list[tuple[Any, Any]] = []
+    merged: dict[tuple, tuple[int, list[str]]] = {}
     for result, key in pairs:
         mapper = mappers.get(result.path)
         found = mapper.locate(result.span) if mapper is not None else None
-        out.append((replace(result, path=found[0], span=found[1]), key) if found is not None else (result, key))
+        if found is None:
+            out.append((result, key))
+            continue
+        moved = replace(result, path=found[0], span=found[1], autofix=None)
+        if mapper.values is None:
+            out.append((moved, key))
+            continue
+        same = (result.rule, found[0], found[1], result.message)
+        if same in merged:
+            merged[same][1].append(mapper.values)
+            continue
+        merged[same] = (len(out), [mapper.values])
+        out.append((moved, key))
+    for (_, _, _, message), (position, values) in merged.items():
+        result, key = out[position]
+        values.sort(key=lambda label: (label != "values.yaml", label))
+        out[position] = (replace(result, message=f"{message} (Helm values: {', '.join(values)})"), key)
     return out
 
 
@@ -200,27 +338,284 @@ def chart_inputs(folder: str) -> list[str]:
     return out
 
 
-def render(folder: str, command: list[str], values: list[str], timeout: float) -> tuple[bytes | None, str | None]:
-    """``helm template`` of one chart with its values files (output, or the error's message)."""
+NOT_RENDERED = ('chart not rendered: neither Helm\'s SDK (pip install "mlops-lint[helm]") nor a `helm` on PATH '
+                'is installed')
+_TEST_HOOK = re.compile(r"^\s*[\"']?helm\.sh/hook[\"']?\s*:\s*[\"']?[^\n#]*\btest\b", re.MULTILINE)
+_DOCUMENT = re.compile(r"^---[ \t]*(?:#[^\n]*)?$", re.MULTILINE)
+_LOOKUP = re.compile(rb"\blookup\s+\(?\s*\"")
+
+
+_ERROR_PLACE = re.compile(r"(?:at \(|template: )([\w.@+-]+(?:/[\w.@+-]+)*\.(?:yaml|yml|tpl|txt|json)):(\d+)(?::(\d+))?")
+
+
+def error_place(error: str, folder: str, display: str, cwd: str) -> tuple[str, Span]:
+    """Where a render error is: the template line Helm names (``execution error at
+    (CHART/templates/x.yaml:2:4)``) when it is a file of the chart, else the chart's Chart.yaml."""
+    match = _ERROR_PLACE.search(error)
+    if match:
+        shown, absolute = HelmMapper("", folder, cwd).template_path(match.group(1))
+        if os.path.isfile(absolute) and os.path.realpath(absolute).startswith(os.path.realpath(folder) + os.sep):
+            line, column = int(match.group(2)), int(match.group(3) or 1)
+            return shown, Span(line, column, line, column + 1)
+    from linter.model.position import FILE_START
+
+    return chart_file(display), FILE_START
+
+
+def templates_folders(folder: str) -> list[str]:
+    """The templates folders a render of a chart covers: its own and its subcharts' in charts/."""
+    out = [os.path.join(folder, "templates")]
+    charts = os.path.join(folder, "charts")
+    if os.path.isdir(charts) and not os.path.islink(charts):
+        for entry in sorted(os.listdir(charts)):
+            if os.path.isfile(os.path.join(charts, entry, "Chart.yaml")):
+                out.extend(templates_folders(os.path.join(charts, entry)))
+    return out
+
+
+def chart_file(display: str) -> str:
+    return f"{display}/Chart.yaml" if display not in (".", "") else "Chart.yaml"
+
+
+def renderer(section: dict) -> tuple[tuple[str, str | None] | None, str | None]:
+    """What renders charts: ``("sdk", None)`` when the ``helm`` extra is installed, else
+    ``("binary", path)`` for a ``helm`` found on PATH, else None; with the note for a
+    ``helm.command`` refused. The config comes with the tree it lints: it never chooses the
+    program (a path in it, even an absolute one such as ``/proc/self/cwd/helm``, names the
+    tree's own file), so only ``[helm, template]`` is accepted, and ``helm`` is looked up on
+    PATH's absolute folders."""
+    from linter.sources import helm_sdk
+    from linter.sources.kustomize import on_path
+
+    refused = None
+    command = section.get("command")
+    if command and list(command) != ["helm", "template"]:
+        refused = (f"helm.command {list(command)!r} not run: the config comes with the tree it lints, so it does not "
+                   "choose the program; Helm's SDK (pip install \"mlops-lint[helm]\") or `helm template` found on "
+                   "PATH renders the charts")
+    if helm_sdk.available():
+        return ("sdk", None), refused
+    program = on_path("helm")
+    return (("binary", program) if program else None), refused
+
+
+class Render(Struct):
+    """One render of a chart: its values files (``(shown name, absolute path)``, after the
+    chart's own ``values.yaml``), ``set`` expressions, release name and namespace."""
+
+    label: str  # the values file the render is named by ("values.yaml", "ci/gpu-values.yaml")
+    values: list[tuple[str, str]]
+    set: list[str]
+    name: str
+    namespace: str
+    kube_version: str | None = None
+
+    def virtual(self, display: str) -> str:
+        return f"<helm template {display}>" if self.label == "values.yaml" else f"<helm template {display} -f {self.label}>"
+
+    @property
+    def with_values(self) -> str:
+        return "" if self.label == "values.yaml" else f" with {self.label}"
+
+
+class Plan(Struct):
+    folder: str
+    display: str
+    renders: list[Render]
+    notes: list[Any]
+    lookup: bool = False
+
+
+def _confined(folder: str, name: str, root: str) -> tuple[str | None, str | None]:
+    """A configured values file's path, relative to the chart, when it stays inside the chart or
+    the project (else None and why): the tree's config must not make the linter read the
+    machine's files (an absolute path, ``../`` out, or a link out)."""
+    if os.path.isabs(name) or name.startswith("~"):
+        return None, "an absolute path"
+    path = os.path.normpath(os.path.join(folder, name))
+    real = os.path.realpath(path)
+    inside = [os.path.realpath(folder), os.path.realpath(root)]
+    if not any(real == base or real.startswith(base.rstrip(os.sep) + os.sep) for base in inside):
+        return None, "outside the chart and the project"
+    if not os.path.isfile(real):
+        return None, "not a file"
+    return path, None
+
+
+def plan(folder: str, display: str, section: dict, kubernetes_version: str | None, root: str) -> Plan:
+    """The renders of one chart the config asks for: its ``values.yaml`` (with the configured
+    values files and ``set:``), plus one per ``ci/*-values.yaml`` (chart-testing's convention);
+    per-chart settings under ``charts: {FOLDER: …}`` (the chart's folder as the project spells it)."""
+    from linter.result import Note
+
+    relative = os.path.relpath(folder, root).replace(os.sep, "/")
+    own = {}
+    for key, value in (section.get("charts") or {}).items():
+        if key.strip("/") in (relative, display.strip("/")) or (key in (".", "./") and relative == "."):
+            own = dict(value)
+    notes: list[Any] = []
+    values: list[tuple[str, str]] = []
+    for name in [*section.get("values", []), *own.get("values", [])]:
+        path, why = _confined(folder, name, root)
+        if path is None:
+            notes.append(Note(display, f"helm values file {name!r} not used: {why}"))
+        else:
+            values.append((name, path))
+    sets = [str(item) for item in [*section.get("set", []), *own.get("set", [])]]
+    metadata = _chart_metadata(folder)
+    name = str(own.get("release-name") or section.get("release-name") or metadata.get("name") or
+               os.path.basename(folder))
+    namespace = str(own.get("namespace") or section.get("namespace") or "default")
+    renders = [Render("values.yaml", values, sets, name, namespace, kubernetes_version)]
+    ci = os.path.join(folder, "ci")
+    if os.path.isdir(ci) and not os.path.islink(ci):
+        for entry in sorted(os.listdir(ci)):
+            path = os.path.join(ci, entry)
+            if entry.endswith("-values.yaml") and os.path.isfile(path) and not os.path.islink(path):
+                renders.append(Render(f"ci/{entry}", [*values, (f"ci/{entry}", path)], sets, name, namespace,
+                                      kubernetes_version))
+    for dependency in metadata.get("dependencies") or []:
+        if isinstance(dependency, dict) and dependency.get("name") and not _has_subchart(folder, str(dependency["name"])):
+            notes.append(Note(chart_file(display), f"dependency {dependency['name']!r} is not in charts/: rendered "
+                                                     "without it (no repository or registry is contacted)"))
+    lookup = False
+    templates = os.path.join(folder, "templates")
+    for path in chart_inputs(templates):
+        try:
+            from linter.sources.files import read_source
+
+            if not os.path.islink(path) and _LOOKUP.search(read_source(path)):
+                lookup = True
+                break
+        except Exception:  # noqa: BLE001 - unreadable templates are the render's to report
+            continue
+    if lookup:
+        notes.append(Note(display, "templates call `lookup`: rendered offline, where it finds nothing"))
+    return Plan(folder, display, renders, notes, lookup)
+
+
+def _chart_metadata(folder: str) -> dict:
+    from linter.sources.files import Unreadable, read_source
+
+    try:
+        import yaml
+
+        loaded = yaml.safe_load(read_source(os.path.join(folder, "Chart.yaml"), 1 << 20))
+    except (Unreadable, Exception):  # noqa: BLE001 - a broken Chart.yaml is the render's error
+        return {}
+    return loaded if isinstance(loaded, dict) else {}
+
+
+def _has_subchart(folder: str, name: str) -> bool:
+    charts = os.path.join(folder, "charts")
+    if os.path.isfile(os.path.join(charts, name, "Chart.yaml")):
+        return True
+    try:
+        return any(entry.startswith(name + "-") and entry.endswith(".tgz") for entry in os.listdir(charts))
+    except OSError:
+        return False
+
+
+def assemble(manifests: dict[str, str]) -> bytes:
+    """The SDK's renders as ``helm template`` prints them: each document after its template's
+    ``# Source:``; NOTES.txt, empty documents and test hooks (``helm.sh/hook: test``, run by
+    ``helm test``, never deployed) left out."""
+    out: list[str] = []
+    for source in sorted(manifests):
+        if source.endswith("NOTES.txt"):
+            continue
+        for document in _DOCUMENT.split(manifests[source]):
+            if not document.strip() or all(not line.strip() or line.lstrip().startswith("#")
+                                           for line in document.splitlines()):
+                continue
+            if _TEST_HOOK.search(document):
+                continue
+            out.append(f"---\n# Source: {source}\n{document.strip(chr(10))}\n")
+    return "".join(out).encode()
+
+
+def render_plan(plan: Plan, renderer: tuple[str, str | None], timeout: float,
+                cache: Any) -> list[tuple[bytes | None, str | None]]:
+    """Each render of a chart (output, or the error's message), from the cache where an equal
+    render (the same content of every file it reads, the same settings) was kept."""
+    from linter.digest import digest, digest_text
+    from linter.sources import helm_sdk
+    from linter.sources.files import Unreadable, read_source
+    from linter.sources.text import MAX_FILE_BYTES
+
+    kind, program = renderer
+    files = helm_sdk.ChartFiles(plan.folder)
+    if files.error is not None:
+        return [(None, files.error)] * len(plan.renders)
+    results: list[tuple[bytes | None, str | None]] = [(None, None)] * len(plan.renders)
+    specs: list[dict[str, Any]] = []
+    keys: list[str | None] = []
+    todo: list[int] = []
+    for index, render in enumerate(plan.renders):
+        texts = []
+        try:
+            for name, path in render.values:
+                texts.append((name, read_source(path).decode("utf-8", "replace")))
+        except Unreadable as why:
+            results[index] = (None, f"values file {render.values[len(texts)][0]}: {why}")
+            keys.append(None)
+            continue
+        spec = {"values": texts, "set": render.set, "name": render.name, "namespace": render.namespace,
+                "kube_version": render.kube_version}
+        key = "helm-" + digest_text(kind, program or "", json.dumps({**spec, "values": [(n, digest(t.encode()))
+                                                                                        for n, t in texts]}),
+                                     *files.key()) if cache is not None else None
+        keys.append(key)
+        found = cache.get(key) if key is not None else None
+        if found is not None:
+            results[index] = (found, None)
+            continue
+        specs.append(spec)
+        todo.append(index)
+    if not todo:
+        return results
+    if kind == "sdk":
+        answers = helm_sdk.render(files, specs, timeout, MAX_FILE_BYTES)
+    else:
+        answers = [_render_binary(plan.folder, program or "helm", spec, plan.renders[index], timeout)
+                   for index, spec in zip(todo, specs)]
+    for index, answer in zip(todo, answers):
+        if "error" in answer:
+            results[index] = (None, answer["error"])
+            continue
+        output = answer["output"] if "output" in answer else assemble(answer["manifests"])
+        if len(output) > MAX_FILE_BYTES:
+            results[index] = (None, f"the rendered output is over {MAX_FILE_BYTES >> 20} MB: not linted")
+            continue
+        results[index] = (output, None)
+        if keys[index] is not None:
+            cache.put(keys[index], output)
+    return results
+
+
+def _render_binary(folder: str, program: str, spec: dict, render: Render, timeout: float) -> dict[str, Any]:
+    """``helm template NAME CHART`` by the ``helm`` on PATH, with the render's settings."""
     import subprocess
 
     from linter.sources.kustomize import MAX_OUTPUT, build_environment
 
-    arguments = [*command, folder]
-    for name in values:
-        path = os.path.join(folder, name)
-        if os.path.isfile(path):
-            arguments += ["--values", path]
+    arguments = [program, "template", render.name, folder, "--namespace", render.namespace, "--skip-tests"]
+    for _, path in render.values:
+        arguments += ["--values", path]
+    for expression in render.set:
+        arguments += ["--set", expression]
+    if render.kube_version:
+        arguments += ["--kube-version", render.kube_version]
     try:
         done = subprocess.run(arguments, cwd=folder, env=build_environment(), stdin=subprocess.DEVNULL,
                               capture_output=True, timeout=timeout, check=False)
     except subprocess.TimeoutExpired:
-        return None, f"helm template did not finish in {timeout:g} s"
+        return {"error": f"helm template did not finish in {timeout:g} s"}
     except OSError as exc:
-        return None, f"could not run {command[0]}: {exc.strerror or exc}"
+        return {"error": f"could not run {program}: {exc.strerror or exc}"}
     if done.returncode != 0:
         text = " ".join(done.stderr.decode("utf-8", "replace").split()) or "no message"
-        return None, text if len(text) <= 600 else text[:599] + "…"
+        return {"error": text if len(text) <= 600 else text[:599] + "…"}
     if len(done.stdout) > MAX_OUTPUT:
-        return None, f"the rendered output is over {MAX_OUTPUT >> 20} MB: not linted"
-    return done.stdout, None
+        return {"error": f"the rendered output is over {MAX_OUTPUT >> 20} MB: not linted"}
+    return {"output": done.stdout}

@@ -1,0 +1,218 @@
+"""Helm charts rendered in-process by Helm's own Go SDK (``helm-python-sdk``, the ``helm`` extra),
+in a worker process.
+
+The linted tree is untrusted, so a chart is never handed to Helm by its folder: Helm's folder
+loader follows links (a ``linked.txt`` pointing at ``/etc/passwd`` would be read into ``.Files``).
+The parent reads the chart's files itself (regular files only, no links, each within the file
+size limit, the whole within :data:`MAX_CHART_BYTES`), packs them into an in-memory ``.tgz`` and
+the worker loads that archive (``Chart.load_archive``): ``.Files`` can then only see the chart's
+own files, and ``.Files.Get "../../etc/passwd"`` is empty. The same bytes key the render cache.
+
+The worker (``python -I``, so nothing on the tree's paths is imported; its working folder is not
+the chart) runs with a memory limit (``RLIMIT_AS``), a CPU limit, no file writes
+(``RLIMIT_FSIZE`` 0), a wall-clock timeout (killed past it), a closed stdin, proxies that lead
+nowhere, and, where the kernel allows an unprivileged one, a network namespace of its own.
+The SDK's offline render has no cluster: ``lookup`` returns an empty map. Template recursion is
+Helm's own bound (``include`` nested over 1,000 deep is a render error). A render whose output is
+larger than the file size limit is refused in the worker: one finding, nothing linted.
+
+What the SDK cannot do, said here so nobody relies on it: it has no option to turn ``.Files``
+off or to bound a render's memory or time itself; those bounds are the worker's.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import os
+import sys
+import tarfile
+from typing import Any
+
+MAX_CHART_BYTES = 64 << 20  # a chart's files together (the archive handed to Helm)
+MEMORY_LIMIT = 2 << 30  # the worker's address space
+_MODULE = "linter.sources.helm_sdk"
+
+
+def available() -> bool:
+    """Whether the SDK is installed (not imported here: the Go runtime loads only in the worker)."""
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec("helm_python") is not None
+    except (ImportError, ValueError):
+        return False
+
+
+class ChartFiles:
+    """A chart's files as read for its render: ``(relative path, bytes)`` in sorted order, and
+    what was left out (links, special files, unreadable or oversized files)."""
+
+    def __init__(self, folder: str):
+        from linter.sources.files import Unreadable, read_source
+
+        self.folder = folder
+        self.files: list[tuple[str, bytes]] = []
+        self.left_out: list[tuple[str, str]] = []
+        self.error: str | None = None
+        total = 0
+        for inner, dirs, names in os.walk(folder, followlinks=False):
+            dirs.sort()
+            for name in list(dirs):
+                if os.path.islink(os.path.join(inner, name)):
+                    dirs.remove(name)
+                    self.left_out.append((os.path.relpath(os.path.join(inner, name), folder), "a link"))
+            for name in sorted(names):
+                path = os.path.join(inner, name)
+                relative = os.path.relpath(path, folder).replace(os.sep, "/")
+                if os.path.islink(path):
+                    self.left_out.append((relative, "a link"))
+                    continue
+                try:
+                    data = read_source(path)
+                except Unreadable as why:
+                    self.left_out.append((relative, str(why)))
+                    continue
+                total += len(data)
+                if total > MAX_CHART_BYTES:
+                    self.error = f"the chart's files are over {MAX_CHART_BYTES >> 20} MB: not rendered"
+                    return
+                self.files.append((relative, data))
+
+    def key(self) -> list[str]:
+        from linter.digest import digest
+
+        return [f"{relative}:{digest(data)}" for relative, data in self.files]
+
+    def archive(self) -> bytes:
+        """The chart as a ``.tgz`` under one top folder (what Helm's archive loader expects)."""
+        buffer = io.BytesIO()
+        top = os.path.basename(self.folder.rstrip(os.sep)) or "chart"
+        with tarfile.open(fileobj=buffer, mode="w:gz", compresslevel=1) as tar:
+            for relative, data in self.files:
+                info = tarfile.TarInfo(f"{top}/{relative}")
+                info.size = len(data)
+                info.mode = 0o644
+                tar.addfile(info, io.BytesIO(data))
+        return buffer.getvalue()
+
+
+def _limits(memory: int, cpu: float) -> None:  # pragma: no cover - runs in the worker, before Helm loads
+    import resource
+
+    for limit, value in ((resource.RLIMIT_AS, memory), (resource.RLIMIT_CPU, max(1, int(cpu) + 1)),
+                         (resource.RLIMIT_FSIZE, 0), (resource.RLIMIT_CORE, 0)):
+        try:
+            resource.setrlimit(limit, (value, value))
+        except (ValueError, OSError):
+            pass
+    try:  # a network namespace of its own, where unprivileged user namespaces are allowed
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.unshare(0x10000000 | 0x40000000)  # CLONE_NEWUSER | CLONE_NEWNET
+    except (OSError, AttributeError):
+        pass
+
+
+def render(files: ChartFiles, renders: list[dict[str, Any]], timeout: float, limit: int,
+           memory: int = MEMORY_LIMIT) -> list[dict[str, Any]]:
+    """Each of ``renders`` (values texts, ``set`` expressions, release name, namespace, kube and
+    API versions) of one chart, in one worker: per render ``{"manifests": {template: text}}`` or
+    ``{"error": message}``."""
+    import subprocess
+    import tempfile
+
+    from linter.sources.kustomize import build_environment
+
+    request = json.dumps({"archive": base64.b64encode(files.archive()).decode("ascii"), "renders": renders,
+                          "limit": limit, "memory": memory, "cpu": timeout}).encode()
+    package = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    code = f"import sys; sys.path.insert(0, {package!r}); from {_MODULE} import worker; worker()"
+    env = build_environment()
+    for name in list(env):
+        if name.startswith(("HELM_", "KUBE")):
+            del env[name]
+    try:
+        done = subprocess.run([sys.executable, "-I", "-c", code], input=request, capture_output=True,
+                              timeout=timeout, cwd=tempfile.gettempdir(), env=env, check=False)
+    except subprocess.TimeoutExpired:
+        return [{"error": f"the render did not finish in {timeout:g} s"}] * len(renders)
+    except OSError as exc:
+        return [{"error": f"could not start the render worker: {exc.strerror or exc}"}] * len(renders)
+    try:
+        answer = json.loads(done.stdout)
+        if isinstance(answer, list) and len(answer) == len(renders):
+            return answer
+    except ValueError:
+        pass
+    stderr = " ".join(done.stderr.decode("utf-8", "replace").split())
+    if done.returncode < 0 or "MemoryError" in stderr or "out of memory" in stderr or "cannot allocate" in stderr:
+        why = f"the render stopped (over {memory >> 20} MB of memory or its time)"
+    else:
+        why = f"the render worker failed: {stderr[-300:] or 'no message'}"
+    return [{"error": why}] * len(renders)
+
+
+def _merge(base: dict, over: dict) -> dict:
+    """Helm's merge of values files: maps merged key by key, anything else replaced."""
+    out = dict(base)
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def worker() -> None:  # pragma: no cover - runs in the worker process (tested through render)
+    """Read one request on stdin, answer on stdout (see :func:`render`)."""
+    request = json.loads(sys.stdin.buffer.read())
+    if os.name == "posix":
+        _limits(int(request["memory"]), float(request["cpu"]))
+    import helm_python as helm
+    from helm_python import _native
+
+    try:
+        helm.disable_logging()
+    except Exception:  # noqa: BLE001 - logging is cosmetic
+        pass
+    limit = int(request["limit"])
+    answers: list[dict[str, Any]] = []
+    try:
+        chart = helm.Chart.load_archive(base64.b64decode(request["archive"]))
+    except helm.HelmError as exc:
+        print(json.dumps([{"error": _short(exc)}] * len(request["renders"])))
+        return
+    for spec in request["renders"]:
+        try:
+            values: dict = {}
+            for name, text in spec.get("values", []):
+                try:
+                    parsed = helm.values_from_yaml(text)
+                except helm.HelmError as exc:
+                    raise helm.HelmValuesError(f"{name}: {_short(exc)}") from None
+                values = _merge(values, parsed or {})
+            for expression in spec.get("set", []):
+                values = _merge(values, helm.parse_set_string(expression))
+            options = {"name": spec["name"], "namespace": spec["namespace"], "is_install": True}
+            if spec.get("kube_version"):
+                options["kube_version"] = spec["kube_version"]
+            if spec.get("api_versions"):
+                options["api_versions"] = spec["api_versions"]
+            text = _native.call_string("helm_render", chart._raw(), json.dumps(values), json.dumps(options))
+            if len(text) > limit * 2:
+                raise helm.HelmRenderError(f"the rendered output is over {limit >> 20} MB: not linted")
+            manifests = json.loads(text)
+            if sum(len(t) for t in manifests.values()) > limit:
+                raise helm.HelmRenderError(f"the rendered output is over {limit >> 20} MB: not linted")
+            answers.append({"manifests": manifests})
+        except helm.HelmError as exc:
+            answers.append({"error": _short(exc)})
+    sys.stdout.write(json.dumps(answers))
+
+
+def _short(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= 600 else text[:599] + "…"
