@@ -214,5 +214,10 @@ def worker() -> None:  # pragma: no cover - runs in the worker process (tested t
 
 
 def _short(exc: BaseException) -> str:
+    """Helm's message in one line, its chain of nested calls (a recursive ``include`` repeats
+    one 1,000 times) cut to the first and the last."""
     text = " ".join(str(exc).split()) or type(exc).__name__
+    chain = text.split(": error calling ")
+    if len(chain) > 3:
+        text = f"{chain[0]}: error calling {chain[1]}: … ({len(chain) - 2} nested calls): error calling {chain[-1]}"
     return text if len(text) <= 600 else text[:599] + "…"
