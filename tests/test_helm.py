@@ -120,12 +120,17 @@ def test_each_container_and_volume_of_a_template_gets_its_own_line(tmp_path: Pat
              if f["path"] == template}
     # the init container's and the sidecar's `privileged: true`, each at its own line
     assert (22, 11, "SEC004", "container") in {(line, col, rule, word) for line, col, rule, word in found}
-    assert {(f["line"], f["column"]) for f in report["findings"] if f["rule"] == "SEC004"} == {(22, 11), (41, 11)}
+    assert {(f["path"][len("charts/inference/templates/"):], f["line"], f["column"]) for f in report["findings"]
+            if f["rule"] == "SEC004"} == {("deployment.yaml", 22, 11), ("deployment.yaml", 41, 11), ("batch.yaml", 13, 11)}
     # the images: the init container's at 19, the templated server's at 28, the sidecar's at 39
-    assert {(f["line"], f["rule"]) for f in report["findings"] if f["rule"].startswith("IMG")} == {
+    assert {(f["line"], f["rule"]) for f in report["findings"] if f["rule"].startswith("IMG") and f["path"] == template} == {
         (19, "IMG002"), (28, "IMG001"), (39, "IMG002")}
     # two hostPath volumes, each at its own hostPath
-    assert sorted((f["line"], f["column"]) for f in report["findings"] if f["rule"] == "SEC005") == [(49, 11), (52, 11)]
+    assert sorted((f["path"][len("charts/inference/templates/"):], f["line"], f["column"]) for f in report["findings"]
+                  if f["rule"] == "SEC005") == [("batch.yaml", 24, 11), ("deployment.yaml", 49, 11),
+                                                ("deployment.yaml", 52, 11)]
+    # another template's items (batch.yaml's second volume) are told apart by their own names, not
+    # by the names the same positions have in deployment.yaml
     # a value inserted by `toYaml .Values.resources`: at the line that inserts it
     [mismatch] = [f for f in report["findings"] if f["rule"] == "GPU003"]
     assert (mismatch["path"], mismatch["line"], mismatch["column"]) == (template, 32, 11)

@@ -160,8 +160,9 @@ def _paths(lines: list[str], template: bool = False) -> list[tuple | None]:
     stack: list[tuple[int, tuple]] = []  # (indent, component)
     counters: dict[tuple, int] = {}
     block: int | None = None  # the indent of a key whose block scalar the lines are in
-    items: dict[tuple, int] = {}  # an item's path -> the index of its entry in stack-built paths
-    names: dict[tuple, str] = {}
+    names: dict[tuple, str] = {}  # (document, an item's path) -> its name
+    documents: list[int] = [0] * len(lines)
+    document = 0
     for index, line in enumerate(lines):
         stripped = line.strip()
         if not stripped:
@@ -175,7 +176,9 @@ def _paths(lines: list[str], template: bool = False) -> list[tuple | None]:
             continue
         if stripped.startswith("---") or stripped.startswith("..."):
             stack, counters = [], {}
+            document += 1
             continue
+        documents[index] = document
         rest, column = line, indent
         while True:
             item = _ITEM.match(rest)
@@ -187,7 +190,6 @@ def _paths(lines: list[str], template: bool = False) -> list[tuple | None]:
             position = counters.get(parent, 0)
             counters[parent] = position + 1
             stack.append((column + 1, ("-", position)))
-            items[tuple(c for _, c in stack)] = index
             column = item.end()
             rest = " " * column + rest[item.end():]
             if not rest.strip():
@@ -208,19 +210,19 @@ def _paths(lines: list[str], template: bool = False) -> list[tuple | None]:
         out[index] = path
         if name == "name" and len(path) > 1 and path[-2][0] == "-":
             value = rest[key.end():].split(" #")[0].strip().strip("\"'")
-            names[path[:-1]] = value
+            names[(document, path[:-1])] = value
         if _BLOCK.search(rest):
             block = column
     # each item component completed with its name (what matches across render and template)
     named: list[tuple | None] = []
-    for path in out:
+    for index, path in enumerate(out):
         if path is None:
             named.append(None)
             continue
         parts = []
         for depth, part in enumerate(path):
             if part[0] == "-":
-                parts.append(("-", part[1], names.get(path[:depth + 1])))
+                parts.append(("-", part[1], names.get((documents[index], path[:depth + 1]))))
             else:
                 parts.append(part)
         named.append(tuple(parts))
