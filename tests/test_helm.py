@@ -294,3 +294,20 @@ def test_an_unchanged_chart_is_not_rendered_again(tmp_path: Path, monkeypatch: p
     (tmp_path / ".mlops-lint.yaml").write_text("helm: {namespace: other}\n")  # a setting: another render
     lint(tmp_path, "charts", *cache)
     assert len(calls) == 3
+
+
+def test_a_finding_naming_a_rendered_object_names_its_template_line(tmp_path: Path) -> None:
+    folder = tmp_path / "crds-chart"
+    (folder / "templates").mkdir(parents=True)
+    (folder / "Chart.yaml").write_text("apiVersion: v2\nname: crds-chart\nversion: 0.1.0\n")
+    (folder / "templates" / "crd.yaml").write_text(
+        "---\napiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n"
+        "  name: widgets.example.com\nspec:\n  group: example.com\n  names: {kind: Widget, plural: widgets}\n"
+        "  scope: Namespaced\n  versions:\n  - name: v1alpha1\n    served: true\n    storage: false\n"
+        "    deprecated: true\n    schema: {openAPIV3Schema: {type: object}}\n"
+        "  - name: v1\n    served: true\n    storage: true\n    schema: {openAPIV3Schema: {type: object}}\n")
+    (tmp_path / "widget.yaml").write_text("apiVersion: example.com/v1alpha1\nkind: Widget\nmetadata:\n  name: w\n")
+    code, report = lint(tmp_path, ".", "--no-cache")
+    [finding] = [f for f in report["findings"] if f["rule"] == "SCH003"]
+    assert finding["path"] == "widget.yaml"
+    assert "(crds-chart/templates/crd.yaml:3)" in finding["message"] and "<helm" not in finding["message"]

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from msgspec import Struct, field
+from msgspec.structs import replace
 
 from linter.config import Config
 from linter.discover import SourceFile, display_path
@@ -60,8 +61,17 @@ class Builds(Struct):
         import re
 
         for path in self.virtual:  # a line of the built output means nothing to the user: dropped
+            if path in self.helm:  # a line of a render: the template's line
+                text = re.sub(re.escape(path) + r"(?::(\d+))?", lambda m, p=path: self._template_line(p, m.group(1)), text)
+                continue
             text = re.sub(re.escape(path) + r"(?::\d+)?", lambda _, p=path: self.shown(p), text)
         return text
+
+    def _template_line(self, path: str, line: str | None) -> str:
+        from linter.model.position import Span
+
+        found = self.helm[path].locate(Span(int(line), 1, int(line), 2)) if line else None
+        return f"{found[0]}:{found[1].line}" if found is not None else self.shown(path)
 
     def alternatives(self, message: str) -> bool:
         """Whether a note on an object defined differently in several places names only renders
@@ -332,6 +342,9 @@ def remap_pairs(pairs: list[tuple[Result, Any]], builds: Builds | None) -> list[
         from linter.sources import helm
 
         pairs = helm.remap(pairs, builds.helm)
+        # a finding on another file that names a rendered object's place (a CRD a chart renders)
+        pairs = [(replace(result, message=builds.shown_in(result.message)), key)
+                 if "<helm template " in result.message else (result, key) for result, key in pairs]
     return pairs
 
 
