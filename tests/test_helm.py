@@ -277,13 +277,13 @@ def test_a_render_over_the_time_limit_is_one_finding(tmp_path: Path) -> None:
 def test_an_unchanged_chart_is_not_rendered_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     folder = chart(tmp_path, "trainer")
     calls: list[int] = []
-    real = helm_sdk.render
+    real = helm_sdk.render_many
 
     def counted(*args, **kwargs):
         calls.append(1)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(helm_sdk, "render", counted)
+    monkeypatch.setattr(helm_sdk, "render_many", counted)
     cache = ["--cache-dir", str(tmp_path / "cache")]
     first = lint(tmp_path, "charts", *cache)[1]
     second = lint(tmp_path, "charts", *cache)[1]

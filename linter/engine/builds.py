@@ -297,12 +297,9 @@ def _helm_charts(out: Builds, items: list[tuple[SourceFile, str]], config: Confi
         cache = kz.BuildCache(cache_dir)
     timeout = float(section.get("timeout", 60.0))
 
-    from concurrent.futures import ThreadPoolExecutor
-
     from linter.sources.files import load_bytes
 
-    with ThreadPoolExecutor(max_workers=max(1, min(jobs, len(plans)))) as pool:
-        outputs = list(pool.map(lambda plan: helm.render_plan(plan, renderer, timeout, cache), plans))
+    outputs = helm.render_plans(plans, renderer, timeout, cache, jobs)
     for plan, rendered in zip(plans, outputs):
         for render, (output, error) in zip(plan.renders, rendered):
             if output is None:

@@ -536,52 +536,63 @@ def assemble(manifests: dict[str, str]) -> bytes:
     return "".join(out).encode()
 
 
-def render_plan(plan: Plan, renderer: tuple[str, str | None], timeout: float,
-                cache: Any) -> list[tuple[bytes | None, str | None]]:
-    """Each render of a chart (output, or the error's message), from the cache where an equal
-    render (the same content of every file it reads, the same settings) was kept."""
+class Prepared:
+    """A chart's renders before the renderer runs: what the cache had, and what is left to render."""
+
+    def __init__(self, plan: Plan, files: Any):
+        self.plan = plan
+        self.files = files
+        self.results: list[tuple[bytes | None, str | None]] = [(None, None)] * len(plan.renders)
+        self.specs: list[dict[str, Any]] = []
+        self.keys: list[str | None] = []
+        self.todo: list[int] = []
+
+
+def prepare(plan: Plan, renderer: tuple[str, str | None], cache: Any) -> Prepared:
+    """A chart's files and values read (confined, see :mod:`linter.sources.helm_sdk`), each
+    render's cache key (the content of every file it reads, its settings, the renderer and its
+    version) and what the cache holds."""
     from linter.digest import digest, digest_text
     from linter.sources import helm_sdk
     from linter.sources.files import Unreadable, read_source
-    from linter.sources.text import MAX_FILE_BYTES
 
     kind, program = renderer
     files = helm_sdk.ChartFiles(plan.folder)
+    out = Prepared(plan, files)
     if files.error is not None:
-        return [(None, files.error)] * len(plan.renders)
-    results: list[tuple[bytes | None, str | None]] = [(None, None)] * len(plan.renders)
-    specs: list[dict[str, Any]] = []
-    keys: list[str | None] = []
-    todo: list[int] = []
+        out.results = [(None, files.error)] * len(plan.renders)
+        return out
+    engine = f"sdk {helm_sdk.version()}" if kind == "sdk" else program or ""
     for index, render in enumerate(plan.renders):
         texts = []
         try:
             for name, path in render.values:
                 texts.append((name, read_source(path).decode("utf-8", "replace")))
         except Unreadable as why:
-            results[index] = (None, f"values file {render.values[len(texts)][0]}: {why}")
-            keys.append(None)
+            out.results[index] = (None, f"values file {render.values[len(texts)][0]}: {why}")
+            out.keys.append(None)
             continue
         spec = {"values": texts, "set": render.set, "name": render.name, "namespace": render.namespace,
                 "kube_version": render.kube_version}
-        key = "helm-" + digest_text(kind, program or "", json.dumps({**spec, "values": [(n, digest(t.encode()))
-                                                                                        for n, t in texts]}),
-                                     *files.key()) if cache is not None else None
-        keys.append(key)
+        key = "helm-" + digest_text(kind, engine, json.dumps({**spec, "values": [(n, digest(t.encode()))
+                                                                             for n, t in texts]}),
+                                     *files.key()) if cache is not None and cache.folder is not None else None
+        out.keys.append(key)
         found = cache.get(key) if key is not None else None
         if found is not None:
-            results[index] = (found, None)
+            out.results[index] = (found, None)
             continue
-        specs.append(spec)
-        todo.append(index)
-    if not todo:
-        return results
-    if kind == "sdk":
-        answers = helm_sdk.render(files, specs, timeout, MAX_FILE_BYTES)
-    else:
-        answers = [_render_binary(plan.folder, program or "helm", spec, plan.renders[index], timeout)
-                   for index, spec in zip(todo, specs)]
-    for index, answer in zip(todo, answers):
+        out.specs.append(spec)
+        out.todo.append(index)
+    return out
+
+
+def finish(prepared: Prepared, answers: list[dict[str, Any]], cache: Any) -> list[tuple[bytes | None, str | None]]:
+    """The renderer's answers put in their places (and in the cache)."""
+    from linter.sources.text import MAX_FILE_BYTES
+
+    results = prepared.results
+    for index, answer in zip(prepared.todo, answers):
         if "error" in answer:
             results[index] = (None, answer["error"])
             continue
@@ -590,9 +601,41 @@ def render_plan(plan: Plan, renderer: tuple[str, str | None], timeout: float,
             results[index] = (None, f"the rendered output is over {MAX_FILE_BYTES >> 20} MB: not linted")
             continue
         results[index] = (output, None)
-        if keys[index] is not None:
-            cache.put(keys[index], output)
+        if prepared.keys[index] is not None:
+            cache.put(prepared.keys[index], output)
     return results
+
+
+def render_plans(plans: list[Plan], renderer: tuple[str, str | None], timeout: float, cache: Any,
+                 jobs: int = 1) -> list[list[tuple[bytes | None, str | None]]]:
+    """Each chart's renders (output, or the error's message), from the cache where an equal
+    render was kept; the SDK renders all the others in one worker, a ``helm`` binary one
+    process per render (``jobs`` at a time)."""
+    from linter.sources import helm_sdk
+    from linter.sources.text import MAX_FILE_BYTES
+
+    prepared = [prepare(plan, renderer, cache) for plan in plans]
+    waiting = [p for p in prepared if p.todo]
+    if renderer[0] == "sdk":
+        answers = helm_sdk.render_many([(p.files, p.specs) for p in waiting], timeout, MAX_FILE_BYTES) if waiting else []
+    else:
+        from concurrent.futures import ThreadPoolExecutor
+
+        def binary(p: Prepared) -> list[dict[str, Any]]:
+            return [_render_binary(p.plan.folder, renderer[1] or "helm", spec, p.plan.renders[index], timeout)
+                    for index, spec in zip(p.todo, p.specs)]
+
+        with ThreadPoolExecutor(max_workers=max(1, min(jobs, len(waiting) or 1))) as pool:
+            answers = list(pool.map(binary, waiting))
+    for p, answer in zip(waiting, answers):
+        finish(p, answer, cache)
+    return [p.results for p in prepared]
+
+
+def render_plan(plan: Plan, renderer: tuple[str, str | None], timeout: float,
+                cache: Any) -> list[tuple[bytes | None, str | None]]:
+    """One chart's renders (see :func:`render_plans`)."""
+    return render_plans([plan], renderer, timeout, cache)[0]
 
 
 def _render_binary(folder: str, program: str, spec: dict, render: Render, timeout: float) -> dict[str, Any]:

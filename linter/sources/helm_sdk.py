@@ -116,43 +116,113 @@ def _limits(memory: int, cpu: float) -> None:  # pragma: no cover - runs in the 
         pass
 
 
+def version() -> str:
+    """The installed SDK's version (a render's cache key holds it), without importing it."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("helm-python-sdk")
+    except metadata.PackageNotFoundError:
+        return "none"
+
+
 def render(files: ChartFiles, renders: list[dict[str, Any]], timeout: float, limit: int,
            memory: int = MEMORY_LIMIT) -> list[dict[str, Any]]:
-    """Each of ``renders`` (values texts, ``set`` expressions, release name, namespace, kube and
-    API versions) of one chart, in one worker: per render ``{"manifests": {template: text}}`` or
-    ``{"error": message}``."""
+    """The renders of one chart (see :func:`render_many`)."""
+    return render_many([(files, renders)], timeout, limit, memory)[0]
+
+
+def render_many(charts: list[tuple[ChartFiles, list[dict[str, Any]]]], timeout: float, limit: int,
+                memory: int = MEMORY_LIMIT) -> list[list[dict[str, Any]]]:
+    """Each chart's renders (values texts, ``set`` expressions, release name, namespace, kube
+    version), per render ``{"manifests": {template: text}}`` or ``{"error": message}``. One
+    worker renders them all (its start, the Go runtime's, is most of a small chart's cost) and
+    answers chart by chart; a chart that takes more than ``timeout`` seconds, or that makes the
+    worker fail (memory), is that chart's error, and a new worker goes on with the rest."""
+    answers: list[list[dict[str, Any]]] = []
+    remaining = list(charts)
+    while remaining:
+        got, failure = _worker_run(remaining, timeout, limit, memory)
+        answers.extend(got)
+        if len(got) < len(remaining):
+            answers.append([{"error": failure}] * len(remaining[len(got)][1]))
+            remaining = remaining[len(got) + 1:]
+        else:
+            remaining = []
+    return answers
+
+
+def _worker_run(charts: list[tuple[ChartFiles, list[dict[str, Any]]]], timeout: float, limit: int,
+                memory: int) -> tuple[list[list[dict[str, Any]]], str]:
+    """One worker over ``charts``: the answers it gave, and why it stopped before the next."""
+    import selectors
     import subprocess
     import tempfile
+    import time
 
     from linter.sources.kustomize import build_environment
 
-    request = json.dumps({"archive": base64.b64encode(files.archive()).decode("ascii"), "renders": renders,
-                          "limit": limit, "memory": memory, "cpu": timeout}).encode()
+    request = json.dumps({"charts": [{"archive": base64.b64encode(files.archive()).decode("ascii"), "renders": renders}
+                                     for files, renders in charts],
+                          "limit": limit, "memory": memory, "cpu": timeout * len(charts) + 5}).encode()
     package = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     code = f"import sys; sys.path.insert(0, {package!r}); from {_MODULE} import worker; worker()"
     env = build_environment()
     for name in list(env):
         if name.startswith(("HELM_", "KUBE")):
             del env[name]
-    try:
-        done = subprocess.run([sys.executable, "-I", "-c", code], input=request, capture_output=True,
-                              timeout=timeout, cwd=tempfile.gettempdir(), env=env, check=False)
-    except subprocess.TimeoutExpired:
-        return [{"error": f"the render did not finish in {timeout:g} s"}] * len(renders)
-    except OSError as exc:
-        return [{"error": f"could not start the render worker: {exc.strerror or exc}"}] * len(renders)
-    try:
-        answer = json.loads(done.stdout)
-        if isinstance(answer, list) and len(answer) == len(renders):
-            return answer
-    except ValueError:
-        pass
-    stderr = " ".join(done.stderr.decode("utf-8", "replace").split())
-    if done.returncode < 0 or "MemoryError" in stderr or "out of memory" in stderr or "cannot allocate" in stderr:
-        why = f"the render stopped (over {memory >> 20} MB of memory or its time)"
-    else:
-        why = f"the render worker failed: {stderr[-300:] or 'no message'}"
-    return [{"error": why}] * len(renders)
+    got: list[list[dict[str, Any]]] = []
+    with tempfile.TemporaryFile() as stderr:
+        try:
+            process = subprocess.Popen([sys.executable, "-I", "-c", code], stdin=subprocess.PIPE,
+                                       stdout=subprocess.PIPE, stderr=stderr, cwd=tempfile.gettempdir(), env=env)
+        except OSError as exc:
+            return got, f"could not start the render worker: {exc.strerror or exc}"
+        try:
+            try:
+                assert process.stdin is not None and process.stdout is not None
+                process.stdin.write(request)  # the worker reads all of it before it writes
+                process.stdin.close()
+            except (BrokenPipeError, OSError):
+                pass
+            selector = selectors.DefaultSelector()
+            selector.register(process.stdout, selectors.EVENT_READ)
+            buffer = b""
+            deadline = time.monotonic() + timeout + 5  # the first chart also waits for the worker's start
+            while len(got) < len(charts):
+                wait = deadline - time.monotonic()
+                if wait <= 0 or not selector.select(wait):
+                    return got, f"the render did not finish in {timeout:g} s"
+                data = os.read(process.stdout.fileno(), 1 << 20)
+                if not data:
+                    break
+                buffer += data
+                if len(buffer) > 3 * limit + (1 << 20):
+                    return got, f"the rendered output is over {limit >> 20} MB: not linted"
+                while b"\n" in buffer:
+                    line, buffer = buffer.split(b"\n", 1)
+                    try:
+                        got.append(json.loads(line))
+                    except ValueError:
+                        return got, "the render worker gave no answer"
+                    deadline = time.monotonic() + timeout
+            if len(got) == len(charts):
+                return got, ""
+            process.wait(timeout=5)
+            stderr.seek(0)  # the cause leads (a Go fatal error's goroutine dump follows it)
+            text = " ".join(stderr.read(2000).decode("utf-8", "replace").split())
+            if any(sign in text for sign in ("out of memory", "MemoryError", "cannot allocate", "pthread_create failed")):
+                return got, f"the render stopped: over {memory >> 20} MB of memory"
+            if process.returncode is not None and process.returncode < 0:
+                return got, (f"the render stopped (signal {-process.returncode}: its CPU time, or over {memory >> 20} MB "
+                             f"of memory){': ' + text[:200] if text else ''}")
+            return got, f"the render worker failed: {text[:300] or 'no message'}"
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+            if process.stdout is not None:
+                process.stdout.close()
 
 
 def _merge(base: dict, over: dict) -> dict:
@@ -166,51 +236,58 @@ def _merge(base: dict, over: dict) -> dict:
     return out
 
 
-def worker() -> None:  # pragma: no cover - runs in the worker process (tested through render)
-    """Read one request on stdin, answer on stdout (see :func:`render`)."""
+def worker() -> None:  # pragma: no cover - runs in the worker process (tested through render_many)
+    """Read one request on stdin; answer each chart on a line of stdout as it is rendered."""
     request = json.loads(sys.stdin.buffer.read())
     if os.name == "posix":
         _limits(int(request["memory"]), float(request["cpu"]))
     import helm_python as helm
-    from helm_python import _native
 
     try:
         helm.disable_logging()
     except Exception:  # noqa: BLE001 - logging is cosmetic
         pass
     limit = int(request["limit"])
+    for item in request["charts"]:
+        sys.stdout.write(json.dumps(_chart(helm, item, limit)) + "\n")
+        sys.stdout.flush()
+
+
+def _chart(helm: Any, item: dict, limit: int) -> list[dict[str, Any]]:  # pragma: no cover - in the worker
+    from helm_python import _native
+
+    try:
+        chart = helm.Chart.load_archive(base64.b64decode(item["archive"]))
+    except helm.HelmError as exc:
+        return [{"error": _short(exc)}] * len(item["renders"])
     answers: list[dict[str, Any]] = []
     try:
-        chart = helm.Chart.load_archive(base64.b64decode(request["archive"]))
-    except helm.HelmError as exc:
-        print(json.dumps([{"error": _short(exc)}] * len(request["renders"])))
-        return
-    for spec in request["renders"]:
-        try:
-            values: dict = {}
-            for name, text in spec.get("values", []):
-                try:
-                    parsed = helm.values_from_yaml(text)
-                except helm.HelmError as exc:
-                    raise helm.HelmValuesError(f"{name}: {_short(exc)}") from None
-                values = _merge(values, parsed or {})
-            for expression in spec.get("set", []):
-                values = _merge(values, helm.parse_set_string(expression))
-            options = {"name": spec["name"], "namespace": spec["namespace"], "is_install": True}
-            if spec.get("kube_version"):
-                options["kube_version"] = spec["kube_version"]
-            if spec.get("api_versions"):
-                options["api_versions"] = spec["api_versions"]
-            text = _native.call_string("helm_render", chart._raw(), json.dumps(values), json.dumps(options))
-            if len(text) > limit * 2:
-                raise helm.HelmRenderError(f"the rendered output is over {limit >> 20} MB: not linted")
-            manifests = json.loads(text)
-            if sum(len(t) for t in manifests.values()) > limit:
-                raise helm.HelmRenderError(f"the rendered output is over {limit >> 20} MB: not linted")
-            answers.append({"manifests": manifests})
-        except helm.HelmError as exc:
-            answers.append({"error": _short(exc)})
-    sys.stdout.write(json.dumps(answers))
+        for spec in item["renders"]:
+            try:
+                values: dict = {}
+                for name, text in spec.get("values", []):
+                    try:
+                        parsed = helm.values_from_yaml(text)
+                    except helm.HelmError as exc:
+                        raise helm.HelmValuesError(f"{name}: {_short(exc)}") from None
+                    values = _merge(values, parsed or {})
+                for expression in spec.get("set", []):
+                    values = _merge(values, helm.parse_set_string(expression))
+                options = {"name": spec["name"], "namespace": spec["namespace"], "is_install": True}
+                if spec.get("kube_version"):
+                    options["kube_version"] = spec["kube_version"]
+                text = _native.call_string("helm_render", chart._raw(), json.dumps(values), json.dumps(options))
+                if len(text) > limit * 2:
+                    raise helm.HelmRenderError(f"the rendered output is over {limit >> 20} MB: not linted")
+                manifests = json.loads(text)
+                if sum(len(t) for t in manifests.values()) > limit:
+                    raise helm.HelmRenderError(f"the rendered output is over {limit >> 20} MB: not linted")
+                answers.append({"manifests": manifests})
+            except helm.HelmError as exc:
+                answers.append({"error": _short(exc)})
+    finally:
+        chart.close()
+    return answers
 
 
 def _short(exc: BaseException) -> str:
