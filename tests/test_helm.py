@@ -219,6 +219,8 @@ def hostile(tmp_path: Path, template: str, files: dict[str, str] | None = None) 
 
 
 CM = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n"
+# 10^10 empty iterations: time, not memory
+SLOW = '{{- range until 100000 }}{{- range until 100000 }}{{- end }}{{- end }}\n  a: "1"\n'
 
 
 def test_files_are_read_only_inside_the_chart(tmp_path: Path) -> None:
@@ -264,7 +266,7 @@ def test_a_render_of_100_mb_is_one_finding_and_bounded(tmp_path: Path) -> None:
 
 
 def test_a_render_over_the_time_limit_is_one_finding(tmp_path: Path) -> None:
-    hostile(tmp_path, CM + '{{- range $i := until 100000000 }}{{- end }}\n  a: "1"\n', {})
+    hostile(tmp_path, CM + SLOW)
     (tmp_path / ".mlops-lint.yaml").write_text("helm: {timeout: 1}\n")
     started = time.monotonic()
     code, report = lint(tmp_path, "c", "--no-cache")
@@ -311,3 +313,31 @@ def test_a_finding_naming_a_rendered_object_names_its_template_line(tmp_path: Pa
     [finding] = [f for f in report["findings"] if f["rule"] == "SCH003"]
     assert finding["path"] == "widget.yaml"
     assert "(crds-chart/templates/crd.yaml:3)" in finding["message"] and "<helm" not in finding["message"]
+
+
+def test_a_chart_past_its_time_does_not_stop_the_others(tmp_path: Path) -> None:
+    slow = hostile(tmp_path, CM + SLOW)
+    slow.rename(tmp_path / "a-slow")
+    chart(tmp_path, "trainer", "helm: {timeout: 1}\n")
+    code, report = lint(tmp_path, ".", "--no-cache")
+    assert [(f["path"], f["rule"]) for f in report["findings"]] == [
+        ("a-slow/Chart.yaml", "SCH001"), ("charts/trainer/templates/job.yaml", "GPU005"),
+        ("charts/trainer/templates/job.yaml", "GPU003")]
+    assert "did not finish in 1 s" in report["findings"][0]["message"]
+
+
+def test_one_changed_template_renders_only_its_chart(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    chart(tmp_path, "trainer")
+    chart(tmp_path, "inference")
+    rendered: list[str] = []
+    real = helm_sdk.render_many
+
+    def recorded(charts, *args, **kwargs):
+        rendered.extend(files.folder for files, _ in charts)
+        return real(charts, *args, **kwargs)
+
+    monkeypatch.setattr(helm_sdk, "render_many", recorded)
+    code, report = lint(tmp_path, "charts/trainer/templates/job.yaml", "--no-cache")
+    assert [os.path.basename(folder) for folder in rendered] == ["trainer"]
+    assert where(report) == [("charts/trainer/templates/job.yaml", 33, 13, "GPU005"),
+                             ("charts/trainer/templates/job.yaml", 37, 13, "GPU003")]

@@ -142,7 +142,8 @@ class Pending:
 
 
 def start(items: list[tuple[SourceFile, str]], config: Config, cwd: Path, jobs: int,
-          cache_dir: Path | None, targets: set[str], beside: bool = False) -> Pending:
+          cache_dir: Path | None, targets: set[str], beside: bool = False,
+          chart_targets: set[str] | None = None) -> Pending:
     """The run's roots built (or read from the build cache), with the notes and errors they
     give: started in ``jobs`` threads (each waits on its own process). With
     ``beside`` they go on while the caller reads and parses the files, and
@@ -154,7 +155,7 @@ def start(items: list[tuple[SourceFile, str]], config: Config, cwd: Path, jobs: 
         return Pending(out)  # the common case: nothing to build, nothing more imported
     from linter.sources import kustomize as kz
 
-    _helm_charts(out, items, config, cwd, jobs, cache_dir, targets)
+    _helm_charts(out, items, config, cwd, jobs, cache_dir, targets if chart_targets is None else chart_targets)
     enabled, configured, timeout = settings(config)
     if enabled == "never":
         return Pending(out)
@@ -269,8 +270,9 @@ def _helm_charts(out: Builds, items: list[tuple[SourceFile, str]], config: Confi
     enabled = section.get("enabled", "auto")
     if enabled == "never":
         return
-    # the charts a target file of the run is in (a document read from stdin is no chart's file)
-    files = {display for _, display in items} & targets
+    # the charts a target file of the run is in (a named template too; a document read from
+    # stdin is no chart's file): see linter.engine.run
+    files = targets
     charts = [chart for chart in helm.find_charts((str(source.path), display) for source, display in items)
               if any(chart[1] == "." or display == chart[1] or display.startswith(chart[1].rstrip("/") + "/")
                      for display in files)]

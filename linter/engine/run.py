@@ -188,7 +188,11 @@ def _lint_project(project: Project, rules: list, key: str, request: LintRequest,
 
     # with --jobs 2 or more, the kustomize builds run while this process reads and parses the
     # files: run() waits for them where it first needs them (settle)
-    pending = start(items, config, cwd, request.jobs, request.cache_dir, target_paths, beside=request.jobs > 1)
+    # the charts to render: those a target file is in (a named template too; not the stdin document)
+    chart_targets = {display for _, display in items if display in target_paths} | {
+        display_path(path, cwd) for path, why in project.targets.skipped if why == "Helm chart template"}
+    pending = start(items, config, cwd, request.jobs, request.cache_dir, target_paths, beside=request.jobs > 1,
+                    chart_targets=chart_targets)
 
     def settle() -> tuple[Builds, Job]:
         builds = pending.result()
