@@ -174,6 +174,12 @@ def test_kube_version_set_and_release_name_reach_the_render(tmp_path: Path) -> N
     code, report = lint(tmp_path, "charts", "--no-cache")
     assert [f["rule"] for f in report["findings"]] == ["GPU005"]  # --set gpu.limit=1: no mismatch
     assert report["findings"][0]["object"]["name"] == "r1-trainer"
+    from linter.sources import helm
+
+    plan = helm.plan(str(folder), "charts/trainer", {"set": ["gpu.limit=1"], "release-name": "r1"}, "1.30",
+                     str(tmp_path))
+    [(output, error)] = helm.render_plan(plan, ("sdk", None), 60, None)
+    assert error is None and b'kube: "v1.30.0"' in output and b"name: r1-kube" in output
 
 
 def test_fix_never_edits_a_template(tmp_path: Path) -> None:

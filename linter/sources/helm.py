@@ -468,6 +468,8 @@ def plan(folder: str, display: str, section: dict, kubernetes_version: str | Non
     name = str(own.get("release-name") or section.get("release-name") or metadata.get("name") or
                os.path.basename(folder))
     namespace = str(own.get("namespace") or section.get("namespace") or "default")
+    if kubernetes_version and re.fullmatch(r"v?\d+\.\d+", kubernetes_version):  # as `helm --kube-version` spells it
+        kubernetes_version = "v" + kubernetes_version.lstrip("v") + ".0"
     renders = [Render("values.yaml", values, sets, name, namespace, kubernetes_version)]
     ci = os.path.join(folder, "ci")
     if os.path.isdir(ci) and not os.path.islink(ci):
