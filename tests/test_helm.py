@@ -134,7 +134,9 @@ def test_each_container_and_volume_of_a_template_gets_its_own_line(tmp_path: Pat
     # a value inserted by `toYaml .Values.resources`: at the line that inserts it
     [mismatch] = [f for f in report["findings"] if f["rule"] == "GPU003"]
     assert (mismatch["path"], mismatch["line"], mismatch["column"]) == (template, 32, 11)
-    assert mismatch["message"].endswith("(Helm values: ci/two-gpu-values.yaml)")  # only that render has it
+    assert mismatch["message"].endswith("(this line inserts .Values.resources) (Helm values: ci/two-gpu-values.yaml)")
+    [tag] = [f for f in report["findings"] if f["rule"] == "IMG001"]  # the values the line inserts are named
+    assert "(this line inserts .Values.image.repository, .Values.image.tag)" in tag["message"]
     [shared] = [f for f in report["findings"] if f["rule"] == "SEC004" and f["line"] == 41]
     assert shared["message"].endswith("(Helm values: values.yaml, ci/two-gpu-values.yaml)")  # both renders: one finding
     # the test hook (helm.sh/hook: test) is not a workload: its busybox image gives nothing

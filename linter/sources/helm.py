@@ -97,6 +97,25 @@ class HelmMapper:
             self._template_paths[absolute] = _paths(self._templates[absolute] or [], template=True)
         return self._templates[absolute]
 
+    def inserted(self, found: tuple[str, Span]) -> list[str]:
+        """The values a template line inserts (``.Values.image.tag``), as it spells them."""
+        shown, absolute = found[0], None
+        for path, lines in self._templates.items():
+            if lines is not None and self.template_path_shown(path) == shown:
+                absolute = path
+                break
+        lines = self._templates.get(absolute) if absolute is not None else None
+        if not lines or not 0 < found[1].line <= len(lines):
+            return []
+        return list(dict.fromkeys(_VALUES.findall(lines[found[1].line - 1])))
+
+    def template_path_shown(self, absolute: str) -> str:
+        from pathlib import Path
+
+        from linter.discover import display_path
+
+        return display_path(Path(absolute), Path(self.cwd))
+
     def locate(self, span: Span) -> tuple[str, Span] | None:
         """The template and the span there of a rendered position (None: not under a Source)."""
         source = None
@@ -147,6 +166,7 @@ class HelmMapper:
         return shown, Span(1, 1, 1, 2)
 
 
+_VALUES = re.compile(r"\.Values(?:\.[A-Za-z_][\w-]*)+")
 _ITEM = re.compile(r"^(\s*)-(?:\s+|$)")
 _BLOCK = re.compile(r":\s*[|>][-+0-9]*\s*(?:#.*)?$")
 _ACTION = re.compile(r"^\s*\{\{.*\}\}\s*$")
@@ -285,7 +305,10 @@ def remap(pairs: list[tuple[Any, Any]], mappers: dict[str, HelmMapper]) -> list[
         if mapper.values is None:
             out.append((moved, key))
             continue
-        same = (result.rule, found[0], found[1], result.message)
+        inserted = mapper.inserted(found)
+        if inserted:
+            moved = replace(moved, message=f"{result.message} (this line inserts {', '.join(inserted)})")
+        same = (result.rule, found[0], found[1], moved.message)
         if same in merged:
             merged[same][1].append(mapper.values)
             continue
