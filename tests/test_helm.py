@@ -349,3 +349,17 @@ def test_one_changed_template_renders_only_its_chart(tmp_path: Path, monkeypatch
     assert [os.path.basename(folder) for folder in rendered] == ["trainer"]
     assert where(report) == [("charts/trainer/templates/job.yaml", 33, 13, "GPU005"),
                              ("charts/trainer/templates/job.yaml", 37, 13, "GPU003")]
+
+
+def test_the_readme_shows_a_real_output(tmp_path: Path) -> None:
+    readme = (REPO / "README.md").read_text()
+    command = "mlops-lint charts/inference --select SEC004,GPU003"
+    shown = readme.split(f"{command}\n```\n\n```text\n", 1)[1].split("```", 1)[0]
+    chart(tmp_path, "inference")
+    old = Path.cwd()
+    os.chdir(tmp_path)
+    try:
+        result = CliRunner().invoke(main, [*command.split()[1:], "--no-cache", "--no-color"], catch_exceptions=False)
+    finally:
+        os.chdir(old)
+    assert result.output == shown
