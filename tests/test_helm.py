@@ -363,3 +363,15 @@ def test_the_readme_shows_a_real_output(tmp_path: Path) -> None:
     finally:
         os.chdir(old)
     assert result.output == shown
+
+
+@pytest.mark.parametrize("bundled", [True, False])
+def test_the_bundled_crds_are_api_versions_the_render_sees(tmp_path: Path, bundled: bool) -> None:
+    folder = hostile(tmp_path, '{{- if .Capabilities.APIVersions.Has "monitoring.coreos.com/v1/ServiceMonitor" }}\n'
+                               "apiVersion: monitoring.coreos.com/v1\nkind: ServiceMonitor\nmetadata:\n  name: m\n"
+                               "spec:\n  selector: {}\n  endpoints: [{port: metrics}]\n{{- end }}\n")
+    from linter.sources import helm
+
+    plan = helm.plan(str(folder), "c", {}, None, str(tmp_path), helm.api_versions(bundled))
+    [(output, error)] = helm.render_plan(plan, ("sdk", None), 60, None)
+    assert error is None and (b"kind: ServiceMonitor" in output) is bundled

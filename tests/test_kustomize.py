@@ -394,8 +394,11 @@ def test_charts_are_rendered_with_helm_when_configured(tmp_path: Path, monkeypat
                              ("charts/trainer/templates/job.yaml", 37, 13, "GPU003")]
     assert not report["notes"]  # the templates were linted: no "skipped" note
     chart = tmp_path / "charts" / "trainer"
-    assert log.read_text().split() == ["template", "trainer", str(chart), "--namespace", "ml", "--skip-tests",
-                                       "--values", str(chart / "values-prod.yaml")]
+    arguments = log.read_text().split()
+    apis = [arguments[i + 1] for i, word in enumerate(arguments) if word == "--api-versions"]  # the bundled CRDs'
+    assert "kueue.x-k8s.io/v1beta1" in apis
+    assert [word for word in arguments if word != "--api-versions" and word not in apis] == [
+        "template", "trainer", str(chart), "--namespace", "ml", "--skip-tests", "--values", str(chart / "values-prod.yaml")]
 
 
 def test_without_helm_the_templates_are_skipped_with_a_note(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -289,7 +289,8 @@ def _helm_charts(out: Builds, items: list[tuple[SourceFile, str]], config: Confi
                                           helm.chart_file(display), FILE_START, None, ("helm", "unrendered")), None))
         return
     root = os.fspath(config.root) if config.root is not None else os.fspath(cwd)
-    plans = [helm.plan(folder, display, section, config.kubernetes_version, root) for folder, display in charts]
+    apis = helm.api_versions(config.bundled_crds)
+    plans = [helm.plan(folder, display, section, config.kubernetes_version, root, apis) for folder, display in charts]
     for plan in plans:
         out.notes.extend(plan.notes)
     cache = None

@@ -434,6 +434,7 @@ class Render(Struct):
     name: str
     namespace: str
     kube_version: str | None = None
+    api_versions: list[str] = []
 
     def virtual(self, display: str) -> str:
         return f"<helm template {display}>" if self.label == "values.yaml" else f"<helm template {display} -f {self.label}>"
@@ -467,7 +468,24 @@ def _confined(folder: str, name: str, root: str) -> tuple[str | None, str | None
     return path, None
 
 
-def plan(folder: str, display: str, section: dict, kubernetes_version: str | None, root: str) -> Plan:
+def api_versions(bundled: bool) -> list[str]:
+    """The API versions a render is told the cluster serves beyond Kubernetes' own (what
+    ``.Capabilities.APIVersions.Has`` sees): the CRDs bundled with mlops-lint (``group/version``
+    and ``group/version/Kind``), unless ``bundled-crds: false``."""
+    if not bundled:
+        return []
+    from linter.validation.bundle import index
+
+    out: set[str] = set()
+    for entry in index().get("kinds", []):
+        for version, about in (entry.get("versions") or {}).items():
+            if about.get("served", True):
+                out.update((f"{entry['group']}/{version}", f"{entry['group']}/{version}/{entry['kind']}"))
+    return sorted(out)
+
+
+def plan(folder: str, display: str, section: dict, kubernetes_version: str | None, root: str,
+         apis: list[str] | None = None) -> Plan:
     """The renders of one chart the config asks for: its ``values.yaml`` (with the configured
     values files and ``set:``), plus one per ``ci/*-values.yaml`` (chart-testing's convention);
     per-chart settings under ``charts: {FOLDER: …}`` (the chart's folder as the project spells it)."""
@@ -493,14 +511,14 @@ def plan(folder: str, display: str, section: dict, kubernetes_version: str | Non
     namespace = str(own.get("namespace") or section.get("namespace") or "default")
     if kubernetes_version and re.fullmatch(r"v?\d+\.\d+", kubernetes_version):  # as `helm --kube-version` spells it
         kubernetes_version = "v" + kubernetes_version.lstrip("v") + ".0"
-    renders = [Render("values.yaml", values, sets, name, namespace, kubernetes_version)]
+    renders = [Render("values.yaml", values, sets, name, namespace, kubernetes_version, apis or [])]
     ci = os.path.join(folder, "ci")
     if os.path.isdir(ci) and not os.path.islink(ci):
         for entry in sorted(os.listdir(ci)):
             path = os.path.join(ci, entry)
             if entry.endswith("-values.yaml") and os.path.isfile(path) and not os.path.islink(path):
                 renders.append(Render(f"ci/{entry}", [*values, (f"ci/{entry}", path)], sets, name, namespace,
-                                      kubernetes_version))
+                                      kubernetes_version, apis or []))
     for dependency in metadata.get("dependencies") or []:
         if isinstance(dependency, dict) and dependency.get("name") and not _has_subchart(folder, str(dependency["name"])):
             notes.append(Note(chart_file(display), f"dependency {dependency['name']!r} is not in charts/: rendered "
@@ -598,7 +616,7 @@ def prepare(plan: Plan, renderer: tuple[str, str | None], cache: Any) -> Prepare
             out.keys.append(None)
             continue
         spec = {"values": texts, "set": render.set, "name": render.name, "namespace": render.namespace,
-                "kube_version": render.kube_version}
+                "kube_version": render.kube_version, "api_versions": render.api_versions}
         key = "helm-" + digest_text(kind, engine, json.dumps({**spec, "values": [(n, digest(t.encode()))
                                                                              for n, t in texts]}),
                                      *files.key()) if cache is not None and cache.folder is not None else None
@@ -676,6 +694,8 @@ def _render_binary(folder: str, program: str, spec: dict, render: Render, timeou
         arguments += ["--set", expression]
     if render.kube_version:
         arguments += ["--kube-version", render.kube_version]
+    for api in render.api_versions:
+        arguments += ["--api-versions", api]
     try:
         done = subprocess.run(arguments, cwd=folder, env=build_environment(), stdin=subprocess.DEVNULL,
                               capture_output=True, timeout=timeout, check=False)

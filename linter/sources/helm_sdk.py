@@ -276,6 +276,8 @@ def _chart(helm: Any, item: dict, limit: int) -> list[dict[str, Any]]:  # pragma
                 options = {"name": spec["name"], "namespace": spec["namespace"], "is_install": True}
                 if spec.get("kube_version"):
                     options["kube_version"] = spec["kube_version"]
+                if spec.get("api_versions"):
+                    options["api_versions"] = spec["api_versions"]
                 text = _native.call_string("helm_render", chart._raw(), json.dumps(values), json.dumps(options))
                 if len(text) > limit * 2:
                     raise helm.HelmRenderError(f"the rendered output is over {limit >> 20} MB: not linted")
