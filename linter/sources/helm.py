@@ -67,6 +67,8 @@ class HelmMapper:
         self._templates: dict[str, list[str] | None] = {}
         self._template_paths: dict[str, list[tuple | None]] = {}
         self._rendered: list[tuple | None] | None = None
+        self._shown: dict[str, str] = {}  # a template's display path -> its absolute path
+        self._places: dict[str, tuple[str, str]] = {}  # a # Source: path -> (display, absolute)
 
     def __bool__(self) -> bool:
         return bool(self.sources)
@@ -88,33 +90,19 @@ class HelmMapper:
 
     def _template(self, absolute: str) -> list[str] | None:
         if absolute not in self._templates:
-            from linter.sources.files import Unreadable, read_source
-
-            try:
-                self._templates[absolute] = read_source(absolute).decode("utf-8", "replace").splitlines()
-            except Unreadable:
-                self._templates[absolute] = None
-            self._template_paths[absolute] = _paths(self._templates[absolute] or [], template=True)
+            lines, paths, shown = _read_template(absolute, self.cwd)
+            self._templates[absolute] = lines
+            self._template_paths[absolute] = paths
+            self._shown[shown] = absolute
         return self._templates[absolute]
 
     def inserted(self, found: tuple[str, Span]) -> list[str]:
         """The values a template line inserts (``.Values.image.tag``), as it spells them."""
-        shown, absolute = found[0], None
-        for path, lines in self._templates.items():
-            if lines is not None and self.template_path_shown(path) == shown:
-                absolute = path
-                break
+        absolute = self._shown.get(found[0])
         lines = self._templates.get(absolute) if absolute is not None else None
         if not lines or not 0 < found[1].line <= len(lines):
             return []
         return list(dict.fromkeys(_VALUES.findall(lines[found[1].line - 1])))
-
-    def template_path_shown(self, absolute: str) -> str:
-        from pathlib import Path
-
-        from linter.discover import display_path
-
-        return display_path(Path(absolute), Path(self.cwd))
 
     def locate(self, span: Span) -> tuple[str, Span] | None:
         """The template and the span there of a rendered position (None: not under a Source)."""
@@ -126,7 +114,9 @@ class HelmMapper:
             source, start = path, number
         if source is None:
             return None
-        shown, absolute = self.template_path(source)
+        if source not in self._places:
+            self._places[source] = self.template_path(source)
+        shown, absolute = self._places[source]
         template = self._template(absolute)
         if not template:
             return shown, Span(1, 1, 1, 2)
@@ -140,14 +130,16 @@ class HelmMapper:
                     break
         best: tuple[int, int] | None = None  # (path components matched, line)
         if wanted is not None:
-            for number, have in enumerate(self._template_paths[absolute], 1):
-                if have is None:
-                    continue
-                matched = _matched(wanted, have)
-                if matched == len(have) and (best is None or matched > best[0]):
-                    best = (matched, number)
-                    if matched == len(wanted):
+            # the template's first line whose whole path matches the longest prefix of the
+            # rendered path: looked up by the prefix's keys (list items as "-")
+            index = _index(absolute, self._template_paths[absolute])
+            for length in range(len(wanted), 0, -1):
+                for number, have in index.get(_signature(wanted[:length]), ()):
+                    if _matched(wanted, have) == length:
+                        best = (length, number)
                         break
+                if best is not None:
+                    break
         if best is not None:
             line = template[best[1] - 1]
             key = self._template_paths[absolute][best[1] - 1]
@@ -166,6 +158,56 @@ class HelmMapper:
         return shown, Span(1, 1, 1, 2)
 
 
+_INDEXES: dict[int, tuple[Any, dict[tuple, list[tuple[int, tuple]]]]] = {}
+
+
+def _signature(path: tuple) -> tuple:
+    return tuple("-" if part[0] == "-" else part[0] for part in path)
+
+
+def _index(absolute: str, paths: list[tuple | None]) -> dict[tuple, list[tuple[int, tuple]]]:
+    """A template's lines by their path's keys, in line order (built once per parsed template)."""
+    found = _INDEXES.get(id(paths))
+    if found is not None and found[0] is paths:
+        return found[1]
+    index: dict[tuple, list[tuple[int, tuple]]] = {}
+    for number, path in enumerate(paths, 1):
+        if path is not None:
+            index.setdefault(_signature(path), []).append((number, path))
+    if len(_INDEXES) > 4096:
+        _INDEXES.clear()
+    _INDEXES[id(paths)] = (paths, index)
+    return index
+
+
+_READ: dict[tuple[str, str, str], tuple[list[str] | None, list[tuple | None], str]] = {}
+
+
+def _read_template(absolute: str, cwd: str) -> tuple[list[str] | None, list[tuple | None], str]:
+    """A template's lines, their key paths and its display path, read and parsed once per
+    process (every render of a chart, every values file, maps to the same templates)."""
+    try:
+        info = os.stat(absolute)
+        stamp = f"{info.st_mtime_ns}:{info.st_size}:{info.st_ino}"
+    except OSError:
+        stamp = ""
+    key = (absolute, cwd, stamp)  # an edited template is read again
+    if key not in _READ:
+        from pathlib import Path
+
+        from linter.discover import display_path
+        from linter.sources.files import Unreadable, read_source
+
+        try:
+            lines: list[str] | None = read_source(absolute).decode("utf-8", "replace").splitlines()
+        except Unreadable:
+            lines = None
+        if len(_READ) > 4096:
+            _READ.clear()
+        _READ[key] = (lines, _paths(lines or [], template=True), display_path(Path(absolute), Path(cwd)))
+    return _READ[key]
+
+
 _VALUES = re.compile(r"\.Values(?:\.[A-Za-z_][\w-]*)+")
 _ITEM = re.compile(r"^(\s*)-(?:\s+|$)")
 _BLOCK = re.compile(r":\s*[|>][-+0-9]*\s*(?:#.*)?$")
@@ -175,9 +217,11 @@ _ACTION = re.compile(r"^\s*\{\{.*\}\}\s*$")
 def _paths(lines: list[str], template: bool = False) -> list[tuple | None]:
     """Each line's key path (None: no key of its own): a tuple of ``(key,)`` and, for a list
     item, ``("-", index, name)`` (the item's ``name:`` value, a template's with its
-    ``{{ … }}``)."""
+    ``{{ … }}``). One pass over the lines (the open keys kept as a stack), then one over the
+    paths, each named once from its parent's naming."""
     out: list[tuple | None] = [None] * len(lines)
-    stack: list[tuple[int, tuple]] = []  # (indent, component)
+    indents: list[int] = []  # the open keys' and items' columns (an item's: its dash's + 1)
+    comps: list[tuple] = []  # and their components
     counters: dict[tuple, int] = {}
     block: int | None = None  # the indent of a key whose block scalar the lines are in
     names: dict[tuple, str] = {}  # (document, an item's path) -> its name
@@ -192,61 +236,62 @@ def _paths(lines: list[str], template: bool = False) -> list[tuple | None]:
             if indent > block:
                 continue
             block = None
-        if stripped.startswith("#") or (template and (_ACTION.match(line) or stripped.startswith("{{"))):
+        if stripped[0] == "#" or (template and (stripped.startswith("{{") or _ACTION.match(line))):
             continue
         if stripped.startswith("---") or stripped.startswith("..."):
-            stack, counters = [], {}
+            indents, comps, counters = [], [], {}
             document += 1
             continue
         documents[index] = document
         rest, column = line, indent
-        while True:
+        while stripped[0] == "-":
             item = _ITEM.match(rest)
             if not item:
                 break
-            while stack and stack[-1][0] > column:
-                stack.pop()
-            parent = tuple(c for _, c in stack)
+            while indents and indents[-1] > column:
+                indents.pop()
+                comps.pop()
+            parent = tuple(comps)
             position = counters.get(parent, 0)
             counters[parent] = position + 1
-            stack.append((column + 1, ("-", position)))
+            indents.append(column + 1)
+            comps.append(("-", position))
             column = item.end()
             rest = " " * column + rest[item.end():]
-            if not rest.strip():
+            stripped = rest.strip()
+            if not stripped:
                 break
-        text = rest.strip()
-        key = _KEY.match(rest)
-        if key is None or not text:
-            path = tuple(c for _, c in stack)
-            if path and path[-1][0] == "-" and text:
-                out[index] = path
+        key = _KEY.match(rest) if stripped else None
+        if key is None:
+            if comps and comps[-1][0] == "-" and stripped:
+                out[index] = tuple(comps)
             continue
         name = key.group(1).strip("\"'")
-        while stack and stack[-1][0] >= column and stack[-1][1][0] != "-" or stack and stack[-1][0] > column:
-            stack.pop()
-        counters.pop(tuple(c for _, c in stack) + ((name,),), None)
-        stack.append((column, (name,)))
-        path = tuple(c for _, c in stack)
+        while indents and (indents[-1] > column or indents[-1] == column and comps[-1][0] != "-"):
+            indents.pop()
+            comps.pop()
+        counters.pop((*comps, (name,)), None)
+        indents.append(column)
+        comps.append((name,))
+        path = tuple(comps)
         out[index] = path
         if name == "name" and len(path) > 1 and path[-2][0] == "-":
-            value = rest[key.end():].split(" #")[0].strip().strip("\"'")
-            names[(document, path[:-1])] = value
+            names[(document, path[:-1])] = rest[key.end():].split(" #")[0].strip().strip("\"'")
         if _BLOCK.search(rest):
             block = column
     # each item component completed with its name (what matches across render and template)
-    named: list[tuple | None] = []
-    for index, path in enumerate(out):
-        if path is None:
-            named.append(None)
-            continue
-        parts = []
-        for depth, part in enumerate(path):
-            if part[0] == "-":
-                parts.append(("-", part[1], names.get((documents[index], path[:depth + 1]))))
-            else:
-                parts.append(part)
-        named.append(tuple(parts))
-    return named
+    done: dict[tuple, tuple] = {}
+
+    def named(document: int, path: tuple) -> tuple:
+        found = done.get((document, path))
+        if found is None:
+            head = named(document, path[:-1]) if len(path) > 1 else ()
+            part = path[-1]
+            found = (*head, ("-", part[1], names.get((document, path))) if part[0] == "-" else part)
+            done[(document, path)] = found
+        return found
+
+    return [named(documents[index], path) if path is not None else None for index, path in enumerate(out)]
 
 
 def _matched(wanted: tuple, have: tuple) -> int:
@@ -545,7 +590,8 @@ def _chart_metadata(folder: str) -> dict:
     try:
         import yaml
 
-        loaded = yaml.safe_load(read_source(os.path.join(folder, "Chart.yaml"), 1 << 20))
+        loaded = yaml.load(read_source(os.path.join(folder, "Chart.yaml"), 1 << 20),
+                           Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except (Unreadable, Exception):  # noqa: BLE001 - a broken Chart.yaml is the render's error
         return {}
     return loaded if isinstance(loaded, dict) else {}

@@ -28,6 +28,7 @@ import json
 import os
 import sys
 import tarfile
+from functools import lru_cache
 from typing import Any
 
 MAX_CHART_BYTES = 64 << 20  # a chart's files together (the archive handed to Helm)
@@ -116,6 +117,7 @@ def _limits(memory: int, cpu: float) -> None:  # pragma: no cover - runs in the 
         pass
 
 
+@lru_cache(maxsize=1)
 def version() -> str:
     """The installed SDK's version (a render's cache key holds it), without importing it."""
     from importlib import metadata
