@@ -174,57 +174,77 @@ def _worker_run(charts: list[tuple[ChartFiles, list[dict[str, Any]]]], timeout: 
         if name.startswith(("HELM_", "KUBE")):
             del env[name]
     got: list[list[dict[str, Any]]] = []
-    with tempfile.TemporaryFile() as stderr:
+    try:
+        process = subprocess.Popen([sys.executable, "-I", "-c", code], stdin=subprocess.PIPE,
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tempfile.gettempdir(), env=env)
+    except OSError as exc:
+        return got, f"could not start the render worker: {exc.strerror or exc}"
+    # its stderr drained beside (a pipe: the worker may write no file), the first 4 KB kept
+    kept = bytearray()
+
+    def drain() -> None:
+        assert process.stderr is not None
         try:
-            process = subprocess.Popen([sys.executable, "-I", "-c", code], stdin=subprocess.PIPE,
-                                       stdout=subprocess.PIPE, stderr=stderr, cwd=tempfile.gettempdir(), env=env)
-        except OSError as exc:
-            return got, f"could not start the render worker: {exc.strerror or exc}"
+            for chunk in iter(lambda: process.stderr.read(65536), b""):
+                if len(kept) < 4096:
+                    kept.extend(chunk[:4096 - len(kept)])
+        except (OSError, ValueError):
+            return
+
+    import threading
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    try:
         try:
-            try:
-                assert process.stdin is not None and process.stdout is not None
-                process.stdin.write(request)  # the worker reads all of it before it writes
-                process.stdin.close()
-            except (BrokenPipeError, OSError):
-                pass
-            selector = selectors.DefaultSelector()
-            selector.register(process.stdout, selectors.EVENT_READ)
-            buffer = b""
-            deadline = time.monotonic() + timeout + 5  # the first chart also waits for the worker's start
-            while len(got) < len(charts):
-                wait = deadline - time.monotonic()
-                if wait <= 0 or not selector.select(wait):
-                    return got, f"the render did not finish in {timeout:g} s"
-                data = os.read(process.stdout.fileno(), 1 << 20)
-                if not data:
-                    break
-                buffer += data
-                if len(buffer) > 3 * limit + (1 << 20):
-                    return got, f"the rendered output is over {limit >> 20} MB: not linted"
-                while b"\n" in buffer:
-                    line, buffer = buffer.split(b"\n", 1)
-                    try:
-                        got.append(json.loads(line))
-                    except ValueError:
-                        return got, "the render worker gave no answer"
-                    deadline = time.monotonic() + timeout
-            if len(got) == len(charts):
-                return got, ""
-            process.wait(timeout=5)
-            stderr.seek(0)  # the cause leads (a Go fatal error's goroutine dump follows it)
-            text = " ".join(stderr.read(2000).decode("utf-8", "replace").split())
-            if any(sign in text for sign in ("out of memory", "MemoryError", "cannot allocate", "pthread_create failed")):
-                return got, f"the render stopped: over {memory >> 20} MB of memory"
-            if process.returncode is not None and process.returncode < 0:
-                return got, (f"the render stopped (signal {-process.returncode}: its CPU time, or over {memory >> 20} MB "
-                             f"of memory){': ' + text[:200] if text else ''}")
-            return got, f"the render worker failed: {text[:300] or 'no message'}"
-        finally:
-            if process.poll() is None:
-                process.kill()
-                process.wait()
-            if process.stdout is not None:
-                process.stdout.close()
+            assert process.stdin is not None and process.stdout is not None
+            process.stdin.write(request)  # the worker reads all of it before it writes
+            process.stdin.close()
+        except (BrokenPipeError, OSError):
+            pass
+        selector = selectors.DefaultSelector()
+        selector.register(process.stdout, selectors.EVENT_READ)
+        buffer = b""
+        deadline = time.monotonic() + timeout + 5  # the first chart also waits for the worker's start
+        while len(got) < len(charts):
+            wait = deadline - time.monotonic()
+            if wait <= 0 or not selector.select(wait):
+                return got, f"the render did not finish in {timeout:g} s"
+            data = os.read(process.stdout.fileno(), 1 << 20)
+            if not data:
+                break
+            buffer += data
+            if len(buffer) > 3 * limit + (1 << 20):
+                return got, f"the rendered output is over {limit >> 20} MB: not linted"
+            while b"\n" in buffer:
+                line, buffer = buffer.split(b"\n", 1)
+                try:
+                    got.append(json.loads(line))
+                except ValueError:
+                    return got, "the render worker gave no answer"
+                deadline = time.monotonic() + timeout
+        if len(got) == len(charts):
+            return got, ""
+        process.wait(timeout=5)
+        reader.join(timeout=5)
+        text = " ".join(bytes(kept).decode("utf-8", "replace").split())  # the cause leads a Go fatal error
+        if any(sign in text for sign in ("out of memory", "MemoryError", "cannot allocate", "pthread_create failed")):
+            return got, f"the render stopped: over {memory >> 20} MB of memory"
+        if process.returncode is not None and process.returncode < 0:
+            return got, (f"the render stopped (signal {-process.returncode}: its CPU time, or over {memory >> 20} MB "
+                         f"of memory){': ' + text[:200] if text else ''}")
+        return got, f"the render worker failed: {text[:300] or 'no message'}"
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        reader.join(timeout=5)  # the worker is gone: its stderr ends
+        for stream in (process.stdout, process.stderr):
+            if stream is not None:
+                try:
+                    stream.close()
+                except OSError:
+                    pass
 
 
 def _merge(base: dict, over: dict) -> dict:
