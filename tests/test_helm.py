@@ -241,6 +241,8 @@ def test_files_are_read_only_inside_the_chart(tmp_path: Path) -> None:
     (folder / "linked.txt").symlink_to(secret)
     code, report = lint(tmp_path, "c", "--no-cache", "--select", "SCH001")
     assert "CI-SECRET-42" not in json.dumps(report) and report["findings"] == []
+    assert [(n["path"], n["message"]) for n in report["notes"]] == [
+        ("c", "chart files not given to Helm: linked.txt (a link)")]
     from linter.sources import helm
 
     plan = helm.plan(str(folder), "c", {}, None, str(tmp_path))
@@ -375,3 +377,36 @@ def test_the_bundled_crds_are_api_versions_the_render_sees(tmp_path: Path, bundl
     plan = helm.plan(str(folder), "c", {}, None, str(tmp_path), helm.api_versions(bundled))
     [(output, error)] = helm.render_plan(plan, ("sdk", None), 60, None)
     assert error is None and (b"kind: ServiceMonitor" in output) is bundled
+
+
+def test_helmignore_leaves_files_out_as_helm_does(tmp_path: Path) -> None:
+    folder = hostile(tmp_path, CM + '  a: {{ .Files.Get "data/big.bin" | len | quote }}\n'
+                                    '  b: {{ .Files.Get "keep.txt" | quote }}\n')
+    (folder / "data").mkdir()
+    (folder / "data" / "big.bin").write_bytes(b"x" * 1000)
+    (folder / "keep.txt").write_text("kept")
+    (folder / "templates" / "ignored.yaml").write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n")
+    (folder / "templates" / ".hidden.yaml").write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: h}\n")
+    (folder / ".helmignore").write_text("# comment\ndata/\ntemplates/ignored.yaml\n*.txt\n!keep.txt\n")
+    from linter.sources import helm
+
+    plan = helm.plan(str(folder), "c", {}, None, str(tmp_path))
+    [(output, error)] = helm.render_plan(plan, ("sdk", None), 60, None)
+    assert error is None and b'a: "0"' in output and b'b: "kept"' in output
+    assert b"kind: Pod" not in output  # templates/ignored.yaml by the rule, .hidden.yaml by Helm's default
+
+
+def test_the_binary_does_not_render_a_chart_with_links(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = hostile(tmp_path, CM + '  a: "1"\n')
+    (folder / "linked.txt").symlink_to("/etc/hostname")
+    ran = tmp_path / "ran"
+    bin_folder = tmp_path / "bin"
+    bin_folder.mkdir()
+    (bin_folder / "helm").write_text(f"#!/bin/sh\ntouch {ran}\n")
+    (bin_folder / "helm").chmod(0o755)
+    monkeypatch.setattr(helm_sdk, "available", lambda: False)
+    monkeypatch.setenv("PATH", f"{bin_folder}{os.pathsep}/usr/bin:/bin")
+    code, report = lint(tmp_path, "c", "--no-cache")
+    assert not ran.exists()
+    assert [(f["path"], f["rule"]) for f in report["findings"]] == [("c/Chart.yaml", "SCH001")]
+    assert "would follow its links (linked.txt)" in report["findings"][0]["message"]

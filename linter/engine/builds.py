@@ -291,8 +291,6 @@ def _helm_charts(out: Builds, items: list[tuple[SourceFile, str]], config: Confi
     root = os.fspath(config.root) if config.root is not None else os.fspath(cwd)
     apis = helm.api_versions(config.bundled_crds)
     plans = [helm.plan(folder, display, section, config.kubernetes_version, root, apis) for folder, display in charts]
-    for plan in plans:
-        out.notes.extend(plan.notes)
     cache = None
     if cache_dir is not None:
         from linter.sources import kustomize as kz
@@ -303,6 +301,8 @@ def _helm_charts(out: Builds, items: list[tuple[SourceFile, str]], config: Confi
     from linter.sources.files import load_bytes
 
     outputs = helm.render_plans(plans, renderer, timeout, cache, jobs)
+    for plan in plans:
+        out.notes.extend(plan.notes)
     for plan, rendered in zip(plans, outputs):
         for render, (output, error) in zip(plan.renders, rendered):
             if output is None:

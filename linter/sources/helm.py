@@ -648,6 +648,12 @@ def prepare(plan: Plan, renderer: tuple[str, str | None], cache: Any) -> Prepare
     kind, program = renderer
     files = helm_sdk.ChartFiles(plan.folder)
     out = Prepared(plan, files)
+    if files.left_out:
+        from linter.result import Note
+
+        shown = ", ".join(f"{name} ({why})" for name, why in files.left_out[:5])
+        more = f" and {len(files.left_out) - 5} more" if len(files.left_out) > 5 else ""
+        plan.notes.append(Note(plan.display, f"chart files not given to Helm: {shown}{more}"))
     if files.error is not None:
         out.results = [(None, files.error)] * len(plan.renders)
         return out
@@ -711,6 +717,10 @@ def render_plans(plans: list[Plan], renderer: tuple[str, str | None], timeout: f
         from concurrent.futures import ThreadPoolExecutor
 
         def binary(p: Prepared) -> list[dict[str, Any]]:
+            links = [name for name, why in p.files.left_out if why == "a link"]
+            if links:  # `helm template` reads a chart folder's links, wherever they point
+                return [{"error": f"not rendered by `helm template`, which would follow its links ({', '.join(links[:3])})"}
+                        for _ in p.todo]
             return [_render_binary(p.plan.folder, renderer[1] or "helm", spec, p.plan.renders[index], timeout)
                     for index, spec in zip(p.todo, p.specs)]
 

@@ -51,29 +51,31 @@ class ChartFiles:
     what was left out (links, special files, unreadable or oversized files)."""
 
     def __init__(self, folder: str):
-        from linter.sources.files import Unreadable, read_source
+        from linter.sources.text import MAX_FILE_BYTES
 
         self.folder = folder
         self.files: list[tuple[str, bytes]] = []
         self.left_out: list[tuple[str, str]] = []
         self.error: str | None = None
+        ignored = _ignore_rules(folder)
         total = 0
         for inner, dirs, names in os.walk(folder, followlinks=False):
             dirs.sort()
             for name in list(dirs):
-                if os.path.islink(os.path.join(inner, name)):
+                relative = os.path.relpath(os.path.join(inner, name), folder).replace(os.sep, "/")
+                if _ignored(relative, True, ignored):
                     dirs.remove(name)
-                    self.left_out.append((os.path.relpath(os.path.join(inner, name), folder), "a link"))
+                elif os.path.islink(os.path.join(inner, name)):
+                    dirs.remove(name)
+                    self.left_out.append((relative, "a link"))
             for name in sorted(names):
                 path = os.path.join(inner, name)
                 relative = os.path.relpath(path, folder).replace(os.sep, "/")
-                if os.path.islink(path):
-                    self.left_out.append((relative, "a link"))
+                if _ignored(relative, False, ignored):
                     continue
-                try:
-                    data = read_source(path)
-                except Unreadable as why:
-                    self.left_out.append((relative, str(why)))
+                data, why = _read_no_link(path, MAX_FILE_BYTES)
+                if data is None:
+                    self.left_out.append((relative, why))
                     continue
                 total += len(data)
                 if total > MAX_CHART_BYTES:
@@ -97,6 +99,69 @@ class ChartFiles:
                 info.mode = 0o644
                 tar.addfile(info, io.BytesIO(data))
         return buffer.getvalue()
+
+
+def _read_no_link(path: str, limit: int) -> tuple[bytes | None, str]:
+    """A regular file's bytes, opened without following a link (a link is left out, whatever it
+    points at), non-blocking (a FIFO is not waited on) and at most ``limit`` bytes."""
+    import stat
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        return None, "a link" if os.path.islink(path) else f"not readable: {exc.strerror or exc}"
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return None, "not a regular file"
+        if info.st_size > limit:
+            return None, f"over {limit >> 20} MB"
+        chunks, size = [], 0
+        while True:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            size += len(chunk)
+            if size > limit:
+                return None, f"over {limit >> 20} MB"
+            chunks.append(chunk)
+        return b"".join(chunks), ""
+    except OSError as exc:
+        return None, f"not readable: {exc.strerror or exc}"
+    finally:
+        os.close(fd)
+
+
+def _ignore_rules(folder: str) -> list[tuple[bool, bool, str]]:
+    """The chart's ``.helmignore`` as Helm reads it: ``(negated, folders only, pattern)`` per line,
+    after Helm's default (hidden files under ``templates/``)."""
+    rules = [(False, False, "templates/.?*")]
+    data, _ = _read_no_link(os.path.join(folder, ".helmignore"), 1 << 20)
+    for line in (data or b"").decode("utf-8", "replace").splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        negated = line.startswith("!")
+        line = line[1:] if negated else line
+        rules.append((negated, line.endswith("/"), line.rstrip("/").lstrip("/")))
+    return rules
+
+
+def _ignored(relative: str, folder: bool, rules: list[tuple[bool, bool, str]]) -> bool:
+    """Whether Helm's loader leaves a chart path out: a pattern with a ``/`` matches the whole
+    path, one without matches the last name; the last matching rule decides."""
+    from fnmatch import fnmatchcase
+
+    if relative in ("Chart.yaml", "values.yaml", ".helmignore") and not folder:
+        return False
+    out = False
+    for negated, folders_only, pattern in rules:
+        if folders_only and not folder:
+            continue
+        target = relative if "/" in pattern else relative.rsplit("/", 1)[-1]
+        if fnmatchcase(target, pattern):
+            out = not negated
+    return out
 
 
 def _limits(memory: int, cpu: float) -> None:  # pragma: no cover - runs in the worker, before Helm loads
