@@ -239,6 +239,21 @@ def _worker_run(charts: list[tuple[ChartFiles, list[dict[str, Any]]]], timeout: 
         if name.startswith(("HELM_", "KUBE")):
             del env[name]
     got: list[list[dict[str, Any]]] = []
+    if os.name != "posix":  # no select() on pipes: one wait for the whole batch
+        try:
+            done = subprocess.run([sys.executable, "-I", "-c", code], input=request, capture_output=True,
+                                  timeout=timeout * len(charts) + 5, cwd=tempfile.gettempdir(), env=env, check=False)
+        except subprocess.TimeoutExpired:
+            return got, f"the render did not finish in {timeout:g} s"
+        except OSError as exc:
+            return got, f"could not start the render worker: {exc.strerror or exc}"
+        for line in done.stdout.splitlines()[:len(charts)]:
+            try:
+                got.append(json.loads(line))
+            except ValueError:
+                break
+        text = " ".join(done.stderr[:4096].decode("utf-8", "replace").split())
+        return got, f"the render worker failed: {text[:300] or 'no message'}"
     try:
         process = subprocess.Popen([sys.executable, "-I", "-c", code], stdin=subprocess.PIPE,
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tempfile.gettempdir(), env=env)
