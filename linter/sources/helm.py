@@ -1,13 +1,19 @@
-"""Rendered Helm output (``helm template … | mlops-lint -``) mapped back to the chart's templates.
+"""Helm charts linted as they deploy: rendered (by Helm's SDK in a worker, :mod:`linter.sources.helm_sdk`,
+else by ``helm template``), and each finding mapped back to the template line to edit.
 
-``helm template`` prints each object after a ``# Source: CHART/templates/FILE.yaml`` comment. A
-finding on such an object is reported at that template: its path joined to the chart's folder
-when ``--stdin-filename`` names the chart's folder or a file inside it (the nearest folder upward
-holding ``Chart.yaml``), else as Helm prints it. The line is the template's line whose text is
-the rendered line's (the key and its value, as the template spells it when it holds no
-``{{ … }}``), else the first template line with the rendered line's key, else the template's
-``kind:`` line: a template's line numbers are not the rendered output's, and its expressions may
-render to several lines or none, so the text is what can be matched.
+Rendered output (the SDK's, assembled as ``helm template`` prints it, or ``helm template … |
+mlops-lint -`` on stdin) carries a ``# Source: CHART/templates/FILE.yaml`` comment before each
+object. A finding on such an object is reported at that template (its path joined to the chart's
+folder: the project's chart, or the one ``--stdin-filename`` names), at the line with the same
+key path within the object (:class:`HelmMapper`): list items told apart by their ``name``, so a
+multi-container template maps each container's finding to its own lines; a node the template
+does not spell (``toYaml``, ``include``, ``range``) is at the line that inserts it. A template's
+line numbers are not the rendered output's, and its expressions may render to several lines or
+none: the key path is what both share.
+
+The project's charts (:func:`find_charts`, :func:`plan`): one render per ``values.yaml`` and per
+``ci/*-values.yaml``, with the config's values files (confined to the chart and the project),
+``set``, release name and namespace; the config never chooses the program (:func:`renderer`).
 """
 
 from __future__ import annotations
@@ -80,10 +86,8 @@ class HelmMapper:
         from linter.discover import display_path
 
         parts = source.replace("\\", "/").split("/")
-        if self.chart is not None and len(parts) > 1:
+        if self.chart is not None and len(parts) > 1:  # CHART/templates/… or CHART/charts/SUB/templates/…
             absolute = os.path.join(self.chart, *parts[1:])
-            if len(parts) > 3 and parts[1] == "charts":  # a subchart's template: CHART/charts/SUB/templates/…
-                absolute = os.path.join(self.chart, *parts[1:])
         else:
             absolute = os.path.join(self.cwd, *parts)
         return display_path(Path(absolute), Path(self.cwd)), absolute
