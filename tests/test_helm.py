@@ -202,7 +202,8 @@ def test_fix_never_edits_a_template(tmp_path: Path) -> None:
 def test_never_and_always(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     chart(tmp_path, "trainer", "helm: {enabled: never}\n")
     code, report = lint(tmp_path, "charts", "--no-cache")
-    assert where(report) == [] and [n["message"].split(";")[0] for n in report["notes"]] == ["Helm chart templates skipped"]
+    assert where(report) == [] and [n["message"] for n in report["notes"]] == [
+        "Helm chart templates skipped (the config says helm: {enabled: never})"]
     (tmp_path / ".mlops-lint.yaml").write_text("helm: {enabled: always}\n")
     monkeypatch.setattr(helm_sdk, "available", lambda: False)
     monkeypatch.setenv("PATH", str(tmp_path / "nothing"))

@@ -34,6 +34,7 @@ class Builds(Struct):
     notes: list[Note] = field(default_factory=list)
     helm: dict[str, Any] = field(default_factory=dict)  # path -> linter.sources.helm.HelmMapper of rendered output
     rendered: set[str] = field(default_factory=set)  # charts' templates folders rendered (absolute)
+    helm_off: bool = False  # the config says helm: {enabled: never}
     # virtual path -> the key of every file its build read (linter.sources.kustomize.build_key): a built
     # object's fix is resolved against its resource file's text, which the output alone does not pin
     inputs: dict[str, str] = field(default_factory=dict)
@@ -150,7 +151,7 @@ def start(items: list[tuple[SourceFile, str]], config: Config, cwd: Path, jobs: 
     :meth:`Pending.result` waits for them; else they are done when this returns. On the
     kustomize bench corpus at ``--jobs 2`` this took the builds' 1.1 s out of the serial part
     (``jobs - 1`` threads beside the parse left 0.6 s of it)."""
-    out = Builds()
+    out = Builds(helm_off=(config.helm or {}).get("enabled") == "never")
     if not _any_named(items, ("Chart.yaml",)) and not _any_named(items, KUSTOMIZATION_NAMES, folders=True):
         return Pending(out)  # the common case: nothing to build, nothing more imported
     from linter.sources import kustomize as kz

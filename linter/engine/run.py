@@ -200,6 +200,13 @@ def _lint_project(project: Project, rules: list, key: str, request: LintRequest,
             with_helm(builds, request.stdin, stdin[0].path, cwd)
         if notes is not None:
             notes.extend(builds.notes)
+        if builds.helm_off:  # the skipped charts' notes say why, not how to render them
+            from linter.discover import CHART_NOTE
+            from linter.result import Note
+
+            project.targets.notes[:] = [Note(n.path, "Helm chart templates skipped (the config says helm: "
+                                                     "{enabled: never})") if n.message == CHART_NOTE else n
+                                        for n in project.targets.notes]
         if builds.rendered:  # the charts rendered: the discovery's "templates skipped" notes no longer hold
             project.targets.notes[:] = [n for n in project.targets.notes
                                         if os.path.abspath(n.path) not in builds.rendered]
