@@ -273,10 +273,9 @@ def _helm_charts(out: Builds, items: list[tuple[SourceFile, str]], config: Confi
         return
     # the charts a target file of the run is in (a named template too; a document read from
     # stdin is no chart's file): see linter.engine.run
-    files = targets
     charts = [chart for chart in helm.find_charts((str(source.path), display) for source, display in items)
               if any(chart[1] == "." or display == chart[1] or display.startswith(chart[1].rstrip("/") + "/")
-                     for display in files)]
+                     for display in targets)]
     if not charts:
         return
     severity = config.severity.get("SCH001", "error")

@@ -573,30 +573,27 @@ def plan(folder: str, display: str, section: dict, kubernetes_version: str | Non
             notes.append(Note(chart_file(display), f"dependency {dependency['name']!r} is not in charts/: rendered "
                                                      "without it (no repository or registry is contacted)"))
     lookup = False
-    templates = os.path.join(folder, "templates")
-    for path in chart_inputs(templates):
-        try:
-            from linter.sources.files import read_source
+    from linter.sources.helm_sdk import _read_no_link
 
-            if not os.path.islink(path) and _LOOKUP.search(read_source(path)):
-                lookup = True
-                break
-        except Exception:  # noqa: BLE001 - unreadable templates are the render's to report
-            continue
+    for path in chart_inputs(os.path.join(folder, "templates")):
+        data, _ = _read_no_link(path, 16 << 20)  # a link is not read (nor given to Helm)
+        if data is not None and _LOOKUP.search(data):
+            lookup = True
+            break
     if lookup:
         notes.append(Note(display, "templates call `lookup`: rendered offline, where it finds nothing"))
     return Plan(folder, display, renders, notes, lookup)
 
 
 def _chart_metadata(folder: str) -> dict:
-    from linter.sources.files import Unreadable, read_source
+    from linter.sources.helm_sdk import _read_no_link
 
+    data, _ = _read_no_link(os.path.join(folder, "Chart.yaml"), 1 << 20)
     try:
         import yaml
 
-        loaded = yaml.load(read_source(os.path.join(folder, "Chart.yaml"), 1 << 20),
-                           Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except (Unreadable, Exception):  # noqa: BLE001 - a broken Chart.yaml is the render's error
+        loaded = yaml.load(data or b"", Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except Exception:  # noqa: BLE001 - a broken Chart.yaml is the render's error
         return {}
     return loaded if isinstance(loaded, dict) else {}
 
