@@ -67,7 +67,7 @@ class Config(Struct, frozen=True, dict=True):
     kubernetes_version: str | None = None
     crd_paths: tuple[str, ...] = ()
     kustomize: dict[str, Any] | None = None  # {command, enabled, timeout} (linter.engine.builds)
-    helm: dict[str, Any] | None = None  # {command, enabled, values, timeout} (linter.engine.builds)
+    helm: dict[str, Any] | None = None  # {enabled, values, set, release-name, namespace, charts, timeout} (linter.sources.helm)
     bundled_crds: bool = True  # SCH002/SCH003 use the CRD schemas shipped with mlops-lint (linter/data/crds)
     rule_options: dict[str, dict[str, Any]] = field(default_factory=dict)
     file_timeout: float = DEFAULT_FILE_TIMEOUT  # seconds one file's loading and rules may take
@@ -634,10 +634,12 @@ INIT_TEMPLATE = """\
 # SCH001) or never; `command` and `timeout` (seconds per build) are optional.
 # kustomize: {enabled: always, timeout: 120}
 
-# Helm charts: never (the default: templates skipped with a note) or auto (each chart rendered
-# with `helm template` when helm is on PATH, findings reported at its templates); `values`
-# (files beside values.yaml), `command` and `timeout` are optional.
-# helm: {enabled: auto, values: [values-prod.yaml]}
+# Helm charts: auto (the default: each chart rendered by Helm's SDK, pip install "mlops-lint[helm]",
+# else by a `helm` on PATH, findings reported at its templates; with neither, skipped with a note),
+# always (a chart that cannot be rendered is an SCH001) or never; `values` (more values files,
+# inside the chart or the project), `set`, `release-name`, `namespace`, `charts` (the same per
+# chart folder) and `timeout` are optional.
+# helm: {values: [values-prod.yaml], namespace: ml, charts: {charts/serving: {namespace: serving}}}
 
 # What --fix applies: safe fixes only (the default), or unsafe ones too (as --unsafe-fixes):
 # fixes that change behaviour beyond the rule's intent (`explain RULE` says which are which).

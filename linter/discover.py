@@ -295,7 +295,8 @@ def _name(entry: os.DirEntry) -> str:
 
 TEMPLATE_NOTE = ("not linted; lint the rendered output through stdin, e.g. `… | mlops-lint - --stdin-filename "
                  "NAME` (the name gives the kind)")
-CHART_NOTE = "Helm chart templates skipped; lint the rendered output with `helm template <chart> | mlops-lint -`"
+CHART_NOTE = ('Helm chart templates skipped; `pip install "mlops-lint[helm]"` renders and lints them (or lint the '
+              "rendered output with `helm template <chart> | mlops-lint -`)")
 
 
 def walk(paths: Iterable[Path], *, root: Path | None, exclude: Iterable[str] = (),

@@ -238,6 +238,7 @@ def test_helm_templates_skipped_with_note(tmp_path: Path) -> None:
     (chart / "templates").mkdir(parents=True)
     (chart / "Chart.yaml").write_text("apiVersion: v2\nname: c\nversion: 0.1.0\n")
     (chart / "templates" / "job.yaml").write_text("{{- if .Values.x }}\nkind: Job\n{{- end }}\n")
+    (tmp_path / ".mlops-lint.yaml").write_text("helm: {enabled: never}\n")  # else rendered (tests/test_helm.py)
     result = run([".", "--no-color"], tmp_path)
     assert result.exit_code == 0
     assert "Helm chart templates skipped" in result.output

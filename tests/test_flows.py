@@ -44,8 +44,7 @@ spec:
 """ % DIGEST
 # A bare Pod: findings from several rules wherever it is linted
 BARE_POD = "apiVersion: v1\nkind: Pod\nmetadata: {name: bare}\nspec:\n  containers:\n  - {name: c, image: busybox}\n"
-CHART_NOTE = ("note: chart/templates: Helm chart templates skipped; lint the rendered output with "
-              "`helm template <chart> | mlops-lint -`")
+CHART_NOTE = "note: chart/templates: Helm chart templates skipped (the config says helm: {enabled: never})"
 TEMPLATE_NOTE = ("not linted; lint the rendered output through stdin, e.g. `… | mlops-lint - --stdin-filename NAME` "
                  "(the name gives the kind)")
 
@@ -86,7 +85,8 @@ TRAPS = {
 
 @pytest.fixture
 def repository(tmp_path: Path) -> Path:
-    (tmp_path / ".mlops-lint.yaml").write_text('exclude: ["vendor/**"]\n')
+    # charts not rendered (the helm extra renders them by default): their templates are skipped
+    (tmp_path / ".mlops-lint.yaml").write_text('exclude: ["vendor/**"]\nhelm: {enabled: never}\n')
     (tmp_path / "chart").mkdir()
     (tmp_path / "chart" / "Chart.yaml").write_text("apiVersion: v2\nname: chart\nversion: 0.1.0\n")
     (tmp_path / "env").mkdir()
@@ -246,8 +246,8 @@ def test_text_shows_the_fix_hint_under_the_finding(tmp_path: Path) -> None:
 def test_github_format_keeps_notes_as_notices(repository: Path) -> None:
     done = mlops_lint("chart", "deploy/train.yaml", "--format", "github", cwd=repository)
     assert done.returncode == 0
-    assert text(done)[0] == ("::notice title=mlops-lint note::chart/templates: Helm chart templates skipped; lint the "
-                             "rendered output with `helm template <chart> | mlops-lint -`\n")
+    assert text(done)[0] == ("::notice title=mlops-lint note::chart/templates: Helm chart templates skipped (the config "
+                             "says helm: {enabled: never})\n")
 
 
 def test_a_run_that_lints_nothing_says_why(tmp_path: Path, repository: Path) -> None:

@@ -379,33 +379,43 @@ def stand_in_helm(folder: Path, log: Path) -> Path:
     return program
 
 
-def test_charts_are_rendered_with_helm_when_configured(tmp_path: Path) -> None:
+def test_charts_are_rendered_with_helm_when_configured(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the binary path: without Helm's SDK (the helm extra), a `helm` on PATH renders the chart
+    from linter.sources import helm_sdk
+
     shutil.copytree(HELM / "trainer", tmp_path / "charts" / "trainer")
     (tmp_path / "charts" / "trainer" / "values-prod.yaml").write_text("gpu: {limit: 2}\n")
-    (tmp_path / ".mlops-lint.yaml").write_text("helm: {enabled: auto, values: [values-prod.yaml]}\n")
+    (tmp_path / ".mlops-lint.yaml").write_text("helm: {enabled: auto, values: [values-prod.yaml], namespace: ml}\n")
     log = tmp_path / "helm.log"
     bin_folder = tmp_path / "bin"
     stand_in_helm(bin_folder, log)
-    env = {**os.environ, "PATH": f"{bin_folder}{os.pathsep}{os.environ['PATH']}", "PYTHONPATH": str(REPO)}
-    done = subprocess.run([sys.executable, "-m", "linter", "charts", "--no-cache", "--format", "json"],
-                          cwd=tmp_path, env=env, capture_output=True, check=False)
-    report = json.loads(done.stdout)
+    monkeypatch.setattr(helm_sdk, "available", lambda: False)
+    monkeypatch.setenv("PATH", f"{bin_folder}{os.pathsep}{os.environ['PATH']}")
+    code, report = lint(tmp_path, "charts", "--no-cache")
     assert where(report) == [("charts/trainer/templates/job.yaml", 33, 13, "GPU005"),
                              ("charts/trainer/templates/job.yaml", 37, 13, "GPU003")]
     assert not report["notes"]  # the templates were linted: no "skipped" note, no "No files linted"
     assert report["summary"]["files"] >= 1
     chart = tmp_path / "charts" / "trainer"
-    assert log.read_text().split() == ["template", str(chart), "--values", str(chart / "values.yaml"),
-                                       "--values", str(chart / "values-prod.yaml")]
+    arguments = log.read_text().split()
+    apis = [arguments[i + 1] for i, word in enumerate(arguments) if word == "--api-versions"]  # the bundled CRDs'
+    assert "kueue.x-k8s.io/v1beta1" in apis
+    assert [word for word in arguments if word != "--api-versions" and word not in apis] == [
+        "template", "trainer", str(chart), "--namespace", "ml", "--skip-tests", "--values", str(chart / "values-prod.yaml")]
 
 
-def test_without_helm_the_templates_are_skipped_with_a_note(tmp_path: Path) -> None:
+def test_without_helm_the_templates_are_skipped_with_a_note(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from linter.sources import helm_sdk
+
     shutil.copytree(HELM / "trainer", tmp_path / "charts" / "trainer")
-    (tmp_path / ".mlops-lint.yaml").write_text("helm: {enabled: auto, command: [/no/such/helm, template]}\n")
+    monkeypatch.setattr(helm_sdk, "available", lambda: False)
+    monkeypatch.setenv("PATH", str(tmp_path / "nothing"))
     code, report = lint(tmp_path, "charts", "--no-cache")
     assert where(report) == []
-    assert [n["message"].split(";")[0] for n in report["notes"] if n["path"]] == ["Helm chart templates skipped"]
-    assert report["summary"]["files"] == 0 and report["notes"][0]["path"] == ""  # nothing linted, said
+    chart_notes = [n for n in report["notes"] if n["path"]]
+    assert [n["message"].split(";")[0] for n in chart_notes] == ["Helm chart templates skipped"]
+    assert 'pip install "mlops-lint[helm]"' in chart_notes[0]["message"]
+    assert report["summary"]["files"] == 0 and any(n["path"] == "" for n in report["notes"])  # nothing linted, said
 
 
 @needs_build

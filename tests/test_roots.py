@@ -259,7 +259,7 @@ def test_sarif_uris_are_relative_to_the_git_top_wherever_the_command_runs(tmp_pa
 
 def test_sarif_notes_are_relative_to_the_git_top_too(tmp_path: Path) -> None:
     repo = git_repo(tmp_path / "repo", {"sub/chart/Chart.yaml": "name: c\n", "sub/chart/templates/job.yaml": JOB,
-                                        "sub/job.yaml": JOB})
+                                        "sub/job.yaml": JOB, ".mlops-lint.yaml": "helm: {enabled: never}\n"})
     run = json.loads(cli(repo / "sub", ".", "--format", "sarif")[1])["runs"][0]
     [note] = run["invocations"][0]["toolExecutionNotifications"]
     assert note["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "sub/chart/templates"

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from msgspec import Struct, field
+from msgspec.structs import replace
 
 from linter.config import Config
 from linter.discover import SourceFile, display_path
@@ -33,6 +34,7 @@ class Builds(Struct):
     notes: list[Note] = field(default_factory=list)
     helm: dict[str, Any] = field(default_factory=dict)  # path -> linter.sources.helm.HelmMapper of rendered output
     rendered: set[str] = field(default_factory=set)  # charts' templates folders rendered (absolute)
+    helm_off: bool = False  # the config says helm: {enabled: never}
     # virtual path -> the key of every file its build read (linter.sources.kustomize.build_key): a built
     # object's fix is resolved against its resource file's text, which the output alone does not pin
     inputs: dict[str, str] = field(default_factory=dict)
@@ -50,7 +52,7 @@ class Builds(Struct):
         if path in self.mappers:
             return self.mappers[path].root.display
         if path.startswith("<helm template ") and path in self.helm:
-            return path[len("<helm template "):-1]
+            return getattr(self.helm[path], "display", None) or path[len("<helm template "):-1]
         return path
 
     def shown_in(self, text: str) -> str:
@@ -60,8 +62,41 @@ class Builds(Struct):
         import re
 
         for path in self.virtual:  # a line of the built output means nothing to the user: dropped
+            if path in self.helm:  # a line of a render: the template's line
+                text = re.sub(re.escape(path) + r"(?::(\d+))?", lambda m, p=path: self._template_line(p, m.group(1)), text)
+                continue
             text = re.sub(re.escape(path) + r"(?::\d+)?", lambda _, p=path: self.shown(p), text)
         return text
+
+    def _template_line(self, path: str, line: str | None) -> str:
+        from linter.model.position import Span
+
+        found = self.helm[path].locate(Span(int(line), 1, int(line), 2)) if line else None
+        return f"{found[0]}:{found[1].line}" if found is not None else self.shown(path)
+
+    def alternatives(self, message: str) -> bool:
+        """Whether a note on an object defined differently in several places names only renders
+        of one chart (its values.yaml and ci/*-values.yaml: alternatives, not two objects)."""
+        if "<helm template " not in message or " is defined differently in " not in message:
+            return False
+        import re
+
+        places = re.findall(r"(<helm template [^>]*>)", message.split(": rules that count", 1)[0])
+        count = re.search(r" is defined differently in (\d+) places", message)
+        charts = {getattr(self.helm.get(place), "display", None) for place in places}
+        return count is not None and len(places) == int(count.group(1)) and len(charts) == 1 and None not in charts
+
+    def templates_rendered(self) -> dict[str, str]:
+        """The status of each template of a rendered chart: linted through its render."""
+        out = {}
+        for mapper in self.helm.values():
+            if getattr(mapper, "display", None) is not None:
+                for _, source in mapper.sources:
+                    out[mapper.template_path(source)[0]] = "linted"
+        for result, _ in self.errors:  # a chart's render that failed at a template: that template was read
+            if result.node[:1] == ("helm",) and not result.path.endswith("Chart.yaml"):
+                out[result.path] = "linted"
+        return out
 
     @property
     def virtual(self) -> set[str]:
@@ -179,7 +214,8 @@ class Pending:
 
 
 def start(items: list[tuple[SourceFile, str]], config: Config, cwd: Path, jobs: int,
-          cache_dir: Path | None, targets: set[str], beside: bool = False, bound: Path | None = None) -> Pending:
+          cache_dir: Path | None, targets: set[str], beside: bool = False, bound: Path | None = None,
+          chart_targets: set[str] | None = None) -> Pending:
     """The run's roots built (or read from the build cache), with the notes and errors they
     give: started in ``jobs`` threads (each waits on its own process). With
     ``beside`` they go on while the caller reads and parses the files, and
@@ -189,12 +225,12 @@ def start(items: list[tuple[SourceFile, str]], config: Config, cwd: Path, jobs: 
 
     ``bound``: the project's folder; a root whose closure names anything outside it is not
     built (a note names the kustomization and line)."""
-    out = Builds()
+    out = Builds(helm_off=(config.helm or {}).get("enabled") == "never")
     if not _any_named(items, ("Chart.yaml",)) and not _any_named(items, KUSTOMIZATION_NAMES, folders=True):
         return Pending(out)  # the common case: nothing to build, nothing more imported
     from linter.sources import kustomize as kz
 
-    _helm_charts(out, items, config, cwd, jobs, cache_dir, targets)
+    _helm_charts(out, items, config, cwd, jobs, cache_dir, targets if chart_targets is None else chart_targets)
     enabled, configured, timeout = settings(config)
     if enabled == "never":
         return Pending(out)
@@ -308,73 +344,62 @@ def _finish(out: Builds, buildable: list, outputs: dict, keys: dict[str, str], d
 
 def _helm_charts(out: Builds, items: list[tuple[SourceFile, str]], config: Config, cwd: Path, jobs: int,
                  cache_dir: Path | None, targets: set[str]) -> None:
-    """With ``helm: {enabled: auto}`` and a ``helm`` on PATH, each chart of the project rendered
-    (``helm template`` with ``values.yaml`` and the configured ``values`` files) and linted as
-    rendered output is (:mod:`linter.sources.helm`); without one, the discovery's note stands."""
+    """Each chart of the project rendered (``helm: {enabled: auto}``, the default): by Helm's SDK
+    in a worker when the ``helm`` extra is installed (:mod:`linter.sources.helm_sdk`), else by a
+    ``helm`` found on PATH, else skipped with a note saying how to get it linted; each render
+    linted as rendered output is, its findings at the templates (:mod:`linter.sources.helm`)."""
     from linter.sources import helm
-    from linter.sources import kustomize as kz
 
     section = config.helm or {}
-    if section.get("enabled", "never") != "auto":
+    enabled = section.get("enabled", "auto")
+    if enabled == "never":
         return
-    configured = list(section.get("command") or ["helm", "template"])
-    try:
-        kz.check_command(configured, {"helm": "template"})
-    except kz.CommandRefused as refused:
-        out.notes.append(Note(configured[0], f"helm.command not run: {refused}; chart templates are skipped"))
-        return
-    program = configured[0] if os.path.isabs(configured[0]) else kz.on_path(configured[0])
-    if program is None or not os.access(program, os.X_OK):
-        return
-    command = [program, *configured[1:]]
-    values = ["values.yaml", *section.get("values", [])]
-    timeout = float(section.get("timeout", kz.DEFAULT_TIMEOUT))
+    # the charts a target file of the run is in (a named template too; a document read from
+    # stdin is no chart's file): see linter.engine.run
     charts = [chart for chart in helm.find_charts((str(source.path), display) for source, display in items)
-              if any(display == chart[1] or display.startswith(chart[1].rstrip("/") + "/") for display in targets)
-              or chart[1] == "."]
+              if any(chart[1] == "." or display == chart[1] or display.startswith(chart[1].rstrip("/") + "/")
+                     for display in targets)]
     if not charts:
         return
-    cache = kz.BuildCache(cache_dir)
+    severity = config.severity.get("SCH001", "error")
+    renderer, refused = helm.renderer(section)
+    if refused:
+        out.notes.append(Note(display_path(config.path, cwd) if config.path is not None else "helm.command", refused))
+    if renderer is None:
+        for folder, display in charts:
+            if enabled == "always":
+                out.errors.append((Result("SCH001", "parse-error", severity, f"{helm.NOT_RENDERED}",
+                                          helm.chart_file(display), FILE_START, None, ("helm", "unrendered")), None))
+        return
+    root = os.fspath(config.root) if config.root is not None else os.fspath(cwd)
+    apis = helm.api_versions(config.bundled_crds)
+    plans = [helm.plan(folder, display, section, config.kubernetes_version, root, apis) for folder, display in charts]
+    cache = None
+    if cache_dir is not None:
+        from linter.sources import kustomize as kz
 
-    def rendered(chart: tuple[str, str]) -> tuple[bytes | None, str | None]:
-        from linter.digest import digest, digest_text
-        from linter.sources.files import Unreadable, read_source
-
-        key = None
-        if cache.folder is not None:
-            parts = [*command, *values, chart[0]]
-            for path in helm.chart_inputs(chart[0]):
-                try:
-                    parts.append(f"{path}:{digest(read_source(path))}")
-                except Unreadable:
-                    parts.append(f"{path}:unread")
-            key = "helm-" + digest_text(*parts)
-            found = cache.get(key)
-            if found is not None:
-                return found, None
-        output, error = helm.render(chart[0], command, values, timeout)
-        if output is not None and key is not None:
-            cache.put(key, output)
-        return output, error
-
-    from concurrent.futures import ThreadPoolExecutor
+        cache = kz.BuildCache(cache_dir)
+    timeout = float(section.get("timeout", 60.0))
 
     from linter.sources.files import load_bytes
 
-    with ThreadPoolExecutor(max_workers=max(1, min(jobs, len(charts)))) as pool:
-        outputs = list(pool.map(rendered, charts))
-    for (folder, display), (output, error) in zip(charts, outputs):
-        chart_file = f"{display}/Chart.yaml" if display != "." else "Chart.yaml"
-        if output is None:
-            out.errors.append((Result("SCH001", "parse-error", config.severity.get("SCH001", "error"),
-                                      f"helm template failed: {error}", chart_file, FILE_START, None,
-                                      ("helm", str(error))), None))
-            continue
-        virtual = f"<helm template {display}>"
-        mapper = helm.HelmMapper(output.decode("utf-8", "replace"), folder, os.fspath(cwd))
-        out.helm[virtual] = mapper
-        out.documents.append((load_bytes(output, virtual, "k8s"), output, True))
-        out.rendered.add(os.path.join(folder, "templates"))
+    outputs = helm.render_plans(plans, renderer, timeout, cache, jobs)
+    for plan in plans:
+        out.notes.extend(plan.notes)
+    for plan, rendered in zip(plans, outputs):
+        for render, (output, error) in zip(plan.renders, rendered):
+            if output is None:
+                where, span = helm.error_place(str(error), plan.folder, plan.display, os.fspath(cwd))
+                out.errors.append((Result("SCH001", "parse-error", severity,
+                                          f"helm template failed{render.with_values}: {error}",
+                                          where, span, None, ("helm", str(error))), None))
+                continue
+            virtual = render.virtual(plan.display)
+            mapper = helm.HelmMapper(output.decode("utf-8", "replace"), plan.folder, os.fspath(cwd),
+                                     display=plan.display, values=render.label)
+            out.helm[virtual] = mapper
+            out.documents.append((load_bytes(output, virtual, "k8s"), output, True))
+        out.rendered.update(helm.templates_folders(plan.folder))
 
 
 def with_helm(builds: Builds, stdin: tuple[str, bytes] | None, shown: str, cwd: Path) -> None:
@@ -400,6 +425,9 @@ def remap_pairs(pairs: list[tuple[Result, Any]], builds: Builds | None) -> list[
         from linter.sources import helm
 
         pairs = helm.remap(pairs, builds.helm)
+        # a finding on another file that names a rendered object's place (a CRD a chart renders)
+        pairs = [(replace(result, message=builds.shown_in(result.message)), key)
+                 if "<helm template " in result.message else (result, key) for result, key in pairs]
     return pairs
 
 

@@ -222,8 +222,11 @@ def _lint_project(project: Project, rules: list, key: str, request: LintRequest,
     # files: run() waits for them where it first needs them (settle)
     folder = project.folder
     bound = (folder if folder.is_dir() else folder.parent).resolve() if folder is not None else None
+    # the charts to render: those a target file is in (a named template too; not the stdin document)
+    chart_targets = {display for _, display in items if display in target_paths} | {
+        display_path(path, cwd) for path, why in project.targets.skipped if why == "Helm chart template"}
     pending = start(items, config, cwd, request.jobs, request.cache_dir, target_paths, beside=request.jobs > 1,
-                    bound=bound)
+                    bound=bound, chart_targets=chart_targets)
 
     def settle() -> tuple[Builds, Job]:
         builds = pending.result()
@@ -231,6 +234,13 @@ def _lint_project(project: Project, rules: list, key: str, request: LintRequest,
             with_helm(builds, request.stdin, stdin[0].path, cwd)
         if notes is not None:
             notes.extend(builds.notes)
+        if builds.helm_off:  # the skipped charts' notes say why, not how to render them
+            from linter.discover import CHART_NOTE
+            from linter.result import Note
+
+            project.targets.notes[:] = [Note(n.path, "Helm chart templates skipped (the config says helm: "
+                                                     "{enabled: never})") if n.message == CHART_NOTE else n
+                                        for n in project.targets.notes]
         if builds.rendered:  # the charts rendered: the discovery's "templates skipped" notes no longer hold
             project.targets.notes[:] = [n for n in project.targets.notes
                                         if os.path.abspath(n.path) not in builds.rendered]
@@ -433,7 +443,8 @@ def finish(outcomes: list[FileOutcome], project: list[tuple[Result, tuple | None
     virtual = builds.virtual if builds is not None else set()
     statuses = {outcome.path: outcome.status for outcome in outcomes if outcome.target and outcome.path not in virtual}
     if builds is not None:
-        notes = [(builds.shown(path), builds.shown_in(message)) for path, message in notes]
+        notes = [(builds.shown(path), builds.shown_in(message)) for path, message in notes
+                 if not builds.alternatives(message)]
         for document, _, targeted in builds.documents:  # the kustomizations of a build are linted (as built)
             mapper = builds.mappers.get(document.path)
             if not targeted or mapper is None:
@@ -441,4 +452,5 @@ def finish(outcomes: list[FileOutcome], project: list[tuple[Result, tuple | None
             for kustomization in mapper.root.chain:
                 if statuses.get(shown := mapper.display(kustomization.path), "").startswith("skipped"):
                     statuses[shown] = "linted"
+        statuses.update(builds.templates_rendered())
     return results, statuses, notes

@@ -1,21 +1,29 @@
-"""Rendered Helm output (``helm template … | mlops-lint -``) mapped back to the chart's templates.
+"""Helm charts linted as they deploy: rendered (by Helm's SDK in a worker, :mod:`linter.sources.helm_sdk`,
+else by ``helm template``), and each finding mapped back to the template line to edit.
 
-``helm template`` prints each object after a ``# Source: CHART/templates/FILE.yaml`` comment. A
-finding on such an object is reported at that template: its path joined to the chart's folder
-when ``--stdin-filename`` names the chart's folder or a file inside it (the nearest folder upward
-holding ``Chart.yaml``), else as Helm prints it. The line is the template's line whose text is
-the rendered line's (the key and its value, as the template spells it when it holds no
-``{{ … }}``), else the first template line with the rendered line's key, else the template's
-``kind:`` line: a template's line numbers are not the rendered output's, and its expressions may
-render to several lines or none, so the text is what can be matched.
+Rendered output (the SDK's, assembled as ``helm template`` prints it, or ``helm template … |
+mlops-lint -`` on stdin) carries a ``# Source: CHART/templates/FILE.yaml`` comment before each
+object. A finding on such an object is reported at that template (its path joined to the chart's
+folder: the project's chart, or the one ``--stdin-filename`` names), at the line with the same
+key path within the object (:class:`HelmMapper`): list items told apart by their ``name``, so a
+multi-container template maps each container's finding to its own lines; a node the template
+does not spell (``toYaml``, ``include``, ``range``) is at the line that inserts it. A template's
+line numbers are not the rendered output's, and its expressions may render to several lines or
+none: the key path is what both share.
+
+The project's charts (:func:`find_charts`, :func:`plan`): one render per ``values.yaml`` and per
+``ci/*-values.yaml``, with the config's values files (confined to the chart and the project),
+``set``, release name and namespace; the config never chooses the program (:func:`renderer`).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from typing import Any
 
+from msgspec import Struct
 from msgspec.structs import replace
 
 from linter.model.position import Span
@@ -41,9 +49,17 @@ def chart_folder(name: str | None, cwd: str) -> str | None:
 
 
 class HelmMapper:
-    """Where a position of the rendered output is in the chart's templates."""
+    """Where a position of the rendered output is in the chart's templates.
 
-    def __init__(self, text: str, chart: str | None, cwd: str):
+    By path, not by text: the rendered line's document (its ``# Source:``), then its key path
+    within the object (``spec.template.spec.containers[…].image``), list items told apart by
+    their ``name`` (a template's ``- name: {{ .Chart.Name }}-ctr`` matches ``trainer-ctr``),
+    else by their place. The template's line with the same path is the one to edit; a node the
+    template does not spell (inserted by ``toYaml``, ``include`` or a ``range``) is at its
+    deepest ancestor the template spells, which is where the insertion is written."""
+
+    def __init__(self, text: str, chart: str | None, cwd: str, display: str | None = None,
+                 values: str | None = None):
         self.lines = text.splitlines()
         self.sources: list[tuple[int, str]] = []  # (1-based line of the comment, template path)
         for number, line in enumerate(self.lines, 1):
@@ -52,7 +68,13 @@ class HelmMapper:
                 self.sources.append((number, match.group(1)))
         self.chart = chart
         self.cwd = cwd
+        self.display = display  # the chart's folder as shown (a render of the project's chart)
+        self.values = values  # the values file a render of the project's chart is named by
         self._templates: dict[str, list[str] | None] = {}
+        self._template_paths: dict[str, list[tuple | None]] = {}
+        self._rendered: list[tuple | None] | None = None
+        self._shown: dict[str, str] = {}  # a template's display path -> its absolute path
+        self._places: dict[str, tuple[str, str]] = {}  # a # Source: path -> (display, absolute)
 
     def __bool__(self) -> bool:
         return bool(self.sources)
@@ -64,7 +86,7 @@ class HelmMapper:
         from linter.discover import display_path
 
         parts = source.replace("\\", "/").split("/")
-        if self.chart is not None and len(parts) > 1:
+        if self.chart is not None and len(parts) > 1:  # CHART/templates/… or CHART/charts/SUB/templates/…
             absolute = os.path.join(self.chart, *parts[1:])
         else:
             absolute = os.path.join(self.cwd, *parts)
@@ -72,89 +94,279 @@ class HelmMapper:
 
     def _template(self, absolute: str) -> list[str] | None:
         if absolute not in self._templates:
-            from linter.sources.files import Unreadable, read_source
-
-            try:
-                self._templates[absolute] = read_source(absolute).decode("utf-8", "replace").splitlines()
-            except Unreadable:
-                self._templates[absolute] = None
+            lines, paths, shown = _read_template(absolute, self.cwd)
+            self._templates[absolute] = lines
+            self._template_paths[absolute] = paths
+            self._shown[shown] = absolute
         return self._templates[absolute]
+
+    def inserted(self, found: tuple[str, Span]) -> list[str]:
+        """The values a template line inserts (``.Values.image.tag``), as it spells them."""
+        absolute = self._shown.get(found[0])
+        lines = self._templates.get(absolute) if absolute is not None else None
+        if not lines or not 0 < found[1].line <= len(lines):
+            return []
+        return list(dict.fromkeys(_VALUES.findall(lines[found[1].line - 1])))
 
     def locate(self, span: Span) -> tuple[str, Span] | None:
         """The template and the span there of a rendered position (None: not under a Source)."""
         source = None
+        start = 0
         for number, path in self.sources:
             if number > span.line:
                 break
-            source = path
+            source, start = path, number
         if source is None:
             return None
-        shown, absolute = self.template_path(source)
+        if source not in self._places:
+            self._places[source] = self.template_path(source)
+        shown, absolute = self._places[source]
         template = self._template(absolute)
         if not template:
             return shown, Span(1, 1, 1, 2)
-        rendered = self.lines[span.line - 1] if 0 < span.line <= len(self.lines) else ""
-        text = rendered.strip()
-        if text:
-            for number, line in enumerate(template, 1):
-                if line.strip() == text:
-                    column = line.index(text) + 1
-                    return shown, Span(number, column, number, column + len(text))
-        key = _KEY.match(rendered)
-        if key:
-            wanted, context = key.group(1), _parents(self.lines, span.line)
-            best: tuple[int, int] | None = None  # (keys shared with the rendered line's parents, line)
-            for number, line in enumerate(template, 1):
-                found = _KEY.match(line)
-                if found and found.group(1) == wanted:
-                    shared = _shared(context, _parents(template, number))
-                    if best is None or shared > best[0]:
-                        best = (shared, number)
-            if best is not None:
-                line = template[best[1] - 1]
-                column = line.index(wanted) + 1
-                return shown, Span(best[1], column, best[1], column + len(wanted))
+        if self._rendered is None:
+            self._rendered = _paths(self.lines)
+        wanted = self._rendered[span.line - 1] if 0 < span.line <= len(self._rendered) else None
+        if wanted is None:  # a line with no key (a document's start): the first key after it
+            for number in range(span.line, len(self._rendered)):
+                if self._rendered[number] is not None:
+                    wanted = self._rendered[number][:1]
+                    break
+        best: tuple[int, int] | None = None  # (path components matched, line)
+        if wanted is not None:
+            # the template's first line whose whole path matches the longest prefix of the
+            # rendered path: looked up by the prefix's keys (list items as "-")
+            index = _index(absolute, self._template_paths[absolute])
+            for length in range(len(wanted), 0, -1):
+                for number, have in index.get(_signature(wanted[:length]), ()):
+                    if _matched(wanted, have) == length:
+                        best = (length, number)
+                        break
+                if best is not None:
+                    break
+        if best is not None:
+            line = template[best[1] - 1]
+            key = self._template_paths[absolute][best[1] - 1]
+            word = str(key[-1][0]) if key and key[-1][0] != "-" else "-"
+            column = line.find(word) + 1 if word != "-" and word in line else len(line) - len(line.lstrip()) + 1
+            if best[0] < len(wanted):  # inserted under this key: the insertion's line, if it follows
+                inserted = _insertion(template, best[1])
+                if inserted is not None:
+                    line = template[inserted - 1]
+                    column = len(line) - len(line.lstrip()) + 1
+                    return shown, Span(inserted, column, inserted, len(line.rstrip()) + 1)
+            return shown, Span(best[1], column, best[1], column + max(1, len(word)))
         for number, line in enumerate(template, 1):
             if line.startswith("kind:"):
                 return shown, Span(number, 1, number, len(line) + 1)
         return shown, Span(1, 1, 1, 2)
 
 
-def _parents(lines: list[str], number: int) -> list[str]:
-    """The keys of the lines a line is nested in (by indentation), nearest first (a few)."""
-    out: list[str] = []
-    line = lines[number - 1]
-    indent = len(line) - len(line.lstrip(" -"))
-    for above in range(number - 2, -1, -1):
-        text = lines[above]
-        if not text.strip() or text.lstrip().startswith("#"):
+_INDEXES: dict[int, tuple[Any, dict[tuple, list[tuple[int, tuple]]]]] = {}
+
+
+def _signature(path: tuple) -> tuple:
+    return tuple("-" if part[0] == "-" else part[0] for part in path)
+
+
+def _index(absolute: str, paths: list[tuple | None]) -> dict[tuple, list[tuple[int, tuple]]]:
+    """A template's lines by their path's keys, in line order (built once per parsed template)."""
+    found = _INDEXES.get(id(paths))
+    if found is not None and found[0] is paths:
+        return found[1]
+    index: dict[tuple, list[tuple[int, tuple]]] = {}
+    for number, path in enumerate(paths, 1):
+        if path is not None:
+            index.setdefault(_signature(path), []).append((number, path))
+    if len(_INDEXES) > 4096:
+        _INDEXES.clear()
+    _INDEXES[id(paths)] = (paths, index)
+    return index
+
+
+_READ: dict[tuple[str, str, str], tuple[list[str] | None, list[tuple | None], str]] = {}
+
+
+def _read_template(absolute: str, cwd: str) -> tuple[list[str] | None, list[tuple | None], str]:
+    """A template's lines, their key paths and its display path, read and parsed once per
+    process (every render of a chart, every values file, maps to the same templates)."""
+    try:
+        info = os.stat(absolute)
+        stamp = f"{info.st_mtime_ns}:{info.st_size}:{info.st_ino}"
+    except OSError:
+        stamp = ""
+    key = (absolute, cwd, stamp)  # an edited template is read again
+    if key not in _READ:
+        from pathlib import Path
+
+        from linter.discover import display_path
+        from linter.sources.files import Unreadable, read_source
+
+        try:
+            lines: list[str] | None = read_source(absolute).decode("utf-8", "replace").splitlines()
+        except Unreadable:
+            lines = None
+        if len(_READ) > 4096:
+            _READ.clear()
+        _READ[key] = (lines, _paths(lines or [], template=True), display_path(Path(absolute), Path(cwd)))
+    return _READ[key]
+
+
+_VALUES = re.compile(r"\.Values(?:\.[A-Za-z_][\w-]*)+")
+_ITEM = re.compile(r"^(\s*)-(?:\s+|$)")
+_BLOCK = re.compile(r":\s*[|>][-+0-9]*\s*(?:#.*)?$")
+_ACTION = re.compile(r"^\s*\{\{.*\}\}\s*$")
+
+
+def _paths(lines: list[str], template: bool = False) -> list[tuple | None]:
+    """Each line's key path (None: no key of its own): a tuple of ``(key,)`` and, for a list
+    item, ``("-", index, name)`` (the item's ``name:`` value, a template's with its
+    ``{{ … }}``). One pass over the lines (the open keys kept as a stack), then one over the
+    paths, each named once from its parent's naming."""
+    out: list[tuple | None] = [None] * len(lines)
+    indents: list[int] = []  # the open keys' and items' columns (an item's: its dash's + 1)
+    comps: list[tuple] = []  # and their components
+    counters: dict[tuple, int] = {}
+    block: int | None = None  # the indent of a key whose block scalar the lines are in
+    names: dict[tuple, str] = {}  # (document, an item's path) -> its name
+    documents: list[int] = [0] * len(lines)
+    document = 0
+    for index, line in enumerate(lines):
+        stripped = line.strip()
+        if not stripped:
             continue
-        own = len(text) - len(text.lstrip(" -"))
-        if own < indent:
-            match = _KEY.match(text)
-            if match:
-                out.append(match.group(1))
-            indent = own
-            if len(out) == 4 or own == 0:
+        indent = len(line) - len(line.lstrip(" "))
+        if block is not None:
+            if indent > block:
+                continue
+            block = None
+        if stripped[0] == "#" or (template and (stripped.startswith("{{") or _ACTION.match(line))):
+            continue
+        if stripped.startswith("---") or stripped.startswith("..."):
+            indents, comps, counters = [], [], {}
+            document += 1
+            continue
+        documents[index] = document
+        rest, column = line, indent
+        while stripped[0] == "-":
+            item = _ITEM.match(rest)
+            if not item:
                 break
-    return out
+            while indents and indents[-1] > column:
+                indents.pop()
+                comps.pop()
+            parent = tuple(comps)
+            position = counters.get(parent, 0)
+            counters[parent] = position + 1
+            indents.append(column + 1)
+            comps.append(("-", position))
+            column = item.end()
+            rest = " " * column + rest[item.end():]
+            stripped = rest.strip()
+            if not stripped:
+                break
+        key = _KEY.match(rest) if stripped else None
+        if key is None:
+            if comps and comps[-1][0] == "-" and stripped:
+                out[index] = tuple(comps)
+            continue
+        name = key.group(1).strip("\"'")
+        while indents and (indents[-1] > column or indents[-1] == column and comps[-1][0] != "-"):
+            indents.pop()
+            comps.pop()
+        counters.pop((*comps, (name,)), None)
+        indents.append(column)
+        comps.append((name,))
+        path = tuple(comps)
+        out[index] = path
+        if name == "name" and len(path) > 1 and path[-2][0] == "-":
+            names[(document, path[:-1])] = rest[key.end():].split(" #")[0].strip().strip("\"'")
+        if _BLOCK.search(rest):
+            block = column
+    # each item component completed with its name (what matches across render and template)
+    done: dict[tuple, tuple] = {}
+
+    def named(document: int, path: tuple) -> tuple:
+        found = done.get((document, path))
+        if found is None:
+            head = named(document, path[:-1]) if len(path) > 1 else ()
+            part = path[-1]
+            found = (*head, ("-", part[1], names.get((document, path))) if part[0] == "-" else part)
+            done[(document, path)] = found
+        return found
+
+    return [named(documents[index], path) if path is not None else None for index, path in enumerate(out)]
 
 
-def _shared(a: list[str], b: list[str]) -> int:
+def _matched(wanted: tuple, have: tuple) -> int:
+    """How many leading components of a rendered path a template path matches."""
     count = 0
-    for x, y in zip(a, b):
-        if x != y:
+    for a, b in zip(wanted, have):
+        if a[0] == "-" and b[0] == "-":
+            if a[2] is not None and b[2] is not None:
+                if not _name_matches(b[2], a[2]):
+                    break
+            elif a[1] != b[1]:
+                break
+        elif a != b:
             break
         count += 1
     return count
 
 
+def _name_matches(template: str, rendered: str) -> bool:
+    if "{{" not in template:
+        return template == rendered
+    pattern = "".join(".*" if part.startswith("{{") else re.escape(part)
+                      for part in re.split(r"(\{\{.*?\}\})", template))
+    return re.fullmatch(pattern, rendered, re.DOTALL) is not None
+
+
+def _insertion(template: list[str], number: int) -> int | None:
+    """The line after a key's that inserts its content (``{{ toYaml … | nindent N }}``,
+    ``{{- include … }}``), if the key's own value is empty."""
+    line = template[number - 1]
+    if line.split(":", 1)[-1].strip() not in ("", "|", "|-", ">"):
+        if "{{" in line:
+            return number
+        return None
+    for following in range(number, min(number + 3, len(template))):
+        text = template[following].strip()
+        if not text:
+            continue
+        return following + 1 if text.startswith("{{") else None
+    return None
+
+
 def remap(pairs: list[tuple[Any, Any]], mappers: dict[str, HelmMapper]) -> list[tuple[Any, Any]]:
-    out = []
+    """Results on rendered output moved to the templates. A template is never edited by
+    ``--fix`` (the fix stays a hint). A render of a project's chart names its values file in
+    the message; the same finding at the same place from several renders is one, naming each."""
+    out: list[tuple[Any, Any]] = []
+    merged: dict[tuple, tuple[int, list[str]]] = {}
     for result, key in pairs:
         mapper = mappers.get(result.path)
         found = mapper.locate(result.span) if mapper is not None else None
-        out.append((replace(result, path=found[0], span=found[1]), key) if found is not None else (result, key))
+        if found is None:
+            out.append((result, key))
+            continue
+        moved = replace(result, path=found[0], span=found[1], autofix=None)
+        if mapper.values is None:
+            out.append((moved, key))
+            continue
+        inserted = mapper.inserted(found)
+        if inserted:
+            moved = replace(moved, message=f"{result.message} (this line inserts {', '.join(inserted)})")
+        same = (result.rule, found[0], found[1], moved.message)
+        if same in merged:
+            merged[same][1].append(mapper.values)
+            continue
+        merged[same] = (len(out), [mapper.values])
+        out.append((moved, key))
+    for (_, _, _, message), (position, values) in merged.items():
+        result, key = out[position]
+        values.sort(key=lambda label: (label != "values.yaml", label))
+        out[position] = (replace(result, message=f"{message} (Helm values: {', '.join(values)})"), key)
     return out
 
 
@@ -200,27 +412,357 @@ def chart_inputs(folder: str) -> list[str]:
     return out
 
 
-def render(folder: str, command: list[str], values: list[str], timeout: float) -> tuple[bytes | None, str | None]:
-    """``helm template`` of one chart with its values files (output, or the error's message)."""
+NOT_RENDERED = ('chart not rendered: neither Helm\'s SDK (pip install "mlops-lint[helm]") nor a `helm` on PATH '
+                'is installed')
+_TEST_HOOK = re.compile(r"^\s*[\"']?helm\.sh/hook[\"']?\s*:\s*[\"']?[^\n#]*\btest\b", re.MULTILINE)
+_DOCUMENT = re.compile(r"^---[ \t]*(?:#[^\n]*)?$", re.MULTILINE)
+_LOOKUP = re.compile(rb"\blookup\s+\(?\s*\"")
+
+
+_ERROR_PLACE = re.compile(r"(?:at \(|template: )([\w.@+-]+(?:/[\w.@+-]+)*\.(?:yaml|yml|tpl|txt|json)):(\d+)(?::(\d+))?")
+
+
+def error_place(error: str, folder: str, display: str, cwd: str) -> tuple[str, Span]:
+    """Where a render error is: the template line Helm names (``execution error at
+    (CHART/templates/x.yaml:2:4)``) when it is a file of the chart, else the chart's Chart.yaml."""
+    match = _ERROR_PLACE.search(error)
+    if match:
+        shown, absolute = HelmMapper("", folder, cwd).template_path(match.group(1))
+        if os.path.isfile(absolute) and os.path.realpath(absolute).startswith(os.path.realpath(folder) + os.sep):
+            line, column = int(match.group(2)), int(match.group(3) or 1)
+            return shown, Span(line, column, line, column + 1)
+    from linter.model.position import FILE_START
+
+    return chart_file(display), FILE_START
+
+
+def templates_folders(folder: str) -> list[str]:
+    """The templates folders a render of a chart covers: its own and its subcharts' in charts/."""
+    out = [os.path.join(folder, "templates")]
+    charts = os.path.join(folder, "charts")
+    if os.path.isdir(charts) and not os.path.islink(charts):
+        for entry in sorted(os.listdir(charts)):
+            if os.path.isfile(os.path.join(charts, entry, "Chart.yaml")):
+                out.extend(templates_folders(os.path.join(charts, entry)))
+    return out
+
+
+def chart_file(display: str) -> str:
+    return f"{display}/Chart.yaml" if display not in (".", "") else "Chart.yaml"
+
+
+def renderer(section: dict) -> tuple[tuple[str, str | None] | None, str | None]:
+    """What renders charts: ``("sdk", None)`` when the ``helm`` extra is installed, else
+    ``("binary", path)`` for a ``helm`` found on PATH, else None; with the note for a
+    ``helm.command`` refused. The config comes with the tree it lints: it never chooses the
+    program (a path in it, even an absolute one such as ``/proc/self/cwd/helm``, names the
+    tree's own file), so only ``[helm, template]`` is accepted, and ``helm`` is looked up on
+    PATH's absolute folders."""
+    from linter.sources import helm_sdk
+    from linter.sources.kustomize import on_path
+
+    refused = None
+    command = section.get("command")
+    if command and list(command) != ["helm", "template"]:
+        refused = (f"helm.command {list(command)!r} not run: the config comes with the tree it lints, so it does not "
+                   "choose the program; Helm's SDK (pip install \"mlops-lint[helm]\") or `helm template` found on "
+                   "PATH renders the charts")
+    if helm_sdk.available():
+        return ("sdk", None), refused
+    program = on_path("helm")
+    return (("binary", program) if program else None), refused
+
+
+class Render(Struct):
+    """One render of a chart: its values files (``(shown name, absolute path)``, after the
+    chart's own ``values.yaml``), ``set`` expressions, release name and namespace."""
+
+    label: str  # the values file the render is named by ("values.yaml", "ci/gpu-values.yaml")
+    values: list[tuple[str, str]]
+    set: list[str]
+    name: str
+    namespace: str
+    kube_version: str | None = None
+    api_versions: list[str] = []
+
+    def virtual(self, display: str) -> str:
+        return f"<helm template {display}>" if self.label == "values.yaml" else f"<helm template {display} -f {self.label}>"
+
+    @property
+    def with_values(self) -> str:
+        return "" if self.label == "values.yaml" else f" with {self.label}"
+
+
+class Plan(Struct):
+    folder: str
+    display: str
+    renders: list[Render]
+    notes: list[Any]
+    lookup: bool = False
+
+
+def _confined(folder: str, name: str, root: str) -> tuple[str | None, str | None]:
+    """A configured values file's path, relative to the chart, when it stays inside the chart or
+    the project (else None and why): the tree's config must not make the linter read the
+    machine's files (an absolute path, ``../`` out, or a link out)."""
+    if os.path.isabs(name) or name.startswith("~"):
+        return None, "an absolute path"
+    path = os.path.normpath(os.path.join(folder, name))
+    real = os.path.realpath(path)
+    inside = [os.path.realpath(folder), os.path.realpath(root)]
+    if not any(real == base or real.startswith(base.rstrip(os.sep) + os.sep) for base in inside):
+        return None, "outside the chart and the project"
+    if not os.path.isfile(real):
+        return None, "not a file"
+    return path, None
+
+
+def api_versions(bundled: bool) -> list[str]:
+    """The API versions a render is told the cluster serves beyond Kubernetes' own (what
+    ``.Capabilities.APIVersions.Has`` sees): the CRDs bundled with mlops-lint (``group/version``
+    and ``group/version/Kind``), unless ``bundled-crds: false``."""
+    if not bundled:
+        return []
+    from linter.validation.bundle import index
+
+    out: set[str] = set()
+    for entry in index().get("kinds", []):
+        for version, about in (entry.get("versions") or {}).items():
+            if about.get("served", True):
+                out.update((f"{entry['group']}/{version}", f"{entry['group']}/{version}/{entry['kind']}"))
+    return sorted(out)
+
+
+def plan(folder: str, display: str, section: dict, kubernetes_version: str | None, root: str,
+         apis: list[str] | None = None) -> Plan:
+    """The renders of one chart the config asks for: its ``values.yaml`` (with the configured
+    values files and ``set:``), plus one per ``ci/*-values.yaml`` (chart-testing's convention);
+    per-chart settings under ``charts: {FOLDER: …}`` (the chart's folder as the project spells it)."""
+    from linter.result import Note
+
+    relative = os.path.relpath(folder, root).replace(os.sep, "/")
+    own = {}
+    for key, value in (section.get("charts") or {}).items():
+        if key.strip("/") in (relative, display.strip("/")) or (key in (".", "./") and relative == "."):
+            own = dict(value)
+    notes: list[Any] = []
+    values: list[tuple[str, str]] = []
+    for name in [*section.get("values", []), *own.get("values", [])]:
+        path, why = _confined(folder, name, root)
+        if path is None:
+            notes.append(Note(display, f"helm values file {name!r} not used: {why}"))
+        else:
+            values.append((name, path))
+    sets = [str(item) for item in [*section.get("set", []), *own.get("set", [])]]
+    metadata = _chart_metadata(folder)
+    name = str(own.get("release-name") or section.get("release-name") or metadata.get("name") or
+               os.path.basename(folder))
+    namespace = str(own.get("namespace") or section.get("namespace") or "default")
+    if kubernetes_version and re.fullmatch(r"v?\d+\.\d+", kubernetes_version):  # as `helm --kube-version` spells it
+        kubernetes_version = "v" + kubernetes_version.lstrip("v") + ".0"
+    renders = [Render("values.yaml", values, sets, name, namespace, kubernetes_version, apis or [])]
+    ci = os.path.join(folder, "ci")
+    if os.path.isdir(ci) and not os.path.islink(ci):
+        for entry in sorted(os.listdir(ci)):
+            path = os.path.join(ci, entry)
+            if entry.endswith("-values.yaml") and os.path.isfile(path) and not os.path.islink(path):
+                renders.append(Render(f"ci/{entry}", [*values, (f"ci/{entry}", path)], sets, name, namespace,
+                                      kubernetes_version, apis or []))
+    for dependency in metadata.get("dependencies") or []:
+        if isinstance(dependency, dict) and dependency.get("name") and not _has_subchart(folder, str(dependency["name"])):
+            notes.append(Note(chart_file(display), f"dependency {dependency['name']!r} is not in charts/: rendered "
+                                                     "without it (no repository or registry is contacted)"))
+    lookup = False
+    from linter.sources.helm_sdk import _read_no_link
+
+    for path in chart_inputs(os.path.join(folder, "templates")):
+        data, _ = _read_no_link(path, 16 << 20)  # a link is not read (nor given to Helm)
+        if data is not None and _LOOKUP.search(data):
+            lookup = True
+            break
+    if lookup:
+        notes.append(Note(display, "templates call `lookup`: rendered offline, where it finds nothing"))
+    return Plan(folder, display, renders, notes, lookup)
+
+
+def _chart_metadata(folder: str) -> dict:
+    from linter.sources.helm_sdk import _read_no_link
+
+    data, _ = _read_no_link(os.path.join(folder, "Chart.yaml"), 1 << 20)
+    try:
+        import yaml
+
+        loaded = yaml.load(data or b"", Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except Exception:  # noqa: BLE001 - a broken Chart.yaml is the render's error
+        return {}
+    return loaded if isinstance(loaded, dict) else {}
+
+
+def _has_subchart(folder: str, name: str) -> bool:
+    charts = os.path.join(folder, "charts")
+    if os.path.isfile(os.path.join(charts, name, "Chart.yaml")):
+        return True
+    try:
+        return any(entry.startswith(name + "-") and entry.endswith(".tgz") for entry in os.listdir(charts))
+    except OSError:
+        return False
+
+
+def assemble(manifests: dict[str, str]) -> bytes:
+    """The SDK's renders as ``helm template`` prints them: each document after its template's
+    ``# Source:``; NOTES.txt, empty documents and test hooks (``helm.sh/hook: test``, run by
+    ``helm test``, never deployed) left out."""
+    out: list[str] = []
+    for source in sorted(manifests):
+        if source.endswith("NOTES.txt"):
+            continue
+        for document in _DOCUMENT.split(manifests[source]):
+            if not document.strip() or all(not line.strip() or line.lstrip().startswith("#")
+                                           for line in document.splitlines()):
+                continue
+            if _TEST_HOOK.search(document):
+                continue
+            out.append(f"---\n# Source: {source}\n{document.strip(chr(10))}\n")
+    return "".join(out).encode()
+
+
+class Prepared:
+    """A chart's renders before the renderer runs: what the cache had, and what is left to render."""
+
+    def __init__(self, plan: Plan, files: Any):
+        self.plan = plan
+        self.files = files
+        self.results: list[tuple[bytes | None, str | None]] = [(None, None)] * len(plan.renders)
+        self.specs: list[dict[str, Any]] = []
+        self.keys: list[str | None] = []
+        self.todo: list[int] = []
+
+
+def prepare(plan: Plan, renderer: tuple[str, str | None], cache: Any) -> Prepared:
+    """A chart's files and values read (confined, see :mod:`linter.sources.helm_sdk`), each
+    render's cache key (the content of every file it reads, its settings, the renderer and its
+    version) and what the cache holds."""
+    from linter.digest import digest, digest_text
+    from linter.sources import helm_sdk
+    from linter.sources.files import Unreadable, read_source
+
+    kind, program = renderer
+    files = helm_sdk.ChartFiles(plan.folder)
+    out = Prepared(plan, files)
+    if files.left_out:
+        from linter.result import Note
+
+        shown = ", ".join(f"{name} ({why})" for name, why in files.left_out[:5])
+        more = f" and {len(files.left_out) - 5} more" if len(files.left_out) > 5 else ""
+        plan.notes.append(Note(plan.display, f"chart files not given to Helm: {shown}{more}"))
+    if files.error is not None:
+        out.results = [(None, files.error)] * len(plan.renders)
+        return out
+    engine = f"sdk {helm_sdk.version()}" if kind == "sdk" else program or ""
+    for index, render in enumerate(plan.renders):
+        texts = []
+        try:
+            for name, path in render.values:
+                texts.append((name, read_source(path).decode("utf-8", "replace")))
+        except Unreadable as why:
+            out.results[index] = (None, f"values file {render.values[len(texts)][0]}: {why}")
+            out.keys.append(None)
+            continue
+        spec = {"values": texts, "set": render.set, "name": render.name, "namespace": render.namespace,
+                "kube_version": render.kube_version, "api_versions": render.api_versions}
+        key = "helm-" + digest_text(kind, engine, json.dumps({**spec, "values": [(n, digest(t.encode()))
+                                                                             for n, t in texts]}),
+                                     *files.key()) if cache is not None and cache.folder is not None else None
+        out.keys.append(key)
+        found = cache.get(key) if key is not None else None
+        if found is not None:
+            out.results[index] = (found, None)
+            continue
+        out.specs.append(spec)
+        out.todo.append(index)
+    return out
+
+
+def finish(prepared: Prepared, answers: list[dict[str, Any]], cache: Any) -> list[tuple[bytes | None, str | None]]:
+    """The renderer's answers put in their places (and in the cache)."""
+    from linter.sources.text import MAX_FILE_BYTES
+
+    results = prepared.results
+    for index, answer in zip(prepared.todo, answers):
+        if "error" in answer:
+            results[index] = (None, answer["error"])
+            continue
+        output = answer["output"] if "output" in answer else assemble(answer["manifests"])
+        if len(output) > MAX_FILE_BYTES:
+            results[index] = (None, f"the rendered output is over {MAX_FILE_BYTES >> 20} MB: not linted")
+            continue
+        results[index] = (output, None)
+        if prepared.keys[index] is not None:
+            cache.put(prepared.keys[index], output)
+    return results
+
+
+def render_plans(plans: list[Plan], renderer: tuple[str, str | None], timeout: float, cache: Any,
+                 jobs: int = 1) -> list[list[tuple[bytes | None, str | None]]]:
+    """Each chart's renders (output, or the error's message), from the cache where an equal
+    render was kept; the SDK renders all the others in one worker, a ``helm`` binary one
+    process per render (``jobs`` at a time)."""
+    from linter.sources import helm_sdk
+    from linter.sources.text import MAX_FILE_BYTES
+
+    prepared = [prepare(plan, renderer, cache) for plan in plans]
+    waiting = [p for p in prepared if p.todo]
+    if renderer[0] == "sdk":
+        answers = helm_sdk.render_many([(p.files, p.specs) for p in waiting], timeout, MAX_FILE_BYTES) if waiting else []
+    else:
+        from concurrent.futures import ThreadPoolExecutor
+
+        def binary(p: Prepared) -> list[dict[str, Any]]:
+            links = [name for name, why in p.files.left_out if why == "a link"]
+            if links:  # `helm template` reads a chart folder's links, wherever they point
+                return [{"error": f"not rendered by `helm template`, which would follow its links ({', '.join(links[:3])})"}
+                        for _ in p.todo]
+            return [_render_binary(p.plan.folder, renderer[1] or "helm", spec, p.plan.renders[index], timeout)
+                    for index, spec in zip(p.todo, p.specs)]
+
+        with ThreadPoolExecutor(max_workers=max(1, min(jobs, len(waiting) or 1))) as pool:
+            answers = list(pool.map(binary, waiting))
+    for p, answer in zip(waiting, answers):
+        finish(p, answer, cache)
+    return [p.results for p in prepared]
+
+
+def render_plan(plan: Plan, renderer: tuple[str, str | None], timeout: float,
+                cache: Any) -> list[tuple[bytes | None, str | None]]:
+    """One chart's renders (see :func:`render_plans`)."""
+    return render_plans([plan], renderer, timeout, cache)[0]
+
+
+def _render_binary(folder: str, program: str, spec: dict, render: Render, timeout: float) -> dict[str, Any]:
+    """``helm template NAME CHART`` by the ``helm`` on PATH, with the render's settings."""
     import subprocess
 
     from linter.sources.kustomize import MAX_OUTPUT, build_environment
 
-    arguments = [*command, folder]
-    for name in values:
-        path = os.path.join(folder, name)
-        if os.path.isfile(path):
-            arguments += ["--values", path]
+    arguments = [program, "template", render.name, folder, "--namespace", render.namespace, "--skip-tests"]
+    for _, path in render.values:
+        arguments += ["--values", path]
+    for expression in render.set:
+        arguments += ["--set", expression]
+    if render.kube_version:
+        arguments += ["--kube-version", render.kube_version]
+    for api in render.api_versions:
+        arguments += ["--api-versions", api]
     try:
         done = subprocess.run(arguments, cwd=folder, env=build_environment(), stdin=subprocess.DEVNULL,
                               capture_output=True, timeout=timeout, check=False)
     except subprocess.TimeoutExpired:
-        return None, f"helm template did not finish in {timeout:g} s"
+        return {"error": f"helm template did not finish in {timeout:g} s"}
     except OSError as exc:
-        return None, f"could not run {command[0]}: {exc.strerror or exc}"
+        return {"error": f"could not run {program}: {exc.strerror or exc}"}
     if done.returncode != 0:
         text = " ".join(done.stderr.decode("utf-8", "replace").split()) or "no message"
-        return None, text if len(text) <= 600 else text[:599] + "…"
+        return {"error": text if len(text) <= 600 else text[:599] + "…"}
     if len(done.stdout) > MAX_OUTPUT:
-        return None, f"the rendered output is over {MAX_OUTPUT >> 20} MB: not linted"
-    return done.stdout, None
+        return {"error": f"the rendered output is over {MAX_OUTPUT >> 20} MB: not linted"}
+    return {"output": done.stdout}

@@ -1,0 +1,84 @@
+"""The cost of linting Helm charts as rendered, per rendered object, against the same objects
+as plain files.
+
+    python bench/helm.py [--copies 10] [--repeat 3] [--jobs 1]
+
+Writes ``--copies`` copies of the fixture charts ``fixtures/helm/{trainer,inference,stack}``
+(each copy's charts renamed, so no two copies' objects share a name) into a temporary folder,
+renders each once with Helm's SDK (the ``helm`` extra) and writes the rendered objects beside
+them as plain files, then times ``python -m linter DIR`` on the charts (rendered in a worker:
+``helm: {enabled: auto}``) and on the plain files, cold (``--no-cache``) and with the cache warm.
+The charts' cost per rendered object over the plain files' is the ratio the issue's budget is
+about (1.5x). Wall times are the minimum of ``--repeat`` runs; on a loaded machine compare ratios.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CHARTS = ("trainer", "inference", "stack")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from kustomize import timed  # noqa: E402  (the same timing: minimum wall, children's CPU)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--copies", type=int, default=10)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--jobs", default="1")
+    options = parser.parse_args()
+    sys.path.insert(0, str(ROOT))
+    from linter.sources import helm, helm_sdk
+
+    if not helm_sdk.available():
+        print('Helm\'s SDK is not installed: pip install "mlops-lint[helm]"')
+        return 1
+    with tempfile.TemporaryDirectory(prefix="mlops-lint-bench-helm-") as folder:
+        top = Path(folder)
+        objects = 0
+        for index in range(options.copies):
+            for name in CHARTS:
+                chart = top / "charts" / f"copy{index}" / name
+                shutil.copytree(ROOT / "fixtures" / "helm" / name, chart)
+                metadata = chart / "Chart.yaml"
+                metadata.write_text(metadata.read_text().replace(f"name: {name}\n", f"name: {name}{index}\n", 1))
+        plans = [helm.plan(str(chart.parent), str(chart.parent), {}, None, str(top))
+                 for chart in sorted((top / "charts").rglob("Chart.yaml")) if chart.parent.parent.name != "charts"]
+        for plan, results in zip(plans, helm.render_plans(plans, ("sdk", None), 60, None)):
+            for number, (output, error) in enumerate(results):
+                if output is None:
+                    print(f"{plan.display}: {error}")
+                    return 1
+                plain = top / "plain" / Path(plan.folder).relative_to(top / "charts") / f"render{number}.yaml"
+                plain.parent.mkdir(parents=True, exist_ok=True)
+                plain.write_bytes(output)
+                objects += output.count(b"\n# Source: ")
+        (top / "plain" / ".mlops-lint.yaml").write_text("helm: {enabled: never}\n")
+        (top / "charts" / ".mlops-lint.yaml").write_text("helm: {enabled: auto}\n")
+        common = [".", "-q", "--fail-on", "never", "--jobs", options.jobs]
+        runs = {}
+        for variant in ("plain", "charts"):
+            runs[variant, "cold"] = timed([*common, "--no-cache"], top / variant, options.repeat)
+            cache = top / f"cache-{variant}"
+            timed([*common, "--cache-dir", str(cache)], top / variant, 1)  # fill the cache
+            runs[variant, "warm"] = timed([*common, "--cache-dir", str(cache)], top / variant, options.repeat)
+    print(f"{len(plans)} charts ({options.copies} copies of fixtures/helm/{{{','.join(CHARTS)}}}), {objects} rendered "
+          f"objects, helm-python-sdk {helm_sdk.version()}, --jobs {options.jobs}")
+    print("                   wall      CPU    per object (wall)   charts / plain")
+    for state in ("cold", "warm"):
+        for variant in ("plain", "charts"):
+            wall, cpu = runs[variant, state]
+            ratio = f"   {wall / runs['plain', state][0]:.2f}x" if variant == "charts" else ""
+            print(f"{variant:6} {state:5}    {wall:6.2f} s {cpu:6.2f} s   {1000 * wall / objects:6.1f} ms{ratio}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,413 @@
+"""Helm charts rendered by Helm's own SDK (the ``helm`` extra, which the ``test`` extra installs)
+and mapped back to the template lines (linter.sources.helm, linter.sources.helm_sdk); the
+config's confinement (issue 32 items 01 and 18). The stand-in ``helm`` binary of
+tests/test_kustomize.py covers only the binary path."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from linter.cli import main
+from linter.sources import helm_sdk
+
+REPO = Path(__file__).resolve().parent.parent
+HELM = REPO / "fixtures" / "helm"
+
+pytestmark = pytest.mark.skipif(not helm_sdk.available(), reason="the helm extra (helm-python-sdk) is not installed")
+
+
+def lint(cwd: Path, *args: str) -> tuple[int, dict]:
+    old = Path.cwd()
+    os.chdir(cwd)
+    try:
+        result = CliRunner().invoke(main, [*args, "--format", "json"], catch_exceptions=False)
+    finally:
+        os.chdir(old)
+    return result.exit_code, json.loads(result.output)
+
+
+def where(report: dict) -> list[tuple[str, int, int, str]]:
+    return [(f["path"], f["line"], f["column"], f["rule"]) for f in report["findings"] if not f["suppressed"]]
+
+
+def chart(tmp_path: Path, name: str, config: str = "") -> Path:
+    shutil.copytree(HELM / name, tmp_path / "charts" / name)
+    if config:
+        (tmp_path / ".mlops-lint.yaml").write_text(config)
+    return tmp_path / "charts" / name
+
+
+# -- issue 32 item 01: the tree's config does not choose the program -----------------------------
+
+@pytest.mark.parametrize("sdk", [True, False])
+@pytest.mark.parametrize("command", ["[/proc/self/cwd/helm, template]", "[PROGRAM, template]", "[./helm, template]",
+                                     "[helm, template, --post-renderer, ./helm]"])
+def test_the_trees_config_never_makes_the_linter_run_its_program(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                  sdk: bool, command: str) -> None:
+    ran = tmp_path / "PWNED"
+    program = tmp_path / "helm"
+    program.write_text(f"#!/bin/sh\ntouch {ran}\n")
+    program.chmod(0o755)
+    (tmp_path / "Chart.yaml").write_text("apiVersion: v2\nname: c\nversion: 0.1.0\n")
+    (tmp_path / "templates").mkdir()
+    (tmp_path / "templates" / "cm.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n")
+    (tmp_path / ".mlops-lint.yaml").write_text(f"helm:\n  enabled: auto\n  command: {command.replace('PROGRAM', str(program))}\n")
+    if not sdk:
+        monkeypatch.setattr(helm_sdk, "available", lambda: False)
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # no helm: only the tree's program could run
+    code, report = lint(tmp_path, ".", "--no-cache")
+    assert not ran.exists()
+    [refused] = [n for n in report["notes"] if "helm.command" in n["message"]]
+    assert refused["path"] == ".mlops-lint.yaml" and "not run" in refused["message"]
+
+
+# -- issue 32 item 18: values files stay inside the chart or the project -------------------------
+
+@pytest.mark.parametrize("spelled", ["ABSOLUTE", "../outside/token.json", "../../outside/token.json", "link.yaml"])
+def test_values_files_outside_the_project_are_not_read(tmp_path: Path, spelled: str) -> None:
+    secret = tmp_path / "outside" / "token.json"
+    secret.parent.mkdir()
+    secret.write_text('{"AccessToken": {"k": {"secret": "FAKE-AZURE-ACCESS-TOKEN-123"}}}\n')
+    repo = tmp_path / "repo"
+    (repo / "chart" / "templates").mkdir(parents=True)
+    (repo / "chart" / "link.yaml").symlink_to(secret)
+    (repo / "chart" / "Chart.yaml").write_text("apiVersion: v2\nname: c\nversion: 0.1.0\n")
+    (repo / "chart" / "templates" / "pod.yaml").write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n"
+        "  - name: {{ .Values | toJson | quote }}\n    image: mcr.microsoft.com/x:1\n")
+    name = str(secret) if spelled == "ABSOLUTE" else spelled
+    (repo / ".mlops-lint.yaml").write_text(f"helm:\n  enabled: auto\n  values: [{name}]\n")
+    code, report = lint(repo, ".", "--no-cache")
+    assert "FAKE-AZURE-ACCESS-TOKEN-123" not in json.dumps(report)
+    assert report["findings"]  # the chart was rendered (without that file)
+    [note] = [n for n in report["notes"] if "helm values file" in n["message"]]
+    assert note["path"] == "chart" and "not used" in note["message"]
+
+
+def test_a_values_file_of_the_project_outside_the_chart_is_used(tmp_path: Path) -> None:
+    folder = chart(tmp_path, "trainer", "helm: {values: [../../env/prod.yaml]}\n")
+    (tmp_path / "env").mkdir()
+    (tmp_path / "env" / "prod.yaml").write_text("gpu: {limit: 1}\n")
+    code, report = lint(tmp_path, "charts", "--no-cache")
+    assert folder.is_dir() and [f["rule"] for f in report["findings"]] == ["GPU005"]  # the limit now equals the request
+
+
+# -- renders at the template lines ---------------------------------------------------------------
+
+def test_a_gpu_training_chart_is_rendered_and_mapped(tmp_path: Path) -> None:
+    chart(tmp_path, "trainer")
+    code, report = lint(tmp_path, "charts", "--no-cache")
+    assert code == 1
+    assert where(report) == [("charts/trainer/templates/job.yaml", 33, 13, "GPU005"),
+                             ("charts/trainer/templates/job.yaml", 37, 13, "GPU003")]
+    assert report["findings"][1]["message"].endswith("(Helm values: values.yaml)")
+    assert report["findings"][1]["object"] == {"kind": "Job", "namespace": "", "name": "trainer-trainer"}
+    assert not report["notes"]  # nothing skipped
+
+
+def test_each_container_and_volume_of_a_template_gets_its_own_line(tmp_path: Path) -> None:
+    chart(tmp_path, "inference")
+    code, report = lint(tmp_path, "charts", "--no-cache")
+    template = "charts/inference/templates/deployment.yaml"
+    found = {(f["line"], f["column"], f["rule"], f["message"].split(" ")[1]) for f in report["findings"]
+             if f["path"] == template}
+    # the init container's and the sidecar's `privileged: true`, each at its own line
+    assert (22, 11, "SEC004", "container") in {(line, col, rule, word) for line, col, rule, word in found}
+    assert {(f["path"][len("charts/inference/templates/"):], f["line"], f["column"]) for f in report["findings"]
+            if f["rule"] == "SEC004"} == {("deployment.yaml", 22, 11), ("deployment.yaml", 41, 11), ("batch.yaml", 13, 11)}
+    # the images: the init container's at 19, the templated server's at 28, the sidecar's at 39
+    assert {(f["line"], f["rule"]) for f in report["findings"] if f["rule"].startswith("IMG") and f["path"] == template} == {
+        (19, "IMG002"), (28, "IMG001"), (39, "IMG002")}
+    # two hostPath volumes, each at its own hostPath
+    assert sorted((f["path"][len("charts/inference/templates/"):], f["line"], f["column"]) for f in report["findings"]
+                  if f["rule"] == "SEC005") == [("batch.yaml", 24, 11), ("deployment.yaml", 49, 11),
+                                                ("deployment.yaml", 52, 11)]
+    # another template's items (batch.yaml's second volume) are told apart by their own names, not
+    # by the names the same positions have in deployment.yaml
+    # a value inserted by `toYaml .Values.resources`: at the line that inserts it
+    [mismatch] = [f for f in report["findings"] if f["rule"] == "GPU003"]
+    assert (mismatch["path"], mismatch["line"], mismatch["column"]) == (template, 32, 11)
+    assert mismatch["message"].endswith("(this line inserts .Values.resources) (Helm values: ci/two-gpu-values.yaml)")
+    [tag] = [f for f in report["findings"] if f["rule"] == "IMG001"]  # the values the line inserts are named
+    assert "(this line inserts .Values.image.repository, .Values.image.tag)" in tag["message"]
+    [shared] = [f for f in report["findings"] if f["rule"] == "SEC004" and f["line"] == 41]
+    assert shared["message"].endswith("(Helm values: values.yaml, ci/two-gpu-values.yaml)")  # both renders: one finding
+    # the test hook (helm.sh/hook: test) is not a workload: its busybox image gives nothing
+    assert not [f for f in report["findings"] if "busybox" in f["message"] or "tests/" in f["path"]]
+    # the two renders are alternatives, not two definitions of one Deployment
+    assert not [n for n in report["notes"] if "defined differently" in n["message"]]
+
+
+def test_a_subchart_comes_from_charts_and_a_missing_dependency_is_a_note(tmp_path: Path) -> None:
+    chart(tmp_path, "stack")
+    code, report = lint(tmp_path, "charts", "--no-cache")
+    assert where(report) == [("charts/stack/charts/cache/templates/deployment.yaml", 22, 9, "IMG002")]
+    assert "cache:2.0.0" in report["findings"][0]["message"]  # the parent's values reach the subchart
+    assert [(n["path"], n["message"].split(":")[0]) for n in report["notes"]] == [
+        ("charts/stack/Chart.yaml", "dependency 'redis' is not in charts/")]
+
+
+def test_a_chart_that_refuses_the_default_namespace(tmp_path: Path) -> None:
+    chart(tmp_path, "serving")
+    code, report = lint(tmp_path, "charts", "--no-cache")
+    assert where(report) == [("charts/serving/templates/deployment.yaml", 2, 4, "SCH001")]
+    assert "not installed into the default namespace" in report["findings"][0]["message"]
+    (tmp_path / ".mlops-lint.yaml").write_text("helm:\n  charts:\n    charts/serving: {namespace: ml-serving, "
+                                               "release-name: llm}\n")
+    code, report = lint(tmp_path, "charts", "--no-cache")
+    # the pod spec (18: `spec:`) and the GPU request (35), as rendered in ml-serving
+    assert where(report) == [("charts/serving/templates/deployment.yaml", 18, 5, "GPU006"),
+                             ("charts/serving/templates/deployment.yaml", 35, 13, "GPU005")]
+    assert {f["object"]["namespace"] + "/" + f["object"]["name"] for f in report["findings"]} == {"ml-serving/llm"}
+
+
+def test_kube_version_set_and_release_name_reach_the_render(tmp_path: Path) -> None:
+    folder = chart(tmp_path, "trainer", "kubernetes-version: '1.30'\nhelm: {set: [gpu.limit=1], release-name: r1}\n")
+    (folder / "templates" / "cm.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-kube\n"
+        "  labels:\n    kube: {{ .Capabilities.KubeVersion.Version | quote }}\n")
+    code, report = lint(tmp_path, "charts", "--no-cache")
+    assert [f["rule"] for f in report["findings"]] == ["GPU005"]  # --set gpu.limit=1: no mismatch
+    assert report["findings"][0]["object"]["name"] == "r1-trainer"
+    from linter.sources import helm
+
+    plan = helm.plan(str(folder), "charts/trainer", {"set": ["gpu.limit=1"], "release-name": "r1"}, "1.30",
+                     str(tmp_path))
+    [(output, error)] = helm.render_plan(plan, ("sdk", None), 60, None)
+    assert error is None and b'kube: "v1.30.0"' in output and b"name: r1-kube" in output
+
+
+def test_fix_never_edits_a_template(tmp_path: Path) -> None:
+    folder = chart(tmp_path, "inference")
+    before = {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+    old = Path.cwd()
+    os.chdir(tmp_path)
+    try:
+        result = CliRunner().invoke(main, ["charts", "--fix", "--unsafe-fixes", "--no-cache"], catch_exceptions=False)
+    finally:
+        os.chdir(old)
+    assert result.exit_code == 1
+    assert {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()} == before
+    code, report = lint(tmp_path, "charts", "--no-cache")
+    assert all(f.get("autofix") is None for f in report["findings"])
+
+
+def test_never_and_always(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    chart(tmp_path, "trainer", "helm: {enabled: never}\n")
+    code, report = lint(tmp_path, "charts", "--no-cache")
+    assert where(report) == [] and [n["message"] for n in report["notes"]] == [
+        "Helm chart templates skipped (the config says helm: {enabled: never})"]
+    (tmp_path / ".mlops-lint.yaml").write_text("helm: {enabled: always}\n")
+    monkeypatch.setattr(helm_sdk, "available", lambda: False)
+    monkeypatch.setenv("PATH", str(tmp_path / "nothing"))
+    code, report = lint(tmp_path, "charts", "--no-cache")
+    assert where(report) == [("charts/trainer/Chart.yaml", 1, 1, "SCH001")]
+    assert 'pip install "mlops-lint[helm]"' in report["findings"][0]["message"]
+    (tmp_path / ".mlops-lint.yaml").write_text("helm: {enabled: auto}\n")
+    code, report = lint(tmp_path, "charts", "--no-cache")
+    assert where(report) == [] and 'pip install "mlops-lint[helm]"' in report["notes"][0]["message"]
+
+
+# -- safe on untrusted charts ----------------------------------------------------------------------
+
+def hostile(tmp_path: Path, template: str, files: dict[str, str] | None = None) -> Path:
+    folder = tmp_path / "c"
+    (folder / "templates").mkdir(parents=True)
+    (folder / "Chart.yaml").write_text("apiVersion: v2\nname: c\nversion: 0.1.0\n")
+    (folder / "templates" / "cm.yaml").write_text(template)
+    for name, text in (files or {}).items():
+        (folder / name).write_text(text)
+    return folder
+
+
+CM = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n"
+# 10^10 empty iterations: time, not memory
+SLOW = '{{- range until 100000 }}{{- range until 100000 }}{{- end }}{{- end }}\n  a: "1"\n'
+
+
+def test_files_are_read_only_inside_the_chart(tmp_path: Path) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("CI-SECRET-42\n")
+    folder = hostile(tmp_path, CM + '  a: {{ .Files.Get "../../secret.txt" | quote }}\n'
+                                    '  b: {{ .Files.Get "/etc/hostname" | quote }}\n'
+                                    '  c: {{ .Files.Get "linked.txt" | quote }}\n'
+                                    '  d: {{ .Files.Glob "**" | len | quote }}\n')
+    (folder / "linked.txt").symlink_to(secret)
+    code, report = lint(tmp_path, "c", "--no-cache", "--select", "SCH001")
+    assert "CI-SECRET-42" not in json.dumps(report) and report["findings"] == []
+    assert [(n["path"], n["message"]) for n in report["notes"]] == [
+        ("c", "chart files not given to Helm: linked.txt (a link)")]
+    from linter.sources import helm
+
+    plan = helm.plan(str(folder), "c", {}, None, str(tmp_path))
+    [(output, error)] = helm.render_plan(plan, ("sdk", None), 60, None)
+    assert error is None and b"CI-SECRET-42" not in output
+    assert b'a: ""' in output and b'b: ""' in output and b'c: ""' in output and b'd: "0"' in output
+
+
+def test_lookup_finds_nothing_and_says_so(tmp_path: Path) -> None:
+    hostile(tmp_path, CM + '  a: {{ lookup "v1" "Secret" "kube-system" "" | toJson | quote }}\n')
+    code, report = lint(tmp_path, "c", "--no-cache")
+    assert report["findings"] == []
+    assert [n["message"] for n in report["notes"]] == ["templates call `lookup`: rendered offline, where it finds nothing"]
+
+
+def test_recursion_is_one_finding(tmp_path: Path) -> None:
+    hostile(tmp_path, '{{- define "loop" }}{{ include "loop" . }}{{ end }}\n' + CM + '  a: {{ include "loop" . }}\n')
+    code, report = lint(tmp_path, "c", "--no-cache")
+    assert where(report) == [("c/templates/cm.yaml", 7, 8, "SCH001")]  # where Helm says
+    assert "recursion" in report["findings"][0]["message"] or "nested" in report["findings"][0]["message"]
+
+
+def test_a_render_of_100_mb_is_one_finding_and_bounded(tmp_path: Path) -> None:
+    hostile(tmp_path, CM + '{{- range $i := until 1000000 }}\n  k{{ $i }}: "{{ repeat 90 "x" }}"\n{{- end }}\n')
+    started = time.monotonic()
+    code, report = lint(tmp_path, "c", "--no-cache")
+    assert time.monotonic() - started < 60
+    [finding] = report["findings"]
+    assert (finding["path"], finding["rule"]) == ("c/Chart.yaml", "SCH001")
+    assert "MB" in finding["message"]
+
+
+def test_a_render_over_the_time_limit_is_one_finding(tmp_path: Path) -> None:
+    hostile(tmp_path, CM + SLOW)
+    (tmp_path / ".mlops-lint.yaml").write_text("helm: {timeout: 1}\n")
+    started = time.monotonic()
+    code, report = lint(tmp_path, "c", "--no-cache")
+    assert time.monotonic() - started < 30
+    assert [f["rule"] for f in report["findings"]] == ["SCH001"]
+
+
+# -- cached like kustomize builds ----------------------------------------------------------------
+
+def test_an_unchanged_chart_is_not_rendered_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = chart(tmp_path, "trainer")
+    calls: list[int] = []
+    real = helm_sdk.render_many
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(helm_sdk, "render_many", counted)
+    cache = ["--cache-dir", str(tmp_path / "cache")]
+    first = lint(tmp_path, "charts", *cache)[1]
+    second = lint(tmp_path, "charts", *cache)[1]
+    assert len(calls) == 1 and where(first) == where(second)
+    (folder / "values.yaml").write_text((folder / "values.yaml").read_text().replace("limit: 2", "limit: 1"))
+    third = lint(tmp_path, "charts", *cache)[1]
+    assert len(calls) == 2 and [f["rule"] for f in third["findings"]] == ["GPU005"]
+    (tmp_path / ".mlops-lint.yaml").write_text("helm: {namespace: other}\n")  # a setting: another render
+    lint(tmp_path, "charts", *cache)
+    assert len(calls) == 3
+
+
+def test_a_finding_naming_a_rendered_object_names_its_template_line(tmp_path: Path) -> None:
+    folder = tmp_path / "crds-chart"
+    (folder / "templates").mkdir(parents=True)
+    (folder / "Chart.yaml").write_text("apiVersion: v2\nname: crds-chart\nversion: 0.1.0\n")
+    (folder / "templates" / "crd.yaml").write_text(
+        "---\napiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n"
+        "  name: widgets.example.com\nspec:\n  group: example.com\n  names: {kind: Widget, plural: widgets}\n"
+        "  scope: Namespaced\n  versions:\n  - name: v1alpha1\n    served: true\n    storage: false\n"
+        "    deprecated: true\n    schema: {openAPIV3Schema: {type: object}}\n"
+        "  - name: v1\n    served: true\n    storage: true\n    schema: {openAPIV3Schema: {type: object}}\n")
+    (tmp_path / "widget.yaml").write_text("apiVersion: example.com/v1alpha1\nkind: Widget\nmetadata:\n  name: w\n")
+    code, report = lint(tmp_path, ".", "--no-cache")
+    [finding] = [f for f in report["findings"] if f["rule"] == "SCH003"]
+    assert finding["path"] == "widget.yaml"
+    assert "(crds-chart/templates/crd.yaml:3)" in finding["message"] and "<helm" not in finding["message"]
+
+
+def test_a_chart_past_its_time_does_not_stop_the_others(tmp_path: Path) -> None:
+    slow = hostile(tmp_path, CM + SLOW)
+    slow.rename(tmp_path / "a-slow")
+    chart(tmp_path, "trainer", "helm: {timeout: 1}\n")
+    code, report = lint(tmp_path, ".", "--no-cache")
+    assert [(f["path"], f["rule"]) for f in report["findings"]] == [
+        ("a-slow/Chart.yaml", "SCH001"), ("charts/trainer/templates/job.yaml", "GPU005"),
+        ("charts/trainer/templates/job.yaml", "GPU003")]
+    assert "did not finish in 1 s" in report["findings"][0]["message"]
+
+
+def test_one_changed_template_renders_only_its_chart(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    chart(tmp_path, "trainer")
+    chart(tmp_path, "inference")
+    rendered: list[str] = []
+    real = helm_sdk.render_many
+
+    def recorded(charts, *args, **kwargs):
+        rendered.extend(files.folder for files, _ in charts)
+        return real(charts, *args, **kwargs)
+
+    monkeypatch.setattr(helm_sdk, "render_many", recorded)
+    code, report = lint(tmp_path, "charts/trainer/templates/job.yaml", "--no-cache")
+    assert [os.path.basename(folder) for folder in rendered] == ["trainer"]
+    assert where(report) == [("charts/trainer/templates/job.yaml", 33, 13, "GPU005"),
+                             ("charts/trainer/templates/job.yaml", 37, 13, "GPU003")]
+
+
+def test_the_readme_shows_a_real_output(tmp_path: Path) -> None:
+    readme = (REPO / "README.md").read_text()
+    command = "mlops-lint charts/inference --select SEC004,GPU003"
+    shown = readme.split(f"{command}\n```\n\n```text\n", 1)[1].split("```", 1)[0]
+    chart(tmp_path, "inference")
+    old = Path.cwd()
+    os.chdir(tmp_path)
+    try:
+        result = CliRunner().invoke(main, [*command.split()[1:], "--no-cache", "--no-color"], catch_exceptions=False)
+    finally:
+        os.chdir(old)
+    assert result.output == shown
+
+
+@pytest.mark.parametrize("bundled", [True, False])
+def test_the_bundled_crds_are_api_versions_the_render_sees(tmp_path: Path, bundled: bool) -> None:
+    folder = hostile(tmp_path, '{{- if .Capabilities.APIVersions.Has "monitoring.coreos.com/v1/ServiceMonitor" }}\n'
+                               "apiVersion: monitoring.coreos.com/v1\nkind: ServiceMonitor\nmetadata:\n  name: m\n"
+                               "spec:\n  selector: {}\n  endpoints: [{port: metrics}]\n{{- end }}\n")
+    from linter.sources import helm
+
+    plan = helm.plan(str(folder), "c", {}, None, str(tmp_path), helm.api_versions(bundled))
+    [(output, error)] = helm.render_plan(plan, ("sdk", None), 60, None)
+    assert error is None and (b"kind: ServiceMonitor" in output) is bundled
+
+
+def test_helmignore_leaves_files_out_as_helm_does(tmp_path: Path) -> None:
+    folder = hostile(tmp_path, CM + '  a: {{ .Files.Get "data/big.bin" | len | quote }}\n'
+                                    '  b: {{ .Files.Get "keep.txt" | quote }}\n')
+    (folder / "data").mkdir()
+    (folder / "data" / "big.bin").write_bytes(b"x" * 1000)
+    (folder / "keep.txt").write_text("kept")
+    (folder / "templates" / "ignored.yaml").write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n")
+    (folder / "templates" / ".hidden.yaml").write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: h}\n")
+    (folder / ".helmignore").write_text("# comment\ndata/\ntemplates/ignored.yaml\n*.txt\n!keep.txt\n")
+    from linter.sources import helm
+
+    plan = helm.plan(str(folder), "c", {}, None, str(tmp_path))
+    [(output, error)] = helm.render_plan(plan, ("sdk", None), 60, None)
+    assert error is None and b'a: "0"' in output and b'b: "kept"' in output
+    assert b"kind: Pod" not in output  # templates/ignored.yaml by the rule, .hidden.yaml by Helm's default
+
+
+def test_the_binary_does_not_render_a_chart_with_links(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = hostile(tmp_path, CM + '  a: "1"\n')
+    (folder / "linked.txt").symlink_to("/etc/hostname")
+    ran = tmp_path / "ran"
+    bin_folder = tmp_path / "bin"
+    bin_folder.mkdir()
+    (bin_folder / "helm").write_text(f"#!/bin/sh\ntouch {ran}\n")
+    (bin_folder / "helm").chmod(0o755)
+    monkeypatch.setattr(helm_sdk, "available", lambda: False)
+    monkeypatch.setenv("PATH", f"{bin_folder}{os.pathsep}/usr/bin:/bin")
+    code, report = lint(tmp_path, "c", "--no-cache")
+    assert not ran.exists()
+    assert [(f["path"], f["rule"]) for f in report["findings"]] == [("c/Chart.yaml", "SCH001")]
+    assert "would follow its links (linked.txt)" in report["findings"][0]["message"]
