@@ -148,12 +148,15 @@ def test_a_ray_job_trains_whatever_its_images_are() -> None:
     spec:
       rayClusterSpec:
         headGroupSpec:
-          template: {spec: {containers: [{name: ray-head, image: collector:v0.1.0, resources: {limits: {cpu: "5", memory: 8Gi}}}]}}
+          template: {spec: {containers: [{name: ray-head, image: collector:v0.1.0},
+                                         {name: collector, image: collector:v0.1.0, resources: {limits: {cpu: "5", memory: 8Gi}}}]}}
     """
     index = ProjectIndex([load_bytes(textwrap.dedent(rayjob).encode(), "r.yaml", K8S)])
     (workload,) = [w for o in index.objects for w in [index.workload(o)] if w is not None]
     assert workload.runs_ml and workload.is_training
-    assert [r.rule for r in lint(rayjob, "RES004")] == ["RES004"]
+    # the second container: KubeRay mounts a memory-backed /dev/shm in the Ray container (the first)
+    found = lint(rayjob, "RES004")
+    assert [r.rule for r in found] == ["RES004"] and "`collector` uses 5 CPUs (training: it is a ray.io RayJob)" in found[0].message
 
 
 def test_the_sign_of_training_is_named() -> None:
