@@ -205,6 +205,23 @@ def test_a_gpu_smoke_test_is_not_training(command: str, trains: bool) -> None:
         assert [r.rule for r in lint(text, code)] == ([code] if trains else []), code
 
 
+@pytest.mark.parametrize("image,command", [
+    ("nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda12.5.0-ubuntu22.04", ""),  # the GPU Operator's test pod
+    ("nvcr.io/nvidia/k8s/cuda-sample:nbody", 'command: ["nbody"]\n    args: ["-benchmark", "-i=10000000"]'),
+])
+def test_a_cuda_sample_pod_is_a_gpu_check(image: str, command: str) -> None:
+    """NVIDIA's CUDA sample images check the GPU (vectorAdd, nbody): they hold no framework and
+    train nothing, whether they run their entrypoint or a sample's command line."""
+    text = SMOKE_POD.replace("ubuntu:22.04", f'"{image}"').replace("COMMAND", command)
+    for code in ("RES004", "RES007"):
+        assert lint(text, code) == [], code
+
+
+def test_a_cuda_image_that_is_not_a_sample_still_trains() -> None:
+    text = SMOKE_POD.replace("ubuntu:22.04", "nvcr.io/nvidia/cuda:12.5.0-runtime-ubuntu22.04").replace("COMMAND", "")
+    assert [r.rule for r in lint(text, "RES004")] == ["RES004"]
+
+
 KATIB = """
 apiVersion: kubeflow.org/v1beta1
 kind: Experiment

@@ -11,7 +11,8 @@ framework or training named in its pods' images, commands or environment: `pytor
 `sleep`, web-server or `…-sweep` benchmark Job with several CPUs has no data loaders; the CPU
 finding names the sign), and do not mount an `emptyDir` with `medium: Memory` at `/dev/shm`.
 A GPU smoke test, whose every app container only runs `nvidia-smi`, `sleep`, `echo` and the like
-(exec form or a `sh -c` script), trains nothing and is not flagged. Nor is the Ray container
+(exec form or a `sh -c` script) or one of NVIDIA's CUDA sample images
+(`nvcr.io/nvidia/k8s/cuda-sample`: vectorAdd, nbody), trains nothing and is not flagged. Nor is the Ray container
 (the first app container) of a KubeRay head or worker group (RayCluster, RayJob, RayService,
 RayCronJob) that mounts nothing at `/dev/shm`: KubeRay mounts a memory-backed emptyDir there,
 sized to the container's memory limit, when it builds the pod. A container that mounts something else there (a disk-backed
