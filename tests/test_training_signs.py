@@ -148,12 +148,15 @@ def test_a_ray_job_trains_whatever_its_images_are() -> None:
     spec:
       rayClusterSpec:
         headGroupSpec:
-          template: {spec: {containers: [{name: ray-head, image: collector:v0.1.0, resources: {limits: {cpu: "5", memory: 8Gi}}}]}}
+          template: {spec: {containers: [{name: ray-head, image: collector:v0.1.0},
+                                         {name: collector, image: collector:v0.1.0, resources: {limits: {cpu: "5", memory: 8Gi}}}]}}
     """
     index = ProjectIndex([load_bytes(textwrap.dedent(rayjob).encode(), "r.yaml", K8S)])
     (workload,) = [w for o in index.objects for w in [index.workload(o)] if w is not None]
     assert workload.runs_ml and workload.is_training
-    assert [r.rule for r in lint(rayjob, "RES004")] == ["RES004"]
+    # the second container: KubeRay mounts a memory-backed /dev/shm in the Ray container (the first)
+    found = lint(rayjob, "RES004")
+    assert [r.rule for r in found] == ["RES004"] and "`collector` uses 5 CPUs (training: it is a ray.io RayJob)" in found[0].message
 
 
 def test_the_sign_of_training_is_named() -> None:
@@ -200,6 +203,23 @@ def test_a_gpu_smoke_test_is_not_training(command: str, trains: bool) -> None:
     text = SMOKE_POD.replace("COMMAND", command)
     for code in ("RES004", "RES007", "IMG003"):
         assert [r.rule for r in lint(text, code)] == ([code] if trains else []), code
+
+
+@pytest.mark.parametrize("image,command", [
+    ("nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda12.5.0-ubuntu22.04", ""),  # the GPU Operator's test pod
+    ("nvcr.io/nvidia/k8s/cuda-sample:nbody", 'command: ["nbody"]\n    args: ["-benchmark", "-i=10000000"]'),
+])
+def test_a_cuda_sample_pod_is_a_gpu_check(image: str, command: str) -> None:
+    """NVIDIA's CUDA sample images check the GPU (vectorAdd, nbody): they hold no framework and
+    train nothing, whether they run their entrypoint or a sample's command line."""
+    text = SMOKE_POD.replace("ubuntu:22.04", f'"{image}"').replace("COMMAND", command)
+    for code in ("RES004", "RES007"):
+        assert lint(text, code) == [], code
+
+
+def test_a_cuda_image_that_is_not_a_sample_still_trains() -> None:
+    text = SMOKE_POD.replace("ubuntu:22.04", "nvcr.io/nvidia/cuda:12.5.0-runtime-ubuntu22.04").replace("COMMAND", "")
+    assert [r.rule for r in lint(text, "RES004")] == ["RES004"]
 
 
 KATIB = """

@@ -429,9 +429,19 @@ def _programs(strings: list[str]) -> list[str] | None:
     return programs or None
 
 
+# NVIDIA's CUDA sample images (``vectoradd-cuda12.5.0``, ``nbody``, ``devicequery`` tags): the GPU
+# checks of the GPU Operator's and NVIDIA's docs. They hold the compiled samples and no framework,
+# so whatever they run (their entrypoint, ``nbody -benchmark``) checks the GPU and trains nothing.
+GPU_CHECK_IMAGES = frozenset({"nvcr.io/nvidia/k8s/cuda-sample"})
+
+
 def idle_programs(container: "Container") -> list[str] | None:
     """The programs of a container that only looks at the node or waits (``nvidia-smi``,
-    ``sleep``), else None (it runs something else, or its image's own entrypoint)."""
+    ``sleep``, a CUDA sample image), else None (it runs something else, or its image's own
+    entrypoint)."""
+    reference = image_reference(container.image)
+    if reference is not None and reference[0] in GPU_CHECK_IMAGES:
+        return [f"cuda-sample:{reference[1]}" if reference[1] else "cuda-sample"]
     programs = _programs(container.command_strings)
     if programs is None or not all(p in IDLE_PROGRAMS for p in programs):
         return None

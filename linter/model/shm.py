@@ -3,7 +3,8 @@
 Used by RES004-RES006. Container runtimes give every container a small ``/dev/shm`` (64 MiB in
 containerd and Docker); the way to enlarge it on Kubernetes is a ``medium: Memory`` emptyDir
 mounted at ``/dev/shm``. A pod with ``hostIPC: true`` shares the node's IPC namespace and gets
-the node's ``/dev/shm`` instead.
+the node's ``/dev/shm`` instead. KubeRay mounts one itself in the Ray container of the head and
+worker pods it builds (``operator_shm``).
 """
 
 from __future__ import annotations
@@ -58,3 +59,18 @@ def shm_volumes(pod: Any) -> Iterator[tuple[int, YMap, list[tuple[Any, int, YMap
         ]
         if users:
             yield index, volume, users
+
+
+# KubeRay's pod builder (ray-operator/controllers/ray/common/pod.go) adds a ``medium: Memory``
+# emptyDir at /dev/shm, sized to the memory limit, to the Ray container (utils.RayContainerIndex,
+# the first app container) of every head and worker group pod, unless that container already
+# mounts something there; the RayJob submitter is a plain Job and gets nothing.
+_KUBERAY_GROUPS = ("headGroupSpec", "workerGroupSpecs")
+
+
+def operator_shm(container: Any) -> bool:
+    """Whether the operator that builds the container's pod gives it a memory-backed /dev/shm
+    (KubeRay's Ray container; the caller checks that the container mounts nothing there)."""
+    pod = container.pod
+    return (pod.obj.group == "ray.io" and container.field == "containers" and container.index == 0
+            and any(key in pod.path for key in _KUBERAY_GROUPS))

@@ -7,7 +7,8 @@ volume. A workload trains when it is a kind of the ML operators (Kubeflow, Kubef
 KubeRay), names an ML framework or training in its pods' images, commands or environment
 (`pytorch`, `train.py`, `--epochs`, `CHECKPOINT_DIR`, `python` …) or training or a framework in
 a name (the workload's, a container's, a `training-batch` class), or uses a GPU: a queued
-`sleep` or web-server Job, or a GPU smoke test that only runs `nvidia-smi` and `sleep`, has
+`sleep` or web-server Job, or a GPU smoke test that only runs `nvidia-smi` and `sleep` (or a
+CUDA sample image), has
 nothing to checkpoint. The message names the sign of training it found. It can be preempted when:
 
 - **low priority**: its pods run with a PriorityClass (their `priorityClassName`, a Volcano

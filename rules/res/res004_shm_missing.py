@@ -11,7 +11,11 @@ framework or training named in its pods' images, commands or environment: `pytor
 `sleep`, web-server or `…-sweep` benchmark Job with several CPUs has no data loaders; the CPU
 finding names the sign), and do not mount an `emptyDir` with `medium: Memory` at `/dev/shm`.
 A GPU smoke test, whose every app container only runs `nvidia-smi`, `sleep`, `echo` and the like
-(exec form or a `sh -c` script), trains nothing and is not flagged. A container that mounts something else there (a disk-backed
+(exec form or a `sh -c` script) or one of NVIDIA's CUDA sample images
+(`nvcr.io/nvidia/k8s/cuda-sample`: vectorAdd, nbody), trains nothing and is not flagged. Nor is the Ray container
+(the first app container) of a KubeRay head or worker group (RayCluster, RayJob, RayService,
+RayCronJob) that mounts nothing at `/dev/shm`: KubeRay mounts a memory-backed emptyDir there,
+sized to the container's memory limit, when it builds the pod. A container that mounts something else there (a disk-backed
 emptyDir, a PVC) is flagged at that mount. The finding points at the container's
 `volumeMounts:`, else its `name:`.
 
@@ -91,7 +95,7 @@ from linter.model.dra import claimed_gpus
 from linter.model.k8s import Container, gpu_resources
 from linter.model.quantity import format_quantity
 from linter.model.security import is_windows
-from linter.model.shm import SHM_PATH as SHM, is_host_shm, memory_empty_dir, shm_mounts
+from linter.model.shm import SHM_PATH as SHM, is_host_shm, memory_empty_dir, operator_shm, shm_mounts
 from linter.fix import AppendItem
 from linter.fix.plans import plan
 from linter.model.quantity import format_bytes, parse_quantity
@@ -159,6 +163,8 @@ def check(container: Container, ctx):
     mounts = list(shm_mounts(container))
     if any(memory_empty_dir(volume) is not None or is_host_shm(volume) for _, _, volume in mounts):
         return
+    if not mounts and operator_shm(container):
+        return  # KubeRay mounts its own memory-backed /dev/shm in the Ray container
     who = f"training container `{container.name}` {why}"
     if mounts:
         index, mount, volume = mounts[0]

@@ -2,7 +2,8 @@
 
 ## What it does
 Flags containers of GPU training pods (a training workload, see RES004, whose pod template
-requests or limits a GPU; not a smoke test that only runs `nvidia-smi` or `sleep`) that keep
+requests or limits a GPU; not a smoke test that only runs `nvidia-smi` or `sleep`, or a CUDA
+sample image) that keep
 the pod out of the Guaranteed QoS class. As Kubernetes
 decides it (`GetPodQOS`), a pod is Guaranteed when every container, init and sidecar
 containers included, has a `cpu` and a `memory` limit and requests equal to them (a missing
