@@ -237,3 +237,18 @@ def test_a_property_named_like_a_cel_keyword_is_read_escaped_and_as_kubernetes_1
     converted = to_cel({"metadata": {"name": "data", "namespace": "other"}}, schema)
     assert cel("self.metadata.namespace == 'other' && self.metadata.__namespace__ == 'other'", self=converted) is True
     assert cel("!has(self.metadata.namespace)", self=to_cel({"metadata": {"name": "data"}}, schema)) is True
+
+
+def test_the_engine_is_loaded_without_the_packages_command_line() -> None:
+    # common-expression-language's `cel/__init__` imports its CLI (prompt_toolkit): 0.12-0.35 s of a
+    # run, more than every CEL rule of the perf corpus (bench/run.py's CEL share)
+    import subprocess
+    import sys
+
+    code = ("import sys; from linter.cel import compile_expression, evaluate; "
+            "assert evaluate(compile_expression(\"quantity('1') == quantity('1000m')\"), {}) is True; "
+            "import cel; assert cel.compile and cel.stdlib; "
+            "print(sorted(m for m in sys.modules if m == 'cel.cli' or m.startswith('prompt_toolkit')))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
