@@ -130,3 +130,43 @@ def test_a_hostile_policy_expression_is_bounded(tmp_path: Path) -> None:
 def test_plural_follows_kubernetes_default_pluralisation() -> None:
     assert [plural(k) for k in ("Job", "NetworkPolicy", "Ingress", "Endpoints", "PyTorchJob", "Gateway")] == [
         "jobs", "networkpolicies", "ingresses", "endpoints", "pytorchjobs", "gateways"]
+
+
+OPTIONAL_VALIDATION = ("  - expression: \"object.spec.?template.?spec.?priorityClassName.orValue('') != ''\"\n"
+                       "    message: set a PriorityClass\n")
+OPTIONAL_VARIABLE = ("  variables:\n"
+                     "  - name: priority\n"
+                     "    expression: \"object.spec.template.spec.?priorityClassName.orValue('')\"\n")
+
+
+def _lint_policy(tmp_path: Path, policy: str) -> list[tuple[str, str, str, int, int, str]]:
+    (tmp_path / "policy.yaml").write_text(policy, encoding="utf-8")
+    (tmp_path / "job.yaml").write_text(JOB.format(namespace="research", limits=""), encoding="utf-8")
+    report = lint(LintRequest(paths=[tmp_path], config=Config(), registry=REGISTRY, select=["ADM001"],
+                              cwd=tmp_path, jobs=1))
+    return [(r.rule, r.severity, Path(r.path).name, r.line, r.column, r.message) for r in report.active]
+
+
+def test_a_validation_the_engine_cannot_compile_is_one_info_at_the_policy_and_never_a_denial(tmp_path: Path) -> None:
+    # Kubernetes' optional syntax `object.?field` (in its CEL environment since 1.29) is not in the engine
+    policy = POLICY.format(action="Deny", match="").replace("  validations:\n", "  validations:\n" + OPTIONAL_VALIDATION)
+    assert _lint_policy(tmp_path, policy) == [
+        # the validation that compiles still judges the Job
+        ("ADM001", "error", "job.yaml", 2, 1,
+         "ValidatingAdmissionPolicy `gpu-limits` (policy.yaml:2, bound by `gpu-limits`) denies Job `research/train`: "
+         "GPU containers must set nvidia.com/gpu in limits"),
+        ("ADM001", "info", "policy.yaml", 2, 1,
+         "ValidatingAdmissionPolicy `gpu-limits`: validations[0].expression `object.spec.?template.?spec."
+         "?priorityClassName.orValue('') != ''` is not checked: the CEL engine cannot compile it (ERROR: <input>:1:12: "
+         "unsupported syntax '.?'); the objects it binds are judged without those expressions"),
+    ]
+
+
+def test_a_variable_the_engine_cannot_compile_leaves_the_policys_objects_unjudged_and_says_so(tmp_path: Path) -> None:
+    policy = POLICY.format(action="Deny", match="").replace("  validations:\n", OPTIONAL_VARIABLE + "  validations:\n")
+    assert _lint_policy(tmp_path, policy) == [
+        ("ADM001", "info", "policy.yaml", 2, 1,
+         "ValidatingAdmissionPolicy `gpu-limits`: variables[0].expression `object.spec.template.spec."
+         "?priorityClassName.orValue('')` is not checked: the CEL engine cannot compile it (ERROR: <input>:1:26: "
+         "unsupported syntax '.?'); its objects are not judged"),
+    ]

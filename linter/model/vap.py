@@ -21,7 +21,10 @@ What is reproduced here, for a manifest about to be applied (a CREATE):
   validation with ``object``, ``oldObject`` (null), ``params``, ``namespaceObject``, ``request``
   (operation CREATE, the kind, name and namespace) and ``variables``. A false validation is denied
   with its ``message`` (or ``messageExpression``, or ``failed expression: …``); an expression that
-  fails to evaluate denies too, unless the policy's ``failurePolicy`` is ``Ignore``.
+  fails to evaluate denies too, unless the policy's ``failurePolicy`` is ``Ignore``. An expression
+  the engine cannot compile (Kubernetes' optional syntax ``object.?field``, which
+  common-expression-language lacks) is never a denial: a validation is skipped, a variable or
+  match condition leaves the policy unjudged (:func:`uncompiled` names them; ADM001 reports it).
 - **Parameters**: ``paramRef.name`` (and ``namespace``, default the object's), or ``selector``
   (every matching object, each must allow); none found follows ``parameterNotFoundAction``
   (``Deny`` by default in Kubernetes: the object is denied, the message says so; ``Allow``: it
@@ -180,6 +183,8 @@ def evaluate_policy(policy: Any, subject: Subject, resource: str, params: list[A
     from linter.cel import Unevaluated, compile_expression, evaluate
 
     spec = policy if isinstance(policy, Mapping) else {}
+    if any(where.startswith(("variables", "matchConditions")) for where, _, _ in uncompiled(spec)):
+        return None  # what the validations see, or whether the policy applies, is not known (ADM001 says so)
     ignore_errors = spec.get("failurePolicy") == "Ignore"
     base = {"object": subject.body, "oldObject": None, "namespaceObject": namespace_object,
             "request": _request(subject, resource)}
@@ -204,7 +209,10 @@ def evaluate_policy(policy: Any, subject: Subject, resource: str, params: list[A
             if not isinstance(validation, Mapping):
                 continue
             expression = str(validation.get("expression", ""))
-            value = evaluate(compile_expression(expression), context)
+            compiled = compile_expression(expression)
+            if isinstance(compiled, Unevaluated) and compiled.kind == "compile":
+                continue  # not checked (ADM001 says so at the policy), never a denial the API server would not make
+            value = evaluate(compiled, context)
             if value is True:
                 continue
             if isinstance(value, Unevaluated):
@@ -215,6 +223,32 @@ def evaluate_policy(policy: Any, subject: Subject, resource: str, params: list[A
                 continue
             messages.append(_message(validation, expression, context))
     return messages
+
+
+def uncompiled(policy: Any) -> list[tuple[str, str, str]]:
+    """The expressions of a policy's spec that the engine cannot compile (Kubernetes' optional
+    syntax ``object.?field``, an unknown macro, a syntax error): (where, expression, why), in the
+    order the API server reads them: ``variables``, ``matchConditions``, ``validations``."""
+    from linter.cel import Unevaluated, compile_expression
+
+    spec = policy if isinstance(policy, Mapping) else {}
+    found = []
+    for section, keys in (("variables", ("expression",)), ("matchConditions", ("expression",)),
+                          ("validations", ("expression", "messageExpression"))):
+        entries = spec.get(section)
+        if not isinstance(entries, list):
+            continue
+        for number, entry in enumerate(entries):
+            if not isinstance(entry, Mapping):
+                continue
+            for key in keys:
+                text = entry.get(key)
+                if not isinstance(text, str) or (key == "messageExpression" and not text.strip()):
+                    continue
+                compiled = compile_expression(text)
+                if isinstance(compiled, Unevaluated) and compiled.kind == "compile":
+                    found.append((f"{section}[{number}].{key}", text, compiled.reason))
+    return found
 
 
 def _message(validation: Mapping, expression: str, context: dict[str, Any]) -> str:
@@ -286,4 +320,4 @@ def select_params(binding: Mapping, policy: Mapping, subject: Subject,
 
 
 __all__ = ["ACTIONS", "CLUSTER_SCOPED", "Namespaces", "Subject", "Verdict", "evaluate_policy", "matches", "plain",
-           "plural", "select_params", "severity_of"]
+           "plural", "select_params", "severity_of", "uncompiled"]

@@ -21,8 +21,9 @@ server:
 
 Not checked, and listed by ``mlops-lint explain SCH002``: **transition rules** (those that read
 ``oldSelf``: they compare an update with the stored object, which a manifest does not have), rules
-that do not compile with the engine (:mod:`linter.cel`), and rules whose estimated cost is over the
-API server's per-call limit for the object at hand (an info finding at the node).
+that do not compile with the engine (:mod:`linter.cel`; for a project's CRD, an info finding at the
+rule in the CRD, :func:`crd_uncompiled`), and rules whose estimated cost is over the API server's
+per-call limit for the object at hand (an info finding at the node).
 
 One cause, one finding: a node the structural schema already reports as malformed (a wrong type, a
 missing required field inside it) gets no CEL finding, nor do the nodes that hold it.
@@ -321,6 +322,47 @@ def rules(schema: Any) -> list[tuple[str, dict[str, Any], str | None]]:
     return found
 
 
+def crd_uncompiled(crd: Any) -> list[Issue]:
+    """An info issue at each rule of a CustomResourceDefinition (the project's own) that the engine
+    cannot compile (Kubernetes' optional syntax ``self.?field``, an unknown function's macro): SCH002
+    never checks it on the CRD's objects, and says so once, here, rather than on every object."""
+    from linter.cel import Unevaluated, compile_expression
+
+    spec = crd.get("spec") if isinstance(crd, dict) else None
+    versions = spec.get("versions") if isinstance(spec, dict) else None
+    if not isinstance(versions, list):
+        return []
+    found: list[Issue] = []
+
+    def visit(node: Any, path: tuple, depth: int) -> None:
+        if not isinstance(node, dict) or depth > 64:
+            return
+        rules = node.get(RULES)
+        if isinstance(rules, list):
+            for number, rule in enumerate(rules):
+                if not isinstance(rule, dict) or not isinstance(rule.get("rule"), str):
+                    continue
+                compiled = compile_expression(rule["rule"])
+                if isinstance(compiled, Unevaluated) and compiled.kind == "compile":
+                    where = path + (RULES, number, "rule")
+                    found.append(Issue(where, VALUE, f"{dotted(where)}: the CEL rule `{_short(rule['rule'])}` is not "
+                                                     f"checked on this CRD's objects: the engine cannot compile it "
+                                                     f"({compiled.reason})", "unchecked", "info"))
+        properties = node.get("properties")
+        if isinstance(properties, dict):
+            for name, child in properties.items():
+                visit(child, path + ("properties", name), depth + 1)
+        for keyword in ("items", "additionalProperties"):
+            if isinstance(node.get(keyword), dict):
+                visit(node[keyword], path + (keyword,), depth + 1)
+
+    for number, version in enumerate(versions):
+        schema = version.get("schema") if isinstance(version, dict) else None
+        if isinstance(schema, dict) and has_rules(schema.get("openAPIV3Schema")):
+            visit(schema["openAPIV3Schema"], ("spec", "versions", number, "schema", "openAPIV3Schema"), 0)
+    return found
+
+
 def inventory(schema: Any) -> tuple[int, list[tuple[str, str, str]]]:
     """How many CEL rules ``schema`` has where the walk reaches, and those that are never checked:
     (schema path, rule, why)."""
@@ -328,4 +370,4 @@ def inventory(schema: Any) -> tuple[int, list[tuple[str, str, str]]]:
     return len(found), [(where, rule["rule"], why) for where, rule, why in found if why is not None]
 
 
-__all__ = ["RULES", "cel_issues", "escape", "field_path", "inventory", "rules", "to_cel"]
+__all__ = ["RULES", "cel_issues", "crd_uncompiled", "escape", "field_path", "inventory", "rules", "to_cel"]

@@ -86,13 +86,18 @@ Use instead:
   pluralisation of the kind.
 - Each expression is bounded in cost as the API server bounds it (see SCH002's CEL rules); one
   refused for cost is not reported.
+- An expression the CEL engine cannot compile (Kubernetes' optional field syntax
+  `object.?spec.orValue(…)` and `[?key]`, which common-expression-language lacks) is one info
+  finding at the policy: a validation is then skipped, a variable or match condition leaves the
+  policy's objects unjudged; none is ever a denial.
 
 ## References
 - Validating Admission Policy: https://kubernetes.io/docs/reference/access-authn-authz/validating-admission-policy/
 - CEL in Kubernetes: https://kubernetes.io/docs/reference/using-api/cel/
 """
 
-from linter.model.vap import Namespaces, Subject, evaluate_policy, matches, plain, plural, select_params, severity_of
+from linter.model.vap import (Namespaces, Subject, evaluate_policy, matches, plain, plural, select_params, severity_of,
+                              uncompiled)
 from linter.rule import PROJECT, Finding, rule
 from linter.validation import kustomize
 
@@ -218,6 +223,7 @@ def check(found, ctx):
                           f"force, which the project does not define: its objects are not judged (add the policy's "
                           f"manifest to the project to have them checked)",
                           obj=binding, severity="info")
+    yield from _not_compiled(groups)
     params = [fact[1] for fact in found if fact[0] == "param"]
     seen = set()
     for fact in found:
@@ -238,6 +244,30 @@ def check(found, ctx):
                           f"ValidatingAdmissionPolicy `{policy.name}` ({_where(policy)}, bound by `{name}`) {verb} "
                           f"{stub.kind} `{(stub.namespace + '/') if stub.namespace else ''}{stub.name}`: {message}",
                           obj=stub, severity=severity)
+
+
+def _not_compiled(groups):
+    """One info finding per policy in force with expressions the engine cannot compile, at the policy."""
+    told = set()
+    for alternatives in groups.values():
+        for _, policy in alternatives:
+            if policy is None or (policy.path, policy.span.line) in told:
+                continue
+            told.add((policy.path, policy.span.line))
+            found = uncompiled(plain(policy.body.get("spec") or {}))
+            if not found:
+                continue
+            where, text, why = found[0]
+            short = " ".join(text.split())
+            short = short if len(short) <= 100 else short[:99] + "…"
+            more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+            whole = any(w.startswith(("variables", "matchConditions")) for w, _, _ in found)
+            effect = ("its objects are not judged" if whole else
+                      "the objects it binds are judged without those expressions")
+            yield Finding(policy.span,
+                          f"ValidatingAdmissionPolicy `{policy.name}`: {where} `{short}` is not checked: the CEL engine "
+                          f"cannot compile it ({why}){more}; {effect}",
+                          obj=policy, severity="info")
 
 
 def _with_params(alternatives, subject, resource, params, index):
