@@ -34,6 +34,9 @@ parent folder, which holds nothing else, so that paths are the same in every rep
   most ``--jobs 1`` / ``--jobs 2`` can reach (2.0 only on two idle cores of their own).
 - **Checkov** (only when ``checkov`` is installed, or given with ``--checkov``; never a dependency):
   ``checkov -d DIR --framework kubernetes dockerfile --quiet -o json``, once, on the first size.
+- **CEL** (perf corpus): one more ``--jobs 1`` lint in-process (``bench/scaling.py --cel``) with
+  the time spent evaluating the CRDs' CEL rules (``celrules.cel_issues``, SCH002's
+  ``x-kubernetes-validations``) summed: their share of the run's wall time.
 - **startup**: ``python -m linter ONE.yaml`` (a conforming Pod) against ``python -c "import click,
   ruamel.yaml, jsonschema"``, the linter's own dependencies' import, the minimum of 10 runs each:
   the file just edited (the default result cache holds the rule index, not this file's result:
@@ -284,6 +287,8 @@ def bench_size(base: Path, count: int, repeat: int, checkov: str | None, jobs_de
     if roots:
         out["built"] = command is not None and b"(after overlay " in lint[1].output  # findings made by a build
     out["findings"] = lint[1].output.count(b"\n")
+    if kind == "perf":  # the CRDs' CEL rules (SCH002) timed inside one more --jobs 1 lint: their share of it
+        out["cel"] = scaling.cel_share_apart(folder)
 
     cache = base / f"cache-{kind}-{count}"
     reset = lambda: shutil.rmtree(cache, ignore_errors=True)  # noqa: E731
@@ -346,7 +351,8 @@ def targets(results: dict) -> list[Target]:
     ../shared/perf's 1,000 files, and on the same with kustomizations (whose floor includes
     their builds; the floor ratio is reported for the fixture corpus too);
     Checkov >= 10x as long as the default --jobs there; --jobs 2 reaching >= 85 % of this
-    machine's 2-process ceiling at 10,000 files; every rule linear in the project."""
+    machine's 2-process ceiling at 10,000 files; every rule linear in the project; and issue 38's:
+    the CRDs' CEL evaluation at most 10 % of a --jobs 1 lint of the perf corpus's 1,000 files."""
     sizes = results["sizes"]
     found: list[Target] = []
 
@@ -364,6 +370,9 @@ def targets(results: dict) -> list[Target]:
             judged = kind in ("perf", "kustomize")
             add(f"lint / parse floor (CPU time), --jobs 1, {where}", ratio, "<= 4" if judged else "(reported)",
                 ratio <= 4 if judged else None)
+            if "cel" in data:
+                share = data["cel"]["share"]
+                add(f"CEL share of the lint, {where}", share, "<= 0.10", share <= 0.10)
             if "checkov" in data:
                 default = data["lint"].get(str(data.get("jobs_default", 2)), data["lint"]["2"])  # 1 or 2 measured
                 ratio = data["checkov"]["seconds"] / default["seconds"]

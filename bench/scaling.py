@@ -60,9 +60,11 @@ def make_corpus(kind: str, base: Path, sizes: list[int]) -> dict[int, Path]:
     return folders
 
 
-def rule_times(folder: Path) -> tuple[dict[str, float], float, int]:
+def rule_times(folder: Path, extra: dict | None = None, *, rules: bool = True) -> tuple[dict[str, float], float, int]:
     """Seconds per rule code for one in-process lint of ``folder``, the run's wall time, and the
-    number of files linted."""
+    number of files linted. With ``extra``, also the seconds spent evaluating CRDs' CEL rules
+    (``linter.validation.celrules.cel_issues``, SCH002's part that runs ``x-kubernetes-validations``)
+    as ``extra["cel"]``; ``rules=False`` leaves the rules untimed (no timer's cost in the wall)."""
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))  # this checkout's code, as the bench's commands run it
     from msgspec.structs import force_setattr
@@ -104,7 +106,22 @@ def rule_times(folder: Path) -> tuple[dict[str, float], float, int]:
             for meta, function in wrapped:
                 force_setattr(meta, "collect", function)
 
-    Runner.call, Runner.collect = call, collect
+    from linter.validation import celrules
+
+    real_cel = celrules.cel_issues
+    cel = [0.0]
+
+    def cel_issues(body, schema, known):
+        begun = clock()
+        try:
+            return real_cel(body, schema, known)
+        finally:
+            cel[0] += clock() - begun
+
+    if rules:
+        Runner.call, Runner.collect = call, collect
+    if extra is not None:
+        celrules.cel_issues = cel_issues
     out = Path(tempfile.mkdtemp()) / "report.json"
     start = clock()
     try:
@@ -113,7 +130,10 @@ def rule_times(folder: Path) -> tuple[dict[str, float], float, int]:
         pass
     finally:
         Runner.call, Runner.collect = real_call, real_collect
+        celrules.cel_issues = real_cel
     wall = clock() - start
+    if extra is not None:
+        extra["cel"] = cel[0]
     import gc
 
     gc.unfreeze()  # the engine froze the run's objects (as the command does, which then exits):
@@ -121,6 +141,15 @@ def rule_times(folder: Path) -> tuple[dict[str, float], float, int]:
     files = json.loads(out.read_text())["summary"].get("files", 0)
     shutil.rmtree(out.parent, ignore_errors=True)
     return dict(totals), wall, files
+
+
+def cel_share_apart(folder: Path) -> dict[str, float]:
+    """One ``--jobs 1`` lint of ``folder`` in a process of its own, the rules untimed: its wall
+    time, the seconds spent evaluating CRDs' CEL rules, and their share of the run."""
+    done = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--cel", str(folder)], cwd=folder,
+                          check=True, stdout=subprocess.PIPE, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    data = json.loads(done.stdout.splitlines()[-1])
+    return {"seconds": data["cel"], "wall": data["wall"], "share": data["cel"] / data["wall"] if data["wall"] else 0.0}
 
 
 def rule_times_apart(folder: Path) -> tuple[dict[str, float], float, int]:
@@ -207,7 +236,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", type=Path, help="make the corpora here and keep them")
     parser.add_argument("--check", action="store_true")
     parser.add_argument("--one", type=Path, help=argparse.SUPPRESS)  # one size, in this process: JSON out
+    parser.add_argument("--cel", type=Path, help=argparse.SUPPRESS)  # CEL's share of one lint, in this process
     args = parser.parse_args(argv)
+    if args.cel is not None:
+        extra: dict = {}
+        _, wall, files = rule_times(args.cel.resolve(), extra, rules=False)
+        print(json.dumps({"cel": extra["cel"], "wall": wall, "files": files}))
+        return 0
     if args.one is not None:
         rules, wall, files = rule_times(args.one.resolve())
         print(json.dumps({"rules": rules, "wall": wall, "files": files}))

@@ -19,5 +19,6 @@ REFERENCE_KINDS = frozenset({
     "TrainingRuntime", "ClusterTrainingRuntime",  # the pods a Kubeflow Trainer v2 TrainJob runs
     "ServingRuntime", "ClusterServingRuntime",  # the container a KServe predictor's model runs in
     "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding",  # the project's admission policies (ADM001)
+    "ValidatingPolicy",  # Kyverno's CEL admission policies (ADM001)
     "Namespace",  # namespace labels, for the admission policies' namespaceSelector
 })

@@ -160,6 +160,40 @@ def test_scaling_times_each_size_in_a_process_of_its_own(tmp_path: Path) -> None
         assert all(seconds >= 0 for seconds in results[n]["rules"].values()) and results[n]["wall"] > 0
 
 
+def test_the_cel_share_is_the_time_in_crd_cel_rules_over_the_lints_wall(tmp_path: Path) -> None:
+    # issue 38: the CRDs' CEL evaluation timed inside one --jobs 1 lint, in a process of its own
+    folder = tmp_path / "c"
+    folder.mkdir()
+    (folder / "queue.yaml").write_text((ROOT / "fixtures" / "rules" / "SCH002" / "fail-cel.yaml").read_text())
+    measured = scaling.cel_share_apart(folder)
+    assert 0 < measured["seconds"] < measured["wall"]
+    assert measured["share"] == measured["seconds"] / measured["wall"]
+    # without CRs nothing is spent in CEL
+    (folder / "queue.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n")
+    assert scaling.cel_share_apart(folder)["seconds"] == 0
+
+
+def test_the_cel_share_is_judged_on_the_perf_corpus_at_1000_files() -> None:
+    def size(kind, share):
+        return {"files": 1000, "corpus": kind, "jobs_default": 2, "floor": {"seconds": 1.0},
+                "lint": {"1": {"seconds": 3.0, "pss_mib": 100}, "2": {"seconds": 2.0, "pss_mib": 200}},
+                "parallel": {"throughput": 1.8}, "cache": {"cold": 1.0, "warm": 0.1, "identical": True},
+                "identical_across_jobs": True, "cel": {"seconds": share * 3.0, "wall": 3.0, "share": share}}
+
+    results = {"sizes": {"perf-1000": size("perf", 0.04)}, "startup": {"ratio": 1.2}}
+    found = {t.name: t for t in bench.targets(results)}
+    row = found["CEL share of the lint, perf corpus, 1,000 files"]
+    assert row.ok is True and row.value == 0.04 and row.limit == "<= 0.10"
+    results["sizes"]["perf-1000"] = size("perf", 0.12)
+    assert {t.name: t for t in bench.targets(results)}["CEL share of the lint, perf corpus, 1,000 files"].ok is False
+    results["sizes"]["perf-1000"].update(engine={"seconds": 1.5}, checkov={"seconds": 30.0})
+    results["sizes"]["perf-1000"]["lint"]["1"].update(rss_mib=120)
+    results["sizes"]["perf-1000"]["lint"]["2"].update(rss_mib=240)
+    results["startup"].update(imports=0.1, lint=0.12, unchanged=0.1, uncached=0.2, ratio_unchanged=1.0, ratio_uncached=2.0)
+    text = bench.table({**results, "targets": [vars(t) for t in bench.targets(results)]})
+    assert "| CEL share of the lint, perf corpus, 1,000 files | 0.12 | <= 0.10 | FAIL |" in text
+
+
 def test_each_corpus_is_linted_from_a_folder_holding_only_it(tmp_path: Path) -> None:
     """Without a config or git the folder a run starts from is the project root and everything
     under it is context: each corpus gets a folder of its own (the generator's JSON copies and

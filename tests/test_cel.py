@@ -227,3 +227,28 @@ def test_to_cel_types_numbers_and_keeps_map_keys_unescaped() -> None:
     schema = SCHEMA["properties"]["spec"]
     assert to_cel({"ratio": 1, "extra": {"a-b": "c"}, "max-surge": 2}, schema) == {
         "ratio": 1.0, "extra": {"a-b": "c"}, "max__dash__surge": 2, "mode": "Fast"}
+
+
+def test_a_property_named_like_a_cel_keyword_is_read_escaped_and_as_kubernetes_132_reads_it_unescaped() -> None:
+    # JobSet's and Trainer's rule `self.templates.all(t, !has(t.metadata.namespace) || ...)` (Kubernetes
+    # 1.32+ accepts `namespace` unescaped; every version accepts `__namespace__`)
+    schema = {"type": "object", "properties": {"metadata": {"type": "object", "properties": {
+        "name": {"type": "string"}, "namespace": {"type": "string"}}}}}
+    converted = to_cel({"metadata": {"name": "data", "namespace": "other"}}, schema)
+    assert cel("self.metadata.namespace == 'other' && self.metadata.__namespace__ == 'other'", self=converted) is True
+    assert cel("!has(self.metadata.namespace)", self=to_cel({"metadata": {"name": "data"}}, schema)) is True
+
+
+def test_the_engine_is_loaded_without_the_packages_command_line() -> None:
+    # common-expression-language's `cel/__init__` imports its CLI (prompt_toolkit): 0.12-0.35 s of a
+    # run, more than every CEL rule of the perf corpus (bench/run.py's CEL share)
+    import subprocess
+    import sys
+
+    code = ("import sys; from linter.cel import compile_expression, evaluate; "
+            "assert evaluate(compile_expression(\"quantity('1') == quantity('1000m')\"), {}) is True; "
+            "import cel; assert cel.compile and cel.stdlib; "
+            "print(sorted(m for m in sys.modules if m == 'cel.cli' or m.startswith('prompt_toolkit')))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

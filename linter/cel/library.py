@@ -25,13 +25,12 @@ _BASE: Any = None
 def context(variables: dict[str, Any]) -> Any:
     """A CEL context with Kubernetes' libraries and ``variables`` (the functions are registered once)."""
     global _BASE
-    import cel
+    from linter.cel import engine
 
+    cel = engine()
     if _BASE is None:
-        from cel import stdlib
-
         base = cel.Context()
-        stdlib.add_stdlib_to_context(base)
+        cel.stdlib.add_stdlib_to_context(base)
         for name, function in FUNCTIONS.items():
             base.add_function(name, function)
         _BASE = base
@@ -496,8 +495,9 @@ def _format_factory(name: str) -> Any:
 
 
 def validate(fmt: Any, text: Any) -> Any:
-    import cel
+    from linter.cel import engine
 
+    cel = engine()
     name = _tagged(fmt, "@format")
     if name not in FORMATS or not isinstance(text, str):
         raise CelError("no such overload: validate")

@@ -21,7 +21,10 @@ What is reproduced here, for a manifest about to be applied (a CREATE):
   validation with ``object``, ``oldObject`` (null), ``params``, ``namespaceObject``, ``request``
   (operation CREATE, the kind, name and namespace) and ``variables``. A false validation is denied
   with its ``message`` (or ``messageExpression``, or ``failed expression: …``); an expression that
-  fails to evaluate denies too, unless the policy's ``failurePolicy`` is ``Ignore``.
+  fails to evaluate denies too, unless the policy's ``failurePolicy`` is ``Ignore``. An expression
+  the engine cannot compile (Kubernetes' optional syntax ``object.?field``, which
+  common-expression-language lacks) is never a denial: a validation is skipped, a variable or
+  match condition leaves the policy unjudged (:func:`uncompiled` names them; ADM001 reports it).
 - **Parameters**: ``paramRef.name`` (and ``namespace``, default the object's), or ``selector``
   (every matching object, each must allow); none found follows ``parameterNotFoundAction``
   (``Deny`` by default in Kubernetes: the object is denied, the message says so; ``Allow``: it
@@ -34,6 +37,7 @@ them in one place (see the rule).
 
 from __future__ import annotations
 
+import re
 from typing import Any, Iterable, Mapping
 
 from msgspec import Struct
@@ -174,12 +178,17 @@ def _request(subject: Subject, resource: str) -> dict[str, Any]:
 
 
 def evaluate_policy(policy: Any, subject: Subject, resource: str, params: list[Any] | None,
-                    namespace_object: Any) -> list[str] | None:
+                    namespace_object: Any, libraries: frozenset | None = None) -> list[str] | None:
     """The denial messages of ``policy`` (its spec as plain data) for ``subject``: [] when every
-    validation holds, None when a match condition excludes it or it cannot be judged."""
+    validation holds, None when a match condition excludes it or it cannot be judged.
+    ``libraries``: those the engine lacks that its expressions may call (see :func:`uncompiled`)."""
     from linter.cel import Unevaluated, compile_expression, evaluate
 
     spec = policy if isinstance(policy, Mapping) else {}
+    unknown = uncompiled(spec, libraries)
+    if any(where.startswith(("variables", "matchConditions")) for where, _, _ in unknown):
+        return None  # what the validations see, or whether the policy applies, is not known (ADM001 says so)
+    skipped = {where for where, _, _ in unknown}
     ignore_errors = spec.get("failurePolicy") == "Ignore"
     base = {"object": subject.body, "oldObject": None, "namespaceObject": namespace_object,
             "request": _request(subject, resource)}
@@ -200,11 +209,12 @@ def evaluate_policy(policy: Any, subject: Subject, resource: str, params: list[A
                 return None
             if isinstance(value, Unevaluated) and ignore_errors:
                 return None
-        for validation in spec.get("validations") or []:
-            if not isinstance(validation, Mapping):
-                continue
+        for number, validation in enumerate(spec.get("validations") or []):
+            if not isinstance(validation, Mapping) or f"validations[{number}].expression" in skipped:
+                continue  # not checked (ADM001 says so at the policy), never a denial the API server would not make
             expression = str(validation.get("expression", ""))
-            value = evaluate(compile_expression(expression), context)
+            compiled = compile_expression(expression)
+            value = evaluate(compiled, context)
             if value is True:
                 continue
             if isinstance(value, Unevaluated):
@@ -215,6 +225,48 @@ def evaluate_policy(policy: Any, subject: Subject, resource: str, params: list[A
                 continue
             messages.append(_message(validation, expression, context))
     return messages
+
+
+# Kyverno's own CEL libraries (https://kyverno.io/docs/policy-types/cel-libraries/), which the
+# engine does not have: a Kyverno ValidatingPolicy's expression that calls one is not checked.
+KYVERNO_LIBRARIES = frozenset({"resource", "http", "imagedata", "globalContext", "x509", "json", "yaml", "random"})
+
+
+def _library_calls(text: str, compiled: Any, libraries: frozenset) -> list[str]:
+    """The ``libraries`` that ``text`` calls as ``name.Function(…)`` (a free name, not a field)."""
+    return sorted(name for name in libraries & compiled.variables
+                  if re.search(rf"(?<![\w.]){name}\s*\.\s*\w+\s*\(", text))
+
+
+def uncompiled(policy: Any, libraries: frozenset | None = None) -> list[tuple[str, str, str]]:
+    """The expressions of a policy's spec that the engine cannot compile (Kubernetes' optional
+    syntax ``object.?field``, an unknown macro, a syntax error), or that call one of ``libraries``
+    (Kyverno's): (where, expression, why), in the order the API server reads them: ``variables``,
+    ``matchConditions``, ``validations``."""
+    from linter.cel import Compiled, Unevaluated, compile_expression
+
+    spec = policy if isinstance(policy, Mapping) else {}
+    found = []
+    for section, keys in (("variables", ("expression",)), ("matchConditions", ("expression",)),
+                          ("validations", ("expression", "messageExpression"))):
+        entries = spec.get(section)
+        if not isinstance(entries, list):
+            continue
+        for number, entry in enumerate(entries):
+            if not isinstance(entry, Mapping):
+                continue
+            for key in keys:
+                text = entry.get(key)
+                if not isinstance(text, str) or (key == "messageExpression" and not text.strip()):
+                    continue
+                compiled = compile_expression(text)
+                if isinstance(compiled, Unevaluated) and compiled.kind == "compile":
+                    found.append((f"{section}[{number}].{key}", text, compiled.reason))
+                elif libraries and isinstance(compiled, Compiled) and _library_calls(text, compiled, libraries):
+                    names = ", ".join(f"`{n}`" for n in _library_calls(text, compiled, libraries))
+                    found.append((f"{section}[{number}].{key}", text,
+                                  f"it calls Kyverno's {names} library, which the engine does not have"))
+    return found
 
 
 def _message(validation: Mapping, expression: str, context: dict[str, Any]) -> str:
@@ -286,4 +338,4 @@ def select_params(binding: Mapping, policy: Mapping, subject: Subject,
 
 
 __all__ = ["ACTIONS", "CLUSTER_SCOPED", "Namespaces", "Subject", "Verdict", "evaluate_policy", "matches", "plain",
-           "plural", "select_params", "severity_of"]
+           "plural", "select_params", "severity_of", "uncompiled", "KYVERNO_LIBRARIES"]

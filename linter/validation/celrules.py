@@ -8,7 +8,9 @@ server:
 - **Defaulting first**: absent properties with a schema ``default`` are filled in before the rules
   run, as the API server defaults before it validates.
 - **Property names** are escaped as Kubernetes escapes them (``foo-bar`` is ``self.foo__dash__bar``,
-  a CEL keyword ``namespace`` is ``self.__namespace__``); map keys (``additionalProperties``) are not.
+  a CEL keyword ``namespace`` is ``self.__namespace__``, and since Kubernetes 1.32 also
+  ``self.namespace``, as JobSet's and Trainer's rules read it); map keys (``additionalProperties``)
+  are not.
 - At the root, ``self.metadata`` has only ``name`` and ``generateName``; ``status`` is never
   validated here (it is live state, as for the rest of SCH002).
 - ``number`` fields are doubles (``1`` in a ``type: number`` field is ``1.0``).
@@ -19,8 +21,9 @@ server:
 
 Not checked, and listed by ``mlops-lint explain SCH002``: **transition rules** (those that read
 ``oldSelf``: they compare an update with the stored object, which a manifest does not have), rules
-that do not compile with the engine (:mod:`linter.cel`), and rules whose estimated cost is over the
-API server's per-call limit for the object at hand (an info finding at the node).
+that do not compile with the engine (:mod:`linter.cel`; for a project's CRD, an info finding at the
+rule in the CRD, :func:`crd_uncompiled`), and rules whose estimated cost is over the API server's
+per-call limit for the object at hand (an info finding at the node).
 
 One cause, one finding: a node the structural schema already reports as malformed (a wrong type, a
 missing required field inside it) gets no CEL finding, nor do the nodes that hold it.
@@ -114,6 +117,8 @@ def to_cel(value: Any, schema: Any, *, root: bool = False) -> Any:
                 cel_name = escape(name)
                 if cel_name is not None:
                     out[cel_name] = to_cel(item, child)
+                    if name in _RESERVED:  # Kubernetes 1.32+ also accepts the keyword unescaped
+                        out[name] = out[cel_name]
             if schema.get("x-kubernetes-preserve-unknown-fields"):
                 for name, item in value.items():
                     if name not in properties and isinstance(name, str):
@@ -280,29 +285,30 @@ def cel_issues(body: Any, schema: Any, known: list[Issue]) -> list[Issue]:
     return Walk(schema, blocked).run(body)
 
 
-def inventory(schema: Any) -> tuple[int, list[tuple[str, str, str]]]:
-    """How many CEL rules ``schema`` has where the walk reaches (properties, items, map values),
-    and those that are never checked: (schema path, rule, why)."""
+def rules(schema: Any) -> list[tuple[str, dict[str, Any], str | None]]:
+    """Every CEL rule of ``schema`` where the walk reaches (properties, items, map values), in
+    schema order: (schema path, the rule's entry, why it is never checked or None when SCH002
+    evaluates it). The schema path is ``.`` for the root, ``.spec.groups[]`` for a list's items,
+    ``.spec.labels[*]`` for a map's values."""
     from linter.cel import Compiled, compile_expression
 
-    total = 0
-    skipped: list[tuple[str, str, str]] = []
+    found: list[tuple[str, dict[str, Any], str | None]] = []
 
     def visit(node: Any, where: str, live: bool) -> None:
-        nonlocal total
         if not isinstance(node, dict):
             return
         for rule in node.get(RULES) or []:
             if not isinstance(rule, dict) or not isinstance(rule.get("rule"), str):
                 continue
-            total += 1
             compiled = compile_expression(rule["rule"])
+            why = None
             if live:
-                skipped.append((where, rule["rule"], "under status (live state)"))
+                why = "under status (live state)"
             elif not isinstance(compiled, Compiled):
-                skipped.append((where or ".", rule["rule"], f"not compiled by the engine: {compiled.reason}"))
+                why = f"not compiled by the engine: {compiled.reason}"
             elif "oldSelf" in compiled.variables:
-                skipped.append((where or ".", rule["rule"], "transition rules (read oldSelf)"))
+                why = "transition rules (read oldSelf)"
+            found.append((where if live else where or ".", rule, why))
         properties = node.get("properties")
         if isinstance(properties, dict):
             for name, child in properties.items():
@@ -313,7 +319,55 @@ def inventory(schema: Any) -> tuple[int, list[tuple[str, str, str]]]:
             visit(node["additionalProperties"], f"{where}[*]", live)
 
     visit(schema, "", False)
-    return total, skipped
+    return found
 
 
-__all__ = ["RULES", "cel_issues", "escape", "field_path", "inventory", "to_cel"]
+def crd_uncompiled(crd: Any) -> list[Issue]:
+    """An info issue at each rule of a CustomResourceDefinition (the project's own) that the engine
+    cannot compile (Kubernetes' optional syntax ``self.?field``, an unknown function's macro): SCH002
+    never checks it on the CRD's objects, and says so once, here, rather than on every object."""
+    from linter.cel import Unevaluated, compile_expression
+
+    spec = crd.get("spec") if isinstance(crd, dict) else None
+    versions = spec.get("versions") if isinstance(spec, dict) else None
+    if not isinstance(versions, list):
+        return []
+    found: list[Issue] = []
+
+    def visit(node: Any, path: tuple, depth: int) -> None:
+        if not isinstance(node, dict) or depth > 64:
+            return
+        rules = node.get(RULES)
+        if isinstance(rules, list):
+            for number, rule in enumerate(rules):
+                if not isinstance(rule, dict) or not isinstance(rule.get("rule"), str):
+                    continue
+                compiled = compile_expression(rule["rule"])
+                if isinstance(compiled, Unevaluated) and compiled.kind == "compile":
+                    where = path + (RULES, number, "rule")
+                    found.append(Issue(where, VALUE, f"{dotted(where)}: the CEL rule `{_short(rule['rule'])}` is not "
+                                                     f"checked on this CRD's objects: the engine cannot compile it "
+                                                     f"({compiled.reason})", "unchecked", "info"))
+        properties = node.get("properties")
+        if isinstance(properties, dict):
+            for name, child in properties.items():
+                visit(child, path + ("properties", name), depth + 1)
+        for keyword in ("items", "additionalProperties"):
+            if isinstance(node.get(keyword), dict):
+                visit(node[keyword], path + (keyword,), depth + 1)
+
+    for number, version in enumerate(versions):
+        schema = version.get("schema") if isinstance(version, dict) else None
+        if isinstance(schema, dict) and has_rules(schema.get("openAPIV3Schema")):
+            visit(schema["openAPIV3Schema"], ("spec", "versions", number, "schema", "openAPIV3Schema"), 0)
+    return found
+
+
+def inventory(schema: Any) -> tuple[int, list[tuple[str, str, str]]]:
+    """How many CEL rules ``schema`` has where the walk reaches, and those that are never checked:
+    (schema path, rule, why)."""
+    found = rules(schema)
+    return len(found), [(where, rule["rule"], why) for where, rule, why in found if why is not None]
+
+
+__all__ = ["RULES", "cel_issues", "crd_uncompiled", "escape", "field_path", "inventory", "rules", "to_cel"]

@@ -10,6 +10,13 @@ Namespaces, `objectSelector`), `matchConditions`, `variables`, then each CEL val
 object with the policy's `message` (or `messageExpression`) and the policy's file and line; the
 binding's `validationActions` give the severity: `Deny` an error, `Warn` a warning, `Audit` info.
 
+Kyverno's `ValidatingPolicy` (policies.kyverno.io/v1, the same CEL `validations`,
+`matchConstraints`, `matchConditions` and `variables`, in force by itself with the
+`validationActions` of its own spec) is evaluated the same way, unless its `evaluation` turns
+admission off or is not on Kubernetes objects; an expression that calls one of Kyverno's own
+libraries (`resource.Get`, `http.Get` …), which the engine lacks, is not checked and said so once,
+at the policy.
+
 A binding whose policy is not in the project is reported at the binding (info): it cannot be
 judged. A policy whose parameters (`paramRef`) are not in the project denies as the API server
 does (`parameterNotFoundAction: Deny`), and says so.
@@ -86,18 +93,50 @@ Use instead:
   pluralisation of the kind.
 - Each expression is bounded in cost as the API server bounds it (see SCH002's CEL rules); one
   refused for cost is not reported.
+- An expression the CEL engine cannot compile (Kubernetes' optional field syntax
+  `object.?spec.orValue(…)` and `[?key]`, which common-expression-language lacks) is one info
+  finding at the policy: a validation is then skipped, a variable or match condition leaves the
+  policy's objects unjudged; none is ever a denial.
 
 ## References
 - Validating Admission Policy: https://kubernetes.io/docs/reference/access-authn-authz/validating-admission-policy/
 - CEL in Kubernetes: https://kubernetes.io/docs/reference/using-api/cel/
 """
 
-from linter.model.vap import Namespaces, Subject, evaluate_policy, matches, plain, plural, select_params, severity_of
+from linter.model.vap import (KYVERNO_LIBRARIES, Namespaces, Subject, evaluate_policy, matches, plain, plural,
+                              select_params, severity_of, uncompiled)
 from linter.rule import PROJECT, Finding, rule
 from linter.validation import kustomize
 
 BINDING = "ValidatingAdmissionPolicyBinding"
 POLICY = "ValidatingAdmissionPolicy"
+KYVERNO = "ValidatingPolicy"  # Kyverno's CEL policy (policies.kyverno.io): its own binding
+
+
+def _kyverno(policy):
+    """Whether ``policy`` is a Kyverno ValidatingPolicy that admission evaluates on Kubernetes objects."""
+    if policy.kind != KYVERNO or not str(policy.api_version).startswith("policies.kyverno.io/"):
+        return False
+    spec = policy.body.get("spec") or {}
+    evaluation = spec.get("evaluation") if isinstance(spec, dict) else None
+    if isinstance(evaluation, dict):
+        admission = evaluation.get("admission")
+        if isinstance(admission, dict) and admission.get("enabled") is False:
+            return False  # background scans only
+        if evaluation.get("mode") not in (None, "Kubernetes"):
+            return False  # JSON payloads, not Kubernetes objects
+    return True
+
+
+def _libraries(policy):
+    """The libraries the policy's expressions may call that the engine lacks (Kyverno's)."""
+    return KYVERNO_LIBRARIES if policy is not None and policy.kind == KYVERNO else None
+
+
+def _label(policy, name):
+    if policy.kind == KYVERNO:
+        return f"Kyverno ValidatingPolicy `{policy.name}` ({_where(policy)})"
+    return f"ValidatingAdmissionPolicy `{policy.name}` ({_where(policy)}, bound by `{name}`)"
 
 
 def _in_force(index):
@@ -118,6 +157,11 @@ def _in_force(index):
             for policy in chosen:
                 if len(alternatives) < _MAX_ALTERNATIVES:
                     alternatives.append((binding, policy))
+        for policy in index.of_kind(KYVERNO):  # in force by itself: its spec holds validationActions
+            if _kyverno(policy):
+                alternatives = groups.setdefault(f"{KYVERNO}/{policy.name}", [])  # `/`: never a binding's name
+                if len(alternatives) < _MAX_ALTERNATIVES:
+                    alternatives.append((policy, policy))
         labels = {}
         for namespace in index.of_kind("Namespace"):
             found = namespace.labels
@@ -159,7 +203,7 @@ def facts(obj, ctx):
     ("pending", stub, subject, resource, binding name) for those that do (judged where every
     parameter object is known)."""
     index = ctx.index
-    if not index.has_kind(BINDING) or kustomize.is_input(obj.path):
+    if not (index.has_kind(BINDING) or index.has_kind(KYVERNO)) or kustomize.is_input(obj.path):
         return
     groups, namespaces, param_kinds = _in_force(index)
     subject = Subject(obj.api_version, obj.kind, obj.name, obj.namespace, plain(obj.body))
@@ -183,7 +227,8 @@ def facts(obj, ctx):
             if isinstance(policy_spec.get("paramKind"), dict) and isinstance(binding_spec.get("paramRef"), dict):
                 pending = True
                 break
-            verdicts.append(evaluate_policy(policy_spec, subject, resource, None, _namespace_object(index, obj)) or [])
+            verdicts.append(evaluate_policy(policy_spec, subject, resource, None, _namespace_object(index, obj),
+                                            _libraries(policy)) or [])
         if pending:
             yield ("pending", obj.stub(), subject, resource, name)
             continue
@@ -203,7 +248,7 @@ def _where(policy):
     return f"{policy.path}:{policy.span.line}"
 
 
-@rule(code="ADM001", name="admission-denied", severity="error", scope=PROJECT, requires=(BINDING,),
+@rule(code="ADM001", name="admission-denied", severity="error", scope=PROJECT, requires=(BINDING, KYVERNO),
       collect=facts, tags=("admission", "policy"))
 def check(found, ctx):
     index = ctx.index
@@ -218,6 +263,7 @@ def check(found, ctx):
                           f"force, which the project does not define: its objects are not judged (add the policy's "
                           f"manifest to the project to have them checked)",
                           obj=binding, severity="info")
+    yield from _not_compiled(groups)
     params = [fact[1] for fact in found if fact[0] == "param"]
     seen = set()
     for fact in found:
@@ -235,9 +281,34 @@ def check(found, ctx):
         verb = {"error": "denies", "warning": "warns about", "info": "audits"}[severity]
         for message in messages:
             yield Finding(stub.span,
-                          f"ValidatingAdmissionPolicy `{policy.name}` ({_where(policy)}, bound by `{name}`) {verb} "
+                          f"{_label(policy, name)} {verb} "
                           f"{stub.kind} `{(stub.namespace + '/') if stub.namespace else ''}{stub.name}`: {message}",
                           obj=stub, severity=severity)
+
+
+def _not_compiled(groups):
+    """One info finding per policy in force with expressions the engine cannot compile, at the policy."""
+    told = set()
+    for alternatives in groups.values():
+        for _, policy in alternatives:
+            if policy is None or (policy.path, policy.span.line) in told:
+                continue
+            told.add((policy.path, policy.span.line))
+            found = uncompiled(plain(policy.body.get("spec") or {}), _libraries(policy))
+            if not found:
+                continue
+            where, text, why = found[0]
+            short = " ".join(text.split())
+            short = short if len(short) <= 100 else short[:99] + "…"
+            more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+            whole = any(w.startswith(("variables", "matchConditions")) for w, _, _ in found)
+            effect = ("its objects are not judged" if whole else
+                      "the objects it binds are judged without those expressions")
+            kind = "Kyverno ValidatingPolicy" if policy.kind == KYVERNO else POLICY
+            cause = why if why.startswith("it calls") else f"the CEL engine cannot compile it ({why})"
+            yield Finding(policy.span,
+                          f"{kind} `{policy.name}`: {where} `{short}` is not checked: {cause}{more}; {effect}",
+                          obj=policy, severity="info")
 
 
 def _with_params(alternatives, subject, resource, params, index):
@@ -260,5 +331,5 @@ def _with_params(alternatives, subject, resource, params, index):
         namespace = index.get("Namespace", subject.namespace) if subject.namespace else None
         namespace_object = (plain(namespace.body) if namespace is not None else
                             {"metadata": {"name": subject.namespace}} if subject.namespace else None)
-        verdicts.append(evaluate_policy(policy_spec, subject, resource, chosen, namespace_object) or [])
+        verdicts.append(evaluate_policy(policy_spec, subject, resource, chosen, namespace_object, _libraries(policy)) or [])
     return severity, _common(verdicts)

@@ -51,8 +51,10 @@ property names escaped as Kubernetes escapes them (`self.foo__dash__bar`). A fal
 `message` (or `messageExpression`) at the node, or at its `fieldPath`; a rule that fails to
 evaluate (`no such key`) is an error there too, as the API server rejects the object with it. Not
 checked: transition rules (they read `oldSelf`, the stored object a manifest does not have), rules
-under `status`, rules the engine cannot compile, and, with an info finding, a rule whose estimated
-cost for the object at hand is over the API server's per-call limit. The bundled CRDs' rules:
+under `status`, rules the engine cannot compile (Kubernetes' optional syntax `self.?field`, which
+common-expression-language lacks: for a project's CRD, an info finding at the rule in the CRD), and,
+with an info finding, a rule whose estimated cost for the object at hand is over the API server's
+per-call limit. The bundled CRDs' rules:
 
 <!-- bundled CEL rules: generated from the bundle by linter.validation.bundle.cel_summary, kept equal by tests/test_bundle.py -->
 - `jobset.x-k8s.io` JobSet v1alpha2: 2 of 8 checked (not checked: 6 transition rules (read oldSelf))
