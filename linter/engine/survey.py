@@ -97,7 +97,9 @@ def mentions(data: bytes, kind: str) -> bool:
     of everything), so deciding from it is always safe: only files that mention one are parsed
     before the index exists."""
     if kind == SHELL:
-        return b"aks" in data  # `az aks …` commands describe the cluster's node pools
+        # `az aks …` commands describe the cluster's node pools; NVIDIA's charts and manifests a
+        # script installs (linter.model.installs) are cluster components: their names say so
+        return b"aks" in data or b"gpu-operator" in data or b"device-plugin" in data or b"dcgm-exporter" in data
     if kind in (TERRAFORM, BICEP):
         return True  # resources, variables and tfvars: the cluster model reads a module whole
     if kind != K8S:
