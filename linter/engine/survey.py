@@ -15,6 +15,7 @@ from msgspec import Struct
 
 from linter.discover import SourceFile
 from linter.model.document import BICEP, K8S, SHELL, TERRAFORM
+from linter.sources.arm import is_template as _arm_template
 from linter.sources.files import Unreadable, read_source
 
 
@@ -104,7 +105,7 @@ def mentions(data: bytes, kind: str) -> bool:
         return True  # resources, variables and tfvars: the cluster model reads a module whole
     if kind != K8S:
         return False
-    return b"\x00" in data or mentions_in(data)
+    return b"\x00" in data or mentions_in(data) or _arm_template(data, ".json")  # an ARM template (its node pools)
 
 
 def survey_files(items: list[tuple[SourceFile, str]], read: bool) -> list[Survey]:

@@ -114,7 +114,7 @@ def _by_script(cluster, wanted: dict) -> dict[str, list]:
     return found
 
 
-LABELS_SETTING = {"terraform": "node_labels", "bicep": "nodeLabels"}
+LABELS_SETTING = {"terraform": "node_labels", "bicep": "nodeLabels", "arm": "nodeLabels"}
 RESERVED = ("kubernetes.io", "k8s.io", "kubernetes.azure.com")
 
 

@@ -235,6 +235,8 @@ IAC_NAMES = {  # the settings' names, and who refuses them
                   "switch": "auto_scaling_enabled = true", "tool": "azurerm"},
     "bicep": {"min_count": "minCount", "max_count": "maxCount", "node_count": "count",
               "switch": "enableAutoScaling: true", "tool": "the AKS API"},
+    "arm": {"min_count": "minCount", "max_count": "maxCount", "node_count": "count",
+            "switch": '"enableAutoScaling": true', "tool": "the AKS API"},
 }
 
 

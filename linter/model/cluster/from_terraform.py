@@ -332,13 +332,19 @@ def read_terraform(cluster: Cluster, files: Iterable[Any]) -> None:
 def hint(pool: NodePool, what: str, value: str) -> str:
     """A setting written in the syntax of the source that defines ``pool``: ``--node-taints
     sku=gpu:NoSchedule`` for a script, ``node_taints = ["sku=gpu:NoSchedule"]`` for Terraform,
-    ``nodeTaints: ['sku=gpu:NoSchedule']`` for Bicep."""
+    ``nodeTaints: ['sku=gpu:NoSchedule']`` for Bicep, ``"nodeTaints": ["sku=gpu:NoSchedule"]`` for ARM."""
     if pool.source == "terraform":
         if what == "taints":
             return f'node_taints = ["{value}"]'
         if what == "labels":
             pairs = ", ".join(f'"{k}" = "{v}"' for k, _, v in (p.partition("=") for p in value.split()))
             return f"node_labels = {{ {pairs} }}"
+    if pool.source == "arm":  # an ARM template: JSON
+        if what == "taints":
+            return f'"nodeTaints": ["{value}"]'
+        if what == "labels":
+            pairs = ", ".join(f'"{k}": "{v}"' for k, _, v in (p.partition("=") for p in value.split()))
+            return f'"nodeLabels": {{{pairs}}}'
     if pool.source == "bicep":
         if what == "taints":
             return f"nodeTaints: ['{value}']"

@@ -56,7 +56,7 @@ if TYPE_CHECKING:  # the script model is read only when a script exists (see lin
 
 SPOT_TAINT = Taint("kubernetes.azure.com/scalesetpriority", "spot", "NoSchedule")
 DEFAULT_MAX_GRACEFUL_TERMINATION_SEC = 600
-LINTED_SOURCES = frozenset({"script", "terraform", "bicep"})  # pools whose settings a rule can point at
+LINTED_SOURCES = frozenset({"script", "terraform", "bicep", "arm"})  # pools whose settings a rule can point at
 
 
 # ---------------------------------------------------------------------------------------------
@@ -94,7 +94,7 @@ class NodePool(Struct, eq=False, dict=True):
     name: Value  # UNKNOWN when the script does not determine it
     display: str  # the name, or the text the script names it with (``$POOL``)
     cluster: Value | None  # the cluster's name; None: not given
-    source: str  # "script" | "terraform" | "bicep" | "config" | "nodepool" | "elsewhere"
+    source: str  # "script" | "terraform" | "bicep" | "arm" | "config" | "nodepool" | "elsewhere"
     path: str  # the script (or config file) that defines it
     origin: Origin | None = None  # the command that created it (None: only updated here)
     created: bool = True
