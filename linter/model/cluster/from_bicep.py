@@ -91,6 +91,7 @@ class _Reader:
             value = value_text(self.module.evaluate(grace[0], {}))
             self.cluster.profiles.setdefault(name, {})["max-graceful-termination-sec"] = ProfileSetting(
                 UNKNOWN if value is None else value, Origin(path, grace[1], grace[2]))
+        self.cluster.blob_driver[name] = self.blob_driver(path, block, properties)
         profiles = _field(properties, "agentPoolProfiles")
         if profiles is not None and profiles[0][0] == "tuple":
             for position, item in enumerate(profiles[0][1]):
@@ -100,6 +101,25 @@ class _Reader:
                 pool.origin = Origin(path, (_field(item, "name") or (None, block.span))[1])
                 self.cluster.pools.append(pool)
         return name
+
+    def blob_driver(self, path: str, block: Any, properties: Any) -> ProfileSetting:
+        """``properties.storageProfile.blobCSIDriver.enabled`` (absent: off, the API's default),
+        at the deepest key written."""
+        origin = Origin(path, block.span)
+        value: Any = self.module.evaluate(properties, {}) if properties is not None else {}
+        written = properties
+        for key in ("storageProfile", "blobCSIDriver", "enabled"):
+            found = _field(written, key)
+            if found is not None:
+                origin, written = Origin(path, found[1], found[2]), found[0]
+            else:
+                written = None
+            if not isinstance(value, dict):
+                return ProfileSetting(UNKNOWN, origin)
+            if key not in value:
+                return ProfileSetting(False, origin)
+            value = value[key]
+        return ProfileSetting(value_switch(value), origin)
 
     def read_pool(self, path: str, block: Any, clusters: dict) -> None:
         parent = block.attrs.get("parent")

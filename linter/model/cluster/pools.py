@@ -299,6 +299,12 @@ class Cluster(Struct, eq=False, dict=True):
     pools: list[NodePool] = field(default_factory=list)
     # cluster name (None: not determined) -> key -> setting; "" resets a cluster's profile
     profiles: dict[Value | None, dict[str, ProfileSetting]] = field(default_factory=dict)
+    # cluster name (None: not determined) -> whether its Blob CSI driver is enabled (True, False
+    # or UNKNOWN) and where that is said: `az aks create/update --enable-blob-driver` /
+    # `--disable-blob-driver`, Terraform `storage_profile { blob_driver_enabled }`, Bicep/ARM
+    # `storageProfile.blobCSIDriver.enabled`; a cluster made without it has it off (AKS's and
+    # azurerm's default), at the command or resource that made it. For STO010.
+    blob_driver: dict[Value | None, ProfileSetting] = field(default_factory=dict)
     complete: bool = False  # an az aks create (or config node-pools) describes every pool
     auto_provisioning: bool = False  # NAP / AKS Automatic: nodes of any shape may appear
     scripted: bool = False  # any az aks command describes pools
