@@ -527,6 +527,14 @@ spec:
     ("helm upgrade -i a nvdp/nvidia-device-plugin\nhelm upgrade -i b nvdp/nvidia-device-plugin\n", [(2, 19)]),
     # the chart word of unknown value is not an install
     ("helm install op $CHART\nhelm install nvdp nvdp/nvidia-device-plugin\n", []),
+    # an option of unknown value is an option (its name is known): the chart is still found, and a
+    # version the script does not set turns nothing off; NVIDIA's URL with an unset version is that manifest
+    ("helm install op nvidia/gpu-operator --version=$OP_VERSION\n"
+     "helm install --version=$V nvdp nvdp/nvidia-device-plugin\n", [(2, 32)]),
+    ("helm install op nvidia/gpu-operator --set=$VALUES\nhelm install nvdp nvdp/nvidia-device-plugin\n", []),
+    ("helm install op nvidia/gpu-operator\nkubectl apply -f "
+     "https://raw.githubusercontent.com/NVIDIA/k8s-device-plugin/${VERSION}/deployments/static/nvidia-device-plugin.yml\n",
+     [(2, 18)]),
 ])
 def test_gpu009_components_installed_by_a_script(tmp_path: Path, script: str, found: list) -> None:
     results = run(tmp_path, {"install.sh": "#!/bin/sh\n" + script}, "GPU009")

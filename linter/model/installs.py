@@ -131,7 +131,15 @@ def _helm(command: Command, path: str) -> Install | None:
         value = token.value
         k += 1
         if value is UNKNOWN or not isinstance(value, str):
-            unknown_words = True
+            if token.raw.startswith("-"):  # an option of unknown value (`--version=$V`): its name is known
+                name = token.raw.partition("=")[0]
+                if "=" in token.raw:
+                    options.append((name, UNKNOWN))
+                elif name in _HELM_VALUE_OPTIONS:
+                    options.append((name, words[k].value if k < len(words) else UNKNOWN))
+                    k += 1
+                continue
+            unknown_words = True  # `$EXTRA_ARGS` may hold any option
             positional.append(token)
             continue
         if value.startswith("-") and len(value) > 1:
@@ -204,9 +212,9 @@ def _kubectl(command: Command, path: str) -> list[Install]:
         name, eq, attached = value.partition("=")
         if name in ("-f", "--filename"):
             if eq:
-                urls.append((attached, words[k - 1].span))
+                urls.append((attached, words[k - 1].raw.partition("=")[2], words[k - 1].span))
             elif k < len(words):
-                urls.append((words[k].value, words[k].span))
+                urls.append((words[k].value, words[k].raw, words[k].span))
                 k += 1
         elif name in ("-n", "--namespace"):
             if eq:
@@ -214,9 +222,13 @@ def _kubectl(command: Command, path: str) -> list[Install]:
             elif k < len(words):
                 namespace = words[k].value
                 k += 1
-    for url, span in urls:
+    for url, raw, span in urls:
         if not isinstance(url, str):
-            continue
+            # NVIDIA's URL with a version the script does not determine (`…/k8s-device-plugin/${VERSION}/…`)
+            # is still that manifest: what it installs is read from the text as written
+            url = raw.strip("'\"") if isinstance(raw, str) and raw.strip("'\"").startswith("http") else None
+            if url is None:
+                continue
         component = DEVICE_PLUGIN if _DEVICE_PLUGIN_URL.match(url) else DCGM_EXPORTER if _DCGM_URL.match(url) else None
         if component is not None:
             found.append(Install(component, path, span, "kubectl", url,
