@@ -165,3 +165,19 @@ def test_script_rules_run_on_iac_files_see_no_commands(tmp_path: Path) -> None:
     report = lint(LintRequest(paths=[tmp_path], config=Config(), registry=load_registry(), select=["SHL001", "LNT002"],
                               cwd=tmp_path, jobs=1))
     assert [(f.rule, f.path, f.message) for f in report.results] == []
+
+
+def test_an_agent_pool_nested_in_its_cluster() -> None:
+    text = TEMPLATE.replace('''        ]
+      }
+    },''', '''        ]
+      },
+      "resources": [
+        {"type": "agentPools", "apiVersion": "2024-02-01", "name": "nested",
+         "properties": {"vmSize": "Standard_NC6s_v3", "mode": "User"}}
+      ]
+    },''', 1)
+    found = pools(**{"azuredeploy.json": text})
+    nested, system = found["nested"], found["system"]
+    assert nested.cluster == "ml-aks" and nested.cluster_key == system.cluster_key and nested.vm_size == "Standard_NC6s_v3"
+    assert nested.vm_origin.span.line == text.split("\n").index(next(l for l in text.split("\n") if '"nested"' in l)) + 2

@@ -14,7 +14,8 @@ so :mod:`linter.model.cluster.from_bicep` reads it as it reads Bicep:
   ``variables`` are ``locals`` named ``var:<name>`` (ARM keeps the two apart, so do the names);
 * ``resources`` (a list, or the symbolic-name object of ``languageVersion`` 2.0) of type
   ``Microsoft.ContainerService/managedClusters`` and ``…/managedClusters/agentPools`` are
-  ``resource`` blocks whose attributes are the resource's keys. A pool's ``name`` is
+  ``resource`` blocks whose attributes are the resource's keys (an ``agentPools`` resource nested
+  in its cluster's ``resources`` too, that cluster its parent). A pool's ``name`` is
   ``cluster/pool``: the part after the last ``/`` is the pool, the part before names its
   cluster (the ``parent`` the Bicep reader follows), when both are determined;
 * values: JSON literals; a string ``[expression]`` is read for the simple forms
@@ -43,7 +44,8 @@ from linter.model.tree import YMap, YSeq
 from linter.sources.terraform import MAX_DEPTH, OTHER, TfAttr, TfBlock, TfFile
 from linter.sources.text import load_decoded
 
-CLUSTER_TYPES = ("microsoft.containerservice/managedclusters", "microsoft.containerservice/managedclusters/agentpools")
+CLUSTER_TYPES_WRITTEN = ("Microsoft.ContainerService/managedClusters", "Microsoft.ContainerService/managedClusters/agentPools")
+CLUSTER_TYPES = tuple(t.lower() for t in CLUSTER_TYPES_WRITTEN)
 _HEAD = 4096
 _SCHEMA = re.compile(rb'"\$schema"\s*:\s*"[^"]*(deploymentTemplate|deploymentParameters)', re.IGNORECASE)
 MAX_EXPRESSION_CHARS = 4096  # an ARM expression longer than this is not read (unknown)
@@ -230,21 +232,38 @@ def _read(root: YMap, path: str) -> ArmFile:
             continue
         name_span = resource.key_span("name") if "name" in resource else resource.span
         label = f"{path}#{symbol or f'resources[{position}]'}"  # unique in the folder
-        resource_type = "Microsoft.ContainerService/managedClusters" + ("/agentPools" if kind.endswith("agentpools") else "")
+        resource_type = CLUSTER_TYPES_WRITTEN[1] if kind.endswith("agentpools") else CLUSTER_TYPES_WRITTEN[0]
         block = TfBlock("resource", (resource_type, str(label)), name_span)
         for key, value in resource.items():
             block.attrs[str(key)] = TfAttr(str(key), resource.key_span(key), resource.value_span(key), _value(value))
         if kind.endswith("agentpools"):
-            pools.append((block, resource))
+            pools.append((block, None))
         elif "name" in block.attrs:
             try:
                 clusters.setdefault(block.attrs["name"].expr, str(label))
             except TypeError:  # an unhashable expression: matched by no pool
                 pass
+            children = resource.get("resources")
+            for index, child in enumerate(children if isinstance(children, YSeq) else ()):
+                # an agentPools resource nested in its cluster: its parent is that cluster
+                child_kind = (_text(child.get("type")) if isinstance(child, YMap) else None) or ""
+                if child_kind.lower() not in ("agentpools", CLUSTER_TYPES[1]):
+                    continue
+                nested = TfBlock("resource", (CLUSTER_TYPES_WRITTEN[1], f"{label}/resources[{index}]"),
+                                 child.key_span("name") if "name" in child else child.span)
+                for key, value in child.items():
+                    nested.attrs[str(key)] = TfAttr(str(key), child.key_span(key), child.value_span(key), _value(value))
+                pools.append((nested, str(label)))
+                blocks.append(nested)
         blocks.append(block)
-    for block, resource in pools:
+    for block, parent in pools:
         name = block.attrs.get("name")
         if name is None:
+            continue
+        if parent is not None:  # nested: its name is the pool's (or cluster/pool)
+            pool_part = _pool_name(name.expr)[1] if _pool_name(name.expr)[1] is not OTHER else name.expr
+            block.attrs["name"] = TfAttr("name", name.span, name.value_span, pool_part)
+            block.attrs["parent"] = TfAttr("parent", name.span, name.value_span, ("ref", (parent,)))
             continue
         cluster_part, pool_part = _pool_name(name.expr)
         block.attrs["name"] = TfAttr("name", name.span, name.value_span, pool_part)
