@@ -120,7 +120,62 @@ def generate(out: Path, count: int) -> dict[str, int]:
     return kinds
 
 
+# ---------------------------------------------------------------------------------------------
+# The IaC corpus: node pools in Terraform, Bicep and ARM templates
+
+IAC_DIRS = ("iac", "rules/AKS001", "rules/AKS002", "rules/AKS003", "rules/AKS004", "rules/AKS005", "rules/AKS006")
+IAC_SUFFIXES = (".tf", ".tfvars", ".bicep", ".bicepparam", ".json")
+# the names a cluster or pool is written with in the fixtures: quoted literals only (`'ml-aks'`,
+# `"gpunp"`), so references (`var.x`, `parameters('x')`) keep theirs
+_IAC_NAME = re.compile(r"""(?P<q>["'])(?P<value>ml-aks(?:-[a-z]+)?|[a-z][a-z0-9]{1,11}(?:np|gpu|pool|a100|h100|t4))(?P=q)""")
+
+
+def iac_templates() -> list[Template]:
+    """The Terraform, Bicep and ARM fixtures (ARM: a ``.json`` with a ``deploymentTemplate``
+    schema), grouped as they are: a Terraform module is its folder."""
+    out = []
+    for folder in IAC_DIRS:
+        for path in sorted((FIXTURES / folder).rglob("*")):
+            if not path.is_file() or path.suffix not in IAC_SUFFIXES:
+                continue
+            text = path.read_text(encoding="utf-8")
+            if path.suffix == ".json" and "deploymentTemplate" not in text[:4096]:
+                continue
+            out.append(Template(path.relative_to(FIXTURES).as_posix(), text, "iac"))
+    return out
+
+
+def generate_iac(out: Path, count: int) -> dict[str, int]:
+    """Write ``count`` IaC files under ``out`` (emptied first): groups of every IaC fixture, each
+    in its own folder, with every quoted cluster and pool name suffixed with the group's number
+    (unique names across groups, as in a platform repository of many clusters); the last group
+    is cut short. Returns the number of files per suffix. Depends only on N and the fixtures."""
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    source = iac_templates()
+    kinds = {suffix: 0 for suffix in IAC_SUFFIXES}
+    written, group = 0, 0
+    while written < count:
+        suffix = f"g{group:05d}"
+        folder = out / f"platform-{group % 25:02d}" / f"cluster-{suffix}"
+        for template in source:
+            if written == count:
+                break
+            target = folder / template.path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            text = _IAC_NAME.sub(lambda m: f"{m['q']}{m['value']}{suffix}{m['q']}", template.text)
+            target.write_text(text, encoding="utf-8")
+            kinds[target.suffix] += 1
+            written += 1
+        group += 1
+    return kinds
+
+
 if __name__ == "__main__":
     import sys
 
-    print(generate(Path(sys.argv[1]), int(sys.argv[2])))
+    if len(sys.argv) > 3 and sys.argv[3] == "iac":
+        print(generate_iac(Path(sys.argv[1]), int(sys.argv[2])))
+    else:
+        print(generate(Path(sys.argv[1]), int(sys.argv[2])))

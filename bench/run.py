@@ -9,7 +9,9 @@ resources as the article: PyTorchJob, TFJob, KAITO Workspace, Kueue), used when 
 there; ``kustomize`` is the same with five copies of fixtures/kustomize beside it (fifteen
 overlays the linter builds with ``kustomize build`` or ``kubectl kustomize``; its floor runs the
 same builds); ``fixtures`` is ``bench/corpus.py`` (the project's fixtures, Dockerfiles and scripts
-among them). Each corpus is linted from a folder holding only it (see ``make_corpus``). ``--scaling`` adds each rule's time per file at N files against the smallest N
+among them); ``iac`` (only when asked for: ``--corpus iac``) is its IaC corpus: the Terraform,
+Bicep and ARM fixtures replicated with unique cluster and pool names (the floor parses only the
+ARM JSON of it, so its lint/floor ratio is reported, not judged). Each corpus is linted from a folder holding only it (see ``make_corpus``). ``--scaling`` adds each rule's time per file at N files against the smallest N
 (``bench/scaling.py``), on the perf corpus when it is there.
 
 For each size N, ``bench/corpus.py`` writes N files once, and every figure below comes from this
@@ -218,7 +220,7 @@ class Target:
     ok: bool | None  # None: not measured
 
 
-CORPORA = ("perf", "kustomize", "fixtures")
+CORPORA = ("perf", "kustomize", "fixtures", "iac")
 KUSTOMIZE_FIXTURE = ROOT / "fixtures" / "kustomize"
 KUSTOMIZE_COPIES = 5  # copies of fixtures/kustomize (three roots each) in the kustomize corpus
 KUSTOMIZE_ROOTS = ("overlays/dev", "overlays/staging", "overlays/prod")
@@ -238,7 +240,8 @@ def make_corpus(kind: str, base: Path, count: int) -> tuple[Path, dict, list[str
     names: dense in GPU jobs, NetworkPolicies, queues and custom resources: PyTorchJob, KAITO
     Workspace, Kueue); ``kustomize``: the same with KUSTOMIZE_COPIES copies of fixtures/kustomize
     beside it (a base, a component, three overlays: each overlay a root the linter builds);
-    ``fixtures``: bench/corpus.py (the project's fixtures, Dockerfiles and scripts among them).
+    ``fixtures``: bench/corpus.py (the project's fixtures, Dockerfiles and scripts among them);
+    ``iac``: bench/corpus.py's IaC corpus (Terraform, Bicep and ARM node pools, unique names).
 
     Each corpus is written alone into a folder of its own (``base/KIND-N/``), the one the
     commands run from: without a config or git, the folder a run starts from is the project
@@ -259,6 +262,9 @@ def make_corpus(kind: str, base: Path, count: int) -> tuple[Path, dict, list[str
                                 ignore=shutil.ignore_patterns("README.md"))
                 roots += [f"kustomize-{copy:02d}/{root}" for root in KUSTOMIZE_ROOTS]
         return folder, {"yaml": sum(1 for _ in folder.rglob("*.yaml")), "kustomize roots": len(roots)}, roots
+    if kind == "iac":
+        folder = home / f"iac-{count}"
+        return folder, corpus.generate_iac(folder, count), []
     folder = home / f"corpus-{count}"
     return folder, corpus.generate(folder, count), []
 
@@ -453,9 +459,10 @@ def table(results: dict) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--files", default="1000,10000", help="corpus sizes, comma-separated")
-    parser.add_argument("--corpus", default=",".join(k for k in CORPORA if k == "fixtures" or scaling.SHARED_PERF.exists()),
+    parser.add_argument("--corpus", default=",".join(k for k in CORPORA if k == "fixtures" or k != "iac" and scaling.SHARED_PERF.exists()),
                         help="corpora, comma-separated: perf (../shared/perf's generator), kustomize (perf with "
-                             "kustomizations the linter builds), fixtures (bench/corpus.py)")
+                             "kustomizations the linter builds), fixtures (bench/corpus.py), iac (its Terraform, Bicep and ARM corpus; "
+                             "only when named)")
     parser.add_argument("--scaling", default="1000,2000,5000,10000",
                         help="sizes for the per-rule scaling curve (bench/scaling.py), or 'none'")
     parser.add_argument("--repeat", type=int, default=3, help="timed runs per measurement (the minimum is kept)")

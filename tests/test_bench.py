@@ -253,3 +253,27 @@ def test_a_value_two_decimals_would_print_as_its_limit_gets_a_third() -> None:
     assert bench.shown(0.20, "<= 0.20") == "0.20"  # exactly the limit: PASS, nothing hidden
     assert bench.shown(6.153, "<= 4") == "6.15"
     assert bench.shown(1.0, "identical") == "1.00"
+
+
+def test_iac_corpus_is_deterministic_unique_and_read_as_iac(tmp_path: Path) -> None:
+    """bench's iac corpus: N Terraform, Bicep and ARM files, unique cluster names per group,
+    every file one the cluster model reads (the ARM templates as ARM, not as manifests), and the
+    AKS rules fire in each kind of file, once per group."""
+    from linter.config import Config
+    from linter.engine import LintRequest, lint
+    from linter.registry import load_registry
+
+    first = corpus.generate_iac(tmp_path / "a", 120)
+    second = corpus.generate_iac(tmp_path / "b", 120)
+    files = sorted(p.relative_to(tmp_path / "a") for p in (tmp_path / "a").rglob("*") if p.is_file())
+    assert first == second and sum(first.values()) == 120 == len(files)
+    assert all((tmp_path / "a" / f).read_bytes() == (tmp_path / "b" / f).read_bytes() for f in files)
+    assert first[".tf"] and first[".bicep"] and first[".json"]
+    clusters = [f for f in files if f.name == "main.tf" and f.parent.name == "violating"]
+    assert len(clusters) >= 2 and len({(tmp_path / "a" / f).read_text() for f in clusters}) == len(clusters)  # renamed
+    folder = tmp_path / "a" / files[0].parts[0] / files[0].parts[1]
+    report = lint(LintRequest(paths=[folder], config=Config(), registry=load_registry(), select=["AKS001", "SCH001"],
+                              cwd=folder, jobs=1))
+    suffixes = Counter(Path(f.path).suffix for f in report.active)
+    assert set(suffixes) == {".tf", ".bicep", ".json"} and all(f.rule == "AKS001" for f in report.active)
+    assert set(report.file_status.values()) == {"linted"}

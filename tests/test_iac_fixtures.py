@@ -1,4 +1,4 @@
-"""fixtures/iac/: a Terraform module and a Bicep file that each define a cluster, a System pool
+"""fixtures/iac/: a Terraform module, a Bicep file and an ARM template that each define a cluster, a System pool
 and GPU pools breaking AKS001-AKS007, with a training Job XPL001 places on them; and
 their fixed twins, which pass. Each folder is a project of its own (a `.mlops-lint.yaml` root)."""
 
@@ -15,7 +15,7 @@ from linter.registry import load_registry
 IAC = Path(__file__).resolve().parents[1] / "fixtures" / "iac"
 SELECT = ["AKS001", "AKS002", "AKS003", "AKS004", "AKS005", "AKS006", "AKS007",
           "XPL001", "XPL002", "XPL003", "XPL004", "XPL005", "XPL006"]
-SOURCE = {"terraform": "main.tf", "bicep": "main.bicep"}
+SOURCE = {"terraform": "main.tf", "bicep": "main.bicep", "arm": "azuredeploy.json"}
 
 
 def run(folder: Path):

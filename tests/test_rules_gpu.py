@@ -485,3 +485,108 @@ def test_trust_repros_give_no_finding(folder: str, rules: list[str]) -> None:
     root = TRUST_REPROS / folder
     report = lint(LintRequest(paths=[root], config=Config(root=root), registry=REGISTRY, select=rules, cwd=root))
     assert report.active == [] and set(report.file_status.values()) == {"linted"}
+
+
+# ---------------------------------------------------------------------------------------------
+# GPU009: components a script installs (helm, kubectl apply of NVIDIA's manifest; issue 36 item 5)
+
+OPERATOR_SCRIPT = "helm install {release} {alias}/gpu-operator -n gpu-operator --create-namespace{extra}\n"
+PLUGIN_DS = """\
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: nvidia-device-plugin, namespace: kube-system}
+spec:
+  selector: {matchLabels: {app: p}}
+  template:
+    metadata: {labels: {app: p}}
+    spec:
+      containers:
+      - {name: plugin, image: "nvcr.io/nvidia/k8s-device-plugin:v0.17.1"}
+"""
+
+
+@pytest.mark.parametrize("script, found", [
+    # the GPU Operator and the device plugin chart in one script: the plugin's chart word
+    ("helm upgrade --install gpu-op nvidia/gpu-operator --namespace gpu-operator\n"
+     "helm install nvdp nvdp/nvidia-device-plugin -n nvdp --version 0.17.0\n", [(2, 19)]),
+    ("helm install --generate-name oci://nvcr.io/nvidia/gpu-operator --wait\n"
+     "sudo kubectl apply -f https://raw.githubusercontent.com/NVIDIA/k8s-device-plugin/v0.17.0/"
+     "deployments/static/nvidia-device-plugin.yml\n", [(2, 23)]),
+    # the operator's own plugin turned off; a plain upgrade installs nothing; a local file is linted as a file
+    ("helm install op nvidia/gpu-operator --set driver.enabled=false,devicePlugin.enabled=false\n"
+     "helm install nvdp nvdp/nvidia-device-plugin\n", []),
+    ("helm install op nvidia/gpu-operator\nhelm upgrade nvdp nvdp/nvidia-device-plugin\n"
+     "kubectl apply -f nvidia-device-plugin.yml\n", []),
+    # a values file may turn the operator's plugin off: unknown, not reported; a later --set decides
+    ("helm install op nvidia/gpu-operator -f values.yaml\nhelm install nvdp nvdp/nvidia-device-plugin\n", []),
+    ("helm install op nvidia/gpu-operator -f values.yaml --set devicePlugin.enabled=true\n"
+     "helm install nvdp nvdp/nvidia-device-plugin\n", [(2, 19)]),
+    ("helm install op nvidia/gpu-operator $EXTRA\nhelm install nvdp nvdp/nvidia-device-plugin\n", []),
+    # one release installed twice (an idempotent re-run) is one plugin; two releases are two
+    ("helm upgrade -i nvdp nvdp/nvidia-device-plugin\nhelm upgrade -i nvdp nvdp/nvidia-device-plugin\n", []),
+    ("helm upgrade -i a nvdp/nvidia-device-plugin\nhelm upgrade -i b nvdp/nvidia-device-plugin\n", [(2, 19)]),
+    # the chart word of unknown value is not an install
+    ("helm install op $CHART\nhelm install nvdp nvdp/nvidia-device-plugin\n", []),
+    # an option of unknown value is an option (its name is known): the chart is still found, and a
+    # version the script does not set turns nothing off; NVIDIA's URL with an unset version is that manifest
+    ("helm install op nvidia/gpu-operator --version=$OP_VERSION\n"
+     "helm install --version=$V nvdp nvdp/nvidia-device-plugin\n", [(2, 32)]),
+    ("helm install op nvidia/gpu-operator --set=$VALUES\nhelm install nvdp nvdp/nvidia-device-plugin\n", []),
+    ("helm install op nvidia/gpu-operator\nkubectl apply -f "
+     "https://raw.githubusercontent.com/NVIDIA/k8s-device-plugin/${VERSION}/deployments/static/nvidia-device-plugin.yml\n",
+     [(2, 18)]),
+])
+def test_gpu009_components_installed_by_a_script(tmp_path: Path, script: str, found: list) -> None:
+    results = run(tmp_path, {"install.sh": "#!/bin/sh\n" + script}, "GPU009")
+    assert [(r.path, r.line - 1, r.column) for r in results] == [("install.sh", line, col) for line, col in found]
+    for r in results:
+        assert "this script installs NVIDIA's device plugin" in r.message and "two plugins" in r.message
+
+
+def test_gpu009_script_operator_counts_against_a_plugin_manifest(tmp_path: Path) -> None:
+    """A DaemonSet of the project beside a GPU Operator a script installs is reported at the
+    DaemonSet, naming the script's line; with the operator's plugin off it is not."""
+    script = "#!/bin/bash\nhelm repo add nvidia https://helm.ngc.nvidia.com/nvidia\n" + OPERATOR_SCRIPT
+    files = {"plugin.yaml": PLUGIN_DS, "install.sh": script.format(release="gpu-operator", alias="nvidia", extra="")}
+    [finding] = run(tmp_path, files, "GPU009")
+    assert (finding.path, finding.line, finding.column) == ("plugin.yaml", 3, 18)
+    assert "the device plugin of the GPU Operator installed by Helm chart `nvidia/gpu-operator`, " \
+           "release `gpu-operator` (install.sh:3)" in finding.message
+    files["install.sh"] = script.format(release="gpu-operator", alias="nvidia",
+                                        extra=" --set-string devicePlugin.enabled=false")
+    assert run(tmp_path, files, "GPU009") == []
+
+
+def test_gpu009_script_installs_with_workers(tmp_path: Path) -> None:
+    """The scripts are in the index every worker has: --jobs 1 and 2 agree."""
+    for number in range(40):
+        (tmp_path / f"p{number:02}.yaml").write_text(PLUGIN_DS.replace("nvidia-device-plugin,", f"plugin-{number},"),
+                                                     encoding="utf-8")
+    (tmp_path / "zz.sh").write_text("helm install nvdp nvdp/nvidia-device-plugin\n", encoding="utf-8")
+    runs = [[(r.path, r.line, r.column, r.message) for r in
+             lint(LintRequest(paths=[tmp_path], config=Config(), registry=REGISTRY, select=["GPU009"], jobs=jobs,
+                              cwd=tmp_path)).active] for jobs in (1, 2)]
+    assert runs[0] == runs[1]
+    assert runs[0][-1][:3] == ("zz.sh", 1, 19) and "40 more" not in runs[0][-1][3]
+
+
+def test_script_installs_reads_helm_and_kubectl() -> None:
+    from linter.model.installs import DCGM_EXPORTER, DEVICE_PLUGIN, GPU_OPERATOR, script_installs
+    from linter.model.unknown import UNKNOWN
+    from linter.sources.shell import load_text
+
+    text = ("helm --kube-context prod upgrade --install op ./charts/gpu-operator-v25.3.0.tgz -n gpu "
+            "--set dcgmExporter.enabled=false\n"
+            "helm install exp gpu-helm-charts/dcgm-exporter\n"
+            "helm install op2 gpu-operator --repo https://helm.ngc.nvidia.com/nvidia --set devicePlugin.enabled=$X\n"
+            "kubectl create --filename=https://raw.githubusercontent.com/NVIDIA/dcgm-exporter/main/dcgm-exporter.yaml\n"
+            "helm template x nvidia/gpu-operator\nhelm install y bitnami/nginx\n")
+    installs = script_installs(load_text(text, "s.sh").shell, "s.sh")
+    assert [(i.component, i.release, i.namespace, i.span.line) for i in installs] == [
+        (GPU_OPERATOR, "op", "gpu", 1), (DCGM_EXPORTER, "exp", "default", 2), (GPU_OPERATOR, "op2", "default", 3),
+        (DCGM_EXPORTER, "", "default", 4)]
+    assert installs[0].deploys("devicePlugin") is True and installs[0].deploys("dcgmExporter") is False
+    # the --set word's value is unknown as a whole (it may set any key)
+    assert installs[2].deploys("devicePlugin") is UNKNOWN and installs[2].deploys("dcgmExporter") is UNKNOWN
+    assert installs[1].deploys("dcgmExporter") is True and installs[1].deploys("devicePlugin") is False
+    assert DEVICE_PLUGIN not in {i.component for i in installs}

@@ -385,3 +385,17 @@ def test_a_scrape_model_is_rebuilt_for_other_facts() -> None:
     assert scrape_model(list(first), index) is model  # equal facts (the other rule's list)
     other = scrape_model([Target("ml", {"app": "b"}, [], "b")], index)
     assert other is not model and [t.labels for t in other.targets.items] == [{"app": "b"}]
+
+
+@pytest.mark.parametrize("script, fires", [
+    ("helm install --wait --generate-name -n gpu-operator nvidia/gpu-operator\n", True),
+    ("helm upgrade -i op nvidia/gpu-operator --set dcgmExporter.enabled=false\n", False),
+    ("helm upgrade -i op nvidia/gpu-operator --values values.yaml\n", False),  # the file may turn it off
+    ("helm upgrade op nvidia/gpu-operator\n", False),  # a plain upgrade installs nothing
+])
+def test_duplicate_dcgm_exporter_beside_an_operator_a_script_installs(tmp_path: Path, script: str, fires: bool) -> None:
+    found = run(tmp_path, {"ds.yaml": EXPORTER % "", "install.sh": "#!/bin/sh\n" + script}, "OBS003")
+    assert [(r.path, r.line) for r in found] == ([("ds.yaml", 12)] if fires else [])
+    if fires:
+        assert "the GPU Operator installed by Helm chart `nvidia/gpu-operator` (install.sh:2)" in found[0].message
+        assert "`--set dcgmExporter.enabled=false`" in found[0].message

@@ -248,6 +248,33 @@ resource gpu 'Microsoft.ContainerService/managedClusters/agentPools@2024-02-01' 
 """
 
 
+ARM = """{{
+  "$schema": "https://schema.management.azure.com/schemas/2019-04-01/deploymentTemplate.json#",
+  "contentVersion": "1.0.0.0",
+  "parameters": {{"clusterName": {{"type": "string", "defaultValue": "ml-aks"}}}},
+  "resources": [
+    {{
+      "type": "Microsoft.ContainerService/managedClusters",
+      "name": "[parameters('clusterName')]",
+      "properties": {{
+        "agentPoolProfiles": [
+          {{"name": "system", "vmSize": "{system}", "count": 3}}
+        ]
+      }}
+    }},
+    {{
+      "type": "Microsoft.ContainerService/managedClusters/agentPools",
+      "name": "[concat(parameters('clusterName'), '/gpunp')]",
+      "properties": {{
+        "vmSize": "{size}",
+        "mode": "{mode}"{labels}{taints}
+      }}
+    }}
+  ]
+}}
+"""
+
+
 @pytest.mark.parametrize("size", ["Standard_NC4as_T4_v3", "Standard_D8s_v5"])
 @pytest.mark.parametrize("system", ["Standard_D4s_v5", "Standard_NC6s_v3"])
 @pytest.mark.parametrize("mode", ["User", "System"])
@@ -255,10 +282,11 @@ resource gpu 'Microsoft.ContainerService/managedClusters/agentPools@2024-02-01' 
 @pytest.mark.parametrize("tainted", [False, True])
 def test_the_same_pools_as_az_commands_terraform_and_bicep_give_the_same_findings(
         tmp_path: Path, size: str, system: str, mode: str, labelled: bool, tainted: bool) -> None:
-    """Ids, pools and messages but the fix hint agree; each points into its own file."""
+    """Ids, pools and messages but the fix hint agree; each points into its own file (an ARM
+    template's findings are the Bicep file's, at its own lines)."""
     select = ["AKS001", "AKS002", "AKS003", "XPL001", "XPL002"]
-    az, tf, bicep = tmp_path / "az", tmp_path / "tf", tmp_path / "bicep"
-    az.mkdir(), tf.mkdir(), bicep.mkdir()
+    az, tf, bicep, arm = tmp_path / "az", tmp_path / "tf", tmp_path / "bicep", tmp_path / "arm"
+    az.mkdir(), tf.mkdir(), bicep.mkdir(), arm.mkdir()
     (az / "setup.sh").write_text(SCRIPT.format(
         system=system, size=size, mode=mode, labels=" --labels accelerator=nvidia" if labelled else "",
         taints=" --node-taints sku=gpu:NoSchedule" if tainted else ""))
@@ -268,7 +296,10 @@ def test_the_same_pools_as_az_commands_terraform_and_bicep_give_the_same_finding
     (bicep / "main.bicep").write_text(BICEP.format(
         system=system, size=size, mode=mode, labels="\n    nodeLabels: {\n      accelerator: 'nvidia'\n    }" if labelled else "",
         taints="\n    nodeTaints: [\n      'sku=gpu:NoSchedule'\n    ]" if tainted else ""))
-    for folder in (az, tf, bicep):
+    (arm / "azuredeploy.json").write_text(ARM.format(
+        system=system, size=size, mode=mode, labels=',\n        "nodeLabels": {"accelerator": "nvidia"}' if labelled else "",
+        taints=',\n        "nodeTaints": ["sku=gpu:NoSchedule"]' if tainted else ""))
+    for folder in (az, tf, bicep, arm):
         (folder / "job.yaml").write_text(JOB.replace("nvidia-a100", "nvidia"))
 
     def shape(found):
@@ -285,6 +316,9 @@ def test_the_same_pools_as_az_commands_terraform_and_bicep_give_the_same_finding
     assert ("AKS003" in codes) == (system == "Standard_NC6s_v3" or mode == "System" and size != "Standard_D8s_v5")
     assert all(path == "main.tf" for code, path, *_ in from_tf if code.startswith("AKS"))
     assert all(path == "setup.sh" for code, path, *_ in from_az if code.startswith("AKS"))
+    from_arm = _lint(arm, select)
+    assert [(c, "bicep" if p == "json" else p, m) for c, p, m in shape(from_arm)] == shape(from_bicep)
+    assert all(path == "azuredeploy.json" for code, path, *_ in from_arm if code.startswith("AKS"))
 
 
 # -- hostile input --------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from linter.engine.memory import after_file, collector_paused, freeze
 from linter.engine.runner import FileOutcome, Job, Runner
 from linter.engine.survey import content_digest, mentions, mentions_in
 from linter.model.document import K8S, Document
+from linter.sources.arm import is_template
 from linter.sources.files import Unreadable, guarded, load_bytes, read_source, unread
 
 if TYPE_CHECKING:  # a run whose results all come from the cache never builds an index
@@ -48,7 +49,7 @@ def _mentions_reference(text: str) -> bool:
 def first_pass(data: bytes, display: str, kind: str) -> Any:
     """A shared file for the index: a YAML file as a Stream with the documents that mention a
     reference kind parsed (the rest wait for the second pass), any other file loaded whole."""
-    if kind != K8S:
+    if kind != K8S or is_template(data, display):  # an ARM template is not YAML to split
         return load_bytes(data, display, kind)
     from linter.sources import yaml_k8s
 

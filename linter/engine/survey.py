@@ -15,6 +15,7 @@ from msgspec import Struct
 
 from linter.discover import SourceFile
 from linter.model.document import BICEP, K8S, SHELL, TERRAFORM
+from linter.sources.arm import is_template as _arm_template
 from linter.sources.files import Unreadable, read_source
 
 
@@ -97,12 +98,14 @@ def mentions(data: bytes, kind: str) -> bool:
     of everything), so deciding from it is always safe: only files that mention one are parsed
     before the index exists."""
     if kind == SHELL:
-        return b"aks" in data  # `az aks …` commands describe the cluster's node pools
+        # `az aks …` commands describe the cluster's node pools; NVIDIA's charts and manifests a
+        # script installs (linter.model.installs) are cluster components: their names say so
+        return b"aks" in data or b"gpu-operator" in data or b"device-plugin" in data or b"dcgm-exporter" in data
     if kind in (TERRAFORM, BICEP):
         return True  # resources, variables and tfvars: the cluster model reads a module whole
     if kind != K8S:
         return False
-    return b"\x00" in data or mentions_in(data)
+    return b"\x00" in data or mentions_in(data) or _arm_template(data, ".json")  # an ARM template (its node pools)
 
 
 def survey_files(items: list[tuple[SourceFile, str]], read: bool) -> list[Survey]:

@@ -15,6 +15,7 @@ from typing import Any, Callable
 
 from linter.discover import SourceFile
 from linter.model.document import BICEP, DOCKERFILE, SHELL, TERRAFORM, Document, ParseIssue
+from linter.sources.arm import is_template
 from linter.model.position import Span
 
 
@@ -102,6 +103,8 @@ def load_bytes(data: bytes, display: str, kind: str) -> Document:
         from linter.sources import terraform as loader
     elif kind == BICEP:
         from linter.sources import bicep as loader
+    elif is_template(data, display):  # a .json ARM template: its node pools, read as Bicep's
+        from linter.sources import arm as loader
     else:
         from linter.sources import yaml_k8s as loader
     return guarded(loader.load, data, display, kind, loader.__name__)

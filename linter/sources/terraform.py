@@ -66,6 +66,7 @@ class TfFile(Struct):
     blocks: list[TfBlock] = field(default_factory=list)
     is_vars: bool = False
     az_commands: tuple = ()  # no az commands: the AKS rules that read scripts' commands see none
+    commands: tuple = ()  # no shell commands: the script rules run on IaC files (SHL001) see none
 
     @property
     def folder(self) -> str:

@@ -12,7 +12,9 @@ Terraform pools are read the same way (`azurerm_kubernetes_cluster_node_pool`, a
 `default_node_pool`; see `mlops-lint explain AKS004` for which values are known): the finding
 points at the pool's `vm_size` attribute and the hint is `node_taints = ["sku=gpu:NoSchedule"]`.
 Bicep pools (`agentPoolProfiles` of a `Microsoft.ContainerService/managedClusters`,
-`managedClusters/agentPools`) too, at `vmSize`, with the hint `nodeTaints: ['sku=gpu:NoSchedule']`.
+`managedClusters/agentPools`) too, at `vmSize`, with the hint `nodeTaints: ['sku=gpu:NoSchedule']`;
+and ARM templates (`.json` with a `deploymentTemplate` `$schema`), at the `"vmSize"` key, with
+the hint `"nodeTaints": ["sku=gpu:NoSchedule"]`.
 
 ## Why is this bad?
 Without a taint, the scheduler treats GPU nodes like any other: ordinary pods (web services,

@@ -10,7 +10,7 @@ is met by every NVIDIA GPU pool. The finding points at the pool's `--labels` (or
 
 Terraform pools are read the same way: the finding points at the pool's `node_labels` (else its
 `vm_size`) attribute, and a `node_labels` the module does not determine is not judged.
-Bicep pools too, at `nodeLabels` (else `vmSize`).
+Bicep pools and ARM templates' pools too, at `nodeLabels` (else `vmSize`).
 
 ## Why is this bad?
 GPU pods find their nodes by label: the article's pods use `nodeSelector: {accelerator: nvidia}`
@@ -114,7 +114,7 @@ def _by_script(cluster, wanted: dict) -> dict[str, list]:
     return found
 
 
-LABELS_SETTING = {"terraform": "node_labels", "bicep": "nodeLabels"}
+LABELS_SETTING = {"terraform": "node_labels", "bicep": "nodeLabels", "arm": "nodeLabels"}
 RESERVED = ("kubernetes.io", "k8s.io", "kubernetes.azure.com")
 
 

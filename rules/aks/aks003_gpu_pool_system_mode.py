@@ -8,7 +8,7 @@ Flags node pools with a GPU VM size that end up in `System` mode: the first pool
 
 In Terraform the cluster's `default_node_pool` is its System pool (the finding points at its
 `vm_size`), and an `azurerm_kubernetes_cluster_node_pool` with `mode = "System"` is one too (at `mode`).
-In Bicep the first `agentPoolProfiles` entry is the System pool unless its `mode` says otherwise.
+In Bicep and ARM templates the first `agentPoolProfiles` entry is the System pool unless its `mode` says otherwise.
 
 ## Why is this bad?
 System pools run CoreDNS, metrics-server, konnectivity and other critical add-ons, must keep at
@@ -132,9 +132,10 @@ def check(script: ShellScript, ctx):
         if pool.source == "terraform":
             how = "is set to System mode" if pool.mode_origin is not None else "is the cluster's default_node_pool, a System pool"
             add = "define the GPU pool as an `azurerm_kubernetes_cluster_node_pool` with `mode = \"User\"`"
-        elif pool.source == "bicep":
+        elif pool.source in ("bicep", "arm"):
             how = "is set to System mode" if pool.mode_origin is not None else "is the cluster's first agentPoolProfiles entry, a System pool"
-            add = "define the GPU pool as another agent pool with `mode: 'User'`"
+            add = "define the GPU pool as another agent pool with " + ("`mode: 'User'`" if pool.source == "bicep"
+                                                                       else '`"mode": "User"`')
         yield Finding(
             where.span,
             f"GPU node pool {describe_pool(pool)} {how}: AKS runs critical system pods there and it cannot "

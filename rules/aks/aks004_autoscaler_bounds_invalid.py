@@ -20,7 +20,8 @@ literals, `var.x` with its `default` (or `terraform.tfvars` / `*.auto.tfvars`; a
 else is unknown and not judged. `count` and `for_each` over literals make one pool each, and a
 finding is reported once per attribute.
 Bicep pools get the same checks on `enableAutoScaling`, `minCount`, `maxCount` and `count`
-(parameter defaults, `var`s; a `.bicepparam` value that differs makes a parameter unknown).
+(parameter defaults, `var`s; a `.bicepparam` value that differs makes a parameter unknown), and
+ARM templates' pools likewise (`defaultValue`s; a `*.parameters.json` is an alternative).
 
 ## Why is this bad?
 The Azure CLI rejects each of these (`min-count and max-count are required for
@@ -235,6 +236,8 @@ IAC_NAMES = {  # the settings' names, and who refuses them
                   "switch": "auto_scaling_enabled = true", "tool": "azurerm"},
     "bicep": {"min_count": "minCount", "max_count": "maxCount", "node_count": "count",
               "switch": "enableAutoScaling: true", "tool": "the AKS API"},
+    "arm": {"min_count": "minCount", "max_count": "maxCount", "node_count": "count",
+            "switch": '"enableAutoScaling": true', "tool": "the AKS API"},
 }
 
 

@@ -17,7 +17,7 @@ The finding points at the entry. `--cluster-autoscaler-profile ""` (reset) is va
 
 In Terraform, the literal values of an `azurerm_kubernetes_cluster`'s `auto_scaler_profile` block
 are checked the same way (`scan_interval`, `scale_down_unneeded` … each sets its profile key;
-terraform itself rejects unknown attribute names). In Bicep, a `managedClusters` resource's
+terraform itself rejects unknown attribute names). In Bicep (and ARM templates), a `managedClusters` resource's
 `properties.autoScalerProfile` keys are the profile's own: unknown keys and literal values are
 checked. The finding points at the attribute's value (at the key for an unknown key).
 

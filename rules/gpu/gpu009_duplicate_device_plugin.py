@@ -16,6 +16,15 @@ not known. The finding points at the DaemonSet's name and names the objects it c
 One DaemonSet (namespace and name) written in several files of the project is one plugin: it is
 not reported against its own copies, and counts once among the others a message names.
 
+A shell script of the project that installs a component counts as its manifest would
+(`linter.model.installs`): `helm install|upgrade --install RELEASE …/nvidia-device-plugin`
+(any repository alias, `oci://`, a `.tgz`) or `kubectl apply -f` of NVIDIA's published
+device-plugin manifest (`https://raw.githubusercontent.com/NVIDIA/k8s-device-plugin/…/nvidia-device-plugin.yml`)
+is a plugin that may run on any node, reported at the chart or URL word; `helm install … nvidia/gpu-operator`
+deploys the operator's plugin unless the command says `--set devicePlugin.enabled=false`. With a
+values file (`-f`) or a word of unknown value and no such `--set`, whether it does is unknown, and
+it is not counted. One release (namespace and name) installed twice is one plugin.
+
 ## Why is this bad?
 The article: "Don't run multiple NVIDIA device plugin DaemonSets on the same nodes", and for MIG
 "the operator should own the device plugin and MIG configuration for the affected nodes; don't
@@ -49,8 +58,14 @@ spec:
         image: nvcr.io/nvidia/k8s-device-plugin:v0.17.1
 ```
 
-Use instead: let the operator own the plugin (delete the DaemonSet), or keep the standalone
-plugin off the operator's nodes:
+The same duplicate installed by a script:
+```sh
+helm install --wait --generate-name -n gpu-operator --create-namespace nvidia/gpu-operator
+helm upgrade -i nvdp nvdp/nvidia-device-plugin --namespace nvidia-device-plugin --create-namespace
+```
+
+Use instead: let the operator own the plugin (delete the DaemonSet, drop the plugin's install),
+or keep the standalone plugin off the operator's nodes:
 ```yaml
 apiVersion: nvidia.com/v1
 kind: ClusterPolicy
@@ -62,6 +77,9 @@ spec:
 ```
 
 ## Known problems
+- A Helm chart or manifest a script installs is not rendered: its plugin is taken to run on any
+  node, and a `--set nodeSelector…` is not read. A release installed outside the project's
+  scripts (a CD pipeline, by hand) is not seen.
 - Objects with the same namespace and name are one object (a later apply replaces the
   earlier), so two copies of one manifest are not duplicates.
 - DaemonSets the GPU Operator renders itself (they select `nvidia.com/gpu.deploy.device-plugin`)
@@ -83,6 +101,7 @@ from itertools import islice
 from msgspec import Struct
 
 from linter.model.document import ObjectStub
+from linter.model.installs import DEVICE_PLUGIN, GPU_OPERATOR, Install, project_installs
 from linter.model.nvidia import (
     gpu_operator_policies,
     is_device_plugin,
@@ -150,19 +169,46 @@ class _Group:
         self.identities: Counter = Counter()
 
 
+def _script_plugins(ctx) -> list[tuple[tuple, Placement, str, Install]]:
+    """The device plugins the project's scripts install (helm chart or NVIDIA's manifest URL):
+    (sort key, nodes, how messages name it, the install). One release (namespace and name)
+    installed twice is one plugin, as one DaemonSet written twice is."""
+    found = []
+    for install in project_installs(ctx.index):
+        if install.component != DEVICE_PLUGIN:
+            continue
+        found.append(((install.path, install.span.line), Placement(), install.describe(), install))
+    return found
+
+
+def _script_policies(ctx) -> list[str]:
+    return [f"the device plugin of the GPU Operator installed by {install.describe()}" for install in project_installs(ctx.index)
+            if install.component == GPU_OPERATOR and install.deploys("devicePlugin") is True]
+
+
 @rule(code="GPU009", name="duplicate-device-plugin", severity="error", scope=PROJECT,
       collect=device_plugins, tags=("gpu", "device-plugin"))
 def check(found, ctx):
     facts = sorted(found, key=lambda fact: (fact.obj.path, fact.obj.span.line))
-    plugins = [(fact.obj, fact.placement) for fact in facts]
+    scripted = _script_plugins(ctx)
+    # (obj or None, placement, how messages name it, fact or install), manifests and scripts by path and line
+    entries: list[tuple] = [(fact.obj, fact.placement, _where(fact.obj), fact) for fact in facts]
+    if scripted:
+        entries = [entry for _, entry in sorted(
+            [((fact.obj.path, fact.obj.span.line), entry) for fact, entry in zip(facts, entries)]
+            + [(key, (None, placement, where, install)) for key, placement, where, install in scripted],
+            key=lambda pair: pair[0])]
+    plugins = [(entry[0], entry[1]) for entry in entries]
     policies = [f"the device plugin of {_where(p)}" for p in gpu_operator_policies(ctx.index)
-                if policy_deploys(p, "devicePlugin")]
+                if policy_deploys(p, "devicePlugin")] + _script_policies(ctx)
     operator_nodes = operand_placement("devicePlugin")
     # plugins repeat a few placements: each pair of placements is judged once, and the plugins
     # before each one are counted by placement group, not one by one
     groups: dict[tuple, _Group] = {}
     overlap: dict[tuple, bool] = {}
-    identities = [_identity(obj) for obj, _ in plugins]
+    identities = [_identity(obj) if obj is not None else ("helm", entry[3].namespace or "default", entry[3].release,
+                                                         entry[3].source if not entry[3].release else "")
+                  for entry, (obj, _) in zip(entries, plugins)]
     entered: set[tuple[str, str]] = set()  # one DaemonSet written in several files counts once: its first copy
     for position, (obj, placement) in enumerate(plugins):
         signature, identity = _signature(placement), identities[position]
@@ -183,14 +229,25 @@ def check(found, ctx):
                 group = groups[signature] = _Group(placement)
             group.members.append(position)
             group.identities[identity] += 1
-        others = [_where(plugins[m][0]) for m in sorted(earlier)[:LISTED + 1]]
+        others = [entries[m][2] for m in sorted(earlier)[:LISTED + 1]]
         if policies and placements_may_overlap(placement, operator_nodes):
             others += policies[:LISTED + 1]
             total += len(policies)
         if not total:
             continue
+        if obj is None:
+            install = entries[position][3]
+            yield Finding(
+                install.span,
+                f"this script installs NVIDIA's device plugin ({install.what()}), which can run on the same "
+                f"nodes as {_listed(others, total)}: two plugins register nvidia.com/gpu for the same GPUs",
+                path=install.path,
+                fix="keep one device plugin per node: drop this install, or install the GPU Operator with "
+                    "`--set devicePlugin.enabled=false`",
+            )
+            continue
         yield Finding(
-            facts[position].name_span,
+            entries[position][3].name_span,
             f"device-plugin DaemonSet `{obj.name}` can run on the same nodes as {_listed(others, total)}: two plugins "
             "register nvidia.com/gpu for the same GPUs",
             obj=obj,

@@ -62,8 +62,12 @@ spec:
 - AKS's managed GPU stack (`--enable-managed-gpu`, nodes labelled
   `kubernetes.azure.com/dcgm-exporter=enabled`) also deploys an exporter; it is a cluster
   setting, not a manifest, and is not seen here.
-- A GPU Operator installed by Helm with `dcgmExporter.enabled=false` in its values, but whose
-  ClusterPolicy is not in the project, is not seen: the DaemonSet is then not reported.
+- A GPU Operator installed by a script of the project (`helm install|upgrade --install … nvidia/gpu-operator`,
+  `linter.model.installs`) counts as a ClusterPolicy: it deploys the exporter unless the command sets
+  `--set dcgmExporter.enabled=false`; with a values file (`-f`) and no such `--set`, whether it does is
+  unknown and the DaemonSet is not reported. An operator installed outside the project is not seen.
+- A DCGM exporter a script installs (its Helm chart or manifest URL) is not reported here, only a
+  DaemonSet manifest of the project.
 
 ## References
 - NVIDIA GPU Operator, ClusterPolicy `dcgmExporter`: https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/getting-started.html
@@ -73,6 +77,7 @@ spec:
 from __future__ import annotations
 
 from linter.model.document import K8sObject
+from linter.model.installs import GPU_OPERATOR, project_installs
 from linter.model.nvidia import (DCGM_EXPORTER_REPOSITORY, DEPLOY_LABEL_PREFIX, gpu_operator_policies, is_dcgm_exporter,
                                  is_operator_operand, operand_placement, placements_may_overlap, policy_deploys)
 from linter.rule import Kind, Finding, rule
@@ -109,7 +114,9 @@ def check(obj: K8sObject, ctx):
         return
     policies = ctx.index.memo("OBS003-policies",  # once per index, not once per DaemonSet
                               lambda: [p for p in gpu_operator_policies(ctx.index) if policy_deploys(p, "dcgmExporter")])
-    if not policies:
+    installs = ctx.index.memo("OBS003-installs", lambda: [i for i in project_installs(ctx.index)
+                                                         if i.component == GPU_OPERATOR and i.deploys("dcgmExporter") is True])
+    if not policies and not installs:
         return
     operator_nodes = operand_placement("dcgmExporter")
     if not any(placements_may_overlap(pod.placement, operator_nodes) for pod in workload.pods):
@@ -118,11 +125,16 @@ def check(obj: K8sObject, ctx):
                       if DCGM_EXPORTER_REPOSITORY in (c.image or "")), None)
     span = container.image_span if container is not None else obj.metadata.value_span("name")
     node = container.path + ("image",) if container is not None else ("metadata", "name")
-    policy = policies[0]
+    if policies:
+        operator = f"GPU Operator ClusterPolicy `{policies[0].name}`"
+        turn_off = "set `spec.dcgmExporter.enabled: false` in the ClusterPolicy"
+    else:
+        operator = f"the GPU Operator installed by {installs[0].describe()}"
+        turn_off = "install the operator with `--set dcgmExporter.enabled=false`"
     yield Finding(
         span,
-        f"DaemonSet `{obj.name}` runs a DCGM exporter, but GPU Operator ClusterPolicy `{policy.name}` "
+        f"DaemonSet `{obj.name}` runs a DCGM exporter, but {operator} "
         "deploys one on the same GPU nodes: every GPU metric is exported twice; remove this "
-        "DaemonSet and scrape the operator's exporter, or set `spec.dcgmExporter.enabled: false` in the ClusterPolicy",
+        f"DaemonSet and scrape the operator's exporter, or {turn_off}",
         node=node,
     )

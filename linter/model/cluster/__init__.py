@@ -9,7 +9,8 @@ each concept in its own module:
 * one reader per source, each producing pools with their origins, read in this order:
   :mod:`.from_az` (the ``az aks`` commands of the shell scripts, files sorted by path),
   :mod:`.from_terraform` (``azurerm_kubernetes_cluster`` and its node pools in ``*.tf``),
-  :mod:`.from_bicep` (``managedClusters`` ``agentPoolProfiles`` and ``agentPools`` in ``*.bicep``),
+  :mod:`.from_bicep` (``managedClusters`` ``agentPoolProfiles`` and ``agentPools`` in ``*.bicep``
+  and in ARM templates, ``*.json`` read by :mod:`linter.sources.arm`),
   :mod:`.from_config` (``node-pools:`` of the config, for pools the scripts do not define; in
   the ``aks-automatic`` profile only these count, SPEC section 5), :mod:`.from_nodepools`
   (node auto-provisioning NodePools, in every profile);

@@ -300,6 +300,7 @@ class _Builder:
         pool.mode, pool.mode_origin = "System", None  # the first pool of a cluster is a System pool
         self._created(pool)
         self.profile(path, az, cluster)
+        self.blob_driver(path, az, cluster, creating=True)
 
     def _created(self, pool: NodePool) -> None:
         """Add a pool made by create/add; updates of it read earlier (in a file sorted before the
@@ -410,6 +411,25 @@ class _Builder:
                     if any(az.has(o) for o in pool_options[:5]) or az.has_unknown_words:
                         pool.autoscaler = pool.min_count = pool.max_count = UNKNOWN
         self.profile(path, az, cluster)
+        self.blob_driver(path, az, cluster, creating=False)
+
+    def blob_driver(self, path: str, az: AzCommand, cluster: Value | None, *, creating: bool) -> None:
+        """``--enable-blob-driver`` / ``--disable-blob-driver`` (a create without either: off;
+        words of unknown value may hold either: unknown)."""
+        enable, disable = _switch(az, "--enable-blob-driver"), _switch(az, "--disable-blob-driver")
+        flag = az.flag("--enable-blob-driver", "--disable-blob-driver")
+        if enable is UNKNOWN or disable is UNKNOWN or (enable is True and disable is True):  # the CLI refuses both
+            value: Value | bool = UNKNOWN
+        elif enable is True or disable is True:
+            value = enable is True
+        elif az.has_unknown_words:
+            value = UNKNOWN
+        elif creating:
+            value = False
+        else:
+            return  # an update that says nothing of it
+        origin = _origin(path, flag, az) if flag is not None else _command_origin(path, az)
+        self.cluster.blob_driver[cluster] = ProfileSetting(value, origin)
 
     def profile(self, path: str, az: AzCommand, cluster: Value | None) -> None:
         flag = az.flag("--cluster-autoscaler-profile")

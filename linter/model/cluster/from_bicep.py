@@ -1,4 +1,8 @@
-"""Node pools from Bicep: ``Microsoft.ContainerService/managedClusters`` and its ``agentPools``.
+"""Node pools from Bicep and ARM templates: ``Microsoft.ContainerService/managedClusters`` and its ``agentPools``.
+
+ARM templates (``*.json``, :mod:`linter.sources.arm`) come as the same blocks and expressions
+and are read alike; their pools' source is ``arm`` (hints in JSON). A template Bicep compiled
+(``metadata._generator.name: bicep``) beside the ``.bicep`` of the same name is not read twice.
 
 The project's ``*.bicep`` files (read by :mod:`linter.sources.bicep`) are grouped by folder. In
 each:
@@ -60,6 +64,7 @@ def _field(obj: Any, key: str) -> tuple[Any, Any, Any] | None:
 class _Reader:
     def __init__(self, cluster: Cluster, module: BicepModule):
         self.cluster, self.module = cluster, module
+        self.source = "bicep"  # or "arm": the file being read (a fix hint's syntax, a setting's name)
 
     def value(self, obj: Any, key: str) -> Any:
         found = _field(obj, key)
@@ -86,6 +91,7 @@ class _Reader:
             value = value_text(self.module.evaluate(grace[0], {}))
             self.cluster.profiles.setdefault(name, {})["max-graceful-termination-sec"] = ProfileSetting(
                 UNKNOWN if value is None else value, Origin(path, grace[1], grace[2]))
+        self.cluster.blob_driver[name] = self.blob_driver(path, block, properties)
         profiles = _field(properties, "agentPoolProfiles")
         if profiles is not None and profiles[0][0] == "tuple":
             for position, item in enumerate(profiles[0][1]):
@@ -95,6 +101,25 @@ class _Reader:
                 pool.origin = Origin(path, (_field(item, "name") or (None, block.span))[1])
                 self.cluster.pools.append(pool)
         return name
+
+    def blob_driver(self, path: str, block: Any, properties: Any) -> ProfileSetting:
+        """``properties.storageProfile.blobCSIDriver.enabled`` (absent: off, the API's default),
+        at the deepest key written."""
+        origin = Origin(path, block.span)
+        value: Any = self.module.evaluate(properties, {}) if properties is not None else {}
+        written = properties
+        for key in ("storageProfile", "blobCSIDriver", "enabled"):
+            found = _field(written, key)
+            if found is not None:
+                origin, written = Origin(path, found[1], found[2]), found[0]
+            else:
+                written = None
+            if not isinstance(value, dict):
+                return ProfileSetting(UNKNOWN, origin)
+            if key not in value:
+                return ProfileSetting(False, origin)
+            value = value[key]
+        return ProfileSetting(value_switch(value), origin)
 
     def read_pool(self, path: str, block: Any, clusters: dict) -> None:
         parent = block.attrs.get("parent")
@@ -117,7 +142,7 @@ class _Reader:
         name = value_text(name if name is not None else self.value(obj, "name"))
         pool = NodePool(name=name if isinstance(name, str) and name else UNKNOWN,
                         display=name if isinstance(name, str) and name else "?", cluster=cluster,
-                        source="bicep", path=path, cluster_key=key, mode="System" if first else "User")
+                        source=self.source, path=path, cluster_key=key, mode="System" if first else "User")
         pool.vm_size, pool.vm_origin = value_text(self.value(obj, "vmSize")), self.origin(path, obj, "vmSize")
         if _field(obj, "mode") is not None:
             mode = value_text(self.value(obj, "mode"))
@@ -164,15 +189,27 @@ class _Reader:
         return pool
 
 
+def _compiled(arm: Any, paths: set[str]) -> bool:
+    """An ARM template Bicep generated beside its ``.bicep`` source (``main.json`` of ``main.bicep``)."""
+    return arm.generator.lower() == "bicep" and arm.path.rpartition(".")[0] + ".bicep" in paths
+
+
 def read_bicep(cluster: Cluster, files: Iterable[Any]) -> None:
-    """Add the pools of the project's Bicep files (in path order) to ``cluster``."""
+    """Add the pools of the project's Bicep files and ARM templates (in path order) to ``cluster``."""
+    from linter.sources.arm import ArmFile
+
+    files = list(files)
+    paths = {bicep.path for bicep in files}
     by_folder: dict[str, list[Any]] = {}
     for bicep in files:
+        if isinstance(bicep, ArmFile) and _compiled(bicep, paths):
+            continue  # the .bicep beside it is read
         by_folder.setdefault(bicep.folder, []).append(bicep)
     clusters: dict[tuple[str, str], Any] = {}
     readers = {folder: _Reader(cluster, BicepModule(items)) for folder, items in by_folder.items()}
     for folder, items in by_folder.items():
         for bicep in items:
+            readers[folder].source = "arm" if isinstance(bicep, ArmFile) else "bicep"
             for block in bicep.blocks:
                 if block.type == "resource" and block.labels and block.labels[0] == CLUSTER:
                     clusters[(folder, block.labels[1])] = readers[folder].read_cluster(bicep.path, block)
@@ -184,4 +221,5 @@ def read_bicep(cluster: Cluster, files: Iterable[Any]) -> None:
         for bicep in items:
             for block in bicep.blocks:
                 if block.type == "resource" and block.labels and block.labels[0] == AGENT_POOL:
+                    readers[folder].source = "arm" if isinstance(bicep, ArmFile) else "bicep"
                     readers[folder].read_pool(bicep.path, block, clusters)

@@ -226,6 +226,11 @@ class _Reader:
             value = value_text(module.evaluate(attr.expr, {}))
             self.cluster.profiles.setdefault(name, {})["max-graceful-termination-sec"] = ProfileSetting(
                 UNKNOWN if value is None else value, Origin(path, attr.span, attr.value_span))
+        storage = block.block("storage_profile")
+        attr = storage.attrs.get("blob_driver_enabled") if storage is not None else None
+        self.cluster.blob_driver[name] = ProfileSetting(  # azurerm's default: off
+            value_switch(module.evaluate(attr.expr, {})) if attr is not None else False,
+            Origin(path, attr.span, attr.value_span) if attr is not None else Origin(path, block.span))
         default = block.block("default_node_pool")
         if default is not None:
             pool = self.pool(module, path, default, {}, name, ("tf", path.rpartition("/")[0], block.labels[1]),
@@ -332,13 +337,19 @@ def read_terraform(cluster: Cluster, files: Iterable[Any]) -> None:
 def hint(pool: NodePool, what: str, value: str) -> str:
     """A setting written in the syntax of the source that defines ``pool``: ``--node-taints
     sku=gpu:NoSchedule`` for a script, ``node_taints = ["sku=gpu:NoSchedule"]`` for Terraform,
-    ``nodeTaints: ['sku=gpu:NoSchedule']`` for Bicep."""
+    ``nodeTaints: ['sku=gpu:NoSchedule']`` for Bicep, ``"nodeTaints": ["sku=gpu:NoSchedule"]`` for ARM."""
     if pool.source == "terraform":
         if what == "taints":
             return f'node_taints = ["{value}"]'
         if what == "labels":
             pairs = ", ".join(f'"{k}" = "{v}"' for k, _, v in (p.partition("=") for p in value.split()))
             return f"node_labels = {{ {pairs} }}"
+    if pool.source == "arm":  # an ARM template: JSON
+        if what == "taints":
+            return f'"nodeTaints": ["{value}"]'
+        if what == "labels":
+            pairs = ", ".join(f'"{k}": "{v}"' for k, _, v in (p.partition("=") for p in value.split()))
+            return f'"nodeLabels": {{{pairs}}}'
     if pool.source == "bicep":
         if what == "taints":
             return f"nodeTaints: ['{value}']"

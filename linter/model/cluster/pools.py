@@ -56,7 +56,7 @@ if TYPE_CHECKING:  # the script model is read only when a script exists (see lin
 
 SPOT_TAINT = Taint("kubernetes.azure.com/scalesetpriority", "spot", "NoSchedule")
 DEFAULT_MAX_GRACEFUL_TERMINATION_SEC = 600
-LINTED_SOURCES = frozenset({"script", "terraform", "bicep"})  # pools whose settings a rule can point at
+LINTED_SOURCES = frozenset({"script", "terraform", "bicep", "arm"})  # pools whose settings a rule can point at
 
 
 # ---------------------------------------------------------------------------------------------
@@ -94,7 +94,7 @@ class NodePool(Struct, eq=False, dict=True):
     name: Value  # UNKNOWN when the script does not determine it
     display: str  # the name, or the text the script names it with (``$POOL``)
     cluster: Value | None  # the cluster's name; None: not given
-    source: str  # "script" | "terraform" | "bicep" | "config" | "nodepool" | "elsewhere"
+    source: str  # "script" | "terraform" | "bicep" | "arm" | "config" | "nodepool" | "elsewhere"
     path: str  # the script (or config file) that defines it
     origin: Origin | None = None  # the command that created it (None: only updated here)
     created: bool = True
@@ -299,6 +299,12 @@ class Cluster(Struct, eq=False, dict=True):
     pools: list[NodePool] = field(default_factory=list)
     # cluster name (None: not determined) -> key -> setting; "" resets a cluster's profile
     profiles: dict[Value | None, dict[str, ProfileSetting]] = field(default_factory=dict)
+    # cluster name (None: not determined) -> whether its Blob CSI driver is enabled (True, False
+    # or UNKNOWN) and where that is said: `az aks create/update --enable-blob-driver` /
+    # `--disable-blob-driver`, Terraform `storage_profile { blob_driver_enabled }`, Bicep/ARM
+    # `storageProfile.blobCSIDriver.enabled`; a cluster made without it has it off (AKS's and
+    # azurerm's default), at the command or resource that made it. For STO010.
+    blob_driver: dict[Value | None, ProfileSetting] = field(default_factory=dict)
     complete: bool = False  # an az aks create (or config node-pools) describes every pool
     auto_provisioning: bool = False  # NAP / AKS Automatic: nodes of any shape may appear
     scripted: bool = False  # any az aks command describes pools

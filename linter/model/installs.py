@@ -1,0 +1,264 @@
+"""NVIDIA components the project's shell scripts install on the cluster (``helm``, ``kubectl apply``).
+
+A script that runs ``helm install|upgrade --install RELEASE CHART`` of the GPU Operator
+(``…/gpu-operator``), the device plugin (``…/nvidia-device-plugin``) or the DCGM exporter
+(``…/dcgm-exporter``) chart, whatever the repository alias (``nvidia/``, ``oci://…/``, a
+``.tgz``, ``--repo URL`` with a bare chart name), or ``kubectl apply|create -f URL`` of NVIDIA's
+published device-plugin or DCGM-exporter manifest, puts that component on the cluster: the rules
+that look for a duplicate (GPU009, OBS003) count it as they count a manifest of the project.
+
+Only what the command determines is taken: a chart or URL word of unknown value is not an
+install; for the GPU Operator, whether it deploys its device plugin and DCGM exporter is read
+from ``--set``/``--set-string`` (``devicePlugin.enabled=false``); a values file (``-f``,
+``--values``) or a word of unknown value may turn them off, so they are then unknown (a later
+``--set`` still decides, as it overrides the files). A local manifest path is not an install
+here: the file is in the project and linted as a manifest. Nothing is run or fetched.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import TYPE_CHECKING, Any, Final
+
+from msgspec import Struct
+
+from linter.model.position import Span
+from linter.model.unknown import UNKNOWN
+
+if TYPE_CHECKING:  # the script model is read only when a script exists
+    from linter.model.azcli import Command, ShellScript
+
+GPU_OPERATOR: Final = "gpu-operator"
+DEVICE_PLUGIN: Final = "device-plugin"
+DCGM_EXPORTER: Final = "dcgm-exporter"
+
+# chart name (the last path segment, without a .tgz version) -> component
+CHARTS: Final = {"gpu-operator": GPU_OPERATOR, "nvidia-device-plugin": DEVICE_PLUGIN, "dcgm-exporter": DCGM_EXPORTER}
+# the GPU Operator's values that turn its operands off (``<operand>.enabled``)
+OPERANDS: Final = ("devicePlugin", "dcgmExporter")
+
+# helm options that take a value (the next word unless written ``--opt=value``); others are switches
+_HELM_VALUE_OPTIONS: Final = frozenset({
+    "--namespace", "-n", "--version", "--set", "--set-string", "--set-file", "--set-json", "--set-literal",
+    "--values", "-f", "--repo", "--kube-context", "--kubeconfig", "--timeout", "--description",
+    "--post-renderer", "--post-renderer-args", "--username", "--password", "--ca-file", "--cert-file",
+    "--key-file", "--keyring", "--name-template", "--output", "-o", "--history-max", "--labels",
+    "--registry-config", "--repository-config", "--repository-cache", "--kube-apiserver", "--kube-as-user",
+    "--kube-as-group", "--kube-ca-file", "--kube-token", "--kube-tls-server-name", "--burst-limit", "--qps",
+})
+_TGZ_VERSION = re.compile(r"-v?\d[\w.+-]*\.tgz$")
+# NVIDIA's published manifests: the device plugin's static DaemonSet (any release, any path in
+# the k8s-device-plugin repository) and the DCGM exporter's
+_DEVICE_PLUGIN_URL = re.compile(r"^https?://\S*k8s-device-plugin/\S*nvidia-device-plugin[\w.-]*\.ya?ml$", re.IGNORECASE)
+_DCGM_URL = re.compile(r"^https?://\S*dcgm-exporter/\S*dcgm-exporter[\w.-]*\.ya?ml$", re.IGNORECASE)
+
+
+class Install(Struct, frozen=True):
+    """One component a script installs: what, where (the chart or URL word), how it is named.
+
+    ``operands`` (GPU Operator only): ``devicePlugin`` / ``dcgmExporter`` -> True (deployed),
+    False (``--set <operand>.enabled=false``) or UNKNOWN (a values file or unknown word may say).
+    """
+
+    component: str
+    path: str
+    span: Span  # the chart or manifest URL as written
+    how: str  # "helm" | "kubectl"
+    source: str  # the chart or URL as written (expanded)
+    release: str = ""  # the Helm release name ("" for kubectl, or --generate-name)
+    namespace: str = "default"
+    operands: dict[str, Any] = {}
+
+    def deploys(self, operand: str) -> Any:
+        """True, False or UNKNOWN: whether this install runs ``operand`` (``devicePlugin``…)."""
+        if self.component == GPU_OPERATOR:
+            return self.operands.get(operand, UNKNOWN)
+        return (self.component == DEVICE_PLUGIN and operand == "devicePlugin") or (
+            self.component == DCGM_EXPORTER and operand == "dcgmExporter")
+
+    def what(self) -> str:
+        """How it is installed, without where: ``Helm chart `nvidia/gpu-operator`, release `x```."""
+        if self.how == "helm":
+            return f"Helm chart `{self.source}`" + (f", release `{self.release}`" if self.release else "")
+        return f"manifest `{self.source}`"
+
+    def describe(self) -> str:
+        return f"{self.what()} ({self.path}:{self.span.line})"
+
+
+def _chart_component(chart: str) -> str | None:
+    name = chart.rstrip("/").rsplit("/", 1)[-1]
+    name = _TGZ_VERSION.sub("", name)
+    if name.endswith(".tgz"):
+        name = name[:-4]
+    return CHARTS.get(name)
+
+
+def _set_values(text: str) -> list[tuple[str, str]]:
+    """``a.b=c,d=e`` as helm's --set reads it (no escaped commas: rare in these keys)."""
+    pairs = []
+    for part in text.split(","):
+        key, eq, value = part.partition("=")
+        if eq:
+            pairs.append((key.strip(), value.strip()))
+    return pairs
+
+
+def _helm(command: Command, path: str) -> Install | None:
+    words = command.words
+    k = 1
+    verb = None
+    while k < len(words):  # global flags may come before the verb
+        value = words[k].value
+        if value is UNKNOWN or not isinstance(value, str):
+            return None
+        if value.startswith("-"):
+            k += 2 if value in _HELM_VALUE_OPTIONS and "=" not in value else 1
+            continue
+        verb = value
+        k += 1
+        break
+    if verb not in ("install", "upgrade"):
+        return None
+    positional: list[Any] = []
+    options: list[tuple[str, Any]] = []
+    unknown_words = False
+    upgrade_installs = verb == "install"
+    generate = False
+    while k < len(words):
+        token = words[k]
+        value = token.value
+        k += 1
+        if value is UNKNOWN or not isinstance(value, str):
+            if token.raw.startswith("-"):  # an option of unknown value (`--version=$V`): its name is known
+                name = token.raw.partition("=")[0]
+                if "=" in token.raw:
+                    options.append((name, UNKNOWN))
+                elif name in _HELM_VALUE_OPTIONS:
+                    options.append((name, words[k].value if k < len(words) else UNKNOWN))
+                    k += 1
+                continue
+            unknown_words = True  # `$EXTRA_ARGS` may hold any option
+            positional.append(token)
+            continue
+        if value.startswith("-") and len(value) > 1:
+            name, eq, attached = value.partition("=")
+            if name in ("--install", "-i"):
+                upgrade_installs = True
+            elif name in ("--generate-name", "-g"):
+                generate = True
+            if eq:
+                options.append((name, attached))
+            elif name in _HELM_VALUE_OPTIONS:
+                options.append((name, words[k].value if k < len(words) else UNKNOWN))
+                k += 1
+            continue
+        positional.append(token)
+    if not upgrade_installs:
+        return None  # a plain upgrade changes a release installed elsewhere (counted where it was)
+    wanted = 1 if generate else 2
+    if len(positional) < wanted:
+        return None
+    chart_token = positional[wanted - 1]
+    chart = chart_token.value
+    if chart is UNKNOWN or not isinstance(chart, str):
+        return None
+    component = _chart_component(chart)
+    if component is None:
+        return None
+    release = "" if generate else positional[0].value
+    namespace: Any = "default"
+    operands: dict[str, Any] = {}
+    if component == GPU_OPERATOR:
+        start = UNKNOWN if unknown_words else True
+        operands = {operand: start for operand in OPERANDS}
+    for name, value in options:
+        if name in ("--namespace", "-n"):
+            namespace = value
+        elif component != GPU_OPERATOR:
+            continue
+        elif name in ("--values", "-f", "--set-file", "--set-json"):
+            for operand in OPERANDS:  # a file (or JSON) may set anything; a later --set still decides
+                operands[operand] = UNKNOWN
+        elif name in ("--set", "--set-string", "--set-literal"):
+            if value is UNKNOWN or not isinstance(value, str):
+                for operand in OPERANDS:
+                    operands[operand] = UNKNOWN
+                continue
+            for key, setting in _set_values(value):
+                operand = key[:-len(".enabled")] if key.endswith(".enabled") else None
+                if operand in OPERANDS:
+                    lowered = setting.lower()
+                    operands[operand] = True if lowered == "true" else False if lowered == "false" else UNKNOWN
+    return Install(component, path, chart_token.span, "helm", chart,
+                   release if isinstance(release, str) else "",
+                   namespace if isinstance(namespace, str) else "", operands)
+
+
+def _kubectl(command: Command, path: str) -> list[Install]:
+    words = command.words
+    if len(words) < 3 or words[1].value not in ("apply", "create", "replace"):
+        return []
+    found = []
+    k = 2
+    namespace: Any = "default"
+    urls = []
+    while k < len(words):
+        value = words[k].value
+        k += 1
+        if not isinstance(value, str):
+            continue
+        name, eq, attached = value.partition("=")
+        if name in ("-f", "--filename"):
+            if eq:
+                urls.append((attached, words[k - 1].raw.partition("=")[2], words[k - 1].span))
+            elif k < len(words):
+                urls.append((words[k].value, words[k].raw, words[k].span))
+                k += 1
+        elif name in ("-n", "--namespace"):
+            if eq:
+                namespace = attached
+            elif k < len(words):
+                namespace = words[k].value
+                k += 1
+    for url, raw, span in urls:
+        if not isinstance(url, str):
+            # NVIDIA's URL with a version the script does not determine (`…/k8s-device-plugin/${VERSION}/…`)
+            # is still that manifest: what it installs is read from the text as written
+            url = raw.strip("'\"") if isinstance(raw, str) and raw.strip("'\"").startswith("http") else None
+            if url is None:
+                continue
+        component = DEVICE_PLUGIN if _DEVICE_PLUGIN_URL.match(url) else DCGM_EXPORTER if _DCGM_URL.match(url) else None
+        if component is not None:
+            found.append(Install(component, path, span, "kubectl", url,
+                                 namespace=namespace if isinstance(namespace, str) else ""))
+    return found
+
+
+def script_installs(script: ShellScript, path: str) -> list[Install]:
+    """The NVIDIA components ``script`` installs, in the order it runs them."""
+    found: list[Install] = []
+    for command in script.commands:
+        if not command.words:
+            continue
+        head = command.words[0].value
+        if not isinstance(head, str):
+            continue
+        program = os.path.basename(head)
+        if program == "helm":
+            install = _helm(command, path)
+            if install is not None:
+                found.append(install)
+        elif program == "kubectl":
+            found.extend(_kubectl(command, path))
+    return found
+
+
+def project_installs(index: Any) -> list[Install]:
+    """Every script's installs (scripts sorted by path), found once per index."""
+    def build() -> tuple[Install, ...]:
+        scripts = sorted((d for d in getattr(index, "scripts", ()) if d.shell is not None), key=lambda d: d.path)
+        return tuple(install for d in scripts for install in script_installs(d.shell, d.path))
+
+    return list(index.memo("script-installs", build))
