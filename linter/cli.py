@@ -270,6 +270,9 @@ def main() -> None:
 @click.option("--fail-on-empty", is_flag=True, default=None,
               help="Exit 1 when no file is linted (every file skipped, none found, an empty stdin).")
 @click.option("--baseline", type=click.Path(dir_okay=False, path_type=Path), help="Ignore findings recorded in FILE.")
+@click.option("--no-inline-suppressions", is_flag=True,
+              help="Ignore `# mlops-lint: disable=…` comments and ignore annotations: only the config's ignores "
+                   "and the baseline suppress (a CI gate).")
 @click.option("--write-baseline", type=click.Path(dir_okay=False, path_type=Path), help="Record the current findings in FILE and exit 0.")
 @click.option("--jobs", type=click.IntRange(min=1), help="Parallel workers (default: CPU count; 1 = in-process).")
 @click.option("--cache-dir", type=click.Path(readable=False, path_type=Path),
@@ -290,7 +293,7 @@ def main() -> None:
               help="With --fix or --diff, also apply fixes that change behaviour beyond the rule's intent.")
 def check(paths: tuple[str, ...], fmt: str, outputs: tuple[str, ...], config_path: Path | None, select: tuple[str, ...],
           ignore: tuple[str, ...], profile: str | None, fail_on: str | None, fail_on_empty: bool | None,
-          baseline: Path | None,
+          baseline: Path | None, no_inline_suppressions: bool,
           write_baseline: Path | None, jobs: int | None, cache_dir: Path | None, no_cache: bool,
           stdin_filename: str | None, no_color: bool, quiet: bool, show_suppressed: bool, statistics: bool,
           fix: bool, diff: bool, unsafe_fixes: bool) -> None:
@@ -338,6 +341,8 @@ def check(paths: tuple[str, ...], fmt: str, outputs: tuple[str, ...], config_pat
                         "(see `mlops-lint rules`)")
     overrides = {key: value for key, value in (("profile", profile), ("fail_on", fail_on),
                                                ("fail_on_empty", fail_on_empty)) if value}
+    if no_inline_suppressions:
+        overrides["inline_suppressions"] = False
     config = None  # each project's own, found from its root (linter.roots); --config: one for the run
     if config_path is not None:
         try:
