@@ -393,8 +393,10 @@ def check(paths: tuple[str, ...], fmt: str, outputs: tuple[str, ...], config_pat
     from linter.report import RenderOptions
     from linter.report.text import format_finding, render_statistics, summary_line
 
-    if report.nothing_linted and (quiet and fmt == "text" and not statistics or fmt != "text" and sys.stderr.isatty()):
-        # text gives it as its summary line (-q: here); a machine format as a note, and on a terminal here too
+    if report.nothing_linted and (quiet and fmt == "text" and not statistics or fmt == "gitlab"
+                                  or fmt != "text" and sys.stderr.isatty()):
+        # text gives it as its summary line (-q: here); a machine format as a note, and on a terminal here too;
+        # GitLab's format has no place for it: here always
         click.echo(f"mlops-lint: no files linted: {report.nothing_linted}", err=True)
     color = fmt == "text" and output is None and not no_color and not env_no_color() and sys.stdout.isatty()
     if statistics:

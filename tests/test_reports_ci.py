@@ -231,3 +231,11 @@ def test_output_report_through_a_link_is_refused(project: Path, tmp_path_factory
     assert result.exit_code == 2
     assert "symbolic link" in result.output
     assert outside.read_text() == "keep"
+
+
+def test_gitlab_run_that_linted_nothing_says_so_on_stderr(tmp_path: Path):
+    (tmp_path / "empty").mkdir()
+    result = run(["empty", "--format", "gitlab", "--no-cache"], tmp_path)
+    assert result.exit_code == 0
+    assert json.loads(result.stdout) == []
+    assert "mlops-lint: no files linted: " in result.stderr
