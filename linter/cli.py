@@ -16,9 +16,9 @@ from pathlib import Path
 import click
 
 from linter import __version__
+from linter.formats import FORMATS  # the one list of report formats
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
-FORMATS = ("text", "json", "sarif", "github")
 
 
 class DefaultToCheck(click.Group):
@@ -259,7 +259,9 @@ def main() -> None:
 @main.command("check", context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("paths", nargs=-1, type=click.Path(path_type=str))
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True, help="Report format.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write the report to FILE.")
+@click.option("-o", "--output", "outputs", multiple=True, metavar="[FORMAT:]FILE",
+              help="Write the report to FILE; FORMAT:FILE (repeatable, FORMAT one of --format's) writes one more "
+                   "report in FORMAT, beside the one on stdout (--output sarif:reports/x.sarif).")
 @click.option("--config", "config_path", type=click.Path(path_type=Path), help="Config file for the whole run (default: each file's project root's own .mlops-lint.yaml or pyproject.toml).")
 @click.option("--select", multiple=True, help="Comma list of rule ids, slugs or prefixes to run (replaces the config's).")
 @click.option("--ignore", multiple=True, help="Comma list of rule ids, slugs or prefixes not to run.")
@@ -268,6 +270,9 @@ def main() -> None:
 @click.option("--fail-on-empty", is_flag=True, default=None,
               help="Exit 1 when no file is linted (every file skipped, none found, an empty stdin).")
 @click.option("--baseline", type=click.Path(dir_okay=False, path_type=Path), help="Ignore findings recorded in FILE.")
+@click.option("--no-inline-suppressions", is_flag=True,
+              help="Ignore `# mlops-lint: disable=…` comments and ignore annotations: only the config's ignores "
+                   "and the baseline suppress (a CI gate).")
 @click.option("--write-baseline", type=click.Path(dir_okay=False, path_type=Path), help="Record the current findings in FILE and exit 0.")
 @click.option("--jobs", type=click.IntRange(min=1), help="Parallel workers (default: CPU count; 1 = in-process).")
 @click.option("--cache-dir", type=click.Path(readable=False, path_type=Path),
@@ -286,9 +291,9 @@ def main() -> None:
               help="Print the unified diff of what --fix would change, change nothing (exit 1 when there is a diff).")
 @click.option("--unsafe-fixes", is_flag=True,
               help="With --fix or --diff, also apply fixes that change behaviour beyond the rule's intent.")
-def check(paths: tuple[str, ...], fmt: str, output: Path | None, config_path: Path | None, select: tuple[str, ...],
+def check(paths: tuple[str, ...], fmt: str, outputs: tuple[str, ...], config_path: Path | None, select: tuple[str, ...],
           ignore: tuple[str, ...], profile: str | None, fail_on: str | None, fail_on_empty: bool | None,
-          baseline: Path | None,
+          baseline: Path | None, no_inline_suppressions: bool,
           write_baseline: Path | None, jobs: int | None, cache_dir: Path | None, no_cache: bool,
           stdin_filename: str | None, no_color: bool, quiet: bool, show_suppressed: bool, statistics: bool,
           fix: bool, diff: bool, unsafe_fixes: bool) -> None:
@@ -301,6 +306,9 @@ def check(paths: tuple[str, ...], fmt: str, output: Path | None, config_path: Pa
     from linter.report import render
     from linter.custom import is_custom_selector
 
+    output, reports = _outputs(outputs)
+    if reports and (diff or write_baseline is not None):
+        raise _fail("--output FORMAT:FILE writes reports of a lint: --diff and --write-baseline write none")
     if statistics and fmt not in ("text", "json"):
         raise _fail(f"--statistics gives text or json, not --format {fmt}")
     if (fix or diff) and "-" in paths:
@@ -333,6 +341,8 @@ def check(paths: tuple[str, ...], fmt: str, output: Path | None, config_path: Pa
                         "(see `mlops-lint rules`)")
     overrides = {key: value for key, value in (("profile", profile), ("fail_on", fail_on),
                                                ("fail_on_empty", fail_on_empty)) if value}
+    if no_inline_suppressions:
+        overrides["inline_suppressions"] = False
     config = None  # each project's own, found from its root (linter.roots); --config: one for the run
     if config_path is not None:
         try:
@@ -383,8 +393,10 @@ def check(paths: tuple[str, ...], fmt: str, output: Path | None, config_path: Pa
     from linter.report import RenderOptions
     from linter.report.text import format_finding, render_statistics, summary_line
 
-    if report.nothing_linted and (quiet and fmt == "text" and not statistics or fmt != "text" and sys.stderr.isatty()):
-        # text gives it as its summary line (-q: here); a machine format as a note, and on a terminal here too
+    if report.nothing_linted and (quiet and fmt == "text" and not statistics or fmt == "gitlab"
+                                  or fmt != "text" and sys.stderr.isatty()):
+        # text gives it as its summary line (-q: here); a machine format as a note, and on a terminal here too;
+        # GitLab's format has no place for it: here always
         click.echo(f"mlops-lint: no files linted: {report.nothing_linted}", err=True)
     color = fmt == "text" and output is None and not no_color and not env_no_color() and sys.stdout.isatty()
     if statistics:
@@ -394,6 +406,8 @@ def check(paths: tuple[str, ...], fmt: str, output: Path | None, config_path: Pa
         text = "".join(format_finding(r, color=color, report=report) + "\n" for r in shown)
     else:
         text = render(report, fmt, color=color, show_suppressed=show_suppressed)
+    for other, file in reports:  # --output FORMAT:FILE, each the whole report in its format
+        write_file(file, render(report, other))
     if output is not None:
         write_file(output, text)
         if not quiet:
@@ -406,6 +420,35 @@ def check(paths: tuple[str, ...], fmt: str, output: Path | None, config_path: Pa
         _more_than_a_screen(len(report.active))
 
     raise click.exceptions.Exit(EXIT_FINDINGS if report.failing() else EXIT_CLEAN)  # over every project
+
+
+def _outputs(values: tuple[str, ...]) -> tuple[Path | None, list[tuple[str, Path]]]:
+    """``-o FILE`` (the report of --format, at most one) and the ``--output FORMAT:FILE`` reports.
+    A value is FORMAT:FILE when it starts with a format's name and a colon (a file whose name
+    starts so is written ./json:x)."""
+    plain: list[Path] = []
+    reports: list[tuple[str, Path]] = []
+    for value in values:
+        fmt, colon, file = value.partition(":")
+        if colon and fmt in FORMATS:
+            if not file:
+                raise _fail(f"--output {value}: no file after the format (--output {fmt}:FILE)")
+            reports.append((fmt, Path(file)))
+        else:
+            plain.append(Path(value))
+    if len(plain) > 1:
+        raise _fail(f"-o/--output FILE given {len(plain)} times ({', '.join(map(str, plain))}): the report of "
+                    "--format goes to one file; name the others FORMAT:FILE (--output sarif:x.sarif)")
+    files = [*plain, *(file for _, file in reports)]
+    seen: set[str] = set()
+    for file in files:
+        key = os.path.normpath(file)
+        if key in seen:
+            raise _fail(f"--output names {file} twice: each report needs its own file")
+        seen.add(key)
+        if file.is_dir():
+            raise _fail(f"--output {file}: is a folder, not a file")
+    return (plain[0] if plain else None), reports
 
 
 def _show_diff(outcome, output: Path | None, quiet: bool) -> None:

@@ -74,6 +74,8 @@ class Config(Struct, frozen=True, dict=True):
     fix_unsafe: bool = False  # `fix: {unsafe: true}`: --fix applies unsafe fixes too (as --unsafe-fixes)
     unfixable: tuple[str, ...] = ()  # selectors (ids, slugs, prefixes) of rules --fix never fixes
     custom_rules: tuple[dict[str, Any], ...] = ()  # the organisation's CEL rules (linter.custom)
+    require_reason: bool = False  # `require-reason: true`: a suppression without a reason is LNT004
+    inline_suppressions: bool = True  # False: --no-inline-suppressions (comments and annotations ignored)
 
     def fixable(self, code: str, registry: Any) -> bool:
         """Whether --fix may apply ``code``'s fixes here (not named by ``unfixable``)."""
@@ -95,6 +97,7 @@ _KEYS = {
     "severity": "severity",
     "fail-on": "fail_on",
     "fail-on-empty": "fail_on_empty",
+    "require-reason": "require_reason",
     "exclude": "exclude",
     "trusted-registries": "trusted_registries",
     "required-labels": "required_labels",
@@ -596,6 +599,10 @@ INIT_TEMPLATE = """\
 # Exit 1 when the run lints no file (every file skipped, none found, an empty stdin), for a CI
 # gate that must lint something; the run says why on stdout and in the report either way.
 # fail-on-empty: true
+
+# A suppression (`# mlops-lint: disable=ID reason`, an ignore annotation) must give a reason: one
+# without is an LNT004 finding.
+# require-reason: true
 
 # gitignore-style patterns, relative to this file's folder, of files and folders never read
 # (also when named on the command line, as pre-commit names them).

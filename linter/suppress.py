@@ -10,6 +10,13 @@ Forms (SPEC section 3):
 - a baseline file of earlier findings, matched by rule, file, object and node path (never the
   line), so it survives lines moving.
 
+Governed (issue 39): a comment's or ``ignore-check`` annotation's reason may start with an expiry,
+``until=2027-03-01`` (:func:`govern`): after that day (UTC) the suppression no longer applies and
+LNT003 says so at it, as it does for an ``until=`` that is no date; with ``require-reason: true``
+in the config a suppression that gives no reason is LNT004 (it still applies: the finding gates);
+``--no-inline-suppressions`` (``Config.inline_suppressions``) drops every comment and annotation,
+leaving the config's ignores and the baseline. Expiry is judged on each run, never cached.
+
 A regular expression reads only a comment's body, never the file.
 """
 
@@ -18,6 +25,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -32,6 +40,9 @@ DIRECTIVE = re.compile(r"^mlops-lint:\s*(disable-file|disable)\s*=\s*([A-Za-z0-9
 ANNOTATION_LIST = "mlops-lint.io/ignore"
 ANNOTATION_PREFIX = "ignore-check.mlops-lint.io/"
 BASELINE_VERSION = 1
+UNTIL = re.compile(r"until=(\S*)\s*")  # at the start of a reason
+DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+EXPIRED_SUPPRESSION, SUPPRESSION_WITHOUT_REASON = "LNT003", "LNT004"
 
 
 class Directive(Struct):
@@ -243,6 +254,52 @@ def unused_results(unused: list[Directive], registry: Any, severity: dict[str, s
             ("suppression", directive.where, directive.token),
         ))
     return found
+
+
+def split_reason(reason: str) -> tuple[str | None, str]:
+    """``(until, reason)``: the ``until=`` value a reason starts with (None without one) and the
+    reason after it."""
+    match = UNTIL.match(reason)
+    if match is None:
+        return None, reason
+    return match.group(1), reason[match.end():].strip()
+
+
+def govern(directives: Iterable[Directive], *, registry: Any, severity: dict[str, str], enabled: set[str],
+           require_reason: bool, today: date | None = None) -> tuple[list[Directive], list[Result]]:
+    """The directives that apply (an expired one, or one whose ``until=`` is no date, does not)
+    and the LNT003/LNT004 findings on them, for the rules of those that run."""
+    today = today or datetime.now(timezone.utc).date()
+    kept: list[Directive] = []
+    found: list[Result] = []
+
+    def report(code: str, message: str, directive: Directive) -> None:
+        if code in enabled:
+            meta = registry.get(code)
+            found.append(Result(meta.code, meta.name, severity.get(meta.code, meta.severity), message, directive.path,
+                                directive.span, directive.obj, ("suppression", directive.where, directive.token)))
+
+    for directive in directives:
+        until, reason = split_reason(directive.reason)
+        what = f"of {directive.token} ({directive.where})"
+        if until is not None:
+            try:
+                expiry = date.fromisoformat(until) if DATE.fullmatch(until) else None
+            except ValueError:
+                expiry = None
+            if expiry is None:
+                report(EXPIRED_SUPPRESSION, f"suppression {what}: until={until!r} is not a date (YYYY-MM-DD), so "
+                       "it does not apply", directive)
+                continue
+            if today > expiry:
+                report(EXPIRED_SUPPRESSION, f"suppression {what} expired on {expiry.isoformat()}: it no longer "
+                       "applies", directive)
+                continue
+        if require_reason and not reason:
+            report(SUPPRESSION_WITHOUT_REASON, f"suppression {what} gives no reason (require-reason: true); "
+                   "say why after the rule", directive)
+        kept.append(directive)
+    return kept, found
 
 
 def _reportable(directive: Directive, enabled_codes: set[str], registry: Any) -> bool:

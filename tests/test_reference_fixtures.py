@@ -47,7 +47,8 @@ ARTICLE_EXAMPLES = {
     "monitoring": "Collect NVIDIA GPU metrics / Export training throughput metrics",
 }
 # Produced by the engine or opt-in: no manifest makes them fire at default settings.
-NOT_BY_MANIFESTS = {"LNT001", "LNT002"}
+# the suppression stage's (unused, expired, without a reason) and a rule's crash: their own fixtures show them
+NOT_BY_MANIFESTS = {"LNT001", "LNT002", "LNT003", "LNT004"}
 
 
 def run_cli(*args: str) -> tuple[int, str]:

@@ -371,7 +371,8 @@ def test_github_clean_run_is_empty():
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
-def test_deterministic(fmt):
+def test_deterministic(fmt, monkeypatch):
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1764950400")  # junit's timestamp
     assert render(sample_report(), fmt) == render(sample_report(), fmt)
     report = sample_report()
     assert render(replace(report, results=report.results[::-1], notes=report.notes[::-1]), fmt) == render(report, fmt)
@@ -383,7 +384,9 @@ def test_unknown_format_is_a_value_error():
 
 
 def test_formats_tuple():
-    assert FORMATS == ("text", "json", "sarif", "github")
+    from linter.formats import FORMATS as LISTED
+
+    assert FORMATS == LISTED == ("text", "json", "sarif", "github", "junit", "gitlab")
 
 
 # ---- rule docs -------------------------------------------------------------------------------

@@ -19,9 +19,10 @@ from pathlib import Path
 import pytest
 from sandbox import run
 
+from linter.formats import FORMATS
+
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO.parent / "shared" / "corpus"
-FORMATS = ("text", "json", "sarif", "github")
 
 
 def snapshot(root: Path) -> dict[str, tuple]:

@@ -437,7 +437,14 @@ def finish(outcomes: list[FileOutcome], project: list[tuple[Result, tuple | None
                  and any(edit.path not in job.targets for edit in r.autofix.edits) else (r, key) for r, key in pairs]
         pairs.extend(builds.errors)
     directives = remap_directives([directive for outcome in outcomes for directive in outcome.directives], builds)
+    governed: list[Result] = []
+    if not job.config.inline_suppressions:  # --no-inline-suppressions: the config and the baseline only
+        directives = []
+    else:
+        directives, governed = suppress.govern(directives, registry=job.registry, severity=job.config.severity,
+                                               enabled=job.enabled, require_reason=job.config.require_reason)
     results, unused = suppress.apply(pairs, directives, enabled_codes=job.enabled, registry=job.registry)
+    results.extend(governed)
     if UNUSED_SUPPRESSION in job.enabled:
         results.extend(suppress.unused_results(unused, job.registry, job.config.severity))
     virtual = builds.virtual if builds is not None else set()

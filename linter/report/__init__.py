@@ -16,12 +16,7 @@ from linter.report.common import Emitter, RenderOptions
 from linter.report.text import summary_line
 from linter.result import RunReport
 
-_MODULES = {
-    "text": "linter.report.text",
-    "json": "linter.report.json_report",
-    "sarif": "linter.report.sarif",
-    "github": "linter.report.github",
-}
+from linter.formats import MODULES as _MODULES
 
 
 class _Emitters(Mapping):
@@ -38,7 +33,7 @@ class _Emitters(Mapping):
 
 
 EMITTERS: Mapping[str, Emitter] = _Emitters()
-FORMATS = tuple(EMITTERS)  # ("text", "json", "sarif", "github")
+FORMATS = tuple(EMITTERS)  # linter.formats.FORMATS
 
 
 def render(report: RunReport, fmt: str, *, color: bool = False, show_suppressed: bool = False) -> str:
