@@ -485,3 +485,92 @@ def test_trust_repros_give_no_finding(folder: str, rules: list[str]) -> None:
     root = TRUST_REPROS / folder
     report = lint(LintRequest(paths=[root], config=Config(root=root), registry=REGISTRY, select=rules, cwd=root))
     assert report.active == [] and set(report.file_status.values()) == {"linted"}
+
+
+# ---------------------------------------------------------------------------------------------
+# GPU011: named MIG profiles need the mixed strategy
+
+MIG_JOB = """
+apiVersion: batch/v1
+kind: Job
+metadata: {name: trial, namespace: ml}
+spec:
+  template:
+    spec:
+      containers:
+      - name: trial
+        image: nvcr.io/nvidia/pytorch:24.05-py3
+        resources:
+          limits:
+            RESOURCE: 1
+"""
+
+POLICY = """
+apiVersion: nvidia.com/v1
+kind: ClusterPolicy
+metadata: {name: cluster-policy}
+spec:
+  mig:
+    strategy: STRATEGY
+"""
+
+PLUGIN = """
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: nvidia-device-plugin, namespace: kube-system}
+spec:
+  template:
+    spec:
+      containers:
+      - name: nvidia-device-plugin-ctr
+        image: nvcr.io/nvidia/k8s-device-plugin:v0.17.1
+        STATED
+"""
+
+
+@pytest.mark.parametrize("strategy, fires", [("single", True), ("none", True), ("mixed", False), ("Single", True),
+                                             ("'${MIG_STRATEGY}'", False), ("[single]", False)])
+def test_gpu011_cluster_policy_strategy(tmp_path: Path, strategy: str, fires: bool) -> None:
+    files = {"policy.yaml": POLICY.replace("STRATEGY", strategy),
+             "job.yaml": MIG_JOB.replace("RESOURCE", "nvidia.com/mig-1g.10gb")}
+    results = run(tmp_path, files, "GPU011")
+    if not fires:
+        assert results == []
+        return
+    (result,) = results
+    assert str(result.path).endswith("job.yaml")
+    assert (result.line, result.column) == (13, 13)
+    assert f"`{strategy.lower()}`" in result.message and "policy.yaml:7" in result.message
+
+
+@pytest.mark.parametrize("stated, fires", [
+    ('args: ["--mig-strategy=single", "--fail-on-init-error=false"]', True),
+    ('args: ["--mig-strategy", "none"]', True),
+    ('args: ["--mig-strategy=mixed"]', False),
+    ("env: [{name: MIG_STRATEGY, value: single}]", True),
+    ("env: [{name: MIG_STRATEGY, valueFrom: {configMapKeyRef: {name: c, key: k}}}]", False),  # not literal
+    ('args: ["--mig-strategy=mixed"]\n        env: [{name: MIG_STRATEGY, value: single}]', False),  # the flag wins
+    ("env: [{name: OTHER, value: single}]", False),  # no strategy stated: not judged
+])
+def test_gpu011_device_plugin_strategy(tmp_path: Path, stated: str, fires: bool) -> None:
+    files = {"plugin.yaml": PLUGIN.replace("STATED", stated),
+             "job.yaml": MIG_JOB.replace("RESOURCE", "nvidia.com/mig-1g.10gb")}
+    results = run(tmp_path, files, "GPU011")
+    assert [r.rule for r in results] == (["GPU011"] if fires else [])
+    if fires:
+        assert "DaemonSet `nvidia-device-plugin`" in results[0].message
+
+
+def test_gpu011_leaves_full_gpus_and_mixed_projects_alone(tmp_path: Path) -> None:
+    single, mig_job = POLICY.replace("STRATEGY", "single"), MIG_JOB.replace("RESOURCE", "nvidia.com/mig-1g.10gb")
+    projects = [tmp_path / name for name in ("full", "both", "unstated")]
+    for project in projects:
+        project.mkdir()
+    full = {"policy.yaml": single, "job.yaml": MIG_JOB.replace("RESOURCE", "nvidia.com/gpu")}
+    assert run(projects[0], full, "GPU011") == []
+    both = {"policy.yaml": single, "plugin.yaml": PLUGIN.replace("STATED", 'args: ["--mig-strategy=mixed"]'),
+            "job.yaml": mig_job}
+    assert run(projects[1], both, "GPU011") == []  # the project states both: alternatives, not judged
+    assert run(projects[2], {"job.yaml": mig_job}, "GPU011") == []  # nothing stated
+    both["plugin.yaml"] = PLUGIN.replace("STATED", "")  # a plugin that states nothing leaves the policy's word
+    assert [r.rule for r in run(projects[1], both, "GPU011")] == ["GPU011"]
