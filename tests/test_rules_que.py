@@ -763,3 +763,33 @@ def test_que013_stays_on_in_the_aks_automatic_profile() -> None:
     assert "GPU006" not in [m.code for m in enabled_rules(REGISTRY, automatic, ["ALL"])]  # the control
     found = lint(pytorchjob(), select=("QUE013",), config=automatic)
     assert [(r.rule, r.severity) for r in found] == [("QUE013", "warning")]
+
+
+# ---------------------------------------------------------------------------------------------
+# QUE015: the LocalQueue's namespace against its ClusterQueue's namespaceSelector
+
+QUE015_CQ = "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata: {name: gpu}\nspec:\n  namespaceSelector: SELECTOR\n"
+QUE015_LQ = "apiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\nmetadata: {name: q, namespace: team-a}\nspec:\n  clusterQueue: gpu\n"
+QUE015_NS = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: team-a\n  labels: LABELS\n"
+
+
+@pytest.mark.parametrize("selector, labels, fires", [
+    ("{}", None, False),
+    ("{matchLabels: {kubernetes.io/metadata.name: team-a}}", None, False),
+    ("{matchLabels: {kubernetes.io/metadata.name: team-b}}", None, True),  # decidable without a Namespace object
+    ("{matchExpressions: [{key: kubernetes.io/metadata.name, operator: NotIn, values: [team-a]}]}", None, True),
+    ("{matchLabels: {team: ml}}", None, False),  # the namespace's labels are unknown
+    ("{matchLabels: {team: ml}}", "{team: ml}", False),
+    ("{matchLabels: {team: ml}}", "{team: research}", True),
+    ("{matchExpressions: [{key: team, operator: Exists}]}", "{}", True),
+    ("{matchExpressions: [{key: team, operator: DoesNotExist}]}", "{}", False),
+    ("null", None, False),  # no selector: not judged
+])
+def test_que015_namespace_selection(selector: str, labels: str | None, fires: bool) -> None:
+    texts = [QUE015_CQ.replace("SELECTOR", selector), QUE015_LQ]
+    if labels is not None:
+        texts.append(QUE015_NS.replace("LABELS", labels))
+    results = lint(*texts, select=("QUE015",))
+    assert [r.rule for r in results] == (["QUE015"] if fires else [])
+    if fires:
+        assert (results[0].line, results[0].column) == (5, 17) and "namespace `team-a`" in results[0].message
