@@ -66,7 +66,9 @@ rendered into the ClusterPolicy or the DaemonSet. A project that states `mixed` 
 `single` in another is not judged (the files may be alternatives). A cluster running two
 strategies on different nodes (one plugin DaemonSet per node group) is not modelled: any stated
 `mixed` silences the rule. AKS-managed MIG node pools (`--gpu-instance-profile`) do not state a
-strategy and are not read.
+strategy and are not read. A project is one cluster to the rule: a folder of unrelated
+repositories linted as one project judges one repository's requests against another's
+ClusterPolicy (lint each repository as its own project, or give each its own `.mlops-lint.yaml`).
 
 ## References
 - NVIDIA GPU Operator, MIG support (`mig.strategy`): https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/gpu-operator-mig.html
