@@ -36,6 +36,8 @@ _BY_CODE = {
     "QUE010": "k8s",  # a priority class that does not exist: any workload
     "OBS001": "k8s", "OBS002": "k8s",  # monitors that select nothing or scrape an unknown port: any workload
     "STO004": "aks",  # a StorageClass neither in the project nor built into AKS
+    "SEC009": "aks",  # labels of AKS's reserved kubernetes.azure.com/ domain (Deployment Safeguards)
+    "STO007": "aks",  # mount options of the AKS Blob/Azure Files CSI drivers' other protocol
 }
 
 

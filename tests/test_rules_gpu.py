@@ -492,6 +492,33 @@ def test_trust_repros_give_no_finding(folder: str, rules: list[str]) -> None:
 
 OPERATOR_SCRIPT = "helm install {release} {alias}/gpu-operator -n gpu-operator --create-namespace{extra}\n"
 PLUGIN_DS = """\
+# GPU011: named MIG profiles need the mixed strategy
+
+MIG_JOB = """
+apiVersion: batch/v1
+kind: Job
+metadata: {name: trial, namespace: ml}
+spec:
+  template:
+    spec:
+      containers:
+      - name: trial
+        image: nvcr.io/nvidia/pytorch:24.05-py3
+        resources:
+          limits:
+            RESOURCE: 1
+"""
+
+POLICY = """
+apiVersion: nvidia.com/v1
+kind: ClusterPolicy
+metadata: {name: cluster-policy}
+spec:
+  mig:
+    strategy: STRATEGY
+"""
+
+PLUGIN = """
 apiVersion: apps/v1
 kind: DaemonSet
 metadata: {name: nvidia-device-plugin, namespace: kube-system}
@@ -590,3 +617,136 @@ def test_script_installs_reads_helm_and_kubectl() -> None:
     assert installs[2].deploys("devicePlugin") is UNKNOWN and installs[2].deploys("dcgmExporter") is UNKNOWN
     assert installs[1].deploys("dcgmExporter") is True and installs[1].deploys("devicePlugin") is False
     assert DEVICE_PLUGIN not in {i.component for i in installs}
+  template:
+    spec:
+      containers:
+      - name: nvidia-device-plugin-ctr
+        image: nvcr.io/nvidia/k8s-device-plugin:v0.17.1
+        STATED
+"""
+
+
+@pytest.mark.parametrize("strategy, fires", [("single", True), ("none", True), ("mixed", False), ("Single", True),
+                                             ("'${MIG_STRATEGY}'", False), ("[single]", False)])
+def test_gpu011_cluster_policy_strategy(tmp_path: Path, strategy: str, fires: bool) -> None:
+    files = {"policy.yaml": POLICY.replace("STRATEGY", strategy),
+             "job.yaml": MIG_JOB.replace("RESOURCE", "nvidia.com/mig-1g.10gb")}
+    results = run(tmp_path, files, "GPU011")
+    if not fires:
+        assert results == []
+        return
+    (result,) = results
+    assert str(result.path).endswith("job.yaml")
+    assert (result.line, result.column) == (13, 13)
+    assert f"`{strategy.lower()}`" in result.message and "policy.yaml:7" in result.message
+
+
+@pytest.mark.parametrize("stated, fires", [
+    ('args: ["--mig-strategy=single", "--fail-on-init-error=false"]', True),
+    ('args: ["--mig-strategy", "none"]', True),
+    ('args: ["--mig-strategy=mixed"]', False),
+    ("env: [{name: MIG_STRATEGY, value: single}]", True),
+    ("env: [{name: MIG_STRATEGY, valueFrom: {configMapKeyRef: {name: c, key: k}}}]", False),  # not literal
+    ('args: ["--mig-strategy=mixed"]\n        env: [{name: MIG_STRATEGY, value: single}]', False),  # the flag wins
+    ("env: [{name: OTHER, value: single}]", False),  # no strategy stated: not judged
+])
+def test_gpu011_device_plugin_strategy(tmp_path: Path, stated: str, fires: bool) -> None:
+    files = {"plugin.yaml": PLUGIN.replace("STATED", stated),
+             "job.yaml": MIG_JOB.replace("RESOURCE", "nvidia.com/mig-1g.10gb")}
+    results = run(tmp_path, files, "GPU011")
+    assert [r.rule for r in results] == (["GPU011"] if fires else [])
+    if fires:
+        assert "DaemonSet `nvidia-device-plugin`" in results[0].message
+
+
+def test_gpu011_leaves_full_gpus_and_mixed_projects_alone(tmp_path: Path) -> None:
+    single, mig_job = POLICY.replace("STRATEGY", "single"), MIG_JOB.replace("RESOURCE", "nvidia.com/mig-1g.10gb")
+    projects = [tmp_path / name for name in ("full", "both", "unstated")]
+    for project in projects:
+        project.mkdir()
+    full = {"policy.yaml": single, "job.yaml": MIG_JOB.replace("RESOURCE", "nvidia.com/gpu")}
+    assert run(projects[0], full, "GPU011") == []
+    both = {"policy.yaml": single, "plugin.yaml": PLUGIN.replace("STATED", 'args: ["--mig-strategy=mixed"]'),
+            "job.yaml": mig_job}
+    assert run(projects[1], both, "GPU011") == []  # the project states both: alternatives, not judged
+    assert run(projects[2], {"job.yaml": mig_job}, "GPU011") == []  # nothing stated
+    both["plugin.yaml"] = PLUGIN.replace("STATED", "")  # a plugin that states nothing leaves the policy's word
+    assert [r.rule for r in run(projects[1], both, "GPU011")] == ["GPU011"]
+
+
+# ---------------------------------------------------------------------------------------------
+# GPU012: the layout a pod selects, against the project's mig-parted config
+
+MIG_CONFIG = """
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: mig-parted-config, namespace: gpu-operator}
+data:
+  config.yaml: |
+    version: v1
+    mig-configs:
+      all-disabled:
+      - devices: all
+        mig-enabled: false
+      hptuning-1g10gb:
+      - devices: all
+        mig-enabled: true
+        mig-devices: {"1g.10gb": 7, "2g.20gb": 0}
+      templated:
+      - devices: all
+        mig-enabled: true
+        mig-devices: {"1g.10gb": "{{ .Values.count }}"}
+"""
+
+SELECTING_JOB = """
+apiVersion: batch/v1
+kind: Job
+metadata: {name: trial, namespace: ml}
+spec:
+  template:
+    spec:
+      nodeSelector:
+        nvidia.com/mig.config: LAYOUT
+      containers:
+      - name: trial
+        image: nvcr.io/nvidia/pytorch:24.05-py3
+        resources:
+          limits: {RESOURCE: 1}
+"""
+
+
+@pytest.mark.parametrize("layout, resource, problem", [
+    ("hptuning-1g10gb", "nvidia.com/mig-1g.10gb", None),
+    ("hptuning-1g10gb", "nvidia.com/gpu", None),
+    ("hptuning-1g10gb", "nvidia.com/mig-2g.20gb", "creates only `1g.10gb` instances"),  # a count of 0 creates none
+    ("all-disabled", "nvidia.com/mig-1g.10gb", "creates no MIG instance"),
+    ("hptuning-1g10g", "nvidia.com/mig-1g.10gb", "no mig-parted config of the project defines"),
+    ("hptuning-2g20gb", "nvidia.com/gpu", "no mig-parted config of the project defines"),
+    ("templated", "nvidia.com/mig-3g.40gb", None),  # a layout not readable: not judged
+    ("all-balanced", "nvidia.com/mig-1g.10gb", None),  # NVIDIA's default catalogue
+    ("'{{ .Values.layout }}'", "nvidia.com/mig-1g.10gb", None),
+])
+def test_gpu012_layouts(tmp_path: Path, layout: str, resource: str, problem: str | None) -> None:
+    job = SELECTING_JOB.replace("LAYOUT", layout).replace("RESOURCE", resource)
+    results = run(tmp_path, {"config.yaml": MIG_CONFIG, "job.yaml": job}, "GPU012")
+    if problem is None:
+        assert results == []
+        return
+    (result,) = results
+    assert str(result.path).endswith("job.yaml") and (result.line, result.column) == (9, 32)
+    assert problem in result.message and "config.yaml:6" in result.message
+
+
+def test_gpu012_needs_a_config_and_suggests_a_fitting_layout(tmp_path: Path) -> None:
+    job = SELECTING_JOB.replace("LAYOUT", "hptuning-1g10g").replace("RESOURCE", "nvidia.com/mig-1g.10gb")
+    assert run(tmp_path, {"job.yaml": job}, "GPU012") == []  # no mig-parted config in the project: not judged
+    (result,) = run(tmp_path, {"config.yaml": MIG_CONFIG, "job.yaml": job}, "GPU012")
+    assert result.fix == "nvidia.com/mig.config: hptuning-1g10gb"
+    affinity = job.replace("      nodeSelector:\n        nvidia.com/mig.config: hptuning-1g10g\n",
+                           "      affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: "
+                           "{nodeSelectorTerms: [{matchExpressions: [{key: nvidia.com/mig.config, operator: In, "
+                           "values: [hptuning-1g10g]}]}, {matchExpressions: [{key: pool, operator: In, values: [a]}]}]}}}\n")
+    assert run(tmp_path, {"config.yaml": MIG_CONFIG, "job.yaml": affinity}, "GPU012") == []  # a term without the layout
+    pinned = affinity.replace(", {matchExpressions: [{key: pool, operator: In, values: [a]}]}", "")
+    (result,) = run(tmp_path, {"config.yaml": MIG_CONFIG, "job.yaml": pinned}, "GPU012")
+    assert (result.line, result.column) == (8, 7) and result.fix == "values: [hptuning-1g10gb]"

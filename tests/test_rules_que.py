@@ -763,3 +763,66 @@ def test_que013_stays_on_in_the_aks_automatic_profile() -> None:
     assert "GPU006" not in [m.code for m in enabled_rules(REGISTRY, automatic, ["ALL"])]  # the control
     found = lint(pytorchjob(), select=("QUE013",), config=automatic)
     assert [(r.rule, r.severity) for r in found] == [("QUE013", "warning")]
+
+
+# ---------------------------------------------------------------------------------------------
+# QUE015: the LocalQueue's namespace against its ClusterQueue's namespaceSelector
+
+QUE015_CQ = "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata: {name: gpu}\nspec:\n  namespaceSelector: SELECTOR\n"
+QUE015_LQ = "apiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\nmetadata: {name: q, namespace: team-a}\nspec:\n  clusterQueue: gpu\n"
+QUE015_NS = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: team-a\n  labels: LABELS\n"
+
+
+@pytest.mark.parametrize("selector, labels, fires", [
+    ("{}", None, False),
+    ("{matchLabels: {kubernetes.io/metadata.name: team-a}}", None, False),
+    ("{matchLabels: {kubernetes.io/metadata.name: team-b}}", None, True),  # decidable without a Namespace object
+    ("{matchExpressions: [{key: kubernetes.io/metadata.name, operator: NotIn, values: [team-a]}]}", None, True),
+    ("{matchLabels: {team: ml}}", None, False),  # the namespace's labels are unknown
+    ("{matchLabels: {team: ml}}", "{team: ml}", False),
+    ("{matchLabels: {team: ml}}", "{team: research}", True),
+    ("{matchExpressions: [{key: team, operator: Exists}]}", "{}", True),
+    ("{matchExpressions: [{key: team, operator: DoesNotExist}]}", "{}", False),
+    ("null", None, False),  # no selector: not judged
+])
+def test_que015_namespace_selection(selector: str, labels: str | None, fires: bool) -> None:
+    texts = [QUE015_CQ.replace("SELECTOR", selector), QUE015_LQ]
+    if labels is not None:
+        texts.append(QUE015_NS.replace("LABELS", labels))
+    results = lint(*texts, select=("QUE015",))
+    assert [r.rule for r in results] == (["QUE015"] if fires else [])
+    if fires:
+        assert (results[0].line, results[0].column) == (5, 17) and "namespace `team-a`" in results[0].message
+
+
+# ---------------------------------------------------------------------------------------------
+# QUE014: GPU jobs that bypass the namespace's LocalQueue
+
+QUE014_LQ = "apiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\nmetadata: {name: LQNAME, namespace: team-a}\nspec: {clusterQueue: cq}\n"
+QUE014_JOB = ("apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: train\n  namespace: team-a\n  LABELS\nspec:\n  template:\n"
+              "    spec:\n      containers:\n      - name: t\n        image: x:1\n        resources: {limits: {RESOURCE: 1}}\n")
+
+
+@pytest.mark.parametrize("lq_name, labels, resource, fires", [
+    ("gpu-queue", "labels: {team: a}", "nvidia.com/gpu", True),
+    ("gpu-queue", "labels: {team: a}", "nvidia.com/mig-1g.10gb", True),
+    ("gpu-queue", "labels: {kueue.x-k8s.io/queue-name: gpu-queue}", "nvidia.com/gpu", False),
+    ("gpu-queue", "annotations: {kueue.x-k8s.io/queue-name: gpu-queue}", "nvidia.com/gpu", False),  # the older form
+    ("gpu-queue", "labels: {team: a}", "cpu", False),
+    ("default", "labels: {team: a}", "nvidia.com/gpu", False),  # LocalQueue defaulting
+])
+def test_que014_cases(lq_name: str, labels: str, resource: str, fires: bool) -> None:
+    job = QUE014_JOB.replace("LABELS", labels).replace("RESOURCE", resource)
+    results = lint(QUE014_LQ.replace("LQNAME", lq_name), job, select=("QUE014",))
+    assert [r.rule for r in results] == (["QUE014"] if fires else [])
+    if fires:
+        assert (results[0].line, results[0].column) == (4, 9) and "`gpu-queue`" in results[0].message
+
+
+def test_que014_needs_both_namespaces_written() -> None:
+    job = QUE014_JOB.replace("LABELS", "labels: {team: a}").replace("RESOURCE", "nvidia.com/gpu")
+    assert lint(QUE014_LQ.replace("LQNAME", "q"), job.replace("  namespace: team-a\n", ""), select=("QUE014",)) == []
+    unplaced = QUE014_LQ.replace("LQNAME", "q").replace(", namespace: team-a", "")
+    assert lint(unplaced, job.replace("team-a", "default"), select=("QUE014",)) == []
+    deployment = job.replace("batch/v1\nkind: Job", "apps/v1\nkind: Deployment")
+    assert lint(QUE014_LQ.replace("LQNAME", "q"), deployment, select=("QUE014",)) == []

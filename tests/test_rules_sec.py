@@ -380,3 +380,32 @@ def test_sec008_position_and_profile() -> None:
     assert automatic.severity == "error" and "Deployment Safeguards" in automatic.message
     other = STORAGE_CLASS.replace("storage.k8s.io/v1", "example.com/v1").replace("PROVISIONER", "kubernetes.io/azure-disk")
     assert lint(other, "SEC008") == []  # another group's StorageClass kind
+
+
+# ---------------------------------------------------------------------------------------------
+# SEC009: labels in AKS's reserved domain
+
+RESERVED_POD = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  labels:\n    KEY: x\nspec:\n  nodeSelector: {kubernetes.azure.com/agentpool: gpu}\n  containers:\n  - {name: c, image: x:1}\n"
+
+
+@pytest.mark.parametrize("key, fires", [
+    ("kubernetes.azure.com/team", True),
+    ("kubernetes.azure.com/managedby", True),
+    ("team.kubernetes.azure.com/x", False),  # another domain (a subdomain is not the reserved prefix)
+    ("kubernetes.azure.com", False),  # a name without the domain's slash
+    ("ml.example.com/team", False),
+])
+def test_sec009_label_keys(key: str, fires: bool) -> None:
+    results = lint(RESERVED_POD.replace("KEY", key), "SEC009")
+    assert [rule for _, rule, _ in results] == (["SEC009"] if fires else [])
+    if fires:
+        assert results[0][0] == 6 and f"`{key}`" in results[0][2]
+
+
+def test_sec009_position_and_profile() -> None:
+    docs = [load_text(RESERVED_POD.replace("KEY", "kubernetes.azure.com/team"), "pod.yaml")]
+    meta = load_registry().get("SEC009")
+    (standard,) = [r for r, _ in run_rules(docs, {"pod.yaml"}, [meta], Config())]
+    assert (standard.line, standard.column, standard.severity) == (6, 5, "warning")
+    (automatic,) = [r for r, _ in run_rules(docs, {"pod.yaml"}, [meta], Config(profile="aks-automatic"))]
+    assert automatic.severity == "error" and "Deployment Safeguards" in automatic.message

@@ -564,3 +564,72 @@ def test_sto006_leaves_parameter_servers_out(tmp_path: Path) -> None:
     """
     assert [r.rule for r in run(tmp_path, {"job.yaml": tfjob.replace("ROLE", "Worker")}, "STO006")] == ["STO006"]
     assert run(tmp_path, {"job.yaml": tfjob.replace("ROLE", "PS")}, "STO006") == []
+
+
+# ---------------------------------------------------------------------------------------------
+# STO007: mount options of another protocol
+
+ARTICLE = Path(__file__).resolve().parents[1] / ".." / "shared" / "seed" / "mlops-aks-best-practices.txt"
+
+
+def storage_class(provisioner: str, parameters: str, options: list[str]) -> str:
+    items = "".join(f"- {option}\n" for option in options)
+    return (f"apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata: {{name: sc}}\nprovisioner: {provisioner}\n"
+            f"parameters: {parameters}\nmountOptions:\n{items}")
+
+
+def sto007(text: str, tmp_path: Path) -> list:
+    return run(tmp_path, {"sc.yaml": text}, "STO007")
+
+
+@pytest.mark.parametrize("provisioner, parameters, options, expected", [
+    # (first offending item's line, kind word) per finding, or nothing
+    ("blob.csi.azure.com", "{protocol: nfs}", ["-o nconnect=4"], [(7, "blobfuse")]),
+    ("blob.csi.azure.com", "{protocol: nfs}", ["nconnect=4", "--block-cache"], [(8, "blobfuse")]),
+    ("blob.csi.azure.com", "{protocol: nfs}", ["nconnect=4", "actimeo=30", "noresvport"], []),
+    ("blob.csi.azure.com", "{protocol: nfs}", ["nconnect=4", "uid=1000,gid=1000"], [(8, "SMB")]),
+    ("blob.csi.azure.com", "{protocol: fuse2}", ["-o allow_other", "uid=1000"], []),  # blobfuse: not judged
+    ("blob.csi.azure.com", "{}", ["-o allow_other"], []),  # Blob's default protocol is fuse
+    ("blob.csi.azure.com", '{protocol: "${PROTOCOL}"}', ["-o allow_other"], []),  # unknown protocol
+    ("file.csi.azure.com", "{}", ["dir_mode=0777", "nfsvers=4.1"], [(8, "NFS")]),  # SMB by default
+    ("file.csi.azure.com", "{protocol: smb}", ["vers=3.1.1", "actimeo=30", "rsize=1048576"], []),
+    ("file.csi.azure.com", "{protocol: smb}", ["vers=4.1"], [(7, "NFS")]),
+    ("file.csi.azure.com", "{protocol: smb}", ["-o mfsymlinks"], [(7, "blobfuse")]),
+    ("file.csi.azure.com", "{protocol: nfs}", ["nconnect=4", "mfsymlinks", "-o x"], [(8, "SMB"), (9, "blobfuse")]),
+    ("disk.csi.azure.com", "{}", ["-o nconnect=4", "uid=0"], []),  # another driver
+])
+def test_sto007_options_by_protocol(tmp_path: Path, provisioner: str, parameters: str, options: list[str],
+                                    expected: list[tuple[int, str]]) -> None:
+    results = sto007(storage_class(provisioner, parameters, options), tmp_path)
+    assert [(r.line, r.column) for r in results] == [(line, 3) for line, _ in expected]
+    for result, (_, word) in zip(results, expected):
+        assert word in result.message and result.severity == "error"
+
+
+def test_sto007_names_every_option_of_a_kind_once(tmp_path: Path) -> None:
+    text = storage_class("blob.csi.azure.com", "{protocol: nfs}", ["-o attr_timeout=120", "nconnect=4", "-o noresvport"])
+    (result,) = sto007(text, tmp_path)
+    assert (result.line, result.column) == (7, 3)
+    assert "`-o attr_timeout=120`, `-o noresvport` are written as blobfuse" in result.message
+    assert "`nconnect=4`" not in result.message and "protocol: fuse2" in result.fix
+
+
+def test_sto007_reads_persistent_volumes(tmp_path: Path) -> None:
+    pv = ("apiVersion: v1\nkind: PersistentVolume\nmetadata: {name: pv}\nspec:\n  mountOptions:\n  - -o allow_other\n"
+          "  csi:\n    driver: blob.csi.azure.com\n    volumeHandle: h\n    volumeAttributes: {protocol: PROTOCOL}\n")
+    (result,) = sto007(pv.replace("PROTOCOL", "nfs"), tmp_path)
+    assert (result.line, result.column) == (6, 5) and result.message.startswith("PersistentVolume `pv` mounts Blob")
+    assert sto007(pv.replace("PROTOCOL", "fuse"), tmp_path) == []
+
+
+def test_sto007_reports_the_article_blob_nfs_class_only(tmp_path: Path) -> None:
+    """The article's Blob NFS class carries blobfuse's `-o` form; its SMB Azure Files classes are right."""
+    text = ARTICLE.read_text(encoding="utf-8")
+    start = text.index("apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata:\n  name: ml-azureblob-nfs")
+    block = text[start:text.index("\n---", start)] + "\n"
+    (result,) = sto007(block, tmp_path)
+    assert (result.line, result.column) == (13, 3) and "`-o nconnect=4`" in result.message
+    for name in ("ml-azurefile-premium", "ml-checkpoints-azurefile"):
+        start = text.index(f"kind: StorageClass\nmetadata:\n  name: {name}")
+        smb = "apiVersion: storage.k8s.io/v1\n" + text[start:text.index("\n---", start)] + "\n"
+        assert "dir_mode=0770" in smb and sto007(smb, tmp_path) == []
