@@ -492,33 +492,6 @@ def test_trust_repros_give_no_finding(folder: str, rules: list[str]) -> None:
 
 OPERATOR_SCRIPT = "helm install {release} {alias}/gpu-operator -n gpu-operator --create-namespace{extra}\n"
 PLUGIN_DS = """\
-# GPU011: named MIG profiles need the mixed strategy
-
-MIG_JOB = """
-apiVersion: batch/v1
-kind: Job
-metadata: {name: trial, namespace: ml}
-spec:
-  template:
-    spec:
-      containers:
-      - name: trial
-        image: nvcr.io/nvidia/pytorch:24.05-py3
-        resources:
-          limits:
-            RESOURCE: 1
-"""
-
-POLICY = """
-apiVersion: nvidia.com/v1
-kind: ClusterPolicy
-metadata: {name: cluster-policy}
-spec:
-  mig:
-    strategy: STRATEGY
-"""
-
-PLUGIN = """
 apiVersion: apps/v1
 kind: DaemonSet
 metadata: {name: nvidia-device-plugin, namespace: kube-system}
@@ -617,6 +590,40 @@ def test_script_installs_reads_helm_and_kubectl() -> None:
     assert installs[2].deploys("devicePlugin") is UNKNOWN and installs[2].deploys("dcgmExporter") is UNKNOWN
     assert installs[1].deploys("dcgmExporter") is True and installs[1].deploys("devicePlugin") is False
     assert DEVICE_PLUGIN not in {i.component for i in installs}
+
+
+# ---------------------------------------------------------------------------------------------
+# GPU011: named MIG profiles need the mixed strategy
+
+MIG_JOB = """
+apiVersion: batch/v1
+kind: Job
+metadata: {name: trial, namespace: ml}
+spec:
+  template:
+    spec:
+      containers:
+      - name: trial
+        image: nvcr.io/nvidia/pytorch:24.05-py3
+        resources:
+          limits:
+            RESOURCE: 1
+"""
+
+POLICY = """
+apiVersion: nvidia.com/v1
+kind: ClusterPolicy
+metadata: {name: cluster-policy}
+spec:
+  mig:
+    strategy: STRATEGY
+"""
+
+PLUGIN = """
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: nvidia-device-plugin, namespace: kube-system}
+spec:
   template:
     spec:
       containers:
