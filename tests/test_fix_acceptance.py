@@ -26,6 +26,9 @@ def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
                     str(SHARED / "seed" / "mlops-aks-best-practices.txt"), str(root / "seed-manifests")],
                    check=True, capture_output=True)
     shutil.copytree(SHARED / "corpus", root / "corpus", symlinks=True)
+    for path in (root / "corpus").rglob("*"):  # ../shared is laid without write bits, which copytree keeps:
+        if path.is_file() and not path.is_symlink():  # a user's checkout is writable (--fix leaves read-only files)
+            path.chmod(path.stat().st_mode | 0o200)
     (root / ".mlops-lint.yaml").write_text("# the acceptance run's project root\n")
     return root
 
