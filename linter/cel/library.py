@@ -25,7 +25,7 @@ _BASE: Any = None
 def context(variables: dict[str, Any]) -> Any:
     """A CEL context with Kubernetes' libraries and ``variables`` (the functions are registered once)."""
     global _BASE
-    from linter.cel import engine
+    from linter.cel.loader import engine
 
     cel = engine()
     if _BASE is None:
@@ -495,7 +495,7 @@ def _format_factory(name: str) -> Any:
 
 
 def validate(fmt: Any, text: Any) -> Any:
-    from linter.cel import engine
+    from linter.cel.loader import engine
 
     cel = engine()
     name = _tagged(fmt, "@format")

@@ -573,10 +573,10 @@ def plan(folder: str, display: str, section: dict, kubernetes_version: str | Non
             notes.append(Note(chart_file(display), f"dependency {dependency['name']!r} is not in charts/: rendered "
                                                      "without it (no repository or registry is contacted)"))
     lookup = False
-    from linter.sources.helm_sdk import _read_no_link
+    from linter.sources.helm_sdk import read_no_link
 
     for path in chart_inputs(os.path.join(folder, "templates")):
-        data, _ = _read_no_link(path, 16 << 20)  # a link is not read (nor given to Helm)
+        data, _ = read_no_link(path, 16 << 20)  # a link is not read (nor given to Helm)
         if data is not None and _LOOKUP.search(data):
             lookup = True
             break
@@ -586,9 +586,9 @@ def plan(folder: str, display: str, section: dict, kubernetes_version: str | Non
 
 
 def _chart_metadata(folder: str) -> dict:
-    from linter.sources.helm_sdk import _read_no_link
+    from linter.sources.helm_sdk import read_no_link
 
-    data, _ = _read_no_link(os.path.join(folder, "Chart.yaml"), 1 << 20)
+    data, _ = read_no_link(os.path.join(folder, "Chart.yaml"), 1 << 20)
     try:
         import yaml
 

@@ -73,7 +73,7 @@ class ChartFiles:
                 relative = os.path.relpath(path, folder).replace(os.sep, "/")
                 if _ignored(relative, False, ignored):
                     continue
-                data, why = _read_no_link(path, MAX_FILE_BYTES)
+                data, why = read_no_link(path, MAX_FILE_BYTES)
                 if data is None:
                     self.left_out.append((relative, why))
                     continue
@@ -101,7 +101,7 @@ class ChartFiles:
         return buffer.getvalue()
 
 
-def _read_no_link(path: str, limit: int) -> tuple[bytes | None, str]:
+def read_no_link(path: str, limit: int) -> tuple[bytes | None, str]:
     """A regular file's bytes, opened without following a link (a link is left out, whatever it
     points at), non-blocking (a FIFO is not waited on) and at most ``limit`` bytes."""
     import stat
@@ -136,7 +136,7 @@ def _ignore_rules(folder: str) -> list[tuple[bool, bool, str]]:
     """The chart's ``.helmignore`` as Helm reads it: ``(negated, folders only, pattern)`` per line,
     after Helm's default (hidden files under ``templates/``)."""
     rules = [(False, False, "templates/.?*")]
-    data, _ = _read_no_link(os.path.join(folder, ".helmignore"), 1 << 20)
+    data, _ = read_no_link(os.path.join(folder, ".helmignore"), 1 << 20)
     for line in (data or b"").decode("utf-8", "replace").splitlines():
         line = line.strip()
         if not line or line.startswith("#"):

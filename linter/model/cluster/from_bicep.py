@@ -29,8 +29,7 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from linter.model.cluster.from_terraform import Module, value_number, value_switch, value_text
-from linter.model.cluster.pools import Cluster, NodePool, Origin, PoolTaint, ProfileSetting
-from linter.model.selectors import parse_taint
+from linter.model.cluster.pools import Cluster, NodePool, Origin, ProfileSetting, set_taints
 from linter.model.unknown import UNKNOWN, Value
 
 CLUSTER = "Microsoft.ContainerService/managedClusters"
@@ -156,17 +155,7 @@ class _Reader:
             pool.labels_origin = self.origin(path, obj, "nodeLabels")
         taints = self.value(obj, "nodeTaints")
         if taints is not None:
-            origin = self.origin(path, obj, "nodeTaints")
-            if isinstance(taints, list):
-                for item in taints:
-                    taint = parse_taint(item) if isinstance(item, str) else None
-                    if taint is None:
-                        pool.taints_open = pool.taints_open or not isinstance(item, str)
-                    else:
-                        pool.taints.append(PoolTaint(taint, origin))
-            else:
-                pool.taints_open = True
-            pool.taints_origin = origin
+            set_taints(pool, taints, self.origin(path, obj, "nodeTaints"))
         for field, attribute in (("count", "node_count"), ("minCount", "min_count"), ("maxCount", "max_count")):
             if _field(obj, field) is not None:
                 setattr(pool, attribute, value_number(self.value(obj, field)))

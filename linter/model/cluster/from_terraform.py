@@ -30,8 +30,8 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from linter.model.cluster.pools import Cluster, NodePool, Origin, PoolTaint, ProfileSetting
-from linter.model.selectors import Taint, parse_taint
+from linter.model.cluster.pools import Cluster, NodePool, Origin, PoolTaint, ProfileSetting, set_taints
+from linter.model.selectors import Taint
 from linter.model.unknown import UNKNOWN, Value
 
 CLUSTER = "azurerm_kubernetes_cluster"
@@ -285,17 +285,7 @@ class _Reader:
             pool.labels_origin = self.origin(path, block, "node_labels")
         taints = get("node_taints")
         if taints is not None:
-            origin = self.origin(path, block, "node_taints")
-            if isinstance(taints, list):
-                for item in taints:
-                    taint = parse_taint(item) if isinstance(item, str) else None
-                    if taint is None:
-                        pool.taints_open = pool.taints_open or not isinstance(item, str)
-                    else:
-                        pool.taints.append(PoolTaint(taint, origin))
-            else:
-                pool.taints_open = True
-            pool.taints_origin = origin
+            set_taints(pool, taints, self.origin(path, block, "node_taints"))
         if default_pool and value_switch(get("only_critical_addons_enabled")) is True:
             pool.taints.append(PoolTaint(CRITICAL_TAINT, self.origin(path, block, "only_critical_addons_enabled")))
         elif default_pool and value_switch(get("only_critical_addons_enabled")) is UNKNOWN:

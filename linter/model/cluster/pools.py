@@ -47,7 +47,7 @@ from msgspec import Struct, field
 
 from linter.model.memo import once
 from linter.model.position import Span
-from linter.model.selectors import Taint
+from linter.model.selectors import Taint, parse_taint
 from linter.model.unknown import UNKNOWN, Value
 from linter.model.vmsizes import VmSize, lookup
 
@@ -404,6 +404,22 @@ class Cluster(Struct, eq=False, dict=True):
         if not self.has_pools or pod.spec.get("nodeName"):
             return None
         return PLACER[0](self, pod)
+
+
+def set_taints(pool: NodePool, taints: Any, origin: Any) -> None:
+    """A pool's taints as an IaC source writes them (a list of `key=value:Effect` strings): each one
+    that parses is a taint; an item that is not a string, or a value that is not a list, leaves
+    the pool's taints open (unknown); a string that does not parse is skipped, as AKS refuses it."""
+    if isinstance(taints, list):
+        for item in taints:
+            taint = parse_taint(item) if isinstance(item, str) else None
+            if taint is None:
+                pool.taints_open = pool.taints_open or not isinstance(item, str)
+            else:
+                pool.taints.append(PoolTaint(taint, origin))
+    else:
+        pool.taints_open = True
+    pool.taints_origin = origin
 
 
 # How a cluster places a pod: linter.model.cluster.placement registers it when imported (the
