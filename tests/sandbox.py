@@ -8,9 +8,10 @@ record:
   (``socket.socket`` and ``socket.create_connection`` are replaced too);
 - running any program: ``subprocess.Popen``, ``os.system``, ``os.exec*``, ``os.posix_spawn*``,
   ``os.spawn*``, and the C ``fork_exec`` under them (which has no audit event of its own); but
-  for the one program a run may start, a kustomize build (``kubectl kustomize`` or ``kustomize
-  build`` of a folder outside the tree, run from outside it: see ``linter.sources.kustomize``),
-  which is recorded as a ``build`` event and allowed;
+  for the programs a run may start, a kustomize build (``kubectl kustomize`` or ``kustomize
+  build`` of a folder outside the tree, run from outside it: see ``linter.sources.kustomize``)
+  and the Helm render worker (this interpreter with ``-I`` running ``linter.sources.helm_sdk``,
+  from outside the tree), recorded as ``build`` and ``render`` events and allowed;
 - any write inside ``MLOPS_SANDBOX_TREE`` (files opened for writing, created, removed, renamed,
   linked, chmod-ed or touched).
 
@@ -86,6 +87,12 @@ def _install(log_path: str, tree: str | None) -> None:
             return "isolation"
         if len(argv) < 3:
             return None
+        # the Helm render worker (linter.sources.helm_sdk): this interpreter, isolated (-I), running
+        # our own module from outside the tree; the chart reaches it as an archive on its stdin
+        if (argv[0] == sys.executable and argv[1:3] == ["-I", "-c"] and len(argv) == 4
+                and "from linter.sources.helm_sdk import worker; worker()" in argv[3]
+                and cwd is not None and not inside(cwd)):
+            return "render"
         shape = {"kubectl": "kustomize", "kustomize": "build"}.get(os.path.basename(argv[0]))
         built = (shape == argv[1] and all(a.startswith("--load-restrictor") or a.startswith("LoadRestrictions")
                                           for a in argv[2:-1])
@@ -235,7 +242,7 @@ class Outcome:
     @property
     def refused(self) -> list[dict]:
         """Everything the guard refused (forks and kustomize builds are allowed and not listed)."""
-        return [e for e in self.events if e["event"] not in ("os.fork", "build", "isolation")]
+        return [e for e in self.events if e["event"] not in ("os.fork", "build", "render", "isolation")]
 
     @property
     def text(self) -> str:

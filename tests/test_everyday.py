@@ -19,7 +19,8 @@ REPO = Path(__file__).resolve().parents[1]
 # ../shared/repros/trust/nothing-linted (a chart's files only), written out so that the test
 # runs wherever the repository is checked out
 CHART = {
-    ".mlops-lint.yaml": "profile: aks-standard\n",
+    # a chart nothing renders here (with the Helm SDK installed, `auto` would render and lint it)
+    ".mlops-lint.yaml": "profile: aks-standard\nhelm: {enabled: never}\n",
     "chart/Chart.yaml": "apiVersion: v2\nname: trainer\nversion: 0.1.0\n",
     "chart/templates/job.yaml": ("apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: {{ .Release.Name }}\nspec:\n"
                                  "  template:\n    spec:\n      containers:\n      - name: t\n"

@@ -366,8 +366,9 @@ def test_output_files_into_missing_unwritable_and_full_targets(tmp_path: Path, o
     assert done.returncode == status and json.loads(target.read_text())
     (tmp_path / "a-file").write_text("")
     for unwritable, reason in (
-            (tmp_path / "reports", f"Error: Invalid value for {NAMES[option]}: File '{tmp_path / 'reports'}' is a "
-                                   "directory."),
+            (tmp_path / "reports", f"mlops-lint: error: --output {tmp_path / 'reports'}: is a folder, not a file"
+             if option == "-o" else
+             f"Error: Invalid value for {NAMES[option]}: File '{tmp_path / 'reports'}' is a directory."),
             (tmp_path / "a-file" / "out.json", f"mlops-lint: error: cannot create the folder {tmp_path / 'a-file'}: "
                                                "File exists"),
             (Path("/dev/full"), "mlops-lint: error: cannot write /dev/full: No space left on device")):

@@ -262,7 +262,9 @@ def test_odd_file_names_in_every_format(tmp_path: Path) -> None:
         text.encode("utf-8")  # no lone surrogates anywhere
     sarif = json.loads(rendered["sarif"])
     uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in sarif["runs"][0]["results"]}
-    assert {unquote(u) for u in uris} == expected
+    latin1 = prefix + "latin1-\\xe9.yaml"  # SARIF names its bytes (issue 32 item 22): %E9, not the escape
+    assert {unquote(u) for u in uris if not u.endswith("latin1-%E9.yaml")} == expected - {latin1}
+    assert sum(u.endswith("latin1-%E9.yaml") for u in uris) == 1
     assert all(" " not in u and "\n" not in u and "#" not in u.split("/")[-1] for u in uris)
     github = rendered["github"].splitlines()
     assert len(github) == len([r for r in report.results if not r.suppressions])  # a newline in a name is escaped
@@ -281,7 +283,7 @@ def test_non_utf8_name_through_the_cli(tmp_path: Path) -> None:
             assert {f["path"] for f in json.loads(text)["findings"]} == {"bad-\\xff.yaml"}
         elif fmt == "sarif":
             results = json.loads(text)["runs"][0]["results"]
-            assert {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in results} == {"bad-%5Cxff.yaml"}
+            assert {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in results} == {"bad-%FF.yaml"}  # the name's own byte
         else:
             assert "bad-\\xff.yaml" in text
 

@@ -426,7 +426,7 @@ def test_a_cr_only_file_is_reported_at_its_lines_as_an_lf_file_is() -> None:
     assert _cr_findings(CR_JOB) == _cr_findings(lf)
     found = _cr_findings(CR_JOB, ["GPU001", "IMG002"])
     assert found == [("GPU001", 12, 22, 12, 36)], found  # IMG002 suppressed by the comment on line 10
-    broken = "a: 1\rb: [\r  c\r"
+    broken = "apiVersion: v1\rb: [\r  c\r"  # a manifest (YAML with no apiVersion is not judged for its syntax)
     from linter.sources.yaml_k8s import load_text
 
     [error] = load_text(broken, "bad.yaml").errors

@@ -175,9 +175,16 @@ def fix_description(result: Result) -> str:
     return fix.title if fix.safe else f"{fix.title} (unsafe: applied with --unsafe-fixes)"
 
 
+def distinct_suppressions(result: Result) -> list[tuple[str, str]]:
+    """(kind, justification) of each suppression of ``result``, each once: SARIF's ``suppressions`` is
+    a set (two inline comments without a reason, one on the line and one above it, are one)."""
+    return list(dict.fromkeys((s.kind, s.justification or "") for s in result.suppressions))
+
+
 def sarif_result(result: Result, rule_index: int, line_hash: str, uris: dict[str, str] | None = None) -> om.Result:
     location = om.PhysicalLocation(artifact_location=artifact_location(result.path), region=region(result))
-    suppressions = [om.Suppression(kind=s.kind, justification=s.justification or None) for s in result.suppressions]
+    suppressions = [om.Suppression(kind=kind, justification=justification or None)
+                    for kind, justification in distinct_suppressions(result)]
     return om.Result(
         fixes=sarif_fixes(result, uris),
         rule_id=result.rule,
@@ -220,8 +227,8 @@ def result_data(result: Result, rule_index: int, line_hash: str, uris: dict[str,
     data["ruleIndex"] = rule_index
     if result.suppressions:
         data["suppressions"] = [
-            {"kind": s.kind, "justification": s.justification} if s.justification else {"kind": s.kind}
-            for s in result.suppressions
+            {"kind": kind, "justification": justification} if justification else {"kind": kind}
+            for kind, justification in distinct_suppressions(result)
         ]
     return data
 

@@ -74,9 +74,12 @@ def _count(value) -> int | None:
         return None
     if isinstance(value, int):
         return value
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value.strip())
+    if isinstance(value, str) and value.strip().isdigit() and len(value.strip()) <= _MAX_DIGITS:
+        return int(value.strip())  # (more digits than any process count: Python refuses over 4,300)
     return None
+
+
+_MAX_DIGITS = 18
 
 
 def _gpus(container) -> int | None:
