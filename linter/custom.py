@@ -74,27 +74,12 @@ def _labels_match(selector: Any, obj: Any) -> bool:
     return selector_matches(selector, obj.labels)
 
 
-def _message(validation: dict[str, Any], context: dict[str, Any]) -> str:
-    from linter.cel import compile_expression, evaluate
-
-    expression = validation.get("messageExpression")
-    if isinstance(expression, str):
-        value = evaluate(compile_expression(expression), context)
-        if isinstance(value, str) and value.strip():
-            return " ".join(value.split())
-    message = validation.get("message")
-    if isinstance(message, str) and message.strip():
-        return " ".join(message.split())
-    text = " ".join(str(validation.get("expression", "")).split())
-    return f"failed expression: {text if len(text) <= 120 else text[:119] + '…'}"
-
-
 def _checker(definition: dict[str, Any]):
     match = definition.get("match") or {}
     validations = [v for v in definition.get("validations") or [] if isinstance(v, dict)]
 
     def check(obj: Any, ctx: Any) -> Iterator[Finding]:
-        from linter.cel import Unevaluated, compile_expression, evaluate
+        from linter.cel import Unevaluated, compile_expression, evaluate, message_of
         from linter.model.vap import plain
 
         if not _namespaces_match(match.get("namespaces"), obj) or not _labels_match(match.get("objectSelector"), obj):
@@ -104,7 +89,7 @@ def _checker(definition: dict[str, Any]):
             value = evaluate(compile_expression(str(validation.get("expression", ""))), context)
             if value is True or (isinstance(value, Unevaluated) and value.kind == "cost"):
                 continue
-            message = _message(validation, context)
+            message = message_of(validation, context, str(validation.get("expression", "")), "expression")
             if isinstance(value, Unevaluated):
                 message += f" (the expression fails to evaluate: {value.reason})"
             span, node = _span(obj, _field_steps(validation.get("fieldPath")))

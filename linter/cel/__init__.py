@@ -169,6 +169,23 @@ def evaluate(compiled: Compiled | Unevaluated, variables: dict[str, Any], larges
         return Unevaluated("runtime", _runtime_reason(exc))
 
 
+def message_of(entry: Any, variables: dict[str, Any], expression: str, failed: str) -> str:
+    """The message of a failed CEL check, as Kubernetes words it for a CRD rule and a policy's
+    validation alike: ``messageExpression`` when it gives a non-empty string, else ``message``,
+    else ``failed <failed>: <expression>`` (``failed rule`` for a CRD, ``failed expression`` for a
+    policy). White space is folded to one line."""
+    text = entry.get("messageExpression") if hasattr(entry, "get") else None
+    if isinstance(text, str):
+        value = evaluate(compile_expression(text), variables)
+        if isinstance(value, str) and value.strip():
+            return " ".join(value.split())
+    message = entry.get("message") if hasattr(entry, "get") else None
+    if isinstance(message, str) and message.strip():
+        return " ".join(message.split())
+    short = " ".join(expression.split())
+    return f"failed {failed}: {short if len(short) <= 120 else short[:119] + '…'}"
+
+
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     line = text[0] if text else type(exc).__name__

@@ -256,3 +256,25 @@ def parse_embedded_yaml(text: str):
 def is_mig_parted_config(tree) -> bool:
     """A mig-parted config: a mapping with a ``mig-configs`` mapping."""
     return isinstance(tree, dict) and isinstance(tree.get("mig-configs"), dict)
+
+
+def mig_parted_configs(obj) -> tuple:
+    """``(data, key, text, tree)`` for each value of a ConfigMap ``obj`` that is a mig-parted
+    config: parsed once per object and run (GPU008 checks the layouts, GPU012 looks pods'
+    layouts up in them)."""
+    from linter.model.memo import once
+
+    def parse() -> tuple:
+        data = obj.body.get_map("data")
+        if data is None:
+            return ()
+        found = []
+        for key, text in data.items():
+            if not isinstance(text, str) or "mig-configs" not in text:
+                continue
+            tree = parse_embedded_yaml(text)
+            if is_mig_parted_config(tree):
+                found.append((data, key, text, tree))
+        return tuple(found)
+
+    return once(obj, "mig-parted-configs", parse)

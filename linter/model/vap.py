@@ -182,7 +182,7 @@ def evaluate_policy(policy: Any, subject: Subject, resource: str, params: list[A
     """The denial messages of ``policy`` (its spec as plain data) for ``subject``: [] when every
     validation holds, None when a match condition excludes it or it cannot be judged.
     ``libraries``: those the engine lacks that its expressions may call (see :func:`uncompiled`)."""
-    from linter.cel import Unevaluated, compile_expression, evaluate
+    from linter.cel import Unevaluated, compile_expression, evaluate, message_of
 
     spec = policy if isinstance(policy, Mapping) else {}
     unknown = uncompiled(spec, libraries)
@@ -220,10 +220,10 @@ def evaluate_policy(policy: Any, subject: Subject, resource: str, params: list[A
             if isinstance(value, Unevaluated):
                 if ignore_errors or value.kind == "cost":
                     continue
-                messages.append(f"{_message(validation, expression, context)} (the expression fails to evaluate: "
+                messages.append(f"{message_of(validation, context, expression, 'expression')} (the expression fails to evaluate: "
                                 f"{value.reason})")
                 continue
-            messages.append(_message(validation, expression, context))
+            messages.append(message_of(validation, context, expression, "expression"))
     return messages
 
 
@@ -267,21 +267,6 @@ def uncompiled(policy: Any, libraries: frozenset | None = None) -> list[tuple[st
                     found.append((f"{section}[{number}].{key}", text,
                                   f"it calls Kyverno's {names} library, which the engine does not have"))
     return found
-
-
-def _message(validation: Mapping, expression: str, context: dict[str, Any]) -> str:
-    from linter.cel import compile_expression, evaluate
-
-    text = validation.get("messageExpression")
-    if isinstance(text, str):
-        value = evaluate(compile_expression(text), context)
-        if isinstance(value, str) and value.strip():
-            return " ".join(value.split())
-    message = validation.get("message")
-    if isinstance(message, str) and message.strip():
-        return " ".join(message.split())
-    short = " ".join(expression.split())
-    return f"failed expression: {short if len(short) <= 120 else short[:119] + '…'}"
 
 
 def severity_of(actions: Any) -> str | None:

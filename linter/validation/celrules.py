@@ -207,7 +207,7 @@ class Walk:
                 self._node(item, schema["items"], path + (i,))
 
     def _rules(self, rules: Any, value: Any, schema: dict[str, Any], path: tuple, root: bool) -> None:
-        from linter.cel import Compiled, Unevaluated, compile_expression, evaluate, largest_collection
+        from linter.cel import Compiled, Unevaluated, compile_expression, evaluate, largest_collection, message_of
 
         if not isinstance(rules, list):
             return
@@ -237,7 +237,7 @@ class Walk:
                 self.issues.append(Issue(where, anchor, f"{text}: the CRD's CEL rule `{_short(rule['rule'])}` is not "
                                                         f"checked: {result.reason}", "unchecked", "info"))
                 continue
-            message = _message(rule, converted)
+            message = message_of(rule, {"self": converted}, rule["rule"], "rule")
             if isinstance(result, Unevaluated):
                 message += f" (the CRD's CEL rule fails to evaluate: {result.reason})"
             elif result is not False:
@@ -260,20 +260,6 @@ def _reaches(value: Any, steps: tuple[str, ...]) -> bool:
 def _short(rule: str) -> str:
     text = " ".join(rule.split())
     return text if len(text) <= 120 else text[:119] + "…"
-
-
-def _message(rule: dict[str, Any], converted: Any) -> str:
-    message = rule.get("message")
-    if isinstance(message, str) and message.strip():
-        return " ".join(message.split())
-    expression = rule.get("messageExpression")
-    if isinstance(expression, str):
-        from linter.cel import compile_expression, evaluate
-
-        text = evaluate(compile_expression(expression), {"self": converted})
-        if isinstance(text, str) and text.strip():
-            return " ".join(text.split())
-    return f"failed rule: {_short(rule['rule'])}"
 
 
 def cel_issues(body: Any, schema: Any, known: list[Issue]) -> list[Issue]:

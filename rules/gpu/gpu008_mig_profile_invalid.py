@@ -66,12 +66,11 @@ from linter.model.mig import (
     MIG_GPUS,
     gpu_models_offering,
     is_known_profile,
-    is_mig_parted_config,
     is_mig_resource,
     layout_problems,
+    mig_parted_configs,
     models_for_device_id,
     normalise_profile,
-    parse_embedded_yaml,
 )
 from linter.model.position import Span
 from linter.model.tree import YMap, YSeq
@@ -203,15 +202,7 @@ def _layout_findings(layout: str, group: YMap, where: _Place, node: tuple):
 
 
 def _configmap_findings(obj):
-    data = obj.body.get_map("data")
-    if data is None:
-        return
-    for key, text in data.items():
-        if not isinstance(text, str) or "mig-configs" not in text:
-            continue
-        tree = parse_embedded_yaml(text)
-        if not is_mig_parted_config(tree):
-            continue
+    for data, key, text, tree in mig_parted_configs(obj):
         where = _Place(data, key, text)
         configs = tree["mig-configs"]
         for layout, groups in configs.items():

@@ -84,9 +84,8 @@ from msgspec import Struct
 
 from linter.model.document import ObjectStub
 from linter.model.k8s import is_templated
-from linter.model.mig import is_mig_parted_config, is_mig_resource, normalise_profile, parse_embedded_yaml
+from linter.model.mig import is_mig_resource, mig_parted_configs, normalise_profile
 from linter.model.position import Span
-from linter.model.tree import YMap
 from linter.rule import PROJECT, Finding, rule
 from linter.suggest import close_matches
 
@@ -134,18 +133,9 @@ def _profiles(groups) -> frozenset[str] | None:
 
 
 def _config_layouts(obj):
-    data = obj.body.get_map("data")
-    if data is None:
-        return
-    for key, text in data.items():
-        if not isinstance(text, str) or "mig-configs" not in text:
-            continue
-        tree = parse_embedded_yaml(text)
-        if not is_mig_parted_config(tree):
-            continue
+    for data, key, _, tree in mig_parted_configs(obj):
         layouts = {str(name): _profiles(groups) for name, groups in tree["mig-configs"].items()}
-        where = f"ConfigMap `{obj.name}` ({obj.path}:{data.key_span(key).line})"
-        yield Layouts(where, layouts)
+        yield Layouts(f"ConfigMap `{obj.name}` ({obj.path}:{data.key_span(key).line})", layouts)
 
 
 def _selection(pod) -> tuple[tuple, Span, tuple] | None:
