@@ -34,6 +34,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from linter.model.vap import plain
 from linter.validation.messages import KEY, VALUE, Issue, dotted
 
 RULES = "x-kubernetes-validations"
@@ -96,7 +97,7 @@ def _children(schema: dict[str, Any]) -> list[Any]:
 def to_cel(value: Any, schema: Any, *, root: bool = False) -> Any:
     """``value`` as a rule's ``self`` sees it: defaulted, property names escaped, numbers typed."""
     if not isinstance(schema, dict):
-        return _plain(value)
+        return plain(value)
     if isinstance(value, dict):
         properties = schema.get("properties") if isinstance(schema.get("properties"), dict) else None
         extra = schema.get("additionalProperties")
@@ -112,7 +113,7 @@ def to_cel(value: Any, schema: Any, *, root: bool = False) -> Any:
                 if item is None and not (isinstance(child, dict) and child.get("nullable")):
                     continue  # null in an optional field is pruned by the API server
                 if root and name == "metadata" and isinstance(item, dict):
-                    out[name] = {k: _plain(item[k]) for k in ("name", "generateName") if k in item}
+                    out[name] = {k: plain(item[k]) for k in ("name", "generateName") if k in item}
                     continue
                 cel_name = escape(name)
                 if cel_name is not None:
@@ -122,26 +123,18 @@ def to_cel(value: Any, schema: Any, *, root: bool = False) -> Any:
             if schema.get("x-kubernetes-preserve-unknown-fields"):
                 for name, item in value.items():
                     if name not in properties and isinstance(name, str):
-                        out.setdefault(name, _plain(item))
+                        out.setdefault(name, plain(item))
         elif isinstance(extra, dict):
             for name, item in value.items():
                 out[str(name)] = to_cel(item, extra)
         else:
-            out = {str(name): _plain(item) for name, item in value.items()}
+            out = {str(name): plain(item) for name, item in value.items()}
         return out
     if isinstance(value, list):
         items = schema.get("items")
         return [to_cel(item, items) for item in value]
     if schema.get("type") == "number" and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
-    return value
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
     return value
 
 

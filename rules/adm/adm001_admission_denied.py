@@ -103,6 +103,7 @@ Use instead:
 - CEL in Kubernetes: https://kubernetes.io/docs/reference/using-api/cel/
 """
 
+from linter.model.memo import once
 from linter.model.vap import (KYVERNO_LIBRARIES, Namespaces, Subject, evaluate_policy, matches, plain, plural,
                               select_params, severity_of, uncompiled)
 from linter.rule import PROJECT, Finding, rule
@@ -188,13 +189,23 @@ def _common(verdicts):
 
 
 def _resource(obj, index):
-    for crd in index.of_kind("CustomResourceDefinition"):
-        spec = crd.body.get("spec") or {}
-        names = spec.get("names") or {} if isinstance(spec, dict) else {}
-        if isinstance(names, dict) and names.get("kind") == obj.kind and spec.get("group") == obj.group:
-            if isinstance(names.get("plural"), str):
-                return names["plural"]
-    return plural(obj.kind)
+    """The resource name of ``obj``'s kind: its CRD's plural when the project has the CRD, else
+    Kubernetes' default pluralisation (the project's CRDs read once per run, not per object)."""
+    def build():
+        plurals = {}
+        for crd in index.of_kind("CustomResourceDefinition"):
+            spec = crd.body.get("spec") or {}
+            names = (spec.get("names") or {}) if isinstance(spec, dict) else {}
+            if isinstance(names, dict) and isinstance(names.get("plural"), str):
+                plurals.setdefault((spec.get("group"), names.get("kind")), names["plural"])
+        return plurals
+    return index.memo("ADM001-plurals", build).get((obj.group, obj.kind)) or plural(obj.kind)
+
+
+def _spec(obj):
+    """An object's ``spec`` as plain data, converted once per object and run (a policy's and a
+    binding's are read for every object they may judge)."""
+    return once(obj, "ADM001-spec", lambda: plain(obj.body.get("spec") or {}))
 
 
 def facts(obj, ctx):
@@ -218,8 +229,8 @@ def facts(obj, ctx):
             if policy is None:
                 verdicts = []
                 break
-            policy_spec = plain(policy.body.get("spec") or {})
-            binding_spec = plain(binding.body.get("spec") or {})
+            policy_spec = _spec(policy)
+            binding_spec = _spec(binding)
             severity = severity_of(binding_spec.get("validationActions"))
             if severity is None or matches(policy_spec, binding_spec, subject, resource, namespaces) is not True:
                 verdicts = []
@@ -294,7 +305,7 @@ def _not_compiled(groups):
             if policy is None or (policy.path, policy.span.line) in told:
                 continue
             told.add((policy.path, policy.span.line))
-            found = uncompiled(plain(policy.body.get("spec") or {}), _libraries(policy))
+            found = uncompiled(_spec(policy), _libraries(policy))
             if not found:
                 continue
             where, text, why = found[0]
@@ -318,8 +329,8 @@ def _with_params(alternatives, subject, resource, params, index):
     for binding, policy in alternatives:
         if policy is None:
             return None, ()
-        policy_spec = plain(policy.body.get("spec") or {})
-        binding_spec = plain(binding.body.get("spec") or {})
+        policy_spec = _spec(policy)
+        binding_spec = _spec(binding)
         severity = severity_of(binding_spec.get("validationActions"))
         chosen, missing = select_params(binding_spec, policy_spec, subject, params)
         if chosen is None and missing is None:
