@@ -15,10 +15,14 @@ re-lints and resolves the deferred ones in a next pass), so a fix is applied who
 from __future__ import annotations
 
 from functools import lru_cache
+from itertools import accumulate
 from typing import Iterable, Sequence
 
 from linter.fix import Edit, Fix
 from linter.model.position import Span
+
+
+_PLUS_ONE = (1).__add__
 
 
 class OverlapError(ValueError):
@@ -33,14 +37,12 @@ class TextIndex:
     def __init__(self, text: str):
         self.text = text
         self.base = 1 if text.startswith("\ufeff") else 0  # loaders count columns after the BOM
-        starts = [0]
-        find = text.find
-        at = find("\n")
-        while at != -1:
-            starts.append(at + 1)
-            at = find("\n", at + 1)
-        self.starts = starts
-        first = find("\n")
+        # each line's start: the running sum of the lengths of the lines before it, plus their LFs
+        # (C-speed iteration; a loop of find() calls cost a tenth of resolving the run's fixes)
+        lines = text.split("\n")
+        lines.pop()
+        self.starts = list(accumulate(map(_PLUS_ONE, map(len, lines)), initial=0))
+        first = text.find("\n")
         self.newline = "\r\n" if first > 0 and text[first - 1] == "\r" else "\n"
 
     @property

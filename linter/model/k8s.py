@@ -12,7 +12,6 @@ finding needs: the bad value, else its key, else (for a missing field) the paren
 
 from __future__ import annotations
 
-import posixpath
 import re
 from fractions import Fraction
 from functools import cached_property, lru_cache
@@ -144,9 +143,13 @@ class Container(Struct, eq=False):
 
     @property
     def command_strings(self) -> list[str]:
-        """The string items of ``command``, then of ``args``."""
-        return [item for field in ("command", "args") for item in self.body.get_seq(field) or ()
-                if isinstance(item, str)]
+        """The string items of ``command``, then of ``args`` (computed once: several rules and
+        helpers read them; callers must not change the list)."""
+        found = self._sections.get("command")
+        if found is None:
+            found = self._sections["command"] = [item for field in ("command", "args")
+                                                 for item in self.body.get_seq(field) or () if isinstance(item, str)]
+        return found
 
     @property
     def image_span(self) -> Span:
@@ -332,10 +335,10 @@ class PodSpec(Struct, eq=False, dict=True):
         items = self.spec.get_seq("volumes")
         return list(items.maps()) if items is not None else []
 
-    @property
+    @cached_property
     def uses_gpu(self) -> bool:
         """Whether any container requests or limits a GPU (``nvidia.com/gpu``, MIG, ``amd.com/gpu``)
-        or takes one through a resource claim (``linter.model.dra``)."""
+        or takes one through a resource claim (``linter.model.dra``); read once per pod."""
         return any(container_uses_gpu(c) for c in self.containers)
 
     @cached_property
@@ -411,7 +414,7 @@ def _programs(strings: list[str]) -> list[str] | None:
     ``&&``, ``||``, ``|`` and newlines), by base name; None when they cannot be told."""
     if not strings:
         return None
-    first = posixpath.basename(strings[0].strip())
+    first = strings[0].strip().rpartition("/")[2]  # the base name (posixpath.basename, without its call)
     if first not in _SHELLS:
         return [first]
     flag = next((i for i, arg in enumerate(strings[1:], 1) if arg.startswith("-") and not arg.startswith("--")
@@ -425,7 +428,7 @@ def _programs(strings: list[str]) -> list[str] | None:
         while words and words[0] in _SHELL_KEYWORDS:
             words.pop(0)
         if words:
-            programs.append(posixpath.basename(words[0]))
+            programs.append(words[0].rpartition("/")[2])
     return programs or None
 
 
@@ -438,7 +441,17 @@ GPU_CHECK_IMAGES = frozenset({"nvcr.io/nvidia/k8s/cuda-sample"})
 def idle_programs(container: "Container") -> list[str] | None:
     """The programs of a container that only looks at the node or waits (``nvidia-smi``,
     ``sleep``, a CUDA sample image), else None (it runs something else, or its image's own
-    entrypoint)."""
+    entrypoint; computed once per container)."""
+    found = container._sections.get("idle", _UNSET)
+    if found is _UNSET:
+        found = container._sections["idle"] = _idle_programs(container)
+    return found
+
+
+_UNSET = object()
+
+
+def _idle_programs(container: "Container") -> list[str] | None:
     reference = image_reference(container.image)
     if reference is not None and reference[0] in GPU_CHECK_IMAGES:
         return [f"cuda-sample:{reference[1]}" if reference[1] else "cuda-sample"]
@@ -505,6 +518,9 @@ class Workload(Struct, eq=False):
         completion (:attr:`is_training`) and shows it (:attr:`ml_sign`), or holds a GPU and is not
         a smoke test that only runs ``nvidia-smi`` or ``sleep`` (:attr:`idle`). The rules about
         what a trainer needs (shared memory, Guaranteed QoS, checkpoints) ask for this."""
+        return once(self, "trains", self._trains)
+
+    def _trains(self) -> str | None:
         if not self.is_training:
             return None
         sign = self.ml_sign
@@ -957,7 +973,17 @@ def gpu_resources(resources: dict[str, Resource], prefixes: Any = DEFAULT_GPU_RE
 
 
 def container_uses_gpu(container: Container, prefixes: Any = DEFAULT_GPU_RESOURCE_PREFIXES) -> bool:
-    """Whether a container requests or limits a GPU, or takes GPUs through a resource claim."""
+    """Whether a container requests or limits a GPU, or takes GPUs through a resource claim
+    (with the default prefixes: computed once per container)."""
+    if prefixes is DEFAULT_GPU_RESOURCE_PREFIXES:
+        found = container._sections.get("uses_gpu")
+        if found is None:
+            found = container._sections["uses_gpu"] = _uses_gpu(container, prefixes)
+        return found
+    return _uses_gpu(container, prefixes)
+
+
+def _uses_gpu(container: Container, prefixes: Any) -> bool:
     from linter.model.dra import claimed_gpus
 
     return bool(gpu_resources(container.requests, prefixes) or gpu_resources(container.limits, prefixes)

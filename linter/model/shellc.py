@@ -40,14 +40,14 @@ def shell_c(container) -> ShellC | None:
     command = container.body.get_seq("command")
     if not command:
         return None  # the image's ENTRYPOINT runs: not known here
+    first = command[0]
+    if not isinstance(first, str) or first.rsplit("/", 1)[-1] not in POSIX_SHELLS:
+        return None  # the common case, decided before the items are gathered
     items: list[tuple[object, Span, tuple[str | int, ...]]] = []
     for field in ("command", "args"):
         seq = container.body.get_seq(field)
         for index, item in enumerate(seq if seq is not None else ()):
             items.append((item, seq.item_span(index), container.path + (field, index)))
-    first = items[0][0]
-    if not isinstance(first, str) or first.rsplit("/", 1)[-1] not in POSIX_SHELLS:
-        return None
     for position in range(1, len(items)):
         word = items[position][0]
         if not isinstance(word, str) or not word.startswith("-") or word.startswith("--"):

@@ -43,6 +43,7 @@ _RESERVED = frozenset({
     "let", "loop", "package", "namespace", "return", "var", "void", "while",
 })
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_NAMEABLE = re.compile(r"[A-Za-z_.\-/][A-Za-z0-9_.\-/]*").fullmatch
 _FIELD_STEP = re.compile(r"""\.([A-Za-z_][A-Za-z0-9_-]*)|\[\s*'((?:[^'\\]|\\.)*)'\s*\]|\[\s*"((?:[^"\\]|\\.)*)"\s*\]""")
 
 
@@ -50,7 +51,7 @@ def escape(name: str) -> str | None:
     """A property's name as CEL reads it, or None when CEL cannot name it (Kubernetes' rules)."""
     if name in _RESERVED:
         return f"__{name}__"
-    if not re.fullmatch(r"[A-Za-z_.\-/][A-Za-z0-9_.\-/]*", name):
+    if not _NAMEABLE(name):
         return None
     escaped = name.replace("__", "__underscores__").replace(".", "__dot__").replace("-", "__dash__")
     return escaped.replace("/", "__slash__")
@@ -178,26 +179,27 @@ class Walk:
         return False
 
     def _node(self, value: Any, schema: Any, path: tuple, *, root: bool = False) -> None:
-        if not isinstance(schema, dict) or value is None or not has_rules(schema):
+        if value is None:
             return
-        rules = schema.get(RULES)
+        live = _live(schema)
+        if live is None:
+            return
+        rules, properties, extra, items = live
         if rules and not self._malformed(path):
             self._rules(rules, value, schema, path, root)
         if isinstance(value, dict):
-            properties = schema.get("properties")
-            if isinstance(properties, dict):
-                for name, child in properties.items():
-                    if root and name == "status":
-                        continue
-                    if name in value:
-                        self._node(value[name], child, path + (name,))
-            extra = schema.get("additionalProperties")
-            if isinstance(extra, dict) and not isinstance(properties, dict):
+            for name, child in properties:  # only the properties with rules at or below them
+                if root and name == "status":
+                    continue
+                if name in value:
+                    self._node(value[name], child, path + (name,))
+            if extra is not None:
                 for name, item in value.items():
                     self._node(item, extra, path + (name,))
-        elif isinstance(value, list) and isinstance(schema.get("items"), dict):
+        elif isinstance(value, list) and items is not None:
             for i, item in enumerate(value):
-                self._node(item, schema["items"], path + (i,))
+                self._node(item, items, path + (i,))
+
 
     def _rules(self, rules: Any, value: Any, schema: dict[str, Any], path: tuple, root: bool) -> None:
         from linter.cel import Compiled, Unevaluated, compile_expression, evaluate, largest_collection, message_of
@@ -239,6 +241,34 @@ class Walk:
                 anchor = KEY
                 where = ("kind",)
             self.issues.append(Issue(where, anchor, f"{text}: {message}", "cel"))
+
+
+_LIVE: dict[int, tuple[Any, Any]] = {}  # id(node) -> (node, its _live answer), as has_rules' memo
+
+
+def _live(schema: Any) -> tuple[Any, list[tuple[str, Any]], Any, Any] | None:
+    """What the walk needs of a schema node that carries CEL rules at or below it: its own rules,
+    the properties, ``additionalProperties`` (when there are no properties) and ``items`` that
+    carry rules; None for a node with none (most of a schema: the walk skips them without
+    looking at each property)."""
+    key = id(schema)
+    found = _LIVE.get(key)
+    if found is not None and found[0] is schema:
+        return found[1]
+    answer = None
+    if isinstance(schema, dict) and has_rules(schema):
+        properties = schema.get("properties")
+        live = [(name, child) for name, child in properties.items() if isinstance(child, dict) and has_rules(child)] \
+            if isinstance(properties, dict) else []
+        extra = schema.get("additionalProperties")
+        extra = extra if isinstance(extra, dict) and not isinstance(properties, dict) and has_rules(extra) else None
+        items = schema.get("items")
+        items = items if isinstance(items, dict) and has_rules(items) else None
+        answer = (schema.get(RULES), live, extra, items)
+    if len(_LIVE) >= _MEMO_KEPT:
+        _LIVE.clear()
+    _LIVE[key] = (schema, answer)
+    return answer
 
 
 def _reaches(value: Any, steps: tuple[str, ...]) -> bool:

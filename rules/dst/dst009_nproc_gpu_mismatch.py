@@ -135,17 +135,19 @@ def _mismatch(count: int, gpus: int) -> str:
 def check(pod, ctx):
     for container in pod.app_containers:
         gpus = _gpus(container)
+        if not gpus:
+            continue  # a count is judged against the container's GPUs: none, nothing to judge
         found = _launcher_flag(container)
         if found is not None:
             count = _count(found[0])
-            if gpus and count is not None and count != gpus:
+            if count is not None and count != gpus:
                 yield Finding(found[1], f"container `{container.name}` starts {count} processes per node "
                               f"(`--nproc-per-node {found[0]}`) on {_gpu_text(gpus)}: {_mismatch(count, gpus)}",
                               node=found[2], fix=f"--nproc-per-node={gpus}")
             continue
         var = container.env_value(ENV)
         count = _count(var.value) if var is not None and not var.from_ref else None
-        if gpus and count is not None and count != gpus:
+        if count is not None and count != gpus:
             yield Finding(var.value_span, f"container `{container.name}` sets `{ENV}={var.value}` on {_gpu_text(gpus)}: "
                           f"{_mismatch(count, gpus)}", node=var.path + ("value",), fix=f"{ENV}: \"{gpus}\"")
     obj = pod.obj

@@ -101,6 +101,8 @@ def _resource_problem(name: str) -> str | None:
 
 def _pod_findings(workload):
     for pod in workload.pods:
+        if not pod.uses_gpu:
+            continue  # a MIG resource is a GPU resource: decided once per pod
         for container in pod.containers:
             seen = set()
             for section, entries in (("requests", container.requests), ("limits", container.limits)):

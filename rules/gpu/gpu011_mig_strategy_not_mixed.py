@@ -142,6 +142,8 @@ def mig_facts(obj, ctx):
         yield from _plugin_strategies(workload, obj)
         return
     for pod in workload.pods:
+        if not pod.uses_gpu:
+            continue  # a MIG resource is a GPU resource: decided once per pod
         for container in pod.containers:
             for section, entries in (("requests", container.requests), ("limits", container.limits)):
                 for name, resource in entries.items():
