@@ -32,6 +32,7 @@ _BY_CODE = {
     "DKR006": "ml",  # SIGTERM reaching the trainer (its last checkpoint)
     "DKR008": "ml",  # NVIDIA drivers baked into a training image
     "IMG003": "ml",  # a GPU container on a CPU-only image
+    "IMG005": "ml",  # a CUDA image on a training job without a GPU
     "RES004": "ml", "RES005": "ml", "RES006": "ml", "RES007": "ml",  # /dev/shm and QoS of training pods
     "QUE010": "k8s",  # a priority class that does not exist: any workload
     "OBS001": "k8s", "OBS002": "k8s",  # monitors that select nothing or scrape an unknown port: any workload
