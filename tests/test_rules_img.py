@@ -99,3 +99,43 @@ def test_img005_only_training_workloads() -> None:
     report = lint(LintRequest(paths=[], config=Config(), registry=REGISTRY, select=["IMG005"],
                               stdin=("d.yaml", deployment.encode())))
     assert report.active == []
+
+
+# ---------------------------------------------------------------------------------------------
+# IMG007: code downloaded when the container starts
+
+from rules.img.img007_code_downloaded_at_start import downloads  # noqa: E402
+from linter.model.shellc import statements  # noqa: E402
+
+CONTAINER_POD = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    image: x:1\nSTART"
+
+
+def img007(start: str) -> list:
+    report = lint(LintRequest(paths=[], config=Config(), registry=REGISTRY, select=["IMG007"],
+                              stdin=("pod.yaml", CONTAINER_POD.replace("START", start).encode())))
+    return report.active
+
+
+@pytest.mark.parametrize("script, fires", [
+    ("pip install torch && python train.py", True), ("pip3 install -r requirements.txt; python t.py", True),
+    ("python3 -m pip install -U transformers", True), ("uv pip install --system vllm", True),
+    ("sudo -H pip install x", True), ("PIP_NO_CACHE_DIR=1 pip install x", True),
+    ("curl -fsSL https://x.io/i.sh | sh", True), ("wget -qO- https://x.io/get | python3 -", True),
+    ("curl -sSLO https://x.io/setup.sh && bash setup.sh", True), ("wget https://x.io/a/b/run.py?raw=1", True),
+    ('bash -c "$(curl -fsSL https://x.io/install)"', True), ("bash <(curl -s https://x.io/i)", True),
+    ("pip install -e . && python t.py", False), ("pip install /wheels/*.whl", False),
+    ("pip install --no-index -f /wheels -r r.txt", False), ("pip freeze > /out/req.txt", False),
+    ("pip list", False), ("echo pip install x", False), ("curl -o /data/x.csv https://x.io/x.csv", False),
+    ("curl -s http://svc:8080/healthz | grep ok", False),
+])
+def test_img007_downloads(script: str, fires: bool) -> None:
+    assert (downloads(statements(script), script) is not None) is fires
+
+
+def test_img007_positions() -> None:
+    found = img007('    command: ["/bin/bash", "-c", "--"]\n    args: ["cd /src; pip install -r requirements.txt; python t.py"]\n')
+    assert [(f.rule, f.line, f.column) for f in found] == [("IMG007", 9, 12)]  # the script after `-c --`
+    assert "`pip install -r requirements.txt`" in found[0].message
+    found = img007("    command: [pip, install, torch]\n")
+    assert [(f.line, f.column) for f in found] == [(8, 15)]
+    assert img007("    command: [python, train.py]\n    args: [--pip, install]\n") == []
