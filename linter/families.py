@@ -25,6 +25,7 @@ _BY_PREFIX = {
     "AKS": "aks", "XPL": "aks", "SHL": "aks",
     "GPU": "ml", "DST": "ml", "QUE": "ml", "KAI": "ml", "OBS": "ml", "STO": "ml",
     "DKR": "k8s", "IMG": "k8s", "RES": "k8s", "SEC": "k8s", "SCH": "k8s", "LNT": "k8s", "ADM": "k8s",
+    "REL": "k8s",
 }
 _BY_CODE = {
     "DKR003": "ml",  # a GPU Dockerfile on a CPU-only base
