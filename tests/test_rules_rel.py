@@ -65,6 +65,9 @@ def sign(text: str) -> str | None:
     ("myacr.azurecr.io/mirror/nvidia/tritonserver:24.05-py3", "", True),
     ("ghcr.io/huggingface/text-generation-inference:2.3.1", "", True),
     ("nvcr.io/nim/meta/llama-3.1-8b-instruct:1.1.2", "", True),
+    ("us-docker.pkg.dev/cloud-tpu-images/inference/torchserve-tpu:v0.8.2", "", True),  # a server's variant
+    ("myacr.azurecr.io/vllm-rocm:0.6.3", "", True),
+    ("myacr.azurecr.io/vllmx:1", "", False), ("myacr.azurecr.io/my-torchserve:1", "", False),
     ("myacr.azurecr.io/llm:1", "command: [vllm, serve, m]", True),
     ("myacr.azurecr.io/llm:1", "command: [python3, -m, vllm.entrypoints.openai.api_server]", True),
     ("myacr.azurecr.io/llm:1", "command: [bash, -c, 'pip list; exec tritonserver --model-repository=/m']", True),

@@ -10,7 +10,8 @@ linter's business there, so a workload counts as serving only on evidence:
 - or it is a long-running kind (``Deployment``, ``StatefulSet``, ``LeaderWorkerSet``) and an app
   container runs a model server: its image is one (:data:`SERVER_IMAGES`: vLLM, Triton,
   TensorFlow Serving, TorchServe, Hugging Face TGI/TEI, KServe's and Seldon's servers, Ollama,
-  SGLang, OpenVINO Model Server, llama.cpp's server, NVIDIA NIM), or its command starts one
+  SGLang, OpenVINO Model Server, llama.cpp's server, NVIDIA NIM; any registry, and a repository
+  named after a server or its variant: `…/torchserve-tpu`, `…/vllm-rocm`), or its command starts one
   (:data:`SERVER_PROGRAMS`: ``vllm serve``, ``tritonserver``, ``text-generation-launcher``,
   ``python -m vllm.entrypoints…``).
 
@@ -40,6 +41,10 @@ SERVER_IMAGES = (
     "localai/localai", "kaito/kaito-base",
 )
 _SERVER_REPOSITORIES = ("nim/",)  # NVIDIA NIM: nvcr.io/nim/<vendor>/<model>
+# a repository (the path's last part) named as a server, or its variant: `…/inference/torchserve-tpu`,
+# `myacr.azurecr.io/vllm-rocm`
+SERVER_NAMES = ("tritonserver", "torchserve", "vllm", "text-generation-inference", "text-embeddings-inference",
+                "sglang", "mlserver", "llama.cpp", "tensorflow-serving", "model_server")
 # programs that start a model server (the first word of a command, by base name)
 SERVER_PROGRAMS = frozenset({
     "tritonserver", "text-generation-launcher", "text-embeddings-router", "torchserve", "tensorflow_model_server",
@@ -67,6 +72,9 @@ def server_image(image: str | None) -> str | None:
         if path == known or path.endswith("/" + known):
             return known
     if path.startswith(_SERVER_REPOSITORIES) or "/nim/" in path:
+        return path
+    repository = path.rsplit("/", 1)[-1]
+    if any(repository == name or repository.startswith(name + "-") for name in SERVER_NAMES):
         return path
     return None
 
