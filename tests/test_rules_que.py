@@ -896,3 +896,16 @@ def test_que016_kueue_workload_priority_classes() -> None:
                    train, serve, select=("QUE016",))
     assert [(r.rule, r.path, r.line) for r in results] == [("QUE016", "f0.yaml", 4)]
     assert "WorkloadPriorityClass `hi`" in results[0].message and "label `kueue.x-k8s.io/priority-class`" in results[0].message
+
+
+def test_que016_a_shared_class_only_when_both_sides_name_it() -> None:
+    pc = QUE016_PC.replace("NAME", "everything").replace("VALUE", "value: 1000\nglobalDefault: true")
+    serve = QUE016_SERVE.replace("KIND", "Deployment").replace("SERVER", "vllm/vllm-openai:v0.6.3")
+    train = QUE016_TRAIN.replace("IMAGE", "trainer:1")
+    # both fall back to the global default: no ranking to judge
+    assert lint(pc, train.replace("PRIORITY", ""), serve.replace("PRIORITY", ""), select=("QUE016",)) == []
+    assert lint(pc, train.replace("PRIORITY", "priorityClassName: everything"), serve.replace("PRIORITY", ""),
+                select=("QUE016",)) == []
+    both = lint(pc, train.replace("PRIORITY", "priorityClassName: everything"),
+                serve.replace("PRIORITY", "priorityClassName: everything"), select=("QUE016",))
+    assert [(r.rule, r.line) for r in both] == [("QUE016", 4)] and "also the class serving runs with" in both[0].message

@@ -13,7 +13,9 @@ the same for Kueue `WorkloadPriorityClass`es named by the `kueue.x-k8s.io/priori
   image is vLLM, Triton, TensorFlow Serving, TorchServe, TGI, Ollama, … or its command starts
   `vllm serve`, `tritonserver` and the like).
 - A pod that names no class runs with the project's `globalDefault` class, if there is one. The
-  built-in `system-*` classes are not judged.
+  built-in `system-*` classes are not judged. One class used by both sides is flagged only when
+  workloads of both sides name it: a `globalDefault` class that both just fall back to is no
+  ranking at all.
 
 The finding points at the training class's `value` (its name when the value is not written) and
 names the serving class and a workload of each side. A class defined in several variant files is
@@ -106,13 +108,17 @@ def classes_in_use(obj, ctx):
     else:
         return
     stub = obj.stub()
-    for name in dict.fromkeys(pod_priority(pod, ctx.index).class_name for pod in workload.pods):
-        if name is not None and name not in SYSTEM_PRIORITY_CLASSES:
-            yield PRIORITY_CLASS, name, side, stub
+    seen = {}
+    for pod in workload.pods:
+        priority = pod_priority(pod, ctx.index)
+        if priority.class_name is not None and priority.class_name not in SYSTEM_PRIORITY_CLASSES:
+            seen[priority.class_name] = seen.get(priority.class_name, False) or not priority.defaulted
+    for name, named in seen.items():
+        yield PRIORITY_CLASS, name, side, stub, named
     if is_kueue_managed_kind(obj):
         for ref in priority_refs(obj, None):
             if ref.workload_class:
-                yield WORKLOAD_CLASS, ref.name, side, stub
+                yield WORKLOAD_CLASS, ref.name, side, stub, True
 
 
 def _values(index, kind: str, name: str) -> list[tuple[int, object]]:
@@ -133,8 +139,11 @@ def _shown(stub: ObjectStub) -> str:
       requires=("PriorityClass", "WorkloadPriorityClass"), collect=classes_in_use, tags=("priorities", "preemption"))
 def check(found, ctx):
     users: dict[tuple[str, str, str], ObjectStub] = {}
-    for kind, name, side, stub in found:
+    named: set[tuple[str, str, str]] = set()  # classes a workload of that side names (not only by default)
+    for kind, name, side, stub, by_name in found:
         users.setdefault((kind, name, side), stub)
+        if by_name:
+            named.add((kind, name, side))
     for kind in (PRIORITY_CLASS, WORKLOAD_CLASS):
         serving = []
         for (k, name, side), stub in users.items():
@@ -151,7 +160,10 @@ def check(found, ctx):
             if not values:
                 continue
             low = min(v for v, _ in values)
-            below = [s for s in serving if s[0] <= low]
+            # one class for both sides is judged only when both name it: a global default that every
+            # pod gets is no ranking of training against serving
+            shared = (kind, name, TRAINING) in named and (kind, name, SERVING) in named
+            below = [s for s in serving if s[0] <= low and (s[1] != name or shared)]
             if not below:
                 continue
             # the dedicated serving class nearest below (a class training shares is the last choice)
