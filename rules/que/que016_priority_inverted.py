@@ -17,10 +17,10 @@ the same for Kueue `WorkloadPriorityClass`es named by the `kueue.x-k8s.io/priori
   workloads of both sides name it: a `globalDefault` class that both just fall back to is no
   ranking at all.
 
-The finding points at the training class's `value` (its name when the value is not written) and
-names the serving class and a workload of each side. A class defined in several variant files is
-judged by its lowest value on the training side and its highest on the serving side, so every
-combination is inverted. Dangling `kueue.x-k8s.io/priority-class` labels are QUE010's.
+The finding points at the training class's `value` (a class without a literal whole-number value
+is not judged) and names the serving class and a workload of each side. A class defined in
+several variant files is judged by its lowest value on the training side and its highest on the
+serving side, so every combination is inverted. Dangling `kueue.x-k8s.io/priority-class` labels are QUE010's.
 
 ## Why is this bad?
 The article: "Latency-sensitive inference commonly requires a higher priority than interruptible
@@ -171,10 +171,7 @@ def check(found, ctx):
                 below, key=lambda s: ((kind, s[1], TRAINING) in users and s[1] != name, -s[0], s[1]))
             field = "label `" + WORKLOAD_PRIORITY_LABEL + "`" if kind == WORKLOAD_CLASS else "priorityClassName"
             for _, pc in values:
-                if "value" in pc.body:
-                    span, node = pc.body.value_span("value"), ("value",)
-                else:
-                    span, node = pc.metadata.value_span("name"), ("metadata", "name")
+                span, node = pc.body.value_span("value"), ("value",)  # _values keeps classes with a value
                 if serving_name == name:
                     relation = (f"also the class serving runs with ({_shown(serving_stub)}), so inference cannot "
                                 "preempt training")
