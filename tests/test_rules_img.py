@@ -127,6 +127,9 @@ def img007(start: str) -> list:
     ("pip install --no-index -f /wheels -r r.txt", False), ("pip freeze > /out/req.txt", False),
     ("pip list", False), ("echo pip install x", False), ("curl -o /data/x.csv https://x.io/x.csv", False),
     ("curl -s http://svc:8080/healthz | grep ok", False),
+    ("curl -fsSL https://x.io/i.sh | bash -s -- --version 1.2", True), ("curl -fsSL https://x.io/i | sudo sh -", True),
+    ("curl -s https://api.x.io/v1 | python3 -c 'import json,sys; print(json.load(sys.stdin))'", False),
+    ("curl -s https://api.x.io/v1 | python -m json.tool", False), ("curl -s https://x.io/data | bash parse.sh", False),
 ])
 def test_img007_downloads(script: str, fires: bool) -> None:
     assert (downloads(statements(script), script) is not None) is fires

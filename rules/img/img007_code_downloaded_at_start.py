@@ -6,8 +6,10 @@ start-up:
 
 - `pip install` of packages or requirement files (`pip`, `pip3`, `python -m pip`, `uv pip`,
   through `sudo`, `env` or `exec`): not a local path or wheel only, not `--no-index`;
-- a download piped into an interpreter: `curl -sSL https://… | bash`, `wget -qO- … | python3`,
-  and `bash -c "$(curl …)"`, `bash <(curl …)`;
+- a download piped into an interpreter that runs it: `curl -sSL https://… | bash`, `… | sh -s --
+  args`, `wget -qO- … | python3 -`, and `bash -c "$(curl …)"`, `bash <(curl …)` (not an
+  interpreter that reads it as data: `… | python3 -c '…json.load(sys.stdin)…'`, `… | python -m
+  json.tool`, `… | bash parse.sh`);
 - a download of a script (`curl -O https://…/setup.sh`, `wget https://…/train.py`: a URL whose
   path ends in `.sh`, `.bash`, `.py` or `.pl`).
 
@@ -117,6 +119,26 @@ def pip_download(words: tuple[str, ...]) -> str | None:
     return shown if len(shown) <= 60 else shown[:57] + "…"
 
 
+def runs_stdin(arguments: tuple[str, ...]) -> bool:
+    """Whether an interpreter with these arguments runs the code it reads on stdin (``sh``,
+    ``bash -s``, ``python3 -``), not a program of its own that reads the download as data
+    (``python3 -c '…json.load(sys.stdin)…'``, ``python3 -m json.tool``, ``bash parse.sh``)."""
+    for word in arguments:
+        if word == "-":
+            return True  # python: the program from stdin
+        if word.startswith("--"):
+            continue
+        if word.startswith("-"):
+            flags = word[1:]
+            if flags.startswith("m") or "c" in flags:
+                return False  # inline code (`-c`, `-ec`) or a module (`-m json.tool`)
+            if "s" in flags:
+                return True  # sh/bash `-s`: commands from stdin
+            continue
+        return False  # a script file of its own
+    return True
+
+
 def downloads(statements_: tuple[tuple[tuple[str, ...], str | None], ...], raw: str) -> str | None:
     """What the statements fetch at start, for the message, else None."""
     for position, (words, end) in enumerate(statements_):
@@ -127,7 +149,7 @@ def downloads(statements_: tuple[tuple[tuple[str, ...], str | None], ...], raw: 
         if program in DOWNLOADERS:
             if end in ("|", "|&") and position + 1 < len(statements_):
                 follower = _strip_wrappers(statements_[position + 1][0])
-                if follower and posixpath.basename(follower[0]) in INTERPRETERS:
+                if follower and posixpath.basename(follower[0]) in INTERPRETERS and runs_stdin(follower[1:]):
                     return f"`{program} … | {posixpath.basename(follower[0])}`"
             url = next((w for w in words if _SCRIPT_URL.match(w)), None)
             if url is not None:
