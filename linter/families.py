@@ -25,6 +25,7 @@ _BY_PREFIX = {
     "AKS": "aks", "XPL": "aks", "SHL": "aks",
     "GPU": "ml", "DST": "ml", "QUE": "ml", "KAI": "ml", "OBS": "ml", "STO": "ml",
     "DKR": "k8s", "IMG": "k8s", "RES": "k8s", "SEC": "k8s", "SCH": "k8s", "LNT": "k8s", "ADM": "k8s",
+    "REL": "k8s",
 }
 _BY_CODE = {
     "DKR003": "ml",  # a GPU Dockerfile on a CPU-only base
@@ -32,6 +33,7 @@ _BY_CODE = {
     "DKR006": "ml",  # SIGTERM reaching the trainer (its last checkpoint)
     "DKR008": "ml",  # NVIDIA drivers baked into a training image
     "IMG003": "ml",  # a GPU container on a CPU-only image
+    "IMG005": "ml",  # a CUDA image on a training job without a GPU
     "RES004": "ml", "RES005": "ml", "RES006": "ml", "RES007": "ml",  # /dev/shm and QoS of training pods
     "QUE010": "k8s",  # a priority class that does not exist: any workload
     "OBS001": "k8s", "OBS002": "k8s",  # monitors that select nothing or scrape an unknown port: any workload

@@ -21,4 +21,5 @@ REFERENCE_KINDS = frozenset({
     "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding",  # the project's admission policies (ADM001)
     "ValidatingPolicy",  # Kyverno's CEL admission policies (ADM001)
     "Namespace",  # namespace labels, for the admission policies' namespaceSelector
+    "PodDisruptionBudget",  # the budgets that keep model-serving replicas up through drains (REL003)
 })

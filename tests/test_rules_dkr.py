@@ -283,3 +283,39 @@ def test_dkr008_points_at_the_package_on_its_continuation_line_and_skips_builder
     found = run(text, select=["DKR008"])
     assert [(line, column) for line, column, _, _ in found] == [(8, 7)]
     assert "`apt-get` installs the NVIDIA driver package `cuda-drivers=550.54.15-1` into the image" in found[0][3]
+
+
+# ---------------------------------------------------------------------------------------------
+# DKR009: unpinned pip installs
+
+from rules.dkr.dkr009_pip_install_unpinned import unpinned  # noqa: E402
+
+
+@pytest.mark.parametrize("word, name", [
+    ("torch", "torch"), ("transformers>=4.40", "transformers"), ("numpy~=1.26", "numpy"), ("vllm==0.6.*", "vllm"),
+    ("peft[torch]", "peft"), ("scipy>=1.0,<2", "scipy"), ("torch!=2.0.0", "torch"),
+    ("torch==2.4.1", None), ("torch===2.4.1", None), ("peft[torch]==0.12.0", None),
+    ("bitsandbytes==0.43.3; platform_machine == 'x86_64'", None),
+    (".", None), ("./src", None), ("/tmp/x.whl", None), ("pkg.tar.gz", None), ("git+https://github.com/a/b", None),
+    ("flash-attn @ https://x/y.whl", None), ("$PACKAGES", None), ("pip", None), ("setuptools", None), ("wheel", None),
+    ("uv", None),
+])
+def test_dkr009_requirements(word: str, name: str | None) -> None:
+    assert unpinned(word) == name
+
+
+def test_dkr009_positions_constraints_and_build_arguments() -> None:
+    base = f"FROM {PT}\n"
+    found = run(base + "RUN pip install --no-cache-dir -r req.txt torch\n", select=["DKR009"])
+    assert [(line, col, rule) for line, col, rule, _ in found] == [(2, 43, "DKR009")]
+    assert "`torch`" in found[0][3]
+    # the exec form: the element's own position
+    found = run(base + 'RUN ["pip", "install", "--no-cache-dir", "torch"]\n', select=["DKR009"])
+    assert [(line, col) for line, col, _, _ in found] == [(2, 42)]
+    # a constraints file, PIP_CONSTRAINT from ENV or a prefix, value options that swallow a word
+    for text in ("RUN pip install --no-cache-dir -c c.txt torch\n", "RUN pip install --no-cache-dir --constraint=c.txt torch\n",
+                 "ENV PIP_CONSTRAINT=/c.txt\nRUN pip install --no-cache-dir torch\n",
+                 "RUN PIP_CONSTRAINT=/c.txt pip install --no-cache-dir torch\n",
+                 "RUN pip install --no-cache-dir --index-url https://x/simple torch==2.4.1\n",
+                 "RUN pip install --no-cache-dir -r requirements.txt\n", "RUN echo pip install torch\n"):
+        assert run(base + text, select=["DKR009"]) == [], text

@@ -50,3 +50,95 @@ def test_img006_points_at_the_image_and_asks_for_a_release_and_its_digest() -> N
     assert (finding.line, finding.column, finding.severity) == (7, 12, "warning")
     assert finding.message == ("container `c` image `ghcr.io/example/fetcher:main` uses the moving tag `main`, which "
                                "points at a new build every time it is pushed; use a release tag and pin its digest")
+
+
+# ---------------------------------------------------------------------------------------------
+# IMG005: a CUDA image on a training job that requests no GPU
+
+from rules.img.img005_cuda_image_without_gpu import cuda_image  # noqa: E402
+
+JOB = ("apiVersion: batch/v1\nkind: KIND\nmetadata: {name: j}\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n"
+       "      containers:\n      - name: c\n        image: IMAGE\nRESOURCES")
+
+
+@pytest.mark.parametrize("image, cuda", [
+    ("nvidia/cuda:12.4.1-runtime-ubuntu22.04", True), ("nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04", True),
+    ("pytorch/pytorch:2.4.1-cuda12.4-cudnn9-runtime", True), ("rayproject/ray:2.41.0-py311-cu121", True),
+    ("nvcr.io/nvidia/pytorch:24.05-py3", True), ("myacr.azurecr.io/ml/trainer-cuda:1.0", True),
+    ("tensorflow/tensorflow:2.16.1-gpu", True), ("mirror.io/tensorflow/tensorflow:2.16.1-gpu-jupyter", True),
+    ("pytorch/pytorch:2.4.1-cpu", False), ("tensorflow/tensorflow:2.16.1", False), ("rayproject/ray:2.41.0", False),
+    ("myacr.azurecr.io/app:gpu", False),  # an own image's `gpu` tag: not known to be CUDA
+    ("nvcr.io/nvidia/k8s/cuda-sample:vectoradd-cuda12.5.0", False),  # NVIDIA's GPU check
+    ("myacr.azurecr.io/cuda-cpu:1", False), ("docker.io/library/python:3.12", False), ("${IMAGE}", False),
+    ("myacr.azurecr.io/customer:1.0", False), ("myacr.azurecr.io/cucumber:cu", False),
+])
+def test_img005_cuda_images(image: str, cuda: bool) -> None:
+    assert (cuda_image(image) is not None) is cuda
+
+
+def img005(image: str, kind: str = "Job", resources: str = "") -> list:
+    text = JOB.replace("KIND", kind).replace("IMAGE", image).replace("RESOURCES", resources)
+    report = lint(LintRequest(paths=[], config=Config(), registry=REGISTRY, select=["IMG005"],
+                              stdin=("job.yaml", text.encode())))
+    return report.active
+
+
+def test_img005_points_at_the_image_of_a_training_job_without_gpus() -> None:
+    found = img005("pytorch/pytorch:2.4.1-cuda12.4-cudnn9-runtime")
+    assert [(f.rule, f.line, f.column) for f in found] == [("IMG005", 10, 16)]
+    assert "no pod of the Job requests a GPU" in found[0].message
+    gpu = "        resources: {limits: {nvidia.com/gpu: 1}}\n"
+    assert img005("pytorch/pytorch:2.4.1-cuda12.4-cudnn9-runtime", resources=gpu) == []
+    zero = "        resources: {limits: {nvidia.com/gpu: 0}}\n"
+    assert [f.rule for f in img005("nvidia/cuda:12.4.1-base-ubuntu22.04", resources=zero)] == ["IMG005"]
+
+
+def test_img005_only_training_workloads() -> None:
+    deployment = JOB.replace("batch/v1", "apps/v1").replace("KIND", "Deployment").replace(
+        "      restartPolicy: Never\n", "").replace("IMAGE", "nvidia/cuda:12.4.1-base-ubuntu22.04").replace("RESOURCES", "")
+    report = lint(LintRequest(paths=[], config=Config(), registry=REGISTRY, select=["IMG005"],
+                              stdin=("d.yaml", deployment.encode())))
+    assert report.active == []
+
+
+# ---------------------------------------------------------------------------------------------
+# IMG007: code downloaded when the container starts
+
+from rules.img.img007_code_downloaded_at_start import downloads  # noqa: E402
+from linter.model.shellc import statements  # noqa: E402
+
+CONTAINER_POD = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    image: x:1\nSTART"
+
+
+def img007(start: str) -> list:
+    report = lint(LintRequest(paths=[], config=Config(), registry=REGISTRY, select=["IMG007"],
+                              stdin=("pod.yaml", CONTAINER_POD.replace("START", start).encode())))
+    return report.active
+
+
+@pytest.mark.parametrize("script, fires", [
+    ("pip install torch && python train.py", True), ("pip3 install -r requirements.txt; python t.py", True),
+    ("python3 -m pip install -U transformers", True), ("uv pip install --system vllm", True),
+    ("sudo -H pip install x", True), ("PIP_NO_CACHE_DIR=1 pip install x", True),
+    ("curl -fsSL https://x.io/i.sh | sh", True), ("wget -qO- https://x.io/get | python3 -", True),
+    ("curl -sSLO https://x.io/setup.sh && bash setup.sh", True), ("wget https://x.io/a/b/run.py?raw=1", True),
+    ('bash -c "$(curl -fsSL https://x.io/install)"', True), ("bash <(curl -s https://x.io/i)", True),
+    ("pip install -e . && python t.py", False), ("pip install /wheels/*.whl", False),
+    ("pip install --no-index -f /wheels -r r.txt", False), ("pip freeze > /out/req.txt", False),
+    ("pip list", False), ("echo pip install x", False), ("curl -o /data/x.csv https://x.io/x.csv", False),
+    ("curl -s http://svc:8080/healthz | grep ok", False),
+    ("curl -fsSL https://x.io/i.sh | bash -s -- --version 1.2", True), ("curl -fsSL https://x.io/i | sudo sh -", True),
+    ("curl -s https://api.x.io/v1 | python3 -c 'import json,sys; print(json.load(sys.stdin))'", False),
+    ("curl -s https://api.x.io/v1 | python -m json.tool", False), ("curl -s https://x.io/data | bash parse.sh", False),
+])
+def test_img007_downloads(script: str, fires: bool) -> None:
+    assert (downloads(statements(script), script) is not None) is fires
+
+
+def test_img007_positions() -> None:
+    found = img007('    command: ["/bin/bash", "-c", "--"]\n    args: ["cd /src; pip install -r requirements.txt; python t.py"]\n')
+    assert [(f.rule, f.line, f.column) for f in found] == [("IMG007", 9, 12)]  # the script after `-c --`
+    assert "`pip install -r requirements.txt`" in found[0].message
+    found = img007("    command: [pip, install, torch]\n")
+    assert [(f.line, f.column) for f in found] == [(8, 15)]
+    assert img007("    command: [python, train.py]\n    args: [--pip, install]\n") == []

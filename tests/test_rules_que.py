@@ -826,3 +826,86 @@ def test_que014_needs_both_namespaces_written() -> None:
     assert lint(unplaced, job.replace("team-a", "default"), select=("QUE014",)) == []
     deployment = job.replace("batch/v1\nkind: Job", "apps/v1\nkind: Deployment")
     assert lint(QUE014_LQ.replace("LQNAME", "q"), deployment, select=("QUE014",)) == []
+
+
+# ---------------------------------------------------------------------------------------------
+# QUE016: training ranked at or above serving
+
+QUE016_PC = "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: NAME}\nVALUE\n"
+QUE016_TRAIN = ("apiVersion: batch/v1\nkind: Job\nmetadata: {name: train, namespace: ml}\nspec:\n  template:\n    spec:\n"
+                "      restartPolicy: Never\n      PRIORITY\n      containers:\n      - name: t\n        image: IMAGE\n"
+                "        command: [python, train.py]\n")
+QUE016_SERVE = ("apiVersion: apps/v1\nkind: KIND\nmetadata: {name: serve, namespace: ml}\nspec:\n  template:\n    spec:\n"
+                "      PRIORITY\n      containers:\n      - name: s\n        image: SERVER\n")
+
+
+def que016(train_value: int | None, serve_value: int, *, server: str = "vllm/vllm-openai:v0.6.3",
+           kind: str = "Deployment", train_image: str = "myacr.azurecr.io/trainer:1", default: str = "") -> list:
+    train_pc = QUE016_PC.replace("NAME", "train-pc").replace("VALUE", "" if train_value is None else f"value: {train_value}")
+    serve_pc = QUE016_PC.replace("NAME", "serve-pc").replace("VALUE", f"value: {serve_value}{default}")
+    train = QUE016_TRAIN.replace("PRIORITY", "priorityClassName: train-pc").replace("IMAGE", train_image)
+    serve = QUE016_SERVE.replace("KIND", kind).replace("SERVER", server)
+    serve = serve.replace("PRIORITY", "" if default else "priorityClassName: serve-pc")
+    return lint(train_pc, serve_pc, train, serve, select=("QUE016",))
+
+
+@pytest.mark.parametrize("train_value, serve_value, fires", [(100000, 10000, True), (10000, 10000, True),
+                                                             (10000, 100000, False)])
+def test_que016_compares_values_and_points_at_the_training_value(train_value: int, serve_value: int, fires: bool) -> None:
+    results = que016(train_value, serve_value)
+    assert [(r.rule, r.path, r.line, r.column) for r in results] == ([("QUE016", "f0.yaml", 4, 8)] if fires else [])
+    if fires:
+        assert "`train-pc`" in results[0].message and "`serve-pc`" in results[0].message
+        assert "Job `ml/train`" in results[0].message and "Deployment `ml/serve`" in results[0].message
+
+
+@pytest.mark.parametrize("server, kind, fires", [
+    ("nvcr.io/nvidia/tritonserver:24.05-py3", "StatefulSet", True),
+    ("myacr.azurecr.io/mirror/vllm/vllm-openai:v0.6.3", "Deployment", True),  # a mirror of the server image
+    ("nginx:1.27", "Deployment", False),  # not a model server: not the serving the article ranks
+    ("vllm/vllm-openai:v0.6.3", "DaemonSet", False),
+])
+def test_que016_serving_needs_a_model_server(server: str, kind: str, fires: bool) -> None:
+    assert [r.rule for r in que016(100000, 10000, server=server, kind=kind)] == (["QUE016"] if fires else [])
+
+
+def test_que016_global_default_class_and_idle_jobs() -> None:
+    # the serving Deployment names no class: it runs with the global default one
+    assert [r.rule for r in que016(100000, 10000, default="\nglobalDefault: true")] == ["QUE016"]
+    # a class without a value is 0: never at or above a serving class with a positive value
+    assert que016(None, 10000) == []
+    # a busybox Job trains nothing
+    idle = QUE016_TRAIN.replace("PRIORITY", "priorityClassName: train-pc").replace("IMAGE", "busybox:1.36")
+    idle = idle.replace("[python, train.py]", "[sleep, '60']")
+    texts = (QUE016_PC.replace("NAME", "train-pc").replace("VALUE", "value: 100000"),
+             QUE016_PC.replace("NAME", "serve-pc").replace("VALUE", "value: 10"), idle,
+             QUE016_SERVE.replace("KIND", "Deployment").replace("SERVER", "vllm/vllm-openai:v0.6.3")
+             .replace("PRIORITY", "priorityClassName: serve-pc"))
+    assert lint(*texts, select=("QUE016",)) == []
+
+
+def test_que016_kueue_workload_priority_classes() -> None:
+    wpc = "apiVersion: kueue.x-k8s.io/v1beta1\nkind: WorkloadPriorityClass\nmetadata: {name: NAME}\nvalue: VALUE\n"
+    train = QUE016_TRAIN.replace("PRIORITY", "").replace("IMAGE", "trainer:1").replace(
+        "metadata: {name: train, namespace: ml}",
+        "metadata:\n  name: train\n  namespace: ml\n  labels: {kueue.x-k8s.io/priority-class: hi}")
+    serve = QUE016_SERVE.replace("KIND", "Deployment").replace("SERVER", "ollama/ollama:0.3.12").replace("PRIORITY", "")
+    serve = serve.replace("metadata: {name: serve, namespace: ml}",
+                          "metadata:\n  name: serve\n  namespace: ml\n  labels: {kueue.x-k8s.io/priority-class: lo}")
+    results = lint(wpc.replace("NAME", "hi").replace("VALUE", "1000"), wpc.replace("NAME", "lo").replace("VALUE", "10"),
+                   train, serve, select=("QUE016",))
+    assert [(r.rule, r.path, r.line) for r in results] == [("QUE016", "f0.yaml", 4)]
+    assert "WorkloadPriorityClass `hi`" in results[0].message and "label `kueue.x-k8s.io/priority-class`" in results[0].message
+
+
+def test_que016_a_shared_class_only_when_both_sides_name_it() -> None:
+    pc = QUE016_PC.replace("NAME", "everything").replace("VALUE", "value: 1000\nglobalDefault: true")
+    serve = QUE016_SERVE.replace("KIND", "Deployment").replace("SERVER", "vllm/vllm-openai:v0.6.3")
+    train = QUE016_TRAIN.replace("IMAGE", "trainer:1")
+    # both fall back to the global default: no ranking to judge
+    assert lint(pc, train.replace("PRIORITY", ""), serve.replace("PRIORITY", ""), select=("QUE016",)) == []
+    assert lint(pc, train.replace("PRIORITY", "priorityClassName: everything"), serve.replace("PRIORITY", ""),
+                select=("QUE016",)) == []
+    both = lint(pc, train.replace("PRIORITY", "priorityClassName: everything"),
+                serve.replace("PRIORITY", "priorityClassName: everything"), select=("QUE016",))
+    assert [(r.rule, r.line) for r in both] == [("QUE016", 4)] and "also the class serving runs with" in both[0].message

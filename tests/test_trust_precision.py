@@ -231,3 +231,32 @@ def test_sch003_names_each_case(tmp_path: Path) -> None:
     # the rule's own slug, as before the cases had theirs, suppresses every case
     (tmp_path / "objects.yaml").write_text("# mlops-lint: disable=api-version-removed\n" + SCH003_CASES)
     assert [f["line"] for f in lint(tmp_path, "--select", "SCH003")] == [7, 12, 19]
+
+
+def test_the_articles_blocks_and_issue_37_rules(tmp_path: Path) -> None:
+    """QUE016, IMG005, IMG007, DKR009 and REL001-REL003 on the article's manifests (each block a file,
+    then all in one file) and its Dockerfile: its PriorityClasses rank inference above training, its
+    metrics Deployment serves no model, its image installs a requirements file. The one finding is
+    IMG005 on the checkpointing Job, which runs `pytorch/pytorch:…-cuda12.4…` with a CPU request
+    only: the article's own rule ("maintain separate CPU and GPU image variants") says that job
+    lacks its GPU request or pulls CUDA for nothing."""
+    if not ARTICLE.is_file():
+        pytest.skip(f"{ARTICLE} is not on this machine")
+    select = ("--select", "QUE016,IMG005,IMG007,DKR009,REL001,REL002,REL003")
+    (tmp_path / ".mlops-lint.yaml").write_text("profile: aks-standard\n")
+    blocks = article_blocks()
+    for n, block in enumerate(blocks, 1):
+        (tmp_path / f"block{n:02d}.yaml").write_text(block)
+    lines = ARTICLE.read_text().split("\n")
+    start = lines.index("FROM pytorch/pytorch:2.4.1-cuda12.4-cudnn9-runtime")
+    end = next(i for i in range(start, len(lines)) if lines[i].startswith("ENTRYPOINT"))
+    (tmp_path / "Dockerfile").write_text("\n".join(lines[start:end + 1]) + "\n")
+    expected = [("IMG005", "Job", "checkpointed-pytorch-training")]
+    found = lint(tmp_path, *select)
+    assert [(f["rule"], f["object"]["kind"], f["object"]["name"]) for f in found] == expected
+    together = tmp_path / "together"
+    together.mkdir()
+    (together / ".mlops-lint.yaml").write_text("profile: aks-standard\n")
+    (together / "all.yaml").write_text("---\n".join(blocks))
+    found = lint(together, *select)
+    assert [(f["rule"], f["object"]["kind"], f["object"]["name"]) for f in found] == expected

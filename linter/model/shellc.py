@@ -55,9 +55,12 @@ def shell_c(container) -> ShellC | None:
                 continue
             return None
         if "c" in word[1:] and word[1:].isalpha():
-            if position + 1 < len(items) and isinstance(items[position + 1][0], str):
-                _, span, node = items[position + 1]
-                return ShellC(first.rsplit("/", 1)[-1], items[position + 1][0], span, node)
+            script = position + 1
+            if script < len(items) and items[script][0] == "--":  # `bash -c -- 'script'`: `--` ends the options
+                script += 1
+            if script < len(items) and isinstance(items[script][0], str):
+                _, span, node = items[script]
+                return ShellC(first.rsplit("/", 1)[-1], items[script][0], span, node)
             return None
     return None
 

@@ -1,0 +1,151 @@
+"""Serving: which long-running workloads serve a model (an inference server), not train one.
+
+The article sets latency-sensitive inference against interruptible training (priorities) and
+links the AKS reliability practices for what stays up (probes, spread replicas, disruption
+budgets). A generic Deployment (a web front end, a controller, a metrics demo) is none of the
+linter's business there, so a workload counts as serving only on evidence:
+
+- its kind serves by definition: a KServe ``InferenceService``, a KubeRay ``RayService``, a KAITO
+  ``Workspace`` with an ``inference`` section;
+- or it is a long-running kind (``Deployment``, ``StatefulSet``, ``LeaderWorkerSet``) and an app
+  container runs a model server: its image is one (:data:`SERVER_IMAGES`: vLLM, Triton,
+  TensorFlow Serving, TorchServe, Hugging Face TGI/TEI, KServe's and Seldon's servers, Ollama,
+  SGLang, OpenVINO Model Server, llama.cpp's server, NVIDIA NIM; any registry, and a repository
+  named after a server or its variant: `…/torchserve-tpu`, `…/vllm-rocm`), or its command starts one
+  (:data:`SERVER_PROGRAMS`: ``vllm serve``, ``tritonserver``, ``text-generation-launcher``,
+  ``python -m vllm.entrypoints…``).
+
+:func:`serving_sign` says why (for messages), memoised on the view; :func:`long_running_server`
+is the narrower question the REL rules ask (a Deployment or StatefulSet whose pods the
+workload's own fields describe).
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+
+from linter.model.k8s import KSERVE, Container, Workload, image_reference
+from linter.model.images import repository_path
+from linter.model.memo import once
+from linter.model.shellc import POSIX_SHELLS, statements
+
+# repository paths (without the registry host) of model-server images, matched at the end of the
+# path (a mirror `myacr.azurecr.io/vllm/vllm-openai` is the same image)
+SERVER_IMAGES = (
+    "vllm/vllm-openai", "vllm/vllm-tpu", "vllm/vllm-cpu", "nvidia/tritonserver", "tensorflow/serving",
+    "huggingface/text-generation-inference", "huggingface/text-embeddings-inference", "pytorch/torchserve",
+    "seldonio/mlserver", "ollama/ollama", "lmsysorg/sglang", "openvino/model_server", "ggerganov/llama.cpp",
+    "ggml-org/llama.cpp", "kserve/huggingfaceserver", "kserve/sklearnserver", "kserve/xgbserver",
+    "kserve/lgbserver", "kserve/pmmlserver", "kserve/paddleserver", "kserve/torchserve-kfs",
+    "localai/localai", "kaito/kaito-base",
+)
+_SERVER_REPOSITORIES = ("nim/",)  # NVIDIA NIM: nvcr.io/nim/<vendor>/<model>
+# a repository (the path's last part) named as a server, or its variant: `…/inference/torchserve-tpu`,
+# `myacr.azurecr.io/vllm-rocm`
+SERVER_NAMES = ("tritonserver", "torchserve", "vllm", "text-generation-inference", "text-embeddings-inference",
+                "sglang", "mlserver", "llama.cpp", "tensorflow-serving", "model_server")
+# programs that start a model server (the first word of a command, by base name)
+SERVER_PROGRAMS = frozenset({
+    "tritonserver", "text-generation-launcher", "text-embeddings-router", "torchserve", "tensorflow_model_server",
+    "llama-server", "ollama-serve",
+})
+# programs whose `serve`/`start` sub-command starts a server
+_SERVE_SUBCOMMANDS = {"vllm": ("serve",), "ollama": ("serve",), "mlserver": ("start",), "lmdeploy": ("serve",),
+                      "bentoml": ("serve",), "sglang": ("serve",)}
+# `python -m <module>` modules that start a server
+_SERVER_MODULES = re.compile(r"(?:vllm\.entrypoints|sglang\.launch_server|lmdeploy\.serve|mlserver|"
+                             r"text_generation_server|fastchat\.serve\.(?:model_worker|openai_api_server))(?:\.|$)")
+_PYTHON = re.compile(r"python(?:\d+(?:\.\d+)?)?$")
+
+LONG_RUNNING = frozenset({("apps", "Deployment"), ("apps", "StatefulSet"),
+                          ("leaderworkerset.x-k8s.io", "LeaderWorkerSet")})
+
+
+def server_image(image: str | None) -> str | None:
+    """The model-server repository an image reference is, else None."""
+    reference = image_reference(image)
+    if reference is None:
+        return None
+    path = repository_path(reference[0])
+    for known in SERVER_IMAGES:
+        if path == known or path.endswith("/" + known):
+            return known
+    if path.startswith(_SERVER_REPOSITORIES) or "/nim/" in path:
+        return path
+    repository = path.rsplit("/", 1)[-1]
+    if any(repository == name or repository.startswith(name + "-") for name in SERVER_NAMES):
+        return path
+    return None
+
+
+def _server_command(words: tuple[str, ...] | list[str]) -> str | None:
+    if not words:
+        return None
+    program = posixpath.basename(words[0])
+    if program in SERVER_PROGRAMS:
+        return program
+    if program in _SERVE_SUBCOMMANDS and len(words) > 1 and words[1] in _SERVE_SUBCOMMANDS[program]:
+        return f"{program} {words[1]}"
+    if _PYTHON.match(program):
+        for i, word in enumerate(words[1:-1], 1):
+            if word == "-m" and _SERVER_MODULES.match(words[i + 1]):
+                return f"python -m {words[i + 1]}"
+    return None
+
+
+def server_program(container: Container) -> str | None:
+    """The model server a container's ``command``/``args`` start (a ``sh -c`` script's statements
+    too), else None."""
+    strings = container.command_strings
+    if not strings:
+        return None
+    if posixpath.basename(strings[0]) in POSIX_SHELLS:
+        script = next((s for s in strings[1:] if not s.startswith("-")), None)
+        if script is None:
+            return None
+        for words, _ in statements(script):
+            if words and words[0] == "exec":
+                words = words[1:]
+            found = _server_command(words)
+            if found is not None:
+                return found
+        return None
+    return _server_command(strings)
+
+
+def serving_sign(workload: Workload) -> str | None:
+    """Why the workload serves a model (``it is a KServe InferenceService``, ```vllm serve` in the
+    command of container `server```), else None."""
+    return once(workload, "serving_sign", lambda: _serving_sign(workload))
+
+
+def _serving_sign(workload: Workload) -> str | None:
+    obj = workload.obj
+    if workload.generic or workload.is_training:
+        return None
+    if obj.kind == "InferenceService" and obj.group == KSERVE:
+        return "it is a KServe InferenceService"
+    if obj.kind == "RayService" and obj.group == "ray.io":
+        return "it is a KubeRay RayService"
+    if obj.kind == "Workspace" and obj.group == "kaito.sh":
+        return "it is a KAITO inference Workspace" if "inference" in obj.body else None
+    if (obj.group, obj.kind) not in LONG_RUNNING:
+        return None
+    for pod in workload.pods:
+        for container in pod.app_containers:
+            image = server_image(container.image)
+            if image is not None:
+                return f"container `{container.name}` runs the model server image `{image}`"
+            program = server_program(container)
+            if program is not None:
+                return f"container `{container.name}` starts `{program}`"
+    return None
+
+
+def long_running_server(workload: Workload | None) -> str | None:
+    """:func:`serving_sign` of a Deployment or StatefulSet (the kinds whose replicas, probes and
+    disruption budgets the REL rules judge), else None."""
+    if workload is None or (workload.obj.group, workload.obj.kind) not in (("apps", "Deployment"), ("apps", "StatefulSet")):
+        return None
+    return serving_sign(workload)

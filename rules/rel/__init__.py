@@ -1,0 +1,1 @@
+"""REL: reliability of model serving: probes, replicas spread over nodes, disruption budgets (article: "Scalability and resource management", its AKS resiliency and reliability links; AKS Deployment Safeguards)."""
