@@ -605,6 +605,10 @@ INIT_TEMPLATE = """\
 # without is an LNT004 finding.
 # require-reason: true
 
+# Suppression comments and annotations suppress nothing (as --no-inline-suppressions), for a CI
+# gate whose exceptions are only the config's ignore and the baseline.
+# inline-suppressions: false
+
 # gitignore-style patterns, relative to this file's folder, of files and folders never read
 # (also when named on the command line, as pre-commit names them).
 # exclude: ["vendor/**", "examples/"]

@@ -99,10 +99,10 @@ class Server(LanguageServer):
         if part is None or part.whole:  # a new file, or one a build reads: the project again
             self.whole(folder)
             return
-        changed = part.update(display, data)
+        part.update(display, data)
         self.publish(path, uri, project, force=True)
         self.publish_open(project, skip=path)
-        if changed:
+        if part.stale:  # this edit changed the index, or stopped the relint an earlier one started
             self.later(project, part)
 
     def whole(self, folder: Path) -> None:
@@ -317,7 +317,8 @@ def make() -> Server:
         if part is None or part.whole or data is None:
             ls.whole(project.folder)
             return
-        if part.update(display, data):
+        part.update(display, data)
+        if part.stale:
             ls.later(project, part)
         ls.publish_open(project)
 
@@ -343,8 +344,10 @@ def make() -> Server:
                         return
                     if part is None or part.whole:
                         ls.whole(project.folder)
-                    elif part.update(display, data):
-                        ls.later(project, part)
+                    else:
+                        part.update(display, data)
+                        if part.stale:
+                            ls.later(project, part)
                     ls.publish_open(project)
 
     @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION,
