@@ -102,7 +102,8 @@ async def _measure(folder: Path, edits: int, cache: Path) -> dict:
     values = sorted(ms for _, ms in latencies)
     return {"files": len(names), "edits": len(values), "median_ms": statistics.median(values),
             "p90_ms": values[int(0.9 * (len(values) - 1))], "max_ms": values[-1], "min_ms": values[0],
-            "first_diagnostics_s": first, "target_ms": TARGET_MS}
+            "first_diagnostics_s": first, "target_ms": TARGET_MS,
+            "slowest": [[name, round(ms, 1)] for name, ms in sorted(latencies, key=lambda item: -item[1])[:5]]}
 
 
 def edit_latency(folder: Path, edits: int = 30) -> dict:

@@ -397,13 +397,36 @@ def test_incremental_model_equals_a_whole_run(project):
         assert part.stale == set(part.outcomes) - {"pc.yaml"}
         list(part.relint(["pod.yaml"]))
         assert not part.stale
-        whole = workspace.lint(project)
-        assert part.results == whole.parts[0].results
-        assert "QUE010" in [r.rule for r in whole.results(str(project / "pod.yaml"))]
+        assert findings(part) == findings(workspace.lint(project).parts[0])
+        assert "QUE010" in [r.rule for r in model.results(str(project / "pod.yaml"))]
         outcome = part.outcomes["pc.yaml"]
         assert part.update("pc.yaml", renamed) is False and part.outcomes["pc.yaml"] is outcome  # unchanged: not linted
+        # a comment added to a line: what other files look up is as it was, to the positions (the
+        # index stands, nothing is stale), and the file is linted with the index's own objects
+        commented = renamed.replace(b"value: 1000", b"value: 1000  # a note")
+        workspace.open(str(project / "pc.yaml"), commented)
+        index = part.index
+        assert part.update("pc.yaml", commented) is False and part.index is index and not part.stale
+        assert findings(part) == findings(workspace.lint(project).parts[0])
+        # a line added above it moves it: the index is rebuilt
+        moved = b"# a note\n" + renamed
+        workspace.open(str(project / "pc.yaml"), moved)
+        assert part.update("pc.yaml", moved) is True and part.index is not index
+        list(part.relint([]))
+        assert findings(part) == findings(workspace.lint(project).parts[0])
+        # an edit to a file no other file looks into (the pod): the PROJECT rules' facts stay, and
+        # the findings are a whole run's
+        pod = POD.replace("cpu: \"1\", memory: 1Gi}, limits", "cpu: \"2\", memory: 1Gi}, limits").encode()
+        workspace.open(str(project / "pod.yaml"), pod)
+        assert part.update("pod.yaml", pod) is False and not part.stale
+        assert findings(part) == findings(workspace.lint(project).parts[0])
     finally:
         workspace.close(str(project / "pc.yaml"))
+        workspace.close(str(project / "pod.yaml"))
+
+
+def findings(part) -> dict:
+    return {display: part.findings(display) for display in part.results}
 
 
 def test_position_conversion():

@@ -58,6 +58,8 @@ class Part:
         self.outcomes: dict[str, FileOutcome] = dict(outcomes)
         self.results: dict[str, list[Result]] = {}
         self.stale: set[str] = set()  # files linted against an index since rebuilt (see relint)
+        self.project_out: list | None = None  # the PROJECT rules' findings of the last reduce
+        self.sorted: dict[str, list[Result]] = {}
         # a build (kustomize, a Helm render) reads several files: such a project is run whole
         self.whole = bool(builds is not None and (builds.documents or builds.mappers or builds.helm)) or bool(job.raw_only)
         self.reduce()
@@ -75,14 +77,26 @@ class Part:
         source = self.sources[display]
         document = load_bytes(data, display, source.kind)
         own = skeleton(document) if mentions(data, source.kind) else None  # as the first pass decides
-        changed = own is not None or any(d.path == display for d in self.index.documents)
+        old = next((d for d in self.index.documents if d.path == display), None)
+        changed = own is not None or old is not None
+        if own is not None and old is not None and same_skeleton(own, old):
+            # what other files look up in it is as it was, to the positions: the index stands, and
+            # the file is linted with the index's own objects (rules tell an object from its
+            # other definitions by identity), equal to its new ones
+            kept = iter(old.objects)
+            document.objects = [next(kept) if obj is mine else obj
+                                for obj, mine in zip(document.objects, _aligned(document.objects, own.objects))]
+            changed = False
         if changed:
             self.rebuild([d for d in self.index.documents if d.path != display] + ([own] if own is not None else []))
             self.stale = set(self.outcomes) - {display}
         self.runner.texts.read.clear()  # another file's text a fix was resolved against may have changed
-        self.outcomes[display] = self.runner.outcome(document, display in self.job.targets)
+        before = self.outcomes.get(display)
+        self.outcomes[display] = outcome = self.runner.outcome(document, display in self.job.targets)
         self.stale.discard(display)
-        self.reduce()
+        # the PROJECT rules see the index and every file's facts: with both as they were, their
+        # findings are too
+        self.reduce(project=changed or before is None or before.facts != outcome.facts)
         return changed
 
     def rebuild(self, skeletons: list) -> None:
@@ -113,20 +127,60 @@ class Part:
         self.reduce()
         yield True
 
-    def reduce(self) -> None:
-        """The PROJECT rules over every file's facts, then every suppression, as a run ends."""
+    def reduce(self, project: bool = True) -> None:
+        """The PROJECT rules over every file's facts (``project``; else their last findings),
+        then every suppression, as a run ends."""
         ordered = [self.outcomes[path] for path in sorted(self.outcomes)]
-        self.runner.out = []
-        self.runner.project(self.job.targets, merged_facts(ordered))
-        results, _, _ = finish(ordered, self.runner.out, self.job, [], self.builds)
-        self.runner.out = []
+        if project or self.project_out is None:
+            self.runner.out = []
+            self.runner.project(self.job.targets, merged_facts(ordered))
+            self.project_out, self.runner.out = self.runner.out, []
+        results, _, _ = finish(ordered, list(self.project_out), self.job, [], self.builds)
         by_path: dict[str, list[Result]] = defaultdict(list)
         for result in fixable_only(results, self.job.config, self.registry):
             if not result.suppressions:  # a suppressed finding is not shown (the CLI's --show-suppressed aside)
                 by_path[result.path].append(result)
-        for found in by_path.values():
-            found.sort(key=Result.sort_key)
-        self.results = dict(by_path)
+        self.results = dict(by_path)  # each file's sorted when asked for (findings)
+        self.sorted.clear()
+
+    def findings(self, display: str) -> list[Result]:
+        """``display``'s findings after suppressions, in the report's order."""
+        found = self.sorted.get(display)
+        if found is None:
+            found = self.sorted[display] = sorted(self.results.get(display, ()), key=Result.sort_key)
+        return found
+
+
+def _aligned(objects: list, chosen: list) -> list:
+    """For each of ``objects``, itself where it is one of ``chosen`` (by identity), else None."""
+    ids = {id(obj) for obj in chosen}
+    return [obj if id(obj) in ids else None for obj in objects]
+
+
+def same_skeleton(new: Any, old: Any) -> bool:
+    """Whether two skeletons of a file hold the same objects, every value and every position
+    equal (a script's or IaC's model is never taken as equal: the index is rebuilt)."""
+    if new.shell is not None or new.iac is not None or old.shell is not None or old.iac is not None:
+        return False
+    if len(new.objects) != len(old.objects):
+        return False
+    return all((a.api_version, a.kind, a.name, a.namespace, a.doc_index, a.node_path)
+               == (b.api_version, b.kind, b.name, b.namespace, b.doc_index, b.node_path)
+               and _signature(a.body) == _signature(b.body) for a, b in zip(new.objects, old.objects))
+
+
+def _signature(node: Any) -> Any:
+    """A tree's values with every span (of the node, its keys, its values, its items)."""
+    from linter.model.tree import YMap, YSeq
+
+    if isinstance(node, YMap):
+        return ("m", node.span, tuple((key, node.kspans.get(key), node.vspans.get(key), _signature(value))
+                                      for key, value in node.items()))
+    if isinstance(node, YSeq):
+        return ("s", node.span, tuple(node.ispans), tuple(_signature(item) for item in node))
+    if isinstance(node, (dict, list)):  # not a positioned tree: never taken as equal
+        return object()
+    return (type(node).__name__, node)
 
 
 class Project:
@@ -146,7 +200,7 @@ class Project:
     def results(self, path: str) -> list[Result]:
         display = self.display(path)
         part = self.part(display)
-        return part.results.get(display, []) if part is not None else []
+        return part.findings(display) if part is not None else []
 
 
 class Workspace:
