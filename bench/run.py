@@ -41,7 +41,7 @@ parent folder, which holds nothing else, so that paths are the same in every rep
   ``x-kubernetes-validations``) summed: their share of the run's wall time.
 - **language server** (perf corpus, 1,000 files; when pygls is installed): ``bench/lsp.py``,
   ``mlops-lint server`` driven through the protocol: the median time from an edit to its file's
-  diagnostics, over 60 edits of 30 files picked with a fixed seed.
+  diagnostics, over 90 edits of 30 files picked with a fixed seed.
 - **startup**: ``python -m linter ONE.yaml`` (a conforming Pod) against ``python -c "import click,
   ruamel.yaml, jsonschema"``, the linter's own dependencies' import, the minimum of 10 runs each:
   the file just edited (the default result cache holds the rule index, not this file's result:
