@@ -445,3 +445,23 @@ def test_position_conversion():
     # a byte-order mark is not in our columns, and is one UTF-16 unit in the editor's
     assert Text("\ufeffkind: Pod\n").utf16(1, 7) == lsp.Position(line=0, character=7)
     assert Text("\ufeffkind: Pod\n").utf16(2, 1) == lsp.Position(line=1, character=0)
+
+
+def test_a_file_the_project_does_not_lint_gets_no_diagnostics(project, tmp_path):
+    """A file the config excludes is not linted, in the editor as on the command line."""
+    (project / ".mlops-lint.yaml").write_text("fail-on: warning\nexclude: [skip/]\n")
+    (project / "skip").mkdir()
+    (project / "skip" / "job.yaml").write_text(VIOLATING)
+
+    async def scenario(editor: Editor) -> None:
+        editor.open("skip/job.yaml")
+        editor.change("skip/job.yaml", VIOLATING + "# edited\n")
+        editor.open("job.yaml")
+        await editor.until("job.yaml", has("GPU001"), "GPU001 in the file the project lints")
+        hover = await editor.client.text_document_hover_async(lsp.HoverParams(
+            text_document=lsp.TextDocumentIdentifier(uri=editor.uri("skip/job.yaml")),
+            position=lsp.Position(line=16, character=14)))
+        assert hover is None
+        assert editor.codes("skip/job.yaml") == []
+
+    drive(project, tmp_path / "cache", scenario)

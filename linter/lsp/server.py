@@ -79,9 +79,10 @@ class Server(LanguageServer):
 
     # -- linting --------------------------------------------------------------------------------
 
-    def lint(self, path: str, uri: str) -> None:
+    def lint(self, path: str, uri: str, saved: bool = False) -> None:
         """``path`` linted as its editor holds it; its diagnostics published (and those of other
-        open files of its project whose findings changed)."""
+        open files of its project whose findings changed). A file the project's last run did
+        not lint (excluded by the config, not a manifest, new) waits for its save."""
         if os.path.basename(path) in CONFIG_FILES:
             return
         document = self.workspace.get_text_document(uri)
@@ -93,11 +94,19 @@ class Server(LanguageServer):
         project = model.projects.get(folder)
         if project is None:
             self.whole(folder)
+            project = model.projects.get(folder)
+            if project is not None and project.part(project.display(path)) is None:
+                project.outside.add(project.display(path))
             return
         display = project.display(path)
         part = project.part(display)
+        if part is None and display in project.outside and not saved:
+            return
         if part is None or part.whole:  # a new file, or one a build reads: the project again
             self.whole(folder)
+            again = self.model().projects.get(folder)
+            if again is not None and again.part(display) is None:
+                again.outside.add(display)
             return
         part.update(display, data)
         self.publish(path, uri, project, force=True)
@@ -294,8 +303,8 @@ def make() -> Server:
         path = to_fs_path(params.text_document.uri) if params.text_document.uri.startswith("file:") else None
         if path and os.path.basename(path) in CONFIG_FILES:
             ls.reload()
-        else:
-            _lint_uri(ls, params.text_document.uri)
+        elif path:
+            ls.lint(path, params.text_document.uri, saved=True)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: Server, params: lsp.DidCloseTextDocumentParams) -> None:

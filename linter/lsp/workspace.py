@@ -218,6 +218,9 @@ class Project:
         self.folder = folder
         self.parts = parts
         self.report = report  # the engine's RunReport of the whole run (its notes, for the log)
+        # open files the run did not lint (excluded, not a manifest, made since): not linted whole
+        # again on each edit, only when saved (see linter.lsp.server)
+        self.outside: set[str] = set()
 
     def display(self, path: str) -> str:
         return display_path(Path(path), self.folder)
@@ -239,6 +242,7 @@ class Workspace:
         self.cache_dir = cache_dir
         self.folders = [folder.resolve() for folder in folders]
         self.projects: dict[Path, Project] = {}
+        self.roots: dict[str, Path] = {}  # a file -> its project root (see root)
 
     # -- the open files ---------------------------------------------------------------------
 
@@ -254,7 +258,14 @@ class Workspace:
 
     def root(self, path: str) -> Path:
         """The project root of ``path``, as ``mlops-lint PATH`` run from the workspace folder
-        holding it finds it (the nearest config upward, else the git top, else that folder)."""
+        holding it finds it (the nearest config upward, else the git top, else that folder);
+        kept until :meth:`forget` (a config came, went or changed)."""
+        found = self.roots.get(path)
+        if found is None:
+            found = self.roots[path] = self.find_root(path)
+        return found
+
+    def find_root(self, path: str) -> Path:
         real = Path(os.path.realpath(path))
         holding = [f for f in self.folders if real == f or f in real.parents]
         cwd = max(holding, key=lambda f: len(f.parts)) if holding else real.parent
@@ -286,3 +297,4 @@ class Workspace:
     def forget(self) -> None:
         """Every project dropped (the config changed): each is linted whole when next asked for."""
         self.projects.clear()
+        self.roots.clear()
