@@ -465,3 +465,19 @@ def test_a_file_the_project_does_not_lint_gets_no_diagnostics(project, tmp_path)
         assert editor.codes("skip/job.yaml") == []
 
     drive(project, tmp_path / "cache", scenario)
+
+
+def test_a_workspace_opened_through_a_link(project, tmp_path):
+    """An editor that names the files through a link to the folder (macOS's /tmp) gets the
+    diagnostics and the fixes at the names it uses."""
+    link = tmp_path / "link"
+    link.symlink_to(project, target_is_directory=True)
+
+    async def scenario(editor: Editor) -> None:
+        editor.open("job.yaml")
+        gpu = next(d for d in await editor.until("job.yaml", has("GPU001"), "GPU001 through the link")
+                   if d.code == "GPU001")
+        fix = next(a for a in await editor.actions("job.yaml", gpu) if a.title.startswith("GPU001: "))
+        assert list(fix.edit.changes) == [editor.uri("job.yaml")] and editor.uri("job.yaml").startswith(link.as_uri())
+
+    drive(link, tmp_path / "cache", scenario)

@@ -240,9 +240,10 @@ class Server(LanguageServer):
         for edit in edits:
             by_file.setdefault(edit.path, []).append(edit)
         changes = {}
+        opened = {project.display(path): (path, uri) for path, uri in self.open_paths().items()}
         for display, own in by_file.items():
-            path = os.fspath(project.folder / display)
-            uri = from_fs_path(path)
+            path, uri = opened.get(display) or (os.fspath(project.folder / display), None)
+            uri = uri or from_fs_path(path)
             if uri is None:
                 return None
             source = self.text_of(path, uri)

@@ -223,7 +223,8 @@ class Project:
         self.outside: set[str] = set()
 
     def display(self, path: str) -> str:
-        return display_path(Path(path), self.folder)
+        """``path``'s display path, as the run names it (links resolved, as the root was found)."""
+        return display_path(Path(os.path.realpath(path)), self.folder)
 
     def part(self, display: str) -> Part | None:
         return next((part for part in self.parts if part.holds(display)), None)
