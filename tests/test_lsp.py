@@ -68,6 +68,12 @@ class Editor:
         self.versions: dict[str, int] = {}
         self.texts: dict[str, str] = {}
         self.arrived = asyncio.Event()
+        self.messages: list[str] = []
+
+        @self.client.feature(lsp.WINDOW_SHOW_MESSAGE)
+        def shown(params: lsp.ShowMessageParams) -> None:
+            self.messages.append(params.message)
+            self.arrived.set()
 
         @self.client.feature(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
         def published(params: lsp.PublishDiagnosticsParams) -> None:
@@ -372,6 +378,16 @@ def test_config_reloaded_when_it_changes(project, tmp_path):
         editor.save(".mlops-lint.yaml")
         await editor.until("job.yaml", has("GPU001"), "GPU001 back once the config is saved without the ignore")
         assert editor.uri(".mlops-lint.yaml") not in editor.diagnostics  # the config is not linted as a manifest
+        # an invalid config: said once, the file's diagnostics cleared, no traceback; fixed: linted again
+        editor.texts[".mlops-lint.yaml"] = "fail-on: sometimes\n"
+        editor.save(".mlops-lint.yaml")
+        await editor.until("job.yaml", lambda found: found == [], "diagnostics cleared under an invalid config")
+        assert len(editor.messages) == 1 and "fail-on" in editor.messages[0] and ".mlops-lint.yaml" in editor.messages[0]
+        editor.change("job.yaml", VIOLATING + "# edited\n")
+        editor.texts[".mlops-lint.yaml"] = "fail-on: warning\n"
+        editor.save(".mlops-lint.yaml")
+        await editor.until("job.yaml", has("GPU001"), "GPU001 once the config is valid again")
+        assert len(editor.messages) == 1
 
     drive(project, tmp_path / "cache", scenario)
 

@@ -50,6 +50,7 @@ class Server(LanguageServer):
         self.published: dict[str, tuple] = {}  # uri -> the results last published for it
         self.pending: dict[int, Any] = {}  # id(Part) -> its scheduled or running background relint
         self.generation = 0  # bumped by every edit: a background relint stops when it changes
+        self.failed: set[Path] = set()  # roots whose config is invalid: linted again once a config changes
 
     # -- the workspace ------------------------------------------------------------------------
 
@@ -92,6 +93,8 @@ class Server(LanguageServer):
         self.generation += 1
         folder = model.root(path)
         project = model.projects.get(folder)
+        if project is None and folder in self.failed:
+            return  # said once (window/showMessage); the config's save or change lints it again
         if project is None:
             self.whole(folder)
             project = model.projects.get(folder)
@@ -121,7 +124,9 @@ class Server(LanguageServer):
             project = model.projects[folder] = model.lint(folder)
         except ConfigError as exc:
             model.projects.pop(folder, None)
-            self.show_message(f"mlops-lint: {exc}", lsp.MessageType.Error)
+            self.failed.add(folder)
+            self.show_message(f"mlops-lint: {exc}; nothing is linted under {folder} until the config is fixed",
+                              lsp.MessageType.Error)
             for path, uri in self.open_paths().items():
                 if model.root(path) == folder:
                     self.clear(uri)
@@ -160,6 +165,7 @@ class Server(LanguageServer):
         for task in self.pending.values():
             task.cancel()
         self.pending.clear()
+        self.failed.clear()
         model.forget()
         self.generation += 1
         for folder in dict.fromkeys(model.root(path) for path in self.open_paths()):
