@@ -497,3 +497,21 @@ def test_a_workspace_opened_through_a_link(project, tmp_path):
         assert list(fix.edit.changes) == [editor.uri("job.yaml")] and editor.uri("job.yaml").startswith(link.as_uri())
 
     drive(link, tmp_path / "cache", scenario)
+
+
+def test_a_warm_result_cache_still_gives_the_model(project, tmp_path):
+    """A project the CLI's result cache answers for whole is still indexed for the server
+    (LintRequest.indexed), with the findings of a cold run."""
+    from linter.lsp.workspace import Workspace
+    from linter.registry import load_registry
+
+    cache = tmp_path / "cache"
+    cold = Workspace(load_registry(), cache, [project]).lint(project)
+    warm = Workspace(load_registry(), cache, [project]).lint(project)
+    assert findings(warm.parts[0]) == findings(cold.parts[0]) and "QUE010" not in str(findings(cold.parts[0]))
+    part = warm.parts[0]
+    assert any(d.path == "pc.yaml" for d in part.index.documents)  # the PriorityClass, indexed
+    renamed = PRIORITY.replace("high-gpu", "low-gpu").encode()
+    assert part.update("pc.yaml", renamed) is True
+    list(part.relint([]))
+    assert "QUE010" in [r.rule for r in part.findings("pod.yaml")]
