@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -515,3 +516,22 @@ def test_a_warm_result_cache_still_gives_the_model(project, tmp_path):
     assert part.update("pc.yaml", renamed) is True
     list(part.relint([]))
     assert "QUE010" in [r.rule for r in part.findings("pod.yaml")]
+
+
+@pytest.mark.skipif(not (shutil.which("kubectl") or shutil.which("kustomize")), reason="no kustomize to build with")
+def test_a_kustomize_overlay_is_linted_as_built(tmp_path):
+    """A file a kustomize build reads: its findings are the built output's, at the file the user
+    edits, and an edit to it is linted (the project whole again, once typing pauses)."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    shutil.copytree(Path(__file__).resolve().parent.parent / "fixtures" / "kustomize", root / "k8s")
+    name = "k8s/overlays/prod/gpu-limit.yaml"
+
+    async def scenario(editor: Editor) -> None:
+        editor.open(name)
+        gpu = next(d for d in await editor.until(name, has("GPU003"), "GPU003 of the prod overlay") if d.code == "GPU003")
+        assert (gpu.range.start.line, gpu.range.start.character) == (11, 28) and "after overlay k8s/overlays/prod" in gpu.message
+        editor.change(name, editor.texts[name].replace("nvidia.com/gpu: 2", "nvidia.com/gpu: 1"))
+        await editor.until(name, lacks("GPU003"), "GPU003 gone once the limit equals the request (unsaved)")
+
+    drive(root, tmp_path / "cache", scenario)

@@ -48,7 +48,7 @@ class Server(LanguageServer):
         super().__init__("mlops-lint", __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental)
         self.state: Workspace | None = None
         self.published: dict[str, tuple] = {}  # uri -> the results last published for it
-        self.pending: dict[int, Any] = {}  # id(Part) -> its scheduled or running background relint
+        self.pending: dict[Any, Any] = {}  # id(Part), or ("whole", root) -> its scheduled or running background work
         self.generation = 0  # bumped by every edit: a background relint stops when it changes
         self.failed: set[Path] = set()  # roots whose config is invalid: linted again once a config changes
 
@@ -105,6 +105,9 @@ class Server(LanguageServer):
         part = project.part(display)
         if part is None and display in project.outside and not saved:
             return
+        if part is not None and part.whole and not saved:  # a build reads it: the project again, once typing pauses
+            self.later_whole(folder)
+            return
         if part is None or part.whole:  # a new file, or one a build reads: the project again
             self.whole(folder)
             again = self.model().projects.get(folder)
@@ -142,6 +145,22 @@ class Server(LanguageServer):
         if previous is not None:
             previous.cancel()
         self.pending[id(part)] = self.loop.create_task(self.relint(project, part, self.generation))
+
+    def later_whole(self, folder: Path) -> None:
+        """A project whose builds read several files (kustomize, Helm) linted whole again once the
+        edits pause (each keystroke would otherwise cost a whole run)."""
+        previous = self.pending.pop(("whole", folder), None)
+        if previous is not None:
+            previous.cancel()
+        self.pending[("whole", folder)] = self.loop.create_task(self.whole_later(folder, self.generation))
+
+    async def whole_later(self, folder: Path, generation: int) -> None:
+        try:
+            await asyncio.sleep(RELINT_DELAY)
+            if generation == self.generation:
+                self.whole(folder)
+        except asyncio.CancelledError:
+            pass
 
     async def relint(self, project: Project, part: Part, generation: int) -> None:
         try:
