@@ -292,3 +292,16 @@ def test_iac_corpus_is_deterministic_unique_and_read_as_iac(tmp_path: Path) -> N
     suffixes = Counter(Path(f.path).suffix for f in report.active)
     assert set(suffixes) == {".tf", ".bicep", ".json"} and all(f.rule == "AKS001" for f in report.active)
     assert set(report.file_status.values()) == {"linted"}
+
+
+def test_the_language_server_latency_is_measured_through_the_protocol(tmp_path: Path) -> None:
+    """bench/lsp.py drives `mlops-lint server` as an editor does: three edits a file, each timed
+    to its own version's diagnostics."""
+    pytest.importorskip("pygls")
+    lsp = _module("lsp")
+    (tmp_path / "a.yaml").write_text((ROOT / "fixtures" / "conforming" / "gpu-pod" / "pod.yaml").read_text())
+    (tmp_path / "b.yaml").write_text("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ml\n")
+    figures = lsp.edit_latency(tmp_path, edits=2)
+    assert figures["files"] == 2 and figures["edits"] == 6
+    assert set(figures["median_ms_by_edit"]) == {"comment", "rename", "back"}
+    assert 0 < figures["min_ms"] <= figures["median_ms"] <= figures["max_ms"] and figures["first_diagnostics_s"] > 0
