@@ -195,6 +195,7 @@ def test_open_change_save_and_buffer_not_disk(project, tmp_path):
         assert (gpu.range.start.line, gpu.range.start.character) == (16, 12)  # 17:13, 1-based
         assert gpu.severity == lsp.DiagnosticSeverity.Error and gpu.source == "mlops-lint"
         assert "sets no nvidia.com/gpu limit" in gpu.message
+        assert gpu.code_description is not None and gpu.code_description.href.endswith("GPU001.md")
         # an unsaved edit is linted from the buffer: the limit added, GPU001 gone (the disk still lacks it)
         fixed = VIOLATING.replace("          limits:\n", "          limits:\n            nvidia.com/gpu: 1\n", 1)
         assert fixed != VIOLATING

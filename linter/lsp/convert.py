@@ -56,8 +56,9 @@ class Text:
         return self.lines[line - 1] if 0 < line <= len(self.lines) else ""
 
 
-def diagnostic(result: object, text: Text) -> lsp.Diagnostic:
-    """One finding as an LSP diagnostic (the rule's id as its code, the hint after the message)."""
+def diagnostic(result: object, text: Text, href: str | None = None) -> lsp.Diagnostic:
+    """One finding as an LSP diagnostic (the rule's id as its code, linked to its docs page at
+    ``href``, the hint after the message)."""
     message = result.message  # type: ignore[attr-defined]
     hint = getattr(result, "fix", None)
     if hint:
@@ -67,6 +68,7 @@ def diagnostic(result: object, text: Text) -> lsp.Diagnostic:
         message=message,
         severity=SEVERITY.get(result.severity, lsp.DiagnosticSeverity.Warning),  # type: ignore[attr-defined]
         code=result.rule,  # type: ignore[attr-defined]
+        code_description=lsp.CodeDescription(href=href) if href else None,
         source="mlops-lint",
     )
 

@@ -205,7 +205,13 @@ class Server(LanguageServer):
         self.published[uri] = key
         document = self.workspace.get_text_document(uri)
         text = Text(document.source)
-        self.publish_diagnostics(uri, [diagnostic(result, text) for result in results], version=document.version)
+        self.publish_diagnostics(uri, [diagnostic(result, text, self.href(result.rule)) for result in results],
+                                 version=document.version)
+
+    def href(self, code: str) -> str | None:
+        """The rule's docs page (as SARIF's helpUri), for the editor's link on the code."""
+        meta = self.model().registry.get(code)
+        return meta.help_uri if meta is not None and meta.doc else None
 
     def clear(self, uri: str) -> None:
         self.published.pop(uri, None)
@@ -240,7 +246,7 @@ class Server(LanguageServer):
         out: list[lsp.CodeAction] = []
         offered: set[tuple[str, int]] = set()
         for result in found:
-            shown = diagnostic(result, text)
+            shown = diagnostic(result, text, self.href(result.rule))
             fix = result.autofix
             if fix is not None and fix.edits:
                 edits = self.workspace_edit(project, fix.edits)
