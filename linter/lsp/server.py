@@ -194,7 +194,7 @@ class Server(LanguageServer):
 
     def publish_open(self, project: Project, skip: str | None = None) -> None:
         for path, uri in self.open_paths().items():
-            if path != skip and self.model().root(path) == project.folder:
+            if path != skip and os.path.basename(path) not in CONFIG_FILES and self.model().root(path) == project.folder:
                 self.publish(path, uri, project)
 
     def publish(self, path: str, uri: str, project: Project, force: bool = False) -> None:
