@@ -536,3 +536,10 @@ def test_a_kustomize_overlay_is_linted_as_built(tmp_path):
         await editor.until(name, lacks("GPU003"), "GPU003 gone once the limit equals the request (unsaved)")
 
     drive(root, tmp_path / "cache", scenario)
+
+
+def test_server_without_pygls_says_what_to_install(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "pygls", None)  # import pygls raises ImportError
+    result = run(["server"], tmp_path)
+    assert result.exit_code == 2
+    assert 'the language server needs pygls: pip install "mlops-lint[lsp]"' in result.output
