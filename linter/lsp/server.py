@@ -12,7 +12,10 @@
   server ask for it); so is every project when a lintable file is created or deleted.
 
 Only ``file:`` documents are linted (an untitled buffer has no project); a file of no project
-(excluded by the config, not a manifest, Dockerfile or script) gets no diagnostics.
+(excluded by the config, not a manifest, Dockerfile or script) gets no diagnostics, and is looked
+for again only when saved. A project whose builds read several files (kustomize, Helm) is linted
+whole again once the edits pause (:data:`RELINT_DELAY`), and at once on save. An invalid config is
+said once (``window/showMessage``); its project waits for the config's next save or change.
 """
 
 from __future__ import annotations
