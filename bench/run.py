@@ -39,6 +39,9 @@ parent folder, which holds nothing else, so that paths are the same in every rep
 - **CEL** (perf corpus): one more ``--jobs 1`` lint in-process (``bench/scaling.py --cel``) with
   the time spent evaluating the CRDs' CEL rules (``celrules.cel_issues``, SCH002's
   ``x-kubernetes-validations``) summed: their share of the run's wall time.
+- **language server** (perf corpus, 1,000 files; when pygls is installed): ``bench/lsp.py``,
+  ``mlops-lint server`` driven through the protocol: the median time from an edit to its file's
+  diagnostics, over 90 edits of 30 files picked with a fixed seed.
 - **startup**: ``python -m linter ONE.yaml`` (a conforming Pod) against ``python -c "import click,
   ruamel.yaml, jsonschema"``, the linter's own dependencies' import, the minimum of 10 runs each:
   the file just edited (the default result cache holds the rule index, not this file's result:
@@ -76,6 +79,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
 import corpus  # noqa: E402
+import lsp  # noqa: E402
 import scaling  # noqa: E402
 
 ONE = ROOT / "fixtures" / "conforming" / "gpu-pod" / "pod.yaml"
@@ -295,6 +299,8 @@ def bench_size(base: Path, count: int, repeat: int, checkov: str | None, jobs_de
     out["findings"] = lint[1].output.count(b"\n")
     if kind == "perf":  # the CRDs' CEL rules (SCH002) timed inside one more --jobs 1 lint: their share of it
         out["cel"] = scaling.cel_share_apart(folder)
+    if kind == "perf" and count == 1000 and lsp.available():  # the language server: an edit's diagnostics
+        out["lsp"] = lsp.edit_latency(folder)
 
     cache = base / f"cache-{kind}-{count}"
     reset = lambda: shutil.rmtree(cache, ignore_errors=True)  # noqa: E731
@@ -357,8 +363,9 @@ def targets(results: dict) -> list[Target]:
     ../shared/perf's 1,000 files, and on the same with kustomizations (whose floor includes
     their builds; the floor ratio is reported for the fixture corpus too);
     Checkov >= 10x as long as the default --jobs there; --jobs 2 reaching >= 85 % of this
-    machine's 2-process ceiling at 10,000 files; every rule linear in the project; and issue 38's:
-    the CRDs' CEL evaluation at most 10 % of a --jobs 1 lint of the perf corpus's 1,000 files."""
+    machine's 2-process ceiling at 10,000 files; every rule linear in the project; issue 38's:
+    the CRDs' CEL evaluation at most 10 % of a --jobs 1 lint of the perf corpus's 1,000 files; and
+    issue 39's: the language server's diagnostics within 150 ms (median) of an edit there."""
     sizes = results["sizes"]
     found: list[Target] = []
 
@@ -379,6 +386,10 @@ def targets(results: dict) -> list[Target]:
             if "cel" in data:
                 share = data["cel"]["share"]
                 add(f"CEL share of the lint, {where}", share, "<= 0.10", share <= 0.10)
+            if "lsp" in data:
+                median = data["lsp"]["median_ms"]
+                add(f"language server: diagnostics after an edit, median ms, {where}", median,
+                    f"<= {lsp.TARGET_MS:.0f}", median <= lsp.TARGET_MS)
             if "checkov" in data:
                 default = data["lint"].get(str(data.get("jobs_default", 2)), data["lint"]["2"])  # 1 or 2 measured
                 ratio = data["checkov"]["seconds"] / default["seconds"]

@@ -252,7 +252,7 @@ def main() -> None:
 
     \b
     mlops-lint [OPTIONS] [PATH ...]   lint (the same as `check`; see `mlops-lint check --help`)
-    mlops-lint rules | explain RULE | init | --version
+    mlops-lint rules | explain RULE | init | server | --version
     """
 
 
@@ -535,14 +535,9 @@ def explain(rule: str) -> None:
     meta = registry.get(rule)
     if meta is None:
         raise _fail(f"unknown rule {rule!r} (see `mlops-lint rules`)")
-    facts = [f"Severity: {meta.severity}", f"Family: {meta.family}", f"Scope: {meta.scope}",
-             f"Since: {meta.since} ({meta.status})"]
-    if meta.opt_in:
-        facts.append("Opt-in: runs only when selected by id, slug or prefix")
-    text = f"# {meta.name} ({meta.code})\n\n" + " · ".join(facts) + "\n\n" + meta.doc
-    if meta.defaults:
-        text += "\n\nDefaults: " + ", ".join(f"{k} = {v!r}" for k, v in meta.defaults.items())
-    echo(text)
+    from linter.report.ruledoc import explain_text
+
+    echo(explain_text(meta))
 
 
 @main.command("export-policies")
@@ -572,6 +567,19 @@ def export_policies(config_path: Path | None, output: Path | None) -> None:
     else:
         write_file(output, text)
         click.echo(f"mlops-lint: wrote {len(config.custom_rules)} policies with their bindings to {output}", err=True)
+
+
+@main.command("server")
+def server() -> None:
+    """A language server over stdio, for editors (LSP; needs pygls: pip install "mlops-lint[lsp]")."""
+    try:
+        import pygls  # noqa: F401 - only to say what is missing
+    except ImportError:
+        raise _fail('the language server needs pygls: pip install "mlops-lint[lsp]"') from None
+    _resume_collector()
+    from linter.lsp.server import serve
+
+    serve()
 
 
 @main.command("init")

@@ -75,7 +75,7 @@ class Config(Struct, frozen=True, dict=True):
     unfixable: tuple[str, ...] = ()  # selectors (ids, slugs, prefixes) of rules --fix never fixes
     custom_rules: tuple[dict[str, Any], ...] = ()  # the organisation's CEL rules (linter.custom)
     require_reason: bool = False  # `require-reason: true`: a suppression without a reason is LNT004
-    inline_suppressions: bool = True  # False: --no-inline-suppressions (comments and annotations ignored)
+    inline_suppressions: bool = True  # False: `inline-suppressions: false` or --no-inline-suppressions (comments and annotations ignored)
 
     def fixable(self, code: str, registry: Any) -> bool:
         """Whether --fix may apply ``code``'s fixes here (not named by ``unfixable``)."""
@@ -98,6 +98,7 @@ _KEYS = {
     "fail-on": "fail_on",
     "fail-on-empty": "fail_on_empty",
     "require-reason": "require_reason",
+    "inline-suppressions": "inline_suppressions",
     "exclude": "exclude",
     "trusted-registries": "trusted_registries",
     "required-labels": "required_labels",
@@ -603,6 +604,10 @@ INIT_TEMPLATE = """\
 # A suppression (`# mlops-lint: disable=ID reason`, an ignore annotation) must give a reason: one
 # without is an LNT004 finding.
 # require-reason: true
+
+# Suppression comments and annotations suppress nothing (as --no-inline-suppressions), for a CI
+# gate whose exceptions are only the config's ignore and the baseline.
+# inline-suppressions: false
 
 # gitignore-style patterns, relative to this file's folder, of files and folders never read
 # (also when named on the command line, as pre-commit names them).

@@ -194,6 +194,21 @@ def test_the_cel_share_is_judged_on_the_perf_corpus_at_1000_files() -> None:
     assert "| CEL share of the lint, perf corpus, 1,000 files | 0.12 | <= 0.10 | FAIL |" in text
 
 
+def test_the_language_servers_latency_is_judged_on_the_perf_corpus_at_1000_files() -> None:
+    """issue 39: the median edit's diagnostics within 150 ms (bench/lsp.py's figure), a target row."""
+    def size(median):
+        return {"files": 1000, "corpus": "perf", "jobs_default": 2, "floor": {"seconds": 1.0},
+                "lint": {"1": {"seconds": 3.0, "pss_mib": 100}, "2": {"seconds": 2.0, "pss_mib": 200}},
+                "parallel": {"throughput": 1.8}, "cache": {"cold": 1.0, "warm": 0.1, "identical": True},
+                "identical_across_jobs": True, "lsp": {"median_ms": median}}
+
+    name = "language server: diagnostics after an edit, median ms, perf corpus, 1,000 files"
+    row = {t.name: t for t in bench.targets({"sizes": {"perf-1000": size(66.0)}, "startup": {"ratio": 1.2}})}[name]
+    assert row.ok is True and row.value == 66.0 and row.limit == "<= 150"
+    row = {t.name: t for t in bench.targets({"sizes": {"perf-1000": size(151.0)}, "startup": {"ratio": 1.2}})}[name]
+    assert row.ok is False
+
+
 def test_each_corpus_is_linted_from_a_folder_holding_only_it(tmp_path: Path) -> None:
     """Without a config or git the folder a run starts from is the project root and everything
     under it is context: each corpus gets a folder of its own (the generator's JSON copies and
@@ -277,3 +292,16 @@ def test_iac_corpus_is_deterministic_unique_and_read_as_iac(tmp_path: Path) -> N
     suffixes = Counter(Path(f.path).suffix for f in report.active)
     assert set(suffixes) == {".tf", ".bicep", ".json"} and all(f.rule == "AKS001" for f in report.active)
     assert set(report.file_status.values()) == {"linted"}
+
+
+def test_the_language_server_latency_is_measured_through_the_protocol(tmp_path: Path) -> None:
+    """bench/lsp.py drives `mlops-lint server` as an editor does: three edits a file, each timed
+    to its own version's diagnostics."""
+    pytest.importorskip("pygls")
+    lsp = _module("lsp")
+    (tmp_path / "a.yaml").write_text((ROOT / "fixtures" / "conforming" / "gpu-pod" / "pod.yaml").read_text())
+    (tmp_path / "b.yaml").write_text("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ml\n")
+    figures = lsp.edit_latency(tmp_path, edits=2)
+    assert figures["files"] == 2 and figures["edits"] == 6
+    assert set(figures["median_ms_by_edit"]) == {"comment", "rename", "back"}
+    assert 0 < figures["min_ms"] <= figures["median_ms"] <= figures["max_ms"] and figures["first_diagnostics_s"] > 0

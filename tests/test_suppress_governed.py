@@ -134,3 +134,22 @@ def test_cli_no_inline_suppressions_leaves_config_and_baseline(tmp_path):
     job.write_text(VIOLATING)
     assert run(["deploy", "--no-cache", "--write-baseline", "base.json"], root).exit_code == 0
     assert run(["deploy", "--no-cache", "--no-inline-suppressions", "--baseline", "base.json"], root).exit_code == 0
+
+
+def test_config_inline_suppressions_false_is_the_flag(tmp_path):
+    """`inline-suppressions: false` in the config does what --no-inline-suppressions does."""
+    root = project(tmp_path, "mlops-lint: disable=GPU001 the webhook sets it", "inline-suppressions: false\n")
+    gate = run(["deploy", "--format", "json", "--no-cache"], root)
+    assert gate.exit_code == 1 and findings(gate) == [("GPU001", 17, 13)]
+    # the config's ignore still suppresses
+    (root / ".mlops-lint.yaml").write_text("inline-suppressions: false\nignore: [GPU001]\n")
+    assert run(["deploy", "--no-cache"], root).exit_code == 0
+    # true (the default) keeps comments suppressing
+    (root / ".mlops-lint.yaml").write_text("inline-suppressions: true\n")
+    assert run(["deploy", "--format", "json", "--no-cache"], root).exit_code == 0
+
+
+def test_cli_config_rejects_a_non_boolean_inline_suppressions(tmp_path):
+    root = project(tmp_path, "mlops-lint: disable=GPU001", "inline-suppressions: sometimes\n")
+    result = run(["deploy", "--no-cache"], root)
+    assert result.exit_code == 2 and "inline-suppressions" in result.output

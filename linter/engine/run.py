@@ -63,6 +63,9 @@ class LintRequest(Struct):
     # a fix run's (linter.fix.run): filled with each target file's FixTarget (where it is, the
     # digest of the bytes the run linted, its project's config); every file is then read up front
     files: dict[str, "FixTarget"] | None = None
+    # a language server's (linter.lsp): each project's index and outcomes are kept (in ``keep``)
+    # even when the cache answers for the whole project, which a run would otherwise end with
+    indexed: bool = False
 
 
 class FixTarget(Struct, frozen=True):
@@ -252,15 +255,22 @@ def _lint_project(project: Project, rules: list, key: str, request: LintRequest,
         return builds, Job(rules, config, custom.extended(request.registry, config), target_paths | built, key,
                            builds.raw_only)
 
-    results, status, notes = run(items, stdin, settle, config, request.jobs, cache, request.keep, request.files)
+    results, status, notes = run(items, stdin, settle, config, request.jobs, cache, request.keep, request.files,
+                                 request.indexed)
     if request.files is not None:
         for display in request.files:
             if display in target_paths and request.files[display].config is None:
                 request.files[display] = replace(request.files[display], config=config)
-    if config.unfixable:  # their findings are reported with the hint, without a fix to apply
-        results = [replace(r, autofix=None) if r.autofix is not None and not config.fixable(r.rule, request.registry)
-                   else r for r in results]
-    return results, status, notes
+    return fixable_only(results, config, request.registry), status, notes
+
+
+def fixable_only(results: list[Result], config: Config, registry: Registry) -> list[Result]:
+    """``results`` with the fixes of the config's ``unfixable`` rules taken off (their findings
+    are reported with the hint, without a fix to apply)."""
+    if not config.unfixable:
+        return results
+    return [replace(r, autofix=None) if r.autofix is not None and not config.fixable(r.rule, registry) else r
+            for r in results]
 
 
 class Sources:
@@ -323,13 +333,15 @@ class Sources:
 
 def run(items: Work, stdin: tuple[Document, bytes] | None, settle: Callable[[], tuple[Builds, Job]],
         config: Config, jobs: int, cache: Any, keep: list | None = None,
-        files: "dict[str, FixTarget] | None" = None) -> tuple[list[Result], dict[str, str], list[tuple[str, str]]]:
+        files: "dict[str, FixTarget] | None" = None, indexed: bool = False
+        ) -> tuple[list[Result], dict[str, str], list[tuple[str, str]]]:
     """Survey, cache, lint what is new, reduce: every finding of ``items`` (and ``stdin``, and
     the kustomize builds' outputs), after suppressions, each target file's status, and the
     notes (objects defined differently in several files, kinds read generically). ``settle``
     gives the builds and the job once they are first needed: as late as can be, so that builds
     under way go on while the files are read. ``files``: filled with each target's
-    :class:`FixTarget` (every file is then read by the survey)."""
+    :class:`FixTarget` (every file is then read by the survey). ``indexed``: the index is built
+    and kept even when the cache answers for every file (see :class:`LintRequest`)."""
     survey = survey_files(items, read=cache is not None or files is not None)
     builds: Builds | None = None
     if cache is not None or files is not None:
@@ -356,7 +368,7 @@ def run(items: Work, stdin: tuple[Document, bytes] | None, settle: Callable[[], 
             found = cache.get(key)
             if found is not None:
                 outcomes[display] = found
-        if len(outcomes) == len(survey) + len(built) and stdin is None:
+        if len(outcomes) == len(survey) + len(built) and stdin is None and not indexed:
             project = cache.get_project(project_key)
             if project is not None:
                 results, notes = project
@@ -403,7 +415,7 @@ def run(items: Work, stdin: tuple[Document, bytes] | None, settle: Callable[[], 
     if cache is not None and stdin is None:
         cache.put_project(project_key, runner.out, notes)
     if keep is not None:
-        keep.append((survey, kept, index, runner, outcomes, ordered))
+        keep.append((survey, kept, index, runner, outcomes, ordered, job, builds))
     return finish(ordered, runner.out, job, notes, builds)
 
 

@@ -1,8 +1,10 @@
-"""Reading a rule's markdown docstring: its ``## Section`` bodies and a plain-text rendering."""
+"""Reading a rule's markdown docstring: its ``## Section`` bodies, a plain-text rendering, and the
+whole page `mlops-lint explain` prints (and the language server shows on hover)."""
 
 from __future__ import annotations
 
 import re
+from typing import Any
 
 _SECTION = re.compile(r"^##\s+(.+?)\s*$")
 _HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*$")
@@ -54,3 +56,16 @@ def unwrap(text: str) -> str:
 def clip(text: str, limit: int) -> str:
     """``text`` cut to at most ``limit`` characters, an ellipsis marking the cut."""
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def explain_text(meta: Any) -> str:
+    """A rule's whole page, markdown: its name and id, severity, family, scope and status, its
+    docs and its options' defaults (``mlops-lint explain RULE``; the language server's hover)."""
+    facts = [f"Severity: {meta.severity}", f"Family: {meta.family}", f"Scope: {meta.scope}",
+             f"Since: {meta.since} ({meta.status})"]
+    if meta.opt_in:
+        facts.append("Opt-in: runs only when selected by id, slug or prefix")
+    text = f"# {meta.name} ({meta.code})\n\n" + " · ".join(facts) + "\n\n" + meta.doc
+    if meta.defaults:
+        text += "\n\nDefaults: " + ", ".join(f"{k} = {v!r}" for k, v in meta.defaults.items())
+    return text
