@@ -5,6 +5,9 @@ Forms (SPEC section 3):
 - ``# mlops-lint: disable=GPU001,shm-missing reason…`` on the finding's line, or on its own line
   above it (stacked directives above one line all apply to it);
 - ``# mlops-lint: disable-file=IMG002`` anywhere in a file;
+- in Terraform the same after ``//`` or in a one-line ``/* */``, in Bicep after ``//`` or in
+  ``/* */``, in an ARM template in a whole-line ``//`` (the readers' comments:
+  :mod:`linter.sources.comments`);
 - annotations ``mlops-lint.io/ignore: "GPU001,shm-missing"`` and
   ``ignore-check.mlops-lint.io/GPU001: "reason"`` on the object;
 - a baseline file of earlier findings, matched by rule, file, object and node path (never the

@@ -24,7 +24,8 @@ so :mod:`linter.model.cluster.from_bicep` reads it as it reads Bicep:
   start is an escaped ``[`` (a literal).
 
 Positions are the JSON key's line and column (and its value's span). Whole-line ``//`` comments,
-which ARM accepts, are read as blank lines; comments after a value or ``/* */`` are not read (the
+which ARM accepts, are read as blank lines (and for suppression directives,
+``// mlops-lint: disable=AKS001 reason``); comments after a value or ``/* */`` are not read (the
 file is then not JSON the reader can compose: one SCH001). A template Bicep generated
 (``metadata._generator.name: bicep``) beside the ``.bicep`` file of the same name is that file
 compiled, and is not read twice (see :func:`linter.model.cluster.from_bicep.read_bicep`).
@@ -38,9 +39,10 @@ from typing import Any
 
 from msgspec import Struct
 
-from linter.model.document import BICEP, Document, ParseIssue
+from linter.model.document import BICEP, Comment, Document, ParseIssue
 from linter.model.position import Span
 from linter.model.tree import YMap, YSeq
+from linter.sources.comments import DIRECTIVE_WORD, place_comments, positioned
 from linter.sources.terraform import MAX_DEPTH, OTHER, TfAttr, TfBlock, TfFile
 from linter.sources.text import load_decoded
 
@@ -280,6 +282,7 @@ def _read(root: YMap, path: str) -> ArmFile:
 
 
 _LINE_COMMENT = re.compile(r"^[ \t]*//[^\n]*", re.M)
+_LINE_COMMENT_AT = re.compile(r"^[ \t]*(//[^\n]*)", re.M)
 
 
 def _without_line_comments(text: str) -> str:
@@ -288,11 +291,19 @@ def _without_line_comments(text: str) -> str:
     return _LINE_COMMENT.sub(lambda m: " " * len(m.group(0)), text) if "//" in text else text
 
 
+def _line_comments(text: str) -> list[Comment]:
+    """The whole-line ``//`` comments, for suppression directives (``// mlops-lint: disable=…``)."""
+    found = ((m.start(1), m.group(1)) for m in _LINE_COMMENT_AT.finditer(text))
+    return place_comments(list(positioned(text, found)), text.split("\n"), "//")
+
+
 def load_text(text: str, path: str) -> Document:
     """Read an ARM template into a :class:`Document` (never raises for bad input)."""
     from linter.sources.yaml_k8s import compose_tree
 
-    text = _without_line_comments(text.lstrip("\ufeff"))
+    text = text.lstrip("\ufeff")
+    comments = _line_comments(text) if DIRECTIVE_WORD in text else []
+    text = _without_line_comments(text)
     root = compose_tree(text)
     if not isinstance(root, YMap):
         span, why = Span(1, 1, 1, 2), "is not a JSON object the linter can read (too deep or too large)"
@@ -305,7 +316,7 @@ def load_text(text: str, path: str) -> Document:
             pass
         return Document(path=path, kind=BICEP, errors=[ParseIssue(
             span, f"this ARM template {why}; its node pools were not read")])
-    return Document(path=path, kind=BICEP, iac=_read(root, path))
+    return Document(path=path, kind=BICEP, iac=_read(root, path), comments=comments)
 
 
 def load(data: bytes, path: str) -> Document:

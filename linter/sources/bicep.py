@@ -15,6 +15,10 @@ declared ``existing``); a ``.bicepparam`` file's
 A file over :data:`MAX_BICEP_BYTES` is not parsed (the grammar's quoted-string pattern looks
 ahead to the end of the line for every string), and one that does not parse is one SCH001 when
 it holds a ``Microsoft.ContainerService`` resource (else it is skipped with a note).
+
+Its ``//`` and ``/* */`` comments are the document's, for the suppression directives of
+:mod:`linter.suppress`, when the text names ``mlops-lint``
+(:func:`linter.sources.comments.bicep_comments`; pycep's tree drops them).
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from typing import Any
 
 from linter.model.document import BICEP, Document, ParseIssue
 from linter.model.position import Span
+from linter.sources.comments import DIRECTIVE_WORD, bicep_comments
 from linter.sources.terraform import MAX_DEPTH, OTHER, TfAttr, TfBlock, TfFile
 from linter.sources.text import load_decoded
 
@@ -163,7 +168,10 @@ def _bicepparam(text: str, path: str) -> Document:
         value = _value_of(match.group(2))
         span = Span(line, col, line, col + len(match.group(1)))
         block.attrs[match.group(1)] = TfAttr(match.group(1), span, span, value)
-    return Document(path=path, kind=BICEP, iac=TfFile(path, [block], True))
+    document = Document(path=path, kind=BICEP, iac=TfFile(path, [block], True))
+    if DIRECTIVE_WORD in text:
+        document.comments = bicep_comments(text)
+    return document
 
 
 def _value_of(text: str) -> Any:
@@ -200,7 +208,10 @@ def load_text(text: str, path: str) -> Document:
     except (LarkError, RecursionError):
         return Document(path=path, kind=BICEP, errors=[ParseIssue(
             Span(1, 1, 1, 2), "not valid Bicep syntax (as pycep-parser reads it); the file was not read")])
-    return Document(path=path, kind=BICEP, iac=TfFile(path, _blocks(tree), False))
+    document = Document(path=path, kind=BICEP, iac=TfFile(path, _blocks(tree), False))
+    if DIRECTIVE_WORD in text:  # suppression comments (`// mlops-lint: disable=AKS001 reason`)
+        document.comments = bicep_comments(text)
+    return document
 
 
 def load(data: bytes, path: str) -> Document:

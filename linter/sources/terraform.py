@@ -20,6 +20,9 @@ parse is one ParseIssue (SCH001) at the position the parser names, when it holds
 ``azurerm_kubernetes_cluster`` resource (else it is skipped with a note: another provider's
 module that python-hcl2 cannot read is no finding); nothing of it is read. So is
 a file over :data:`MAX_TERRAFORM_BYTES`.
+
+Its comments (``#``, ``//``, ``/* */``, as the parser's lexer read them) are the document's, for
+the suppression directives of :mod:`linter.suppress`, when the text names ``mlops-lint``.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from msgspec import Struct, field
 
 from linter.model.document import TERRAFORM, Document, ParseIssue
 from linter.model.position import Span
+from linter.sources.comments import DIRECTIVE_WORD, hcl_comments
 from linter.sources.text import load_decoded
 
 MAX_DEPTH = 48  # expression nesting the reader follows; deeper is ("other",)
@@ -267,7 +271,10 @@ def load_text(text: str, path: str) -> Document:
     attrs, blocks = _body(body) if body is not None else ({}, [])
     if is_vars:
         blocks = [TfBlock("", (), Span(1, 1, 1, 2), attrs)]
-    return Document(path=path, kind=TERRAFORM, iac=TfFile(path, blocks, is_vars))
+    document = Document(path=path, kind=TERRAFORM, iac=TfFile(path, blocks, is_vars))
+    if DIRECTIVE_WORD in text:  # suppression comments (`# mlops-lint: disable=AKS001 reason`)
+        document.comments = hcl_comments(tree, text)
+    return document
 
 
 def load(data: bytes, path: str) -> Document:
