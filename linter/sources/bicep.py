@@ -33,6 +33,7 @@ from linter.sources.terraform import MAX_DEPTH, OTHER, TfAttr, TfBlock, TfFile
 from linter.sources.text import load_decoded
 
 MAX_BICEP_BYTES = 512 * 1024
+_INTERPOLATION = re.compile(r"\\.|\$\{([^{}]*)\}", re.S)
 _PARAM = re.compile(r"^\s*param\s+([A-Za-z_]\w*)\s*=\s*(.+?)\s*$", re.M)
 
 
@@ -49,7 +50,9 @@ def _quoted(text: str, depth: int) -> Any:
     body = text[1:-1]
     parts: list[Any] = []
     position = 0
-    for match in re.finditer(r"\$\{([^{}]*)\}", body):
+    for match in _INTERPOLATION.finditer(body):
+        if match.group(1) is None:
+            continue  # an escape (``\${`` is the text ``${``): _unescape reads it
         parts.append(body[position:match.start()])
         inner = match.group(1).strip()
         if re.fullmatch(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*", inner):

@@ -71,7 +71,7 @@ class _Reader:
 
     def origin(self, path: str, obj: Any, key: str) -> Origin | None:
         found = _field(obj, key)
-        return Origin(path, found[1], found[2]) if found is not None else None
+        return Origin(path, found[1], found[2], written=found[0]) if found is not None else None
 
     def read_cluster(self, path: str, block: Any) -> Value:
         self.cluster.complete = True
