@@ -18,8 +18,12 @@ so :mod:`linter.model.cluster.from_bicep` reads it as it reads Bicep:
   in its cluster's ``resources`` too, that cluster its parent). A pool's ``name`` is
   ``cluster/pool``: the part after the last ``/`` is the pool, the part before names its
   cluster (the ``parent`` the Bicep reader follows), when both are determined;
+* ``copy`` loops: a pool resource's ``copy`` (``count``, ``name``) and a cluster's property
+  loop ``properties.copy[]`` named ``agentPoolProfiles`` (``count``, ``input``) are kept as
+  written, with ``copyIndex(…)`` read as ``("copyindex", loop, offset)``; the pool reader expands
+  a known count into one pool per index (:mod:`linter.model.cluster.from_bicep`);
 * values: JSON literals; a string ``[expression]`` is read for the simple forms
-  ``parameters('x')``, ``variables('x')``, ``'text'``, integers and ``concat(…)`` of those; any
+  ``parameters('x')``, ``variables('x')``, ``'text'``, integers, ``copyIndex(…)`` and ``concat(…)`` of those; any
   other expression (``format``, ``resourceId``, ``if`` …) is unknown, never guessed. ``[[`` at the
   start is an escaped ``[`` (a literal).
 
@@ -114,7 +118,9 @@ def _parse(tokens: list[tuple[str, str]], at: int, depth: int) -> tuple[Any, int
     if name in ("parameters", "variables") and len(args) == 1 and args[0][0] == "lit" and isinstance(args[0][1], str):
         prefix = "param:" if name == "parameters" else "var:"
         return ("ref", (prefix + args[0][1],)), after
-    if name == "concat" and args and all(a[0] in ("lit", "ref", "tpl") for a in args):
+    if name == "copyindex" and len(args) <= 2:
+        return _copy_index(args), after
+    if name == "concat" and args and all(a[0] in ("lit", "ref", "tpl", "copyindex") for a in args):
         parts: list[Any] = []
         for arg in args:
             if arg[0] == "lit" and isinstance(arg[1], (str, int)) and not isinstance(arg[1], bool):
@@ -125,6 +131,19 @@ def _parse(tokens: list[tuple[str, str]], at: int, depth: int) -> tuple[Any, int
                 parts.append(arg)
         return ("tpl", tuple(parts)), after
     return OTHER, after
+
+
+def _copy_index(args: list[Any]) -> Any:
+    """``copyIndex()``, ``copyIndex(1)``, ``copyIndex('loop')``, ``copyIndex('loop', 1)``:
+    ``("copyindex", loop name or None, offset)``; the pool reader replaces it by the instance's
+    number when the loop's count is known (:func:`linter.model.cluster.from_bicep.substitute`)."""
+    loop, offset = None, 0
+    rest = list(args)
+    if rest and rest[0][0] == "lit" and isinstance(rest[0][1], str):
+        loop = rest.pop(0)[1]
+    if rest and rest[0][0] == "lit" and isinstance(rest[0][1], int) and not isinstance(rest[0][1], bool):
+        offset = rest.pop(0)[1]
+    return ("copyindex", loop, offset) if not rest else OTHER
 
 
 def expression_of(text: str) -> Any:

@@ -22,15 +22,25 @@ Pool settings: ``vmSize``, ``count``, ``enableAutoScaling``, ``minCount``, ``max
 differently makes the parameter unknown), a ``var``, and ``'${…}'`` interpolation of those;
 anything else is UNKNOWN, never guessed. Origins are the property's key in the ``.bicep`` file,
 with the value's span.
+
+ARM ``copy`` loops: an agentPools resource's ``copy`` with a known ``count`` (a literal, a
+parameter's default, a variable; at most ``MAX_INSTANCES``) is one pool per index, its
+``copyIndex()`` that index (0 makes none); a cluster's ``properties.copy`` loop named
+``agentPoolProfiles`` makes the profiles from its ``input`` the same way. An unknown count is one
+pool standing for all of them, whose ``copyIndex()`` (and so its name) is unknown, never guessed.
+Instances share their attributes' positions, as Terraform's ``count`` instances do.
 """
 
 from __future__ import annotations
 
 from typing import Any, Iterable
 
-from linter.model.cluster.from_terraform import Module, value_number, value_switch, value_text
+from msgspec.structs import replace
+
+from linter.model.cluster.from_terraform import MAX_INSTANCES, Module, value_number, value_switch, value_text
 from linter.model.cluster.pools import Cluster, NodePool, Origin, ProfileSetting, set_taints
 from linter.model.unknown import UNKNOWN, Value
+from linter.sources.terraform import TfBlock
 
 CLUSTER = "Microsoft.ContainerService/managedClusters"
 AGENT_POOL = "Microsoft.ContainerService/managedClusters/agentPools"
@@ -92,8 +102,11 @@ class _Reader:
                 UNKNOWN if value is None else value, Origin(path, grace[1], grace[2]))
         self.cluster.blob_driver[name] = self.blob_driver(path, block, properties)
         profiles = _field(properties, "agentPoolProfiles")
-        if profiles is not None and profiles[0][0] == "tuple":
-            for position, item in enumerate(profiles[0][1]):
+        items = profiles[0][1] if profiles is not None and profiles[0][0] == "tuple" else ()
+        if profiles is None and self.source == "arm":
+            items = self.property_copy(properties, "agentPoolProfiles")
+        if items:
+            for position, item in enumerate(items):
                 if item[0] != "object":
                     continue
                 pool = self.pool(path, item, name, ("bicep", path, block.labels[1]), first=position == 0)
@@ -120,7 +133,50 @@ class _Reader:
             value = value[key]
         return ProfileSetting(value_switch(value), origin)
 
+    def copy_indexes(self, copy: Any) -> list[int] | None:
+        """The indexes of a ``copy`` loop whose ``count`` is known (at most MAX_INSTANCES of
+        them), else None: the loop's pools are one pool standing for all, its copyIndex unknown."""
+        count = value_number(self.value(copy, "count")) if copy is not None and copy[0] == "object" else UNKNOWN
+        if isinstance(count, int) and 0 <= count <= MAX_INSTANCES:
+            return list(range(count))
+        return None
+
+    def property_copy(self, properties: Any, name: str) -> tuple:
+        """The items an ARM property loop (``properties.copy[]`` named ``name``) makes: its
+        ``input`` once per index, ``copyIndex('name')`` replaced by the index; the input once,
+        as written, when the count is not known."""
+        loops = _field(properties, "copy")
+        if loops is None or loops[0][0] != "tuple":
+            return ()
+        for loop in loops[0][1]:
+            if value_text(self.value(loop, "name")) != name:
+                continue
+            written = _field(loop, "input")
+            if written is None or written[0][0] != "object":
+                return ()
+            indexes = self.copy_indexes(loop)
+            if indexes is None:
+                return (written[0],)
+            return tuple(substitute(written[0], {name.lower()}, index) for index in indexes)
+        return ()
+
     def read_pool(self, path: str, block: Any, clusters: dict) -> None:
+        """An agentPools resource's pool; an ARM resource with a ``copy`` loop of known count,
+        one pool per index (``copyIndex()`` replaced by it), none for a count of 0."""
+        copy = block.attrs.get("copy") if self.source == "arm" else None
+        indexes = self.copy_indexes(copy.expr) if copy is not None else None
+        if indexes is None:
+            self.read_one_pool(path, block, clusters)
+            return
+        loop = value_text(self.value(copy.expr, "name"))
+        names = {None} | ({loop.lower()} if isinstance(loop, str) else set())
+        for index in indexes:
+            instance = TfBlock(block.type, block.labels, block.span,
+                               {key: replace(attr, expr=substitute(attr.expr, names, index))
+                                for key, attr in block.attrs.items()})
+            self.read_one_pool(path, instance, clusters)
+
+    def read_one_pool(self, path: str, block: Any, clusters: dict) -> None:
         parent = block.attrs.get("parent")
         cluster_name: Value | None = None
         key: Any = None
@@ -176,6 +232,32 @@ class _Reader:
         if gpu is not None:
             pool.gpu_driver = value_text(self.value(gpu[0], "driver"))
         return pool
+
+
+def substitute(expr: Any, loops: set, index: int) -> Any:
+    """``expr`` with each ``copyIndex(…)`` of the given loops (names in lower case; None: the
+    resource's own loop, ``copyIndex()``) replaced by ``index`` plus its offset."""
+    kind = expr[0] if isinstance(expr, tuple) and expr else None
+    if kind == "copyindex":
+        loop = expr[1].lower() if isinstance(expr[1], str) else None
+        return ("lit", index + expr[2]) if loop in loops else expr
+    if kind == "tpl":
+        parts: list[Any] = []
+        for part in expr[1]:
+            if not isinstance(part, str):
+                part = substitute(part, loops, index)
+                if part[0] == "lit" and isinstance(part[1], (str, int)) and not isinstance(part[1], bool):
+                    part = str(part[1])
+            if isinstance(part, str) and parts and isinstance(parts[-1], str):
+                parts[-1] += part
+            else:
+                parts.append(part)
+        return ("lit", parts[0]) if len(parts) == 1 and isinstance(parts[0], str) else ("tpl", tuple(parts))
+    if kind == "tuple":
+        return ("tuple", tuple(substitute(item, loops, index) for item in expr[1]))
+    if kind == "object":
+        return ("object", tuple((key, substitute(value, loops, index)) for key, value in expr[1]), *expr[2:])
+    return expr
 
 
 def _compiled(arm: Any, paths: set[str]) -> bool:
