@@ -229,3 +229,33 @@ def test_fixed_values_read_back_as_written(tmp_path: Path, source: str, name: st
     block = document.iac.blocks[0]
     expr = block.attrs["a"].expr if source == "terraform" else block.attrs["x"].expr[1][0][1]
     assert expr[0] == "object" and expr[1][0][1] == ("lit", value)
+
+
+def test_aks002_adds_the_label_before_the_first_pair_of_a_literal_map(tmp_path: Path) -> None:
+    text = CLUSTER_TF + GPU_TF.replace('{ accelerator = "nvidia" }', '{ workload = "training" }') \
+        .replace('  mode                  = "System"\n', '  node_taints           = ["sku=gpu:NoSchedule"]\n')
+    after, report = fix(tmp_path, "main.tf", text, "AKS002")
+    assert changes(text, after.decode()) == [
+        '-   node_labels           = { workload = "training" }\n',
+        '+   node_labels           = { accelerator = "nvidia", workload = "training" }\n']
+    assert report["findings"] == []
+    # a Terraform map over several lines: the reader keeps no key position, so no fix
+    spread = text.replace('{ workload = "training" }', '{\n    workload = "training"\n  }')
+    after, report = fix(tmp_path, "main.tf", spread, "AKS002")
+    assert after.decode() == spread and [f["rule"] for f in report["findings"]] == ["AKS002"]
+    # a Bicep map over several lines: a line above its first key
+    bicep = BICEP.replace("        nodeLabels: { accelerator: 'nvidia' }\n", "        nodeLabels: {\n          team: 'ml'\n"
+                          "        }\n        nodeTaints: ['sku=gpu:NoSchedule']\n").replace(
+        "        mode: 'System'\n      }\n    ]", "        mode: 'User'\n      }\n    ]")
+    after, report = fix(tmp_path, "main.bicep", bicep, "AKS002")
+    assert changes(bicep, after.decode()) == ["+           accelerator: 'nvidia'\n"]
+    assert after.decode().index("accelerator: 'nvidia'") < after.decode().index("team: 'ml'")
+    assert report["findings"] == []
+    # an ARM map: the line above its first key ends with a comma
+    template = json.dumps(ARM, indent=2) + "\n"
+    template = template.replace('"accelerator": "nvidia"', '"team": "ml"')
+    after, report = fix(tmp_path, "azuredeploy.json", template, "AKS002")
+    indent = next(line for line in template.splitlines() if '"team"' in line).split('"')[0]
+    assert changes(template, after.decode()) == [f'+ {indent}"accelerator": "nvidia",\n']
+    assert json.loads(after)["resources"][0]["properties"]["agentPoolProfiles"][1]["nodeLabels"] == {
+        "accelerator": "nvidia", "team": "ml"}

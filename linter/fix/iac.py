@@ -8,7 +8,8 @@ A fix here edits one attribute of one pool, and only where the file writes what 
   deployment time, so it is never fixed (:func:`not_literal` says why, for the finding's hint);
 * a missing attribute is added as one new line beside an attribute the pool writes
   (:class:`linter.fix.InsertLine`: below it in Terraform and Bicep, above it in ARM's JSON, where
-  a line added before a key needs no comma juggling), in the file's syntax (:func:`attribute`).
+  a line added before a key needs no comma juggling), in the file's syntax (:func:`attribute`);
+* a key is added to a literal map before its first pair (:func:`add_to_map`).
 
 Every byte outside the edit stays as it is: the resolver copies the neighbour's indentation and
 inserts the line at the end of the neighbour's line, before its line break.
@@ -21,6 +22,7 @@ import re
 from typing import Any
 
 from linter.fix import InsertLine, Replace
+from linter.model.position import Span
 
 NAMES = {  # a pool setting's name in each source
     "terraform": {"taints": "node_taints", "labels": "node_labels", "mode": "mode", "min_count": "min_count",
@@ -125,6 +127,32 @@ def add_beside(source: str, neighbour: Any, name: str, value: Any) -> InsertLine
     anchor = type(neighbour.span)(neighbour.span.line, neighbour.span.col, end.end_line, end.end_col)
     return InsertLine(anchor, attribute(source, name, value), after=source != "arm",
                       align="=" if source == "terraform" else "")
+
+
+def pair_text(source: str, key: str, value: Any) -> str:
+    """One ``key = value`` / ``key: value`` / ``"key": value`` pair of a map, in ``source``'s syntax."""
+    return f"{_key(source, key)}{' = ' if source == 'terraform' else ': '}{value_text(source, value)}"
+
+
+def add_to_map(source: str, origin: Any, pairs: dict) -> Any:
+    """``pairs`` added to the literal map written at ``origin`` (before its first pair, so no
+    comma after a last pair is needed): filled when it is ``{}``; right after the ``{`` of a map
+    written on one line (`` k = "v",``); on a line of its own above the first key of a Bicep or
+    ARM map written over several lines. None for anything else (a map from a variable, a
+    Terraform map over several lines, whose keys' positions the reader does not keep)."""
+    written, span = getattr(origin, "written", None), getattr(origin, "value_span", None)
+    if source not in IAC or span is None or not _all_literal(written) or written[0] != "object" or not pairs:
+        return None
+    if not written[1]:
+        return Replace(span, value_text(source, pairs))
+    if span.line == span.end_line:
+        text = " " + ", ".join(pair_text(source, k, v) for k, v in pairs.items()) + ","
+        return Replace(Span(span.line, span.col + 1, span.line, span.col + 1), text)
+    if source == "terraform" or len(written) < 3 or not written[2]:
+        return None
+    first = written[2][0][0]
+    line = ", ".join(pair_text(source, k, v) for k, v in pairs.items()) + ("," if source == "arm" else "")
+    return InsertLine(first, line, after=False)
 
 
 def replace_value(source: str, origin: Any, value: Any) -> Replace | None:

@@ -75,10 +75,12 @@ unclosed quote or heredoc).
 In Terraform, Bicep and ARM, a pool that writes no labels gets the attribute on a new line below
 its VM size (`node_labels = { accelerator = "nvidia" }`, `nodeLabels: { accelerator: 'nvidia' }`;
 in ARM above `"vmSize"`, `"nodeLabels": {"accelerator": "nvidia"},`), indented as that line, and
-a literal empty map is filled; nothing else of the file changes. No fix for a pool that writes
-other labels (adding a key to a map the author wrote is left to them), for labels that come from
-a variable or parameter (the hint says so: other pools may share it), or when the VM size is not
-the first thing on its line.
+a literal empty map is filled, and a literal map gets the label before its first pair (right
+after the `{` of a map written on one line: `{ accelerator = "nvidia", workload = "training" }`;
+on a line of its own above the first key of a Bicep or ARM map written over several lines);
+nothing else of the file changes. No fix for a Terraform map written over several lines (the
+reader keeps no position of its keys), for labels that come from a variable or parameter (the
+hint says so: other pools may share it), or when the line the fix would go beside holds other code.
 
 ## Known problems
 - AMD GPU sizes (`Standard_ND96isr_MI300X_v5`) are not checked: the default label names NVIDIA.
@@ -95,7 +97,7 @@ the first thing on its line.
 import shlex
 
 from linter.fix import Plan, Replace
-from linter.fix.iac import IAC, NAMES, add_beside, not_literal, value_text
+from linter.fix.iac import IAC, NAMES, add_beside, add_to_map, not_literal
 from linter.model.azcli import UNKNOWN, ShellScript
 from linter.model.position import Span
 from linter.model.cluster import cluster_of, describe_pool, hint
@@ -161,16 +163,13 @@ def add_labels(pool, missing: dict, where) -> Plan | None:
 
 
 def _iac_labels(pool, missing: dict, where) -> Plan | None:
-    if pool.labels or any(_reserved(key) for key in missing):
+    if any(key in pool.labels or _reserved(key) for key in missing):
         return None
     origin, name = pool.labels_origin, NAMES[pool.source]["labels"]
     if origin is None:
         intent = add_beside(pool.source, pool.vm_origin, name, dict(missing)) if where is pool.vm_origin else None
     else:
-        written = getattr(origin, "written", None)
-        empty = isinstance(written, tuple) and written[:2] == ("object", ())
-        intent = Replace(origin.value_span, value_text(pool.source, dict(missing))) \
-            if empty and where is origin and origin.value_span is not None else None
+        intent = add_to_map(pool.source, origin, dict(missing)) if where is origin else None
     pairs = " ".join(f"{k}={v}" for k, v in missing.items())
     return Plan.safe_fix(f"add the GPU node label {pairs}", intent) if intent is not None else None
 
