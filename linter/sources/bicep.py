@@ -9,7 +9,9 @@ tuples of :mod:`linter.sources.terraform` (``("lit", v)``, ``("tpl", parts)``, `
 each pair's (key span, value span). A file is a :class:`~linter.sources.terraform.TfFile` whose
 blocks are ``variable`` (a ``param`` with its default), ``locals`` (the ``var``\\ s) and
 ``resource`` (type, symbolic name; the body's pairs as attributes; ``existing`` for a resource
-declared ``existing``); a ``.bicepparam`` file's
+declared ``existing``; a resource loop ``[for … in …: {…}]`` keeps its loop as the attribute
+``[for]``, ``("for", item, index, collection, filtered)``, with ``range(a, n)`` read as
+``("call", "range", args)``); a ``.bicepparam`` file's
 ``param x = value`` lines are the attributes of one block of type ``""``, like a ``.tfvars``.
 
 A file over :data:`MAX_BICEP_BYTES` is not parsed (the grammar's quoted-string pattern looks
@@ -104,6 +106,9 @@ def expression(node: Any, depth: int = 0) -> Any:
             spans.append((_span(key_node.meta), _span(value.meta) if hasattr(value, "meta") and not value.meta.empty
                            else _span(key_node.meta)))
         return ("object", tuple(pairs), tuple(spans))
+    if kind == "function" and node.children and str(node.children[0]).rstrip("(") == "range":
+        args = tuple(expression(c, depth + 1) for c in node.children[1:] if hasattr(c, "data"))
+        return ("call", "range", args)
     if kind == "operator" and node.children and getattr(node.children[0], "data", "") == "property_accessor":
         left, right = node.children[0].children[0], node.children[0].children[-1]
         base, name = expression(left, depth + 1), expression(right, depth + 1)
@@ -138,16 +143,42 @@ def _blocks(tree: Any) -> list[TfBlock]:
             name = next((k for k in kids if getattr(k, "type", "") == "STRING"), None)
             pair = next((k for k in kids if hasattr(k, "data") and k.data == "type_api_pair"), None)
             body = kids[-1]
+            loop = None
+            if hasattr(body, "data") and body.data == "loop":
+                loop, body = _loop(body), body.children[-1]
             if name is None or pair is None or not (hasattr(body, "data") and body.data == "object"):
-                continue  # a loop or a condition: its pools are not read
+                continue  # a condition (if), or a loop over something else than an object: its pools are not read
             resource_type = str(pair.children[0]).strip("'").partition("@")[0]
             existing = any(getattr(k, "type", "") == "EXISTING" for k in kids)
             block = TfBlock("existing" if existing else "resource", (resource_type, str(name)), _token_span(name))
+            if loop is not None:
+                block.attrs["[for]"] = TfAttr("[for]", _token_span(name), _token_span(name), loop)
             expr = expression(body)
             for (key, value), (key_span, value_span) in zip(expr[1], expr[2]):
                 block.attrs[key[1]] = TfAttr(key[1], key_span, value_span, value)
             blocks.append(block)
     return blocks
+
+
+def _loop(node: Any) -> Any:
+    """A resource loop ``[for x in coll: …]``, ``[for (x, i) in coll: …]``, ``[for x in items(obj): …]``:
+    ``("for", item name, index name or None, collection, filtered)`` (a ``: if (…)`` filter makes
+    the instances unknown); OTHER for a form not read."""
+    kids = [k for k in node.children if hasattr(k, "data") or k is None]
+    head = kids[0] if kids else None
+    if head is None or not hasattr(head, "data") or len(kids) < 3:
+        return OTHER
+    names = [str(k) for k in head.children if getattr(k, "type", "") == "STRING"]
+    value = next((k for k in reversed(head.children) if hasattr(k, "data")), None)
+    if value is None or not names:
+        return OTHER
+    collection = expression(value, 1)
+    if head.data == "loop_object":
+        collection = ("call", "items", (collection,))
+    filtered = kids[-2] is not None
+    if head.data == "loop_array_index" and len(names) == 2:
+        return ("for", names[0], names[1], collection, filtered)
+    return ("for", names[0], None, collection, filtered)
 
 
 _PARSER: Any = None

@@ -28,7 +28,11 @@ parameter's default, a variable; at most ``MAX_INSTANCES``) is one pool per inde
 ``copyIndex()`` that index (0 makes none); a cluster's ``properties.copy`` loop named
 ``agentPoolProfiles`` makes the profiles from its ``input`` the same way. An unknown count is one
 pool standing for all of them, whose ``copyIndex()`` (and so its name) is unknown, never guessed.
-Instances share their attributes' positions, as Terraform's ``count`` instances do.
+Instances share their attributes' positions, as Terraform's ``count`` instances do. Bicep
+resource loops over agent pools likewise: ``[for pool in pools: {…}]``, ``[for (pool, i) in …]``
+and ``[for i in range(0, n): {…}]`` over a known collection are one pool per item, the loop's
+variables bound in each; a filtered loop (``: if (…)``) or an unknown collection is one pool
+standing for all.
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ from typing import Any, Iterable
 
 from msgspec.structs import replace
 
-from linter.model.cluster.from_terraform import MAX_INSTANCES, Module, value_number, value_switch, value_text
+from linter.model.cluster.from_terraform import MAX_INSTANCES, Module, value_at, value_number, value_switch, value_text
 from linter.model.cluster.pools import Cluster, NodePool, Origin, ProfileSetting, set_taints
 from linter.model.unknown import UNKNOWN, Value
 from linter.sources.terraform import TfBlock
@@ -47,7 +51,17 @@ AGENT_POOL = "Microsoft.ContainerService/managedClusters/agentPools"
 
 
 class BicepModule(Module):
-    """A folder's ``param``\\ s and ``var``\\ s: a bare name is a parameter or a variable."""
+    """A folder's ``param``\\ s and ``var``\\ s: a bare name is a parameter or a variable;
+    ``range(start, count)`` of known integers is its list (at most MAX_INSTANCES items)."""
+
+    def evaluate(self, expr: Any, scope: dict[str, Any], depth: int = 0) -> Any:
+        if isinstance(expr, tuple) and len(expr) == 3 and expr[0] == "call" and expr[1] == "range" and len(expr[2]) == 2:
+            start, count = (self.evaluate(arg, scope, depth + 1) for arg in expr[2])
+            if all(isinstance(v, int) and not isinstance(v, bool) for v in (start, count)) \
+                    and 0 <= count <= MAX_INSTANCES and abs(start) < 1 << 31:
+                return list(range(start, start + count))
+            return UNKNOWN
+        return super().evaluate(expr, scope, depth)
 
     def _reference(self, names: tuple[str, ...], scope: dict[str, Any], depth: int) -> Any:
         from linter.model.cluster.from_terraform import MAX_LOCAL_DEPTH, value_at
@@ -160,9 +174,33 @@ class _Reader:
             return tuple(substitute(written[0], {name.lower()}, index) for index in indexes)
         return ()
 
+    def loop_values(self, loop: Any) -> list[dict[str, Any]] | None:
+        """The loop variables of each instance of a Bicep resource loop over a known collection
+        (at most MAX_INSTANCES items), else None (a filter, an unknown collection)."""
+        if not (isinstance(loop, tuple) and len(loop) == 5 and loop[0] == "for") or loop[4]:
+            return None
+        _, item, index, collection, _ = loop
+        items = self.module.evaluate(collection, {})
+        if not isinstance(items, list) or len(items) > MAX_INSTANCES:
+            return None
+        return [{item: value, **({index: position} if index else {})} for position, value in enumerate(items)]
+
     def read_pool(self, path: str, block: Any, clusters: dict) -> None:
-        """An agentPools resource's pool; an ARM resource with a ``copy`` loop of known count,
-        one pool per index (``copyIndex()`` replaced by it), none for a count of 0."""
+        """An agentPools resource's pool; a Bicep resource loop over a known collection, one pool
+        per item (its loop variables bound); an ARM resource with a ``copy`` loop of known count,
+        one pool per index (``copyIndex()`` replaced by it), none for a count of 0. An unknown
+        loop is one pool standing for all, its loop variables unknown."""
+        loop = block.attrs.get("[for]")
+        if loop is not None:
+            instances = self.loop_values(loop.expr)
+            if instances is None:
+                names = loop.expr[1:3] if isinstance(loop.expr, tuple) and loop.expr[0] == "for" else ()
+                instances = [{name: UNKNOWN for name in names if name}]
+            for values in instances:
+                self.read_one_pool(path, TfBlock(block.type, block.labels, block.span,
+                                                 {key: replace(attr, expr=bind(attr.expr, values))
+                                                  for key, attr in block.attrs.items() if key != "[for]"}), clusters)
+            return
         copy = block.attrs.get("copy") if self.source == "arm" else None
         indexes = self.copy_indexes(copy.expr) if copy is not None else None
         if indexes is None:
@@ -234,30 +272,42 @@ class _Reader:
         return pool
 
 
-def substitute(expr: Any, loops: set, index: int) -> Any:
-    """``expr`` with each ``copyIndex(…)`` of the given loops (names in lower case; None: the
-    resource's own loop, ``copyIndex()``) replaced by ``index`` plus its offset."""
+def rewrite(expr: Any, leaf: Any) -> Any:
+    """``expr`` with every subexpression for which ``leaf`` gives a replacement replaced."""
+    new = leaf(expr)
+    if new is not None:
+        return new
     kind = expr[0] if isinstance(expr, tuple) and expr else None
-    if kind == "copyindex":
-        loop = expr[1].lower() if isinstance(expr[1], str) else None
-        return ("lit", index + expr[2]) if loop in loops else expr
     if kind == "tpl":
-        parts: list[Any] = []
-        for part in expr[1]:
-            if not isinstance(part, str):
-                part = substitute(part, loops, index)
-                if part[0] == "lit" and isinstance(part[1], (str, int)) and not isinstance(part[1], bool):
-                    part = str(part[1])
-            if isinstance(part, str) and parts and isinstance(parts[-1], str):
-                parts[-1] += part
-            else:
-                parts.append(part)
-        return ("lit", parts[0]) if len(parts) == 1 and isinstance(parts[0], str) else ("tpl", tuple(parts))
+        return ("tpl", tuple(part if isinstance(part, str) else rewrite(part, leaf) for part in expr[1]))
     if kind == "tuple":
-        return ("tuple", tuple(substitute(item, loops, index) for item in expr[1]))
+        return ("tuple", tuple(rewrite(item, leaf) for item in expr[1]))
     if kind == "object":
-        return ("object", tuple((key, substitute(value, loops, index)) for key, value in expr[1]), *expr[2:])
+        return ("object", tuple((key, rewrite(value, leaf)) for key, value in expr[1]), *expr[2:])
+    if kind == "call":
+        return ("call", expr[1], tuple(rewrite(arg, leaf) for arg in expr[2]))
     return expr
+
+
+def substitute(expr: Any, loops: set, index: int) -> Any:
+    """``expr`` with each ARM ``copyIndex(…)`` of the given loops (names in lower case; None: the
+    resource's own loop, ``copyIndex()``) replaced by ``index`` plus its offset."""
+    def leaf(node: Any) -> Any:
+        if isinstance(node, tuple) and node and node[0] == "copyindex":
+            loop = node[1].lower() if isinstance(node[1], str) else None
+            return ("lit", index + node[2]) if loop in loops else node
+        return None
+    return rewrite(expr, leaf)
+
+
+def bind(expr: Any, values: dict[str, Any]) -> Any:
+    """``expr`` with each reference to a Bicep loop's variables (``pool``, ``pool.vmSize``, ``i``)
+    replaced by its value in this instance (UNKNOWN when not known)."""
+    def leaf(node: Any) -> Any:
+        if isinstance(node, tuple) and len(node) == 2 and node[0] == "ref" and node[1] and node[1][0] in values:
+            return ("lit", value_at(values[node[1][0]], node[1][1:]))
+        return None
+    return rewrite(expr, leaf)
 
 
 def _compiled(arm: Any, paths: set[str]) -> bool:
