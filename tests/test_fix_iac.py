@@ -259,3 +259,13 @@ def test_aks002_adds_the_label_before_the_first_pair_of_a_literal_map(tmp_path: 
     assert changes(template, after.decode()) == [f'+ {indent}"accelerator": "nvidia",\n']
     assert json.loads(after)["resources"][0]["properties"]["agentPoolProfiles"][1]["nodeLabels"] == {
         "accelerator": "nvidia", "team": "ml"}
+
+
+def test_aks003_without_a_cpu_system_pool_the_first_gpu_one_stays(tmp_path: Path) -> None:
+    """Each GPU System pool would see the other as the cluster's System pool; fixing both would
+    leave the cluster without one: the first stays a System pool, the others become User pools."""
+    text = BICEP.replace("'Standard_D4s_v5'", "'Standard_NC6s_v3'")
+    after, report = fix(tmp_path, "main.bicep", text, "AKS003")
+    assert changes(text, after.decode()) == ["-         mode: 'System'\n", "+         mode: 'User'\n"]
+    assert after.decode().index("mode: 'System'") < after.decode().index("mode: 'User'")
+    assert [(f["rule"], f["line"]) for f in report["findings"]] == [("AKS003", 9)]

@@ -78,8 +78,8 @@ repair is a CPU system pool plus a separate GPU pool, more than one edit can say
 In Terraform, Bicep and ARM a `mode` written as the literal `System` becomes `User` (`mode = "User"`,
 `mode: 'User'`, `"mode": "User"`); a mode that comes from a variable or parameter
 (`mode = var.pool_mode`) is not fixed (other pools may share it; the hint says so), nor is the
-cluster's `default_node_pool`, nor an `agentPoolProfiles` entry when no other pool of the cluster
-is a System pool (the cluster would be left without one).
+cluster's `default_node_pool`, nor, in a cluster the project defines without a CPU System pool,
+the first of its GPU System pools (so that fixing the others leaves it a System pool).
 No fix in a script that records commands rather than runs them (`$ ` prompts,
 Markdown fences: a terminal session, a README snippet) or that does not read cleanly (an
 unclosed quote or heredoc).
@@ -117,12 +117,17 @@ def _by_script(cluster) -> dict[str, list]:
 
 
 def _another_system_pool(pool, cluster) -> bool:
-    """The cluster keeps a System pool without ``pool``: another pool of it the project defines is
-    a System pool, or the pool is added to a cluster made elsewhere (as `az aks nodepool add`)."""
+    """The cluster keeps a System pool without ``pool``: the pool is added to a cluster made
+    elsewhere (as `az aks nodepool add`), or another pool of the cluster is a CPU System pool, or,
+    when all its System pools are GPU pools (each of which this fix could change), ``pool`` is
+    not the first of them: the first stays, so fixing all the others still leaves one."""
     key = pool.cluster_key
     if key is None or key[0] == "?":
         return True
-    return any(other is not pool and other.cluster_key == key and other.is_system is True for other in cluster.pools)
+    system = [other for other in cluster.pools if other.cluster_key == key and other.is_system is True]
+    if any(not (other.vm is not None and other.vm.is_gpu) for other in system):
+        return True
+    return bool(system) and system[0] is not pool
 
 
 def user_mode(pool, where, cluster=None) -> Plan | None:
