@@ -269,3 +269,36 @@ def test_resource_loops_are_one_pool_per_known_item() -> None:
     gput4, gpua100 = cluster.pools[1:3]
     assert gput4.vm_origin.span == gpua100.vm_origin.span == Span(20, 5, 20, 11)
     assert [str(t.taint) for t in gput4.taints] == ["sku=gpu:NoSchedule"]
+
+
+PROFILE_LOOP = """param profiles array = [
+  { name: 'system', vm: 'Standard_D4s_v5', mode: 'System' }
+  { name: 'gpu', vm: 'Standard_NC4as_T4_v3', mode: 'User' }
+]
+
+resource aks 'Microsoft.ContainerService/managedClusters@2024-02-01' = {
+  name: 'ml-aks'
+  properties: {
+    agentPoolProfiles: [for p in profiles: {
+      name: p.name
+      vmSize: p.vm
+      mode: p.mode
+    }]
+  }
+}
+"""
+
+
+def test_agent_pool_profiles_written_as_a_loop_or_a_parameter() -> None:
+    """A for-expression over a known array is one profile per item; profiles the reader cannot
+    read (a parameter's array as a whole) leave the cluster not fully described (pools elsewhere
+    may exist), where before it counted as a cluster with no pools at all."""
+    cluster = build_cluster([], None, [], files(main_bicep=PROFILE_LOOP))
+    assert [(p.display, p.vm_size, p.mode) for p in cluster.pools] == [
+        ("system", "Standard_D4s_v5", "System"), ("gpu", "Standard_NC4as_T4_v3", "User")]
+    assert cluster.complete and cluster.elsewhere is None
+    whole = PROFILE_LOOP.replace("[for p in profiles: {\n      name: p.name\n      vmSize: p.vm\n      mode: p.mode\n    }]",
+                                 "profiles")
+    assert "agentPoolProfiles: profiles" in whole
+    cluster = build_cluster([], None, [], files(main_bicep=whole))
+    assert cluster.pools == [] and not cluster.complete and cluster.elsewhere is not None

@@ -11,7 +11,8 @@ blocks are ``variable`` (a ``param`` with its default), ``locals`` (the ``var``\
 ``resource`` (type, symbolic name; the body's pairs as attributes; ``existing`` for a resource
 declared ``existing``; a resource loop ``[for … in …: {…}]`` keeps its loop as the attribute
 ``[for]``, ``("for", item, index, collection, filtered)``, with ``range(a, n)`` read as
-``("call", "range", args)``); a ``.bicepparam`` file's
+``("call", "range", args)``; a loop as a value, ``agentPoolProfiles: [for …]``, is
+``("forexpr", loop, body)``); a ``.bicepparam`` file's
 ``param x = value`` lines are the attributes of one block of type ``""``, like a ``.tfvars``.
 
 A file over :data:`MAX_BICEP_BYTES` is not parsed (the grammar's quoted-string pattern looks
@@ -106,6 +107,9 @@ def expression(node: Any, depth: int = 0) -> Any:
             spans.append((_span(key_node.meta), _span(value.meta) if hasattr(value, "meta") and not value.meta.empty
                            else _span(key_node.meta)))
         return ("object", tuple(pairs), tuple(spans))
+    if kind == "loop" and node.children:
+        head = _loop(node)
+        return ("forexpr", head, expression(node.children[-1], depth + 1)) if head is not OTHER else OTHER
     if kind == "function" and node.children and str(node.children[0]).rstrip("(") == "range":
         args = tuple(expression(c, depth + 1) for c in node.children[1:] if hasattr(c, "data"))
         return ("call", "range", args)

@@ -7,8 +7,10 @@ and are read alike; their pools' source is ``arm`` (hints in JSON). A template B
 The project's ``*.bicep`` files (read by :mod:`linter.sources.bicep`) are grouped by folder. In
 each:
 
-* a ``managedClusters`` resource is a cluster: each item of ``properties.agentPoolProfiles`` is a
-  pool (the first is the System pool unless its ``mode`` says otherwise), its
+* a ``managedClusters`` resource is a cluster: each item of ``properties.agentPoolProfiles`` (a
+  list, or a ``[for … in …: {…}]`` over a known collection) is a pool (the first is the System
+  pool unless its ``mode`` says otherwise; profiles written another way are not read, and the
+  cluster then does not count as describing all its pools), its
   ``autoScalerProfile['max-graceful-termination-sec']`` sets the autoscaler profile, and
   ``nodeProvisioningProfile.mode: 'Auto'`` (or ``sku.name: 'Automatic'``) is node
   auto-provisioning. A cluster in the project makes its pools all the cluster has;
@@ -98,7 +100,6 @@ class _Reader:
         return Origin(path, found[1], found[2], written=found[0]) if found is not None else None
 
     def read_cluster(self, path: str, block: Any) -> Value:
-        self.cluster.complete = True
         name = value_text(self.module.evaluate(block.attrs["name"].expr, {})) if "name" in block.attrs else None
         name = name if name is not None else UNKNOWN
         properties = block.attrs["properties"].expr if "properties" in block.attrs else None
@@ -115,10 +116,9 @@ class _Reader:
             self.cluster.profiles.setdefault(name, {})["max-graceful-termination-sec"] = ProfileSetting(
                 UNKNOWN if value is None else value, Origin(path, grace[1], grace[2]))
         self.cluster.blob_driver[name] = self.blob_driver(path, block, properties)
-        profiles = _field(properties, "agentPoolProfiles")
-        items = profiles[0][1] if profiles is not None and profiles[0][0] == "tuple" else ()
-        if profiles is None and self.source == "arm":
-            items = self.property_copy(properties, "agentPoolProfiles")
+        items, known = self.profiles(properties)
+        if known:  # the cluster describes all its pools (with its agentPools resources)
+            self.cluster.complete = True
         if items:
             for position, item in enumerate(items):
                 if item[0] != "object":
@@ -146,6 +146,26 @@ class _Reader:
                 return ProfileSetting(False, origin)
             value = value[key]
         return ProfileSetting(value_switch(value), origin)
+
+    def profiles(self, properties: Any) -> tuple[tuple, bool]:
+        """The cluster's ``agentPoolProfiles`` items (object expressions), and whether they are
+        all the profiles it has: a list; a Bicep ``[for … in …: {…}]`` (one item per element of
+        a known collection, its variables bound; else one standing for all); an ARM property
+        loop. Profiles written otherwise (a parameter's array, an item that is not an object
+        literal) are not read, and the cluster then does not count as describing every pool."""
+        found = _field(properties, "agentPoolProfiles")
+        if found is None:
+            return (self.property_copy(properties, "agentPoolProfiles") if self.source == "arm" else ()), True
+        written = found[0]
+        if written[0] == "tuple":
+            return written[1], all(item[0] == "object" for item in written[1])
+        if written[0] == "forexpr" and len(written) == 3:
+            loop, body = written[1], written[2]
+            instances = self.loop_values(loop)
+            if instances is None:
+                instances = [{name: UNKNOWN for name in loop[1:3] if name}] if loop[0] == "for" else []
+            return tuple(bind(body, values) for values in instances), body[0] == "object"
+        return (), False
 
     def copy_indexes(self, copy: Any) -> list[int] | None:
         """The indexes of a ``copy`` loop whose ``count`` is known (at most MAX_INSTANCES of
