@@ -72,7 +72,7 @@ def parse_comment(comment: Comment, path: str) -> list[Directive]:
     if match is None:
         return []
     kind, tokens, reason = match.groups()
-    span = Span(comment.line, comment.col, comment.line, comment.col + 1 + len(comment.text))
+    span = Span(comment.line, comment.col, comment.line, comment.col + (comment.width or 1 + len(comment.text)))
     if kind == "disable-file":
         lines: frozenset[int] = frozenset()
     else:

@@ -106,6 +106,17 @@ def test_a_comment_two_lines_above_or_on_another_line_does_not_apply(tmp_path: P
     assert lnt == "unused suppression: comment at line 13 suppressed no AKS001 finding"
 
 
+@pytest.mark.parametrize("comment", ["# mlops-lint: disable=AKS002 x", "//  mlops-lint: disable=AKS002 x",
+                                     "/* mlops-lint: disable=AKS002 x */"])
+def test_an_unused_directive_is_reported_over_the_whole_comment(tmp_path: Path, comment: str) -> None:
+    (tmp_path / "main.tf").write_text(_with(TF, TF_VM, after=comment))
+    result = lint(LintRequest(paths=[tmp_path], config=Config(), registry=load_registry(),
+                              select=["AKS001", "AKS002", "LNT001"], cwd=tmp_path, jobs=1))
+    (unused,) = [f for f in result.results if f.rule == "LNT001"]
+    start = TF_VM.rstrip("\n").__len__() + 2
+    assert (unused.span.line, unused.span.col, unused.span.end_col) == (14, start, start + len(comment))
+
+
 def test_disable_file(tmp_path: Path) -> None:
     found = _run(tmp_path, "main.tf", "# mlops-lint: disable-file=AKS001 GPU pools are tainted by policy\n" + TF)
     assert found == [("AKS001", "main.tf", 15, True, "GPU pools are tainted by policy")]
@@ -153,10 +164,10 @@ def test_bicep_slashes_inside_strings_are_no_comments() -> None:
             "\n"
             "var d = 1\n")
     assert bicep_comments(text) == [
-        Comment(2, 43, "mlops-lint: disable=A4 four"),
-        Comment(3, 13, "mlops-lint: disable=A5"),
-        Comment(3, 42, "mlops-lint: disable=A6"),
-        Comment(4, 1, "mlops-lint: disable=A7 seven", own_line=True, next_line=6),
+        Comment(2, 43, "mlops-lint: disable=A4 four", width=30),
+        Comment(3, 13, "mlops-lint: disable=A5", width=28),
+        Comment(3, 42, "mlops-lint: disable=A6", width=25),
+        Comment(4, 1, "mlops-lint: disable=A7 seven", own_line=True, next_line=6, width=31),
     ]
     document = bicep.load(("resource aks 'Microsoft.ContainerService/managedClusters@2024-02-01' = {\n  name: 'x'\n}\n"
                            + text).encode(), "m/main.bicep")
@@ -186,7 +197,7 @@ def test_arm_whole_line_comment(tmp_path: Path) -> None:
     document = arm.load(template.encode(), "azuredeploy.json")
     assert not document.errors
     assert document.comments == [Comment(12, 12, "mlops-lint: disable=AKS001 tainted by the cluster policy",
-                                         own_line=True, next_line=13)]
+                                         own_line=True, next_line=13, width=59)]
     found = _run(tmp_path, "azuredeploy.json", template)
     assert found == [("AKS001", "azuredeploy.json", 13, True, "tainted by the cluster policy")]
 

@@ -52,7 +52,7 @@ def comment_of(raw: str, line: int, col: int) -> Comment:
         body = raw[2:-2] if raw.endswith("*/") and len(raw) >= 4 else raw[2:]
     else:
         body = raw[2:]
-    return Comment(line, col, body.strip())
+    return Comment(line, col, body.strip(), width=len(raw.rstrip()) if "\n" not in raw else 0)
 
 
 def hcl_comments(tree: object, text: str) -> list[Comment]:
