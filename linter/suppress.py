@@ -5,6 +5,9 @@ Forms (SPEC section 3):
 - ``# mlops-lint: disable=GPU001,shm-missing reason…`` on the finding's line, or on its own line
   above it (stacked directives above one line all apply to it);
 - ``# mlops-lint: disable-file=IMG002`` anywhere in a file;
+- in Terraform the same after ``//`` or in a one-line ``/* */``, in Bicep after ``//`` or in
+  ``/* */``, in an ARM template in a whole-line ``//`` (the readers' comments:
+  :mod:`linter.sources.comments`);
 - annotations ``mlops-lint.io/ignore: "GPU001,shm-missing"`` and
   ``ignore-check.mlops-lint.io/GPU001: "reason"`` on the object;
 - a baseline file of earlier findings, matched by rule, file, object and node path (never the
@@ -69,7 +72,7 @@ def parse_comment(comment: Comment, path: str) -> list[Directive]:
     if match is None:
         return []
     kind, tokens, reason = match.groups()
-    span = Span(comment.line, comment.col, comment.line, comment.col + 1 + len(comment.text))
+    span = Span(comment.line, comment.col, comment.line, comment.col + (comment.width or 1 + len(comment.text)))
     if kind == "disable-file":
         lines: frozenset[int] = frozenset()
     else:

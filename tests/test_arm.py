@@ -181,3 +181,79 @@ def test_an_agent_pool_nested_in_its_cluster() -> None:
     nested, system = found["nested"], found["system"]
     assert nested.cluster == "ml-aks" and nested.cluster_key == system.cluster_key and nested.vm_size == "Standard_NC6s_v3"
     assert nested.vm_origin.span.line == text.split("\n").index(next(l for l in text.split("\n") if '"nested"' in l)) + 2
+
+
+COPY = """{
+  "$schema": "%s",
+  "parameters": {
+    "clusterName": {"type": "string", "defaultValue": "ml-aks"},
+    "gpuPools": {"type": "int", "defaultValue": 3},
+    "profiles": {"type": "int", "defaultValue": 2},
+    "unknownCount": {"type": "int"}
+  },
+  "resources": [
+    {
+      "type": "Microsoft.ContainerService/managedClusters",
+      "apiVersion": "2024-02-01",
+      "name": "[parameters('clusterName')]",
+      "properties": {
+        "copy": [{
+          "name": "agentPoolProfiles",
+          "count": "[parameters('profiles')]",
+          "input": {
+            "name": "[concat('prof', copyIndex('agentPoolProfiles'))]",
+            "vmSize": "Standard_D4s_v5",
+            "count": "[copyIndex('agentPoolProfiles', 1)]"
+          }
+        }]
+      }
+    },
+    {
+      "type": "Microsoft.ContainerService/managedClusters/agentPools",
+      "apiVersion": "2024-02-01",
+      "name": "[concat(parameters('clusterName'), '/gpu', copyIndex(1))]",
+      "copy": {"name": "gpuLoop", "count": "[parameters('gpuPools')]"},
+      "properties": {
+        "vmSize": "Standard_NC4as_T4_v3",
+        "count": "[copyIndex('gpuLoop')]",
+        "nodeTaints": ["sku=gpu:NoSchedule"]
+      }
+    },
+    {
+      "type": "Microsoft.ContainerService/managedClusters/agentPools",
+      "apiVersion": "2024-02-01",
+      "name": "[concat(parameters('clusterName'), '/many', copyIndex())]",
+      "copy": {"name": "manyLoop", "count": "[parameters('unknownCount')]"},
+      "properties": {"vmSize": "Standard_NC4as_T4_v3", "nodeTaints": ["sku=gpu:NoSchedule"]}
+    },
+    {
+      "type": "Microsoft.ContainerService/managedClusters/agentPools",
+      "apiVersion": "2024-02-01",
+      "name": "[concat(parameters('clusterName'), '/none', copyIndex())]",
+      "copy": {"name": "noneLoop", "count": 0},
+      "properties": {"vmSize": "Standard_NC4as_T4_v3"}
+    }
+  ]
+}
+""" % SCHEMA
+
+
+def test_copy_loops_expand_a_known_count_and_keep_an_unknown_one_unknown() -> None:
+    """A resource copy of a known count is one pool per index (copyIndex() and its offset, by loop
+    name or bare), a property loop over agentPoolProfiles likewise; an unknown count is one pool
+    standing for all (its name unknown, never guessed); a count of 0 makes none."""
+    found = pools(**{"azuredeploy.json": COPY})
+    assert list(found) == ["prof0", "prof1", "gpu1", "gpu2", "gpu3", "?"]
+    assert [(found[n].mode, found[n].node_count) for n in ("prof0", "prof1")] == [("System", 1), ("User", 2)]
+    assert [found[n].node_count for n in ("gpu1", "gpu2", "gpu3")] == [0, 1, 2]
+    assert found["gpu2"].vm_origin.span == found["gpu3"].vm_origin.span  # instances share positions
+    many = found["?"]
+    assert many.name is UNKNOWN and many.vm_size == "Standard_NC4as_T4_v3"
+    assert all(p.cluster == "ml-aks" for p in found.values())
+
+
+def test_a_copy_loop_over_the_instance_limit_is_one_pool() -> None:
+    text = COPY.replace('"defaultValue": 3', '"defaultValue": 100000')
+    cluster = build_cluster([], None, [], [load(text, "mod/azuredeploy.json").iac])
+    assert [(p.display, p.name) for p in cluster.pools] == [("prof0", "prof0"), ("prof1", "prof1"), ("?", UNKNOWN),
+                                                             ("?", UNKNOWN)]

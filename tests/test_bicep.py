@@ -203,3 +203,102 @@ def test_deep_nesting_is_read_without_recursion() -> None:
     assert not document.errors
     (pool,) = build_cluster([], None, [], [document.iac]).pools
     assert pool.vm_size is UNKNOWN
+
+
+LOOPS = """param gpuPools array = [
+  { name: 'gput4', vm: 'Standard_NC4as_T4_v3' }
+  { name: 'gpua100', vm: 'Standard_NC24ads_A100_v4' }
+]
+param unknownPools array
+
+resource aks 'Microsoft.ContainerService/managedClusters@2024-02-01' = {
+  name: 'ml-aks'
+  properties: {
+    agentPoolProfiles: [
+      { name: 'system', vmSize: 'Standard_D4s_v5', mode: 'System' }
+    ]
+  }
+}
+
+resource gpu 'Microsoft.ContainerService/managedClusters/agentPools@2024-02-01' = [for (pool, i) in gpuPools: {
+  parent: aks
+  name: pool.name
+  properties: {
+    vmSize: pool.vm
+    count: i
+    nodeTaints: ['sku=gpu:NoSchedule']
+  }
+}]
+
+resource cpu 'Microsoft.ContainerService/managedClusters/agentPools@2024-02-01' = [for i in range(1, 2): {
+  parent: aks
+  name: 'cpu${i}'
+  properties: {
+    vmSize: 'Standard_D8s_v5'
+  }
+}]
+
+resource other 'Microsoft.ContainerService/managedClusters/agentPools@2024-02-01' = [for pool in unknownPools: {
+  parent: aks
+  name: pool.name
+  properties: {
+    vmSize: 'Standard_NC4as_T4_v3'
+  }
+}]
+
+resource many 'Microsoft.ContainerService/managedClusters/agentPools@2024-02-01' = [for i in range(0, 100000): {
+  parent: aks
+  name: 'many${i}'
+  properties: {
+    vmSize: 'Standard_D8s_v5'
+  }
+}]
+"""
+
+
+def test_resource_loops_are_one_pool_per_known_item() -> None:
+    """A loop over a known array or range(start, count) is one pool per item, its variables bound;
+    an unknown collection, or one over the instance limit, is one pool standing for all (name
+    unknown, never guessed). Before, loops were not read at all."""
+    cluster = build_cluster([], None, [], files(main_bicep=LOOPS))
+    found = [(p.display, p.vm_size, p.node_count) for p in cluster.pools]
+    assert found == [("system", "Standard_D4s_v5", None), ("gput4", "Standard_NC4as_T4_v3", 0),
+                     ("gpua100", "Standard_NC24ads_A100_v4", 1), ("cpu1", "Standard_D8s_v5", None),
+                     ("cpu2", "Standard_D8s_v5", None), ("?", "Standard_NC4as_T4_v3", None), ("?", "Standard_D8s_v5", None)]
+    assert all(p.cluster == "ml-aks" for p in cluster.pools)
+    gput4, gpua100 = cluster.pools[1:3]
+    assert gput4.vm_origin.span == gpua100.vm_origin.span == Span(20, 5, 20, 11)
+    assert [str(t.taint) for t in gput4.taints] == ["sku=gpu:NoSchedule"]
+
+
+PROFILE_LOOP = """param profiles array = [
+  { name: 'system', vm: 'Standard_D4s_v5', mode: 'System' }
+  { name: 'gpu', vm: 'Standard_NC4as_T4_v3', mode: 'User' }
+]
+
+resource aks 'Microsoft.ContainerService/managedClusters@2024-02-01' = {
+  name: 'ml-aks'
+  properties: {
+    agentPoolProfiles: [for p in profiles: {
+      name: p.name
+      vmSize: p.vm
+      mode: p.mode
+    }]
+  }
+}
+"""
+
+
+def test_agent_pool_profiles_written_as_a_loop_or_a_parameter() -> None:
+    """A for-expression over a known array is one profile per item; profiles the reader cannot
+    read (a parameter's array as a whole) leave the cluster not fully described (pools elsewhere
+    may exist), where before it counted as a cluster with no pools at all."""
+    cluster = build_cluster([], None, [], files(main_bicep=PROFILE_LOOP))
+    assert [(p.display, p.vm_size, p.mode) for p in cluster.pools] == [
+        ("system", "Standard_D4s_v5", "System"), ("gpu", "Standard_NC4as_T4_v3", "User")]
+    assert cluster.complete and cluster.elsewhere is None
+    whole = PROFILE_LOOP.replace("[for p in profiles: {\n      name: p.name\n      vmSize: p.vm\n      mode: p.mode\n    }]",
+                                 "profiles")
+    assert "agentPoolProfiles: profiles" in whole
+    cluster = build_cluster([], None, [], files(main_bicep=whole))
+    assert cluster.pools == [] and not cluster.complete and cluster.elsewhere is not None

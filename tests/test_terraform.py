@@ -381,6 +381,22 @@ def test_hostile_terraform_files_are_bounded() -> None:
         assert pool.vm_size is UNKNOWN
 
 
+def test_an_oversized_file_is_one_finding_naming_it_and_the_rest_is_linted(tmp_path: Path) -> None:
+    """The hostile 10,000-pool file is not read, and the run says so at that file; the module's
+    other files are still read (their pools found)."""
+    (tmp_path / "big.tf").write_bytes(_pools_tf(10_000))
+    (tmp_path / "main.tf").write_text('resource "azurerm_kubernetes_cluster_node_pool" "g" {\n  name = "gpunp"\n'
+                                      '  kubernetes_cluster_id = var.c\n  vm_size = "Standard_NC6s_v3"\n}\n')
+    start = time.process_time()
+    result = lint(LintRequest(paths=[tmp_path], config=Config(), registry=load_registry(), select=["SCH001", "AKS001"],
+                              cwd=tmp_path, jobs=1))
+    assert time.process_time() - start < 5
+    found = sorted((f.rule, f.path, f.line, f.message) for f in result.active)
+    assert found[0] == ("AKS001", "main.tf", 4, found[0][3]) and "`gpunp`" in found[0][3]
+    assert found[1:] == [("SCH001", "big.tf", 1, "this Terraform file is 868 KiB, over the 512 KiB mlops-lint parses; it "
+                                                "was not read, so the node pools it defines are unknown to the cluster model")]
+
+
 def test_shell_and_terraform_pools_share_the_record() -> None:
     """Every source feeds the same NodePool record; only the source and origin tell them apart."""
     script = shell.load_text("az aks nodepool add --cluster-name c -n gpunp -s Standard_NC6s_v3\n", "a.sh").shell

@@ -3,7 +3,8 @@ text edits at exact spans).
 
 A rule knows *what* to change but not the bytes of the file: it yields a ``Finding`` whose
 ``autofix`` is a :class:`Plan`, a few intents over the nodes it already holds (``SetKey`` under a
-mapping, ``AppendItem`` to a sequence, ``Replace`` of a known span). The engine, which has the
+mapping, ``AppendItem`` to a sequence, ``Replace`` of a known span, ``InsertLine`` beside an IaC
+attribute). The engine, which has the
 file's text, resolves the plan into a :class:`Fix` (``linter.fix.resolve``): text edits that
 touch only the bytes they must, indented like their parent, in the file's own style. Every byte
 outside an edit stays as it was. Reports carry the resolved edits; ``--fix`` applies them.
@@ -81,7 +82,22 @@ class Replace(Struct, frozen=True):
     text: str
 
 
-Intent = SetKey | AppendItem | Replace
+class InsertLine(Struct, frozen=True):
+    """A new line holding ``text`` (one line, no line break), below the last line of ``anchor``
+    (``after``) or above its first, indented as that first line is (its leading white space
+    copied): an attribute added beside another in Terraform, Bicep or an ARM template. Resolved
+    only when ``anchor`` is the first thing on its line, and, below, nothing but white space or a
+    ``#`` / ``//`` comment follows it on its last line (else no fix). ``align``: a separator
+    (``=``) the new line pads its name before, to the column where the anchor's line has it (as
+    ``terraform fmt`` aligns neighbouring attributes), when the name fits."""
+
+    anchor: Span
+    text: str
+    after: bool = True
+    align: str = ""
+
+
+Intent = SetKey | AppendItem | Replace | InsertLine
 
 
 class Plan(Struct, frozen=True):

@@ -22,6 +22,8 @@ What each intent becomes:
   indentation) or flow sequence ``[a, b]``; ``key: [item]`` created as ``SetKey`` would when
   missing. An item already in the sequence gives no edit.
 - ``Replace(span, text)``: as given, when the span lies in the text.
+- ``InsertLine(anchor, text, after, align)``: one new line beside an IaC attribute, indented as
+  its line, below its last line or above its first (see :class:`~linter.fix.InsertLine`).
 
 Intents of one plan are resolved together: several intents under one mapping become one
 fragment (``resources.limits`` and ``resources.requests`` share one ``resources:``); insertions
@@ -49,7 +51,7 @@ from typing import Any
 
 import yaml
 
-from linter.fix import AppendItem, Edit, Fix, Plan, Replace, SetKey
+from linter.fix import AppendItem, Edit, Fix, InsertLine, Plan, Replace, SetKey
 from linter.fix.apply import TextIndex, text_index
 from linter.model.position import Span
 from linter.model.tree import YMap, YSeq, frozen
@@ -698,6 +700,9 @@ class _Resolver:
                     raise _Unsafe
                 self.edits.append(((span.line, span.col), (span.end_line, span.end_col), (0,), intent.text))
                 continue
+            if isinstance(intent, InsertLine):
+                self.edits.append(self.insert_line(intent))
+                continue
             if not node_intents:
                 node_intents = True
                 if _text_facts(self.text)[1]:
@@ -727,6 +732,30 @@ class _Resolver:
                     if (first < start < last) if start == end else (start < last and first < end):
                         raise _Unsafe  # the node is an anchor other paths share through aliases
         return self.combine()
+
+    def insert_line(self, intent: InsertLine) -> tuple[Pos, Pos, tuple, str]:
+        """The insertion of :class:`~linter.fix.InsertLine`: at the end of the anchor's last line
+        (before its line break) or at the anchor's start, with the first line's indentation."""
+        span, text = intent.anchor, intent.text
+        if not isinstance(text, str) or not text or "\n" in text or "\r" in text or not self.ix.inside(span):
+            raise _Unsafe
+        first = self.line(span.line)
+        indent = first[:span.col - 1]
+        if indent.strip(" \t"):
+            raise _Unsafe  # something stands before the anchor on its line
+        if intent.align:
+            theirs, mine = first.find(intent.align, span.col - 1), text.find(intent.align)
+            name = text[:mine].rstrip()
+            if theirs >= 0 and mine > 0 and first[span.col - 1:theirs].strip() and len(name) < theirs - len(indent):
+                text = name.ljust(theirs - len(indent)) + text[mine:]
+        if not intent.after:
+            start = (span.line, span.col)
+            return start, start, (0,), text + "\n" + indent
+        rest = self.line(span.end_line)[span.end_col - 1:].strip()
+        if rest and (not rest.startswith(("#", "//")) or rest.startswith("/*")):
+            raise _Unsafe  # more code (or a comment that may go on) after the anchor on its last line
+        end = (span.end_line, self.ix.line_end(span.end_line))
+        return end, end, (0,), "\n" + indent + text
 
     def keep_last_block_scalar(self) -> None:
         """A text that ends inside a ``|`` or ``>`` block scalar without a final line break gives

@@ -31,6 +31,7 @@ class Comment(Struct, frozen=True):
     text: str
     own_line: bool = False
     next_line: int = 0
+    width: int = 0  # the comment's length with its markers (``//``, ``/* */``); 0: ``#`` and its text
 
 
 class ParseIssue(Struct, frozen=True):

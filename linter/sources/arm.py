@@ -18,13 +18,18 @@ so :mod:`linter.model.cluster.from_bicep` reads it as it reads Bicep:
   in its cluster's ``resources`` too, that cluster its parent). A pool's ``name`` is
   ``cluster/pool``: the part after the last ``/`` is the pool, the part before names its
   cluster (the ``parent`` the Bicep reader follows), when both are determined;
+* ``copy`` loops: a pool resource's ``copy`` (``count``, ``name``) and a cluster's property
+  loop ``properties.copy[]`` named ``agentPoolProfiles`` (``count``, ``input``) are kept as
+  written, with ``copyIndex(…)`` read as ``("copyindex", loop, offset)``; the pool reader expands
+  a known count into one pool per index (:mod:`linter.model.cluster.from_bicep`);
 * values: JSON literals; a string ``[expression]`` is read for the simple forms
-  ``parameters('x')``, ``variables('x')``, ``'text'``, integers and ``concat(…)`` of those; any
+  ``parameters('x')``, ``variables('x')``, ``'text'``, integers, ``copyIndex(…)`` and ``concat(…)`` of those; any
   other expression (``format``, ``resourceId``, ``if`` …) is unknown, never guessed. ``[[`` at the
   start is an escaped ``[`` (a literal).
 
 Positions are the JSON key's line and column (and its value's span). Whole-line ``//`` comments,
-which ARM accepts, are read as blank lines; comments after a value or ``/* */`` are not read (the
+which ARM accepts, are read as blank lines (and for suppression directives,
+``// mlops-lint: disable=AKS001 reason``); comments after a value or ``/* */`` are not read (the
 file is then not JSON the reader can compose: one SCH001). A template Bicep generated
 (``metadata._generator.name: bicep``) beside the ``.bicep`` file of the same name is that file
 compiled, and is not read twice (see :func:`linter.model.cluster.from_bicep.read_bicep`).
@@ -38,9 +43,10 @@ from typing import Any
 
 from msgspec import Struct
 
-from linter.model.document import BICEP, Document, ParseIssue
+from linter.model.document import BICEP, Comment, Document, ParseIssue
 from linter.model.position import Span
 from linter.model.tree import YMap, YSeq
+from linter.sources.comments import DIRECTIVE_WORD, place_comments, positioned
 from linter.sources.terraform import MAX_DEPTH, OTHER, TfAttr, TfBlock, TfFile
 from linter.sources.text import load_decoded
 
@@ -112,7 +118,9 @@ def _parse(tokens: list[tuple[str, str]], at: int, depth: int) -> tuple[Any, int
     if name in ("parameters", "variables") and len(args) == 1 and args[0][0] == "lit" and isinstance(args[0][1], str):
         prefix = "param:" if name == "parameters" else "var:"
         return ("ref", (prefix + args[0][1],)), after
-    if name == "concat" and args and all(a[0] in ("lit", "ref", "tpl") for a in args):
+    if name == "copyindex" and len(args) <= 2:
+        return _copy_index(args), after
+    if name == "concat" and args and all(a[0] in ("lit", "ref", "tpl", "copyindex") for a in args):
         parts: list[Any] = []
         for arg in args:
             if arg[0] == "lit" and isinstance(arg[1], (str, int)) and not isinstance(arg[1], bool):
@@ -123,6 +131,19 @@ def _parse(tokens: list[tuple[str, str]], at: int, depth: int) -> tuple[Any, int
                 parts.append(arg)
         return ("tpl", tuple(parts)), after
     return OTHER, after
+
+
+def _copy_index(args: list[Any]) -> Any:
+    """``copyIndex()``, ``copyIndex(1)``, ``copyIndex('loop')``, ``copyIndex('loop', 1)``:
+    ``("copyindex", loop name or None, offset)``; the pool reader replaces it by the instance's
+    number when the loop's count is known (:func:`linter.model.cluster.from_bicep.substitute`)."""
+    loop, offset = None, 0
+    rest = list(args)
+    if rest and rest[0][0] == "lit" and isinstance(rest[0][1], str):
+        loop = rest.pop(0)[1]
+    if rest and rest[0][0] == "lit" and isinstance(rest[0][1], int) and not isinstance(rest[0][1], bool):
+        offset = rest.pop(0)[1]
+    return ("copyindex", loop, offset) if not rest else OTHER
 
 
 def expression_of(text: str) -> Any:
@@ -280,6 +301,7 @@ def _read(root: YMap, path: str) -> ArmFile:
 
 
 _LINE_COMMENT = re.compile(r"^[ \t]*//[^\n]*", re.M)
+_LINE_COMMENT_AT = re.compile(r"^[ \t]*(//[^\n]*)", re.M)
 
 
 def _without_line_comments(text: str) -> str:
@@ -288,11 +310,19 @@ def _without_line_comments(text: str) -> str:
     return _LINE_COMMENT.sub(lambda m: " " * len(m.group(0)), text) if "//" in text else text
 
 
+def _line_comments(text: str) -> list[Comment]:
+    """The whole-line ``//`` comments, for suppression directives (``// mlops-lint: disable=…``)."""
+    found = ((m.start(1), m.group(1)) for m in _LINE_COMMENT_AT.finditer(text))
+    return place_comments(list(positioned(text, found)), text.split("\n"), "//")
+
+
 def load_text(text: str, path: str) -> Document:
     """Read an ARM template into a :class:`Document` (never raises for bad input)."""
     from linter.sources.yaml_k8s import compose_tree
 
-    text = _without_line_comments(text.lstrip("\ufeff"))
+    text = text.lstrip("\ufeff")
+    comments = _line_comments(text) if DIRECTIVE_WORD in text else []
+    text = _without_line_comments(text)
     root = compose_tree(text)
     if not isinstance(root, YMap):
         span, why = Span(1, 1, 1, 2), "is not a JSON object the linter can read (too deep or too large)"
@@ -305,7 +335,7 @@ def load_text(text: str, path: str) -> Document:
             pass
         return Document(path=path, kind=BICEP, errors=[ParseIssue(
             span, f"this ARM template {why}; its node pools were not read")])
-    return Document(path=path, kind=BICEP, iac=_read(root, path))
+    return Document(path=path, kind=BICEP, iac=_read(root, path), comments=comments)
 
 
 def load(data: bytes, path: str) -> Document:

@@ -9,12 +9,19 @@ tuples of :mod:`linter.sources.terraform` (``("lit", v)``, ``("tpl", parts)``, `
 each pair's (key span, value span). A file is a :class:`~linter.sources.terraform.TfFile` whose
 blocks are ``variable`` (a ``param`` with its default), ``locals`` (the ``var``\\ s) and
 ``resource`` (type, symbolic name; the body's pairs as attributes; ``existing`` for a resource
-declared ``existing``); a ``.bicepparam`` file's
+declared ``existing``; a resource loop ``[for … in …: {…}]`` keeps its loop as the attribute
+``[for]``, ``("for", item, index, collection, filtered)``, with ``range(a, n)`` read as
+``("call", "range", args)``; a loop as a value, ``agentPoolProfiles: [for …]``, is
+``("forexpr", loop, body)``); a ``.bicepparam`` file's
 ``param x = value`` lines are the attributes of one block of type ``""``, like a ``.tfvars``.
 
 A file over :data:`MAX_BICEP_BYTES` is not parsed (the grammar's quoted-string pattern looks
 ahead to the end of the line for every string), and one that does not parse is one SCH001 when
 it holds a ``Microsoft.ContainerService`` resource (else it is skipped with a note).
+
+Its ``//`` and ``/* */`` comments are the document's, for the suppression directives of
+:mod:`linter.suppress`, when the text names ``mlops-lint``
+(:func:`linter.sources.comments.bicep_comments`; pycep's tree drops them).
 """
 
 from __future__ import annotations
@@ -24,10 +31,12 @@ from typing import Any
 
 from linter.model.document import BICEP, Document, ParseIssue
 from linter.model.position import Span
+from linter.sources.comments import DIRECTIVE_WORD, bicep_comments
 from linter.sources.terraform import MAX_DEPTH, OTHER, TfAttr, TfBlock, TfFile
 from linter.sources.text import load_decoded
 
 MAX_BICEP_BYTES = 512 * 1024
+_INTERPOLATION = re.compile(r"\\.|\$\{([^{}]*)\}", re.S)
 _PARAM = re.compile(r"^\s*param\s+([A-Za-z_]\w*)\s*=\s*(.+?)\s*$", re.M)
 
 
@@ -44,7 +53,9 @@ def _quoted(text: str, depth: int) -> Any:
     body = text[1:-1]
     parts: list[Any] = []
     position = 0
-    for match in re.finditer(r"\$\{([^{}]*)\}", body):
+    for match in _INTERPOLATION.finditer(body):
+        if match.group(1) is None:
+            continue  # an escape (``\${`` is the text ``${``): _unescape reads it
         parts.append(body[position:match.start()])
         inner = match.group(1).strip()
         if re.fullmatch(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*", inner):
@@ -96,6 +107,12 @@ def expression(node: Any, depth: int = 0) -> Any:
             spans.append((_span(key_node.meta), _span(value.meta) if hasattr(value, "meta") and not value.meta.empty
                            else _span(key_node.meta)))
         return ("object", tuple(pairs), tuple(spans))
+    if kind == "loop" and node.children:
+        head = _loop(node)
+        return ("forexpr", head, expression(node.children[-1], depth + 1)) if head is not OTHER else OTHER
+    if kind == "function" and node.children and str(node.children[0]).rstrip("(") == "range":
+        args = tuple(expression(c, depth + 1) for c in node.children[1:] if hasattr(c, "data"))
+        return ("call", "range", args)
     if kind == "operator" and node.children and getattr(node.children[0], "data", "") == "property_accessor":
         left, right = node.children[0].children[0], node.children[0].children[-1]
         base, name = expression(left, depth + 1), expression(right, depth + 1)
@@ -130,16 +147,42 @@ def _blocks(tree: Any) -> list[TfBlock]:
             name = next((k for k in kids if getattr(k, "type", "") == "STRING"), None)
             pair = next((k for k in kids if hasattr(k, "data") and k.data == "type_api_pair"), None)
             body = kids[-1]
+            loop = None
+            if hasattr(body, "data") and body.data == "loop":
+                loop, body = _loop(body), body.children[-1]
             if name is None or pair is None or not (hasattr(body, "data") and body.data == "object"):
-                continue  # a loop or a condition: its pools are not read
+                continue  # a condition (if), or a loop over something else than an object: its pools are not read
             resource_type = str(pair.children[0]).strip("'").partition("@")[0]
             existing = any(getattr(k, "type", "") == "EXISTING" for k in kids)
             block = TfBlock("existing" if existing else "resource", (resource_type, str(name)), _token_span(name))
+            if loop is not None:
+                block.attrs["[for]"] = TfAttr("[for]", _token_span(name), _token_span(name), loop)
             expr = expression(body)
             for (key, value), (key_span, value_span) in zip(expr[1], expr[2]):
                 block.attrs[key[1]] = TfAttr(key[1], key_span, value_span, value)
             blocks.append(block)
     return blocks
+
+
+def _loop(node: Any) -> Any:
+    """A resource loop ``[for x in coll: …]``, ``[for (x, i) in coll: …]``, ``[for x in items(obj): …]``:
+    ``("for", item name, index name or None, collection, filtered)`` (a ``: if (…)`` filter makes
+    the instances unknown); OTHER for a form not read."""
+    kids = [k for k in node.children if hasattr(k, "data") or k is None]
+    head = kids[0] if kids else None
+    if head is None or not hasattr(head, "data") or len(kids) < 3:
+        return OTHER
+    names = [str(k) for k in head.children if getattr(k, "type", "") == "STRING"]
+    value = next((k for k in reversed(head.children) if hasattr(k, "data")), None)
+    if value is None or not names:
+        return OTHER
+    collection = expression(value, 1)
+    if head.data == "loop_object":
+        collection = ("call", "items", (collection,))
+    filtered = kids[-2] is not None
+    if head.data == "loop_array_index" and len(names) == 2:
+        return ("for", names[0], names[1], collection, filtered)
+    return ("for", names[0], None, collection, filtered)
 
 
 _PARSER: Any = None
@@ -163,7 +206,10 @@ def _bicepparam(text: str, path: str) -> Document:
         value = _value_of(match.group(2))
         span = Span(line, col, line, col + len(match.group(1)))
         block.attrs[match.group(1)] = TfAttr(match.group(1), span, span, value)
-    return Document(path=path, kind=BICEP, iac=TfFile(path, [block], True))
+    document = Document(path=path, kind=BICEP, iac=TfFile(path, [block], True))
+    if DIRECTIVE_WORD in text:
+        document.comments = bicep_comments(text)
+    return document
 
 
 def _value_of(text: str) -> Any:
@@ -200,7 +246,10 @@ def load_text(text: str, path: str) -> Document:
     except (LarkError, RecursionError):
         return Document(path=path, kind=BICEP, errors=[ParseIssue(
             Span(1, 1, 1, 2), "not valid Bicep syntax (as pycep-parser reads it); the file was not read")])
-    return Document(path=path, kind=BICEP, iac=TfFile(path, _blocks(tree), False))
+    document = Document(path=path, kind=BICEP, iac=TfFile(path, _blocks(tree), False))
+    if DIRECTIVE_WORD in text:  # suppression comments (`// mlops-lint: disable=AKS001 reason`)
+        document.comments = bicep_comments(text)
+    return document
 
 
 def load(data: bytes, path: str) -> Document:

@@ -80,6 +80,13 @@ them.
 No fix in a script that records commands rather than runs them (`$ ` prompts,
 Markdown fences: a terminal session, a README snippet) or that does not read cleanly (an
 unclosed quote or heredoc).
+In Terraform, Bicep and ARM, a User pool that writes no taints gets them on a new line below its
+VM size, indented (and in Terraform `=`-aligned) as that line: `node_taints = ["sku=gpu:NoSchedule"]`,
+`nodeTaints: ['sku=gpu:NoSchedule']`, and in ARM above `"vmSize"`, `"nodeTaints": ["sku=gpu:NoSchedule"],`
+(a key added before another needs no comma moved); a literal empty list (`node_taints = []`) is
+filled. Nothing else of the file changes. No fix for the `default_node_pool` or a System pool,
+for taints that come from a variable or parameter (the hint says so: other pools may share it),
+for a pool that has other taints, or when the VM size is not the first thing on its line.
 
 ## Known problems
 - `PreferNoSchedule` only discourages the scheduler, so it does not count. The taint AKS adds
@@ -100,6 +107,7 @@ unclosed quote or heredoc).
 import shlex
 
 from linter.fix import Plan, Replace
+from linter.fix.iac import IAC, NAMES, add_beside, is_empty_list, not_literal, replace_value
 from linter.model.azcli import ShellScript
 from linter.model.cluster import changed_after_creation, cluster_of, describe_pool, hint
 from linter.model.selectors import parse_taint
@@ -125,13 +133,28 @@ def _by_script(cluster) -> dict[str, list]:
 
 
 def add_taint(pool, taints, later: bool, where, taint: str) -> Plan | None:
-    """``--node-taints <taint>`` appended to the ``nodepool add`` that made a pool with no taints."""
+    """``--node-taints <taint>`` appended to the ``nodepool add`` that made a pool with no taints;
+    in Terraform, Bicep and ARM the taints attribute added beside the pool's VM size (or an empty
+    literal list filled)."""
+    if pool.source in IAC:
+        return _iac_taint(pool, taints, where, taint)
     command = where.command
     if taints or later or pool.taints_origin is not None or command is None or not command.editable or not command.is_("aks nodepool", "add") \
             or pool.is_system is True or where is not pool.vm_origin:
         return None
     return Plan.unsafe_fix(f"add `--node-taints {taint}` to `az aks nodepool add`",
                            Replace(command.end, f" --node-taints {shlex.quote(taint)}"))
+
+
+def _iac_taint(pool, taints, where, taint: str) -> Plan | None:
+    if taints or pool.is_system is not False or where is not pool.vm_origin:
+        return None
+    origin, name = pool.taints_origin, NAMES[pool.source]["taints"]
+    if origin is None:
+        intent = add_beside(pool.source, pool.vm_origin, name, [taint])
+    else:
+        intent = replace_value(pool.source, origin, [taint]) if is_empty_list(origin) else None
+    return Plan.unsafe_fix(f"add `{hint(pool, 'taints', taint)}`", intent) if intent is not None else None
 
 
 @rule(code="AKS001", name="gpu-pool-without-taint", severity="error", scope=SHELL, tags=("aks", "gpu", "isolation"))
@@ -149,6 +172,6 @@ def check(script: ShellScript, ctx):
             f"GPU node pool {describe_pool(pool)} {state}: pods that do not need a GPU can fill its nodes; "
             f"add `{hint(pool, 'taints', suggestion)}` and a matching toleration to GPU pods",
             node=("pool", pool.display, "node-taints"),
-            fix=hint(pool, "taints", suggestion),
+            fix=hint(pool, "taints", suggestion) + not_literal(pool.source, pool.taints_origin),
             autofix=add_taint(pool, taints, later, where, suggestion),
         )

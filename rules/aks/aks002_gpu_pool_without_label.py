@@ -72,6 +72,15 @@ are empty, unknown or attached (`--labels=team=ml`: the CLI reads no word after 
 No fix in a script that records commands rather than runs them (`$ ` prompts,
 Markdown fences: a terminal session, a README snippet) or that does not read cleanly (an
 unclosed quote or heredoc).
+In Terraform, Bicep and ARM, a pool that writes no labels gets the attribute on a new line below
+its VM size (`node_labels = { accelerator = "nvidia" }`, `nodeLabels: { accelerator: 'nvidia' }`;
+in ARM above `"vmSize"`, `"nodeLabels": {"accelerator": "nvidia"},`), indented as that line, and
+a literal empty map is filled, and a literal map gets the label before its first pair (right
+after the `{` of a map written on one line: `{ accelerator = "nvidia", workload = "training" }`;
+on a line of its own above the first key of a Bicep or ARM map written over several lines);
+nothing else of the file changes. No fix for a Terraform map written over several lines (the
+reader keeps no position of its keys), for labels that come from a variable or parameter (the
+hint says so: other pools may share it), or when the line the fix would go beside holds other code.
 
 ## Known problems
 - AMD GPU sizes (`Standard_ND96isr_MI300X_v5`) are not checked: the default label names NVIDIA.
@@ -88,6 +97,7 @@ unclosed quote or heredoc).
 import shlex
 
 from linter.fix import Plan, Replace
+from linter.fix.iac import IAC, NAMES, add_beside, add_to_map, not_literal
 from linter.model.azcli import UNKNOWN, ShellScript
 from linter.model.position import Span
 from linter.model.cluster import cluster_of, describe_pool, hint
@@ -125,7 +135,11 @@ def _reserved(key: str) -> bool:
 
 
 def add_labels(pool, missing: dict, where) -> Plan | None:
-    """The missing labels appended to the command's labels flag, or the flag to the command."""
+    """The missing labels appended to the command's labels flag, or the flag to the command; in
+    Terraform, Bicep and ARM the labels attribute added beside the pool's VM size when the pool
+    writes none (or a literal empty map filled)."""
+    if pool.source in IAC:
+        return _iac_labels(pool, missing, where)
     command = where.command
     if command is None or not command.editable or any(key in pool.labels or _reserved(key) for key in missing):
         return None
@@ -148,6 +162,18 @@ def add_labels(pool, missing: dict, where) -> Plan | None:
     return Plan.safe_fix(f"add the GPU node label {' '.join(f'{k}={v}' for k, v in missing.items())}", Replace(at, text))
 
 
+def _iac_labels(pool, missing: dict, where) -> Plan | None:
+    if any(key in pool.labels or _reserved(key) for key in missing):
+        return None
+    origin, name = pool.labels_origin, NAMES[pool.source]["labels"]
+    if origin is None:
+        intent = add_beside(pool.source, pool.vm_origin, name, dict(missing)) if where is pool.vm_origin else None
+    else:
+        intent = add_to_map(pool.source, origin, dict(missing)) if where is origin else None
+    pairs = " ".join(f"{k}={v}" for k, v in missing.items())
+    return Plan.safe_fix(f"add the GPU node label {pairs}", intent) if intent is not None else None
+
+
 @rule(code="AKS002", name="gpu-pool-without-label", severity="warning", scope=SHELL, tags=("aks", "gpu", "scheduling"))
 def check(script: ShellScript, ctx):
     wanted = ctx.config.effective_gpu_node_labels
@@ -165,6 +191,6 @@ def check(script: ShellScript, ctx):
             f"GPU node pool {describe_pool(pool)} lacks the GPU node label {pairs} that GPU pods select "
             f"(its labels: {have}{note}); add it to `{LABELS_SETTING.get(pool.source, '--labels')}`",
             node=("pool", pool.display, "labels"),
-            fix=hint(pool, "labels", pairs),
+            fix=hint(pool, "labels", pairs) + not_literal(pool.source, pool.labels_origin),
             autofix=add_labels(pool, missing, where),
         )

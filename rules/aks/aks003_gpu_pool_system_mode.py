@@ -75,6 +75,11 @@ replaces the value with `User`. The pool then no longer runs system pods and may
 an update fails if the pool is the cluster's last System pool, and a cluster that relied on it
 for system pods needs another System pool. No fix for the first pool of `az aks create`: the
 repair is a CPU system pool plus a separate GPU pool, more than one edit can say.
+In Terraform, Bicep and ARM a `mode` written as the literal `System` becomes `User` (`mode = "User"`,
+`mode: 'User'`, `"mode": "User"`); a mode that comes from a variable or parameter
+(`mode = var.pool_mode`) is not fixed (other pools may share it; the hint says so), nor is the
+cluster's `default_node_pool`, nor, in a cluster the project defines without a CPU System pool,
+the first of its GPU System pools (so that fixing the others leaves it a System pool).
 No fix in a script that records commands rather than runs them (`$ ` prompts,
 Markdown fences: a terminal session, a README snippet) or that does not read cleanly (an
 unclosed quote or heredoc).
@@ -91,6 +96,7 @@ pools are. A mode the script does not determine (`--mode "$MODE"`) is not judged
 """
 
 from linter.fix import Plan, Replace
+from linter.fix.iac import IAC, attribute, is_literal, not_literal, replace_value
 from linter.model.azcli import ShellScript, written_span
 from linter.model.cluster import cluster_of, describe_pool
 from linter.rule import SHELL, Finding, rule
@@ -110,8 +116,31 @@ def _by_script(cluster) -> dict[str, list]:
     return found
 
 
-def user_mode(pool, where) -> Plan | None:
-    """``--mode System`` of a ``nodepool add/update`` replaced by ``User``."""
+def _another_system_pool(pool, cluster) -> bool:
+    """The cluster keeps a System pool without ``pool``: the pool is added to a cluster made
+    elsewhere (as `az aks nodepool add`), or another pool of the cluster is a CPU System pool, or,
+    when all its System pools are GPU pools (each of which this fix could change), ``pool`` is
+    not the first of them: the first stays, so fixing all the others still leaves one."""
+    key = pool.cluster_key
+    if key is None or key[0] == "?":
+        return True
+    system = [other for other in cluster.pools if other.cluster_key == key and other.is_system is True]
+    if any(not (other.vm is not None and other.vm.is_gpu) for other in system):
+        return True
+    return bool(system) and system[0] is not pool
+
+
+def user_mode(pool, where, cluster=None) -> Plan | None:
+    """``--mode System`` of a ``nodepool add/update`` replaced by ``User``; in Terraform, Bicep
+    and ARM a literal ``mode`` of ``System`` (never a variable's or parameter's value)."""
+    if pool.source in IAC:
+        written = getattr(where, "written", None)
+        if where is not pool.mode_origin or not is_literal(where) or not isinstance(written[1], str) \
+                or written[1].lower() != "system" or not _another_system_pool(pool, cluster):
+            return None
+        intent = replace_value(pool.source, where, "User")
+        return Plan.unsafe_fix(f"make the GPU pool a User pool: `{attribute(pool.source, 'mode', 'User').rstrip(',')}`",
+                               intent) if intent is not None else None
     command = where.command
     if where is not pool.mode_origin or command is None or not command.editable or command.group != "aks nodepool":
         return None
@@ -141,5 +170,7 @@ def check(script: ShellScript, ctx):
             f"GPU node pool {describe_pool(pool)} {how}: AKS runs critical system pods there and it cannot "
             f"scale to zero; keep a CPU system pool and {add}",
             node=("pool", pool.display, "mode"),
-            autofix=user_mode(pool, where),
+            fix=(attribute(pool.source, "mode", "User").rstrip(",") + not_literal(pool.source, pool.mode_origin))
+            if not_literal(pool.source, pool.mode_origin) else None,
+            autofix=user_mode(pool, where, cluster),
         )

@@ -89,6 +89,14 @@ Two of the findings have one repair:
 
 A missing bound, reversed bounds, a count out of range or a `--node-count` outside the bounds
 have no fix: which number is right is the author's choice.
+
+Terraform, Bicep and ARM pools get the same two repairs where the file writes the value as a
+literal: `min_count = 0` (`minCount: 0`) of a System pool becomes `1` (safe), and bounds with the
+switch written `false` get `true` (unsafe); in Bicep and ARM a missing `enableAutoScaling` is
+added on a new line beside the first bound (`enableAutoScaling: true`). A missing switch in
+Terraform is not added (its name depends on the azurerm version: `auto_scaling_enabled` since
+4.0, `enable_auto_scaling` before), and a value that comes from a variable or parameter is never
+changed (the hint says so).
 No fix in a script that records commands rather than runs them (`$ ` prompts,
 Markdown fences: a terminal session, a README snippet) or that does not read cleanly (an
 unclosed quote or heredoc).
@@ -111,6 +119,7 @@ from linter.model.bounds import whole_number
 from linter.model.azcli import UNKNOWN, AzFlag, ShellScript, resolved, written_span
 from linter.model.cluster import cluster_of
 from linter.fix import Plan, Replace
+from linter.fix.iac import IAC, NAMES, add_beside, is_literal, not_literal, replace_value
 from linter.rule import SHELL, Finding, rule
 
 COMMANDS = {("aks", "create"), ("aks", "update"), ("aks nodepool", "add"), ("aks nodepool", "update")}
@@ -258,7 +267,8 @@ def _terraform_pool(pool, names):
         written = " and ".join(names[n] for n in ("min_count", "max_count") if n in origins)
         yield Finding(given[0].span, f"{where} sets {written} without `{switch_name}`; {tool} "
                                      "requires them to be null when the autoscaler is off",
-                      node=("pool", pool.display, min_name if "min_count" in origins else max_name))
+                      node=("pool", pool.display, min_name if "min_count" in origins else max_name),
+                      autofix=_iac_enable(pool))
     for value, field in ((low, "min_count"), (high, "max_count")):
         if isinstance(value, int) and not 0 <= value <= 1000:
             yield Finding(origins[field].target, f"{where} {names[field]} must be a whole number from 0 to 1000",
@@ -268,8 +278,52 @@ def _terraform_pool(pool, names):
                                                    "pool can never satisfy both", node=("pool", pool.display, min_name))
     if low == 0 and pool.is_system is True:
         yield Finding(origins["min_count"].target, f"{where} {min_name} 0 on a System pool: System pools keep at "
-                                                   "least one node", node=("pool", pool.display, min_name))
+                                                   "least one node", node=("pool", pool.display, min_name),
+                      fix=(f"{min_name} = 1" if pool.source == "terraform" else f"{min_name}: 1")
+                      + not_literal(pool.source, origins["min_count"]) if not_literal(pool.source, origins["min_count"])
+                      else None,
+                      autofix=_iac_raise_min(pool))
     if pool.autoscaler is True and isinstance(count, int) and isinstance(low, int) and isinstance(high, int) \
             and low <= high and not low <= count <= high:
         yield Finding(origins["node_count"].target, f"{where} {count_name} {count} is outside {min_name} {low} .. "
                                                     f"{max_name} {high}", node=("pool", pool.display, count_name))
+
+
+def _iac_raise_min(pool) -> Plan | None:
+    """A literal ``min_count = 0`` (``minCount: 0``) of a System pool written ``1``, when 1 is
+    within ``max_count`` and any node count (so the fixed pool gets no other finding)."""
+    origin, high, count = pool.count_origin.get("min_count"), pool.max_count, pool.node_count
+    if pool.source not in IAC or not is_literal(origin) or origin.written[1] != 0 or isinstance(origin.written[1], bool):
+        return None
+    if not (isinstance(high, int) and 1 <= high <= 1000):
+        return None
+    if "node_count" in pool.count_origin and not (isinstance(count, int) and 1 <= count <= high):
+        return None
+    intent = replace_value(pool.source, origin, 1)
+    return Plan.safe_fix(f"raise {NAMES[pool.source]['min_count']} to 1", intent) if intent is not None else None
+
+
+def _iac_enable(pool) -> Plan | None:
+    """The autoscaler switch turned on for valid bounds (and a node count between them): a literal
+    ``false`` written ``true``; in Bicep and ARM a missing ``enableAutoScaling`` added beside the
+    first bound. A missing switch in Terraform is not added: its name depends on the azurerm
+    version (``auto_scaling_enabled`` since 4.0, ``enable_auto_scaling`` before)."""
+    origins, low, high, count = pool.count_origin, pool.min_count, pool.max_count, pool.node_count
+    if pool.source not in IAC or "min_count" not in origins or "max_count" not in origins:
+        return None
+    if not (isinstance(low, int) and isinstance(high, int) and (1 if pool.is_system is not False else 0) <= low <= high <= 1000):
+        return None
+    if "node_count" in origins and not (isinstance(count, int) and low <= count <= high):
+        return None
+    switch = pool.autoscaler_origin
+    if switch is not None:
+        if not is_literal(switch) or switch.written[1] is not False:
+            return None
+        intent, title = replace_value(pool.source, switch, True), "turn the cluster autoscaler on: `false` becomes `true`"
+    elif pool.source == "terraform":
+        return None
+    else:
+        first = min((origins["min_count"], origins["max_count"]), key=lambda o: (o.span.line, o.span.col))
+        intent = add_beside(pool.source, first, NAMES[pool.source]["autoscaler"], True)
+        title = f"turn the cluster autoscaler on: `{IAC_NAMES[pool.source]['switch']}`"
+    return Plan.unsafe_fix(title, intent) if intent is not None else None

@@ -7,8 +7,10 @@ and are read alike; their pools' source is ``arm`` (hints in JSON). A template B
 The project's ``*.bicep`` files (read by :mod:`linter.sources.bicep`) are grouped by folder. In
 each:
 
-* a ``managedClusters`` resource is a cluster: each item of ``properties.agentPoolProfiles`` is a
-  pool (the first is the System pool unless its ``mode`` says otherwise), its
+* a ``managedClusters`` resource is a cluster: each item of ``properties.agentPoolProfiles`` (a
+  list, or a ``[for … in …: {…}]`` over a known collection) is a pool (the first is the System
+  pool unless its ``mode`` says otherwise; profiles written another way are not read, and the
+  cluster then does not count as describing all its pools), its
   ``autoScalerProfile['max-graceful-termination-sec']`` sets the autoscaler profile, and
   ``nodeProvisioningProfile.mode: 'Auto'`` (or ``sku.name: 'Automatic'``) is node
   auto-provisioning. A cluster in the project makes its pools all the cluster has;
@@ -22,22 +24,46 @@ Pool settings: ``vmSize``, ``count``, ``enableAutoScaling``, ``minCount``, ``max
 differently makes the parameter unknown), a ``var``, and ``'${…}'`` interpolation of those;
 anything else is UNKNOWN, never guessed. Origins are the property's key in the ``.bicep`` file,
 with the value's span.
+
+ARM ``copy`` loops: an agentPools resource's ``copy`` with a known ``count`` (a literal, a
+parameter's default, a variable; at most ``MAX_INSTANCES``) is one pool per index, its
+``copyIndex()`` that index (0 makes none); a cluster's ``properties.copy`` loop named
+``agentPoolProfiles`` makes the profiles from its ``input`` the same way. An unknown count is one
+pool standing for all of them, whose ``copyIndex()`` (and so its name) is unknown, never guessed.
+Instances share their attributes' positions, as Terraform's ``count`` instances do. Bicep
+resource loops over agent pools likewise: ``[for pool in pools: {…}]``, ``[for (pool, i) in …]``
+and ``[for i in range(0, n): {…}]`` over a known collection are one pool per item, the loop's
+variables bound in each; a filtered loop (``: if (…)``) or an unknown collection is one pool
+standing for all.
 """
 
 from __future__ import annotations
 
 from typing import Any, Iterable
 
-from linter.model.cluster.from_terraform import Module, value_number, value_switch, value_text
+from msgspec.structs import replace
+
+from linter.model.cluster.from_terraform import MAX_INSTANCES, Module, value_at, value_number, value_switch, value_text
 from linter.model.cluster.pools import Cluster, NodePool, Origin, ProfileSetting, set_taints
 from linter.model.unknown import UNKNOWN, Value
+from linter.sources.terraform import TfBlock
 
 CLUSTER = "Microsoft.ContainerService/managedClusters"
 AGENT_POOL = "Microsoft.ContainerService/managedClusters/agentPools"
 
 
 class BicepModule(Module):
-    """A folder's ``param``\\ s and ``var``\\ s: a bare name is a parameter or a variable."""
+    """A folder's ``param``\\ s and ``var``\\ s: a bare name is a parameter or a variable;
+    ``range(start, count)`` of known integers is its list (at most MAX_INSTANCES items)."""
+
+    def evaluate(self, expr: Any, scope: dict[str, Any], depth: int = 0) -> Any:
+        if isinstance(expr, tuple) and len(expr) == 3 and expr[0] == "call" and expr[1] == "range" and len(expr[2]) == 2:
+            start, count = (self.evaluate(arg, scope, depth + 1) for arg in expr[2])
+            if all(isinstance(v, int) and not isinstance(v, bool) for v in (start, count)) \
+                    and 0 <= count <= MAX_INSTANCES and abs(start) < 1 << 31:
+                return list(range(start, start + count))
+            return UNKNOWN
+        return super().evaluate(expr, scope, depth)
 
     def _reference(self, names: tuple[str, ...], scope: dict[str, Any], depth: int) -> Any:
         from linter.model.cluster.from_terraform import MAX_LOCAL_DEPTH, value_at
@@ -71,10 +97,9 @@ class _Reader:
 
     def origin(self, path: str, obj: Any, key: str) -> Origin | None:
         found = _field(obj, key)
-        return Origin(path, found[1], found[2]) if found is not None else None
+        return Origin(path, found[1], found[2], written=found[0]) if found is not None else None
 
     def read_cluster(self, path: str, block: Any) -> Value:
-        self.cluster.complete = True
         name = value_text(self.module.evaluate(block.attrs["name"].expr, {})) if "name" in block.attrs else None
         name = name if name is not None else UNKNOWN
         properties = block.attrs["properties"].expr if "properties" in block.attrs else None
@@ -91,9 +116,11 @@ class _Reader:
             self.cluster.profiles.setdefault(name, {})["max-graceful-termination-sec"] = ProfileSetting(
                 UNKNOWN if value is None else value, Origin(path, grace[1], grace[2]))
         self.cluster.blob_driver[name] = self.blob_driver(path, block, properties)
-        profiles = _field(properties, "agentPoolProfiles")
-        if profiles is not None and profiles[0][0] == "tuple":
-            for position, item in enumerate(profiles[0][1]):
+        items, known = self.profiles(properties)
+        if known:  # the cluster describes all its pools (with its agentPools resources)
+            self.cluster.complete = True
+        if items:
+            for position, item in enumerate(items):
                 if item[0] != "object":
                     continue
                 pool = self.pool(path, item, name, ("bicep", path, block.labels[1]), first=position == 0)
@@ -120,7 +147,94 @@ class _Reader:
             value = value[key]
         return ProfileSetting(value_switch(value), origin)
 
+    def profiles(self, properties: Any) -> tuple[tuple, bool]:
+        """The cluster's ``agentPoolProfiles`` items (object expressions), and whether they are
+        all the profiles it has: a list; a Bicep ``[for … in …: {…}]`` (one item per element of
+        a known collection, its variables bound; else one standing for all); an ARM property
+        loop. Profiles written otherwise (a parameter's array, an item that is not an object
+        literal) are not read, and the cluster then does not count as describing every pool."""
+        found = _field(properties, "agentPoolProfiles")
+        if found is None:
+            return (self.property_copy(properties, "agentPoolProfiles") if self.source == "arm" else ()), True
+        written = found[0]
+        if written[0] == "tuple":
+            return written[1], all(item[0] == "object" for item in written[1])
+        if written[0] == "forexpr" and len(written) == 3:
+            loop, body = written[1], written[2]
+            instances = self.loop_values(loop)
+            if instances is None:
+                instances = [{name: UNKNOWN for name in loop[1:3] if name}] if loop[0] == "for" else []
+            return tuple(bind(body, values) for values in instances), body[0] == "object"
+        return (), False
+
+    def copy_indexes(self, copy: Any) -> list[int] | None:
+        """The indexes of a ``copy`` loop whose ``count`` is known (at most MAX_INSTANCES of
+        them), else None: the loop's pools are one pool standing for all, its copyIndex unknown."""
+        count = value_number(self.value(copy, "count")) if copy is not None and copy[0] == "object" else UNKNOWN
+        if isinstance(count, int) and 0 <= count <= MAX_INSTANCES:
+            return list(range(count))
+        return None
+
+    def property_copy(self, properties: Any, name: str) -> tuple:
+        """The items an ARM property loop (``properties.copy[]`` named ``name``) makes: its
+        ``input`` once per index, ``copyIndex('name')`` replaced by the index; the input once,
+        as written, when the count is not known."""
+        loops = _field(properties, "copy")
+        if loops is None or loops[0][0] != "tuple":
+            return ()
+        for loop in loops[0][1]:
+            if value_text(self.value(loop, "name")) != name:
+                continue
+            written = _field(loop, "input")
+            if written is None or written[0][0] != "object":
+                return ()
+            indexes = self.copy_indexes(loop)
+            if indexes is None:
+                return (written[0],)
+            return tuple(substitute(written[0], {name.lower()}, index) for index in indexes)
+        return ()
+
+    def loop_values(self, loop: Any) -> list[dict[str, Any]] | None:
+        """The loop variables of each instance of a Bicep resource loop over a known collection
+        (at most MAX_INSTANCES items), else None (a filter, an unknown collection)."""
+        if not (isinstance(loop, tuple) and len(loop) == 5 and loop[0] == "for") or loop[4]:
+            return None
+        _, item, index, collection, _ = loop
+        items = self.module.evaluate(collection, {})
+        if not isinstance(items, list) or len(items) > MAX_INSTANCES:
+            return None
+        return [{item: value, **({index: position} if index else {})} for position, value in enumerate(items)]
+
     def read_pool(self, path: str, block: Any, clusters: dict) -> None:
+        """An agentPools resource's pool; a Bicep resource loop over a known collection, one pool
+        per item (its loop variables bound); an ARM resource with a ``copy`` loop of known count,
+        one pool per index (``copyIndex()`` replaced by it), none for a count of 0. An unknown
+        loop is one pool standing for all, its loop variables unknown."""
+        loop = block.attrs.get("[for]")
+        if loop is not None:
+            instances = self.loop_values(loop.expr)
+            if instances is None:
+                names = loop.expr[1:3] if isinstance(loop.expr, tuple) and loop.expr[0] == "for" else ()
+                instances = [{name: UNKNOWN for name in names if name}]
+            for values in instances:
+                self.read_one_pool(path, TfBlock(block.type, block.labels, block.span,
+                                                 {key: replace(attr, expr=bind(attr.expr, values))
+                                                  for key, attr in block.attrs.items() if key != "[for]"}), clusters)
+            return
+        copy = block.attrs.get("copy") if self.source == "arm" else None
+        indexes = self.copy_indexes(copy.expr) if copy is not None else None
+        if indexes is None:
+            self.read_one_pool(path, block, clusters)
+            return
+        loop = value_text(self.value(copy.expr, "name"))
+        names = {None} | ({loop.lower()} if isinstance(loop, str) else set())
+        for index in indexes:
+            instance = TfBlock(block.type, block.labels, block.span,
+                               {key: replace(attr, expr=substitute(attr.expr, names, index))
+                                for key, attr in block.attrs.items()})
+            self.read_one_pool(path, instance, clusters)
+
+    def read_one_pool(self, path: str, block: Any, clusters: dict) -> None:
         parent = block.attrs.get("parent")
         cluster_name: Value | None = None
         key: Any = None
@@ -176,6 +290,44 @@ class _Reader:
         if gpu is not None:
             pool.gpu_driver = value_text(self.value(gpu[0], "driver"))
         return pool
+
+
+def rewrite(expr: Any, leaf: Any) -> Any:
+    """``expr`` with every subexpression for which ``leaf`` gives a replacement replaced."""
+    new = leaf(expr)
+    if new is not None:
+        return new
+    kind = expr[0] if isinstance(expr, tuple) and expr else None
+    if kind == "tpl":
+        return ("tpl", tuple(part if isinstance(part, str) else rewrite(part, leaf) for part in expr[1]))
+    if kind == "tuple":
+        return ("tuple", tuple(rewrite(item, leaf) for item in expr[1]))
+    if kind == "object":
+        return ("object", tuple((key, rewrite(value, leaf)) for key, value in expr[1]), *expr[2:])
+    if kind == "call":
+        return ("call", expr[1], tuple(rewrite(arg, leaf) for arg in expr[2]))
+    return expr
+
+
+def substitute(expr: Any, loops: set, index: int) -> Any:
+    """``expr`` with each ARM ``copyIndex(…)`` of the given loops (names in lower case; None: the
+    resource's own loop, ``copyIndex()``) replaced by ``index`` plus its offset."""
+    def leaf(node: Any) -> Any:
+        if isinstance(node, tuple) and node and node[0] == "copyindex":
+            loop = node[1].lower() if isinstance(node[1], str) else None
+            return ("lit", index + node[2]) if loop in loops else node
+        return None
+    return rewrite(expr, leaf)
+
+
+def bind(expr: Any, values: dict[str, Any]) -> Any:
+    """``expr`` with each reference to a Bicep loop's variables (``pool``, ``pool.vmSize``, ``i``)
+    replaced by its value in this instance (UNKNOWN when not known)."""
+    def leaf(node: Any) -> Any:
+        if isinstance(node, tuple) and len(node) == 2 and node[0] == "ref" and node[1] and node[1][0] in values:
+            return ("lit", value_at(values[node[1][0]], node[1][1:]))
+        return None
+    return rewrite(expr, leaf)
 
 
 def _compiled(arm: Any, paths: set[str]) -> bool:

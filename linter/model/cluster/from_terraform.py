@@ -179,7 +179,7 @@ class _Reader:
 
     def origin(self, path: str, block: Any, name: str) -> Origin | None:
         attr = block.attrs.get(name)
-        return Origin(path, attr.span, attr.value_span) if attr is not None else None
+        return Origin(path, attr.span, attr.value_span, written=attr.expr) if attr is not None else None
 
     def instances(self, module: Module, block: Any) -> list[dict[str, Any]]:
         """The scopes of a resource's instances: one per ``count`` index or ``for_each`` item."""

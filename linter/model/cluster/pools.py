@@ -64,13 +64,16 @@ LINTED_SOURCES = frozenset({"script", "terraform", "bicep", "arm"})  # pools who
 
 
 class Origin(Struct, frozen=True):
-    """The script flag (or config entry) that set something: ``span`` of the flag's name,
-    ``value_span`` of its (first) value."""
+    """The script flag (or config entry, or IaC attribute) that set something: ``span`` of the
+    flag's name, ``value_span`` of its (first) value; for Terraform, Bicep and ARM the attribute's
+    expression as written (``("lit", "System")``, ``("ref", ("var", "mode"))`` …), so a fix can
+    tell a literal it may rewrite from a variable's value it must not (:mod:`linter.fix.iac`)."""
 
     path: str
     span: Span
     value_span: Span | None = None
     command: AzCommand | None = None
+    written: Any = None  # an IaC attribute's expression as written (linter.sources.terraform's tuples)
 
     @property
     def target(self) -> Span:
