@@ -583,8 +583,8 @@ INIT_TEMPLATE = """\
 # documents one and its options.
 
 # The cluster profile. With aks-standard (the default) you own the node pools and the AKS and
-# placement rules apply; with aks-automatic AKS provisions nodes from pod requests (AKS rules and
-# GPU006 are off).
+# placement rules apply; with aks-automatic AKS provisions nodes from pod requests (AKS rules,
+# GPU005 and GPU006 are off; inferred when the project makes an Automatic or NAP cluster).
 # profile: aks-automatic
 
 # Rules to run: ids (GPU001), slugs (gpu-limit-missing), prefixes (GPU), families (ml, aks, k8s:

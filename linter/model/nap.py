@@ -134,3 +134,129 @@ def nodepool_pools(objects: Iterable[Any], node_pool_class: Any, pool_taint_clas
                 gpu_only=requires_gpu(requirements),
             ))
     return pools
+
+
+# AKS's own NodePool when node auto-provisioning is on (``--node-provisioning-default-pools Auto``,
+# AKS Automatic): on-demand, linux, amd64, the D family only (facts: aks-platform.md, section E)
+AKS_DEFAULT_NODEPOOL = "default"
+_DEFAULT_SIZE = "Standard_D4s_v5"  # a size of the D family: what the default NodePool offers (no GPU)
+
+
+def is_aks_nodepool(obj: Any) -> bool:
+    """A NodePool AKS's provider can serve: its ``nodeClassRef`` names an ``AKSNodeClass`` (or
+    the group ``karpenter.azure.com``), or names none; another provider's (``EC2NodeClass``) is not."""
+    spec = obj.body.get_map("spec")
+    template = spec.get_map("template") if spec is not None else None
+    node_spec = template.get_map("spec") if template is not None else None
+    ref = node_spec.get("nodeClassRef") if node_spec is not None else None
+    if not isinstance(ref, dict):
+        return True
+    kind, group = ref.get("kind"), ref.get("group")
+    return (kind in (None, "AKSNodeClass") or not isinstance(kind, str)) and (
+        group in (None, "karpenter.azure.com") or not isinstance(group, str))
+
+
+def provisioning_cluster(index: Any, config: Any) -> Any:
+    """The pools node auto-provisioning can make nodes from: the project's NodePools for AKS's
+    provider (one pool per size, as the cluster model reads them; a label key a requirement lets
+    Karpenter choose is unknown, not absent) and AKS's ``default`` NodePool (D family, no GPU)
+    unless the project writes its own. Nothing else: the pools of an Automatic cluster are its
+    NodePools. Built once per index and config (NAP002)."""
+    from linter.model.memo import once
+
+    return once(index, ("nap-provisioning-cluster", id(config)), lambda: _provisioning(index, config))
+
+
+def _provisioning(index: Any, config: Any) -> Any:
+    from linter.model.cluster.pools import Cluster, NodePool, PoolTaint
+
+    objects = [obj for obj in index.of_kind("NodePool") if obj.group == KARPENTER and is_aks_nodepool(obj)]
+    pools = nodepool_pools(objects, NodePool, PoolTaint)
+    for pool in pools:
+        for req in pool.requirements:
+            if req.operator != "DoesNotExist" and req.key not in pool.template_label_keys \
+                    and not (req.operator == "In" and len(req.values) == 1):
+                pool.labels.setdefault(req.key, UNKNOWN)
+    if not any(obj.name == AKS_DEFAULT_NODEPOOL for obj in objects):
+        family = Requirement("karpenter.azure.com/sku-family", "In", ("D",))
+        pools.append(NodePool(
+            name=AKS_DEFAULT_NODEPOOL, display="default (AKS's, D family only)", cluster=None, source="nodepool",
+            path="", vm_size=_DEFAULT_SIZE, autoscaler=True, requirements=(family,),
+            labels={NODEPOOL_LABEL: AKS_DEFAULT_NODEPOOL, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
+                    "karpenter.sh/capacity-type": "on-demand", "karpenter.azure.com/sku-family": "D",
+                    "karpenter.azure.com/sku-gpu-count": "0"}))
+    cluster = Cluster(pools=pools, complete=True)
+    cluster.project = (index, config)
+    return cluster
+
+
+def in_play(index: Any, config: Any) -> bool:
+    """Node auto-provisioning makes the project's nodes: the project is managed
+    (:func:`linter.model.cluster.modes.managed_cluster`) or has NodePools for AKS's provider."""
+    from linter.model.cluster.modes import managed_cluster
+
+    return (any(obj.group == KARPENTER and is_aks_nodepool(obj) for obj in index.of_kind("NodePool"))
+            or managed_cluster(index, config) is not None)
+
+
+def hosts(pod: Any, index: Any, config: Any) -> list[tuple[str, Any]]:
+    """The NodePools node auto-provisioning may put ``pod`` on (labels, taints and what they
+    offer allow it; :func:`provisioning_cluster`): (name, the NodePool object, or None for AKS's
+    default NodePool), each once, in project order. Empty when none can take it (NAP002's)."""
+    placement = provisioning_cluster(index, config).placement(pod)
+    if placement is None:
+        return []
+    found: dict[str, Any] = {}
+    for verdict in placement.verdicts:
+        if verdict.possible and verdict.offers != "no":
+            found.setdefault(str(verdict.pool.name), verdict.pool.nodepool)
+    return list(found.items())
+
+
+def node_spec(obj: Any) -> Any:
+    """A NodePool's ``spec.template.spec`` (None when absent)."""
+    spec = obj.body.get_map("spec")
+    template = spec.get_map("template") if spec is not None else None
+    return template.get_map("spec") if template is not None else None
+
+
+def termination_grace(obj: Any) -> tuple[int, Any] | None:
+    """A NodePool's ``spec.template.spec.terminationGracePeriod`` in whole seconds (rounded
+    down) with the value's span; None when unset or not a Go duration (Karpenter then waits for
+    the pods' own grace)."""
+    from linter.model.cluster.autoscaler import parse_duration
+
+    spec = node_spec(obj)
+    value = spec.get("terminationGracePeriod") if spec is not None else None
+    if not isinstance(value, str):
+        return None
+    seconds = parse_duration(value)
+    if seconds is None:
+        return None
+    return int(seconds), spec.value_span("terminationGracePeriod")
+
+
+def consolidates_underutilized(obj: Any) -> bool:
+    """Karpenter may consolidate a node of this NodePool (AKS's default one: None) while it still
+    runs pods: ``disruption.consolidationPolicy`` is ``WhenEmptyOrUnderutilized`` (the default;
+    AKS's default NodePool sets it) and no disruption budget of ``nodes: "0"`` without a schedule
+    stops it for every reason or for ``Underutilized``. A value that is not a known policy
+    (templated) is not judged."""
+    if obj is None:
+        return True
+    spec = obj.body.get_map("spec")
+    disruption = spec.get_map("disruption") if spec is not None else None
+    if disruption is None:
+        return spec is not None and spec.get("disruption") is None
+    policy = disruption.get("consolidationPolicy", "WhenEmptyOrUnderutilized")
+    if policy not in ("WhenEmptyOrUnderutilized", "WhenUnderutilized"):  # v1beta1's name
+        return False
+    budgets = disruption.get("budgets")
+    for budget in budgets if isinstance(budgets, list) else ():
+        if not isinstance(budget, dict) or budget.get("schedule") is not None:
+            continue
+        nodes = str(budget.get("nodes", "")).strip()
+        reasons = budget.get("reasons")
+        if nodes in ("0", "0%") and (not isinstance(reasons, list) or "Underutilized" in reasons):
+            return False
+    return True

@@ -95,9 +95,49 @@ def modes_of(index: Any, config: Any) -> list[ClusterMode]:
 
 
 def is_managed(index: Any, config: Any) -> bool:
-    """The project's nodes are made by node auto-provisioning: the ``aks-automatic`` profile, or
-    a cluster the project makes Automatic or NAP."""
-    if getattr(config, "profile", None) == "aks-automatic":
-        return True
+    """The project's nodes are made by node auto-provisioning (:func:`managed_cluster`)."""
+    return managed_cluster(index, config) is not None
+
+
+class Managed(Struct, frozen=True):
+    """The project's nodes are NAP's (:func:`managed_cluster`): ``why`` says so for a message
+    (the profile, or the record that makes the cluster Automatic or NAP), ``clusters`` are the
+    names of those clusters (None: every cluster of the project)."""
+
+    why: str
+    clusters: tuple | None = None
+
+    def covers(self, name: Any) -> bool:
+        """A command or resource of the cluster ``name`` (None or UNKNOWN: any) is one of them."""
+        from linter.model.unknown import resolved
+
+        if self.clusters is None:
+            return True
+        value = resolved(name) if name is not None else None
+        return any(may_be_same(value, cluster) for cluster in self.clusters)
+
+
+def _said(mode: ClusterMode) -> str:
+    what = "made AKS Automatic" if mode.kind == AUTOMATIC else "node auto-provisioned"
+    return f"the cluster is {what} by {mode.how} at {mode.origin.path}:{mode.origin.target.line}"
+
+
+def managed_cluster(index: Any, config: Any) -> Managed | None:
+    """Whether the project's nodes are made by node auto-provisioning: the ``aks-automatic``
+    profile (given, or inferred: the record it was inferred from is named), or clusters the
+    project makes Automatic or NAP (those only). Memoised per index and config."""
+    return once(index, ("managed-cluster", id(config)), lambda: _managed(index, config))
+
+
+def _managed(index: Any, config: Any) -> Managed | None:
+    automatic = getattr(config, "profile", None) == "aks-automatic"
+    if automatic and getattr(config, "profile_from", None) != "inferred":
+        return Managed("the profile is aks-automatic")
     found = project_kind(modes_of(index, config))
-    return found is not None and found.kind in (AUTOMATIC, MIXED)
+    if automatic:
+        return Managed(_said(found.evidence) if found is not None and found.kind == AUTOMATIC else
+                       "the profile is aks-automatic")
+    if found is None or found.kind not in (AUTOMATIC, MIXED):
+        return None
+    managed = [m for m in modes_of(index, config) if m.kind in (AUTOMATIC, NAP)]
+    return Managed(_said(found.evidence), tuple(m.cluster for m in managed))
