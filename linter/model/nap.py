@@ -190,15 +190,6 @@ def _provisioning(index: Any, config: Any) -> Any:
     return cluster
 
 
-def in_play(index: Any, config: Any) -> bool:
-    """Node auto-provisioning makes the project's nodes: the project is managed
-    (:func:`linter.model.cluster.modes.managed_cluster`) or has NodePools for AKS's provider."""
-    from linter.model.cluster.modes import managed_cluster
-
-    return (any(obj.group == KARPENTER and is_aks_nodepool(obj) for obj in index.of_kind("NodePool"))
-            or managed_cluster(index, config) is not None)
-
-
 def hosts(pod: Any, index: Any, config: Any) -> list[tuple[str, Any]]:
     """The NodePools node auto-provisioning may put ``pod`` on (labels, taints and what they
     offer allow it; :func:`provisioning_cluster`): (name, the NodePool object, or None for AKS's

@@ -58,7 +58,8 @@ a shared runtime's) or a bare Pod.
 
 from linter.fix.plans import plan, set_path
 from linter.model.k8s import PodSpec
-from linter.model.nap import consolidates_underutilized, hosts, in_play
+from linter.model.cluster.modes import nap_in_play as in_play
+from linter.model.nap import consolidates_underutilized, hosts
 from linter.rule import POD, Finding, rule
 
 ANNOTATION = "karpenter.sh/do-not-disrupt"

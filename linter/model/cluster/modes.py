@@ -141,3 +141,12 @@ def _managed(index: Any, config: Any) -> Managed | None:
         return None
     managed = [m for m in modes_of(index, config) if m.kind in (AUTOMATIC, NAP)]
     return Managed(_said(found.evidence), tuple(m.cluster for m in managed))
+
+
+def nap_in_play(index: Any, config: Any) -> bool:
+    """Node auto-provisioning makes the project's nodes: the project is managed
+    (:func:`managed_cluster`) or has NodePools for AKS's provider (NAP003, NAP004)."""
+    from linter.model.nap import KARPENTER, is_aks_nodepool
+
+    return (any(obj.group == KARPENTER and is_aks_nodepool(obj) for obj in index.of_kind("NodePool"))
+            or managed_cluster(index, config) is not None)
