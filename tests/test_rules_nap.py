@@ -212,3 +212,46 @@ def test_nap004_needs_node_auto_provisioning(tmp_path: Path) -> None:
     serving = ("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: serve\nspec:\n  selector: {}\n  template:\n"
                "    spec:\n      containers:\n      - {name: s, image: s:1}\n")
     assert lint_tree(tmp_path / "c", {"d.yaml": serving}, ["NAP004"], overrides=AUTOMATIC) == []
+
+
+def test_nap002_a_cpu_nodepool_offers_no_gpu_and_daemonsets_are_not_judged(tmp_path: Path) -> None:
+    """A NodePool of the D family (sizes not listed) is no GPU NodePool: the finding says no NodePool
+    allows a GPU size, not that the pod misses its taint; a GPU DaemonSet is not judged."""
+    pool = cpu_nodepool(template="      taints:\n      - {key: team, value: dev, effect: NoSchedule}\n")
+    found = lint_tree(tmp_path / "a", {"all.yaml": pool + gpu_job()}, ["NAP002"], overrides=AUTOMATIC)
+    assert [r.message.split(" (the profile")[0] for r in found] == [
+        "pod template asks for nvidia.com/gpu (container `trainer`) but no NodePool can make a node with it: AKS's "
+        "default NodePool allows the D family only and the project's NodePools (cpu) allow no VM size with it"]
+    daemonset = gpu_job().replace("kind: Job", "kind: DaemonSet").replace("apiVersion: batch/v1", "apiVersion: apps/v1")
+    assert lint_tree(tmp_path / "b", {"ds.yaml": daemonset}, ["NAP002"], overrides=AUTOMATIC) == []
+
+
+def test_nap004_a_cpu_job_whose_only_sign_is_a_serving_image_is_not_judged(tmp_path: Path) -> None:
+    archive = ("apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: archive\nspec:\n  template:\n    spec:\n"
+               "      restartPolicy: Never\n      containers:\n      - name: archive-model\n"
+               "        image: pytorch/torchserve:latest\n        command: [torch-model-archiver, --model-name, m]\n")
+    assert lint_tree(tmp_path / "a", {"job.yaml": archive}, ["NAP004"], overrides=AUTOMATIC) == []
+    trainer = archive.replace("pytorch/torchserve:latest", "myacr.azurecr.io/train-tabular:1")
+    assert [r.rule for r in lint_tree(tmp_path / "b", {"job.yaml": trainer}, ["NAP004"], overrides=AUTOMATIC)] == ["NAP004"]
+
+
+def test_nap_a_label_of_another_clouds_domain_is_on_no_nap_node(tmp_path: Path) -> None:
+    """Karpenter sets only its NodePool's and well-known labels: a GKE selector matches no node."""
+    gke = gpu_job("      nodeSelector:\n        cloud.google.com/gke-accelerator: nvidia-tesla-t4\n")
+    found = lint_tree(tmp_path / "a", {"pool.yaml": nodepool("gpu", FAMILY_N) + gke}, ["NAP002"], overrides=AUTOMATIC)
+    assert [(r.line, r.column) for r in found] == [(21, 9)]
+    assert "`gpu`: nodeSelector cloud.google.com/gke-accelerator=nvidia-tesla-t4 does not match" in found[0].message
+    gfd = gpu_job("      nodeSelector:\n        nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB\n")
+    assert lint_tree(tmp_path / "b", {"pool.yaml": nodepool("gpu", FAMILY_N) + gfd}, ["NAP002"], overrides=AUTOMATIC) == []
+
+
+def test_nap004_a_tpu_workload_is_not_judged(tmp_path: Path) -> None:
+    tpu = ckpt_job().replace("        image: t:1\n", "        image: t:1\n        resources:\n          limits: {google.com/tpu: 4}\n")
+    assert lint_tree(tmp_path, {"job.yaml": tpu}, ["NAP004"], overrides=AUTOMATIC) == []
+
+
+def test_nap004_a_nodepool_alone_does_not_bring_aks_default_one(tmp_path: Path) -> None:
+    """aks-standard, no Automatic or NAP cluster: a tainted NodePool (another repository's, in a tree
+    linted as one project) is the only NodePool; a job that does not tolerate it is not judged."""
+    pool = cpu_nodepool(template="      taints:\n      - {key: team, value: dev, effect: NoSchedule}\n")
+    assert lint_tree(tmp_path, {"all.yaml": pool + ckpt_job()}, ["NAP004"]) == []

@@ -136,12 +136,6 @@ def nodepool_pools(objects: Iterable[Any], node_pool_class: Any, pool_taint_clas
     return pools
 
 
-# AKS's own NodePool when node auto-provisioning is on (``--node-provisioning-default-pools Auto``,
-# AKS Automatic): on-demand, linux, amd64, the D family only (facts: aks-platform.md, section E)
-AKS_DEFAULT_NODEPOOL = "default"
-_DEFAULT_SIZE = "Standard_D4s_v5"  # a size of the D family: what the default NodePool offers (no GPU)
-
-
 def is_aks_nodepool(obj: Any) -> bool:
     """A NodePool AKS's provider can serve: its ``nodeClassRef`` names an ``AKSNodeClass`` (or
     the group ``karpenter.azure.com``), or names none; another provider's (``EC2NodeClass``) is not."""
@@ -156,52 +150,21 @@ def is_aks_nodepool(obj: Any) -> bool:
         group in (None, "karpenter.azure.com") or not isinstance(group, str))
 
 
-def provisioning_cluster(index: Any, config: Any) -> Any:
-    """The pools node auto-provisioning can make nodes from: the project's NodePools for AKS's
-    provider (one pool per size, as the cluster model reads them; a label key a requirement lets
-    Karpenter choose is unknown, not absent) and AKS's ``default`` NodePool (D family, no GPU)
-    unless the project writes its own. Nothing else: the pools of an Automatic cluster are its
-    NodePools. Built once per index and config (NAP002)."""
-    from linter.model.memo import once
-
-    return once(index, ("nap-provisioning-cluster", id(config)), lambda: _provisioning(index, config))
-
-
-def _provisioning(index: Any, config: Any) -> Any:
-    from linter.model.cluster.pools import Cluster, NodePool, PoolTaint
-
-    objects = [obj for obj in index.of_kind("NodePool") if obj.group == KARPENTER and is_aks_nodepool(obj)]
-    pools = nodepool_pools(objects, NodePool, PoolTaint)
-    for pool in pools:
-        for req in pool.requirements:
-            if req.operator != "DoesNotExist" and req.key not in pool.template_label_keys \
-                    and not (req.operator == "In" and len(req.values) == 1):
-                pool.labels.setdefault(req.key, UNKNOWN)
-    if not any(obj.name == AKS_DEFAULT_NODEPOOL for obj in objects):
-        family = Requirement("karpenter.azure.com/sku-family", "In", ("D",))
-        pools.append(NodePool(
-            name=AKS_DEFAULT_NODEPOOL, display="default (AKS's, D family only)", cluster=None, source="nodepool",
-            path="", vm_size=_DEFAULT_SIZE, autoscaler=True, requirements=(family,),
-            labels={NODEPOOL_LABEL: AKS_DEFAULT_NODEPOOL, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
-                    "karpenter.sh/capacity-type": "on-demand", "karpenter.azure.com/sku-family": "D",
-                    "karpenter.azure.com/sku-gpu-count": "0"}))
-    cluster = Cluster(pools=pools, complete=True)
-    cluster.project = (index, config)
-    return cluster
-
-
-def hosts(pod: Any, index: Any, config: Any) -> list[tuple[str, Any]]:
-    """The NodePools node auto-provisioning may put ``pod`` on (labels, taints and what they
-    offer allow it; :func:`provisioning_cluster`): (name, the NodePool object, or None for AKS's
-    default NodePool), each once, in project order. Empty when none can take it (NAP002's)."""
-    placement = provisioning_cluster(index, config).placement(pod)
-    if placement is None:
-        return []
-    found: dict[str, Any] = {}
-    for verdict in placement.verdicts:
-        if verdict.possible and verdict.offers != "no":
-            found.setdefault(str(verdict.pool.name), verdict.pool.nodepool)
-    return list(found.items())
+def excludes_gpu(requirements: Iterable[Requirement]) -> bool:
+    """The requirements allow no GPU size: ``sku-family`` ``In`` families none of which is ``N``,
+    ``sku-gpu-count`` ``In [0]`` or ``DoesNotExist``, or ``sku-gpu-manufacturer``/``sku-gpu-name``
+    ``DoesNotExist`` (a NodePool whose sizes are not listed may otherwise be a GPU one)."""
+    for req in requirements:
+        if req.key == "karpenter.azure.com/sku-family" and req.operator == "In" and req.values \
+                and not any(v.upper() == "N" for v in req.values):
+            return True
+        if req.key == "karpenter.azure.com/sku-gpu-count" and (
+                req.operator == "DoesNotExist" or req.operator == "In" and req.values and set(req.values) == {"0"}):
+            return True
+        if req.key in ("karpenter.azure.com/sku-gpu-manufacturer", "karpenter.azure.com/sku-gpu-name") \
+                and req.operator == "DoesNotExist":
+            return True
+    return False
 
 
 def node_spec(obj: Any) -> Any:

@@ -18,7 +18,9 @@ to an `AKSNodeClass`, or none), each judged per VM size its requirements allow:
   `tolerations:` (else the GPU request), and names each NodePool and why.
 
 Kueue's flavors are applied as admission applies them (their node labels and tolerations). A pod
-with `nodeName` is not judged. In the `aks-automatic` profile this rule replaces GPU005, whose
+with `nodeName` is not judged, nor a DaemonSet's (its pods follow the nodes that exist; NAP makes
+no node for them), nor a KAITO Workspace's (KAITO provisions its GPU nodes itself). A NodePool whose requirements exclude GPU sizes (`sku-family In [D, E]`,
+`sku-gpu-count In [0]`) offers none, whatever its sizes. In the `aks-automatic` profile this rule replaces GPU005, whose
 fixed `sku=gpu:NoSchedule` taint is the Standard recipe's, not a NodePool's.
 
 ## Why is this bad?
@@ -84,12 +86,16 @@ from linter.model.cluster.modes import managed_cluster
 from linter.model.cluster.placement import selector_anchor
 from linter.model.gpunodes import entry_node, gpu_entries
 from linter.model.k8s import PodSpec
-from linter.model.nap import provisioning_cluster
+from linter.model.napcluster import provisioning_cluster
 from linter.rule import POD, Finding, rule
 
 
 @rule(code="NAP002", name="gpu-pod-unprovisionable", severity="warning", scope=POD, tags=("aks", "gpu", "scheduling"))
 def check(pod: PodSpec, ctx):
+    if pod.workload is not None and (pod.workload.kind == "DaemonSet" or pod.obj.group == "kaito.sh"):
+        # a DaemonSet's pods follow the nodes that exist (NAP makes none for them); KAITO provisions
+        # the GPU nodes of its Workspaces itself (their resource.instanceType)
+        return
     entries = gpu_entries(pod)
     if not entries or pod.spec.get("nodeName"):
         return

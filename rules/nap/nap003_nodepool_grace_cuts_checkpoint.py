@@ -62,7 +62,8 @@ spec:
 from linter.model.cluster.placement import workload_name
 from linter.model.k8s import PodSpec
 from linter.model.cluster.modes import nap_in_play as in_play
-from linter.model.nap import hosts, termination_grace
+from linter.model.nap import termination_grace
+from linter.model.napcluster import hosts
 from linter.model.storage import checkpoint_mounts, checkpoint_paths
 from linter.rule import POD, Finding, rule
 
