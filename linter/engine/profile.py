@@ -11,7 +11,8 @@ making both an Automatic and a Standard cluster keeps ``aks-standard``, with a n
 
 Run before the rules are chosen (the profile turns rules off and decides what the cluster model
 reads), so it reads the project's files itself: only scripts and IaC files (``.sh``, ``.tf``,
-``.bicep``, ARM ``.json``), and only when one of them mentions ``automatic`` or
+``.bicep``; not ARM ``.json`` templates, which would read every JSON file of the project twice:
+LNT005 still judges them), and only when one of them mentions ``automatic`` or
 ``provisioning`` at all (a byte search) are they parsed, with the loaders the run uses.
 """
 
@@ -22,7 +23,7 @@ from typing import Any
 
 from msgspec.structs import replace
 
-from linter.model.document import BICEP, K8S, SHELL, TERRAFORM
+from linter.model.document import BICEP, SHELL, TERRAFORM
 
 AUTOMATIC_PROFILE = "aks-automatic"
 STANDARD_PROFILE = "aks-standard"
@@ -53,7 +54,7 @@ def _candidates(files: list[Any]) -> list[tuple[Any, bytes]]:
 
     found = []
     for source in files:
-        if source.kind in (SHELL, TERRAFORM, BICEP) or source.kind == K8S and source.path.suffix.lower() == ".json":
+        if source.kind in (SHELL, TERRAFORM, BICEP):  # not every .json (an ARM template's sku: LNT005 reads it)
             try:
                 found.append((source, read_source(source.path)))
             except Unreadable:

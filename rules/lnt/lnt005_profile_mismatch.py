@@ -41,6 +41,9 @@ az aks create --resource-group "$RESOURCE_GROUP" --name "$AKS_CLUSTER" --sku aut
 ```
 
 ## Known problems
+- The profile is not inferred from an ARM template (`.json`; inferring reads the project's
+  scripts, Terraform and Bicep only, before the run): this rule reports such a template under
+  an explicit `aks-standard`, and the default profile stays `aks-standard` for it.
 - A project that makes an Automatic cluster and a Standard one is linted as `aks-standard`
   (a note says so); given a profile, the cluster of the other kind is reported.
 - Only the project's own files are read: a cluster made elsewhere (a portal, another

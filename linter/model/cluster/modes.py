@@ -148,5 +148,6 @@ def nap_in_play(index: Any, config: Any) -> bool:
     (:func:`managed_cluster`) or has NodePools for AKS's provider (NAP003, NAP004)."""
     from linter.model.nap import KARPENTER, is_aks_nodepool
 
-    return (any(obj.group == KARPENTER and is_aks_nodepool(obj) for obj in index.of_kind("NodePool"))
-            or managed_cluster(index, config) is not None)
+    return once(index, ("nap-in-play", id(config)), lambda: (
+        any(obj.group == KARPENTER and is_aks_nodepool(obj) for obj in index.of_kind("NodePool"))
+        or managed_cluster(index, config) is not None))
