@@ -177,3 +177,22 @@ def test_cli_note_on_stdout_and_in_json(tmp_path: Path) -> None:
     assert not any("inferred" in n["message"] for n in data["notes"])
     assert [(f["rule"], Path(f["path"]).name, f["line"]) for f in data["findings"] if f["rule"] == "LNT005"] == [
         ("LNT005", "cluster.sh", 2)]
+
+
+def test_no_hint_no_parse(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without `automatic` or `provisioning` in any script or IaC file, inference parses nothing."""
+    import linter.sources.files as files
+
+    calls = []
+    real = files.load_bytes
+    monkeypatch.setattr(files, "load_bytes", lambda *a, **k: calls.append(a[1]) or real(*a, **k))
+    from linter.engine.profile import infer
+    from linter.engine.projects import by_roots, loader
+
+    root = project(tmp_path, {"cluster.sh": "#!/bin/bash\naz aks create -g rg -n ml\n", "job.yaml": GPU_JOB})
+    (found,) = by_roots([root], root, loader(REGISTRY, {}))
+    assert infer(found, root) is None and calls == []
+    (root / "cluster.sh").write_text("#!/bin/bash\naz aks create -g rg -n ml --sku automatic\n")
+    (found,) = by_roots([root], root, loader(REGISTRY, {}))
+    assert infer(found, root) is not None and calls == ["cluster.sh"]
+    assert found.config.profile == "aks-automatic" and found.config.profile_from == "inferred"

@@ -255,3 +255,21 @@ def test_nap004_a_nodepool_alone_does_not_bring_aks_default_one(tmp_path: Path) 
     linted as one project) is the only NodePool; a job that does not tolerate it is not judged."""
     pool = cpu_nodepool(template="      taints:\n      - {key: team, value: dev, effect: NoSchedule}\n")
     assert lint_tree(tmp_path, {"all.yaml": pool + ckpt_job()}, ["NAP004"]) == []
+
+
+def test_nap_rules_on_malformed_nodepools_give_no_rule_error(tmp_path: Path) -> None:
+    """NodePool fields of the wrong type are not judged (no LNT002), whatever the rules read."""
+    weird = ("apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: odd\nspec:\n  disruption: nope\n"
+             "  template:\n    spec:\n      nodeClassRef: default\n      terminationGracePeriod: 60\n"
+             "      requirements: {key: x}\n      taints: [1, {key: k}]\n---\n"
+             "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: odd2\nspec:\n  disruption:\n"
+             "    budgets: [3, {nodes: 0}]\n  template: []\n---\n")
+    found = lint_tree(tmp_path, {"all.yaml": weird + ckpt_job("      terminationGracePeriodSeconds: 120\n")},
+                      ["NAP002", "NAP003", "NAP004", "LNT002"], overrides=AUTOMATIC)
+    assert "LNT002" not in [r.rule for r in found]
+
+
+def test_lnt005_silent_when_the_given_profile_agrees(tmp_path: Path) -> None:
+    found = lint_tree(tmp_path, {"c.sh": "#!/bin/bash\naz aks create -g rg -n ml --sku automatic\n"}, ["LNT005"],
+                      overrides=AUTOMATIC)
+    assert found == []
