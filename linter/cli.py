@@ -341,6 +341,8 @@ def check(paths: tuple[str, ...], fmt: str, outputs: tuple[str, ...], config_pat
                         "(see `mlops-lint rules`)")
     overrides = {key: value for key, value in (("profile", profile), ("fail_on", fail_on),
                                                ("fail_on_empty", fail_on_empty)) if value}
+    if profile:
+        overrides["profile_from"] = "--profile"
     if no_inline_suppressions:
         overrides["inline_suppressions"] = False
     config = None  # each project's own, found from its root (linter.roots); --config: one for the run

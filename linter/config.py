@@ -53,6 +53,9 @@ class Config(Struct, frozen=True, dict=True):
     path: Path | None = None  # the config file in use
     root: Path | None = None  # project root: the config file's folder (None: the PATHs themselves)
     profile: str = "aks-standard"
+    # where the profile comes from: "--profile", "config" (the file's `profile:`), "inferred" (the
+    # project's cluster, linter.engine.profile) or None (the default)
+    profile_from: str | None = None
     select: tuple[str, ...] = ("ALL",)
     ignore: tuple[str, ...] = ()
     severity: dict[str, str] = field(default_factory=dict)
@@ -564,6 +567,8 @@ def load_config(path: Path | None, registry: Any, *, start: Path | None = None) 
         values["gpu_node_labels"] = {str(k): str(v) for k, v in values["gpu_node_labels"].items()}
     if "custom_rules" in values:
         values["custom_rules"] = tuple(_data(rule) for rule in values["custom_rules"])
+    if "profile" in values:
+        values["profile_from"] = "config"
     if "unsafe" in raw.get("fix", {}):
         values["fix_unsafe"] = bool(raw["fix"]["unsafe"])
     return Config(path=path.resolve(), root=path.resolve().parent, **values)
@@ -579,8 +584,8 @@ INIT_TEMPLATE = """\
 # documents one and its options.
 
 # The cluster profile. With aks-standard (the default) you own the node pools and the AKS and
-# placement rules apply; with aks-automatic AKS provisions nodes from pod requests (AKS rules and
-# GPU006 are off).
+# placement rules apply; with aks-automatic AKS provisions nodes from pod requests (AKS rules,
+# GPU005 and GPU006 are off; inferred when the project makes an Automatic or NAP cluster).
 # profile: aks-automatic
 
 # Rules to run: ids (GPU001), slugs (gpu-limit-missing), prefixes (GPU), families (ml, aks, k8s:

@@ -22,7 +22,7 @@ SIGNAL = ("ml", "aks")  # counted first in the summary line
 
 # built-in rules by id prefix, then the exceptions by id
 _BY_PREFIX = {
-    "AKS": "aks", "XPL": "aks", "SHL": "aks",
+    "AKS": "aks", "XPL": "aks", "SHL": "aks", "NAP": "aks",
     "GPU": "ml", "DST": "ml", "QUE": "ml", "KAI": "ml", "OBS": "ml", "STO": "ml",
     "DKR": "k8s", "IMG": "k8s", "RES": "k8s", "SEC": "k8s", "SCH": "k8s", "LNT": "k8s", "ADM": "k8s",
     "REL": "k8s",
@@ -39,6 +39,7 @@ _BY_CODE = {
     "OBS001": "k8s", "OBS002": "k8s",  # monitors that select nothing or scrape an unknown port: any workload
     "STO004": "aks",  # a StorageClass neither in the project nor built into AKS
     "SEC009": "aks",  # labels of AKS's reserved kubernetes.azure.com/ domain (Deployment Safeguards)
+    "LNT005": "aks",  # a profile the project's own cluster (AKS Automatic or Standard) contradicts
     "STO007": "aks",  # mount options of the AKS Blob/Azure Files CSI drivers' other protocol
 }
 

@@ -92,6 +92,9 @@ def lint(request: LintRequest) -> "RunReport":  # noqa: F821 - imported below
     else:
         projects = by_roots(request.paths, cwd, loader(registry, request.overrides),
                             request.stdin[0] if request.stdin is not None else None, finder)
+    from linter.engine.profile import infer_all
+
+    inferred = infer_all(projects, cwd)  # before the rules are chosen: the profile turns some off
     chosen = [enabled_rules(custom.extended(registry, project.config), project.config, request.select, request.ignore)
               for project in projects]
     keys = [""] * len(projects)
@@ -105,10 +108,12 @@ def lint(request: LintRequest) -> "RunReport":  # noqa: F821 - imported below
     results: list[Result] = []
     statuses: dict[str, str] = {}
     skipped: dict[str, str] = {}
-    notes: list[Note] = []
+    notes: list[Note] = list(inferred)
     fail_on: dict[str, str] = {}
     unsafe_fixing: set[str] = set()
     sources = Sources(cwd, finder)
+    for note in inferred:
+        sources.add_note(note.path, os.fspath(cwd / note.path))
     with collector_paused():  # young generations are collected while linting (see lint_files)
         for project, rules, key in zip(projects, chosen, keys):
             found, status, defined = _lint_project(project, rules, key, request, cwd, cache, sources, notes)

@@ -24,6 +24,7 @@ def enabled_rules(registry: Registry, config: Config, select: Iterable[str] | No
             chosen.pop(meta.code, None)
     if config.profile == "aks-automatic":
         for code in list(chosen):
-            if code.startswith("AKS") or code == "GPU006":
+            # GPU005's fixed sku=gpu taint is the Standard recipe's; NAP002 judges NodePool taints there
+            if code.startswith("AKS") or code in ("GPU005", "GPU006"):
                 chosen.pop(code)
     return sorted((m for m in chosen.values() if m.status != "removed"), key=lambda m: m.code)

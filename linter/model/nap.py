@@ -134,3 +134,83 @@ def nodepool_pools(objects: Iterable[Any], node_pool_class: Any, pool_taint_clas
                 gpu_only=requires_gpu(requirements),
             ))
     return pools
+
+
+def is_aks_nodepool(obj: Any) -> bool:
+    """A NodePool AKS's provider can serve: its ``nodeClassRef`` names an ``AKSNodeClass`` (or
+    the group ``karpenter.azure.com``), or names none; another provider's (``EC2NodeClass``) is not."""
+    spec = obj.body.get_map("spec")
+    template = spec.get_map("template") if spec is not None else None
+    node_spec = template.get_map("spec") if template is not None else None
+    ref = node_spec.get("nodeClassRef") if node_spec is not None else None
+    if not isinstance(ref, dict):
+        return True
+    kind, group = ref.get("kind"), ref.get("group")
+    return (kind in (None, "AKSNodeClass") or not isinstance(kind, str)) and (
+        group in (None, "karpenter.azure.com") or not isinstance(group, str))
+
+
+def excludes_gpu(requirements: Iterable[Requirement]) -> bool:
+    """The requirements allow no GPU size: ``sku-family`` ``In`` families none of which is ``N``,
+    ``sku-gpu-count`` ``In [0]`` or ``DoesNotExist``, or ``sku-gpu-manufacturer``/``sku-gpu-name``
+    ``DoesNotExist`` (a NodePool whose sizes are not listed may otherwise be a GPU one)."""
+    for req in requirements:
+        if req.key == "karpenter.azure.com/sku-family" and req.operator == "In" and req.values \
+                and not any(v.upper() == "N" for v in req.values):
+            return True
+        if req.key == "karpenter.azure.com/sku-gpu-count" and (
+                req.operator == "DoesNotExist" or req.operator == "In" and req.values and set(req.values) == {"0"}):
+            return True
+        if req.key in ("karpenter.azure.com/sku-gpu-manufacturer", "karpenter.azure.com/sku-gpu-name") \
+                and req.operator == "DoesNotExist":
+            return True
+    return False
+
+
+def node_spec(obj: Any) -> Any:
+    """A NodePool's ``spec.template.spec`` (None when absent)."""
+    spec = obj.body.get_map("spec")
+    template = spec.get_map("template") if spec is not None else None
+    return template.get_map("spec") if template is not None else None
+
+
+def termination_grace(obj: Any) -> tuple[int, Any] | None:
+    """A NodePool's ``spec.template.spec.terminationGracePeriod`` in whole seconds (rounded
+    down) with the value's span; None when unset or not a Go duration (Karpenter then waits for
+    the pods' own grace)."""
+    from linter.model.cluster.autoscaler import parse_duration
+
+    spec = node_spec(obj)
+    value = spec.get("terminationGracePeriod") if spec is not None else None
+    if not isinstance(value, str):
+        return None
+    seconds = parse_duration(value)
+    if seconds is None:
+        return None
+    return int(seconds), spec.value_span("terminationGracePeriod")
+
+
+def consolidates_underutilized(obj: Any) -> bool:
+    """Karpenter may consolidate a node of this NodePool (AKS's default one: None) while it still
+    runs pods: ``disruption.consolidationPolicy`` is ``WhenEmptyOrUnderutilized`` (the default;
+    AKS's default NodePool sets it) and no disruption budget of ``nodes: "0"`` without a schedule
+    stops it for every reason or for ``Underutilized``. A value that is not a known policy
+    (templated) is not judged."""
+    if obj is None:
+        return True
+    spec = obj.body.get_map("spec")
+    disruption = spec.get_map("disruption") if spec is not None else None
+    if disruption is None:
+        return spec is not None and spec.get("disruption") is None
+    policy = disruption.get("consolidationPolicy", "WhenEmptyOrUnderutilized")
+    if policy not in ("WhenEmptyOrUnderutilized", "WhenUnderutilized"):  # v1beta1's name
+        return False
+    budgets = disruption.get("budgets")
+    for budget in budgets if isinstance(budgets, list) else ():
+        if not isinstance(budget, dict) or budget.get("schedule") is not None:
+            continue
+        nodes = str(budget.get("nodes", "")).strip()
+        reasons = budget.get("reasons")
+        if nodes in ("0", "0%") and (not isinstance(reasons, list) or "Underutilized" in reasons):
+            return False
+    return True

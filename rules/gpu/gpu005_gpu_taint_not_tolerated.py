@@ -74,6 +74,9 @@ the runtime's, shared by other TrainJobs), or when `tolerations` is not a list.
   is not judged: the tolerations its flavors would inject are unknown, one cause one finding.
 - AKS itself adds no GPU taint; a cluster whose GPU pools are untainted gets findings until
   `gpu-taints: []` says so.
+- The rule is off in the `aks-automatic` profile: node auto-provisioning makes GPU nodes from
+  NodePools whose taints are the project's own, and NAP002 (gpu-pod-unprovisionable) judges the
+  pod against them instead of a fixed `sku=gpu` taint.
 
 ## References
 - Kubernetes, Taints and tolerations: https://kubernetes.io/docs/concepts/scheduling-eviction/taint-and-toleration/

@@ -4,7 +4,8 @@
 Checks DaemonSets that run the NVIDIA device plugin (image `…/k8s-device-plugin` started as the
 plugin, see `linter.model.nvidia`) for what the article's DaemonSet sets, one finding each:
 
-- no toleration `{operator: Exists}` (no key, no effect), which tolerates every taint;
+- no toleration `{operator: Exists}` (no key, no effect), which tolerates every taint (not in
+  the `aks-automatic` profile, see below);
 - `priorityClassName` other than `system-node-critical`;
 - a plugin container without `securityContext.allowPrivilegeEscalation: false` (Kubernetes
   allows escalation when it is unset);
@@ -16,6 +17,12 @@ once for the one cause.
 
 The findings point at the offending value, else the missing field's parent (`tolerations:`,
 `securityContext:`, the container's `name:`, the pod template's `spec:`).
+
+In the `aks-automatic` profile (given, or inferred from the project's cluster) the catch-all
+toleration is not demanded: `kube-system`, where the article installs the plugin, is managed and
+write-protected on AKS Automatic, and its Deployment Safeguards restrict wildcard tolerations;
+a plugin there tolerates the GPU NodePools' own taints (NAP002 judges the GPU pods against them).
+The other three checks stay.
 
 ## Why is this bad?
 The device plugin is what makes a node's GPUs schedulable ("Confirm that nvidia.com/gpu appears
@@ -101,9 +108,9 @@ def _tolerate_all(pod):
     return plan("add `tolerations: [{operator: Exists}]`", AppendItem(pod.spec, "tolerations", {"operator": "Exists"}))
 
 
-def _pod_findings(pod):
+def _pod_findings(pod, automatic: bool):
     spec = pod.spec
-    if not _tolerates_everything(pod):
+    if not automatic and not _tolerates_everything(pod):
         span = spec.kspans.get("tolerations", pod.span)
         yield Finding(span, f"device-plugin DaemonSet `{pod.obj.name}` does not tolerate every taint: it does not run "
                       "on GPU nodes whose taints it misses, and their GPUs stay unschedulable",
@@ -158,7 +165,8 @@ def check(obj, ctx):
     workload = ctx.index.workload(obj)
     if not is_device_plugin(workload) or is_operator_operand(workload):
         return
+    automatic = getattr(ctx.config, "profile", None) == "aks-automatic"  # wildcard tolerations restricted there
     for pod in workload.pods:
-        yield from _pod_findings(pod)
+        yield from _pod_findings(pod, automatic)
     for container in device_plugin_containers(workload):
         yield from _container_findings(container)

@@ -11,6 +11,12 @@ else `resources:`, else the container's name.
 A Kubeflow Trainer v2 runtime's trainer container (job `node`, container `node`) is judged through
 the TrainJobs that run it, whose `resourcesPerNode` set its resources.
 
+In the `aks-automatic` profile (given, or inferred from the project's cluster) the message says
+what AKS Automatic does instead: its Deployment Safeguards (enforced, not a warning there) fill a
+resource with neither a request nor a limit with 500m cpu / 2Gi memory, the limit equal to the
+request, and raise requests below 100m / 100Mi. For memory that is a 2Gi ceiling: an OOM trap
+for a training container.
+
 {{pod-views}}
 
 ## Why is this bad?
@@ -52,6 +58,7 @@ namespaces, or add the LimitRange manifest to the project.
 """
 
 from linter.model.k8s import Container
+from linter.model.safeguards import safeguards
 from linter.rule import CONTAINER, Finding, rule
 
 
@@ -67,6 +74,9 @@ def check(container: Container, ctx):
     if missing:
         yield Finding(
             container.section_span("requests"),
-            f"{container.kind_label} `{container.name}` has no {' or '.join(missing)} request",
+            f"{container.kind_label} `{container.name}` has no {' or '.join(missing)} request"
+            + (safeguards(container, [name for name in missing if name not in container.limits])
+               if getattr(ctx.config, "profile", None) == "aks-automatic" else ""),
             node=container.path + ("resources", "requests"),
         )
+

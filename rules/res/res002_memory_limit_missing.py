@@ -10,6 +10,10 @@ them). The finding points at `limits:`, else `resources:`, else the container's 
 A Kubeflow Trainer v2 runtime's trainer container (job `node`, container `node`) is judged through
 the TrainJobs that run it, whose `resourcesPerNode` set its resources.
 
+In the `aks-automatic` profile, for a container with no memory request either, the message says
+what AKS Automatic's Deployment Safeguards do: set the request and the limit to 2Gi (an OOM
+trap for a training container); a container with a memory request keeps no limit there either.
+
 {{pod-views}}
 
 RES007 may report the same container of a GPU training pod: it stays separate on purpose. This
@@ -49,6 +53,7 @@ Use instead:
 """
 
 from linter.model.k8s import Container
+from linter.model.safeguards import safeguards
 from linter.rule import CONTAINER, Finding, rule
 
 
@@ -61,8 +66,15 @@ def check(container: Container, ctx):
     _, defaulted = ctx.index.container_defaults(container.obj.namespace)
     if "memory" in defaulted:
         return
+    automatic = getattr(ctx.config, "profile", None) == "aks-automatic"
+    filled = ["memory"] if automatic and "memory" not in container.requests and "memory" not in defaulted_requests(ctx, container) else []
     yield Finding(
         container.section_span("limits"),
-        f"{container.kind_label} `{container.name}` has no memory limit",
+        f"{container.kind_label} `{container.name}` has no memory limit" + safeguards(container, filled),
         node=container.path + ("resources", "limits"),
     )
+
+
+def defaulted_requests(ctx, container: Container) -> set:
+    """The requests a LimitRange of the container's namespace defaults."""
+    return ctx.index.container_defaults(container.obj.namespace)[0]

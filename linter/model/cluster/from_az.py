@@ -37,7 +37,8 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 from linter.model.bounds import MAX_NUMBER_DIGITS
 from linter.model.cluster.autoscaler import autoscaler_profile_keys, profile_entries
-from linter.model.cluster.pools import Cluster, NodePool, Origin, PoolTaint, ProfileSetting
+from linter.model.cluster.pools import (AUTOMATIC, NAP, STANDARD, Cluster, ClusterMode, NodePool, Origin, PoolTaint,
+                                        ProfileSetting)
 from linter.model.position import Span
 from linter.model.selectors import Taint, parse_taint
 from linter.model.unknown import UNKNOWN, Value, resolved
@@ -285,12 +286,13 @@ class _Builder:
         cluster = keyed[0]
         self.created_clusters.add(keyed[1])
         self.cluster.complete = True
-        sku, _ = _flag_text(az, "--sku")
-        provisioning, _ = _flag_text(az, "--node-provisioning-mode")
+        sku, sku_flag = _flag_text(az, "--sku")
+        provisioning, nap_flag = _flag_text(az, "--node-provisioning-mode")
         if (isinstance(sku, str) and sku.lower() == "automatic") or sku is UNKNOWN \
                 or (isinstance(provisioning, str) and provisioning.lower() == "auto") or provisioning is UNKNOWN \
                 or az.has("--enable-node-autoprovision"):
             self.cluster.auto_provisioning = True
+        self.cluster_mode(path, az, cluster, sku, sku_flag, provisioning, nap_flag)
         name, flag = _flag_text(az, "--nodepool-name")
         if flag is None:
             name = FIRST_POOL
@@ -301,6 +303,27 @@ class _Builder:
         self._created(pool)
         self.profile(path, az, cluster)
         self.blob_driver(path, az, cluster, creating=True)
+
+    def cluster_mode(self, path: str, az: AzCommand, cluster: Value | None, sku: Value | None, sku_flag: Any,
+                     provisioning: Value | None, nap_flag: Any) -> None:
+        """What ``az aks create`` (or ``az aks update``: only its ``--node-provisioning-mode
+        Auto``) says of the cluster's kind (:class:`ClusterMode`); nothing when a value is not
+        determined, or words of unknown value may hold the option."""
+        creating = az.is_("aks", "create")
+        if isinstance(sku, str) and sku.lower() == "automatic":
+            self.cluster.modes.append(ClusterMode(AUTOMATIC, f"`az aks create --sku {sku}`",
+                                                  _origin(path, sku_flag, az), cluster))
+        elif isinstance(provisioning, str) and provisioning.lower() == "auto":
+            verb = "create" if creating else "update"
+            self.cluster.modes.append(ClusterMode(NAP, f"`az aks {verb} --node-provisioning-mode {provisioning}`",
+                                                  _origin(path, nap_flag, az), cluster))
+        elif creating and az.has("--enable-node-autoprovision"):
+            self.cluster.modes.append(ClusterMode(NAP, "`az aks create --enable-node-autoprovision`",
+                                                  _origin(path, az.flag("--enable-node-autoprovision"), az), cluster))
+        elif creating and sku is not UNKNOWN and provisioning is not UNKNOWN and not az.has_unknown_words:
+            self.cluster.modes.append(ClusterMode(
+                STANDARD, "`az aks create` without `--sku automatic` or `--node-provisioning-mode Auto`",
+                _command_origin(path, az), cluster))
 
     def _created(self, pool: NodePool) -> None:
         """Add a pool made by create/add; updates of it read earlier (in a file sorted before the
@@ -392,9 +415,10 @@ class _Builder:
 
     def update_cluster(self, path: str, az: AzCommand) -> None:
         cluster, key = _cluster_key(az, "--name")
-        provisioning, _ = _flag_text(az, "--node-provisioning-mode")
+        provisioning, nap_flag = _flag_text(az, "--node-provisioning-mode")
         if (isinstance(provisioning, str) and provisioning.lower() == "auto") or provisioning is UNKNOWN:
             self.cluster.auto_provisioning = True
+        self.cluster_mode(path, az, cluster, None, None, provisioning, nap_flag)
         pool_options = ("--enable-cluster-autoscaler", "--disable-cluster-autoscaler", "--update-cluster-autoscaler",
                         "--min-count", "--max-count", "--nodepool-labels", "--nodepool-taints")
         if any(az.has(o) for o in pool_options) or az.has_unknown_words:

@@ -44,7 +44,8 @@ from typing import Any, Iterable
 from msgspec.structs import replace
 
 from linter.model.cluster.from_terraform import MAX_INSTANCES, Module, value_at, value_number, value_switch, value_text
-from linter.model.cluster.pools import Cluster, NodePool, Origin, ProfileSetting, set_taints
+from linter.model.cluster.pools import (AUTOMATIC, NAP, STANDARD, Cluster, ClusterMode, NodePool, Origin, ProfileSetting,
+                                        set_taints)
 from linter.model.unknown import UNKNOWN, Value
 from linter.sources.terraform import TfBlock
 
@@ -109,6 +110,18 @@ class _Reader:
         if sku is UNKNOWN or isinstance(sku, str) and sku.lower() == "automatic" or mode is UNKNOWN \
                 or isinstance(mode, str) and mode.lower() == "auto":
             self.cluster.auto_provisioning = True
+        json = self.source == "arm"
+        if isinstance(sku, str) and sku.lower() == "automatic":
+            how = f'`"sku": {{"name": "{sku}"}}`' if json else f"`sku: {{ name: '{sku}' }}`"
+            self.cluster.modes.append(ClusterMode(AUTOMATIC, how, self.origin(path, block.attrs["sku"].expr, "name"), name))
+        elif isinstance(mode, str) and mode.lower() == "auto":
+            how = (f'`"nodeProvisioningProfile": {{"mode": "{mode}"}}`' if json
+                   else f"`nodeProvisioningProfile: {{ mode: '{mode}' }}`")
+            self.cluster.modes.append(ClusterMode(NAP, how, self.origin(path, nap[0], "mode"), name))
+        elif sku is not UNKNOWN and mode is not UNKNOWN:
+            self.cluster.modes.append(ClusterMode(
+                STANDARD, "`managedClusters` without AKS Automatic's sku or node auto-provisioning",
+                Origin(path, block.span), name))
         profile = _field(properties, "autoScalerProfile")
         grace = _field(profile[0], "max-graceful-termination-sec") if profile is not None else None
         if grace is not None:

@@ -30,7 +30,8 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from linter.model.cluster.pools import Cluster, NodePool, Origin, PoolTaint, ProfileSetting, set_taints
+from linter.model.cluster.pools import (AUTOMATIC, NAP, STANDARD, ClusterMode, Cluster, NodePool, Origin, PoolTaint,
+                                        ProfileSetting, set_taints)
 from linter.model.selectors import Taint
 from linter.model.unknown import UNKNOWN, Value
 
@@ -217,9 +218,27 @@ class _Reader:
         sku = value_text(module.evaluate(block.attrs["sku_tier"].expr, {})) if "sku_tier" in block.attrs else None
         nap = block.block("node_provisioning_profile")
         mode = value_text(module.evaluate(nap.attrs["mode"].expr, {})) if nap is not None and "mode" in nap.attrs else None
+        sku_block = block.block("sku")  # azapi-style `sku { name = "Automatic" }`
+        sku_name = (value_text(module.evaluate(sku_block.attrs["name"].expr, {}))
+                    if sku_block is not None and "name" in sku_block.attrs else None)
         if sku is UNKNOWN or isinstance(sku, str) and sku.lower() == "automatic" or mode is UNKNOWN \
-                or isinstance(mode, str) and mode.lower() == "auto":
+                or isinstance(mode, str) and mode.lower() == "auto" or sku_name is UNKNOWN \
+                or isinstance(sku_name, str) and sku_name.lower() == "automatic":
             self.cluster.auto_provisioning = True
+        if isinstance(sku, str) and sku.lower() == "automatic":
+            attr = block.attrs["sku_tier"]
+            self.cluster.modes.append(ClusterMode(AUTOMATIC, f'`sku_tier = "{sku}"`', Origin(path, attr.span, attr.value_span), name))
+        elif isinstance(sku_name, str) and sku_name.lower() == "automatic":
+            attr = sku_block.attrs["name"]
+            self.cluster.modes.append(ClusterMode(AUTOMATIC, f'`sku {{ name = "{sku_name}" }}`',
+                                                  Origin(path, attr.span, attr.value_span), name))
+        elif isinstance(mode, str) and mode.lower() == "auto":
+            attr = nap.attrs["mode"]
+            self.cluster.modes.append(ClusterMode(NAP, f'`node_provisioning_profile {{ mode = "{mode}" }}`',
+                                                  Origin(path, attr.span, attr.value_span), name))
+        elif sku is not UNKNOWN and mode is not UNKNOWN and sku_name is not UNKNOWN:
+            self.cluster.modes.append(ClusterMode(
+                STANDARD, f"`{CLUSTER}` without AKS Automatic's sku or node auto-provisioning", Origin(path, block.span), name))
         profile = block.block("auto_scaler_profile")
         if profile is not None and "max_graceful_termination_sec" in profile.attrs:
             attr = profile.attrs["max_graceful_termination_sec"]

@@ -294,6 +294,25 @@ class ProfileSetting(Struct):
     origin: Origin
 
 
+# The kinds of cluster a creating command or resource makes (ClusterMode.kind)
+AUTOMATIC, NAP, STANDARD = "automatic", "nap", "standard"
+
+
+class ClusterMode(Struct, frozen=True):
+    """What one command or resource of the project says of a cluster's kind: ``automatic`` (AKS
+    Automatic: ``--sku automatic``, Terraform ``sku_tier``/``sku { name }``, Bicep/ARM ``sku.name``
+    ``Automatic``), ``nap`` (node auto-provisioning: ``--node-provisioning-mode Auto``,
+    ``node_provisioning_profile { mode = "Auto" }``, ``nodeProvisioningProfile.mode: 'Auto'``) or
+    ``standard`` (a cluster made with neither); ``how`` is what the source wrote, for messages,
+    and ``origin`` where (the value, else the command or resource). A value the source does not
+    determine gives no record: unknown is never guessed."""
+
+    kind: str
+    how: str
+    origin: Origin
+    cluster: Value | None = None
+
+
 # ---------------------------------------------------------------------------------------------
 # The cluster
 
@@ -309,6 +328,9 @@ class Cluster(Struct, eq=False, dict=True):
     # azurerm's default), at the command or resource that made it. For STO010.
     blob_driver: dict[Value | None, ProfileSetting] = field(default_factory=dict)
     complete: bool = False  # an az aks create (or config node-pools) describes every pool
+    # what each cluster-making command or resource says of the cluster's kind (AKS Automatic, node
+    # auto-provisioning, Standard), in reading order: profile inference and LNT005 (linter.model.clusterkind)
+    modes: list[ClusterMode] = field(default_factory=list)
     auto_provisioning: bool = False  # NAP / AKS Automatic: nodes of any shape may appear
     scripted: bool = False  # any az aks command describes pools
     project: Any = None  # (index, config) it was built for: what Kueue admission injects is read there

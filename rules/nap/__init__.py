@@ -1,0 +1,1 @@
+"""NAP: AKS Automatic and node auto-provisioning (Karpenter NodePools, what NAP does to pods)."""

@@ -1,0 +1,147 @@
+"""A GPU pod that no NodePool can make a node for, on AKS Automatic or node auto-provisioning.
+
+## What it does
+In a project whose nodes node auto-provisioning (NAP) makes (the `aks-automatic` profile, given
+or inferred, or a cluster the project makes Automatic or NAP: see NAP001), flags pod templates
+that ask for a GPU (`nvidia.com/gpu`, a MIG profile, `amd.com/gpu`, GPUs through a resource
+claim) when no NodePool can make a node that has the GPU and takes the pod. The NodePools are
+AKS's `default` NodePool (the D family only: no GPU) unless the project writes its own
+`default`, plus the project's `karpenter.sh/v1` NodePools for AKS's provider (a `nodeClassRef`
+to an `AKSNodeClass`, or none), each judged per VM size its requirements allow:
+
+- no NodePool allows a GPU size (no `karpenter.azure.com/sku-family In [N]`, GPU count,
+  manufacturer or GPU size among the requirements): the finding points at the GPU request;
+- the NodePools that allow one all repel the pod: a `nodeSelector` or required node affinity
+  on a label their template does not set and their requirements do not let Karpenter choose
+  (`accelerator: nvidia`, the article's pool label), or a template taint the pod does not
+  tolerate. The finding points at the selector entry (else the affinity), or at
+  `tolerations:` (else the GPU request), and names each NodePool and why.
+
+Kueue's flavors are applied as admission applies them (their node labels and tolerations). A pod
+with `nodeName` is not judged, nor a DaemonSet's (its pods follow the nodes that exist; NAP makes
+no node for them), nor a KAITO Workspace's (KAITO provisions its GPU nodes itself). A NodePool whose requirements exclude GPU sizes (`sku-family In [D, E]`,
+`sku-gpu-count In [0]`) offers none, whatever its sizes. In the `aks-automatic` profile this rule replaces GPU005, whose
+fixed `sku=gpu:NoSchedule` taint is the Standard recipe's, not a NodePool's.
+
+## Why is this bad?
+The article: "AKS Automatic can provision eligible GPU capacity in response to pending pods. The
+workload must still request nvidia.com/gpu, and any node selectors, affinities, tolerations …
+must be satisfiable." NAP makes a node only from a NodePool whose template satisfies the pod,
+and AKS's default NodePool allows only D-family VMs. A GPU pod no NodePool can serve stays
+Pending with no node ever coming, and a selector copied from the Standard recipe
+(`accelerator: nvidia`, which a Standard pool sets with `--labels`) matches no node NAP makes.
+
+## Example
+```yaml
+    spec:
+      nodeSelector:
+        accelerator: nvidia
+      containers:
+      - name: trainer
+        resources:
+          limits:
+            nvidia.com/gpu: 1
+```
+
+Use instead (with a GPU NodePool in the project):
+```yaml
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata:
+  name: gpu
+spec:
+  template:
+    spec:
+      nodeClassRef: {group: karpenter.azure.com, kind: AKSNodeClass, name: default}
+      requirements:
+      - {key: karpenter.azure.com/sku-family, operator: In, values: [N]}
+      taints:
+      - {key: nvidia.com/gpu, value: "true", effect: NoSchedule}
+---
+    spec:
+      nodeSelector:
+        karpenter.sh/nodepool: gpu
+      tolerations:
+      - {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}
+      containers:
+      - name: trainer
+        resources:
+          limits:
+            nvidia.com/gpu: 1
+```
+
+## Known problems
+- The project's NodePools are taken to be all the cluster has besides AKS's default one: a
+  GPU NodePool another repository applies is not seen; suppress the finding there, or lint the
+  NodePools with the workloads.
+- Subscription quota, regional availability and NodePool `limits` are not judged.
+
+## References
+- AKS, Node auto-provisioning NodePools: https://learn.microsoft.com/azure/aks/node-auto-provisioning-node-pools
+- Karpenter, NodePools (requirements, taints, labels): https://karpenter.sh/docs/concepts/nodepools/
+"""
+
+from linter.model.admission import refused_queue
+from linter.model.cluster.modes import managed_cluster
+from linter.model.cluster.placement import selector_anchor
+from linter.model.gpunodes import entry_node, gpu_entries
+from linter.model.k8s import PodSpec
+from linter.model.napcluster import provisioning_cluster
+from linter.rule import POD, Finding, rule
+
+
+@rule(code="NAP002", name="gpu-pod-unprovisionable", severity="warning", scope=POD, tags=("aks", "gpu", "scheduling"))
+def check(pod: PodSpec, ctx):
+    if pod.workload is not None and (pod.workload.kind == "DaemonSet" or pod.obj.group == "kaito.sh"):
+        # a DaemonSet's pods follow the nodes that exist (NAP makes none for them); KAITO provisions
+        # the GPU nodes of its Workspaces itself (their resource.instanceType)
+        return
+    entries = gpu_entries(pod)
+    if not entries or pod.spec.get("nodeName"):
+        return
+    managed = managed_cluster(ctx.index, ctx.config)
+    if managed is None:
+        return
+    placement = provisioning_cluster(ctx.index, ctx.config).placement(pod)
+    if placement is None:
+        return
+    serving = [v for v in placement.verdicts if v.offers != "no"]
+    if any(v.possible for v in serving) or refused_queue(pod, ctx):
+        return
+    container, section, resource = entries[0]
+    asked = f"{resource.name} ({container.kind_label} `{container.name}`)"
+    if not serving:
+        own = sorted({str(v.pool.name) for v in placement.verdicts if v.pool.path})
+        theirs = (f"the project's NodePools ({', '.join(own)}) allow no VM size with it" if own
+                  else "the project has no NodePool that allows a GPU size")
+        yield Finding(resource.key_span, f"{pod.describe()} asks for {asked} but no NodePool can make a node with it: "
+                      f"AKS's default NodePool allows the D family only and {theirs} ({managed.why}); NAP never "
+                      "makes a node for it and it stays Pending",
+                      node=entry_node(container, section, resource),
+                      fix="add a NodePool whose requirements allow GPU sizes "
+                          "(`karpenter.azure.com/sku-family In [N]`) with the pod's labels and taints")
+        return
+    if all(v.labels == "no" for v in serving):
+        span, node = selector_anchor(pod, serving)
+        fix = "select a label the GPU NodePool's template sets (`karpenter.sh/nodepool: <name>`), or set it there"
+    elif "tolerations" in pod.spec.kspans:
+        span, node = pod.spec.kspans["tolerations"], pod.path + ("tolerations",)
+        fix = "tolerate the GPU NodePool's taints"
+    else:
+        span, node = resource.key_span, entry_node(container, section, resource)
+        fix = "tolerate the GPU NodePool's taints"
+    yield Finding(span, f"{pod.describe()} asks for {asked} but no NodePool that can make a node with it takes "
+                  f"the pod ({managed.why}): {_by_nodepool(serving)}; NAP never makes a node for it and it stays Pending",
+                  node=node, fix=fix)
+
+
+def _by_nodepool(verdicts, limit: int = 6) -> str:
+    """``gpu: taint nvidia.com/gpu=true:NoSchedule not tolerated; …``: one reason per NodePool
+    (its sizes are judged alike on labels and taints; the first size's reason)."""
+    first = {}
+    for verdict in verdicts:
+        first.setdefault(str(verdict.pool.name), verdict)
+    items = [f"`{name}`: {verdict.why_not().split(': ', 1)[1]}" for name, verdict in first.items()]
+    if len(items) > limit:
+        items = items[:limit] + [f"and {len(items) - limit} more"]
+    return "; ".join(items)
