@@ -13,6 +13,7 @@ REFERENCE_KINDS = frozenset({
     "NetworkPolicy",  # distributed training traffic
     "PodMonitor", "ServiceMonitor",  # observability
     "ClusterPolicy",  # the GPU Operator's device plugin and DCGM exporter (DaemonSets reach GPU009 as facts)
+    "GPUCluster",  # the GPU Operator's DRA configuration, which refuses to run beside a ClusterPolicy (GPU013)
     "CustomResourceDefinition",  # schemas of custom resources
     "ResourceClaimTemplate", "ResourceClaim", "DeviceClass",  # GPUs through Dynamic Resource Allocation
     "NodePool",  # node auto-provisioning (Karpenter) pools of the cluster model
