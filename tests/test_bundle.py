@@ -92,6 +92,8 @@ VALID: dict[str, dict[str, Any]] = {
     "ResourceFlavor": {"spec": {"nodeLabels": {"accelerator": "nvidia"},
                                 "nodeTaints": [{"key": "sku", "value": "gpu", "effect": "NoSchedule"}]}},
     "WorkloadPriorityClass": {"value": 1000, "description": "production training"},
+    "Topology": {"spec": {"levels": [{"nodeLabel": "cloud.provider.com/topology-block"},
+                                     {"nodeLabel": "kubernetes.io/hostname"}]}},
     # networkConfig.subdomainPolicy is required by the schema, filled in by LeaderWorkerSet's webhook
     "LeaderWorkerSet": {"spec": {"replicas": 1, "networkConfig": {"subdomainPolicy": "Shared"},
                                  "leaderWorkerTemplate": {"size": 2, "workerTemplate": POD}}},
@@ -245,7 +247,7 @@ _DELETE = object()
 
 def test_every_bundled_kind_has_an_example() -> None:
     assert {kind for _, kind, _ in CASES} == set(VALID)
-    assert len(CASES) == 52
+    assert len(CASES) == 54
 
 
 @pytest.mark.parametrize("group, kind, version", CASES)
