@@ -304,3 +304,61 @@ def test_gpu013_a_helm_clusterpolicy_beside_a_gpucluster_manifest(tmp_path: Path
     assert [(rule, path, line) for rule, path, line, *_ in found] == [("GPU013", "dra.yaml", 4)]
     assert "installed by Helm chart `nvidia/gpu-operator`" in found[0][-1]
 
+
+
+# --- QUE017: Kueue topology-aware scheduling annotations ---------------------------------------------
+
+TOPOLOGY = """\
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: Topology
+metadata:
+  name: default
+spec:
+  levels:
+  - nodeLabel: cloud.provider.com/topology-rack
+  - nodeLabel: kubernetes.io/hostname
+"""
+
+
+def tas_job(annotations: dict[str, str], parallelism: int = 4, queued: bool = True) -> str:
+    labels = "  labels:\n    kueue.x-k8s.io/queue-name: tas-user-queue\n" if queued else ""
+    lines = "".join(f"        {key}: {value!r}\n".replace("'", '"') for key, value in annotations.items())
+    return (f"apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: tas\n  namespace: team-a\n{labels}spec:\n"
+            f"  parallelism: {parallelism}\n  template:\n    metadata:\n      annotations:\n{lines}"
+            "    spec:\n      restartPolicy: Never\n      containers:\n      - name: w\n        image: busybox:1.36\n")
+
+
+K = "kueue.x-k8s.io/podset-"
+
+
+@pytest.mark.parametrize("annotations, parallelism, fired", [
+    ({K + "required-topology": "cloud.provider.com/topology-rack"}, 4, []),
+    ({K + "required-topology": "cloud.provider.com/topology-zone"}, 4, [K + "required-topology"]),  # no such level
+    ({K + "preferred-topology": "kubernetes.io/hostname", K + "unconstrained-topology": "true"}, 4,
+     [K + "unconstrained-topology"]),
+    ({K + "slice-required-topology": "kubernetes.io/hostname", K + "slice-size": "2"}, 4, []),
+    ({K + "slice-required-topology": "kubernetes.io/hostname", K + "slice-size": "5"}, 4, [K + "slice-size"]),
+    ({K + "slice-required-topology": "kubernetes.io/hostname", K + "slice-size": "0"}, 4, [K + "slice-size"]),
+    ({K + "slice-required-topology": "kubernetes.io/hostname", K + "slice-size": "two"}, 4, [K + "slice-size"]),
+    ({K + "slice-required-topology": "kubernetes.io/hostname"}, 4, [K + "slice-required-topology"]),
+    ({K + "unconstrained-topology": "True"}, 4, []),
+    ({K + "group-name": "g", K + "required-topology": "kubernetes.io/hostname"}, 4, []),
+    ({K + "group-name": "g"}, 4, [K + "group-name"]),
+])
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_que017_reports_what_kueue_rejects_or_cannot_place_at_the_annotation(
+        tmp_path: Path, annotations: dict, parallelism: int, fired: list, jobs: int) -> None:
+    text = tas_job(annotations, parallelism)
+    found = lint_files(tmp_path, {"topology.yaml": TOPOLOGY, "job.yaml": text}, ["QUE017"], jobs)
+    lines = text.splitlines()
+    expected = [("QUE017", "job.yaml", next(i for i, line in enumerate(lines, 1) if line.strip().startswith(key)),
+                 ("spec", "template", "metadata", "annotations", key)) for key in fired]
+    assert [(rule, path, line, node) for rule, path, line, _, _, node, _ in found] == sorted(expected)
+
+
+def test_que017_levels_are_judged_only_against_the_projects_topologies_and_only_on_queued_jobs(tmp_path: Path) -> None:
+    zone = {K + "required-topology": "cloud.provider.com/topology-zone"}
+    assert lint_files(tmp_path / "a", {"job.yaml": tas_job(zone)}, ["QUE017"]) == []  # no Topology in the project
+    broken = {K + "slice-size": "2"}
+    assert lint_files(tmp_path / "b", {"job.yaml": tas_job(broken, queued=False)}, ["QUE017"]) == []
+    assert len(lint_files(tmp_path / "c", {"job.yaml": tas_job(broken)}, ["QUE017"])) == 1
