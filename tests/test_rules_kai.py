@@ -140,3 +140,28 @@ def test_kai004_reports_deprecated_workspace_fields_of_v1beta1_at_their_key(tmp_
     text = workspace("count: 2", api=api)
     found = [(r.rule, r.line, r.column, r.node) for r in run(tmp_path, text, "KAI004")]
     assert found == ([("KAI004", 6, 3, ("resource", "count"))] if fires else [])
+
+
+# --- KAI005: GPU partitions KAITO's webhook refuses --------------------------------------------------
+
+
+@pytest.mark.parametrize("resource, expected", [
+    ("partition: {mode: mig, profile: 3g.40gb}", []),
+    ("partition: {mode: accelerator, count: 2}", []),
+    ("instanceType: Standard_NC24ads_A100_v4\n  partition: {mode: mig, profile: 3g.40gb}", [("resource", "partition")]),
+    ("partition: {mode: mig, profile: 3g.45gb}", [("resource", "partition", "profile")]),
+    ("partition: {mode: mig}", [("resource", "partition", "mode")]),
+    ("partition: {mode: mig, profile: 1g.10gb, count: 1}", [("resource", "partition", "count")]),
+    ("partition: {mode: accelerator}", [("resource", "partition", "mode")]),
+    ("partition: {mode: accelerator, count: 1, profile: 1g.10gb}", [("resource", "partition", "profile")]),
+])
+def test_kai005_reports_the_partition_key_kaito_refuses(tmp_path: Path, resource: str, expected: list) -> None:
+    text = workspace(resource, "inference:\n  preset: {name: phi-4-mini-instruct}\n")
+    assert [r.node for r in run(tmp_path, text, "KAI005")] == expected
+
+
+def test_kai005_a_partitioned_tuning_workspace_and_v1alpha1_is_not_judged(tmp_path: Path) -> None:
+    tuning = "tuning:\n  method: qlora\n  preset: {name: phi-3-mini-4k-instruct}\n"
+    found = run(tmp_path, workspace("partition: {mode: mig, profile: 3g.40gb}", tuning), "KAI005")
+    assert [(r.node, "tuning" in r.message) for r in found] == [(("resource", "partition"), True)]
+    assert run(tmp_path, workspace("partition: {mode: mig, profile: 3g.45gb}", api="kaito.sh/v1alpha1"), "KAI005") == []
