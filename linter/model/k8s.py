@@ -892,7 +892,9 @@ def _dynamo_pods(obj: K8sObject, spec: YMap) -> Iterator[PodSpec]:
     ``extraPodSpec`` (a PodSpec) with ``mainContainer`` (a Container) as its main container,
     ``replicas`` pods (x ``multinode.nodeCount`` for a multi-node component). The operator builds
     the main container from the component's ``resources``, ``envs`` and probes too:
-    :mod:`linter.model.filled` judges only what the object writes."""
+    :mod:`linter.model.filled` judges only what the object writes. The component's own
+    ``resources`` form (``gpu: "1"``) is not read as the container's: a component is a GPU pod
+    here only when ``mainContainer`` or another container requests a GPU resource itself."""
     services = spec.get_map("services")
     for name, service in services.items() if services is not None else ():
         if not isinstance(service, YMap):
