@@ -14,8 +14,9 @@ PARTS = {
     "pod-views": (
         """It reads every pod view: the Kubernetes workloads, Kubeflow Training Operator jobs and Trainer v2
 runtimes and TrainJobs, JobSets, Volcano Jobs, KubeRay clusters, jobs (their submitter too) and
-services, LeaderWorkerSets, KAITO `inference.template`, KServe InferenceServices and
-ServingRuntimes, and any other object's pod template read generically (README, supported kinds)."""
+services, LeaderWorkerSets, KAITO `inference.template` (Workspaces and InferenceSets), KServe
+InferenceServices, ServingRuntimes and LLMInferenceServices, NVIDIA Dynamo DynamoGraphDeployments,
+and any other object's pod template read generically (README, supported kinds)."""
     ),
     "dra-gpus": (
         """GPUs taken through Dynamic Resource Allocation count: a container using a resource claim whose

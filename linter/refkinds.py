@@ -10,9 +10,11 @@ REFERENCE_KINDS = frozenset({
     "StorageClass", "PersistentVolumeClaim", "PersistentVolume",  # storage and reclaim policies
     "LocalQueue", "ClusterQueue", "ResourceFlavor", "Cohort", "Queue", "PriorityClass",  # queues
     "WorkloadPriorityClass",  # Kueue's workload priorities (the kueue.x-k8s.io/priority-class label)
+    "Topology",  # Kueue's topology levels, for the topology-aware scheduling annotations (QUE017)
     "NetworkPolicy",  # distributed training traffic
     "PodMonitor", "ServiceMonitor",  # observability
     "ClusterPolicy",  # the GPU Operator's device plugin and DCGM exporter (DaemonSets reach GPU009 as facts)
+    "GPUCluster",  # the GPU Operator's DRA configuration, which refuses to run beside a ClusterPolicy (GPU013)
     "CustomResourceDefinition",  # schemas of custom resources
     "ResourceClaimTemplate", "ResourceClaim", "DeviceClass",  # GPUs through Dynamic Resource Allocation
     "NodePool",  # node auto-provisioning (Karpenter) pools of the cluster model

@@ -1,10 +1,12 @@
 """Regenerate the CRD schemas shipped inside the package (linter/data/crds/) from upstream CRD files.
 
-    python scripts/bundle_crds.py ../shared/crds                       # same refs as the bundle has
-    python scripts/bundle_crds.py ~/src/crds --ref kueue=v0.15.0       # after copying a new release's CRDs
+    python scripts/bundle_crds.py ../shared/crds scripts/upstream-crds     # same refs as the bundle has
+    python scripts/bundle_crds.py ~/src/crds scripts/upstream-crds --ref kueue=v0.15.0   # after copying a new release's CRDs
 
-``SOURCE_DIR`` holds the upstream CRD files, named as upstream names them (``kueue.x-k8s.io_*.yaml``,
-``json/monitoring.coreos.com_<kind>_v1.json`` in the CRDs-catalog form). Each file matched by
+Each ``SOURCE_DIR`` holds upstream CRD files, named as upstream names them (``kueue.x-k8s.io_*.yaml``,
+``json/monitoring.coreos.com_<kind>_v1.json`` in the CRDs-catalog form); a file may be stored gzip'd
+(``NAME.yaml.gz``, the upstream bytes unchanged inside: ``scripts/upstream-crds`` keeps so the CRDs
+that ../shared/crds does not have, with their sources in its ``SOURCES.md``). Each file matched by
 :data:`UPSTREAM` is read; for every version of its CRD the ``openAPIV3Schema`` is kept with only the
 keywords that validation reads (:data:`KEEP`: no descriptions, titles, examples or formats; CEL
 rules keep their rule, message and field path), subtrees that repeat inside a version (a PodTemplateSpec per replica type) are stored once
@@ -58,8 +60,8 @@ UPSTREAM: tuple[dict[str, Any], ...] = (
          files=("trainer.kubeflow.org_*.yaml",)),
     dict(name="volcano", repository="volcano-sh/volcano", folder="config/crd/",
          files=("batch.volcano.sh_jobs.yaml", "scheduling.volcano.sh_*.yaml")),
-    dict(name="kaito", repository="kaito-project/kaito", folder="charts/kaito/workspace/crds/",
-         files=("kaito.sh_workspaces.yaml",)),
+    dict(name="kaito", repository="kaito-project/kaito", folder="config/crd/bases/",
+         files=("kaito.sh_workspaces.yaml", "kaito.sh_inferencesets.yaml", "kaito.sh_ragengines.yaml")),
     dict(name="kuberay", repository="ray-project/kuberay", folder="ray-operator/config/crd/bases/",
          files=("ray.io_*.yaml",)),
     dict(name="jobset", repository="kubernetes-sigs/jobset", folder="config/components/crd/bases/",
@@ -67,11 +69,15 @@ UPSTREAM: tuple[dict[str, Any], ...] = (
     dict(name="lws", repository="kubernetes-sigs/lws", folder="config/crd/bases/",
          files=("leaderworkerset.x-k8s.io_*.yaml",)),
     dict(name="kserve", repository="kserve/kserve", folder="charts/kserve-crd/templates/",
-         files=("serving.kserve.io_*.yaml",)),
+         files=("serving.kserve.io_inferenceservices.yaml", "serving.kserve.io_*servingruntimes.yaml")),
+    dict(name="kserve-llmisvc", repository="kserve/kserve", folder="charts/kserve-llmisvc-crd/templates/",
+         files=("serving.kserve.io_llminferenceservices.yaml",)),
+    dict(name="gateway-api-inference-extension", repository="kubernetes-sigs/gateway-api-inference-extension",
+         folder="config/crd/bases/", files=("inference.networking.k8s.io_inferencepools.yaml",)),
     dict(name="karpenter-provider-azure", repository="Azure/karpenter-provider-azure", folder="pkg/apis/crds/",
          files=("karpenter.sh_nodepools.yaml", "karpenter.azure.com_*.yaml")),
     dict(name="gpu-operator", repository="NVIDIA/gpu-operator", folder="config/crd/bases/",
-         files=("nvidia.com_clusterpolicies.yaml",)),
+         files=("nvidia.com_clusterpolicies.yaml", "nvidia.com_gpuclusters.yaml")),
     dict(name="prometheus-operator", repository="datreeio/CRDs-catalog (prometheus-operator's CRDs as JSON Schema)",
          folder="monitoring.coreos.com/", files=("json/monitoring.coreos.com_*_v1.json",)),
 )
@@ -175,6 +181,16 @@ def _gzip(data: bytes) -> bytes:
     return gzip.compress(data, compresslevel=9, mtime=0)
 
 
+def _upstream_name(path: Path) -> str:
+    """The file's upstream name (a gzip'd copy's without ``.gz``)."""
+    return path.name[:-3] if path.name.endswith(".gz") else path.name
+
+
+def _read(path: Path) -> str:
+    data = path.read_bytes()
+    return (gzip.decompress(data) if path.name.endswith(".gz") else data).decode("utf-8")
+
+
 def _crds(path: Path) -> list[dict[str, Any]]:
     """The CRDs of one upstream file as (group, kind, scope, versions) records."""
     if path.suffix == ".json":
@@ -183,7 +199,7 @@ def _crds(path: Path) -> list[dict[str, Any]]:
         return [dict(group=path.stem.split("_")[0], kind=CATALOG_KINDS.get(kind, kind), scope="Namespaced",
                      versions=[dict(name=version, served=True, storage=True, deprecated=False, schema=schema)])]
     found = []
-    for document in yaml.load_all(path.read_text("utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+    for document in yaml.load_all(_read(path), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
         if not isinstance(document, dict) or document.get("kind") != "CustomResourceDefinition":
             continue
         spec = document["spec"]
@@ -199,22 +215,37 @@ def _crds(path: Path) -> list[dict[str, Any]]:
     return found
 
 
-def build(source: Path, out: Path, refs: dict[str, str]) -> dict[str, Any]:
-    """Write the bundle of ``source``'s CRDs into ``out``; the index written."""
+def _matches(sources: list[Path], pattern: str) -> list[tuple[Path, Path]]:
+    """(folder, file) of each file of ``sources`` matching ``pattern`` (stored plain or gzip'd); a name
+    found in two folders is taken from the first."""
+    found: dict[str, tuple[Path, Path]] = {}
+    for source in sources:
+        for path in [*source.glob(pattern), *source.glob(pattern + ".gz")]:
+            found.setdefault(_upstream_name(path), (source, path))
+    return list(found.values())
+
+
+def build(source: Path | list[Path], out: Path, refs: dict[str, str]) -> dict[str, Any]:
+    """Write the bundle of the CRDs of ``source`` (one folder or several) into ``out``; the index written."""
+    folders = [source] if isinstance(source, Path) else list(source)
     out.mkdir(parents=True, exist_ok=True)
     for old in out.glob("*.json.gz"):
         old.unlink()
     kinds: list[dict[str, Any]] = []
     sources: dict[str, Any] = {}
     for upstream in UPSTREAM:
-        files = sorted({p for pattern in upstream["files"] for p in source.glob(pattern)})
+        located = sorted({m for pattern in upstream["files"] for m in _matches(folders, pattern)},
+                          key=lambda m: _upstream_name(m[1]))
+        files = [path for _, path in located]
         if not files:
-            raise SystemExit(f"{source}: no file matches {', '.join(upstream['files'])} ({upstream['repository']})")
+            raise SystemExit(f"{', '.join(map(str, folders))}: no file matches {', '.join(upstream['files'])} ({upstream['repository']})")
         ref = refs.get(upstream["name"])
         if not ref:
             raise SystemExit(f"no ref for {upstream['name']}: give --ref {upstream['name']}=REF")
         sources[upstream["name"]] = dict(repository=upstream["repository"], folder=upstream["folder"], ref=ref,
-                                         licence=LICENCE, files=[p.relative_to(source).as_posix() for p in files])
+                                         licence=LICENCE,
+                                         files=[p.relative_to(folder).as_posix().removesuffix(".gz")
+                                                for folder, p in located])
         for path in files:
             for crd in _crds(path):
                 versions = {}
@@ -236,7 +267,7 @@ def build(source: Path, out: Path, refs: dict[str, str]) -> dict[str, Any]:
                     versions[version["name"]] = entry
                 for group in (crd["group"], *ALIASES.get((crd["group"], crd["kind"]), ())):
                     record = dict(group=group, kind=crd["kind"], scope=crd["scope"], source=upstream["name"],
-                                  upstream_file=path.name, versions=versions)
+                                  upstream_file=_upstream_name(path), versions=versions)
                     elsewhere = ELSEWHERE.get((group, crd["kind"]))
                     if elsewhere:
                         record["elsewhere"] = elsewhere
@@ -295,7 +326,7 @@ def digest(out: Path) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("source", type=Path, help="folder of upstream CRD files")
+    parser.add_argument("source", type=Path, nargs="+", help="folders of upstream CRD files (the first holding a name wins)")
     parser.add_argument("--ref", action="append", default=[], metavar="NAME=REF",
                         help=f"upstream ref (names: {', '.join(u['name'] for u in UPSTREAM)})")
     parser.add_argument("--out", type=Path, default=OUT, help="bundle folder (default: linter/data/crds)")

@@ -29,6 +29,7 @@ from linter.validation.messages import dotted
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_CRDS = REPO.parent / "shared" / "crds"
+UPSTREAM_CRDS = REPO / "scripts" / "upstream-crds"  # the upstream CRDs ../shared/crds lacks (gzip'd, bytes kept)
 needs_shared = pytest.mark.skipif(not SHARED_CRDS.is_dir(),
                                   reason=f"{SHARED_CRDS} is absent: the upstream CRDs live beside the repository")
 REGISTRY = load_registry()
@@ -91,6 +92,8 @@ VALID: dict[str, dict[str, Any]] = {
     "ResourceFlavor": {"spec": {"nodeLabels": {"accelerator": "nvidia"},
                                 "nodeTaints": [{"key": "sku", "value": "gpu", "effect": "NoSchedule"}]}},
     "WorkloadPriorityClass": {"value": 1000, "description": "production training"},
+    "Topology": {"spec": {"levels": [{"nodeLabel": "cloud.provider.com/topology-block"},
+                                     {"nodeLabel": "kubernetes.io/hostname"}]}},
     # networkConfig.subdomainPolicy is required by the schema, filled in by LeaderWorkerSet's webhook
     "LeaderWorkerSet": {"spec": {"replicas": 1, "networkConfig": {"subdomainPolicy": "Shared"},
                                  "leaderWorkerTemplate": {"size": 2, "workerTemplate": POD}}},
@@ -112,6 +115,20 @@ VALID: dict[str, dict[str, Any]] = {
     "TrainJob": {"spec": {"runtimeRef": {"name": "torch-distributed"}, "trainer": {"numNodes": 2}}},
     "TrainingRuntime": {"spec": TRAINING_RUNTIME},
     "ClusterTrainingRuntime": {"spec": TRAINING_RUNTIME},
+    # the 2026 AI kinds (scripts/upstream-crds)
+    "LLMInferenceService": {"spec": {"model": {"uri": "hf://Qwen/Qwen2.5-7B-Instruct", "name": "qwen"},
+                                     "replicas": 1, "template": POD["spec"]}},
+    "InferencePool": {"spec": {"selector": {"matchLabels": {"app": "vllm"}}, "targetPorts": [{"number": 8000}],
+                               "endpointPickerRef": {"name": "vllm-epp", "port": {"number": 9002}}}},
+    "InferenceSet": {"spec": {"replicas": 1, "labelSelector": {"matchLabels": {"apps": "phi-4"}},
+                              "template": {"inference": {"preset": {"name": "phi-4-mini-instruct"}},
+                                           "resource": {"instanceType": "Standard_NC24ads_A100_v4"}}}},
+    "RAGEngine": {"spec": {"compute": {"instanceType": "Standard_NC6s_v3",
+                                       "labelSelector": {"matchLabels": {"apps": "rag"}}},
+                           "embedding": {"local": {"modelID": "BAAI/bge-small-en-v1.5"}}}},
+    # a singleton: its CEL rule wants the name gpu-cluster
+    "GPUCluster": {"metadata": {"name": "gpu-cluster"}, "spec": {"draDriver": {"repository": "registry.k8s.io/dra-driver-nvidia",
+                                          "image": "dra-driver-nvidia-gpu", "version": "v0.4.0"}}},
 }
 
 CASES = [(k["group"], k["kind"], version) for k in bundle.kinds() for version, entry in sorted(k["versions"].items())
@@ -230,7 +247,7 @@ _DELETE = object()
 
 def test_every_bundled_kind_has_an_example() -> None:
     assert {kind for _, kind, _ in CASES} == set(VALID)
-    assert len(CASES) == 44
+    assert len(CASES) == 54
 
 
 @pytest.mark.parametrize("group, kind, version", CASES)
@@ -534,6 +551,28 @@ def test_sources_name_upstream_ref_and_licence() -> None:
         assert source["repository"] in text and source["ref"] in text and source["licence"] == "Apache-2.0"
 
 
+def test_upstream_copies_keep_their_bytes_and_name_source_commit_and_licence() -> None:
+    """Each CRD of scripts/upstream-crds is listed in its SOURCES.md with repository, path, a 40-digit
+    commit and Apache-2.0, and unpacks to the bytes whose sha256 the list gives."""
+    import gzip
+    import hashlib
+    import re
+
+    rows = {}
+    for line in (UPSTREAM_CRDS / "SOURCES.md").read_text("utf-8").splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if len(cells) == 6 and cells[0].endswith(".yaml.gz"):
+            rows[cells[0]] = cells
+    files = sorted(p.name for p in UPSTREAM_CRDS.glob("*.yaml.gz"))
+    assert files and sorted(rows) == files
+    for name, (_, repository, path, commit, licence, sha) in rows.items():
+        data = gzip.decompress((UPSTREAM_CRDS / name).read_bytes())
+        assert hashlib.sha256(data).hexdigest() == sha, name
+        assert re.fullmatch(r"[0-9a-f]{40}", commit) and licence == "Apache-2.0", name
+        assert path.split(" ")[0].endswith(name.removesuffix(".gz")) and "/" in repository, name
+        assert b"kind: CustomResourceDefinition" in data[:200], name
+
+
 @needs_shared
 def test_the_script_regenerates_the_shipped_bundle(tmp_path: Path) -> None:
     sys.path.insert(0, str(REPO / "scripts"))
@@ -545,8 +584,8 @@ def test_the_script_regenerates_the_shipped_bundle(tmp_path: Path) -> None:
     out = tmp_path / "crds"
     out.mkdir()
     (out / "index.json").write_text((shipped / "index.json").read_text("utf-8"), "utf-8")  # the refs
-    subprocess.run([sys.executable, str(REPO / "scripts" / "bundle_crds.py"), str(SHARED_CRDS), "--out", str(out)],
-                   check=True, capture_output=True)
+    subprocess.run([sys.executable, str(REPO / "scripts" / "bundle_crds.py"), str(SHARED_CRDS), str(UPSTREAM_CRDS),
+                    "--out", str(out)], check=True, capture_output=True)
     assert bundle_crds.digest(out) == bundle_crds.digest(shipped)
 
 
@@ -558,7 +597,7 @@ def test_bundled_schemas_are_the_upstream_ones_compacted() -> None:
         import bundle_crds
     finally:
         sys.path.remove(str(REPO / "scripts"))
-    for path in sorted(SHARED_CRDS.glob("*.yaml")):
+    for path in [*sorted(SHARED_CRDS.glob("*.yaml")), *sorted(UPSTREAM_CRDS.glob("*.yaml.gz"))]:
         for crd in bundle_crds._crds(path):
             record = next(k for k in bundle.kinds() if (k["group"], k["kind"]) == (crd["group"], crd["kind"]))
             for version in crd["versions"]:

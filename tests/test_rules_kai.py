@@ -89,3 +89,79 @@ def test_a_missing_output_is_one_finding(tmp_path: Path, api: str) -> None:
     found = lint(LintRequest(paths=[tmp_path / "ws.yaml"], config=Config(root=tmp_path), registry=REGISTRY,
                              select=["SCH002", "KAI003"], cwd=tmp_path)).active
     assert [(r.rule, r.line, r.message) for r in found] == [("SCH002", 7, 'missing required field "tuning.output"')]
+
+
+# --- KAI004: the deprecated fields are the KAITO CRDs' own -----------------------------------------
+
+
+def _deprecated_in_crd(node, path=()) -> list[tuple[str, ...]]:
+    found = []
+    if isinstance(node, dict):
+        if str(node.get("description", "")).lstrip().startswith("Deprecated"):
+            found.append(path)
+        for key, sub in (node.get("properties") or {}).items():
+            found.extend(_deprecated_in_crd(sub, path + (key,)))
+    return found
+
+
+def test_kai004_fields_are_those_the_kaito_crds_mark_deprecated() -> None:
+    """Every field whose description in the bundled KAITO CRDs (their upstream bytes) starts with
+    `Deprecated`, per kind and version, is KAI004's, and nothing else is."""
+    import gzip
+
+    import yaml
+
+    from rules.kai.kai004_kaito_field_deprecated import DEPRECATED
+
+    repo = Path(__file__).resolve().parents[1]
+    sources = [repo / "scripts" / "upstream-crds" / name for name in ("kaito.sh_inferencesets.yaml.gz",
+                                                                      "kaito.sh_ragengines.yaml.gz")]
+    texts = [gzip.decompress(p.read_bytes()).decode() for p in sources]
+    shared = repo.parent / "shared" / "crds" / "kaito.sh_workspaces.yaml"
+    if shared.is_file():
+        texts.append(shared.read_text("utf-8"))
+    seen = {}
+    for text in texts:
+        for crd in yaml.safe_load_all(text):
+            if not crd:
+                continue
+            for version in crd["spec"]["versions"]:
+                fields = tuple(sorted(_deprecated_in_crd(version["schema"]["openAPIV3Schema"])))
+                if fields:
+                    seen[(crd["spec"]["names"]["kind"], version["name"])] = fields
+    expected = {key: tuple(sorted(paths)) for key, paths in DEPRECATED.items()
+                if key[0] != "Workspace" or shared.is_file()}
+    assert seen == expected
+
+
+@pytest.mark.parametrize("api, fires", [("kaito.sh/v1beta1", True), ("kaito.sh/v1alpha1", False)])
+def test_kai004_reports_deprecated_workspace_fields_of_v1beta1_at_their_key(tmp_path: Path, api: str,
+                                                                           fires: bool) -> None:
+    text = workspace("count: 2", api=api)
+    found = [(r.rule, r.line, r.column, r.node) for r in run(tmp_path, text, "KAI004")]
+    assert found == ([("KAI004", 6, 3, ("resource", "count"))] if fires else [])
+
+
+# --- KAI005: GPU partitions KAITO's webhook refuses --------------------------------------------------
+
+
+@pytest.mark.parametrize("resource, expected", [
+    ("partition: {mode: mig, profile: 3g.40gb}", []),
+    ("partition: {mode: accelerator, count: 2}", []),
+    ("instanceType: Standard_NC24ads_A100_v4\n  partition: {mode: mig, profile: 3g.40gb}", [("resource", "partition")]),
+    ("partition: {mode: mig, profile: 3g.45gb}", [("resource", "partition", "profile")]),
+    ("partition: {mode: mig}", [("resource", "partition", "mode")]),
+    ("partition: {mode: mig, profile: 1g.10gb, count: 1}", [("resource", "partition", "count")]),
+    ("partition: {mode: accelerator}", [("resource", "partition", "mode")]),
+    ("partition: {mode: accelerator, count: 1, profile: 1g.10gb}", [("resource", "partition", "profile")]),
+])
+def test_kai005_reports_the_partition_key_kaito_refuses(tmp_path: Path, resource: str, expected: list) -> None:
+    text = workspace(resource, "inference:\n  preset: {name: phi-4-mini-instruct}\n")
+    assert [r.node for r in run(tmp_path, text, "KAI005")] == expected
+
+
+def test_kai005_a_partitioned_tuning_workspace_and_v1alpha1_is_not_judged(tmp_path: Path) -> None:
+    tuning = "tuning:\n  method: qlora\n  preset: {name: phi-3-mini-4k-instruct}\n"
+    found = run(tmp_path, workspace("partition: {mode: mig, profile: 3g.40gb}", tuning), "KAI005")
+    assert [(r.node, "tuning" in r.message) for r in found] == [(("resource", "partition"), True)]
+    assert run(tmp_path, workspace("partition: {mode: mig, profile: 3g.45gb}", api="kaito.sh/v1alpha1"), "KAI005") == []

@@ -387,6 +387,55 @@ KINDS: dict[str, tuple[str, str, list[tuple]]] = {
         """, "OnFailure", [("spec", field, role, "template", "spec")])
        for kind, field, role in (("XGBoostJob", "xgbReplicaSpecs", "Master"), ("PaddleJob", "paddleReplicaSpecs", "Worker"),
                                  ("JAXJob", "jaxReplicaSpecs", "Worker"))},
+    # the 2026 AI kinds (issue 37): KServe's LLMInferenceService (pod specs inline), KAITO's
+    # InferenceSet (a Workspace template per replica), NVIDIA Dynamo's DynamoGraphDeployment
+    "LLMInferenceService": ("""\
+        apiVersion: serving.kserve.io/v1alpha2
+        kind: LLMInferenceService
+        metadata: {name: should-fire, namespace: ml-serving}
+        spec:
+          model: {uri: "hf://Qwen/Qwen2.5-7B-Instruct"}
+          replicas: 2
+          template:
+            %POD%
+          worker:
+            %POD%
+          prefill:
+            replicas: 1
+            template:
+              %POD%
+          router:
+            scheduler:
+              template:
+                %POD%
+        """, "Always", [("spec", "template"), ("spec", "worker"), ("spec", "prefill", "template"),
+                        ("spec", "router", "scheduler", "template")]),
+    "InferenceSet": ("""\
+        apiVersion: kaito.sh/v1beta1
+        kind: InferenceSet
+        metadata: {name: should-fire, namespace: ml-serving}
+        spec:
+          replicas: 2
+          labelSelector: {matchLabels: {apps: phi}}
+          template:
+            resource: {instanceType: Standard_NC24ads_A100_v4}
+            inference:
+              template:
+                spec:
+                  %POD%
+        """, "Always", [("spec", "template", "inference", "template", "spec")]),
+    "DynamoGraphDeployment": ("""\
+        apiVersion: nvidia.com/v1alpha1
+        kind: DynamoGraphDeployment
+        metadata: {name: should-fire, namespace: ml-serving}
+        spec:
+          services:
+            VllmDecodeWorker:
+              componentType: worker
+              replicas: 2
+              extraPodSpec:
+                %POD%
+        """, "Always", [("spec", "services", "VllmDecodeWorker", "extraPodSpec")]),
     "unmodelled kind (generic view)": ("""\
         apiVersion: agents.x-k8s.io/v1alpha1
         kind: Sandbox

@@ -60,6 +60,9 @@ def pod_map(pod: Any, key: str) -> YMap | None:
     if pod.origin is None:
         return pod.spec
     patched = pod.patched.get(key)
+    if patched is None:  # a list the patches merge item by item (volumes): where one of its items is
+        patched = next((where[:-1] for which, where in pod.patched.items()
+                        if isinstance(which, tuple) and len(which) == 2 and which[0] == key), None)
     if patched is not None:
         found = dig(pod.obj.body, *patched[:-1])
         return found if isinstance(found, YMap) else None

@@ -37,6 +37,8 @@ DCGM_EXPORTER: Final = "dcgm-exporter"
 CHARTS: Final = {"gpu-operator": GPU_OPERATOR, "nvidia-device-plugin": DEVICE_PLUGIN, "dcgm-exporter": DCGM_EXPORTER}
 # the GPU Operator's values that turn its operands off (``<operand>.enabled``)
 OPERANDS: Final = ("devicePlugin", "dcgmExporter")
+# the chart's custom resources (``<name>.deployCR``) and whether it creates each by default
+OPERATOR_CRS: Final = {"clusterPolicy": True, "gpuCluster": False}
 
 # helm options that take a value (the next word unless written ``--opt=value``); others are switches
 _HELM_VALUE_OPTIONS: Final = frozenset({
@@ -58,7 +60,9 @@ class Install(Struct, frozen=True):
     """One component a script installs: what, where (the chart or URL word), how it is named.
 
     ``operands`` (GPU Operator only): ``devicePlugin`` / ``dcgmExporter`` -> True (deployed),
-    False (``--set <operand>.enabled=false``) or UNKNOWN (a values file or unknown word may say).
+    False (``--set <operand>.enabled=false``) or UNKNOWN (a values file or unknown word may say);
+    ``clusterPolicy`` / ``gpuCluster`` likewise for the custom resources the chart creates
+    (``--set <name>.deployCR=…``; by default the ClusterPolicy and no GPUCluster).
     """
 
     component: str
@@ -173,22 +177,25 @@ def _helm(command: Command, path: str) -> Install | None:
     if component == GPU_OPERATOR:
         start = UNKNOWN if unknown_words else True
         operands = {operand: start for operand in OPERANDS}
+        operands.update({cr: UNKNOWN if unknown_words else default for cr, default in OPERATOR_CRS.items()})
     for name, value in options:
         if name in ("--namespace", "-n"):
             namespace = value
         elif component != GPU_OPERATOR:
             continue
         elif name in ("--values", "-f", "--set-file", "--set-json"):
-            for operand in OPERANDS:  # a file (or JSON) may set anything; a later --set still decides
+            for operand in operands:  # a file (or JSON) may set anything; a later --set still decides
                 operands[operand] = UNKNOWN
         elif name in ("--set", "--set-string", "--set-literal"):
             if value is UNKNOWN or not isinstance(value, str):
-                for operand in OPERANDS:
+                for operand in operands:
                     operands[operand] = UNKNOWN
                 continue
             for key, setting in _set_values(value):
                 operand = key[:-len(".enabled")] if key.endswith(".enabled") else None
-                if operand in OPERANDS:
+                if key.endswith(".deployCR") and key[:-len(".deployCR")] in OPERATOR_CRS:
+                    operand = key[:-len(".deployCR")]
+                if operand in operands:
                     lowered = setting.lower()
                     operands[operand] = True if lowered == "true" else False if lowered == "false" else UNKNOWN
     return Install(component, path, chart_token.span, "helm", chart,

@@ -484,6 +484,10 @@ class Workload(Struct, eq=False):
                 from linter.model.kserve import route as kserve_route
 
                 return kserve_route
+            if (self.obj.kind, self.obj.group) in FILLED_KINDS:
+                from linter.model.filled import route as filled_route
+
+                return filled_route
             return None
         from linter.model.trainjob import route
 
@@ -649,6 +653,21 @@ def _pod_templates(obj: K8sObject) -> Iterator[PodSpec]:
         return
     if spec is None:
         return
+    if kind == "InferenceSet" and group == "kaito.sh":  # replicas Workspaces of spec.template (a Workspace's body)
+        template = spec.get_map("template")
+        inference = template.get_map("inference") if template is not None else None
+        pod = _pod_template(obj, inference.get_map("template") if inference is not None else None,
+                            ("spec", "template", "inference", "template"), "inference",
+                            _int_or(spec.get("replicas"), 1))
+        if pod:
+            yield pod
+        return
+    if kind == "LLMInferenceService" and group == KSERVE:
+        yield from _llm_inference_pods(obj, spec)
+        return
+    if kind == "DynamoGraphDeployment" and group == "nvidia.com":
+        yield from _dynamo_pods(obj, spec)
+        return
     if kind == "PodTemplate" and group == "":
         pod = _template(obj, body, (), None, None)
         if pod:
@@ -775,6 +794,8 @@ def _pod_templates(obj: K8sObject) -> Iterator[PodSpec]:
 
 TRAINER = "trainer.kubeflow.org"
 KSERVE = "serving.kserve.io"
+# Kinds whose pods their controller completes from its own defaults (linter.model.filled)
+FILLED_KINDS = frozenset({("LLMInferenceService", KSERVE), ("DynamoGraphDeployment", "nvidia.com")})
 # KServe predictor fields that hold the model server's container (``model:`` and the older
 # per-framework forms): PredictorExtensionSpec embeds a core/v1 Container
 KSERVE_MODEL_FIELDS = ("model", "sklearn", "xgboost", "tensorflow", "pytorch", "triton", "onnx", "huggingface",
@@ -856,6 +877,55 @@ def _kserve_component(obj: K8sObject, holder: YMap, path: Path, role: str) -> It
     if worker is not None and worker.get_seq("containers") is not None:
         yield PodSpec(obj, worker, path + ("workerSpec",), None, f"{role} worker", None,
                       anchor=component.key_span("workerSpec"))
+
+
+def _llm_inference_pods(obj: K8sObject, spec: YMap) -> Iterator[PodSpec]:
+    """KServe's LLMInferenceService: ``template`` (the model server's pod, a PodSpec inline),
+    ``worker`` (the pod of each further node when the model spans nodes), the same two under
+    ``prefill`` (disaggregated prefill), and the router's ``scheduler.template`` (the endpoint
+    picker). KServe merges each over its well-known LLMInferenceServiceConfig (image, command,
+    probes, security context): :mod:`linter.model.filled` judges only what the object writes."""
+    parts: list[tuple[YMap, Path, str]] = [(spec, ("spec",), "")]
+    prefill = spec.get_map("prefill")
+    if prefill is not None:
+        parts.append((prefill, ("spec", "prefill"), "prefill "))
+    for holder, base, prefix in parts:
+        replicas = _int_or(holder.get("replicas"), 1)
+        for key, role, count in (("template", f"{prefix}main", replicas), ("worker", f"{prefix}worker", None)):
+            pod_spec = holder.get_map(key)
+            if pod_spec is not None:
+                yield PodSpec(obj, pod_spec, base + (key,), None, role.strip(), count, anchor=holder.key_span(key))
+    router = spec.get_map("router")
+    scheduler = router.get_map("scheduler") if router is not None else None
+    template = scheduler.get_map("template") if scheduler is not None else None
+    if template is not None:
+        yield PodSpec(obj, template, ("spec", "router", "scheduler", "template"), None, "scheduler",
+                      _int_or(scheduler.get("replicas"), 1), anchor=scheduler.key_span("template"))
+
+
+def _dynamo_pods(obj: K8sObject, spec: YMap) -> Iterator[PodSpec]:
+    """NVIDIA Dynamo's DynamoGraphDeployment: each ``services.<name>`` is a component whose pod is
+    ``extraPodSpec`` (a PodSpec) with ``mainContainer`` (a Container) as its main container,
+    ``replicas`` pods (x ``multinode.nodeCount`` for a multi-node component). The operator builds
+    the main container from the component's ``resources``, ``envs`` and probes too:
+    :mod:`linter.model.filled` judges only what the object writes. The component's own
+    ``resources`` form (``gpu: "1"``) is not read as the container's: a component is a GPU pod
+    here only when ``mainContainer`` or another container requests a GPU resource itself."""
+    services = spec.get_map("services")
+    for name, service in services.items() if services is not None else ():
+        if not isinstance(service, YMap):
+            continue
+        extra_spec = service.get_map("extraPodSpec")
+        if extra_spec is None:
+            continue
+        base: Path = ("spec", "services", name, "extraPodSpec")
+        main = extra_spec.get_map("mainContainer")
+        extra = (("containers", main, base + ("mainContainer",), "main"),) if main is not None else ()
+        replicas = _int_or(service.get("replicas"), 1)
+        multinode = service.get_map("multinode")
+        nodes = _int_or(multinode.get("nodeCount"), 2) if multinode is not None else 1
+        yield PodSpec(obj, extra_spec, base, None, str(name), None if replicas is None or nodes is None
+                      else replicas * nodes, extra=extra, anchor=service.key_span("extraPodSpec"))
 
 
 # Kinds never read for generic pod views: their bodies are schemas or data, not pods (a CRD's

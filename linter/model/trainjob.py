@@ -8,7 +8,11 @@ MPI runtime's launcher, or the job ``node``), the container ``node`` (Trainer's 
 (as its ``resources``) and ``env`` (merged by name, the TrainJob's entries win), and
 ``numNodes`` replaces the runtime's ``mlPolicy.numNodes`` as the job's pod count. Its
 ``runtimePatches`` that patch a replicated job's pod spec (``nodeSelector``, ``tolerations``,
-``affinity`` …) apply on top: nodeSelector entries merge, tolerations add up, other keys replace.
+``affinity``, ``volumes``, ``containers`` …) apply on top: nodeSelector entries merge, tolerations
+add up, containers, init containers, volumes and pull secrets merge by name (a patched container
+keeps its image and resources; the patch's ``env`` merges by name, ``volumeMounts`` by mount
+path, ``securityContext`` key by key), other keys replace. A finding about a value a patch sets
+points into that patch.
 
 The TrainJob's view has the runtime's pods (as the runtime's own view reads them) with that
 container merged. A finding whose value comes from the TrainJob points into the TrainJob
@@ -101,8 +105,7 @@ def trainjob_pods(obj: Any, index: Any, pod_class: Any, workload_of: Callable) -
     for pod in source.pods:
         pod_spec, patched = pod.spec, {}
         for patch_path, patch in patches.get(pod.role, ()):
-            pod_spec = _patched(pod_spec, patch)
-            patched.update({key: patch_path + (key,) for key in patch})
+            pod_spec = _patched(pod_spec, patch, patch_path, patched)
         copy = pod_class(obj, pod_spec, pod.path, pod.template, pod.role, pod.replicas,
                          anchor=spec.key_span("trainer") if trainer is not None else spec.key_span("runtimeRef"))
         copy.origin = pod
@@ -111,7 +114,7 @@ def trainjob_pods(obj: Any, index: Any, pod_class: Any, workload_of: Callable) -
         if pod.role == NODE and isinstance(nodes, int) and not isinstance(nodes, bool):
             copy.replicas = nodes
         if pod.runs_trainer and trainer is not None:
-            items = pod.spec.get_seq("containers")
+            items = pod_spec.get_seq("containers")  # with what the runtimePatches set in them
             for position, body in items.maps() if items is not None else ():
                 if body.get("name") == NODE:
                     merged, origin = _merged(body, trainer)
@@ -143,15 +146,104 @@ def _pod_patches(spec: YMap | None) -> dict[str, list[tuple[tuple, YMap]]]:
     return found
 
 
-def _patched(base: YMap, patch: YMap) -> YMap:
-    """The pod spec with a patch's keys (a strategic merge on the placement keys: nodeSelector
-    entries merged, tolerations appended; other keys replaced)."""
-    merged = YMap(base.span)
-    merged.update(base)
-    merged.kspans.update(base.kspans)
-    merged.vspans.update(base.vspans)
+# list keys of a patched pod spec merged item by item (by this key), not replaced
+_MERGED_LISTS = {"containers": "name", "initContainers": "name", "volumes": "name", "imagePullSecrets": "name"}
+# a patched container's lists merged by key (env by name, volumeMounts by mountPath)
+_CONTAINER_LISTS = {"env": "name", "volumeMounts": "mountPath"}
+
+
+def _copy(body: YMap) -> YMap:
+    merged = YMap(body.span)
+    merged.update(body)
+    merged.kspans.update(body.kspans)
+    merged.vspans.update(body.vspans)
+    return merged
+
+
+def _merge_list(old: YSeq, new: YSeq, key: str, item_merge: Any = None) -> tuple[YSeq, dict[int, int]]:
+    """``old`` with each item of ``new`` merged over (``item_merge``) or replacing the item with the
+    same ``key``, or appended; and, for each item of ``new``, its position in the result."""
+    merged = YSeq(new.span)
+    merged.extend(old)
+    merged.ispans.extend(old.item_span(i) for i in range(len(old)))
+    where: dict[int, int] = {}
+    for j, item in enumerate(new):
+        name = item.get(key) if isinstance(item, YMap) else None
+        at = next((i for i, mine in enumerate(merged) if name is not None and isinstance(mine, YMap)
+                   and mine.get(key) == name), None)
+        if at is None:
+            merged.append(item)
+            merged.ispans.append(new.item_span(j))
+            at = len(merged) - 1
+        else:
+            mine = merged[at]
+            merged[at] = item_merge(mine, item) if item_merge is not None else item
+            if item_merge is None:
+                merged.ispans[at] = new.item_span(j)
+        where[j] = at
+    return merged, where
+
+
+def _merge_container(base: YMap, patch: YMap, record: Any = None) -> YMap:
+    """A runtime container with a RuntimePatch's entry for it (``env`` by name, ``volumeMounts`` by
+    mount path, ``securityContext`` key by key; anything else replaced). ``record(key, where)``
+    hears each key the patch sets, with (for a merged list) each patch item's merged position."""
+    merged = _copy(base)
     for key, value in patch.items():
         old = base.get(key)
+        where = None
+        if key in _CONTAINER_LISTS and isinstance(value, YSeq):
+            value, where = _merge_list(old if isinstance(old, YSeq) else YSeq(value.span), value,
+                                       _CONTAINER_LISTS[key])
+        elif key == "securityContext" and isinstance(old, YMap) and isinstance(value, YMap):
+            both = _copy(old)
+            both.update(value)
+            both.kspans.update(value.kspans)
+            both.vspans.update(value.vspans)
+            value = both
+        merged[key] = value
+        merged.kspans[key] = patch.key_span(key)
+        if key in patch.vspans:
+            merged.vspans[key] = patch.vspans[key]
+        if record is not None and key != "name":
+            record(key, where)
+    return merged
+
+
+def _patched(base: YMap, patch: YMap, patch_path: tuple = (), patched: dict | None = None) -> YMap:
+    """The pod spec with a patch's keys (a strategic merge: nodeSelector entries merged,
+    tolerations appended, containers, volumes and pull secrets merged by name, a container's own
+    ``env``/``volumeMounts``/``securityContext`` merged into it; other keys replaced). ``patched``
+    gets, for each value the patch sets, where it is in the TrainJob: a pod spec key, or
+    (list, position in the merged list, container key) for what it sets in a container."""
+    merged = _copy(base)
+    patched = {} if patched is None else patched
+    for key, value in patch.items():
+        old = base.get(key)
+        if key in _MERGED_LISTS and isinstance(value, YSeq):
+            containers = key in ("containers", "initContainers")
+            seen: list = []  # (patch item position, container key, merged positions) heard while merging
+
+            def merge(mine: YMap, item: YMap, _seen: list = seen) -> YMap:
+                return _merge_container(mine, item, lambda sub, where: _seen.append((item, sub, where)))
+
+            value, where = _merge_list(old if isinstance(old, YSeq) else YSeq(value.span), value, _MERGED_LISTS[key],
+                                       merge if containers else None)
+            positions = {id(patch[key][j]): (j, at) for j, at in where.items()}
+            for item, sub, places in seen:
+                j, at = positions[id(item)]
+                if places is None:
+                    patched[(key, at, sub)] = patch_path + (key, j, sub)
+                else:  # each list item the patch sets, at its merged position
+                    for jj, here in places.items():
+                        patched[(key, at, sub, here)] = patch_path + (key, j, sub, jj)
+            for j, at in where.items():
+                if not containers or not any(item is patch[key][j] for item, _, _ in seen):
+                    patched[(key, at)] = patch_path + (key, j)  # a volume, or a container the runtime lacks
+            merged[key] = value
+            merged.kspans.setdefault(key, patch.key_span(key))
+            continue
+        patched[key] = patch_path + (key,)
         if key == "nodeSelector" and isinstance(old, YMap) and isinstance(value, YMap):
             both = YMap(value.span)
             for part in (old, value):
@@ -185,9 +277,19 @@ def route(finding: Any, view: Any, func: Callable, ctx: Any) -> Any:
     if pod is not None and finding.span == pod.anchor:
         return replace(finding, node=("spec", "trainer"))  # about the pod the TrainJob's values make
     patched = getattr(pod, "patched", None) or {}
-    if pod is not None and node[:len(pod.path)] == pod.path and node[len(pod.path):len(pod.path) + 1] \
-            and node[len(pod.path)] in patched:  # a key the TrainJob's runtimePatches set
-        return replace(finding, node=patched[node[len(pod.path)]] + node[len(pod.path) + 1:])
+    if pod is not None and patched and node[:len(pod.path)] == pod.path and len(node) > len(pod.path):
+        relative = node[len(pod.path):]
+        for size in (4, 3, 2, 1):  # a container's list item or key, a volume, a pod spec key the patches set
+            key = relative[0] if size == 1 else tuple(relative[:size])
+            if len(relative) >= size and key in patched:
+                return replace(finding, node=patched[key] + relative[size:])
+    if pod is not None and patched and pod.merged and node[:2] == ("spec", "trainer") and len(node) > 2:
+        field_name, position, origin = pod.merged[0][0], pod.merged[0][1], pod.merged[0][4]
+        if origin.get(node[2]) != "trainjob":  # the trainer container's key the TrainJob's trainer leaves
+            for size in (2, 1):  # to the runtime, set by a runtimePatch (a list item of it, or the key)
+                key = (field_name, position) + tuple(node[2:2 + size])
+                if len(node) >= 2 + size and key in patched:
+                    return replace(finding, node=patched[key] + node[2 + size:])
     runtime_node = _runtime_node(node, pod)
     if runtime_node is None:  # the TrainJob's own value
         if node[2:3] == ("resources",):

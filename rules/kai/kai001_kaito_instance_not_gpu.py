@@ -2,7 +2,8 @@
 
 ## What it does
 Flags a KAITO `Workspace` (`kaito.sh/v1alpha1` or `v1beta1`) whose `resource.instanceType` is
-not a GPU VM size. Sizes are looked up in the VM size catalogue (`linter.model.vmsizes`, from
+not a GPU VM size, and likewise an `InferenceSet` (`spec.template.resource.instanceType`, the
+size of each replica's Workspace). Sizes are looked up in the VM size catalogue (`linter.model.vmsizes`, from
 Azure's GPU size tables and naming convention; case-insensitive, `_promo` stripped): a known CPU
 size (`Standard_D8s_v5`, `Standard_E16as_v5` …) is flagged, and so is a name outside the N
 (GPU) family that the catalogue does not know (`Standard_L8s_v3`), or a value that is no Azure
@@ -67,11 +68,19 @@ def _placeholder(value: str) -> bool:
     return is_templated(value) or not any(ch.islower() for ch in value)
 
 
-@rule(code="KAI001", name="kaito-instance-not-gpu", severity="error", scope=Kind("Workspace"), tags=("kaito", "gpu"))
+# where each kind keeps the Workspace resource spec (an InferenceSet: its replicas' Workspace template)
+RESOURCE_PATH = {"Workspace": ("resource",), "InferenceSet": ("spec", "template", "resource")}
+
+
+@rule(code="KAI001", name="kaito-instance-not-gpu", severity="error", scope=Kind("Workspace", "InferenceSet"),
+      tags=("kaito", "gpu"))
 def check(obj: K8sObject, ctx):
     if obj.group != "kaito.sh":
         return
-    resource = obj.body.get_map("resource")
+    path = RESOURCE_PATH[obj.kind]
+    resource = obj.body
+    for step in path:
+        resource = resource.get_map(step) if resource is not None else None
     value = resource.get("instanceType") if resource is not None else None
     if not isinstance(value, str) or not value.strip() or _placeholder(value):
         return
@@ -88,8 +97,8 @@ def check(obj: K8sObject, ctx):
             else "not an Azure VM size"
     yield Finding(
         resource.value_span("instanceType"),
-        f"Workspace `{obj.name}` asks for instanceType `{value}`, {what}: the preset's pods request "
+        f"{obj.kind} `{obj.name}` asks for instanceType `{value}`, {what}: the preset's pods request "
         f"`nvidia.com/gpu` and never start on it; use a GPU size such as {SUGGESTED}",
-        node=("resource", "instanceType"),
+        node=path + ("instanceType",),
         fix=f"instanceType: {SUGGESTED}",
     )

@@ -27,16 +27,18 @@ them, relative to the config file) adds the cluster's CRDs; both are checked whe
 read (an unknown version or an unreadable path is a config error).
 
 Bundled schemas (every version of each upstream CRD, `linter/data/crds/SOURCES.md`; regenerated
-by `python scripts/bundle_crds.py CRD_FOLDER`):
+by `python scripts/bundle_crds.py ../shared/crds scripts/upstream-crds`):
 
 <!-- bundled kinds: generated from linter/data/crds/index.json, kept equal by tests/test_bundle.py -->
-- `nvidia.com` ClusterPolicy (v1): NVIDIA/gpu-operator `a22dbf671f`
+- `inference.networking.k8s.io` InferencePool (v1): kubernetes-sigs/gateway-api-inference-extension `84436a96b9`
+- `nvidia.com` ClusterPolicy (v1); `nvidia.com` GPUCluster (v1alpha1): NVIDIA/gpu-operator `a22dbf671f`
 - `jobset.x-k8s.io` JobSet (v1alpha2): kubernetes-sigs/jobset `08dfbdfd68`
-- `kaito.sh` Workspace (v1alpha1, v1beta1): kaito-project/kaito `unrecorded snapshot`
+- `kaito.sh` InferenceSet, Workspace (v1alpha1, v1beta1); `kaito.sh` RAGEngine (v1alpha1 deprecated, v1beta1): kaito-project/kaito `056b8280b1`
 - `karpenter.azure.com` AKSNodeClass (v1alpha2 deprecated, v1beta1); `karpenter.sh` NodePool (v1): Azure/karpenter-provider-azure `352646f599`
 - `serving.kserve.io` ClusterServingRuntime, ServingRuntime (v1alpha1); `serving.kserve.io` InferenceService (v1beta1): kserve/kserve `aaac4e294d`
+- `serving.kserve.io` LLMInferenceService (v1alpha1, v1alpha2): kserve/kserve `aaac4e294d`
 - `ray.io` RayCluster, RayJob, RayService (v1, v1alpha1 deprecated): ray-project/kuberay `feeaf72fac`
-- `kueue.x-k8s.io` ClusterQueue, Cohort, LocalQueue, ResourceFlavor, WorkloadPriorityClass (v1beta1 deprecated, v1beta2): kubernetes-sigs/kueue `ff69552e79`
+- `kueue.x-k8s.io` ClusterQueue, Cohort, LocalQueue, ResourceFlavor, Topology, WorkloadPriorityClass (v1beta1 deprecated, v1beta2): kubernetes-sigs/kueue `ff69552e79`
 - `leaderworkerset.x-k8s.io` LeaderWorkerSet (v1): kubernetes-sigs/lws `060ab4da17`
 - `azmonitoring.coreos.com` PodMonitor, ServiceMonitor (v1); `monitoring.coreos.com` PodMonitor, PrometheusRule, ServiceMonitor (v1): datreeio/CRDs-catalog `7b1e26ef9d`
 - `trainer.kubeflow.org` ClusterTrainingRuntime, TrainJob, TrainingRuntime (v1alpha1): kubeflow/trainer `8c0f5059bd`
@@ -57,6 +59,7 @@ with an info finding, a rule whose estimated cost for the object at hand is over
 per-call limit. The bundled CRDs' rules:
 
 <!-- bundled CEL rules: generated from the bundle by linter.validation.bundle.cel_summary, kept equal by tests/test_bundle.py -->
+- `inference.networking.k8s.io` InferencePool v1: 2 of 2 checked
 - `jobset.x-k8s.io` JobSet v1alpha2: 2 of 8 checked (not checked: 6 transition rules (read oldSelf))
 - `karpenter.azure.com` AKSNodeClass v1alpha2: 24 of 24 checked
 - `karpenter.azure.com` AKSNodeClass v1beta1: 24 of 24 checked
@@ -75,9 +78,14 @@ per-call limit. The bundled CRDs' rules:
 - `kueue.x-k8s.io` LocalQueue v1beta2: 0 of 1 checked (not checked: 1 transition rules (read oldSelf))
 - `kueue.x-k8s.io` ResourceFlavor v1beta1: 7 of 8 checked (not checked: 1 transition rules (read oldSelf))
 - `kueue.x-k8s.io` ResourceFlavor v1beta2: 7 of 8 checked (not checked: 1 transition rules (read oldSelf))
+- `kueue.x-k8s.io` Topology v1beta1: 2 of 3 checked (not checked: 1 transition rules (read oldSelf))
+- `kueue.x-k8s.io` Topology v1beta2: 2 of 3 checked (not checked: 1 transition rules (read oldSelf))
+- `nvidia.com` GPUCluster v1alpha1: 1 of 1 checked
 - `ray.io` RayCluster v1: 1 of 3 checked (not checked: 2 transition rules (read oldSelf))
 - `ray.io` RayJob v1: 6 of 9 checked (not checked: 3 transition rules (read oldSelf))
 - `ray.io` RayService v1: 2 of 5 checked (not checked: 3 transition rules (read oldSelf))
+- `serving.kserve.io` LLMInferenceService v1alpha1: 127 of 127 checked
+- `serving.kserve.io` LLMInferenceService v1alpha2: 129 of 130 checked (not checked: 1 under status (live state))
 - `trainer.kubeflow.org` ClusterTrainingRuntime v1alpha1: 6 of 12 checked (not checked: 6 transition rules (read oldSelf))
 - `trainer.kubeflow.org` TrainJob v1alpha1: 6 of 20 checked (not checked: 13 transition rules (read oldSelf); 1 under status (live state))
 - `trainer.kubeflow.org` TrainingRuntime v1alpha1: 6 of 12 checked (not checked: 6 transition rules (read oldSelf))

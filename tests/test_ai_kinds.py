@@ -1,0 +1,364 @@
+"""The 2026 AI kinds (issue 37): their pod templates read as pod views, KServe's and Dynamo's
+controller-completed pods judged on what the object writes, Trainer v2 runtimePatches merged as
+Trainer merges them, and GPU013 (a GPUCluster beside a ClusterPolicy)."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from linter.config import Config
+from linter.engine import LintRequest, lint
+from linter.index import ProjectIndex
+from linter.registry import load_registry
+from linter.sources.yaml_k8s import load_text
+
+REGISTRY = load_registry()
+
+
+def lint_files(tmp_path: Path, files: dict[str, str], select: list[str], jobs: int = 1) -> list[tuple]:
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text), encoding="utf-8")
+    report = lint(LintRequest(paths=[tmp_path], config=Config(), registry=REGISTRY, select=select, cwd=tmp_path,
+                              jobs=jobs))
+    return sorted((r.rule, r.path, r.line, r.column, r.obj.kind if r.obj else None, r.node, r.message)
+                  for r in report.active)
+
+
+def views(text: str) -> list[tuple]:
+    document = load_text(textwrap.dedent(text), "m.yaml")
+    index = ProjectIndex([document])
+    workload = index.workload(document.objects[0])
+    return [(pod.role, pod.replicas, pod.path, [(c.name, c.path) for c in pod.containers]) for pod in workload.pods]
+
+
+# --- pod views ------------------------------------------------------------------------------------
+
+LLM = """\
+apiVersion: serving.kserve.io/v1alpha2
+kind: LLMInferenceService
+metadata: {name: qwen, namespace: llm}
+spec:
+  model: {uri: "hf://Qwen/Qwen2.5-7B-Instruct"}
+  replicas: 3
+  template:
+    containers:
+    - name: main
+      resources:
+        requests: {nvidia.com/gpu: "1"}
+  worker:
+    containers:
+    - name: main
+  prefill:
+    replicas: 2
+    template:
+      containers:
+      - name: main
+  router:
+    scheduler:
+      replicas: 1
+      template:
+        containers:
+        - name: epp
+          image: ghcr.io/llm-d/llm-d-inference-scheduler:v0.3.0
+"""
+
+
+def test_llm_inference_service_pods_are_its_template_worker_prefill_and_scheduler() -> None:
+    assert views(LLM) == [
+        ("main", 3, ("spec", "template"), [("main", ("spec", "template", "containers", 0))]),
+        ("worker", None, ("spec", "worker"), [("main", ("spec", "worker", "containers", 0))]),
+        ("prefill main", 2, ("spec", "prefill", "template"), [("main", ("spec", "prefill", "template", "containers", 0))]),
+        ("scheduler", 1, ("spec", "router", "scheduler", "template"),
+         [("epp", ("spec", "router", "scheduler", "template", "containers", 0))]),
+    ]
+
+
+def test_dynamo_components_are_pods_with_their_main_container() -> None:
+    text = """\
+    apiVersion: nvidia.com/v1alpha1
+    kind: DynamoGraphDeployment
+    metadata: {name: disagg}
+    spec:
+      services:
+        Frontend:
+          replicas: 1
+        VllmPrefillWorker:
+          replicas: 2
+          multinode: {nodeCount: 2}
+          extraPodSpec:
+            mainContainer:
+              image: nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.4.0
+            containers:
+            - name: sidecar
+              image: busybox:1.36
+    """
+    base = ("spec", "services", "VllmPrefillWorker", "extraPodSpec")
+    assert views(text) == [("VllmPrefillWorker", 4, base, [("sidecar", base + ("containers", 0)),
+                                                             ("main", base + ("mainContainer",))])]
+
+
+def test_inference_set_runs_its_workspace_template_per_replica() -> None:
+    text = """\
+    apiVersion: kaito.sh/v1beta1
+    kind: InferenceSet
+    metadata: {name: phi}
+    spec:
+      replicas: 3
+      labelSelector: {matchLabels: {apps: phi}}
+      template:
+        resource: {instanceType: Standard_NC24ads_A100_v4}
+        inference:
+          template:
+            spec:
+              containers:
+              - name: server
+                image: mcr.microsoft.com/aks/kaito/kaito-base:0.0.8
+    """
+    path = ("spec", "template", "inference", "template", "spec")
+    assert views(text) == [("inference", 3, path, [("server", path + ("containers", 0))])]
+
+
+# --- what the controller fills in -----------------------------------------------------------------
+
+SECURITY = ["SEC001", "SEC002", "SEC003", "RES001", "RES002", "GPU001", "SEC004", "IMG002"]
+
+
+def test_llm_inference_service_is_judged_on_what_it_writes(tmp_path: Path) -> None:
+    """KServe merges the template over its well-known config (image, command, security context):
+    no finding about a key the object leaves out; its own values are judged."""
+    found = lint_files(tmp_path, {"llm.yaml": LLM}, SECURITY)
+    assert [(rule, line, node) for rule, _, line, _, _, node, _ in found] == [
+        ("GPU001", 11, ("spec", "template", "containers", 0, "resources", "requests", "nvidia.com/gpu")),
+        ("IMG002", 26, ("spec", "router", "scheduler", "template", "containers", 0, "image")),
+    ]
+    written = LLM.replace("    - name: main\n      resources:", "    - name: main\n      securityContext:\n"
+                          "        allowPrivilegeEscalation: true\n      resources:", 1)
+    found = lint_files(tmp_path, {"llm.yaml": written}, ["SEC001"])
+    assert [(rule, line, node) for rule, _, line, _, _, node, _ in found] == [
+        ("SEC001", 11, ("spec", "template", "containers", 0, "securityContext", "allowPrivilegeEscalation"))]
+
+
+def test_dynamo_main_container_values_are_judged_and_missing_keys_are_not(tmp_path: Path) -> None:
+    text = """\
+    apiVersion: nvidia.com/v1alpha1
+    kind: DynamoGraphDeployment
+    metadata: {name: agg}
+    spec:
+      services:
+        VllmDecodeWorker:
+          replicas: 1
+          resources:
+            limits: {gpu: "1"}
+          extraPodSpec:
+            mainContainer:
+              image: nvcr.io/nvidia/ai-dynamo/vllm-runtime@sha256:0000000000000000000000000000000000000000000000000000000000000000
+              securityContext:
+                privileged: true
+    """
+    found = lint_files(tmp_path, {"dgd.yaml": text}, SECURITY)
+    assert [(rule, line) for rule, _, line, *_ in found] == [("SEC004", 14)]
+
+
+# --- Trainer v2 runtimePatches --------------------------------------------------------------------
+
+RUNTIME = """\
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata:
+  name: torch-distributed
+spec:
+  mlPolicy:
+    numNodes: 1
+  template:
+    spec:
+      replicatedJobs:
+      - name: node
+        template:
+          metadata:
+            labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}
+          spec:
+            template:
+              spec:
+                securityContext: {runAsNonRoot: true, runAsUser: 1000}
+                containers:
+                - name: node
+                  image: pytorch/pytorch@sha256:0000000000000000000000000000000000000000000000000000000000000000
+                  securityContext:
+                    allowPrivilegeEscalation: false
+                    capabilities: {drop: [ALL]}
+                  resources:
+                    requests: {cpu: "4", memory: 16Gi}
+                    limits: {cpu: "4", memory: 16Gi}
+"""
+
+TRAINJOB = """\
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata:
+  name: patched
+spec:
+  runtimeRef:
+    name: torch-distributed
+  %TRAINER%runtimePatches:
+  - manager: example.io/platform-team
+    trainingRuntimeSpec:
+      template:
+        spec:
+          replicatedJobs:
+          - name: node
+            template:
+              spec:
+                template:
+                  spec:
+                    serviceAccountName: training-sa
+                    containers:
+                    - name: node
+                      %SECURITY%volumeMounts:
+                      - {name: data, mountPath: /data}
+                    volumes:
+                    - {name: data, emptyDir: {}}
+"""
+
+
+@pytest.mark.parametrize("trainer", ["", "trainer:\n    numNodes: 2\n  "])
+def test_a_runtime_patch_container_merges_into_the_runtimes_by_name(tmp_path: Path, trainer: str) -> None:
+    """A patch naming the container `node` with only volumeMounts left it with no image, resources
+    or security context (the patch's list replaced the runtime's): RES001, RES002, SEC001, SEC002."""
+    job = TRAINJOB.replace("%TRAINER%", trainer).replace("%SECURITY%", "")
+    found = lint_files(tmp_path, {"runtime.yaml": RUNTIME, "job.yaml": job}, SECURITY)
+    assert found == []
+
+
+def test_a_value_a_runtime_patch_sets_in_a_container_is_reported_in_the_patch(tmp_path: Path) -> None:
+    job = TRAINJOB.replace("%TRAINER%", "trainer:\n    numNodes: 2\n  ").replace(
+        "%SECURITY%", "securityContext: {privileged: true}\n                      ")
+    found = lint_files(tmp_path, {"runtime.yaml": RUNTIME, "job.yaml": job}, SECURITY)
+    line = job.splitlines().index("                      securityContext: {privileged: true}") + 1
+    assert [(rule, path, ln, kind, node) for rule, path, ln, _, kind, node, _ in found] == [
+        ("SEC004", "job.yaml", line, "TrainJob",
+         ("spec", "runtimePatches", 0, "trainingRuntimeSpec", "template", "spec", "replicatedJobs", 0, "template",
+          "spec", "template", "spec", "containers", 0, "securityContext", "privileged"))]
+
+
+# --- GPU013 -----------------------------------------------------------------------------------------
+
+POLICY = """\
+apiVersion: nvidia.com/v1
+kind: ClusterPolicy
+metadata:
+  name: cluster-policy
+spec:
+  devicePlugin: {enabled: true}
+"""
+GPU_CLUSTER = """\
+apiVersion: nvidia.com/v1alpha1
+kind: GPUCluster
+metadata:
+  name: gpu-cluster
+spec:
+  draDriver: {repository: registry.k8s.io/dra-driver-nvidia, image: dra-driver-nvidia-gpu, version: v0.4.0}
+"""
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_gpu013_a_gpucluster_beside_a_clusterpolicy_at_its_name(tmp_path: Path, jobs: int) -> None:
+    found = lint_files(tmp_path, {"deploy/policy.yaml": POLICY, "deploy/dra.yaml": GPU_CLUSTER}, ["GPU013"], jobs)
+    assert [(rule, path, line, column, node) for rule, path, line, column, _, node, _ in found] == [
+        ("GPU013", "deploy/dra.yaml", 4, 9, ("metadata", "name"))]
+    assert "ClusterPolicy `cluster-policy` (deploy/policy.yaml:2)" in found[0][-1]
+    assert lint_files(tmp_path / "alone", {"dra.yaml": GPU_CLUSTER}, ["GPU013"], jobs) == []
+
+
+def test_gpu013_sample_files_are_alternatives_but_one_file_is_one_deployment(tmp_path: Path) -> None:
+    """The GPU Operator's own config/samples holds one sample of each: not reported; both in one
+    file of a samples folder, or a sample beside a deployed ClusterPolicy, are."""
+    assert lint_files(tmp_path / "a", {"config/samples/v1_clusterpolicy.yaml": POLICY,
+                                       "config/samples/nvidia_v1alpha1_gpucluster.yaml": GPU_CLUSTER}, ["GPU013"]) == []
+    found = lint_files(tmp_path / "b", {"examples/both.yaml": POLICY + "---\n" + GPU_CLUSTER}, ["GPU013"])
+    assert [(rule, line) for rule, _, line, *_ in found] == [("GPU013", 11)]
+    found = lint_files(tmp_path / "c", {"deploy/policy.yaml": POLICY, "examples/dra.yaml": GPU_CLUSTER}, ["GPU013"])
+    assert [(rule, path) for rule, path, *_ in found] == [("GPU013", "examples/dra.yaml")]
+
+
+@pytest.mark.parametrize("command, expected", [
+    ("helm install gpu-operator nvidia/gpu-operator --set gpuCluster.deployCR=true", 1),  # the chart's ClusterPolicy too
+    ("helm install gpu-operator nvidia/gpu-operator --set gpuCluster.deployCR=true --set clusterPolicy.deployCR=false", 0),
+    ("helm install gpu-operator nvidia/gpu-operator -f values.yaml --set gpuCluster.deployCR=true", 0),  # unknown
+    ("helm install gpu-operator nvidia/gpu-operator --set clusterPolicy.deployCR=false,gpuCluster.deployCR=true", 0),
+    ("helm install gpu-operator nvidia/gpu-operator", 0),  # the default: a ClusterPolicy, no GPUCluster
+])
+def test_gpu013_reads_the_charts_deploycr_values(tmp_path: Path, command: str, expected: int) -> None:
+    found = lint_files(tmp_path, {"install.sh": f"#!/bin/sh\n{command}\n"}, ["GPU013"])
+    assert [(rule, line, column) for rule, _, line, column, *_ in found] == [
+        ("GPU013", 2, command.index("nvidia/gpu-operator") + 1)] * expected
+
+
+def test_gpu013_a_helm_clusterpolicy_beside_a_gpucluster_manifest(tmp_path: Path) -> None:
+    found = lint_files(tmp_path, {"install.sh": "#!/bin/sh\nhelm install gpu-operator nvidia/gpu-operator\n",
+                                  "dra.yaml": GPU_CLUSTER}, ["GPU013"])
+    assert [(rule, path, line) for rule, path, line, *_ in found] == [("GPU013", "dra.yaml", 4)]
+    assert "installed by Helm chart `nvidia/gpu-operator`" in found[0][-1]
+
+
+
+# --- QUE017: Kueue topology-aware scheduling annotations ---------------------------------------------
+
+TOPOLOGY = """\
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: Topology
+metadata:
+  name: default
+spec:
+  levels:
+  - nodeLabel: cloud.provider.com/topology-rack
+  - nodeLabel: kubernetes.io/hostname
+"""
+
+
+def tas_job(annotations: dict[str, str], parallelism: int = 4, queued: bool = True) -> str:
+    labels = "  labels:\n    kueue.x-k8s.io/queue-name: tas-user-queue\n" if queued else ""
+    lines = "".join(f"        {key}: {value!r}\n".replace("'", '"') for key, value in annotations.items())
+    return (f"apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: tas\n  namespace: team-a\n{labels}spec:\n"
+            f"  parallelism: {parallelism}\n  template:\n    metadata:\n      annotations:\n{lines}"
+            "    spec:\n      restartPolicy: Never\n      containers:\n      - name: w\n        image: busybox:1.36\n")
+
+
+K = "kueue.x-k8s.io/podset-"
+
+
+@pytest.mark.parametrize("annotations, parallelism, fired", [
+    ({K + "required-topology": "cloud.provider.com/topology-rack"}, 4, []),
+    ({K + "required-topology": "cloud.provider.com/topology-zone"}, 4, [K + "required-topology"]),  # no such level
+    ({K + "preferred-topology": "kubernetes.io/hostname", K + "unconstrained-topology": "true"}, 4,
+     [K + "unconstrained-topology"]),
+    ({K + "slice-required-topology": "kubernetes.io/hostname", K + "slice-size": "2"}, 4, []),
+    ({K + "slice-required-topology": "kubernetes.io/hostname", K + "slice-size": "5"}, 4, [K + "slice-size"]),
+    ({K + "slice-required-topology": "kubernetes.io/hostname", K + "slice-size": "0"}, 4, [K + "slice-size"]),
+    ({K + "slice-required-topology": "kubernetes.io/hostname", K + "slice-size": "two"}, 4, [K + "slice-size"]),
+    ({K + "slice-required-topology": "kubernetes.io/hostname"}, 4, [K + "slice-required-topology"]),
+    ({K + "unconstrained-topology": "True"}, 4, []),
+    ({K + "group-name": "g", K + "required-topology": "kubernetes.io/hostname"}, 4, []),
+    ({K + "group-name": "g"}, 4, [K + "group-name"]),
+])
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_que017_reports_what_kueue_rejects_or_cannot_place_at_the_annotation(
+        tmp_path: Path, annotations: dict, parallelism: int, fired: list, jobs: int) -> None:
+    text = tas_job(annotations, parallelism)
+    found = lint_files(tmp_path, {"topology.yaml": TOPOLOGY, "job.yaml": text}, ["QUE017"], jobs)
+    lines = text.splitlines()
+    expected = [("QUE017", "job.yaml", next(i for i, line in enumerate(lines, 1) if line.strip().startswith(key)),
+                 ("spec", "template", "metadata", "annotations", key)) for key in fired]
+    assert [(rule, path, line, node) for rule, path, line, _, _, node, _ in found] == sorted(expected)
+
+
+def test_que017_levels_are_judged_only_against_the_projects_topologies_and_only_on_queued_jobs(tmp_path: Path) -> None:
+    zone = {K + "required-topology": "cloud.provider.com/topology-zone"}
+    assert lint_files(tmp_path / "a", {"job.yaml": tas_job(zone)}, ["QUE017"]) == []  # no Topology in the project
+    broken = {K + "slice-size": "2"}
+    assert lint_files(tmp_path / "b", {"job.yaml": tas_job(broken, queued=False)}, ["QUE017"]) == []
+    assert len(lint_files(tmp_path / "c", {"job.yaml": tas_job(broken)}, ["QUE017"])) == 1
