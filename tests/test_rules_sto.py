@@ -633,3 +633,112 @@ def test_sto007_reports_the_article_blob_nfs_class_only(tmp_path: Path) -> None:
         start = text.index(f"kind: StorageClass\nmetadata:\n  name: {name}")
         smb = "apiVersion: storage.k8s.io/v1\n" + text[start:text.index("\n---", start)] + "\n"
         assert "dir_mode=0770" in smb and sto007(smb, tmp_path) == []
+
+
+# ---------------------------------------------------------------------------------------------
+# STO010: Blob volumes on a cluster that never enables the Blob CSI driver
+
+BLOB_CLASS = """\
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: datasets-blob}
+provisioner: blob.csi.azure.com
+parameters: {protocol: nfs}
+"""
+BUILTIN_CLAIM = """\
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: data, namespace: ml}
+spec:
+  accessModes: [ReadWriteMany]
+  storageClassName: CLASS
+  resources: {requests: {storage: 1Ti}}
+"""
+TF_CLUSTER = """\
+resource "azurerm_kubernetes_cluster" "aks" {
+  name = "ml-aks"
+  default_node_pool {
+    name    = "system"
+    vm_size = "Standard_D4s_v5"
+  }
+STORAGE}
+"""
+BICEP_CLUSTER = """\
+resource aks 'Microsoft.ContainerService/managedClusters@2024-02-01' = {
+  name: 'ml-aks'
+  properties: {
+STORAGE  }
+}
+"""
+
+
+@pytest.mark.parametrize("files, fires", [
+    ({"setup.sh": "#!/bin/bash\naz aks create -g rg -n ml-aks\n"}, True),
+    ({"setup.sh": "#!/bin/bash\naz aks create -g rg -n ml-aks --enable-blob-driver\n"}, False),
+    ({"setup.sh": "#!/bin/bash\naz aks create -g rg -n ml-aks\naz aks update -g rg -n ml-aks --enable-blob-driver\n"},
+     False),
+    ({"setup.sh": "#!/bin/bash\naz aks create -g rg -n ml-aks $EXTRA_FLAGS\n"}, False),  # unknown words
+    ({"setup.sh": "#!/bin/bash\naz aks nodepool add -g rg --cluster-name ml-aks -n gpu\n"}, False),  # no definition
+    ({}, False),  # no cluster definition at all
+    ({"main.tf": TF_CLUSTER.replace("STORAGE", "")}, True),
+    ({"main.tf": TF_CLUSTER.replace("STORAGE", "  storage_profile {\n    blob_driver_enabled = true\n  }\n")}, False),
+    ({"main.bicep": BICEP_CLUSTER.replace("STORAGE", "")}, True),
+    ({"main.bicep": BICEP_CLUSTER.replace("STORAGE", "    storageProfile: {\n      blobCSIDriver: {\n"
+                                                     "        enabled: true\n      }\n    }\n")}, False),
+    # two clusters, one with the driver: the class may be meant for it
+    ({"a.sh": "#!/bin/bash\naz aks create -g rg -n a\n", "b.sh": "#!/bin/bash\naz aks create -g rg -n b --enable-blob-driver\n"},
+     False),
+])
+def test_sto010_cluster_definitions(tmp_path: Path, files: dict[str, str], fires: bool) -> None:
+    results = run(tmp_path, {**files, "sc.yaml": BLOB_CLASS}, "STO010", targets=["sc.yaml"])
+    assert [(r.rule, r.line, r.column) for r in results] == ([("STO010", 4, 14)] if fires else [])
+    if fires:
+        (name,) = files
+        assert f"`ml-aks` ({name}:" in results[0].message
+        assert results[0].fix.startswith("enable the driver: " + {"sh": "`az aks update", "tf": "`storage_profile",
+                                                                  "bicep": "`storageProfile"}[name.rsplit(".", 1)[1]])
+
+
+@pytest.mark.parametrize("claim_class, fires", [
+    ("azureblob-fuse-premium", True), ("azureblob-nfs-premium", True),
+    ("azurefile-csi-premium", False), ("managed-csi", False), ("datasets-blob", False),  # the class is reported
+])
+def test_sto010_claims_of_builtin_blob_classes(tmp_path: Path, claim_class: str, fires: bool) -> None:
+    files = {"setup.sh": "#!/bin/bash\naz aks create -g rg -n ml-aks\n", "sc.yaml": BLOB_CLASS,
+             "pvc.yaml": BUILTIN_CLAIM.replace("CLASS", claim_class)}
+    results = run(tmp_path, files, "STO010", targets=["pvc.yaml"])
+    assert [(r.line, r.column) for r in results] == ([(6, 21)] if fires else [])
+
+
+def test_sto010_a_project_class_named_like_a_builtin_is_judged_as_a_class(tmp_path: Path) -> None:
+    own = BLOB_CLASS.replace("datasets-blob", "azureblob-nfs-premium")
+    files = {"setup.sh": "#!/bin/bash\naz aks create -g rg -n ml-aks\n", "sc.yaml": own,
+             "pvc.yaml": BUILTIN_CLAIM.replace("CLASS", "azureblob-nfs-premium")}
+    results = run(tmp_path, files, "STO010", targets=["sc.yaml", "pvc.yaml"])
+    assert [(Path(r.path).name, r.line) for r in results] == [("sc.yaml", 4)]
+
+
+def test_sto010_reads_static_blob_volumes(tmp_path: Path) -> None:
+    pv = ("apiVersion: v1\nkind: PersistentVolume\nmetadata: {name: pv}\nspec:\n  capacity: {storage: 1Ti}\n"
+          "  accessModes: [ReadOnlyMany]\n  csi:\n    driver: DRIVER\n    volumeHandle: h\n")
+    files = {"setup.sh": "#!/bin/bash\naz aks create -g rg -n ml-aks\n"}
+    (result,) = run(tmp_path, {**files, "pv.yaml": pv.replace("DRIVER", "blob.csi.azure.com")}, "STO010",
+                    targets=["pv.yaml"])
+    assert (result.line, result.column) == (8, 13) and "ContainerCreating" in result.message
+    assert run(tmp_path, {**files, "pv.yaml": pv.replace("DRIVER", "file.csi.azure.com")}, "STO010",
+               targets=["pv.yaml"]) == []
+
+
+def test_sto010_a_cluster_of_another_repository_does_not_count(tmp_path: Path) -> None:
+    """A folder of repositories side by side (no git, no config): a cluster definition governs the
+    manifests of its own top-level folder only (linter.model.locality)."""
+    corpus = tmp_path / "corpus"
+    for name, text in {"infra-repo/setup.sh": "#!/bin/bash\naz aks create -g rg -n ml-aks\n",
+                       "data-repo/storage/sc.yaml": BLOB_CLASS}.items():
+        (corpus / name).parent.mkdir(parents=True, exist_ok=True)
+        (corpus / name).write_text(text, encoding="utf-8")
+    report = lint(LintRequest(paths=[corpus], config=None, registry=REGISTRY, select=["STO010"], cwd=tmp_path))
+    assert report.active == []
+    (corpus / "data-repo" / "setup.sh").write_text("#!/bin/bash\naz aks create -g rg -n data-aks\n", encoding="utf-8")
+    report = lint(LintRequest(paths=[corpus], config=None, registry=REGISTRY, select=["STO010"], cwd=tmp_path))
+    assert [Path(r.path).name for r in report.active] == ["sc.yaml"]
