@@ -742,3 +742,61 @@ def test_sto010_a_cluster_of_another_repository_does_not_count(tmp_path: Path) -
     (corpus / "data-repo" / "setup.sh").write_text("#!/bin/bash\naz aks create -g rg -n data-aks\n", encoding="utf-8")
     report = lint(LintRequest(paths=[corpus], config=None, registry=REGISTRY, select=["STO010"], cwd=tmp_path))
     assert [Path(r.path).name for r in report.active] == ["sc.yaml"]
+
+
+# ---------------------------------------------------------------------------------------------
+# STO009: multi-node access modes on Azure Disk classes without maxShares
+
+DISK_CLASS = """\
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: fast-disk}
+provisioner: PROVISIONER
+parameters: {skuName: Premium_LRS, PARAMS}
+"""
+
+
+def disk_claim(modes: str, klass: str = "fast-disk", extra: str = "") -> str:
+    return (f"apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {{name: data, namespace: ml}}\nspec:\n"
+            f"  accessModes: {modes}\n  storageClassName: {klass}\n{extra}  resources: {{requests: {{storage: 1Ti}}}}\n")
+
+
+@pytest.mark.parametrize("provisioner, params, modes, expected", [
+    ("disk.csi.azure.com", "cachingMode: None", "[ReadWriteMany]", (5, 17)),
+    ("disk.csi.azure.com", "cachingMode: None", "[ReadWriteOnce, ReadOnlyMany]", (5, 32)),
+    ("disk.csi.azure.com", "cachingMode: None", "[ReadWriteOnce]", None),
+    ("disk.csi.azure.com", "maxShares: '2'", "[ReadWriteMany]", None),
+    ("disk.csi.azure.com", "maxshares: 3", "[ReadWriteMany]", None),  # the driver reads keys in any case
+    ("disk.csi.azure.com", "maxShares: '1'", "[ReadWriteMany]", (5, 17)),
+    ("disk.csi.azure.com", "maxShares: '${SHARES}'", "[ReadWriteMany]", None),  # not a plain number
+    ("file.csi.azure.com", "cachingMode: None", "[ReadWriteMany]", None),
+])
+def test_sto009_project_classes(tmp_path: Path, provisioner: str, params: str, modes: str, expected) -> None:
+    files = {"sc.yaml": DISK_CLASS.replace("PROVISIONER", provisioner).replace("PARAMS", params),
+             "pvc.yaml": disk_claim(modes)}
+    results = run(tmp_path, files, "STO009", targets=["pvc.yaml"])
+    assert [(r.line, r.column) for r in results] == ([expected] if expected else [])
+    if expected:
+        assert "StorageClass `fast-disk` provisions Azure Disks" in results[0].message
+
+
+@pytest.mark.parametrize("klass, extra, fires", [
+    ("managed-csi-premium", "", True), ("default", "", True), ("azurefile-csi", "", False),
+    ("azureblob-nfs-premium", "", False), ("managed-csi", "  volumeName: pv-1\n", False),  # bound to a volume
+    ('""', "", False), ("'{{ .Values.storageClass }}'", "", False),
+])
+def test_sto009_builtin_classes(tmp_path: Path, klass: str, extra: str, fires: bool) -> None:
+    results = run(tmp_path, {"pvc.yaml": disk_claim("[ReadOnlyMany]", klass, extra)}, "STO009")
+    assert [r.rule for r in results] == (["STO009"] if fires else [])
+    if fires:
+        assert f"`{klass}` is an AKS built-in Azure Disk class" in results[0].message
+
+
+def test_sto009_a_class_defined_twice_is_judged_only_when_every_copy_is_non_shared(tmp_path: Path) -> None:
+    plain = DISK_CLASS.replace("PROVISIONER", "disk.csi.azure.com").replace("PARAMS", "cachingMode: None")
+    shared = DISK_CLASS.replace("PROVISIONER", "disk.csi.azure.com").replace("PARAMS", "maxShares: '2'")
+    (tmp_path / "prod").mkdir()
+    files = {"sc.yaml": plain, "prod/sc.yaml": shared, "pvc.yaml": disk_claim("[ReadWriteMany]")}
+    assert run(tmp_path, files, "STO009", targets=["pvc.yaml"]) == []
+    files["prod/sc.yaml"] = plain
+    assert [r.rule for r in run(tmp_path, files, "STO009", targets=["pvc.yaml"])] == ["STO009"]
