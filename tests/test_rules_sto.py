@@ -800,3 +800,107 @@ def test_sto009_a_class_defined_twice_is_judged_only_when_every_copy_is_non_shar
     assert run(tmp_path, files, "STO009", targets=["pvc.yaml"]) == []
     files["prod/sc.yaml"] = plain
     assert [r.rule for r in run(tmp_path, files, "STO009", targets=["pvc.yaml"])] == ["STO009"]
+
+
+# ---------------------------------------------------------------------------------------------
+# STO008: SMB owner and modes that deny the pod's user
+
+SMB_CLASS = """\
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: shared-smb}
+provisioner: file.csi.azure.com
+parameters: PARAMS
+mountOptions: OPTIONS
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: shared, namespace: ml}
+spec:
+  accessModes: [ReadWriteMany]
+  storageClassName: shared-smb
+  resources: {requests: {storage: 100Gi}}
+"""
+SMB_JOB = """\
+apiVersion: batch/v1
+kind: Job
+metadata: {name: writer, namespace: ml}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      securityContext: POD
+      containers:
+      - name: writer
+        image: myacr.azurecr.io/writer@sha256:3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c
+        securityContext: CONTAINER
+        volumeMounts:
+        - {name: data, mountPath: /data, readOnly: READONLY}
+      volumes:
+      - name: data
+        persistentVolumeClaim: {claimName: shared}
+"""
+ARTICLE_OPTIONS = "[dir_mode=0770, file_mode=0660, uid=1000, gid=1000, mfsymlinks, cache=strict]"
+
+
+def sto008(tmp_path: Path, *, options: str = ARTICLE_OPTIONS, params: str = "{skuName: Premium_LRS}",
+           pod: str = "{runAsUser: 2000, runAsGroup: 2000}", container: str = "{}", read_only: str = "false") -> list:
+    files = {"sc.yaml": SMB_CLASS.replace("OPTIONS", options).replace("PARAMS", params),
+             "job.yaml": SMB_JOB.replace("POD", pod).replace("CONTAINER", container).replace("READONLY", read_only)}
+    return run(tmp_path, files, "STO008", targets=["job.yaml"])
+
+
+@pytest.mark.parametrize("pod, container, fires", [
+    ("{runAsUser: 1000, runAsGroup: 1000, fsGroup: 1000}", "{}", False),  # the article's identity
+    ("{runAsUser: 2000, runAsGroup: 2000, fsGroup: 2000}", "{}", True),
+    ("{runAsUser: 2000, runAsGroup: 2000, fsGroup: 1000}", "{}", False),  # in the share's group
+    ("{runAsUser: 2000, runAsGroup: 2000, supplementalGroups: [1000]}", "{}", False),
+    ("{runAsUser: 1000, runAsGroup: 3000}", "{runAsUser: 3000}", True),  # the container's user wins...
+    ("{runAsUser: 1000, runAsGroup: 2000}", "{runAsGroup: 1000}", False),  # ...and its group
+    ("{runAsUser: 2000}", "{}", None),  # the image's primary group might be 1000: not judged
+    ("{runAsUser: 0, runAsGroup: 0}", "{}", None),  # root
+    ("{}", "{}", None),  # the image decides the user
+    ("{runAsUser: '${UID}', runAsGroup: 2000}", "{}", None),
+])
+def test_sto008_users_and_groups(tmp_path: Path, pod: str, container: str, fires: bool | None) -> None:
+    results = sto008(tmp_path, pod=pod, container=container)
+    assert [(r.line, r.column) for r in results] == ([(14, 35)] if fires else [])
+    if fires:
+        assert "uid 1000, gid 1000 (uid=1000, gid=1000, dir_mode=0770, file_mode=0660 in StorageClass `shared-smb` " \
+               "(sc.yaml:6))" in results[0].message
+        assert "gets the other permissions and cannot create files (dir_mode gives it ---)" in results[0].message
+
+
+@pytest.mark.parametrize("options, params, read_only, fires", [
+    ("[dir_mode=0777, file_mode=0777, uid=1000, gid=1000]", "{}", "false", False),  # anyone may write
+    ("[uid=1000, gid=1000, mfsymlinks]", "{}", "false", False),  # the driver's 0777 modes
+    ("[dir_mode=0775, file_mode=0664, uid=1000, gid=1000]", "{}", "false", True),  # others may only read
+    ("['dir_mode=0770,file_mode=0660,uid=1000,gid=1000']", "{}", "false", True),  # one comma-joined item
+    (ARTICLE_OPTIONS.replace("mfsymlinks", "noperm"), "{}", "false", False),  # no client-side checks
+    ("[dir_mode=0770, file_mode=0660, 'uid=${UID}']", "{}", "false", False),  # templated
+    ("[dir_mode=0770, file_mode=0660, uid=1000, gid=1000]", "{protocol: nfs}", "false", False),  # STO007's case
+    (ARTICLE_OPTIONS, "{}", "true", False),  # a read-only mount writes nothing
+    ("[dir_mode=0770, file_mode=0660, uid=1000]", "{}", "false", True),  # gid from fsGroup 2000? no: none set
+])
+def test_sto008_mount_options(tmp_path: Path, options: str, params: str, read_only: str, fires: bool) -> None:
+    results = sto008(tmp_path, options=options, params=params, read_only=read_only)
+    assert [r.rule for r in results] == (["STO008"] if fires else [])
+
+
+def test_sto008_fs_group_becomes_the_gid_when_the_options_set_none(tmp_path: Path) -> None:
+    options = "[dir_mode=0770, file_mode=0660, uid=1000]"
+    assert sto008(tmp_path, options=options, pod="{runAsUser: 2000, runAsGroup: 2000, fsGroup: 2000}") == []
+    (result,) = sto008(tmp_path, options=options, pod="{runAsUser: 2000, runAsGroup: 2000}")
+    assert "uid 1000, gid 0" in result.message
+
+
+def test_sto008_the_articles_azure_files_job_passes(tmp_path: Path) -> None:
+    text = ARTICLE.read_text(encoding="utf-8")
+    start = text.index("apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata:\n  name: ml-azurefile-premium")
+    end = text.index("\n\n", text.index("claimName: shared-training-data", start))
+    block = text[start:end] + "\n"
+    assert run(tmp_path, {"files.yaml": block}, "STO008") == []
+    broken = block.replace("runAsUser: 1000\n        runAsGroup: 1000\n        fsGroup: 1000",
+                           "runAsUser: 1001\n        runAsGroup: 1001\n        fsGroup: 1001")
+    assert broken != block
+    assert [r.rule for r in run(tmp_path, {"files.yaml": broken}, "STO008")] == ["STO008"]
