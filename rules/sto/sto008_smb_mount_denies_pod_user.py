@@ -194,7 +194,8 @@ def check(pod, ctx):
                 volumes = pod_volumes(pod)
                 if not any(claim_name(volume) for _, volume in volumes.values()):
                     return  # no claim mounted: decided before any lookup
-            entry = volumes.get(mount.get("name"))
+            name = mount.get("name")
+            entry = volumes.get(name) if isinstance(name, str) else None
             claim_ref = claim_name(entry[1]) if entry is not None else None
             if claim_ref is None or is_read_only(mount, entry[1]) or not isinstance(mount.get("mountPath"), str):
                 continue
