@@ -146,13 +146,15 @@ spec:
 """
 
 
-@pytest.mark.parametrize("labels, completions, fires", [
-    ("labels: {app: hpo}", 7, False),  # independent trials: no gang
-    ("annotations: {scheduling.k8s.io/group-name: trials}", 7, True),  # a Volcano PodGroup
-    ("labels: {kueue.x-k8s.io/queue-name: team-a}", 7, True),  # Kueue admits the Job whole
-    ("labels: {kueue.x-k8s.io/queue-name: team-a}", 6, False),  # at most 6 pods at once
+@pytest.mark.parametrize("labels, command, completions, fires", [
+    ("labels: {app: hpo}", "[python, trial.py]", 7, False),  # independent trials: no gang
+    ("annotations: {scheduling.k8s.io/group-name: trials}", "[python, trial.py]", 7, False),  # may run a few at once
+    ("labels: {kueue.x-k8s.io/queue-name: team-a}", "[python, trial.py]", 7, False),  # admitted whole, run apart
+    ("labels: {app: ddp}", "[torchrun, --nnodes=7, train.py]", 7, True),  # ranks that rendezvous
+    ("labels: {app: ddp}", "[torchrun, --nnodes=6, train.py]", 6, False),  # at most 6 pods at once
 ])
-def test_a_batch_job_is_a_gang_only_when_admitted_as_one(tmp_path: Path, labels: str, completions: int,
-                                                           fires: bool) -> None:
-    text = JOB.replace("LABELS", labels).replace("COMPLETIONS", str(completions))
+def test_a_batch_job_is_a_gang_only_when_its_pods_talk(tmp_path: Path, labels: str, command: str, completions: int,
+                                                      fires: bool) -> None:
+    text = JOB.replace("LABELS", labels).replace("COMPLETIONS", str(completions)).replace(
+        "        resources:", f"        command: {command}\n        resources:")
     assert [r.rule for r in run(tmp_path, text)] == (["XPL007"] if fires else [])

@@ -7,8 +7,9 @@ Takes the pods of a gang, the pods that must all run at once before any of them 
   JAXJob), every pod of a JobSet's replicated jobs (replicas x parallelism), one group of a
   LeaderWorkerSet (its leader and `size - 1` workers), every task of a Volcano Job;
 - a batch `Job` that runs two or more pods at once (`parallelism`, capped by `completions`)
-  when it is admitted as one gang: a Kueue queue label or annotation, a scheduler other than
-  the default one, or a Volcano or coscheduling PodGroup label.
+  whose pods find each other, as QUE013 reads it: an Indexed Job with a `subdomain`, or a
+  command or environment that starts a rendezvous (`torchrun`, `MASTER_ADDR`, `WORLD_SIZE`,
+  `mpirun` …). Independent pods (a sweep, even one Kueue admits whole) can run a few at a time.
 
 It adds up the whole GPUs (`nvidia.com/gpu`, `amd.com/gpu`) those pods request, per resource,
 and compares the sum with the most the node pools they can land on can ever hold: for each pool
@@ -77,17 +78,12 @@ from __future__ import annotations
 from fractions import Fraction
 
 from linter.model.cluster import cluster_of, gpus_of, pod_requests, resource_anchor
-from linter.model.distributed import KUBEFLOW
+from linter.model.distributed import KUBEFLOW, job_pods_talk
 from linter.model.k8s import REPLICA_SPEC_FIELDS
-from linter.model.kueue import queue_ref
 from linter.model.quantity import format_quantity
 from linter.rule import WORKLOAD, Finding, rule
 
 GPU_RESOURCES = ("nvidia.com/gpu", "amd.com/gpu")
-# pod labels and annotations that put a batch Job's pods in one gang (Volcano, coscheduling, Kueue)
-GANG_KEYS = ("scheduling.k8s.io/group-name", "scheduling.volcano.sh/queue-name", "scheduling.x-k8s.io/pod-group",
-             "pod-group.scheduling.sigs.k8s.io", "pod-group.scheduling.sigs.k8s.io/name",
-             "kueue.x-k8s.io/queue-name")
 _GANG_KINDS = {("jobset.x-k8s.io", "JobSet"), ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"),
                ("batch.volcano.sh", "Job"), ("batch", "Job")}
 
@@ -97,26 +93,13 @@ def _int(value, default=None):
 
 
 def _gang_job(workload) -> int | None:
-    """How many pods a batch Job's gang runs (two or more, admitted together), else None."""
-    obj = workload.obj
-    spec = obj.body.get_map("spec")
+    """How many pods a batch Job runs at once when they must all run together (two or more that
+    find each other: linter.model.distributed.job_pods_talk), else None."""
+    spec = workload.obj.body.get_map("spec")
     parallelism = _int(spec.get("parallelism"), 1)
     completions = _int(spec.get("completions"))
     count = min(parallelism, completions) if completions is not None else parallelism
-    if count < 2:
-        return None
-    if queue_ref(obj) is not None:
-        return count
-    for pod in workload.pods:
-        scheduler = pod.spec.get("schedulerName")
-        if isinstance(scheduler, str) and scheduler and scheduler != "default-scheduler":
-            return count
-        meta = pod.metadata
-        for section in ("labels", "annotations"):
-            items = meta.get(section) if meta is not None else None
-            if isinstance(items, dict) and any(key in items for key in GANG_KEYS):
-                return count
-    return None
+    return count if count >= 2 and job_pods_talk(workload) else None
 
 
 def _members(workload) -> list[tuple] | None:
