@@ -158,3 +158,22 @@ def test_a_batch_job_is_a_gang_only_when_its_pods_talk(tmp_path: Path, labels: s
     text = JOB.replace("LABELS", labels).replace("COMPLETIONS", str(completions)).replace(
         "        resources:", f"        command: {command}\n        resources:")
     assert [r.rule for r in run(tmp_path, text)] == (["XPL007"] if fires else [])
+
+
+def test_pools_of_another_repository_are_not_combined(tmp_path: Path) -> None:
+    """A folder of repositories side by side (no git, no config): a gang is judged only against the
+    pools its own top-level folder defines (linter.model.locality)."""
+    script = ("#!/bin/bash\naz aks create -g rg -n ml-aks --node-count 1\n"
+              "az aks nodepool add -g rg --cluster-name ml-aks -n a100np --node-vm-size Standard_NC48ads_A100_v4 "
+              "--enable-cluster-autoscaler --min-count 0 --max-count 2 --labels gpu=a100 --node-taints sku=gpu:NoSchedule\n")
+    corpus = tmp_path / "corpus"
+    for name, text in {"infra/setup.sh": script, "training/job.yaml": pytorchjob(5)}.items():
+        (corpus / name).parent.mkdir(parents=True, exist_ok=True)
+        (corpus / name).write_text(text, encoding="utf-8")
+
+    def findings() -> list:
+        return lint(LintRequest(paths=[corpus], config=None, registry=REGISTRY, select=["XPL007"], cwd=tmp_path)).active
+
+    assert findings() == []
+    (corpus / ".mlops-lint.yaml").write_text("{}\n", encoding="utf-8")  # one project by the user's word
+    assert [Path(r.path).name for r in findings()] == ["job.yaml"]

@@ -64,6 +64,9 @@ Use instead:
   Kubeflow `schedulingPolicy.minAvailable` or a Volcano `minAvailable` below the pod count (or not
   a literal number), a Volcano task's own `minAvailable`, and
   a pod count that is not a literal number leave the job unjudged or count one pod.
+- In a folder of unrelated repositories linted by path (no git work tree, no config), a gang is
+  judged only when every pool it can land on is defined in its own top-level folder (or in the
+  config): see `linter.model.locality`.
 - MIG profiles and GPUs claimed through Dynamic Resource Allocation are not counted; Kubeflow
   Trainer v2 TrainJobs and KubeRay clusters are not checked.
 
@@ -80,6 +83,7 @@ from fractions import Fraction
 from linter.model.cluster import cluster_of, gpus_of, pod_requests, resource_anchor
 from linter.model.distributed import KUBEFLOW, job_pods_talk
 from linter.model.k8s import REPLICA_SPEC_FIELDS
+from linter.model.locality import together, unit_of
 from linter.model.quantity import format_quantity
 from linter.rule import WORKLOAD, Finding, rule
 
@@ -188,6 +192,9 @@ def check(workload, ctx):
             first = first or request
         if first is None:
             continue
+        unit = unit_of(ctx.index, ctx.config, [obj.path, *(v.pool.path for v in pools.values())])
+        if not all(together(unit, v.pool.path, obj.path) for v in pools.values()):
+            return  # a pool of another repository linted beside this one (linter.model.locality)
         supply = _supply(pools.values(), resource)
         if supply is None or demand <= supply[0]:
             continue
