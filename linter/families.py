@@ -41,6 +41,9 @@ _BY_CODE = {
     "SEC009": "aks",  # labels of AKS's reserved kubernetes.azure.com/ domain (Deployment Safeguards)
     "LNT005": "aks",  # a profile the project's own cluster (AKS Automatic or Standard) contradicts
     "STO007": "aks",  # mount options of the AKS Blob/Azure Files CSI drivers' other protocol
+    "STO008": "aks",  # SMB mount options of the AKS Azure Files CSI driver that lock the pod's user out
+    "STO009": "aks",  # multi-node access modes on Azure Disk (AKS CSI) classes without maxShares
+    "STO010": "aks",  # Blob volumes on a cluster whose definition never enables the Blob CSI driver
 }
 
 

@@ -757,3 +757,65 @@ def test_gpu012_needs_a_config_and_suggests_a_fitting_layout(tmp_path: Path) -> 
     pinned = affinity.replace(", {matchExpressions: [{key: pool, operator: In, values: [a]}]}", "")
     (result,) = run(tmp_path, {"config.yaml": MIG_CONFIG, "job.yaml": pinned}, "GPU012")
     assert (result.line, result.column) == (8, 7) and result.fix == "values: [hptuning-1g10gb]"
+
+
+# ---------------------------------------------------------------------------------------------
+# GPU011 and GPU012 in a folder of repositories (linter.model.locality): a statement governs
+# only the manifests of its own top-level folder unless the root is a git top or has a config
+
+
+def _write_tree(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(textwrap.dedent(text), encoding="utf-8")
+
+
+def _lint_folder(root: Path, select: str, cwd: Path) -> list:
+    """``mlops-lint ROOT`` from ``cwd``, each root found as the CLI finds it (no config given)."""
+    report = lint(LintRequest(paths=[root], config=None, registry=REGISTRY, select=[select], cwd=cwd))
+    return report.active
+
+
+SIDE_BY_SIDE = {
+    "deepops/workloads/examples/mig-mixed-pod.yaml": MIG_JOB.replace("RESOURCE", "nvidia.com/mig-1g.10gb"),
+    "gpu-operator/config/samples/v1_clusterpolicy.yaml": POLICY.replace("STRATEGY", "single"),
+}
+
+
+@pytest.mark.parametrize("marker, fires", [(None, False), (".git/HEAD", True), (".mlops-lint.yaml", True)])
+def test_gpu011_repositories_side_by_side(tmp_path: Path, marker: str | None, fires: bool) -> None:
+    corpus = tmp_path / "corpus"
+    _write_tree(corpus, SIDE_BY_SIDE)
+    if marker is not None:
+        _write_tree(corpus, {marker: "ref: refs/heads/main\n" if marker.startswith(".git") else "{}\n"})
+    results = _lint_folder(corpus, "GPU011", cwd=tmp_path)
+    assert [(Path(r.path).name, r.line, r.column) for r in results] == (
+        [("mig-mixed-pod.yaml", 13, 13)] if fires else [])
+    if fires:
+        assert "v1_clusterpolicy.yaml:7" in results[0].message
+
+
+def test_gpu011_statement_governs_its_own_folder_and_from_the_top(tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus"
+    single = POLICY.replace("STRATEGY", "single")
+    _write_tree(corpus, {**SIDE_BY_SIDE, "deepops/config/policy.yaml": single})  # the same repository's policy
+    (result,) = _lint_folder(corpus, "GPU011", cwd=tmp_path)
+    assert "deepops/config/policy.yaml:7" in result.message and "v1_clusterpolicy" not in result.message
+    other = tmp_path / "other"
+    _write_tree(other, {**SIDE_BY_SIDE, "policy.yaml": single})  # a policy directly in the top governs every folder
+    (result,) = _lint_folder(other, "GPU011", cwd=tmp_path)
+    assert "policy.yaml:7" in result.message
+    mixed = tmp_path / "mixed"  # the pod's own repository says mixed: the other one's single is not its cluster
+    _write_tree(mixed, {**SIDE_BY_SIDE, "deepops/config/policy.yaml": POLICY.replace("STRATEGY", "mixed")})
+    assert _lint_folder(mixed, "GPU011", cwd=tmp_path) == []
+
+
+@pytest.mark.parametrize("marker, fires", [(None, False), (".git/HEAD", True)])
+def test_gpu012_repositories_side_by_side(tmp_path: Path, marker: str | None, fires: bool) -> None:
+    corpus = tmp_path / "corpus"
+    job = SELECTING_JOB.replace("LAYOUT", "hptuning-2g20gb").replace("RESOURCE", "nvidia.com/gpu")
+    _write_tree(corpus, {"examples/jobs/job.yaml": job, "operator/samples/mig-config.yaml": MIG_CONFIG})
+    if marker is not None:
+        _write_tree(corpus, {marker: "ref: refs/heads/main\n"})
+    results = _lint_folder(corpus, "GPU012", cwd=tmp_path)
+    assert [(Path(r.path).name, r.line, r.column) for r in results] == ([("job.yaml", 9, 32)] if fires else [])

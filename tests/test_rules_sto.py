@@ -633,3 +633,274 @@ def test_sto007_reports_the_article_blob_nfs_class_only(tmp_path: Path) -> None:
         start = text.index(f"kind: StorageClass\nmetadata:\n  name: {name}")
         smb = "apiVersion: storage.k8s.io/v1\n" + text[start:text.index("\n---", start)] + "\n"
         assert "dir_mode=0770" in smb and sto007(smb, tmp_path) == []
+
+
+# ---------------------------------------------------------------------------------------------
+# STO010: Blob volumes on a cluster that never enables the Blob CSI driver
+
+BLOB_CLASS = """\
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: datasets-blob}
+provisioner: blob.csi.azure.com
+parameters: {protocol: nfs}
+"""
+BUILTIN_CLAIM = """\
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: data, namespace: ml}
+spec:
+  accessModes: [ReadWriteMany]
+  storageClassName: CLASS
+  resources: {requests: {storage: 1Ti}}
+"""
+TF_CLUSTER = """\
+resource "azurerm_kubernetes_cluster" "aks" {
+  name = "ml-aks"
+  default_node_pool {
+    name    = "system"
+    vm_size = "Standard_D4s_v5"
+  }
+STORAGE}
+"""
+BICEP_CLUSTER = """\
+resource aks 'Microsoft.ContainerService/managedClusters@2024-02-01' = {
+  name: 'ml-aks'
+  properties: {
+STORAGE  }
+}
+"""
+
+
+@pytest.mark.parametrize("files, fires", [
+    ({"setup.sh": "#!/bin/bash\naz aks create -g rg -n ml-aks\n"}, True),
+    ({"setup.sh": "#!/bin/bash\naz aks create -g rg -n ml-aks --enable-blob-driver\n"}, False),
+    ({"setup.sh": "#!/bin/bash\naz aks create -g rg -n ml-aks\naz aks update -g rg -n ml-aks --enable-blob-driver\n"},
+     False),
+    ({"setup.sh": "#!/bin/bash\naz aks create -g rg -n ml-aks $EXTRA_FLAGS\n"}, False),  # unknown words
+    ({"setup.sh": "#!/bin/bash\naz aks nodepool add -g rg --cluster-name ml-aks -n gpu\n"}, False),  # no definition
+    ({}, False),  # no cluster definition at all
+    ({"main.tf": TF_CLUSTER.replace("STORAGE", "")}, True),
+    ({"main.tf": TF_CLUSTER.replace("STORAGE", "  storage_profile {\n    blob_driver_enabled = true\n  }\n")}, False),
+    ({"main.bicep": BICEP_CLUSTER.replace("STORAGE", "")}, True),
+    ({"main.bicep": BICEP_CLUSTER.replace("STORAGE", "    storageProfile: {\n      blobCSIDriver: {\n"
+                                                     "        enabled: true\n      }\n    }\n")}, False),
+    # two clusters, one with the driver: the class may be meant for it
+    ({"a.sh": "#!/bin/bash\naz aks create -g rg -n a\n", "b.sh": "#!/bin/bash\naz aks create -g rg -n b --enable-blob-driver\n"},
+     False),
+])
+def test_sto010_cluster_definitions(tmp_path: Path, files: dict[str, str], fires: bool) -> None:
+    results = run(tmp_path, {**files, "sc.yaml": BLOB_CLASS}, "STO010", targets=["sc.yaml"])
+    assert [(r.rule, r.line, r.column) for r in results] == ([("STO010", 4, 14)] if fires else [])
+    if fires:
+        (name,) = files
+        assert f"`ml-aks` ({name}:" in results[0].message
+        assert results[0].fix.startswith("enable the driver: " + {"sh": "`az aks update", "tf": "`storage_profile",
+                                                                  "bicep": "`storageProfile"}[name.rsplit(".", 1)[1]])
+
+
+@pytest.mark.parametrize("claim_class, fires", [
+    ("azureblob-fuse-premium", True), ("azureblob-nfs-premium", True),
+    ("azurefile-csi-premium", False), ("managed-csi", False), ("datasets-blob", False),  # the class is reported
+])
+def test_sto010_claims_of_builtin_blob_classes(tmp_path: Path, claim_class: str, fires: bool) -> None:
+    files = {"setup.sh": "#!/bin/bash\naz aks create -g rg -n ml-aks\n", "sc.yaml": BLOB_CLASS,
+             "pvc.yaml": BUILTIN_CLAIM.replace("CLASS", claim_class)}
+    results = run(tmp_path, files, "STO010", targets=["pvc.yaml"])
+    assert [(r.line, r.column) for r in results] == ([(6, 21)] if fires else [])
+
+
+def test_sto010_a_project_class_named_like_a_builtin_is_judged_as_a_class(tmp_path: Path) -> None:
+    own = BLOB_CLASS.replace("datasets-blob", "azureblob-nfs-premium")
+    files = {"setup.sh": "#!/bin/bash\naz aks create -g rg -n ml-aks\n", "sc.yaml": own,
+             "pvc.yaml": BUILTIN_CLAIM.replace("CLASS", "azureblob-nfs-premium")}
+    results = run(tmp_path, files, "STO010", targets=["sc.yaml", "pvc.yaml"])
+    assert [(Path(r.path).name, r.line) for r in results] == [("sc.yaml", 4)]
+
+
+def test_sto010_reads_static_blob_volumes(tmp_path: Path) -> None:
+    pv = ("apiVersion: v1\nkind: PersistentVolume\nmetadata: {name: pv}\nspec:\n  capacity: {storage: 1Ti}\n"
+          "  accessModes: [ReadOnlyMany]\n  csi:\n    driver: DRIVER\n    volumeHandle: h\n")
+    files = {"setup.sh": "#!/bin/bash\naz aks create -g rg -n ml-aks\n"}
+    (result,) = run(tmp_path, {**files, "pv.yaml": pv.replace("DRIVER", "blob.csi.azure.com")}, "STO010",
+                    targets=["pv.yaml"])
+    assert (result.line, result.column) == (8, 13) and "ContainerCreating" in result.message
+    assert run(tmp_path, {**files, "pv.yaml": pv.replace("DRIVER", "file.csi.azure.com")}, "STO010",
+               targets=["pv.yaml"]) == []
+
+
+def test_sto010_a_cluster_of_another_repository_does_not_count(tmp_path: Path) -> None:
+    """A folder of repositories side by side (no git, no config): a cluster definition governs the
+    manifests of its own top-level folder only (linter.model.locality)."""
+    corpus = tmp_path / "corpus"
+    for name, text in {"infra-repo/setup.sh": "#!/bin/bash\naz aks create -g rg -n ml-aks\n",
+                       "data-repo/storage/sc.yaml": BLOB_CLASS}.items():
+        (corpus / name).parent.mkdir(parents=True, exist_ok=True)
+        (corpus / name).write_text(text, encoding="utf-8")
+    report = lint(LintRequest(paths=[corpus], config=None, registry=REGISTRY, select=["STO010"], cwd=tmp_path))
+    assert report.active == []
+    (corpus / "data-repo" / "setup.sh").write_text("#!/bin/bash\naz aks create -g rg -n data-aks\n", encoding="utf-8")
+    report = lint(LintRequest(paths=[corpus], config=None, registry=REGISTRY, select=["STO010"], cwd=tmp_path))
+    assert [Path(r.path).name for r in report.active] == ["sc.yaml"]
+
+
+# ---------------------------------------------------------------------------------------------
+# STO009: multi-node access modes on Azure Disk classes without maxShares
+
+DISK_CLASS = """\
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: fast-disk}
+provisioner: PROVISIONER
+parameters: {skuName: Premium_LRS, PARAMS}
+"""
+
+
+def disk_claim(modes: str, klass: str = "fast-disk", extra: str = "") -> str:
+    return (f"apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {{name: data, namespace: ml}}\nspec:\n"
+            f"  accessModes: {modes}\n  storageClassName: {klass}\n{extra}  resources: {{requests: {{storage: 1Ti}}}}\n")
+
+
+@pytest.mark.parametrize("provisioner, params, modes, expected", [
+    ("disk.csi.azure.com", "cachingMode: None", "[ReadWriteMany]", (5, 17)),
+    ("disk.csi.azure.com", "cachingMode: None", "[ReadWriteOnce, ReadOnlyMany]", (5, 32)),
+    ("disk.csi.azure.com", "cachingMode: None", "[ReadWriteOnce]", None),
+    ("disk.csi.azure.com", "maxShares: '2'", "[ReadWriteMany]", None),
+    ("disk.csi.azure.com", "maxshares: 3", "[ReadWriteMany]", None),  # the driver reads keys in any case
+    ("disk.csi.azure.com", "maxShares: '1'", "[ReadWriteMany]", (5, 17)),
+    ("disk.csi.azure.com", "maxShares: '${SHARES}'", "[ReadWriteMany]", None),  # not a plain number
+    ("file.csi.azure.com", "cachingMode: None", "[ReadWriteMany]", None),
+])
+def test_sto009_project_classes(tmp_path: Path, provisioner: str, params: str, modes: str, expected) -> None:
+    files = {"sc.yaml": DISK_CLASS.replace("PROVISIONER", provisioner).replace("PARAMS", params),
+             "pvc.yaml": disk_claim(modes)}
+    results = run(tmp_path, files, "STO009", targets=["pvc.yaml"])
+    assert [(r.line, r.column) for r in results] == ([expected] if expected else [])
+    if expected:
+        assert "StorageClass `fast-disk` provisions Azure Disks" in results[0].message
+
+
+@pytest.mark.parametrize("klass, extra, fires", [
+    ("managed-csi-premium", "", True), ("default", "", True), ("azurefile-csi", "", False),
+    ("azureblob-nfs-premium", "", False), ("managed-csi", "  volumeName: pv-1\n", False),  # bound to a volume
+    ('""', "", False), ("'{{ .Values.storageClass }}'", "", False),
+])
+def test_sto009_builtin_classes(tmp_path: Path, klass: str, extra: str, fires: bool) -> None:
+    results = run(tmp_path, {"pvc.yaml": disk_claim("[ReadOnlyMany]", klass, extra)}, "STO009")
+    assert [r.rule for r in results] == (["STO009"] if fires else [])
+    if fires:
+        assert f"`{klass}` is an AKS built-in Azure Disk class" in results[0].message
+
+
+def test_sto009_a_class_defined_twice_is_judged_only_when_every_copy_is_non_shared(tmp_path: Path) -> None:
+    plain = DISK_CLASS.replace("PROVISIONER", "disk.csi.azure.com").replace("PARAMS", "cachingMode: None")
+    shared = DISK_CLASS.replace("PROVISIONER", "disk.csi.azure.com").replace("PARAMS", "maxShares: '2'")
+    (tmp_path / "prod").mkdir()
+    files = {"sc.yaml": plain, "prod/sc.yaml": shared, "pvc.yaml": disk_claim("[ReadWriteMany]")}
+    assert run(tmp_path, files, "STO009", targets=["pvc.yaml"]) == []
+    files["prod/sc.yaml"] = plain
+    assert [r.rule for r in run(tmp_path, files, "STO009", targets=["pvc.yaml"])] == ["STO009"]
+
+
+# ---------------------------------------------------------------------------------------------
+# STO008: SMB owner and modes that deny the pod's user
+
+SMB_CLASS = """\
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: shared-smb}
+provisioner: file.csi.azure.com
+parameters: PARAMS
+mountOptions: OPTIONS
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: shared, namespace: ml}
+spec:
+  accessModes: [ReadWriteMany]
+  storageClassName: shared-smb
+  resources: {requests: {storage: 100Gi}}
+"""
+SMB_JOB = """\
+apiVersion: batch/v1
+kind: Job
+metadata: {name: writer, namespace: ml}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      securityContext: POD
+      containers:
+      - name: writer
+        image: myacr.azurecr.io/writer@sha256:3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c
+        securityContext: CONTAINER
+        volumeMounts:
+        - {name: data, mountPath: /data, readOnly: READONLY}
+      volumes:
+      - name: data
+        persistentVolumeClaim: {claimName: shared}
+"""
+ARTICLE_OPTIONS = "[dir_mode=0770, file_mode=0660, uid=1000, gid=1000, mfsymlinks, cache=strict]"
+
+
+def sto008(tmp_path: Path, *, options: str = ARTICLE_OPTIONS, params: str = "{skuName: Premium_LRS}",
+           pod: str = "{runAsUser: 2000, runAsGroup: 2000}", container: str = "{}", read_only: str = "false") -> list:
+    files = {"sc.yaml": SMB_CLASS.replace("OPTIONS", options).replace("PARAMS", params),
+             "job.yaml": SMB_JOB.replace("POD", pod).replace("CONTAINER", container).replace("READONLY", read_only)}
+    return run(tmp_path, files, "STO008", targets=["job.yaml"])
+
+
+@pytest.mark.parametrize("pod, container, fires", [
+    ("{runAsUser: 1000, runAsGroup: 1000, fsGroup: 1000}", "{}", False),  # the article's identity
+    ("{runAsUser: 2000, runAsGroup: 2000, fsGroup: 2000}", "{}", True),
+    ("{runAsUser: 2000, runAsGroup: 2000, fsGroup: 1000}", "{}", False),  # in the share's group
+    ("{runAsUser: 2000, runAsGroup: 2000, supplementalGroups: [1000]}", "{}", False),
+    ("{runAsUser: 1000, runAsGroup: 3000}", "{runAsUser: 3000}", True),  # the container's user wins...
+    ("{runAsUser: 1000, runAsGroup: 2000}", "{runAsGroup: 1000}", False),  # ...and its group
+    ("{runAsUser: 2000}", "{}", None),  # the image's primary group might be 1000: not judged
+    ("{runAsUser: 0, runAsGroup: 0}", "{}", None),  # root
+    ("{}", "{}", None),  # the image decides the user
+    ("{runAsUser: '${UID}', runAsGroup: 2000}", "{}", None),
+])
+def test_sto008_users_and_groups(tmp_path: Path, pod: str, container: str, fires: bool | None) -> None:
+    results = sto008(tmp_path, pod=pod, container=container)
+    assert [(r.line, r.column) for r in results] == ([(14, 35)] if fires else [])
+    if fires:
+        assert "uid 1000, gid 1000 (uid=1000, gid=1000, dir_mode=0770, file_mode=0660 in StorageClass `shared-smb` " \
+               "(sc.yaml:6))" in results[0].message
+        assert "gets the other permissions and cannot create files (dir_mode gives it ---)" in results[0].message
+
+
+@pytest.mark.parametrize("options, params, read_only, fires", [
+    ("[dir_mode=0777, file_mode=0777, uid=1000, gid=1000]", "{}", "false", False),  # anyone may write
+    ("[uid=1000, gid=1000, mfsymlinks]", "{}", "false", False),  # the driver's 0777 modes
+    ("[dir_mode=0775, file_mode=0664, uid=1000, gid=1000]", "{}", "false", True),  # others may only read
+    ("['dir_mode=0770,file_mode=0660,uid=1000,gid=1000']", "{}", "false", True),  # one comma-joined item
+    (ARTICLE_OPTIONS.replace("mfsymlinks", "noperm"), "{}", "false", False),  # no client-side checks
+    ("[dir_mode=0770, file_mode=0660, 'uid=${UID}']", "{}", "false", False),  # templated
+    ("[dir_mode=0770, file_mode=0660, uid=1000, gid=1000]", "{protocol: nfs}", "false", False),  # STO007's case
+    (ARTICLE_OPTIONS, "{}", "true", False),  # a read-only mount writes nothing
+    ("[dir_mode=0770, file_mode=0660, uid=1000]", "{}", "false", True),  # gid from fsGroup 2000? no: none set
+])
+def test_sto008_mount_options(tmp_path: Path, options: str, params: str, read_only: str, fires: bool) -> None:
+    results = sto008(tmp_path, options=options, params=params, read_only=read_only)
+    assert [r.rule for r in results] == (["STO008"] if fires else [])
+
+
+def test_sto008_fs_group_becomes_the_gid_when_the_options_set_none(tmp_path: Path) -> None:
+    options = "[dir_mode=0770, file_mode=0660, uid=1000]"
+    assert sto008(tmp_path, options=options, pod="{runAsUser: 2000, runAsGroup: 2000, fsGroup: 2000}") == []
+    (result,) = sto008(tmp_path, options=options, pod="{runAsUser: 2000, runAsGroup: 2000}")
+    assert "uid 1000, gid 0" in result.message
+
+
+def test_sto008_the_articles_azure_files_job_passes(tmp_path: Path) -> None:
+    text = ARTICLE.read_text(encoding="utf-8")
+    start = text.index("apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata:\n  name: ml-azurefile-premium")
+    end = text.index("\n\n", text.index("claimName: shared-training-data", start))
+    block = text[start:end] + "\n"
+    assert run(tmp_path, {"files.yaml": block}, "STO008") == []
+    broken = block.replace("runAsUser: 1000\n        runAsGroup: 1000\n        fsGroup: 1000",
+                           "runAsUser: 1001\n        runAsGroup: 1001\n        fsGroup: 1001")
+    assert broken != block
+    assert [r.rule for r in run(tmp_path, {"files.yaml": broken}, "STO008")] == ["STO008"]

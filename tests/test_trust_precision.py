@@ -112,6 +112,56 @@ def test_the_articles_smoke_tests_are_not_trainers(tmp_path: Path) -> None:
     assert sorted({(f["rule"], f["object"]["kind"]) for f in findings}) == [("RES004", "PyTorchJob"), ("RES004", "TFJob")]
 
 
+def article_script() -> str:
+    """The article's Azure CLI snippets (variables and `az aks` commands with their continuation
+    lines), in order, as one script: the cluster the article's manifests run on."""
+    import re
+
+    lines, script, inside = ARTICLE.read_text().split("\n"), ["#!/usr/bin/env bash"], False
+    for line in lines:
+        if re.match(r"^(az aks |[A-Z_]+=\S)", line):
+            inside = True
+        if inside:
+            script.append(line)
+            inside = line.endswith("\\") or bool(re.match(r"^[A-Z_]+=\S", line))
+    return "\n".join(script) + "\n"
+
+
+ISSUE37_RULES = "XPL007,STO008,STO009,STO010,GPU011,GPU012"
+
+
+def test_the_articles_blocks_give_no_false_alarm_of_issue_37s_rules(tmp_path: Path) -> None:
+    """The article's manifests with its az commands (a GPU pool of at most 8 T4 nodes, the Blob
+    driver enabled, its Azure Files shares for user 1000), linted together and one block at a time:
+    none of its gangs exceeds the pool, its Blob class has its driver, its shares admit its pods,
+    it has no multi-node Azure Disk claim and its MIG trial selects its own layout."""
+    if not ARTICLE.is_file():
+        pytest.skip(f"{ARTICLE} is not on this machine")
+    script = article_script()
+    assert "--enable-blob-driver" in script and "--max-count 8" in script
+    together = tmp_path / "together"
+    together.mkdir()
+    (together / ".mlops-lint.yaml").write_text("profile: aks-standard\n")
+    (together / "cluster.sh").write_text(script)
+    blocks = article_blocks()
+    for n, block in enumerate(blocks, 1):
+        (together / f"block{n:02d}.yaml").write_text(block)
+    assert lint(together, "--select", ISSUE37_RULES) == []
+    # the rules do judge these blocks: one-node pools and a disabled Blob driver are reported
+    shrunk = script.replace("--max-count 8", "--max-count 1").replace("--max-count 4", "--max-count 1")
+    (together / "cluster.sh").write_text(shrunk.replace("--enable-blob-driver", "--disable-blob-driver"))
+    assert sorted((f["rule"], f["object"]["name"]) for f in lint(together, "--select", ISSUE37_RULES)) == [
+        ("STO010", "ml-azureblob-nfs"), ("XPL007", "pytorch-nccl-example"),
+        ("XPL007", "tensorflow-multiworker-example"), ("XPL007", "volcano-gpu-training")]
+    for n, block in enumerate(blocks, 1):
+        alone = tmp_path / f"alone{n:02d}"
+        alone.mkdir()
+        (alone / ".mlops-lint.yaml").write_text("profile: aks-standard\n")
+        (alone / "cluster.sh").write_text(script)
+        (alone / "block.yaml").write_text(block)
+        assert lint(alone, "--select", ISSUE37_RULES) == [], n
+
+
 # ---------------------------------------------------------------------------------------------
 # item 7: one cause, one finding
 

@@ -67,6 +67,28 @@ def pod_count(pod: PodSpec) -> int:
     return pod.replicas if isinstance(pod.replicas, int) else 1
 
 
+# words of a command or environment that start or join a rendezvous of ranks
+RENDEZVOUS = re.compile(r"\b(?:torchrun|torch\.distributed\.(?:run|launch)|deepspeed|mpirun|horovodrun|accelerate launch"
+                        r"|MASTER_ADDR|MASTER_PORT|WORLD_SIZE|--nnodes|--num[_-]nodes|--node[_-]rank"
+                        r"|TF_CONFIG|JAX_COORDINATOR_ADDRESS|--rdzv)")
+
+
+def job_pods_talk(workload: Workload) -> bool:
+    """A batch Job's pods find each other, so they must run together: an Indexed Job with a
+    ``subdomain`` (a headless Service gives the ranks their names), or a command or environment
+    that starts or joins a rendezvous (QUE013, XPL007)."""
+    spec = workload.obj.body.get_map("spec")
+    for pod in workload.pods:
+        if spec is not None and spec.get("completionMode") == "Indexed" and isinstance(pod.spec.get("subdomain"), str):
+            return True
+        for container in pod.app_containers:
+            texts = [*container.command_strings, *(v.name for v in container.env),
+                     *(v.value for v in container.env if isinstance(v.value, str))]
+            if any(RENDEZVOUS.search(text) for text in texts):
+                return True
+    return False
+
+
 # Volcano job plugins that let the pods of a job address each other (hosts files, headless
 # Service, SSH keys, framework rendezvous variables).
 VOLCANO_CONNECTING_PLUGINS = frozenset({"svc", "ssh", "pytorch", "mpi", "tensorflow", "ray"})

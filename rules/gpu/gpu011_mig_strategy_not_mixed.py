@@ -66,9 +66,10 @@ rendered into the ClusterPolicy or the DaemonSet. A project that states `mixed` 
 `single` in another is not judged (the files may be alternatives). A cluster running two
 strategies on different nodes (one plugin DaemonSet per node group) is not modelled: any stated
 `mixed` silences the rule. AKS-managed MIG node pools (`--gpu-instance-profile`) do not state a
-strategy and are not read. A project is one cluster to the rule: a folder of unrelated
-repositories linted as one project judges one repository's requests against another's
-ClusterPolicy (lint each repository as its own project, or give each its own `.mlops-lint.yaml`).
+strategy and are not read. A project is one cluster to the rule when its root is a git work tree or holds a config file;
+a folder that is neither (repositories copied side by side and linted by path) is judged one
+top-level folder at a time: a strategy stated in one of them governs only the requests of that
+folder (one stated in a file directly in the top governs all), see `linter.model.locality`.
 
 ## References
 - NVIDIA GPU Operator, MIG support (`mig.strategy`): https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/gpu-operator-mig.html
@@ -82,6 +83,7 @@ from msgspec import Struct
 
 from linter.model.document import ObjectStub
 from linter.model.k8s import is_templated
+from linter.model.locality import together, unit_of
 from linter.model.mig import is_mig_resource
 from linter.model.nvidia import device_plugin_containers, gpu_operator_policies, is_device_plugin
 from linter.model.position import Span
@@ -106,6 +108,7 @@ class StatedStrategy(Struct, frozen=True):
 
     value: str
     where: str
+    path: str  # the file that states it (linter.model.locality: which requests it governs)
 
 
 def _strategy(text) -> str | None:
@@ -130,7 +133,7 @@ def _plugin_strategies(workload, obj):
             stated = _strategy(var.value) if var is not None and not var.from_ref else None
             where = f"`MIG_STRATEGY` of DaemonSet `{obj.name}` ({obj.path}:{var.value_span.line if var else obj.span.line})"
         if stated is not None:
-            yield StatedStrategy(stated, where)
+            yield StatedStrategy(stated, where, obj.path)
 
 
 def mig_facts(obj, ctx):
@@ -160,7 +163,8 @@ def _policy_strategies(index):
         value = _strategy(mig.get("strategy")) if mig is not None else None
         if value is not None:
             line = mig.value_span("strategy").line
-            yield StatedStrategy(value, f"`spec.mig.strategy` of ClusterPolicy `{policy.name}` ({policy.path}:{line})")
+            yield StatedStrategy(value, f"`spec.mig.strategy` of ClusterPolicy `{policy.name}` ({policy.path}:{line})",
+                                 policy.path)
 
 
 @rule(code="GPU011", name="mig-strategy-not-mixed", severity="error", scope=PROJECT, collect=mig_facts,
@@ -169,13 +173,18 @@ def check(found, ctx):
     requests = [fact for fact in found if isinstance(fact, MigRequest)]
     if not requests:
         return
-    stated = [fact for fact in found if isinstance(fact, StatedStrategy)] + list(_policy_strategies(ctx.index))
-    if not stated or any(fact.value == "mixed" for fact in stated):
+    every = [fact for fact in found if isinstance(fact, StatedStrategy)] + list(_policy_strategies(ctx.index))
+    if not every:
         return
-    values = " and ".join(f"`{value}`" for value in sorted({fact.value for fact in stated}, key=STRATEGIES.index))
-    wheres = sorted({fact.where for fact in stated})
-    said = f"{values} ({'; '.join(wheres[:3])}{f'; {len(wheres) - 3} more' if len(wheres) > 3 else ''})"
+    unit = unit_of(ctx.index, ctx.config, [*(r.obj.path for r in requests), *(f.path for f in every)])
+    said_in: dict[str, str | None] = {}  # a request's unit -> what the strategies there say (None: nothing to report)
     for request in sorted(requests, key=lambda r: (r.obj.path, r.span.line, r.span.col)):
+        key = unit(request.obj.path)
+        if key not in said_in:
+            said_in[key] = _said([fact for fact in every if together(unit, fact.path, request.obj.path)])
+        said = said_in[key]
+        if said is None:
+            continue
         yield Finding(request.span,
                       f"container `{request.container}` asks for `{request.resource}`, but the project sets the device "
                       f"plugin's MIG strategy to {said}: only the `mixed` strategy advertises named MIG profiles, so "
@@ -183,3 +192,13 @@ def check(found, ctx):
                       obj=request.obj, node=request.node,
                       fix="set the MIG strategy to `mixed` (ClusterPolicy `spec.mig.strategy`, the plugin's "
                           "`--mig-strategy`/`MIG_STRATEGY`), or request `nvidia.com/gpu` on single-strategy nodes")
+
+
+def _said(stated: list[StatedStrategy]) -> str | None:
+    """How a message names the strategies that govern a request, or None when none is stated or
+    one says `mixed` (alternatives: not judged)."""
+    if not stated or any(fact.value == "mixed" for fact in stated):
+        return None
+    values = " and ".join(f"`{value}`" for value in sorted({fact.value for fact in stated}, key=STRATEGIES.index))
+    wheres = sorted({fact.where for fact in stated})
+    return f"{values} ({'; '.join(wheres[:3])}{f'; {len(wheres) - 3} more' if len(wheres) > 3 else ''})"

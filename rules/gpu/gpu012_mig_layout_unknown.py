@@ -71,7 +71,9 @@ Every mig-parted config of the project counts, whichever one the ClusterPolicy's
 `migManager.config.name` names (a project may keep one per cluster). NVIDIA's default layouts
 (`all-…`) are taken to exist, although a custom config replaces the default one. A pod that
 requests no MIG profile is only checked for the layout's name. `nvidia.com/mig.config` given as
-a preferred affinity is not read.
+a preferred affinity is not read. A project whose root is neither a git work tree nor holds a
+config file (repositories copied side by side and linted by path) is judged one top-level folder
+at a time: a config governs the pods of its folder only (see `linter.model.locality`).
 
 ## References
 - NVIDIA GPU Operator, MIG Manager and custom configs: https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/gpu-operator-mig.html
@@ -84,6 +86,7 @@ from msgspec import Struct
 
 from linter.model.document import ObjectStub
 from linter.model.k8s import is_templated
+from linter.model.locality import together, unit_of
 from linter.model.mig import is_mig_resource, mig_parted_configs, normalise_profile
 from linter.model.position import Span
 from linter.rule import PROJECT, Finding, rule
@@ -98,6 +101,7 @@ class Layouts(Struct, frozen=True):
 
     where: str
     layouts: dict
+    path: str  # the file that holds it (linter.model.locality: which pods it governs)
 
 
 class Selection(Struct, frozen=True):
@@ -135,7 +139,7 @@ def _profiles(groups) -> frozenset[str] | None:
 def _config_layouts(obj):
     for data, key, _, tree in mig_parted_configs(obj):
         layouts = {str(name): _profiles(groups) for name, groups in tree["mig-configs"].items()}
-        yield Layouts(f"ConfigMap `{obj.name}` ({obj.path}:{data.key_span(key).line})", layouts)
+        yield Layouts(f"ConfigMap `{obj.name}` ({obj.path}:{data.key_span(key).line})", layouts, obj.path)
 
 
 def _selection(pod) -> tuple[tuple, Span, tuple] | None:
@@ -185,9 +189,24 @@ def _names(names: list[str]) -> str:
 @rule(code="GPU012", name="mig-layout-unknown", severity="error", scope=PROJECT, collect=mig_layout_facts,
       tags=("gpu", "mig"))
 def check(found, ctx):
-    configs = [fact for fact in found if isinstance(fact, Layouts)]
-    if not configs:
+    every = [fact for fact in found if isinstance(fact, Layouts)]
+    if not every:
         return
+    selections = sorted((f for f in found if isinstance(f, Selection)),
+                        key=lambda s: (s.obj.path, s.span.line, s.span.col))
+    unit = unit_of(ctx.index, ctx.config, [*(s.obj.path for s in selections), *(c.path for c in every)])
+    judged: dict[str, tuple | None] = {}  # a selection's unit -> its configs' layouts (None: no config there)
+    for selection in selections:
+        key = unit(selection.obj.path)
+        if key not in judged:
+            configs = [config for config in every if together(unit, config.path, selection.obj.path)]
+            judged[key] = _merged(configs) if configs else None
+        if judged[key] is not None:
+            yield from _judge(selection, *judged[key])
+
+
+def _merged(configs: list[Layouts]) -> tuple[dict, str]:
+    """The layouts of ``configs`` together (a layout one of them cannot read: None), and where they are."""
     layouts: dict[str, frozenset | None] = {}
     for config in configs:
         for name, profiles in config.layouts.items():
@@ -195,38 +214,39 @@ def check(found, ctx):
                 layouts[name] = None  # one definition not readable: the layout is not judged
             else:
                 layouts[name] = profiles if name not in layouts else layouts[name] | profiles
+    return layouts, "; ".join(sorted({c.where for c in configs})[:3])
+
+
+def _judge(selection: Selection, layouts: dict, where: str):
+    """GPU012's findings on one pod selection, against the layouts of the configs that govern it."""
     defined = sorted(layouts)
-    where = "; ".join(sorted({c.where for c in configs})[:3])
-    selections = sorted((f for f in found if isinstance(f, Selection)),
-                        key=lambda s: (s.obj.path, s.span.line, s.span.col))
-    for selection in selections:
-        values = [v for v in selection.values if isinstance(v, str)]
-        if not values or any(is_templated(v) or (v.startswith("all-") and v not in layouts) for v in values):
-            continue
-        known = [v for v in values if v in layouts]
-        shown = " or ".join(f"`{v}`" for v in values)
-        if not known:
-            fitting = [n for n in defined if layouts[n] is not None and set(selection.profiles) <= layouts[n]]
-            close = close_matches(values[0], fitting, n=1, cutoff=0.6)
-            affinity = selection.node[-1] == "affinity"
-            hint = (f"values: [{close[0]}]" if affinity else f"{LABEL}: {close[0]}") if close else None
-            yield Finding(selection.span,
-                          f"pods select MIG layout {shown} (`{LABEL}`), which no mig-parted config of the project "
-                          f"defines ({where}: {_names(defined)}): MIG Manager fails on such a node and no "
-                          "MIG device is created, so the pods stay Pending",
-                          obj=selection.obj, node=selection.node,
-                          fix=hint or f"select a layout of the config ({_names(defined)})")
-            continue
-        if any(layouts[v] is None for v in known):
-            continue
-        offered = frozenset().union(*(layouts[v] for v in known))
-        missing = [p for p in selection.profiles if p not in offered]
-        if missing:
-            creates = ("only " + ", ".join(f"`{p}`" for p in sorted(offered)) + " instances") if offered \
-                else "no MIG instance"
-            yield Finding(selection.span,
-                          f"pods select MIG layout {shown}, which creates {creates}, but request "
-                          + ", ".join(f"`nvidia.com/mig-{p.replace('+', '.')}`" for p in missing)
-                          + f" ({where}): no node with this layout offers it, so the pods stay Pending",
-                          obj=selection.obj, node=selection.node,
-                          fix="select a layout that creates the profile, or request a profile of this layout")
+    values = [v for v in selection.values if isinstance(v, str)]
+    if not values or any(is_templated(v) or (v.startswith("all-") and v not in layouts) for v in values):
+        return
+    known = [v for v in values if v in layouts]
+    shown = " or ".join(f"`{v}`" for v in values)
+    if not known:
+        fitting = [n for n in defined if layouts[n] is not None and set(selection.profiles) <= layouts[n]]
+        close = close_matches(values[0], fitting, n=1, cutoff=0.6)
+        affinity = selection.node[-1] == "affinity"
+        hint = (f"values: [{close[0]}]" if affinity else f"{LABEL}: {close[0]}") if close else None
+        yield Finding(selection.span,
+                      f"pods select MIG layout {shown} (`{LABEL}`), which no mig-parted config of the project "
+                      f"defines ({where}: {_names(defined)}): MIG Manager fails on such a node and no "
+                      "MIG device is created, so the pods stay Pending",
+                      obj=selection.obj, node=selection.node,
+                      fix=hint or f"select a layout of the config ({_names(defined)})")
+        return
+    if any(layouts[v] is None for v in known):
+        return
+    offered = frozenset().union(*(layouts[v] for v in known))
+    missing = [p for p in selection.profiles if p not in offered]
+    if missing:
+        creates = ("only " + ", ".join(f"`{p}`" for p in sorted(offered)) + " instances") if offered \
+            else "no MIG instance"
+        yield Finding(selection.span,
+                      f"pods select MIG layout {shown}, which creates {creates}, but request "
+                      + ", ".join(f"`nvidia.com/mig-{p.replace('+', '.')}`" for p in missing)
+                      + f" ({where}): no node with this layout offers it, so the pods stay Pending",
+                      obj=selection.obj, node=selection.node,
+                      fix="select a layout that creates the profile, or request a profile of this layout")

@@ -85,9 +85,7 @@ spec:
 
 from __future__ import annotations
 
-import re
-
-from linter.model.distributed import KUBEFLOW, pod_count
+from linter.model.distributed import KUBEFLOW, job_pods_talk, pod_count
 from linter.model.k8s import REPLICA_SPEC_FIELDS, container_uses_gpu
 from linter.model.kueue import QUEUE_NAME_KEY, local_queues, queue_ref
 from linter.rule import WORKLOAD, Finding, rule
@@ -95,10 +93,6 @@ from linter.rule import WORKLOAD, Finding, rule
 # pod labels and annotations that put a pod in a gang (Volcano PodGroup and queue, coscheduling)
 GANG_KEYS = ("scheduling.k8s.io/group-name", "scheduling.volcano.sh/queue-name", "scheduling.x-k8s.io/pod-group",
              "pod-group.scheduling.sigs.k8s.io", "pod-group.scheduling.sigs.k8s.io/name", QUEUE_NAME_KEY)
-# words of a command or environment that start or join a rendezvous of ranks
-_RENDEZVOUS = re.compile(r"\b(?:torchrun|torch\.distributed\.(?:run|launch)|deepspeed|mpirun|horovodrun|accelerate launch"
-                         r"|MASTER_ADDR|MASTER_PORT|WORLD_SIZE|--nnodes|--num[_-]nodes|--node[_-]rank"
-                         r"|TF_CONFIG|JAX_COORDINATOR_ADDRESS|--rdzv)")
 _DEFAULT_SCHEDULER = "default-scheduler"
 
 
@@ -127,20 +121,6 @@ def _gpu_pods(workload) -> int:
     if sum(pod_count(pod) for pod in workload.pods) < 2:
         return 0  # one pod in all: decided before any container's resources are read
     return sum(pod_count(pod) for pod in workload.pods if pod.uses_gpu)
-
-
-def _talks(workload) -> bool:
-    """A batch Job's pods find each other: an Indexed Job with a subdomain, or a rendezvous."""
-    spec = workload.obj.body.get_map("spec")
-    for pod in workload.pods:
-        if spec.get("completionMode") == "Indexed" and isinstance(pod.spec.get("subdomain"), str):
-            return True
-        for container in pod.app_containers:
-            texts = [*container.command_strings, *(v.name for v in container.env),
-                     *(v.value for v in container.env if isinstance(v.value, str))]
-            if any(_RENDEZVOUS.search(text) for text in texts):
-                return True
-    return False
 
 
 def _admitted(workload, index) -> bool:
@@ -175,7 +155,7 @@ def check(workload, ctx):
             or kind == ("leaderworkerset.x-k8s.io", "LeaderWorkerSet") or kind == ("batch", "Job")):
         return
     gpus = _gpu_pods(workload)
-    if gpus < 2 or (kind == ("batch", "Job") and not _talks(workload)) or _admitted(workload, ctx.index):
+    if gpus < 2 or (kind == ("batch", "Job") and not job_pods_talk(workload)) or _admitted(workload, ctx.index):
         return
     meta = obj.body.get_map("metadata")
     if meta is not None and "labels" in meta.kspans:
