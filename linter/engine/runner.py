@@ -115,20 +115,30 @@ class Runner:
         self.emit(meta.code, slug, finding.severity or meta.severity, finding.message, where, finding.span,
                   target, tuple(node_base) + tuple(finding.node), finding.fix, autofix)
 
-    def call(self, meta: RuleMeta, view: Any, path: str, obj: K8sObject | None, span: Span, route: Any = None) -> None:
+    def call(self, meta: RuleMeta, view: Any, path: str, obj: K8sObject | None, where: Any, route: Any = None) -> None:
+        """Call one rule on one view (see :meth:`call_all`)."""
+        self.call_all((meta,), view, path, obj, where, route)
+
+    def call_all(self, rules: Any, view: Any, path: str, obj: K8sObject | None, where: Any, route: Any = None) -> None:
+        """Call each rule on one view (one call per view, not per rule and view: the rules of a
+        container are most of a run's calls). ``where``: the Span a rule error is reported at, or
+        what has it (an object, a pod, a container: its ``span``, read only then; computing every
+        view's span for every call cost 3 % of a run)."""
         base = obj.node_path if obj is not None else ()
-        self.running = meta  # what ran out of time, should the file's budget run out (engine.budget)
-        try:
-            context = self.contexts[meta.code]
-            # route: for a TrainJob's views, where each finding belongs (the runtime's values point into it)
-            for finding in meta.func(view, context):  # type: ignore[misc]
-                if route is not None:
-                    finding = route(finding, view, meta.func, context)
-                    if finding is None:
-                        continue
-                self.stamp(meta, finding, path, obj, base)
-        except Exception as exc:  # noqa: BLE001 - a broken rule must never stop the run
-            self.rule_error(meta, exc, path, obj, span)
+        contexts = self.contexts
+        for meta in rules:
+            self.running = meta  # what ran out of time, should the file's budget run out (engine.budget)
+            try:
+                context = contexts[meta.code]
+                # route: for a TrainJob's views, where each finding belongs (the runtime's values point into it)
+                for finding in meta.func(view, context):  # type: ignore[misc]
+                    if route is not None:
+                        finding = route(finding, view, meta.func, context)
+                        if finding is None:
+                            continue
+                    self.stamp(meta, finding, path, obj, base)
+            except Exception as exc:  # noqa: BLE001 - a broken rule must never stop the run
+                self.rule_error(meta, exc, path, obj, where if isinstance(where, Span) else where.span)
 
     def rule_error(self, meta: RuleMeta, exc: Exception, path: str, obj: K8sObject | None, span: Span) -> None:
         if RULE_ERROR in self.enabled:
@@ -148,34 +158,28 @@ class Runner:
     def document(self, document: Document) -> None:
         self.parse_errors(document)
         b = self.buckets
+        path, call_all = document.path, self.call_all
         for obj in document.objects:
-            for meta in b.any_object:
-                self.call(meta, obj, document.path, obj, obj.span)
-            for meta in b.by_kind.get(obj.kind, ()):
-                self.call(meta, obj, document.path, obj, obj.span)
+            call_all(b.any_object, obj, path, obj, obj)
+            call_all(b.by_kind.get(obj.kind, ()), obj, path, obj, obj)
             if not (b.workload or b.pod or b.container):
                 continue
             workload = self.index.workload(obj)
             if workload is None:
                 continue
             route = workload.route
-            for meta in () if workload.generic else b.workload:  # workload rules: modelled kinds only
-                self.call(meta, workload, document.path, obj, obj.span, route)
+            if not workload.generic:  # workload rules: modelled kinds only
+                call_all(b.workload, workload, path, obj, obj, route)
             for pod in workload.pods:
-                for meta in b.pod:
-                    self.call(meta, pod, document.path, obj, pod.span, route)
+                call_all(b.pod, pod, path, obj, pod, route)
                 for container in pod.containers:
-                    for meta in b.container:
-                        self.call(meta, container, document.path, obj, container.span, route)
+                    call_all(b.container, container, path, obj, container, route)
         if document.dockerfile is not None:
-            for meta in b.dockerfile:
-                self.call(meta, document.dockerfile, document.path, None, Span(1, 1, 1, 2))
+            call_all(b.dockerfile, document.dockerfile, path, None, Span(1, 1, 1, 2))
         if document.shell is not None:
-            for meta in b.shell:
-                self.call(meta, document.shell, document.path, None, Span(1, 1, 1, 2))
+            call_all(b.shell, document.shell, path, None, Span(1, 1, 1, 2))
         if document.iac is not None:  # node pools in Terraform: the AKS rules report there as in a script
-            for meta in b.shell:
-                self.call(meta, document.iac, document.path, None, Span(1, 1, 1, 2))
+            call_all(b.shell, document.iac, path, None, Span(1, 1, 1, 2))
 
     def collect(self, document: Document) -> dict[str, list]:
         """The facts of this file's objects, for the PROJECT rules that collect them (rules that

@@ -52,6 +52,13 @@ class K8sObject(Struct, weakref=True):
     path: str  # display path of the file it came from
     doc_index: int  # 0-based document index in the file
     node_path: tuple[str | int, ...] = ()  # where ``body`` sits in its document (List items)
+    # the API group (``kubeflow.org``; "" for the core group), derived from ``api_version`` when the
+    # object is made: rules ask for it some 50,000 times a run
+    group: str = ""
+
+    def __post_init__(self) -> None:
+        api_version = self.api_version
+        self.group = api_version.rpartition("/")[0] if "/" in api_version else ""
 
     @property
     def metadata(self) -> YMap:
@@ -67,10 +74,6 @@ class K8sObject(Struct, weakref=True):
     def annotations(self) -> dict[str, Any]:
         annotations = self.metadata.get("annotations")
         return annotations if isinstance(annotations, dict) else {}
-
-    @property
-    def group(self) -> str:
-        return self.api_version.rpartition("/")[0] if "/" in self.api_version else ""
 
     @property
     def ref(self) -> tuple[str, str, str]:
@@ -110,10 +113,6 @@ class ObjectStub(Struct, frozen=True):
     @property
     def key(self) -> tuple:
         return (self.path, self.doc_index, self.node_path)
-
-    @property
-    def group(self) -> str:
-        return self.api_version.rpartition("/")[0] if "/" in self.api_version else ""
 
     def describe(self) -> str:
         return f"{self.kind} {self.namespace}/{self.name}" if self.namespace else f"{self.kind} {self.name}"

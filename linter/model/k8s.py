@@ -312,8 +312,9 @@ class PodSpec(Struct, eq=False, dict=True):
             result.append(Container(self, body, field_name, 0, path, default_name=name))
         return result
 
-    @property
+    @cached_property
     def app_containers(self) -> list[Container]:
+        """The app containers (read-only: some 5,000 reads a run share one list)."""
         return [c for c in self.containers if c.field == "containers"]
 
     @property
