@@ -63,9 +63,10 @@ class HelmMapper:
         self.lines = text.splitlines()
         self.sources: list[tuple[int, str]] = []  # (1-based line of the comment, template path)
         for number, line in enumerate(self.lines, 1):
-            match = _SOURCE.match(line)
-            if match:
-                self.sources.append((number, match.group(1)))
+            if line.startswith("# Source: "):
+                match = _SOURCE.match(line)
+                if match:
+                    self.sources.append((number, match.group(1)))
         self.chart = chart
         self.cwd = cwd
         self.display = display  # the chart's folder as shown (a render of the project's chart)
@@ -75,21 +76,35 @@ class HelmMapper:
         self._rendered: list[tuple | None] | None = None
         self._shown: dict[str, str] = {}  # a template's display path -> its absolute path
         self._places: dict[str, tuple[str, str]] = {}  # a # Source: path -> (display, absolute)
+        # rendered line -> (template shown, span there, values its line inserts): found once per
+        # line, and kept in the cache with the render (use_memo)
+        self._found: dict[int, tuple[str, Span, tuple[str, ...]] | None] = {}
+        self._memo: Memo | None = None
 
     def __bool__(self) -> bool:
         return bool(self.sources)
+
+    def place(self, source: str) -> tuple[str, str]:
+        """(display path, absolute path) of a ``# Source:`` path, worked out once."""
+        found = self._places.get(source)
+        if found is None:
+            found = self._places[source] = self.template_path(source)
+        return found
 
     def template_path(self, source: str) -> tuple[str, str]:
         """(display path, absolute path) of a ``# Source:`` path."""
         from pathlib import Path
 
-        from linter.discover import display_path
+        from linter.discover import display_path, shown as shown_text
 
         parts = source.replace("\\", "/").split("/")
         if self.chart is not None and len(parts) > 1:  # CHART/templates/… or CHART/charts/SUB/templates/…
             absolute = os.path.join(self.chart, *parts[1:])
         else:
             absolute = os.path.join(self.cwd, *parts)
+        if (os.sep == "/" and absolute.startswith(self.cwd + "/") and os.path.normpath(absolute) == absolute
+                and os.path.normpath(self.cwd) == self.cwd != "/"):
+            return shown_text(absolute[len(self.cwd) + 1:]), absolute  # what display_path gives, without Paths
         return display_path(Path(absolute), Path(self.cwd)), absolute
 
     def _template(self, absolute: str) -> list[str] | None:
@@ -108,8 +123,36 @@ class HelmMapper:
             return []
         return list(dict.fromkeys(_VALUES.findall(lines[found[1].line - 1])))
 
+    def use_memo(self, memo: "Memo") -> None:
+        """Positions found by an earlier run on the same render of the same chart files (the
+        cache's, checked by :meth:`Memo.load`): a warm run reads no template."""
+        self._memo = memo
+        self._found.update(memo.load(self))
+
+    def found(self, span: Span) -> tuple[str, Span, tuple[str, ...]] | None:
+        """:meth:`locate`, with the values the template line inserts; once per rendered line."""
+        if span.line in self._found:
+            return self._found[span.line]
+        located = self._locate(span)
+        entry = (located[0], located[1], tuple(self.inserted(located))) if located is not None else None
+        self._found[span.line] = entry
+        if self._memo is not None and entry is not None:
+            self._memo.dirty = True
+        return entry
+
     def locate(self, span: Span) -> tuple[str, Span] | None:
         """The template and the span there of a rendered position (None: not under a Source)."""
+        entry = self.found(span)
+        return (entry[0], entry[1]) if entry is not None else None
+
+    def source_at(self, line: int) -> int | None:
+        """The index in :attr:`sources` of the ``# Source:`` a rendered line is under."""
+        from bisect import bisect_right
+
+        index = bisect_right(self.sources, (line, "\U0010ffff")) - 1
+        return index if index >= 0 else None
+
+    def _locate(self, span: Span) -> tuple[str, Span] | None:
         source = None
         start = 0
         for number, path in self.sources:
@@ -118,9 +161,7 @@ class HelmMapper:
             source, start = path, number
         if source is None:
             return None
-        if source not in self._places:
-            self._places[source] = self.template_path(source)
-        shown, absolute = self._places[source]
+        shown, absolute = self.place(source)
         template = self._template(absolute)
         if not template:
             return shown, Span(1, 1, 1, 2)
@@ -160,6 +201,101 @@ class HelmMapper:
             if line.startswith("kind:"):
                 return shown, Span(number, 1, number, len(line) + 1)
         return shown, Span(1, 1, 1, 2)
+
+
+MEMO_FORMAT = 1
+
+
+class Memo:
+    """The template positions found on one render, kept in the cache folder beside the render
+    (``helmmap-<key>.out``), so a warm run maps its findings without reading a template.
+
+    Its key holds the render's (every chart file's content, the values, the settings, the SDK's
+    version), the code that maps (mlops-lint's version and this module's file) and where it is
+    shown from (the working folder, the chart's folder and display). Like every cache entry it
+    is untrusted (:mod:`linter.cache`): read only as a bounded regular file, JSON of one shape,
+    and every row checked against what this run knows before it is used: its rendered line is
+    in the render, its template is the one that line's ``# Source:`` names, its line is within
+    that template as read for the render (``sizes``), its columns within the file's size, the
+    values it names spelled as values are. One row that does not check makes the whole entry a
+    miss (found again and written anew)."""
+
+    def __init__(self, cache: Any, key: str, sizes: dict[str, tuple[int, int]]):
+        self.cache = cache
+        self.key = key
+        self.sizes = sizes  # a chart file's path within the chart -> (lines, bytes)
+        self.dirty = False
+
+    @staticmethod
+    def key_of(render_key: str, mapper: "HelmMapper") -> str:
+        from linter import __version__
+        from linter.digest import digest_text
+
+        try:
+            info = os.stat(__file__)
+            code = f"{info.st_size}:{info.st_mtime_ns}"
+        except OSError:
+            code = ""
+        return "helmmap-" + digest_text(MEMO_FORMAT, __version__, code, render_key, mapper.cwd, mapper.chart,
+                                         mapper.display, mapper.values)
+
+    def load(self, mapper: "HelmMapper") -> dict[int, tuple[str, Span, tuple[str, ...]]]:
+        data = self.cache.get(self.key) if self.cache is not None else None
+        if data is None:
+            return {}
+        try:
+            loaded = json.loads(data)
+            return self._checked(loaded, mapper)
+        except (ValueError, TypeError, KeyError, IndexError, RecursionError):
+            return {}
+
+    def _checked(self, loaded: Any, mapper: "HelmMapper") -> dict[int, tuple[str, Span, tuple[str, ...]]]:
+        def whole(value: Any, low: int, high: int) -> int:
+            if type(value) is not int or not low <= value <= high:
+                raise ValueError(value)
+            return value
+
+        if (not isinstance(loaded, dict) or loaded.get("format") != MEMO_FORMAT or loaded.get("key") != self.key
+                or not isinstance(loaded.get("lines"), list) or len(loaded["lines"]) > len(mapper.lines)):
+            raise ValueError("not a map of this render")
+        out: dict[int, tuple[str, Span, tuple[str, ...]]] = {}
+        for row in loaded["lines"]:
+            if not isinstance(row, list) or len(row) != 7 or not isinstance(row[6], list) or len(row[6]) > 64:
+                raise ValueError(row)
+            rendered = whole(row[0], 1, len(mapper.lines))
+            source = whole(row[1], 0, len(mapper.sources) - 1)
+            if mapper.source_at(rendered) != source:
+                raise ValueError(row)
+            parts = mapper.sources[source][1].replace("\\", "/").split("/")
+            lines, size = self.sizes.get("/".join(parts[1:]), (1, 0)) if len(parts) > 1 else (1, 0)
+            line = whole(row[2], 1, max(1, lines))
+            end_line = whole(row[4], line, max(1, lines))
+            column, end_column = whole(row[3], 1, size + 2), whole(row[5], 1, size + 2)
+            if not all(isinstance(name, str) and _VALUES.fullmatch(name) for name in row[6]):
+                raise ValueError(row)
+            out[rendered] = (mapper.place(mapper.sources[source][1])[0], Span(line, column, end_line, end_column),
+                             tuple(row[6]))
+        return out
+
+    def save(self, mapper: "HelmMapper") -> None:
+        if not self.dirty or self.cache is None:
+            return
+        rows = []
+        for rendered, entry in sorted(mapper._found.items()):
+            source = mapper.source_at(rendered) if entry is not None else None
+            if entry is None or source is None or mapper.place(mapper.sources[source][1])[0] != entry[0]:
+                continue
+            rows.append([rendered, source, *entry[1], list(entry[2])])
+        self.cache.put(self.key, json.dumps({"format": MEMO_FORMAT, "key": self.key, "lines": rows},
+                                            separators=(",", ":")).encode())
+        self.dirty = False
+
+
+def save_memos(mappers: dict[str, "HelmMapper"]) -> None:
+    """Every render's newly found positions written to the cache (after the run's mapping)."""
+    for mapper in mappers.values():
+        if mapper._memo is not None:
+            mapper._memo.save(mapper)
 
 
 _INDEXES: dict[int, tuple[Any, dict[tuple, list[tuple[int, tuple]]]]] = {}
@@ -346,7 +482,7 @@ def remap(pairs: list[tuple[Any, Any]], mappers: dict[str, HelmMapper]) -> list[
     merged: dict[tuple, tuple[int, list[str]]] = {}
     for result, key in pairs:
         mapper = mappers.get(result.path)
-        found = mapper.locate(result.span) if mapper is not None else None
+        found = mapper.found(result.span) if mapper is not None else None
         if found is None:
             out.append((result, key))
             continue
@@ -354,7 +490,7 @@ def remap(pairs: list[tuple[Any, Any]], mappers: dict[str, HelmMapper]) -> list[
         if mapper.values is None:
             out.append((moved, key))
             continue
-        inserted = mapper.inserted(found)
+        inserted = found[2]
         if inserted:
             moved = replace(moved, message=f"{result.message} (this line inserts {', '.join(inserted)})")
         same = (result.rule, found[0], found[1], moved.message)
@@ -401,15 +537,6 @@ def find_charts(files: Any) -> list[tuple[str, str]]:
         return os.path.basename(parent) == "charts" and os.path.dirname(parent) in folders
 
     return sorted((c for c in found if not nested(c[0])), key=lambda c: c[1])
-
-
-def chart_inputs(folder: str) -> list[str]:
-    """Every file of a chart (what its rendering may read), sorted."""
-    out = []
-    for inner, dirs, names in os.walk(folder, followlinks=False):
-        dirs.sort()
-        out.extend(os.path.join(inner, name) for name in sorted(names))
-    return out
 
 
 NOT_RENDERED = ('chart not rendered: neither Helm\'s SDK (pip install "mlops-lint[helm]") nor a `helm` on PATH '
@@ -572,17 +699,7 @@ def plan(folder: str, display: str, section: dict, kubernetes_version: str | Non
         if isinstance(dependency, dict) and dependency.get("name") and not _has_subchart(folder, str(dependency["name"])):
             notes.append(Note(chart_file(display), f"dependency {dependency['name']!r} is not in charts/: rendered "
                                                      "without it (no repository or registry is contacted)"))
-    lookup = False
-    from linter.sources.helm_sdk import read_no_link
-
-    for path in chart_inputs(os.path.join(folder, "templates")):
-        data, _ = read_no_link(path, 16 << 20)  # a link is not read (nor given to Helm)
-        if data is not None and _LOOKUP.search(data):
-            lookup = True
-            break
-    if lookup:
-        notes.append(Note(display, "templates call `lookup`: rendered offline, where it finds nothing"))
-    return Plan(folder, display, renders, notes, lookup)
+    return Plan(folder, display, renders, notes)
 
 
 def _chart_metadata(folder: str) -> dict:
@@ -626,6 +743,31 @@ def assemble(manifests: dict[str, str]) -> bytes:
     return "".join(out).encode()
 
 
+_RENDER_ENTRY = b"mlops-lint helm render 1\n"
+
+
+def for_cache(key: str, output: bytes) -> bytes:
+    """A render as the cache keeps it: after a header naming its key and its content's hash."""
+    from linter.digest import digest
+
+    return b"%s%s\n%s\n%s" % (_RENDER_ENTRY, key.encode("ascii"), digest(output).encode("ascii"), output)
+
+
+def from_cache(key: str, data: bytes | None) -> bytes | None:
+    """A cached render, only when its header names this key and its content has the hash the
+    header gives (a truncated, corrupt or renamed entry is a miss, rendered again), and it is
+    within the file size limit."""
+    from linter.digest import digest
+    from linter.sources.text import MAX_FILE_BYTES
+
+    if data is None or not data.startswith(_RENDER_ENTRY):
+        return None
+    parts = data[len(_RENDER_ENTRY):].split(b"\n", 2)
+    if len(parts) != 3 or parts[0] != key.encode("ascii") or len(parts[2]) > MAX_FILE_BYTES:
+        return None
+    return parts[2] if parts[1] == digest(parts[2]).encode("ascii") else None
+
+
 class Prepared:
     """A chart's renders before the renderer runs: what the cache had, and what is left to render."""
 
@@ -646,11 +788,16 @@ def prepare(plan: Plan, renderer: tuple[str, str | None], cache: Any) -> Prepare
     from linter.sources import helm_sdk
     from linter.sources.files import Unreadable, read_source
 
+    from linter.result import Note
+
     kind, program = renderer
     files = helm_sdk.ChartFiles(plan.folder)
     out = Prepared(plan, files)
+    # the chart's own templates as given to Helm (a link is not), read once for the render and this
+    if any(name.startswith("templates/") and _LOOKUP.search(data) for name, data in files.files):
+        plan.lookup = True
+        plan.notes.append(Note(plan.display, "templates call `lookup`: rendered offline, where it finds nothing"))
     if files.left_out:
-        from linter.result import Note
 
         shown = ", ".join(f"{name} ({why})" for name, why in files.left_out[:5])
         more = f" and {len(files.left_out) - 5} more" if len(files.left_out) > 5 else ""
@@ -674,7 +821,7 @@ def prepare(plan: Plan, renderer: tuple[str, str | None], cache: Any) -> Prepare
                                                                              for n, t in texts]}),
                                      *files.key()) if cache is not None and cache.folder is not None else None
         out.keys.append(key)
-        found = cache.get(key) if key is not None else None
+        found = from_cache(key, cache.get(key)) if key is not None else None
         if found is not None:
             out.results[index] = (found, None)
             continue
@@ -698,7 +845,7 @@ def finish(prepared: Prepared, answers: list[dict[str, Any]], cache: Any) -> lis
             continue
         results[index] = (output, None)
         if prepared.keys[index] is not None:
-            cache.put(prepared.keys[index], output)
+            cache.put(prepared.keys[index], for_cache(prepared.keys[index], output))
     return results
 
 
@@ -707,6 +854,12 @@ def render_plans(plans: list[Plan], renderer: tuple[str, str | None], timeout: f
     """Each chart's renders (output, or the error's message), from the cache where an equal
     render was kept; the SDK renders all the others in one worker, a ``helm`` binary one
     process per render (``jobs`` at a time)."""
+    return [p.results for p in render_prepared(plans, renderer, timeout, cache, jobs)]
+
+
+def render_prepared(plans: list[Plan], renderer: tuple[str, str | None], timeout: float, cache: Any,
+                    jobs: int = 1) -> list[Prepared]:
+    """:func:`render_plans`, each chart's :class:`Prepared` (its files, render keys and results)."""
     from linter.sources import helm_sdk
     from linter.sources.text import MAX_FILE_BYTES
 
@@ -729,7 +882,7 @@ def render_plans(plans: list[Plan], renderer: tuple[str, str | None], timeout: f
             answers = list(pool.map(binary, waiting))
     for p, answer in zip(waiting, answers):
         finish(p, answer, cache)
-    return [p.results for p in prepared]
+    return prepared
 
 
 def render_plan(plan: Plan, renderer: tuple[str, str | None], timeout: float,

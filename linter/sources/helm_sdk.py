@@ -59,10 +59,13 @@ class ChartFiles:
         self.error: str | None = None
         ignored = _ignore_rules(folder)
         total = 0
+        top = len(folder.rstrip(os.sep)) + 1
         for inner, dirs, names in os.walk(folder, followlinks=False):
             dirs.sort()
+            # the path within the chart, /-separated (os.walk's paths all start with the folder)
+            within = "" if inner == folder else inner[top:].replace(os.sep, "/") + "/"
             for name in list(dirs):
-                relative = os.path.relpath(os.path.join(inner, name), folder).replace(os.sep, "/")
+                relative = within + name
                 if _ignored(relative, True, ignored):
                     dirs.remove(name)
                 elif os.path.islink(os.path.join(inner, name)):
@@ -70,7 +73,7 @@ class ChartFiles:
                     self.left_out.append((relative, "a link"))
             for name in sorted(names):
                 path = os.path.join(inner, name)
-                relative = os.path.relpath(path, folder).replace(os.sep, "/")
+                relative = within + name
                 if _ignored(relative, False, ignored):
                     continue
                 data, why = read_no_link(path, MAX_FILE_BYTES)
