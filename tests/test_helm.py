@@ -310,6 +310,93 @@ def test_an_unchanged_chart_is_not_rendered_again(tmp_path: Path, monkeypatch: p
     assert len(calls) == 3
 
 
+def test_a_warm_run_maps_its_findings_without_reading_a_template(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    from linter.sources import helm
+
+    chart(tmp_path, "inference")
+    cache = ["--cache-dir", str(tmp_path / "cache")]
+    first = lint(tmp_path, "charts", *cache)[1]
+    assert sorted(p.name.split("-")[0] for p in (tmp_path / "cache" / "kustomize").iterdir()) == [
+        "helm", "helm", "helmmap", "helmmap"]  # values.yaml and ci/two-gpu-values.yaml: a render and its map each
+    read: list[str] = []
+    real = helm._read_template
+
+    def counted(absolute: str, cwd: str):
+        read.append(absolute)
+        return real(absolute, cwd)
+
+    monkeypatch.setattr(helm, "_read_template", counted)
+    monkeypatch.setattr(helm, "_READ", {})
+    second = lint(tmp_path, "charts", *cache)[1]
+    assert read == [] and second == first and where(first)
+
+
+def test_an_edited_template_is_mapped_again(tmp_path: Path) -> None:
+    folder = chart(tmp_path, "trainer")
+    cache = ["--cache-dir", str(tmp_path / "cache")]
+    before = where(lint(tmp_path, "charts", *cache)[1])
+    job = folder / "templates" / "job.yaml"
+    job.write_text("{{- /* the output does not change; the template's lines do */}}\n" + job.read_text())
+    after = where(lint(tmp_path, "charts", *cache)[1])
+    assert after == [(path, line + 1, column, rule) for path, line, column, rule in before] and before
+
+
+@pytest.mark.parametrize("tamper", ["line", "column", "source", "rendered", "values", "key", "shape", "junk"])
+def test_a_cached_map_is_checked_before_it_is_used(tmp_path: Path, tamper: str) -> None:
+    chart(tmp_path, "inference")
+    cache = ["--cache-dir", str(tmp_path / "cache")]
+    first = lint(tmp_path, "charts", *cache)[1]
+    for entry in (tmp_path / "cache" / "kustomize").glob("helmmap-*.out"):
+        data = json.loads(entry.read_text())
+        row = data["lines"][0]
+        if tamper == "line":
+            row[2] = row[4] = 9999  # past the template's end
+        elif tamper == "column":
+            row[3] = 10 ** 7
+        elif tamper == "source":
+            row[1] = 50  # no such # Source: in the render
+        elif tamper == "rendered":
+            row[0] = 1 if row[1] else 10 ** 6  # a line its # Source: does not cover
+        elif tamper == "values":
+            row[6] = ["$(curl evil)"]
+        elif tamper == "key":
+            data["key"] = "helmmap-" + "0" * 32
+        elif tamper == "shape":
+            row.append(1)
+        entry.write_text("not json {" if tamper == "junk" else json.dumps(data))
+    again = lint(tmp_path, "charts", *cache)[1]
+    assert again == first and where(first)
+    assert all(json.loads(e.read_text())["key"] == e.stem for e in (tmp_path / "cache" / "kustomize").glob("helmmap-*"))
+
+
+@pytest.mark.parametrize("tamper", ["output", "truncated", "renamed", "no header"])
+def test_a_cached_render_that_does_not_check_is_rendered_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                tamper: str) -> None:
+    folder = chart(tmp_path, "trainer")
+    cache = ["--cache-dir", str(tmp_path / "cache")]
+    first = lint(tmp_path, "charts", *cache)[1]
+    [entry] = (tmp_path / "cache" / "kustomize").glob("helm-*.out")
+    data = entry.read_bytes()
+    if tamper == "output":  # a privileged container slipped in: the header's hash no longer matches
+        entry.write_bytes(data.replace(b"allowPrivilegeEscalation: false", b"privileged: true"))
+    elif tamper == "truncated":
+        entry.write_bytes(data[:len(data) // 2])
+    elif tamper == "renamed":  # another chart's render under this key
+        (folder / "values.yaml").write_text((folder / "values.yaml").read_text().replace("limit: 2", "limit: 1"))
+        lint(tmp_path, "charts", *cache)
+        [other] = [e for e in (tmp_path / "cache" / "kustomize").glob("helm-*.out") if e != entry]
+        (folder / "values.yaml").write_text((HELM / "trainer" / "values.yaml").read_text())
+        entry.write_bytes(other.read_bytes())
+    else:
+        entry.write_bytes(data.split(b"\n", 3)[3])  # the bare output, as entries were kept before
+    calls: list[int] = []
+    real = helm_sdk.render_many
+    monkeypatch.setattr(helm_sdk, "render_many", lambda *a, **k: calls.append(1) or real(*a, **k))
+    again = lint(tmp_path, "charts", *cache)[1]
+    assert calls == [1] and again == first
+
+
 def test_a_finding_naming_a_rendered_object_names_its_template_line(tmp_path: Path) -> None:
     folder = tmp_path / "crds-chart"
     (folder / "templates").mkdir(parents=True)

@@ -259,22 +259,24 @@ class Memo:
                 or not isinstance(loaded.get("lines"), list) or len(loaded["lines"]) > len(mapper.lines)):
             raise ValueError("not a map of this render")
         out: dict[int, tuple[str, Span, tuple[str, ...]]] = {}
+        count = len(mapper.lines)
+        # per # Source: its display path, the lines it covers, its template's line count and size
+        sources = []
+        for index, (start, source) in enumerate(mapper.sources):
+            end = mapper.sources[index + 1][0] - 1 if index + 1 < len(mapper.sources) else count
+            parts = source.replace("\\", "/").split("/")
+            lines, size = self.sizes.get("/".join(parts[1:]), (1, 0)) if len(parts) > 1 else (1, 0)
+            sources.append((mapper.place(source)[0], start, end, max(1, lines), size + 2))
         for row in loaded["lines"]:
             if not isinstance(row, list) or len(row) != 7 or not isinstance(row[6], list) or len(row[6]) > 64:
                 raise ValueError(row)
-            rendered = whole(row[0], 1, len(mapper.lines))
-            source = whole(row[1], 0, len(mapper.sources) - 1)
-            if mapper.source_at(rendered) != source:
-                raise ValueError(row)
-            parts = mapper.sources[source][1].replace("\\", "/").split("/")
-            lines, size = self.sizes.get("/".join(parts[1:]), (1, 0)) if len(parts) > 1 else (1, 0)
-            line = whole(row[2], 1, max(1, lines))
-            end_line = whole(row[4], line, max(1, lines))
-            column, end_column = whole(row[3], 1, size + 2), whole(row[5], 1, size + 2)
+            shown, start, end, lines, columns = sources[whole(row[1], 0, len(sources) - 1)]
+            rendered = whole(row[0], start, end)  # a line this # Source: covers (the comment's own too)
+            line = whole(row[2], 1, lines)
+            span = Span(line, whole(row[3], 1, columns), whole(row[4], line, lines), whole(row[5], 1, columns))
             if not all(isinstance(name, str) and _VALUES.fullmatch(name) for name in row[6]):
                 raise ValueError(row)
-            out[rendered] = (mapper.place(mapper.sources[source][1])[0], Span(line, column, end_line, end_column),
-                             tuple(row[6]))
+            out[rendered] = (shown, span, tuple(row[6]))
         return out
 
     def save(self, mapper: "HelmMapper") -> None:

@@ -57,6 +57,7 @@ class ChartFiles:
         self.files: list[tuple[str, bytes]] = []
         self.left_out: list[tuple[str, str]] = []
         self.error: str | None = None
+        self._key: list[str] | None = None
         ignored = _ignore_rules(folder)
         total = 0
         top = len(folder.rstrip(os.sep)) + 1
@@ -87,9 +88,12 @@ class ChartFiles:
                 self.files.append((relative, data))
 
     def key(self) -> list[str]:
-        from linter.digest import digest
+        """Each file's path and content hash (worked out once: every render of the chart is keyed by them)."""
+        if self._key is None:
+            from linter.digest import digest
 
-        return [f"{relative}:{digest(data)}" for relative, data in self.files]
+            self._key = [f"{relative}:{digest(data)}" for relative, data in self.files]
+        return self._key
 
     def archive(self) -> bytes:
         """The chart as a ``.tgz`` under one top folder (what Helm's archive loader expects)."""
