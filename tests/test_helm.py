@@ -397,6 +397,66 @@ def test_a_cached_render_that_does_not_check_is_rendered_again(tmp_path: Path, m
     assert calls == [1] and again == first
 
 
+# -- the project's CRDs are API versions of the render ------------------------------------------
+
+WIDGET_CRD = ("apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n"
+              "  name: widgets.example.com\nspec:\n  group: example.com\n  names: {kind: Widget, plural: widgets}\n"
+              "  scope: Namespaced\n  versions:\n  - name: v1alpha1\n    served: false\n    storage: false\n"
+              "  - name: v1\n    served: true\n    storage: true\n    schema: {openAPIV3Schema: {type: object}}\n")
+GATED = ('{{- if .Capabilities.APIVersions.Has "@API@" }}\napiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n'
+         "  containers:\n  - name: a\n    image: mcr.microsoft.com/x:1.0\n    securityContext:\n"
+         "      privileged: true\n{{- end }}\n")
+
+
+def gated(tmp_path: Path, api: str = "example.com/v1/Widget") -> Path:
+    folder = tmp_path / "c"
+    (folder / "templates").mkdir(parents=True)
+    (folder / "Chart.yaml").write_text("apiVersion: v2\nname: c\nversion: 0.1.0\n")
+    (folder / "templates" / "pod.yaml").write_text(GATED.replace("@API@", api))
+    return folder
+
+
+@pytest.mark.parametrize("api", ["example.com/v1/Widget", "example.com/v1"])
+@pytest.mark.parametrize("place", ["project", "chart", "subchart", "crd-paths", "nowhere", "served false",
+                                   "a template", "values"])
+def test_the_projects_crds_are_api_versions_of_the_render(tmp_path: Path, api: str, place: str) -> None:
+    folder = gated(tmp_path, "example.com/v1alpha1" if place == "served false" else api)
+    target = {"project": tmp_path / "deploy" / "crds.yaml", "chart": folder / "crds" / "widget.yaml",
+              "subchart": folder / "charts" / "sub" / "crds" / "widget.yaml",
+              "crd-paths": tmp_path / "cluster" / "widget.yaml", "served false": tmp_path / "deploy" / "crds.yaml",
+              "a template": folder / "templates" / "crd.yaml", "values": folder / "values.yaml"}.get(place)
+    if target is not None:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text("---\n" + WIDGET_CRD if place != "values" else "crd:\n" + "".join(
+            "  " + line + "\n" for line in WIDGET_CRD.splitlines()))
+    if place == "subchart":
+        (folder / "charts" / "sub" / "Chart.yaml").write_text("apiVersion: v2\nname: sub\nversion: 0.1.0\n")
+    if place == "crd-paths":
+        (tmp_path / ".mlops-lint.yaml").write_text("crd-paths: [cluster/]\nexclude: ['^cluster/']\n")
+    code, report = lint(tmp_path, ".", "--no-cache", "--select", "SEC004")
+    seen = place in ("project", "chart", "subchart", "crd-paths")
+    assert where(report) == ([("c/templates/pod.yaml", 11, 7, "SEC004")] if seen else [])
+
+
+def test_a_charts_own_crds_reach_its_render_when_the_project_does_not_list_them(tmp_path: Path) -> None:
+    from linter.sources import helm
+
+    folder = gated(tmp_path)
+    (folder / "crds").mkdir()
+    (folder / "crds" / "widget.yaml").write_text(WIDGET_CRD)
+    plan = helm.plan(str(folder), "c", {}, None, str(tmp_path), [])
+    [(output, error)] = helm.render_plan(plan, ("sdk", None), 60, None)
+    assert error is None and b"privileged: true" in output
+
+
+def test_a_new_project_crd_renders_the_chart_again(tmp_path: Path) -> None:
+    gated(tmp_path)
+    cache = ["--cache-dir", str(tmp_path / "cache"), "--select", "SEC004"]
+    assert where(lint(tmp_path, ".", *cache)[1]) == []
+    (tmp_path / "crds.yaml").write_text(WIDGET_CRD)
+    assert where(lint(tmp_path, ".", *cache)[1]) == [("c/templates/pod.yaml", 11, 7, "SEC004")]
+
+
 def test_a_finding_naming_a_rendered_object_names_its_template_line(tmp_path: Path) -> None:
     folder = tmp_path / "crds-chart"
     (folder / "templates").mkdir(parents=True)

@@ -381,8 +381,8 @@ def _helm_charts(out: Builds, items: list[tuple[SourceFile, str]], config: Confi
     for display in targets:
         parts = display.split("/")
         holders.update("/".join(parts[:end]) for end in range(1, len(parts)))
-    charts = [chart for chart in helm.find_charts((str(source.path), display) for source, display in items)
-              if (chart[1] == "." and targets) or chart[1].rstrip("/") in holders]
+    every = helm.find_charts((str(source.path), display) for source, display in items)
+    charts = [chart for chart in every if (chart[1] == "." and targets) or chart[1].rstrip("/") in holders]
     if not charts:
         return
     severity = config.severity.get("SCH001", "error")
@@ -396,7 +396,8 @@ def _helm_charts(out: Builds, items: list[tuple[SourceFile, str]], config: Confi
                                           helm.chart_file(display), FILE_START, None, ("helm", "unrendered")), None))
         return
     root = os.fspath(config.root) if config.root is not None else os.fspath(cwd)
-    apis = helm.api_versions(config.bundled_crds)
+    apis = helm.api_versions(config.bundled_crds, helm.project_crds(
+        (str(source.path) for source, _ in items), [folder for folder, _ in every], config))
     plans = [helm.plan(folder, display, section, config.kubernetes_version, root, apis) for folder, display in charts]
     cache = None
     if cache_dir is not None:

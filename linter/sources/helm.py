@@ -646,20 +646,96 @@ def _confined(folder: str, name: str, root: str) -> tuple[str | None, str | None
     return path, None
 
 
-def api_versions(bundled: bool) -> list[str]:
+def api_versions(bundled: bool, crds: Any = ()) -> list[str]:
     """The API versions a render is told the cluster serves beyond Kubernetes' own (what
-    ``.Capabilities.APIVersions.Has`` sees): the CRDs bundled with mlops-lint (``group/version``
-    and ``group/version/Kind``), unless ``bundled-crds: false``."""
-    if not bundled:
-        return []
-    from linter.validation.bundle import index
+    ``.Capabilities.APIVersions.Has`` sees): the served versions of ``crds`` (the project's:
+    :func:`project_crds`) and of the CRDs bundled with mlops-lint, unless ``bundled-crds: false``,
+    each as ``group/version`` and ``group/version/Kind``."""
+    out: set[str] = set(crd_versions(crds))
+    if bundled:
+        from linter.validation.bundle import index
 
-    out: set[str] = set()
-    for entry in index().get("kinds", []):
-        for version, about in (entry.get("versions") or {}).items():
-            if about.get("served", True):
-                out.update((f"{entry['group']}/{version}", f"{entry['group']}/{version}/{entry['kind']}"))
+        for entry in index().get("kinds", []):
+            for version, about in (entry.get("versions") or {}).items():
+                if about.get("served", True):
+                    out.update((f"{entry['group']}/{version}", f"{entry['group']}/{version}/{entry['kind']}"))
     return sorted(out)
+
+
+def crd_versions(crds: Any) -> set[str]:
+    """``group/version`` and ``group/version/Kind`` of each served version of ``crds``."""
+    out: set[str] = set()
+    for crd in crds:
+        for name in crd.served:
+            out.update((f"{crd.group}/{name}", f"{crd.group}/{name}/{crd.kind}"))
+    return out
+
+
+def crds_in(data: bytes, name: str) -> list[Any]:
+    """The CustomResourceDefinitions of one YAML or JSON file's bytes (none when it names none,
+    is not valid, or is beyond the YAML reader's bounds)."""
+    if b"CustomResourceDefinition" not in data:
+        return []
+    from pathlib import Path
+
+    from linter.validation.crds import CrdPathError, _documents, parse_crd
+
+    try:
+        documents = _documents(data.decode("utf-8-sig"), Path(name))
+    except (CrdPathError, UnicodeDecodeError, RecursionError, ValueError):
+        return []
+    found = []
+    for document in documents:
+        items = document.get("items") if isinstance(document, dict) and document.get("kind") == "List" else [document]
+        for item in items if isinstance(items, list) else []:
+            crd = parse_crd(item, name)
+            if crd is not None:
+                found.append(crd)
+    return found
+
+
+_CRD_SUFFIXES = (".yaml", ".yml", ".json")
+
+
+def project_crds(files: Any, charts: list[str], config: Any) -> list[Any]:
+    """The CRDs the project knows, which a render is told the cluster serves (as ``helm install``
+    applies a chart's ``crds/`` first, and the project's CRDs are applied with it): every CRD in
+    the project's YAML and JSON files (``files``: absolute paths; a chart's ``templates/`` are
+    Go templates, not read here; a file is read without following a link, within the file size
+    limit, and parsed only when it names CustomResourceDefinition; of a chart's files, only
+    those under a ``crds/`` folder: its templates are Go templates, its values and Chart.yaml
+    are not applied) and in the config's ``crd-paths``."""
+    from linter.sources.helm_sdk import read_no_link
+    from linter.sources.text import MAX_FILE_BYTES
+
+    folders = {folder.rstrip(os.sep) for folder in charts}
+    found: list[Any] = []
+    for path in files:
+        if not path.endswith(_CRD_SUFFIXES):
+            continue
+        parent, parts = os.path.dirname(path), []  # the folders from the nearest chart above down to the file
+        while parent not in folders:
+            up = os.path.dirname(parent)
+            if up == parent:
+                parts = None
+                break
+            parts.append(os.path.basename(parent))
+            parent = up
+        if parts is not None:  # a chart's file: only under its (or a subchart's) crds/
+            parts.reverse()
+            if "crds" not in parts or "templates" in parts[:parts.index("crds")]:
+                continue
+        data, _ = read_no_link(path, MAX_FILE_BYTES)
+        if data:
+            found.extend(crds_in(data, path))
+    if getattr(config, "crd_paths", ()):
+        from linter.validation.crds import CrdPathError, configured_table
+
+        try:
+            found.extend(crd for crds in configured_table(config).values() for crd in crds)
+        except CrdPathError:
+            pass  # the config's own check names it
+    return found
 
 
 def plan(folder: str, display: str, section: dict, kubernetes_version: str | None, root: str,
@@ -808,6 +884,13 @@ def prepare(plan: Plan, renderer: tuple[str, str | None], cache: Any) -> Prepare
         out.results = [(None, files.error)] * len(plan.renders)
         return out
     engine = f"sdk {helm_sdk.version()}" if kind == "sdk" else program or ""
+    # the CRDs of the chart's crds/ folders (its own and its subcharts'), which Helm applies first
+    own: set[str] = set()
+    for name, data in files.files:
+        parts = name.split("/")
+        if name.endswith(_CRD_SUFFIXES) and "crds" in parts[:-1] and (
+                parts[0] == "crds" or all(part == "charts" for part in parts[:parts.index("crds")][::2])):
+            own.update(crd_versions(crds_in(data, os.path.join(plan.folder, *parts))))
     for index, render in enumerate(plan.renders):
         texts = []
         try:
@@ -818,7 +901,8 @@ def prepare(plan: Plan, renderer: tuple[str, str | None], cache: Any) -> Prepare
             out.keys.append(None)
             continue
         spec = {"values": texts, "set": render.set, "name": render.name, "namespace": render.namespace,
-                "kube_version": render.kube_version, "api_versions": render.api_versions}
+                "kube_version": render.kube_version,
+                "api_versions": sorted(own.union(render.api_versions)) if own else render.api_versions}
         key = "helm-" + digest_text(kind, engine, json.dumps({**spec, "values": [(n, digest(t.encode()))
                                                                              for n, t in texts]}),
                                      *files.key()) if cache is not None and cache.folder is not None else None
@@ -906,7 +990,7 @@ def _render_binary(folder: str, program: str, spec: dict, render: Render, timeou
         arguments += ["--set", expression]
     if render.kube_version:
         arguments += ["--kube-version", render.kube_version]
-    for api in render.api_versions:
+    for api in spec.get("api_versions") or ():
         arguments += ["--api-versions", api]
     try:
         done = subprocess.run(arguments, cwd=folder, env=build_environment(), stdin=subprocess.DEVNULL,
