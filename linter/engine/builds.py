@@ -421,6 +421,7 @@ def _helm_charts(out: Builds, items: list[tuple[SourceFile, str]], config: Confi
             virtual = render.virtual(plan.display)
             mapper = helm.HelmMapper(output.decode("utf-8", "replace"), plan.folder, os.fspath(cwd),
                                      display=plan.display, values=render.label)
+            mapper.render = render  # its values sources (a values.yaml fix is made only where they do not set the value)
             out.helm[virtual] = mapper
             if key is not None:  # the positions an earlier run found on this render (linter.sources.helm.Memo)
                 if sizes is None:

@@ -80,6 +80,7 @@ class HelmMapper:
         # line, and kept in the cache with the render (use_memo)
         self._found: dict[int, tuple[str, Span, tuple[str, ...]] | None] = {}
         self._memo: Memo | None = None
+        self.render: Render | None = None  # the render of a project's chart this output is
 
     def __bool__(self) -> bool:
         return bool(self.sources)
@@ -478,10 +479,14 @@ def _insertion(template: list[str], number: int) -> int | None:
 
 def remap(pairs: list[tuple[Any, Any]], mappers: dict[str, HelmMapper]) -> list[tuple[Any, Any]]:
     """Results on rendered output moved to the templates. A template is never edited by
-    ``--fix`` (the fix stays a hint). A render of a project's chart names its values file in
-    the message; the same finding at the same place from several renders is one, naming each."""
+    ``--fix`` (the fix stays a hint); a fix of a value the template line inserts from the
+    chart's ``values.yaml`` is made there when that literal is its one source, else the message
+    says why not (:mod:`linter.sources.helm_values`). A render of a project's chart names its
+    values file in the message; the same finding at the same place from several renders is one,
+    naming each."""
     out: list[tuple[Any, Any]] = []
-    merged: dict[tuple, tuple[int, list[str]]] = {}
+    # (rule, place, message) -> (its index in out, values files, renders' mappers, the result on the render, place)
+    merged: dict[tuple, tuple[int, list[str], list[HelmMapper], Any, Any]] = {}
     for result, key in pairs:
         mapper = mappers.get(result.path)
         found = mapper.found(result.span) if mapper is not None else None
@@ -498,13 +503,26 @@ def remap(pairs: list[tuple[Any, Any]], mappers: dict[str, HelmMapper]) -> list[
         same = (result.rule, found[0], found[1], moved.message)
         if same in merged:
             merged[same][1].append(mapper.values)
+            merged[same][2].append(mapper)
             continue
-        merged[same] = (len(out), [mapper.values])
+        merged[same] = (len(out), [mapper.values], [mapper], result, found)
         out.append((moved, key))
-    for (_, _, _, message), (position, values) in merged.items():
+    helper: Any = None
+    for (_, _, _, message), (position, values, renders, original, found) in merged.items():
         result, key = out[position]
         values.sort(key=lambda label: (label != "values.yaml", label))
-        out[position] = (replace(result, message=f"{message} (Helm values: {', '.join(values)})"), key)
+        message = f"{message} (Helm values: {', '.join(values)})"
+        fix = None
+        if original.autofix is not None and found[2]:
+            if helper is None:
+                from linter.sources import helm_values as helper
+
+                helper.USES.clear()  # the charts' files are read again each run
+            try:
+                fix = helper.values_fix(original, found, renders)
+            except helper.NoFix as why:
+                message = f"{message} (no values.yaml fix: {why})"
+        out[position] = (replace(result, message=message, autofix=fix), key)
     return out
 
 

@@ -51,6 +51,7 @@ class ChartFiles:
     what was left out (links, special files, unreadable or oversized files)."""
 
     def __init__(self, folder: str):
+        from linter.sources.files import OVERLAY
         from linter.sources.text import MAX_FILE_BYTES
 
         self.folder = folder
@@ -81,6 +82,8 @@ class ChartFiles:
                 if data is None:
                     self.left_out.append((relative, why))
                     continue
+                if OVERLAY:  # a --fix pass renders the chart as the fixes so far left it (values.yaml)
+                    data = OVERLAY.get(os.path.realpath(path), data)
                 total += len(data)
                 if total > MAX_CHART_BYTES:
                     self.error = f"the chart's files are over {MAX_CHART_BYTES >> 20} MB: not rendered"
