@@ -124,6 +124,21 @@ class HelmMapper:
             return []
         return list(dict.fromkeys(_VALUES.findall(lines[found[1].line - 1])))
 
+    def template_lines(self, shown: str) -> list[str] | None:
+        """The lines of the template a finding was mapped to (read now if a warm run's map came
+        from the cache)."""
+        absolute = self._shown.get(shown)
+        if absolute is None:
+            for _, source in self.sources:
+                if self.place(source)[0] == shown:
+                    absolute = self.place(source)[1]
+                    break
+        return self._template(absolute) if absolute is not None else None
+
+    def template_file(self, shown: str) -> str | None:
+        """The absolute path of a template read by :meth:`template_lines`."""
+        return self._shown.get(shown)
+
     def use_memo(self, memo: "Memo") -> None:
         """Positions found by an earlier run on the same render of the same chart files (the
         cache's, checked by :meth:`Memo.load`): a warm run reads no template."""
@@ -490,8 +505,8 @@ def remap(pairs: list[tuple[Any, Any]], mappers: dict[str, HelmMapper]) -> list[
     for result, key in pairs:
         mapper = mappers.get(result.path)
         found = mapper.found(result.span) if mapper is not None else None
-        if found is None:
-            out.append((result, key))
+        if found is None:  # a render's own fix (on its text) is never one to apply
+            out.append((replace(result, autofix=None) if mapper is not None and result.autofix is not None else result, key))
             continue
         moved = replace(result, path=found[0], span=found[1], autofix=None)
         if mapper.values is None:
@@ -694,13 +709,18 @@ def crds_in(data: bytes, name: str) -> list[Any]:
     is not valid, or is beyond the YAML reader's bounds)."""
     if b"CustomResourceDefinition" not in data:
         return []
-    from pathlib import Path
+    import yaml
 
-    from linter.validation.crds import CrdPathError, _documents, parse_crd
+    from linter.sources import yaml_k8s
+    from linter.validation.crds import parse_crd
 
     try:
-        documents = _documents(data.decode("utf-8-sig"), Path(name))
-    except (CrdPathError, UnicodeDecodeError, RecursionError, ValueError):
+        text = data.decode("utf-8-sig")
+        if yaml_k8s.check_bounds(text) is not None:  # libyaml's composer recurses in C: too deep a file would crash
+            return []
+        documents = [document for document in yaml.load_all(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+                     if document is not None]
+    except (yaml.YAMLError, UnicodeDecodeError, RecursionError, ValueError):
         return []
     found = []
     for document in documents:

@@ -65,16 +65,9 @@ def values_fix(result: Any, found: tuple[str, Span, tuple[str, ...]], mappers: l
     chart = mapper.chart
     if chart is None or mapper.display is None:
         raise NoFix("the chart's folder is not known")
-    absolute = mapper._shown.get(found[0])
-    if absolute is None:  # a warm run mapped it from the cache: the template is read now
-        for _, source in mapper.sources:
-            shown, where = mapper.place(source)
-            if shown == found[0]:
-                mapper._template(where)
-                absolute = where
-                break
-    lines = mapper._templates.get(absolute) if absolute is not None else None
-    if not lines or not 0 < found[1].line <= len(lines):
+    lines = mapper.template_lines(found[0])
+    absolute = mapper.template_file(found[0])
+    if not lines or absolute is None or not 0 < found[1].line <= len(lines):
         raise NoFix("its template line could not be read")
     template = _TEMPLATE_LINE.match(lines[found[1].line - 1])
     if template is None or template.group("key") != rendered.group("key"):
@@ -131,14 +124,27 @@ def _text(path: str) -> str | None:
 
 
 def _subcharts(chart: str) -> set[str]:
-    from linter.sources.helm import _chart_metadata
+    """The names the chart's subcharts go by (folders and archives in charts/, dependencies and
+    their aliases in Chart.yaml; a Chart.yaml that cannot be read gives none of its own)."""
+    import yaml
+
+    from linter.sources.helm_sdk import read_no_link
 
     names = set()
     folder = os.path.join(chart, "charts")
     if os.path.isdir(folder) and not os.path.islink(folder):
         for entry in os.listdir(folder):
             names.add(entry[:-4].rsplit("-", 1)[0] if entry.endswith(".tgz") else entry)
-    for dependency in _chart_metadata(chart).get("dependencies") or []:
+    from linter.sources import yaml_k8s
+
+    data, _ = read_no_link(os.path.join(chart, "Chart.yaml"), 1 << 20)
+    text = (data or b"").decode("utf-8", "replace")
+    try:
+        metadata = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) \
+            if yaml_k8s.check_bounds(text) is None else None
+    except (yaml.YAMLError, RecursionError):
+        metadata = None
+    for dependency in (metadata.get("dependencies") if isinstance(metadata, dict) else None) or []:
         if isinstance(dependency, dict):
             names.update(str(dependency[key]) for key in ("name", "alias") if dependency.get(key))
     return names
