@@ -127,6 +127,24 @@ def test_no_values_fix_unless_the_literal_is_the_one_source_and_the_message_says
     assert snapshot(folder) == before
 
 
+def test_a_fix_adding_something_elsewhere_is_dropped_without_a_word(tmp_path: Path) -> None:
+    """GPU005's fix adds tolerations to the pod: no fix of the value the finding's line inserts."""
+    job = JOB.replace("        env:\n        - name: NCCL_DEBUG\n          value: {{ .Values.nccl.debug }}\n",
+                      "        resources:\n          limits:\n            nvidia.com/gpu: {{ .Values.gpus }}\n"
+                      "          requests:\n            nvidia.com/gpu: {{ .Values.gpus }}\n")
+    folder = chart(tmp_path, "gpus: 1\nimage: mcr.microsoft.com/x:1.0\n", job)
+    (tmp_path / "taint.yaml").write_text(
+        "apiVersion: v1\nkind: Node\nmetadata:\n  name: gpu-0\n  labels: {accelerator: nvidia}\nspec:\n"
+        "  taints:\n  - {key: sku, value: gpu, effect: NoSchedule}\n")
+    before = snapshot(folder)
+    report = run(tmp_path, ".", "--select", "GPU005", "--no-cache")[1]
+    [finding] = [f for f in report["findings"] if f["rule"] == "GPU005"]
+    assert finding["path"] == "c/templates/job.yaml" and "this line inserts .Values.gpus" in finding["message"]
+    assert finding["autofix"] is None and "values.yaml fix" not in finding["message"]
+    run(tmp_path, ".", "--select", "GPU005", "--fix", "--unsafe-fixes", "--no-cache")
+    assert snapshot(folder) == before
+
+
 def test_a_template_literal_has_no_fix_and_no_values_note(tmp_path: Path) -> None:
     folder = chart(tmp_path, job=JOB.replace("{{ .Values.nccl.debug }}", "INFO"))
     before = snapshot(folder)

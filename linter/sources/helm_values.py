@@ -4,7 +4,8 @@ A template is never edited (its text is Go template code, and one line renders m
 finding whose rule's fix replaces one scalar of the render (``value: INFO`` -> ``WARN``) is
 fixed in ``values.yaml`` only when that literal is the one source of the rendered scalar, which
 is checked, not guessed; every condition below holds, else the finding has no fix and its
-message says why (``no values.yaml fix: …``):
+message says why (``no values.yaml fix: …``; a rule's fix that adds something elsewhere, such as
+a toleration, is no fix of the inserted value: dropped, as every template fix, without a word):
 
 - the rule's fix is one replacement of a whole plain scalar that is a key's value on its
   rendered line (``key: value``), and the new text is a plain scalar Helm prints as written
@@ -46,12 +47,17 @@ class NoFix(Exception):
     """Why a finding has no values.yaml fix (a phrase for its message)."""
 
 
-def values_fix(result: Any, found: tuple[str, Span, tuple[str, ...]], mappers: list[Any]) -> Fix:
+def values_fix(result: Any, found: tuple[str, Span, tuple[str, ...]], mappers: list[Any]) -> Fix | None:
     """The finding's fix moved to ``values.yaml`` (see the module's conditions); raises
-    :class:`NoFix` with the reason when it cannot be."""
+    :class:`NoFix` with the reason when it cannot be. None (nothing to say) when the rule's fix
+    does not replace text on the finding's own rendered line: it adds something elsewhere (a
+    toleration, a request), so it is no fix of the value the line inserts."""
     mapper = mappers[0]
     fix = result.autofix
-    if fix is None or len(fix.edits) != 1 or fix.edits[0].path != result.path:
+    if fix is None or not any(edit.span.line == result.span.line and edit.span[:2] != edit.span[2:]
+                              for edit in fix.edits):
+        return None
+    if len(fix.edits) != 1 or fix.edits[0].path != result.path:
         raise NoFix("the rule's fix is more than one value")
     edit = fix.edits[0]
     span = edit.span
