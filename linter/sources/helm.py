@@ -266,11 +266,6 @@ class Memo:
             return {}
 
     def _checked(self, loaded: Any, mapper: "HelmMapper") -> dict[int, tuple[str, Span, tuple[str, ...]]]:
-        def whole(value: Any, low: int, high: int) -> int:
-            if type(value) is not int or not low <= value <= high:
-                raise ValueError(value)
-            return value
-
         if (not isinstance(loaded, dict) or loaded.get("format") != MEMO_FORMAT or loaded.get("key") != self.key
                 or not isinstance(loaded.get("lines"), list) or len(loaded["lines"]) > len(mapper.lines)):
             raise ValueError("not a map of this render")
@@ -284,15 +279,20 @@ class Memo:
             lines, size = self.sizes.get("/".join(parts[1:]), (1, 0)) if len(parts) > 1 else (1, 0)
             sources.append((mapper.place(source)[0], start, end, max(1, lines), size + 2))
         for row in loaded["lines"]:
-            if not isinstance(row, list) or len(row) != 7 or not isinstance(row[6], list) or len(row[6]) > 64:
+            # seven fields (a list of another length fails to unpack), six whole numbers (not bools)
+            rendered, source, line, column, end_line, end_column, names = row
+            if not (type(rendered) is int and type(source) is int and type(line) is int and type(column) is int
+                    and type(end_line) is int and type(end_column) is int and type(names) is list
+                    and 0 <= source < len(sources)):
                 raise ValueError(row)
-            shown, start, end, lines, columns = sources[whole(row[1], 0, len(sources) - 1)]
-            rendered = whole(row[0], start, end)  # a line this # Source: covers (the comment's own too)
-            line = whole(row[2], 1, lines)
-            span = Span(line, whole(row[3], 1, columns), whole(row[4], line, lines), whole(row[5], 1, columns))
-            if not all(isinstance(name, str) and _VALUES.fullmatch(name) for name in row[6]):
+            shown, start, end, lines, columns = sources[source]
+            # a line this # Source: covers (the comment's own too), a span within its template
+            if not (start <= rendered <= end and 1 <= line <= end_line <= lines and 0 < column <= columns
+                    and 0 < end_column <= columns and len(names) <= 64):
                 raise ValueError(row)
-            out[rendered] = (shown, span, tuple(row[6]))
+            if names and not all(type(name) is str and _VALUES.fullmatch(name) for name in names):
+                raise ValueError(row)
+            out[rendered] = (shown, Span(line, column, end_line, end_column), tuple(names))
         return out
 
     def save(self, mapper: "HelmMapper") -> None:

@@ -126,8 +126,13 @@ def read_no_link(path: str, limit: int) -> tuple[bytes | None, str]:
             return None, "not a regular file"
         if info.st_size > limit:
             return None, f"over {limit >> 20} MB"
-        chunks, size = [], 0
-        while True:
+        first = os.read(fd, info.st_size + 1)  # a regular file reads whole at once: short of the ask is its end
+        if len(first) <= info.st_size:
+            return first, ""
+        chunks, size = [first], len(first)
+        if size > limit:
+            return None, f"over {limit >> 20} MB"
+        while True:  # it grew since fstat
             chunk = os.read(fd, 1 << 20)
             if not chunk:
                 break
