@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from functools import lru_cache
 from typing import Any
 
 from msgspec import Struct
@@ -244,15 +245,9 @@ class Memo:
 
     @staticmethod
     def key_of(render_key: str, mapper: "HelmMapper") -> str:
-        from linter import __version__
         from linter.digest import digest_text
 
-        try:
-            info = os.stat(__file__)
-            code = f"{info.st_size}:{info.st_mtime_ns}"
-        except OSError:
-            code = ""
-        return "helmmap-" + digest_text(MEMO_FORMAT, __version__, code, render_key, mapper.cwd, mapper.chart,
+        return "helmmap-" + digest_text(MEMO_FORMAT, _mapping_code(), render_key, mapper.cwd, mapper.chart,
                                          mapper.display, mapper.values)
 
     def load(self, mapper: "HelmMapper") -> dict[int, tuple[str, Span, tuple[str, ...]]]:
@@ -307,6 +302,18 @@ class Memo:
         self.cache.put(self.key, json.dumps({"format": MEMO_FORMAT, "key": self.key, "lines": rows},
                                             separators=(",", ":")).encode())
         self.dirty = False
+
+
+@lru_cache(maxsize=1)
+def _mapping_code() -> str:
+    """The code that maps, as a map's key holds it: mlops-lint's version and this module's file."""
+    from linter import __version__
+
+    try:
+        info = os.stat(__file__)
+        return f"{__version__}:{info.st_size}:{info.st_mtime_ns}"
+    except OSError:
+        return __version__
 
 
 def save_memos(mappers: dict[str, "HelmMapper"]) -> None:
