@@ -286,6 +286,21 @@ def test_a_render_over_the_time_limit_is_one_finding(tmp_path: Path) -> None:
     assert [f["rule"] for f in report["findings"]] == ["SCH001"]
 
 
+def test_a_deep_chart_yaml_is_a_finding_not_a_crash(tmp_path: Path) -> None:
+    """libyaml's composer recurses in C: a Chart.yaml nested 200,000 deep crashed the run
+    (segmentation fault) where the chart's metadata was read for its release name."""
+    import subprocess
+    import sys
+
+    folder = hostile(tmp_path, CM)
+    (folder / "Chart.yaml").write_text("apiVersion: v2\nname: c\nversion: 0.1.0\nx: " + "[" * 200000 + "]" * 200000 + "\n")
+    done = subprocess.run([sys.executable, "-m", "linter", "c", "--no-cache", "--format", "json"], cwd=tmp_path,
+                          capture_output=True, timeout=120, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert done.returncode == 1, done.stderr[-500:]
+    report = json.loads(done.stdout)
+    assert {(f["path"], f["rule"]) for f in report["findings"]} == {("c/Chart.yaml", "SCH001")}
+
+
 # -- cached like kustomize builds ----------------------------------------------------------------
 
 def test_an_unchanged_chart_is_not_rendered_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

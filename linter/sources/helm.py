@@ -826,13 +826,19 @@ def plan(folder: str, display: str, section: dict, kubernetes_version: str | Non
 
 
 def _chart_metadata(folder: str) -> dict:
+    """Chart.yaml's data (none when it is not a mapping, is broken, or is beyond the YAML
+    reader's bounds: libyaml's composer recurses in C, and a deep enough file crashed the run)."""
+    from linter.sources import yaml_k8s
     from linter.sources.helm_sdk import read_no_link
 
     data, _ = read_no_link(os.path.join(folder, "Chart.yaml"), 1 << 20)
+    text = (data or b"").decode("utf-8", "replace")
+    if yaml_k8s.check_bounds(text) is not None:
+        return {}
     try:
         import yaml
 
-        loaded = yaml.load(data or b"", Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        loaded = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except Exception:  # noqa: BLE001 - a broken Chart.yaml is the render's error
         return {}
     return loaded if isinstance(loaded, dict) else {}
