@@ -117,12 +117,26 @@ def test_autofixes_are_the_same_across_jobs_and_the_cache(tmp_path: Path,
     assert results(2, cache) == serial  # warm, read
 
 
-@pytest.mark.parametrize("path", ["<kustomize build overlays/prod/kustomization.yaml>", "<helm template charts/x>",
-                                  "<stdin>"])
+@pytest.mark.parametrize("path", ["<kustomize build overlays/prod/kustomization.yaml>", "<stdin>"])
 def test_built_or_streamed_output_gets_no_fix(path: str) -> None:
-    """A kustomize build's or a Helm render's objects are not the source file's nodes, and stdin
-    is no file: their findings carry no fix (the hint stays)."""
+    """A kustomize build's objects are not the source file's nodes, and stdin is no file: their
+    findings carry no fix (the hint stays)."""
     from linter.engine import load_bytes
 
     (result,) = _run([load_bytes(MANIFEST.encode(), path, "k8s")])
     assert (result.rule, result.fix, result.autofix) == ("TST001", "set it to no", None)
+
+
+def test_a_helm_renders_fix_names_only_the_render_and_is_dropped_when_mapped() -> None:
+    """A Helm render's own plan is resolved against the render's text (so that a fix of a value
+    the chart's values.yaml gives can be moved there, linter.sources.helm_values); it names no
+    file, and the mapping back to the templates drops it unless it was moved."""
+    from linter.engine import load_bytes
+    from linter.sources import helm
+
+    path = "<helm template charts/x>"
+    (result,) = _run([load_bytes(MANIFEST.encode(), path, "k8s")])
+    assert (result.rule, result.fix) == ("TST001", "set it to no")
+    assert result.autofix is not None and {edit.path for edit in result.autofix.edits} == {path}
+    [(moved, _)] = helm.remap([(result, None)], {path: helm.HelmMapper("", None, "/")})
+    assert moved.autofix is None

@@ -286,6 +286,21 @@ def test_a_render_over_the_time_limit_is_one_finding(tmp_path: Path) -> None:
     assert [f["rule"] for f in report["findings"]] == ["SCH001"]
 
 
+def test_a_deep_chart_yaml_is_a_finding_not_a_crash(tmp_path: Path) -> None:
+    """libyaml's composer recurses in C: a Chart.yaml nested 200,000 deep crashed the run
+    (segmentation fault) where the chart's metadata was read for its release name."""
+    import subprocess
+    import sys
+
+    folder = hostile(tmp_path, CM)
+    (folder / "Chart.yaml").write_text("apiVersion: v2\nname: c\nversion: 0.1.0\nx: " + "[" * 200000 + "]" * 200000 + "\n")
+    done = subprocess.run([sys.executable, "-m", "linter", "c", "--no-cache", "--format", "json"], cwd=tmp_path,
+                          capture_output=True, timeout=120, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert done.returncode == 1, done.stderr[-500:]
+    report = json.loads(done.stdout)
+    assert {(f["path"], f["rule"]) for f in report["findings"]} == {("c/Chart.yaml", "SCH001")}
+
+
 # -- cached like kustomize builds ----------------------------------------------------------------
 
 def test_an_unchanged_chart_is_not_rendered_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -308,6 +323,153 @@ def test_an_unchanged_chart_is_not_rendered_again(tmp_path: Path, monkeypatch: p
     (tmp_path / ".mlops-lint.yaml").write_text("helm: {namespace: other}\n")  # a setting: another render
     lint(tmp_path, "charts", *cache)
     assert len(calls) == 3
+
+
+def test_a_warm_run_maps_its_findings_without_reading_a_template(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    from linter.sources import helm
+
+    chart(tmp_path, "inference")
+    cache = ["--cache-dir", str(tmp_path / "cache")]
+    first = lint(tmp_path, "charts", *cache)[1]
+    assert sorted(p.name.split("-")[0] for p in (tmp_path / "cache" / "kustomize").iterdir()) == [
+        "helm", "helm", "helmmap", "helmmap"]  # values.yaml and ci/two-gpu-values.yaml: a render and its map each
+    read: list[str] = []
+    real = helm._read_template
+
+    def counted(absolute: str, cwd: str):
+        read.append(absolute)
+        return real(absolute, cwd)
+
+    monkeypatch.setattr(helm, "_read_template", counted)
+    monkeypatch.setattr(helm, "_READ", {})
+    second = lint(tmp_path, "charts", *cache)[1]
+    assert read == [] and second == first and where(first)
+
+
+def test_an_edited_template_is_mapped_again(tmp_path: Path) -> None:
+    folder = chart(tmp_path, "trainer")
+    cache = ["--cache-dir", str(tmp_path / "cache")]
+    before = where(lint(tmp_path, "charts", *cache)[1])
+    job = folder / "templates" / "job.yaml"
+    job.write_text("{{- /* the output does not change; the template's lines do */}}\n" + job.read_text())
+    after = where(lint(tmp_path, "charts", *cache)[1])
+    assert after == [(path, line + 1, column, rule) for path, line, column, rule in before] and before
+
+
+@pytest.mark.parametrize("tamper", ["line", "column", "source", "rendered", "values", "key", "shape", "junk"])
+def test_a_cached_map_is_checked_before_it_is_used(tmp_path: Path, tamper: str) -> None:
+    chart(tmp_path, "inference")
+    cache = ["--cache-dir", str(tmp_path / "cache")]
+    first = lint(tmp_path, "charts", *cache)[1]
+    for entry in (tmp_path / "cache" / "kustomize").glob("helmmap-*.out"):
+        data = json.loads(entry.read_text())
+        row = data["lines"][0]
+        if tamper == "line":
+            row[2] = row[4] = 9999  # past the template's end
+        elif tamper == "column":
+            row[3] = 10 ** 7
+        elif tamper == "source":
+            row[1] = 50  # no such # Source: in the render
+        elif tamper == "rendered":
+            row[0] = 1 if row[1] else 10 ** 6  # a line its # Source: does not cover
+        elif tamper == "values":
+            row[6] = ["$(curl evil)"]
+        elif tamper == "key":
+            data["key"] = "helmmap-" + "0" * 32
+        elif tamper == "shape":
+            row.append(1)
+        entry.write_text("not json {" if tamper == "junk" else json.dumps(data))
+    again = lint(tmp_path, "charts", *cache)[1]
+    assert again == first and where(first)
+    assert all(json.loads(e.read_text())["key"] == e.stem for e in (tmp_path / "cache" / "kustomize").glob("helmmap-*"))
+
+
+@pytest.mark.parametrize("tamper", ["output", "truncated", "renamed", "no header"])
+def test_a_cached_render_that_does_not_check_is_rendered_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                tamper: str) -> None:
+    folder = chart(tmp_path, "trainer")
+    cache = ["--cache-dir", str(tmp_path / "cache")]
+    first = lint(tmp_path, "charts", *cache)[1]
+    [entry] = (tmp_path / "cache" / "kustomize").glob("helm-*.out")
+    data = entry.read_bytes()
+    if tamper == "output":  # a privileged container slipped in: the header's hash no longer matches
+        entry.write_bytes(data.replace(b"allowPrivilegeEscalation: false", b"privileged: true"))
+    elif tamper == "truncated":
+        entry.write_bytes(data[:len(data) // 2])
+    elif tamper == "renamed":  # another chart's render under this key
+        (folder / "values.yaml").write_text((folder / "values.yaml").read_text().replace("limit: 2", "limit: 1"))
+        lint(tmp_path, "charts", *cache)
+        [other] = [e for e in (tmp_path / "cache" / "kustomize").glob("helm-*.out") if e != entry]
+        (folder / "values.yaml").write_text((HELM / "trainer" / "values.yaml").read_text())
+        entry.write_bytes(other.read_bytes())
+    else:
+        entry.write_bytes(data.split(b"\n", 3)[3])  # the bare output, as entries were kept before
+    calls: list[int] = []
+    real = helm_sdk.render_many
+    monkeypatch.setattr(helm_sdk, "render_many", lambda *a, **k: calls.append(1) or real(*a, **k))
+    again = lint(tmp_path, "charts", *cache)[1]
+    assert calls == [1] and again == first
+
+
+# -- the project's CRDs are API versions of the render ------------------------------------------
+
+WIDGET_CRD = ("apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n"
+              "  name: widgets.example.com\nspec:\n  group: example.com\n  names: {kind: Widget, plural: widgets}\n"
+              "  scope: Namespaced\n  versions:\n  - name: v1alpha1\n    served: false\n    storage: false\n"
+              "  - name: v1\n    served: true\n    storage: true\n    schema: {openAPIV3Schema: {type: object}}\n")
+GATED = ('{{- if .Capabilities.APIVersions.Has "@API@" }}\napiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n'
+         "  containers:\n  - name: a\n    image: mcr.microsoft.com/x:1.0\n    securityContext:\n"
+         "      privileged: true\n{{- end }}\n")
+
+
+def gated(tmp_path: Path, api: str = "example.com/v1/Widget") -> Path:
+    folder = tmp_path / "c"
+    (folder / "templates").mkdir(parents=True)
+    (folder / "Chart.yaml").write_text("apiVersion: v2\nname: c\nversion: 0.1.0\n")
+    (folder / "templates" / "pod.yaml").write_text(GATED.replace("@API@", api))
+    return folder
+
+
+@pytest.mark.parametrize("api", ["example.com/v1/Widget", "example.com/v1"])
+@pytest.mark.parametrize("place", ["project", "chart", "subchart", "crd-paths", "nowhere", "served false",
+                                   "a template", "values"])
+def test_the_projects_crds_are_api_versions_of_the_render(tmp_path: Path, api: str, place: str) -> None:
+    folder = gated(tmp_path, "example.com/v1alpha1" if place == "served false" else api)
+    target = {"project": tmp_path / "deploy" / "crds.yaml", "chart": folder / "crds" / "widget.yaml",
+              "subchart": folder / "charts" / "sub" / "crds" / "widget.yaml",
+              "crd-paths": tmp_path / "cluster" / "widget.yaml", "served false": tmp_path / "deploy" / "crds.yaml",
+              "a template": folder / "templates" / "crd.yaml", "values": folder / "values.yaml"}.get(place)
+    if target is not None:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text("---\n" + WIDGET_CRD if place != "values" else "crd:\n" + "".join(
+            "  " + line + "\n" for line in WIDGET_CRD.splitlines()))
+    if place == "subchart":
+        (folder / "charts" / "sub" / "Chart.yaml").write_text("apiVersion: v2\nname: sub\nversion: 0.1.0\n")
+    if place == "crd-paths":
+        (tmp_path / ".mlops-lint.yaml").write_text("crd-paths: [cluster/]\nexclude: ['^cluster/']\n")
+    code, report = lint(tmp_path, ".", "--no-cache", "--select", "SEC004")
+    seen = place in ("project", "chart", "subchart", "crd-paths")
+    assert where(report) == ([("c/templates/pod.yaml", 11, 7, "SEC004")] if seen else [])
+
+
+def test_a_charts_own_crds_reach_its_render_when_the_project_does_not_list_them(tmp_path: Path) -> None:
+    from linter.sources import helm
+
+    folder = gated(tmp_path)
+    (folder / "crds").mkdir()
+    (folder / "crds" / "widget.yaml").write_text(WIDGET_CRD)
+    plan = helm.plan(str(folder), "c", {}, None, str(tmp_path), [])
+    [(output, error)] = helm.render_plan(plan, ("sdk", None), 60, None)
+    assert error is None and b"privileged: true" in output
+
+
+def test_a_new_project_crd_renders_the_chart_again(tmp_path: Path) -> None:
+    gated(tmp_path)
+    cache = ["--cache-dir", str(tmp_path / "cache"), "--select", "SEC004"]
+    assert where(lint(tmp_path, ".", *cache)[1]) == []
+    (tmp_path / "crds.yaml").write_text(WIDGET_CRD)
+    assert where(lint(tmp_path, ".", *cache)[1]) == [("c/templates/pod.yaml", 11, 7, "SEC004")]
 
 
 def test_a_finding_naming_a_rendered_object_names_its_template_line(tmp_path: Path) -> None:

@@ -26,8 +26,22 @@ from linter.validation.kustomize import KUSTOMIZATION_NAMES
 ENABLED = ("auto", "always", "never")
 
 
+class Unparsed(Struct):
+    """A render's output not parsed yet: a warm run whose every outcome the cache holds never
+    parses it (:meth:`Builds.parsed`)."""
+
+    path: str
+    output: bytes
+
+    def load(self) -> Document:
+        from linter.sources.files import load_bytes
+
+        return load_bytes(self.output, self.path, "k8s")
+
+
 class Builds(Struct):
-    documents: list[tuple[Document, bytes, bool]] = field(default_factory=list)  # (built, output, targeted)
+    # (built, output, targeted); a Helm render's document is Unparsed until parsed() is called
+    documents: list[tuple[Any, bytes, bool]] = field(default_factory=list)
     mappers: dict[str, Any] = field(default_factory=dict)  # virtual path -> its mapper
     raw_only: frozenset[str] = frozenset()  # display paths linted through a build
     errors: list[tuple[Result, None]] = field(default_factory=list)  # SCH001 of roots that failed to build
@@ -38,6 +52,13 @@ class Builds(Struct):
     # virtual path -> the key of every file its build read (linter.sources.kustomize.build_key): a built
     # object's fix is resolved against its resource file's text, which the output alone does not pin
     inputs: dict[str, str] = field(default_factory=dict)
+
+    def parsed(self) -> list[tuple[Document, bytes, bool]]:
+        """The documents, every render's parsed (once)."""
+        if any(isinstance(document, Unparsed) for document, _, _ in self.documents):
+            self.documents[:] = [(document.load() if isinstance(document, Unparsed) else document, output, targeted)
+                                 for document, output, targeted in self.documents]
+        return self.documents
 
     @property
     def signature(self) -> str:
@@ -92,7 +113,7 @@ class Builds(Struct):
         for mapper in self.helm.values():
             if getattr(mapper, "display", None) is not None:
                 for _, source in mapper.sources:
-                    out[mapper.template_path(source)[0]] = "linted"
+                    out[mapper.place(source)[0]] = "linted"
         for result, _ in self.errors:  # a chart's render that failed at a template: that template was read
             if result.node[:1] == ("helm",) and not result.path.endswith("Chart.yaml"):
                 out[result.path] = "linted"
@@ -234,11 +255,11 @@ def start(items: list[tuple[SourceFile, str]], config: Config, cwd: Path, jobs: 
     enabled, configured, timeout = settings(config)
     if enabled == "never":
         return Pending(out)
-    display_of = {os.path.realpath(source.path): display for source, display in items}
     roots = kz.find_roots(((str(source.path), display) for source, display in items),
                           os.fspath(bound) if bound is not None else None)
     if not roots:
         return Pending(out)
+    display_of = {os.path.realpath(source.path): display for source, display in items}
     severity = config.severity.get("SCH001", "error")
 
     def shown(path: str) -> str:
@@ -356,9 +377,12 @@ def _helm_charts(out: Builds, items: list[tuple[SourceFile, str]], config: Confi
         return
     # the charts a target file of the run is in (a named template too; a document read from
     # stdin is no chart's file): see linter.engine.run
-    charts = [chart for chart in helm.find_charts((str(source.path), display) for source, display in items)
-              if any(chart[1] == "." or display == chart[1] or display.startswith(chart[1].rstrip("/") + "/")
-                     for display in targets)]
+    holders = set(targets)  # every target and each folder above it, as displayed
+    for display in targets:
+        parts = display.split("/")
+        holders.update("/".join(parts[:end]) for end in range(1, len(parts)))
+    every = helm.find_charts((str(source.path), display) for source, display in items)
+    charts = [chart for chart in every if (chart[1] == "." and targets) or chart[1].rstrip("/") in holders]
     if not charts:
         return
     severity = config.severity.get("SCH001", "error")
@@ -372,7 +396,8 @@ def _helm_charts(out: Builds, items: list[tuple[SourceFile, str]], config: Confi
                                           helm.chart_file(display), FILE_START, None, ("helm", "unrendered")), None))
         return
     root = os.fspath(config.root) if config.root is not None else os.fspath(cwd)
-    apis = helm.api_versions(config.bundled_crds)
+    apis = helm.api_versions(config.bundled_crds, helm.project_crds(
+        (str(source.path) for source, _ in items), [folder for folder, _ in every], config))
     plans = [helm.plan(folder, display, section, config.kubernetes_version, root, apis) for folder, display in charts]
     cache = None
     if cache_dir is not None:
@@ -381,13 +406,12 @@ def _helm_charts(out: Builds, items: list[tuple[SourceFile, str]], config: Confi
         cache = kz.BuildCache(cache_dir)
     timeout = float(section.get("timeout", 60.0))
 
-    from linter.sources.files import load_bytes
-
-    outputs = helm.render_plans(plans, renderer, timeout, cache, jobs)
+    prepared = helm.render_prepared(plans, renderer, timeout, cache, jobs)
     for plan in plans:
         out.notes.extend(plan.notes)
-    for plan, rendered in zip(plans, outputs):
-        for render, (output, error) in zip(plan.renders, rendered):
+    for plan, done in zip(plans, prepared):
+        sizes = None
+        for render, (output, error), key in zip(plan.renders, done.results, done.keys or [None] * len(plan.renders)):
             if output is None:
                 where, span = helm.error_place(str(error), plan.folder, plan.display, os.fspath(cwd))
                 out.errors.append((Result("SCH001", "parse-error", severity,
@@ -397,8 +421,13 @@ def _helm_charts(out: Builds, items: list[tuple[SourceFile, str]], config: Confi
             virtual = render.virtual(plan.display)
             mapper = helm.HelmMapper(output.decode("utf-8", "replace"), plan.folder, os.fspath(cwd),
                                      display=plan.display, values=render.label)
+            mapper.render = render  # its values sources (a values.yaml fix is made only where they do not set the value)
             out.helm[virtual] = mapper
-            out.documents.append((load_bytes(output, virtual, "k8s"), output, True))
+            if key is not None:  # the positions an earlier run found on this render (linter.sources.helm.Memo)
+                if sizes is None:
+                    sizes = {name: (data.count(b"\n") + 1, len(data)) for name, data in done.files.files}
+                mapper.use_memo(helm.Memo(cache, helm.Memo.key_of(key, mapper), sizes))
+            out.documents.append((Unparsed(virtual, output), output, True))
         out.rendered.update(helm.templates_folders(plan.folder))
 
 

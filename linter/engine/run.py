@@ -178,6 +178,19 @@ def nothing_linted(file_status: dict[str, str], request: LintRequest) -> str:
     return f"{len(file_status)} file{'s' if len(file_status) != 1 else ''} skipped ({listed})"
 
 
+def _under(path: str, folders: set[str]) -> bool:
+    """Whether ``path`` is inside one of ``folders`` (absolute): its parents looked up in the set,
+    not each folder tried against it (a run of many charts has many templates and folders)."""
+    parent = os.path.dirname(path)
+    while True:
+        if parent in folders:
+            return True
+        up = os.path.dirname(parent)
+        if up == parent:
+            return False
+        parent = up
+
+
 def _rank(level: str) -> int:
     from linter.rule import SEVERITY_RANK
 
@@ -253,9 +266,8 @@ def _lint_project(project: Project, rules: list, key: str, request: LintRequest,
             project.targets.notes[:] = [n for n in project.targets.notes
                                         if os.path.abspath(n.path) not in builds.rendered]
             # and their templates were linted, as rendered
-            project.targets.skipped[:] = [
-                (path, RENDERED if any(os.fspath(path).startswith(folder + os.sep) for folder in builds.rendered)
-                 else why) for path, why in project.targets.skipped]
+            project.targets.skipped[:] = [(path, RENDERED if _under(os.fspath(path), builds.rendered) else why)
+                                          for path, why in project.targets.skipped]
         built = {document.path for document, _, targeted in builds.documents if targeted}
         return builds, Job(rules, config, custom.extended(request.registry, config), target_paths | built, key,
                            builds.raw_only)
@@ -390,7 +402,7 @@ def run(items: Work, stdin: tuple[Document, bytes] | None, settle: Callable[[], 
     kept, skeletons = prepare(work + again, {s.display: s.data for s in survey if s.data is not None}, config)
     if builds is None:
         builds, job = settle()
-    built = builds.documents
+    built = builds.parsed()
     known = [own] if stdin is not None and (own := skeleton(stdin[0])) is not None else []
     known.extend(own for document, _, _ in built if (own := skeleton(document)) is not None)
     if job.raw_only:  # a file linted through a build is in the index as built, not as written
@@ -477,4 +489,8 @@ def finish(outcomes: list[FileOutcome], project: list[tuple[Result, tuple | None
                 if statuses.get(shown := mapper.display(kustomization.path), "").startswith("skipped"):
                     statuses[shown] = "linted"
         statuses.update(builds.templates_rendered())
+        if builds.helm:  # the template positions found on the renders, for the next run
+            from linter.sources.helm import save_memos
+
+            save_memos(builds.helm)
     return results, statuses, notes

@@ -281,9 +281,11 @@ class FixTexts:
         self.mappers: dict[str, Any] = {}  # a kustomize build's virtual path -> its Mapper
 
     def text(self, path: str) -> str | None:
+        current = self.current
+        if path and path.startswith("<helm template ") and current is not None and current.path == path:
+            return current.text  # a render's own plan: moved to values.yaml, or dropped (linter.sources.helm.remap)
         if not path or path.startswith("<"):
             return None
-        current = self.current
         if current is not None and current.path == path:
             return current.text
         if path not in self.read:

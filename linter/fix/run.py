@@ -152,6 +152,8 @@ def _pending(report: RunReport, targets: dict[str, Any], unsafe: bool, files: di
     pending: dict[str, list[Result]] = {}
     for result in report.results:
         own = targets.get(result.path)
+        if own is None and result.autofix is not None:  # a Helm template's finding, fixed in its chart's values.yaml
+            own = _chart_values(result, targets)
         allowed = unsafe or (own is not None and own.config is not None and own.config.fix_unsafe)
         if not fixable(result, allowed):
             continue
@@ -161,6 +163,16 @@ def _pending(report: RunReport, targets: dict[str, Any], unsafe: bool, files: di
             continue
         pending.setdefault(where, []).append(result)
     return pending
+
+
+def _chart_values(result: Result, targets: dict[str, Any]) -> Any:
+    """The target ``values.yaml`` a finding on a template of its chart is fixed in
+    (:mod:`linter.sources.helm_values`), else None."""
+    where = result.autofix.edits[0].path if result.autofix is not None and result.autofix.edits else ""
+    chart, name = where.rpartition("/")[0], where.rpartition("/")[2]
+    if name != "values.yaml" or not result.path.startswith(f"{chart}/templates/" if chart else "templates/"):
+        return None
+    return targets.get(where)
 
 
 def _open(display: str, targets: dict[str, Any], refused: set[str], notes: list[Note],

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from functools import lru_cache
 from typing import Any
 
 from msgspec import Struct
@@ -63,9 +64,10 @@ class HelmMapper:
         self.lines = text.splitlines()
         self.sources: list[tuple[int, str]] = []  # (1-based line of the comment, template path)
         for number, line in enumerate(self.lines, 1):
-            match = _SOURCE.match(line)
-            if match:
-                self.sources.append((number, match.group(1)))
+            if line.startswith("# Source: "):
+                match = _SOURCE.match(line)
+                if match:
+                    self.sources.append((number, match.group(1)))
         self.chart = chart
         self.cwd = cwd
         self.display = display  # the chart's folder as shown (a render of the project's chart)
@@ -75,21 +77,36 @@ class HelmMapper:
         self._rendered: list[tuple | None] | None = None
         self._shown: dict[str, str] = {}  # a template's display path -> its absolute path
         self._places: dict[str, tuple[str, str]] = {}  # a # Source: path -> (display, absolute)
+        # rendered line -> (template shown, span there, values its line inserts): found once per
+        # line, and kept in the cache with the render (use_memo)
+        self._found: dict[int, tuple[str, Span, tuple[str, ...]] | None] = {}
+        self._memo: Memo | None = None
+        self.render: Render | None = None  # the render of a project's chart this output is
 
     def __bool__(self) -> bool:
         return bool(self.sources)
+
+    def place(self, source: str) -> tuple[str, str]:
+        """(display path, absolute path) of a ``# Source:`` path, worked out once."""
+        found = self._places.get(source)
+        if found is None:
+            found = self._places[source] = self.template_path(source)
+        return found
 
     def template_path(self, source: str) -> tuple[str, str]:
         """(display path, absolute path) of a ``# Source:`` path."""
         from pathlib import Path
 
-        from linter.discover import display_path
+        from linter.discover import display_path, shown as shown_text
 
         parts = source.replace("\\", "/").split("/")
         if self.chart is not None and len(parts) > 1:  # CHART/templates/… or CHART/charts/SUB/templates/…
             absolute = os.path.join(self.chart, *parts[1:])
         else:
             absolute = os.path.join(self.cwd, *parts)
+        if (os.sep == "/" and absolute.startswith(self.cwd + "/") and os.path.normpath(absolute) == absolute
+                and os.path.normpath(self.cwd) == self.cwd != "/"):
+            return shown_text(absolute[len(self.cwd) + 1:]), absolute  # what display_path gives, without Paths
         return display_path(Path(absolute), Path(self.cwd)), absolute
 
     def _template(self, absolute: str) -> list[str] | None:
@@ -108,8 +125,51 @@ class HelmMapper:
             return []
         return list(dict.fromkeys(_VALUES.findall(lines[found[1].line - 1])))
 
+    def template_lines(self, shown: str) -> list[str] | None:
+        """The lines of the template a finding was mapped to (read now if a warm run's map came
+        from the cache)."""
+        absolute = self._shown.get(shown)
+        if absolute is None:
+            for _, source in self.sources:
+                if self.place(source)[0] == shown:
+                    absolute = self.place(source)[1]
+                    break
+        return self._template(absolute) if absolute is not None else None
+
+    def template_file(self, shown: str) -> str | None:
+        """The absolute path of a template read by :meth:`template_lines`."""
+        return self._shown.get(shown)
+
+    def use_memo(self, memo: "Memo") -> None:
+        """Positions found by an earlier run on the same render of the same chart files (the
+        cache's, checked by :meth:`Memo.load`): a warm run reads no template."""
+        self._memo = memo
+        self._found.update(memo.load(self))
+
+    def found(self, span: Span) -> tuple[str, Span, tuple[str, ...]] | None:
+        """:meth:`locate`, with the values the template line inserts; once per rendered line."""
+        if span.line in self._found:
+            return self._found[span.line]
+        located = self._locate(span)
+        entry = (located[0], located[1], tuple(self.inserted(located))) if located is not None else None
+        self._found[span.line] = entry
+        if self._memo is not None and entry is not None:
+            self._memo.dirty = True
+        return entry
+
     def locate(self, span: Span) -> tuple[str, Span] | None:
         """The template and the span there of a rendered position (None: not under a Source)."""
+        entry = self.found(span)
+        return (entry[0], entry[1]) if entry is not None else None
+
+    def source_at(self, line: int) -> int | None:
+        """The index in :attr:`sources` of the ``# Source:`` a rendered line is under."""
+        from bisect import bisect_right
+
+        index = bisect_right(self.sources, (line, "\U0010ffff")) - 1
+        return index if index >= 0 else None
+
+    def _locate(self, span: Span) -> tuple[str, Span] | None:
         source = None
         start = 0
         for number, path in self.sources:
@@ -118,9 +178,7 @@ class HelmMapper:
             source, start = path, number
         if source is None:
             return None
-        if source not in self._places:
-            self._places[source] = self.template_path(source)
-        shown, absolute = self._places[source]
+        shown, absolute = self.place(source)
         template = self._template(absolute)
         if not template:
             return shown, Span(1, 1, 1, 2)
@@ -160,6 +218,109 @@ class HelmMapper:
             if line.startswith("kind:"):
                 return shown, Span(number, 1, number, len(line) + 1)
         return shown, Span(1, 1, 1, 2)
+
+
+MEMO_FORMAT = 1
+
+
+class Memo:
+    """The template positions found on one render, kept in the cache folder beside the render
+    (``helmmap-<key>.out``), so a warm run maps its findings without reading a template.
+
+    Its key holds the render's (every chart file's content, the values, the settings, the SDK's
+    version), the code that maps (mlops-lint's version and this module's file) and where it is
+    shown from (the working folder, the chart's folder and display). Like every cache entry it
+    is untrusted (:mod:`linter.cache`): read only as a bounded regular file, JSON of one shape,
+    and every row checked against what this run knows before it is used: its rendered line is
+    in the render, its template is the one that line's ``# Source:`` names, its line is within
+    that template as read for the render (``sizes``), its columns within the file's size, the
+    values it names spelled as values are. One row that does not check makes the whole entry a
+    miss (found again and written anew)."""
+
+    def __init__(self, cache: Any, key: str, sizes: dict[str, tuple[int, int]]):
+        self.cache = cache
+        self.key = key
+        self.sizes = sizes  # a chart file's path within the chart -> (lines, bytes)
+        self.dirty = False
+
+    @staticmethod
+    def key_of(render_key: str, mapper: "HelmMapper") -> str:
+        from linter.digest import digest_text
+
+        return "helmmap-" + digest_text(MEMO_FORMAT, _mapping_code(), render_key, mapper.cwd, mapper.chart,
+                                         mapper.display, mapper.values)
+
+    def load(self, mapper: "HelmMapper") -> dict[int, tuple[str, Span, tuple[str, ...]]]:
+        data = self.cache.get(self.key) if self.cache is not None else None
+        if data is None:
+            return {}
+        try:
+            loaded = json.loads(data)
+            return self._checked(loaded, mapper)
+        except (ValueError, TypeError, KeyError, IndexError, RecursionError):
+            return {}
+
+    def _checked(self, loaded: Any, mapper: "HelmMapper") -> dict[int, tuple[str, Span, tuple[str, ...]]]:
+        if (not isinstance(loaded, dict) or loaded.get("format") != MEMO_FORMAT or loaded.get("key") != self.key
+                or not isinstance(loaded.get("lines"), list) or len(loaded["lines"]) > len(mapper.lines)):
+            raise ValueError("not a map of this render")
+        out: dict[int, tuple[str, Span, tuple[str, ...]]] = {}
+        count = len(mapper.lines)
+        # per # Source: its display path, the lines it covers, its template's line count and size
+        sources = []
+        for index, (start, source) in enumerate(mapper.sources):
+            end = mapper.sources[index + 1][0] - 1 if index + 1 < len(mapper.sources) else count
+            parts = source.replace("\\", "/").split("/")
+            lines, size = self.sizes.get("/".join(parts[1:]), (1, 0)) if len(parts) > 1 else (1, 0)
+            sources.append((mapper.place(source)[0], start, end, max(1, lines), size + 2))
+        for row in loaded["lines"]:
+            # seven fields (a list of another length fails to unpack), six whole numbers (not bools)
+            rendered, source, line, column, end_line, end_column, names = row
+            if not (type(rendered) is int and type(source) is int and type(line) is int and type(column) is int
+                    and type(end_line) is int and type(end_column) is int and type(names) is list
+                    and 0 <= source < len(sources)):
+                raise ValueError(row)
+            shown, start, end, lines, columns = sources[source]
+            # a line this # Source: covers (the comment's own too), a span within its template
+            if not (start <= rendered <= end and 1 <= line <= end_line <= lines and 0 < column <= columns
+                    and 0 < end_column <= columns and len(names) <= 64):
+                raise ValueError(row)
+            if names and not all(type(name) is str and _VALUES.fullmatch(name) for name in names):
+                raise ValueError(row)
+            out[rendered] = (shown, Span(line, column, end_line, end_column), tuple(names))
+        return out
+
+    def save(self, mapper: "HelmMapper") -> None:
+        if not self.dirty or self.cache is None:
+            return
+        rows = []
+        for rendered, entry in sorted(mapper._found.items()):
+            source = mapper.source_at(rendered) if entry is not None else None
+            if entry is None or source is None or mapper.place(mapper.sources[source][1])[0] != entry[0]:
+                continue
+            rows.append([rendered, source, *entry[1], list(entry[2])])
+        self.cache.put(self.key, json.dumps({"format": MEMO_FORMAT, "key": self.key, "lines": rows},
+                                            separators=(",", ":")).encode())
+        self.dirty = False
+
+
+@lru_cache(maxsize=1)
+def _mapping_code() -> str:
+    """The code that maps, as a map's key holds it: mlops-lint's version and this module's file."""
+    from linter import __version__
+
+    try:
+        info = os.stat(__file__)
+        return f"{__version__}:{info.st_size}:{info.st_mtime_ns}"
+    except OSError:
+        return __version__
+
+
+def save_memos(mappers: dict[str, "HelmMapper"]) -> None:
+    """Every render's newly found positions written to the cache (after the run's mapping)."""
+    for mapper in mappers.values():
+        if mapper._memo is not None:
+            mapper._memo.save(mapper)
 
 
 _INDEXES: dict[int, tuple[Any, dict[tuple, list[tuple[int, tuple]]]]] = {}
@@ -340,33 +501,50 @@ def _insertion(template: list[str], number: int) -> int | None:
 
 def remap(pairs: list[tuple[Any, Any]], mappers: dict[str, HelmMapper]) -> list[tuple[Any, Any]]:
     """Results on rendered output moved to the templates. A template is never edited by
-    ``--fix`` (the fix stays a hint). A render of a project's chart names its values file in
-    the message; the same finding at the same place from several renders is one, naming each."""
+    ``--fix`` (the fix stays a hint); a fix of a value the template line inserts from the
+    chart's ``values.yaml`` is made there when that literal is its one source, else the message
+    says why not (:mod:`linter.sources.helm_values`). A render of a project's chart names its
+    values file in the message; the same finding at the same place from several renders is one,
+    naming each."""
     out: list[tuple[Any, Any]] = []
-    merged: dict[tuple, tuple[int, list[str]]] = {}
+    # (rule, place, message) -> (its index in out, values files, renders' mappers, the result on the render, place)
+    merged: dict[tuple, tuple[int, list[str], list[HelmMapper], Any, Any]] = {}
     for result, key in pairs:
         mapper = mappers.get(result.path)
-        found = mapper.locate(result.span) if mapper is not None else None
-        if found is None:
-            out.append((result, key))
+        found = mapper.found(result.span) if mapper is not None else None
+        if found is None:  # a render's own fix (on its text) is never one to apply
+            out.append((replace(result, autofix=None) if mapper is not None and result.autofix is not None else result, key))
             continue
         moved = replace(result, path=found[0], span=found[1], autofix=None)
         if mapper.values is None:
             out.append((moved, key))
             continue
-        inserted = mapper.inserted(found)
+        inserted = found[2]
         if inserted:
             moved = replace(moved, message=f"{result.message} (this line inserts {', '.join(inserted)})")
         same = (result.rule, found[0], found[1], moved.message)
         if same in merged:
             merged[same][1].append(mapper.values)
+            merged[same][2].append(mapper)
             continue
-        merged[same] = (len(out), [mapper.values])
+        merged[same] = (len(out), [mapper.values], [mapper], result, found)
         out.append((moved, key))
-    for (_, _, _, message), (position, values) in merged.items():
+    helper: Any = None
+    for (_, _, _, message), (position, values, renders, original, found) in merged.items():
         result, key = out[position]
         values.sort(key=lambda label: (label != "values.yaml", label))
-        out[position] = (replace(result, message=f"{message} (Helm values: {', '.join(values)})"), key)
+        message = f"{message} (Helm values: {', '.join(values)})"
+        fix = None
+        if original.autofix is not None and found[2]:
+            if helper is None:
+                from linter.sources import helm_values as helper
+
+                helper.USES.clear()  # the charts' files are read again each run
+            try:
+                fix = helper.values_fix(original, found, renders)
+            except helper.NoFix as why:
+                message = f"{message} (no values.yaml fix: {why})"
+        out[position] = (replace(result, message=message, autofix=fix), key)
     return out
 
 
@@ -401,15 +579,6 @@ def find_charts(files: Any) -> list[tuple[str, str]]:
         return os.path.basename(parent) == "charts" and os.path.dirname(parent) in folders
 
     return sorted((c for c in found if not nested(c[0])), key=lambda c: c[1])
-
-
-def chart_inputs(folder: str) -> list[str]:
-    """Every file of a chart (what its rendering may read), sorted."""
-    out = []
-    for inner, dirs, names in os.walk(folder, followlinks=False):
-        dirs.sort()
-        out.extend(os.path.join(inner, name) for name in sorted(names))
-    return out
 
 
 NOT_RENDERED = ('chart not rendered: neither Helm\'s SDK (pip install "mlops-lint[helm]") nor a `helm` on PATH '
@@ -517,20 +686,101 @@ def _confined(folder: str, name: str, root: str) -> tuple[str | None, str | None
     return path, None
 
 
-def api_versions(bundled: bool) -> list[str]:
+def api_versions(bundled: bool, crds: Any = ()) -> list[str]:
     """The API versions a render is told the cluster serves beyond Kubernetes' own (what
-    ``.Capabilities.APIVersions.Has`` sees): the CRDs bundled with mlops-lint (``group/version``
-    and ``group/version/Kind``), unless ``bundled-crds: false``."""
-    if not bundled:
-        return []
-    from linter.validation.bundle import index
+    ``.Capabilities.APIVersions.Has`` sees): the served versions of ``crds`` (the project's:
+    :func:`project_crds`) and of the CRDs bundled with mlops-lint, unless ``bundled-crds: false``,
+    each as ``group/version`` and ``group/version/Kind``."""
+    out: set[str] = set(crd_versions(crds))
+    if bundled:
+        from linter.validation.bundle import index
 
-    out: set[str] = set()
-    for entry in index().get("kinds", []):
-        for version, about in (entry.get("versions") or {}).items():
-            if about.get("served", True):
-                out.update((f"{entry['group']}/{version}", f"{entry['group']}/{version}/{entry['kind']}"))
+        for entry in index().get("kinds", []):
+            for version, about in (entry.get("versions") or {}).items():
+                if about.get("served", True):
+                    out.update((f"{entry['group']}/{version}", f"{entry['group']}/{version}/{entry['kind']}"))
     return sorted(out)
+
+
+def crd_versions(crds: Any) -> set[str]:
+    """``group/version`` and ``group/version/Kind`` of each served version of ``crds``."""
+    out: set[str] = set()
+    for crd in crds:
+        for name in crd.served:
+            out.update((f"{crd.group}/{name}", f"{crd.group}/{name}/{crd.kind}"))
+    return out
+
+
+def crds_in(data: bytes, name: str) -> list[Any]:
+    """The CustomResourceDefinitions of one YAML or JSON file's bytes (none when it names none,
+    is not valid, or is beyond the YAML reader's bounds)."""
+    if b"CustomResourceDefinition" not in data:
+        return []
+    import yaml
+
+    from linter.sources import yaml_k8s
+    from linter.validation.crds import parse_crd
+
+    try:
+        text = data.decode("utf-8-sig")
+        if yaml_k8s.check_bounds(text) is not None:  # libyaml's composer recurses in C: too deep a file would crash
+            return []
+        documents = [document for document in yaml.load_all(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+                     if document is not None]
+    except (yaml.YAMLError, UnicodeDecodeError, RecursionError, ValueError):
+        return []
+    found = []
+    for document in documents:
+        items = document.get("items") if isinstance(document, dict) and document.get("kind") == "List" else [document]
+        for item in items if isinstance(items, list) else []:
+            crd = parse_crd(item, name)
+            if crd is not None:
+                found.append(crd)
+    return found
+
+
+_CRD_SUFFIXES = (".yaml", ".yml", ".json")
+
+
+def project_crds(files: Any, charts: list[str], config: Any) -> list[Any]:
+    """The CRDs the project knows, which a render is told the cluster serves (as ``helm install``
+    applies a chart's ``crds/`` first, and the project's CRDs are applied with it): every CRD in
+    the project's YAML and JSON files (``files``: absolute paths; a chart's ``templates/`` are
+    Go templates, not read here; a file is read without following a link, within the file size
+    limit, and parsed only when it names CustomResourceDefinition; of a chart's files, only
+    those under a ``crds/`` folder: its templates are Go templates, its values and Chart.yaml
+    are not applied) and in the config's ``crd-paths``."""
+    from linter.sources.helm_sdk import read_no_link
+    from linter.sources.text import MAX_FILE_BYTES
+
+    folders = {folder.rstrip(os.sep) for folder in charts}
+    found: list[Any] = []
+    for path in files:
+        if not path.endswith(_CRD_SUFFIXES):
+            continue
+        parent, parts = os.path.dirname(path), []  # the folders from the nearest chart above down to the file
+        while parent not in folders:
+            up = os.path.dirname(parent)
+            if up == parent:
+                parts = None
+                break
+            parts.append(os.path.basename(parent))
+            parent = up
+        if parts is not None:  # a chart's file: only under its (or a subchart's) crds/
+            parts.reverse()
+            if "crds" not in parts or "templates" in parts[:parts.index("crds")]:
+                continue
+        data, _ = read_no_link(path, MAX_FILE_BYTES)
+        if data:
+            found.extend(crds_in(data, path))
+    if getattr(config, "crd_paths", ()):
+        from linter.validation.crds import CrdPathError, configured_table
+
+        try:
+            found.extend(crd for crds in configured_table(config).values() for crd in crds)
+        except CrdPathError:
+            pass  # the config's own check names it
+    return found
 
 
 def plan(folder: str, display: str, section: dict, kubernetes_version: str | None, root: str,
@@ -572,27 +822,23 @@ def plan(folder: str, display: str, section: dict, kubernetes_version: str | Non
         if isinstance(dependency, dict) and dependency.get("name") and not _has_subchart(folder, str(dependency["name"])):
             notes.append(Note(chart_file(display), f"dependency {dependency['name']!r} is not in charts/: rendered "
                                                      "without it (no repository or registry is contacted)"))
-    lookup = False
-    from linter.sources.helm_sdk import read_no_link
-
-    for path in chart_inputs(os.path.join(folder, "templates")):
-        data, _ = read_no_link(path, 16 << 20)  # a link is not read (nor given to Helm)
-        if data is not None and _LOOKUP.search(data):
-            lookup = True
-            break
-    if lookup:
-        notes.append(Note(display, "templates call `lookup`: rendered offline, where it finds nothing"))
-    return Plan(folder, display, renders, notes, lookup)
+    return Plan(folder, display, renders, notes)
 
 
 def _chart_metadata(folder: str) -> dict:
+    """Chart.yaml's data (none when it is not a mapping, is broken, or is beyond the YAML
+    reader's bounds: libyaml's composer recurses in C, and a deep enough file crashed the run)."""
+    from linter.sources import yaml_k8s
     from linter.sources.helm_sdk import read_no_link
 
     data, _ = read_no_link(os.path.join(folder, "Chart.yaml"), 1 << 20)
+    text = (data or b"").decode("utf-8", "replace")
+    if yaml_k8s.check_bounds(text) is not None:
+        return {}
     try:
         import yaml
 
-        loaded = yaml.load(data or b"", Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        loaded = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except Exception:  # noqa: BLE001 - a broken Chart.yaml is the render's error
         return {}
     return loaded if isinstance(loaded, dict) else {}
@@ -626,6 +872,31 @@ def assemble(manifests: dict[str, str]) -> bytes:
     return "".join(out).encode()
 
 
+_RENDER_ENTRY = b"mlops-lint helm render 1\n"
+
+
+def for_cache(key: str, output: bytes) -> bytes:
+    """A render as the cache keeps it: after a header naming its key and its content's hash."""
+    from linter.digest import digest
+
+    return b"%s%s\n%s\n%s" % (_RENDER_ENTRY, key.encode("ascii"), digest(output).encode("ascii"), output)
+
+
+def from_cache(key: str, data: bytes | None) -> bytes | None:
+    """A cached render, only when its header names this key and its content has the hash the
+    header gives (a truncated, corrupt or renamed entry is a miss, rendered again), and it is
+    within the file size limit."""
+    from linter.digest import digest
+    from linter.sources.text import MAX_FILE_BYTES
+
+    if data is None or not data.startswith(_RENDER_ENTRY):
+        return None
+    parts = data[len(_RENDER_ENTRY):].split(b"\n", 2)
+    if len(parts) != 3 or parts[0] != key.encode("ascii") or len(parts[2]) > MAX_FILE_BYTES:
+        return None
+    return parts[2] if parts[1] == digest(parts[2]).encode("ascii") else None
+
+
 class Prepared:
     """A chart's renders before the renderer runs: what the cache had, and what is left to render."""
 
@@ -646,11 +917,16 @@ def prepare(plan: Plan, renderer: tuple[str, str | None], cache: Any) -> Prepare
     from linter.sources import helm_sdk
     from linter.sources.files import Unreadable, read_source
 
+    from linter.result import Note
+
     kind, program = renderer
     files = helm_sdk.ChartFiles(plan.folder)
     out = Prepared(plan, files)
+    # the chart's own templates as given to Helm (a link is not), read once for the render and this
+    if any(name.startswith("templates/") and _LOOKUP.search(data) for name, data in files.files):
+        plan.lookup = True
+        plan.notes.append(Note(plan.display, "templates call `lookup`: rendered offline, where it finds nothing"))
     if files.left_out:
-        from linter.result import Note
 
         shown = ", ".join(f"{name} ({why})" for name, why in files.left_out[:5])
         more = f" and {len(files.left_out) - 5} more" if len(files.left_out) > 5 else ""
@@ -659,6 +935,13 @@ def prepare(plan: Plan, renderer: tuple[str, str | None], cache: Any) -> Prepare
         out.results = [(None, files.error)] * len(plan.renders)
         return out
     engine = f"sdk {helm_sdk.version()}" if kind == "sdk" else program or ""
+    # the CRDs of the chart's crds/ folders (its own and its subcharts'), which Helm applies first
+    own: set[str] = set()
+    for name, data in files.files:
+        parts = name.split("/")
+        if name.endswith(_CRD_SUFFIXES) and "crds" in parts[:-1] and (
+                parts[0] == "crds" or all(part == "charts" for part in parts[:parts.index("crds")][::2])):
+            own.update(crd_versions(crds_in(data, os.path.join(plan.folder, *parts))))
     for index, render in enumerate(plan.renders):
         texts = []
         try:
@@ -669,12 +952,13 @@ def prepare(plan: Plan, renderer: tuple[str, str | None], cache: Any) -> Prepare
             out.keys.append(None)
             continue
         spec = {"values": texts, "set": render.set, "name": render.name, "namespace": render.namespace,
-                "kube_version": render.kube_version, "api_versions": render.api_versions}
+                "kube_version": render.kube_version,
+                "api_versions": sorted(own.union(render.api_versions)) if own else render.api_versions}
         key = "helm-" + digest_text(kind, engine, json.dumps({**spec, "values": [(n, digest(t.encode()))
                                                                              for n, t in texts]}),
                                      *files.key()) if cache is not None and cache.folder is not None else None
         out.keys.append(key)
-        found = cache.get(key) if key is not None else None
+        found = from_cache(key, cache.get(key)) if key is not None else None
         if found is not None:
             out.results[index] = (found, None)
             continue
@@ -698,7 +982,7 @@ def finish(prepared: Prepared, answers: list[dict[str, Any]], cache: Any) -> lis
             continue
         results[index] = (output, None)
         if prepared.keys[index] is not None:
-            cache.put(prepared.keys[index], output)
+            cache.put(prepared.keys[index], for_cache(prepared.keys[index], output))
     return results
 
 
@@ -707,6 +991,12 @@ def render_plans(plans: list[Plan], renderer: tuple[str, str | None], timeout: f
     """Each chart's renders (output, or the error's message), from the cache where an equal
     render was kept; the SDK renders all the others in one worker, a ``helm`` binary one
     process per render (``jobs`` at a time)."""
+    return [p.results for p in render_prepared(plans, renderer, timeout, cache, jobs)]
+
+
+def render_prepared(plans: list[Plan], renderer: tuple[str, str | None], timeout: float, cache: Any,
+                    jobs: int = 1) -> list[Prepared]:
+    """:func:`render_plans`, each chart's :class:`Prepared` (its files, render keys and results)."""
     from linter.sources import helm_sdk
     from linter.sources.text import MAX_FILE_BYTES
 
@@ -729,7 +1019,7 @@ def render_plans(plans: list[Plan], renderer: tuple[str, str | None], timeout: f
             answers = list(pool.map(binary, waiting))
     for p, answer in zip(waiting, answers):
         finish(p, answer, cache)
-    return [p.results for p in prepared]
+    return prepared
 
 
 def render_plan(plan: Plan, renderer: tuple[str, str | None], timeout: float,
@@ -751,7 +1041,7 @@ def _render_binary(folder: str, program: str, spec: dict, render: Render, timeou
         arguments += ["--set", expression]
     if render.kube_version:
         arguments += ["--kube-version", render.kube_version]
-    for api in render.api_versions:
+    for api in spec.get("api_versions") or ():
         arguments += ["--api-versions", api]
     try:
         done = subprocess.run(arguments, cwd=folder, env=build_environment(), stdin=subprocess.DEVNULL,

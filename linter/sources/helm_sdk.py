@@ -51,18 +51,23 @@ class ChartFiles:
     what was left out (links, special files, unreadable or oversized files)."""
 
     def __init__(self, folder: str):
+        from linter.sources.files import OVERLAY
         from linter.sources.text import MAX_FILE_BYTES
 
         self.folder = folder
         self.files: list[tuple[str, bytes]] = []
         self.left_out: list[tuple[str, str]] = []
         self.error: str | None = None
+        self._key: list[str] | None = None
         ignored = _ignore_rules(folder)
         total = 0
+        top = len(folder.rstrip(os.sep)) + 1
         for inner, dirs, names in os.walk(folder, followlinks=False):
             dirs.sort()
+            # the path within the chart, /-separated (os.walk's paths all start with the folder)
+            within = "" if inner == folder else inner[top:].replace(os.sep, "/") + "/"
             for name in list(dirs):
-                relative = os.path.relpath(os.path.join(inner, name), folder).replace(os.sep, "/")
+                relative = within + name
                 if _ignored(relative, True, ignored):
                     dirs.remove(name)
                 elif os.path.islink(os.path.join(inner, name)):
@@ -70,13 +75,15 @@ class ChartFiles:
                     self.left_out.append((relative, "a link"))
             for name in sorted(names):
                 path = os.path.join(inner, name)
-                relative = os.path.relpath(path, folder).replace(os.sep, "/")
+                relative = within + name
                 if _ignored(relative, False, ignored):
                     continue
                 data, why = read_no_link(path, MAX_FILE_BYTES)
                 if data is None:
                     self.left_out.append((relative, why))
                     continue
+                if OVERLAY:  # a --fix pass renders the chart as the fixes so far left it (values.yaml)
+                    data = OVERLAY.get(os.path.realpath(path), data)
                 total += len(data)
                 if total > MAX_CHART_BYTES:
                     self.error = f"the chart's files are over {MAX_CHART_BYTES >> 20} MB: not rendered"
@@ -84,9 +91,12 @@ class ChartFiles:
                 self.files.append((relative, data))
 
     def key(self) -> list[str]:
-        from linter.digest import digest
+        """Each file's path and content hash (worked out once: every render of the chart is keyed by them)."""
+        if self._key is None:
+            from linter.digest import digest
 
-        return [f"{relative}:{digest(data)}" for relative, data in self.files]
+            self._key = [f"{relative}:{digest(data)}" for relative, data in self.files]
+        return self._key
 
     def archive(self) -> bytes:
         """The chart as a ``.tgz`` under one top folder (what Helm's archive loader expects)."""
@@ -116,8 +126,13 @@ def read_no_link(path: str, limit: int) -> tuple[bytes | None, str]:
             return None, "not a regular file"
         if info.st_size > limit:
             return None, f"over {limit >> 20} MB"
-        chunks, size = [], 0
-        while True:
+        first = os.read(fd, info.st_size + 1)  # a regular file reads whole at once: short of the ask is its end
+        if len(first) <= info.st_size:
+            return first, ""
+        chunks, size = [first], len(first)
+        if size > limit:
+            return None, f"over {limit >> 20} MB"
+        while True:  # it grew since fstat
             chunk = os.read(fd, 1 << 20)
             if not chunk:
                 break
