@@ -2,7 +2,9 @@
 
 Every rule id the table names exists; every "covered" row's proof (``RULE at file:line``) holds:
 its snippet in tests/data/article_coverage/<ID>/ is linted as a project of its own and the rule
-fires at that line; the counts the page states are the table's. A snippet is copied out of the git
+fires at that line; the counts the page states are the table's. A "partly" or "not covered" row
+whose gap was tried keeps its snippet in tests/data/article_coverage_gaps/<ID>/, on which none of
+the row's rules may fire (a rule that closes the gap fails this until the row says covered). A snippet is copied out of the git
 work tree first: linted in place, the work tree would be its project and the snippets of other
 rows (pools, queues, device plugins) would change its findings."""
 
@@ -21,6 +23,7 @@ from linter.registry import load_registry
 REPO = Path(__file__).resolve().parents[1]
 DOC = REPO / "docs" / "article-coverage.md"
 SNIPPETS = REPO / "tests" / "data" / "article_coverage"
+GAPS = REPO / "tests" / "data" / "article_coverage_gaps"  # tried forms a row's rules miss
 ARTICLE = REPO.parent / "shared" / "seed" / "mlops-aks-best-practices.txt"
 VERDICTS = ("covered", "partly", "not covered")
 RULE_ID = re.compile(r"^[A-Z]{3}\d{3}$")
@@ -92,6 +95,25 @@ def test_each_covered_row_has_its_snippet_and_only_those() -> None:
     assert sorted(p.name for p in SNIPPETS.iterdir() if p.is_dir()) == sorted(r["id"] for r in COVERED)
 
 
+GAP_ROWS = [r for r in ROWS if (GAPS / r["id"]).is_dir()]
+
+
+def test_gap_snippets_belong_to_rows_that_are_not_covered() -> None:
+    by_id = {r["id"]: r for r in ROWS}
+    assert GAP_ROWS and sorted(p.name for p in GAPS.iterdir()) == sorted(r["id"] for r in GAP_ROWS)
+    for row in GAP_ROWS:
+        assert by_id[row["id"]]["verdict"] != "covered" and row["rules"], row
+        assert f"(gap snippet {row['id']})" in row["proof"], row
+
+
+def _lint_copy(source: Path, tmp_path: Path, registry):
+    project = tmp_path / source.name
+    shutil.copytree(source, project)
+    report = lint(LintRequest(paths=[project], config=None, registry=registry, cwd=project))
+    assert not report.nothing_linted and report.files_linted, report.notes
+    return project, report.active
+
+
 @pytest.fixture(scope="module")
 def registry():
     return load_registry()
@@ -100,10 +122,15 @@ def registry():
 @pytest.mark.parametrize("row", COVERED, ids=[r["id"] for r in COVERED])
 def test_covered_practice_snippet_fires_the_named_rule(row: dict, tmp_path: Path, registry) -> None:
     rule, name, line = PROOF.match(row["proof"]).groups()
-    project = tmp_path / row["id"]
-    shutil.copytree(SNIPPETS / row["id"], project)
+    project, results = _lint_copy(SNIPPETS / row["id"], tmp_path, registry)
     assert (project / name).is_file(), row
     assert int(line) <= len((project / name).read_text("utf-8").splitlines()), row
-    report = lint(LintRequest(paths=[project], config=None, registry=registry, cwd=project))
-    hits = sorted({(Path(r.path).name, r.line) for r in report.active if r.rule == rule})
+    hits = sorted({(Path(r.path).name, r.line) for r in results if r.rule == rule})
     assert (name, int(line)) in hits, f"{row['id']}: {rule} fired at {hits}, not {name}:{line}"
+
+
+@pytest.mark.parametrize("row", GAP_ROWS, ids=[r["id"] for r in GAP_ROWS])
+def test_gap_snippet_is_still_missed(row: dict, tmp_path: Path, registry) -> None:
+    _, results = _lint_copy(GAPS / row["id"], tmp_path, registry)
+    fired = sorted({r.rule for r in results} & set(row["rules"]))
+    assert fired == [], f"{row['id']}: {fired} now fire on the gap snippet; re-judge the row"
