@@ -1,0 +1,2 @@
+#!/bin/bash
+kubectl label nodes -l agentpool=gpunp accelerator=nvidia --overwrite
