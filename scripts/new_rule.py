@@ -45,14 +45,15 @@ CODE_RE = re.compile(r"^[A-Z]{3}[0-9]{3}$")
 SLUG_RE = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
 
 # A document every rule of the catalogue passes, at default settings and with the violating set's
-# config (trusted registries, required labels): the scaffold's fixtures add no other rule's finding.
+# config (trusted registries, required labels), in a namespace of its own: the scaffold's fixtures
+# add no other rule's finding nor change one (tests/test_new_rule.py).
 CLEAN = {
     "yaml": ("yaml", """\
 apiVersion: batch/v1
 kind: Job
 metadata:
   name: {name}
-  namespace: ml-training
+  namespace: {namespace}
   labels:
     app.kubernetes.io/name: {name}
     team: ml-platform
@@ -215,9 +216,10 @@ def main(argv: list[str] | None = None) -> int:
     stem = f"{code.lower()}_{slug.replace('-', '_')}"
     summary = args.summary or f"{slug.replace('-', ' ').capitalize()} {PLACEHOLDER}"
     name = slug[:40].rstrip("-")
-    fail_text = clean.format(name=name, expect=f"{'      ' if kind == 'yaml' else ''}# expect: {code}\n")
-    pass_text = clean.format(name=name, expect="")
-    example = clean.format(name=name, expect="").strip()
+    namespace = code.lower()  # a namespace of its own: rules over a namespace's pods (OBS001's counts) see no new pod
+    fail_text = clean.format(name=name, namespace=namespace, expect=f"{'      ' if kind == 'yaml' else ''}# expect: {code}\n")
+    pass_text = clean.format(name=name, namespace=namespace, expect="")
+    example = clean.format(name=name, namespace=namespace, expect="").strip()
     fence = {"yaml": "yaml", "dockerfile": "dockerfile", "shell": "sh"}[kind]
     header = {"yaml": "# ", "dockerfile": "# ", "shell": ""}[kind]
     files = {
