@@ -61,6 +61,12 @@ def test_the_rules_table_has_every_rule_once() -> None:
     assert {"LNT003", "LNT004"} <= set(codes)  # the hand-kept table had lost them
     lnt001 = next(row for row in rows if row.startswith("| LNT001 |"))
     assert "| info (opt-in) |" in lnt001
+    from click.testing import CliRunner
+
+    from linter.cli import main
+
+    listed = CliRunner().invoke(main, ["rules"]).output.splitlines()  # `mlops-lint rules`: the same registry
+    assert [line.split()[:2] for line in listed] == [[c.strip() for c in row.split("|")[1:3]] for row in rows[1:]]
 
 
 def test_the_formats_and_config_keys_are_those_the_cli_and_the_config_take() -> None:
