@@ -178,6 +178,47 @@ def test_the_fail_fixture_is_reported_at_its_expect_line() -> None:
 '''
 
 
+def files_for(code: str, slug: str, family: str, scope_name: str, severity: str, summary: str | None,
+              root: Path) -> dict[Path, str]:
+    """Every file the scaffold writes for the rule, with its text (``rules/<family>/__init__.py``
+    only when the family is new)."""
+    scope, signature, imports, kind = SCOPES[scope_name]
+    ext, clean = CLEAN[kind]
+    stem = f"{code.lower()}_{slug.replace('-', '_')}"
+    summary = summary or f"{slug.replace('-', ' ').capitalize()} {PLACEHOLDER}"
+    name = slug[:40].rstrip("-")
+    namespace = code.lower()  # a namespace of its own: rules over a namespace's pods (OBS001's counts) see no new pod
+    fail_text = clean.format(name=name, namespace=namespace, expect=f"{'      ' if kind == 'yaml' else ''}# expect: {code}\n")
+    pass_text = clean.format(name=name, namespace=namespace, expect="")
+    example = clean.format(name=name, namespace=namespace, expect="").strip()
+    fence = {"yaml": "yaml", "dockerfile": "dockerfile", "shell": "sh"}[kind]
+    header = {"yaml": "# ", "dockerfile": "# ", "shell": ""}[kind]
+    files = {
+        root / "rules" / family / "__init__.py": "",
+        root / "rules" / family / f"{stem}.py": MODULE.format(
+            summary=summary, placeholder=PLACEHOLDER, slug=slug, code=code, fence=fence, example=example,
+            imports=imports, scope=scope, severity=severity, signature=signature),
+        root / "fixtures" / "rules" / code / ".mlops-lint.yaml": (
+            f"# fixtures/rules/{code} is a project of its own (a root, see README \"Context and targets\"): linted\n"
+            "# at default settings, apart from every other fixture set.\n"),
+        root / "fixtures" / "rules" / code / f"fail.{ext}": (
+            f"{header}{code} {slug}: write the violation in and keep `# expect: {code}` directly above its line.\n"
+            if header else "") + fail_text,
+        root / "fixtures" / "rules" / code / f"pass.{ext}": (
+            f"{header}{code} {slug}: the near misses, none of which may fire.\n" if header else "") + pass_text,
+        root / "fixtures" / "violating" / f"{code.lower()}-{slug}.{ext}": (
+            f"{header}{code} {slug}: the violating reference set's case (it must fire here).\n"
+            if header else "") + pass_text,
+        root / "tests" / f"test_rule_{code.lower()}.py": TEST.format(code=code, slug=slug, ext=ext),
+    }
+    if kind == "shell":  # the shebang stays first: the comment goes after it
+        for path in list(files):
+            if path.suffix == ".sh":
+                first, rest = files[path].split("\n", 1)
+                files[path] = f"{first}\n# {code} {slug}\n{rest}"
+    return files
+
+
 def fail(message: str) -> int:
     print(f"new_rule: {message}", file=sys.stderr)
     return 2
@@ -211,40 +252,8 @@ def main(argv: list[str] | None = None) -> int:
                     f"{code[:3]}{max(int(c[3:]) for c in taken if c[:3] == code[:3]) + 1:03}")
     if any(meta.name == slug for meta in taken.values()):
         return fail(f"the slug {slug} is taken")
-    scope, signature, imports, kind = SCOPES[args.scope]
-    ext, clean = CLEAN[kind]
-    stem = f"{code.lower()}_{slug.replace('-', '_')}"
-    summary = args.summary or f"{slug.replace('-', ' ').capitalize()} {PLACEHOLDER}"
-    name = slug[:40].rstrip("-")
-    namespace = code.lower()  # a namespace of its own: rules over a namespace's pods (OBS001's counts) see no new pod
-    fail_text = clean.format(name=name, namespace=namespace, expect=f"{'      ' if kind == 'yaml' else ''}# expect: {code}\n")
-    pass_text = clean.format(name=name, namespace=namespace, expect="")
-    example = clean.format(name=name, namespace=namespace, expect="").strip()
-    fence = {"yaml": "yaml", "dockerfile": "dockerfile", "shell": "sh"}[kind]
-    header = {"yaml": "# ", "dockerfile": "# ", "shell": ""}[kind]
-    files = {
-        root / "rules" / family / "__init__.py": "",
-        root / "rules" / family / f"{stem}.py": MODULE.format(
-            summary=summary, placeholder=PLACEHOLDER, slug=slug, code=code, fence=fence, example=example,
-            imports=imports, scope=scope, severity=args.severity, signature=signature),
-        root / "fixtures" / "rules" / code / ".mlops-lint.yaml": (
-            f"# fixtures/rules/{code} is a project of its own (a root, see README \"Context and targets\"): linted\n"
-            "# at default settings, apart from every other fixture set.\n"),
-        root / "fixtures" / "rules" / code / f"fail.{ext}": (
-            f"{header}{code} {slug}: write the violation in and keep `# expect: {code}` directly above its line.\n"
-            if header else "") + fail_text,
-        root / "fixtures" / "rules" / code / f"pass.{ext}": (
-            f"{header}{code} {slug}: the near misses, none of which may fire.\n" if header else "") + pass_text,
-        root / "fixtures" / "violating" / f"{code.lower()}-{slug}.{ext}": (
-            f"{header}{code} {slug}: the violating reference set's case (it must fire here).\n"
-            if header else "") + pass_text,
-        root / "tests" / f"test_rule_{code.lower()}.py": TEST.format(code=code, slug=slug, ext=ext),
-    }
-    if kind == "shell":  # the shebang stays first: the comment goes after it
-        for path in list(files):
-            if path.suffix == ".sh":
-                first, rest = files[path].split("\n", 1)
-                files[path] = f"{first}\n# {code} {slug}\n{rest}"
+    files = files_for(code, slug, family, args.scope, args.severity, args.summary, root)
+    stem, ext = f"{code.lower()}_{slug.replace('-', '_')}", CLEAN[SCOPES[args.scope][3]][0]
     existing = [p for p in files if p.exists() and not (p.name == "__init__.py")]
     if existing:
         return fail("would overwrite " + ", ".join(str(p.relative_to(root)) for p in existing))
@@ -263,7 +272,7 @@ def main(argv: list[str] | None = None) -> int:
   2. write the violation into fixtures/rules/{code}/fail.{ext} (and the violating copy), near misses into pass.{ext};
   3. python -m linter.docs
   4. python -m pytest -q --update-golden tests/test_rule_fixtures.py -k {code}   (review expected.txt)
-  5. python -m pytest -q tests/test_rule_fixtures.py -k {code} tests/test_rule_{code.lower()}.py tests/test_meta.py -k {code}""")
+  5. python -m pytest -q tests/test_rule_fixtures.py tests/test_meta.py tests/test_rule_{code.lower()}.py -k {code}""")
     return 0
 
 
