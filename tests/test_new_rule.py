@@ -24,9 +24,12 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "scripts"))
 import new_rule  # noqa: E402
 
-# what a new rule regenerates beside its own files (tests/test_docs.py, tests/test_reference_fixtures.py)
-GENERATED = {"README.md", "docs/rules/README.md", "fixtures/reports/violating.txt",
-             "fixtures/reports/violating.json", "fixtures/reports/violating.sarif"}
+# what a new rule regenerates beside its own files: the lists (tests/test_docs.py), always, and the
+# whole-project reports of fixtures/violating/ (tests/test_reference_fixtures.py) while they show
+# every rule's findings and docs (the per-rule snapshots of issue 35 item 2 are to end that)
+ALWAYS = {"README.md", "docs/rules/README.md"}
+GENERATED = ALWAYS | {"fixtures/reports/violating.txt", "fixtures/reports/violating.json",
+                      "fixtures/reports/violating.sarif"}
 SLUG = "nvidia-visible-devices-set"
 
 
@@ -48,6 +51,7 @@ def outcomes(done: subprocess.CompletedProcess) -> dict[str, str]:
     return {match[2]: match[1] for match in re.finditer(r"^(PASSED|FAILED) \S+?::(\S+)", done.stdout, re.M)}
 
 
+@pytest.mark.skipif(not (REPO / ".git").exists(), reason="not a git checkout: nothing to clone")
 def test_a_scaffolded_rule_touches_only_its_own_files_and_generated_ones(tmp_path: Path) -> None:
     clone = tmp_path / "repo"
     subprocess.run(["git", "clone", "--quiet", "--no-hardlinks", str(REPO), str(clone)], check=True, timeout=300)
@@ -66,26 +70,29 @@ def test_a_scaffolded_rule_touches_only_its_own_files_and_generated_ones(tmp_pat
            f"fixtures/rules/{code}/pass.yaml", f"fixtures/rules/{code}/expected.txt",
            f"fixtures/violating/{code.lower()}-{SLUG}.yaml", f"tests/test_rule_{code.lower()}.py",
            f"docs/rules/{code}.md"}
-    assert changed == own | GENERATED, sorted(changed ^ (own | GENERATED))
+    assert own | ALWAYS <= changed <= own | GENERATED, (sorted(own | ALWAYS - changed), sorted(changed - own - GENERATED))
 
     # the generated files change only by the new rule
     for path in ("README.md", "docs/rules/README.md"):
         diff = [line for line in git(clone, "diff", "-U0", "--", path).splitlines()
                 if line[:1] in "+-" and not line.startswith(("+++", "---"))]
         assert len(diff) == 1 and diff[0].startswith("+") and code in diff[0], diff
-    text = git(clone, "diff", "-U0", "--", "fixtures/reports/violating.txt").splitlines()
-    assert [line for line in text if line[:1] in "+-" and not line.startswith(("+++", "---"))
-            and not line[1:].startswith("Found ")] == []  # one more file linted: the summary line alone
-    before = json.loads(git(clone, "show", "HEAD:fixtures/reports/violating.json"))
-    after = json.loads((clone / "fixtures/reports/violating.json").read_text("utf-8"))
-    assert after["findings"] == before["findings"]
-    before = json.loads(git(clone, "show", "HEAD:fixtures/reports/violating.sarif"))["runs"][0]
-    after = json.loads((clone / "fixtures/reports/violating.sarif").read_text("utf-8"))["runs"][0]
-    assert [r for r in after["tool"]["driver"]["rules"] if r["id"] != code] == before["tool"]["driver"]["rules"]
+    if "fixtures/reports/violating.txt" in changed:
+        text = git(clone, "diff", "-U0", "--", "fixtures/reports/violating.txt").splitlines()
+        assert [line for line in text if line[:1] in "+-" and not line.startswith(("+++", "---"))
+                and not line[1:].startswith("Found ")] == []  # one more file linted: the summary line alone
+    if "fixtures/reports/violating.json" in changed:
+        before = json.loads(git(clone, "show", "HEAD:fixtures/reports/violating.json"))
+        after = json.loads((clone / "fixtures/reports/violating.json").read_text("utf-8"))
+        assert after["findings"] == before["findings"]
+    if "fixtures/reports/violating.sarif" in changed:  # the rule's entry, and the indexes of the rules after it
+        before = json.loads(git(clone, "show", "HEAD:fixtures/reports/violating.sarif"))["runs"][0]
+        after = json.loads((clone / "fixtures/reports/violating.sarif").read_text("utf-8"))["runs"][0]
+        assert [r for r in after["tool"]["driver"]["rules"] if r["id"] != code] == before["tool"]["driver"]["rules"]
 
-    def results(run: dict) -> list:
-        return [{k: v for k, v in r.items() if k != "ruleIndex"} for r in run["results"]]
-    assert results(after) == results(before)
+        def results(run: dict) -> list:
+            return [{k: v for k, v in r.items() if k != "ruleIndex"} for r in run["results"]]
+        assert results(after) == results(before)
 
     # the structural tests pass at once; the behaviour tests fail until the check is written
     structural = outcomes(python(clone, *pytest_run, "tests/test_meta.py", "-k", code))
