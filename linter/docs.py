@@ -1,11 +1,19 @@
-"""Generate ``docs/rules/<CODE>.md`` from the rules' docstrings (``--check``: fail if stale).
+"""Generate ``docs/rules/<CODE>.md`` from the rules' docstrings, and the README's lists from the
+registry, :mod:`linter.formats` and the config schema (``--check``: fail if stale).
 
-    python -m linter.docs [--check] [--out docs/rules]
+    python -m linter.docs [--check] [--out docs/rules] [--readme README.md]
+
+The README's generated lists sit between marker comments (``<!-- NAME:start -->`` …
+``<!-- NAME:end -->``, :data:`REGIONS`): the rules table, the report formats of ``--format`` and the
+config keys. Only the text between the markers is rewritten; a README without a region's markers
+is an error, never a silent skip.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import re
 import sys
 from pathlib import Path
 
@@ -31,10 +39,65 @@ def index(rules: tuple[RuleMeta, ...]) -> str:
             f"{FAMILY_LINE}\n\n| id | slug | severity | family | summary |\n|---|---|---|---|---|\n" + rows + "\n")
 
 
-def expected(out: Path) -> dict[Path, str]:
+def rules_table(rules: tuple[RuleMeta, ...]) -> str:
+    """The README's table of every rule (``mlops-lint rules`` lists the same registry)."""
+    rows = "".join(f"| {m.code} | {m.name} | {m.severity}{' (opt-in)' if m.opt_in else ''} | {m.family} | "
+                   f"{_cell(m.summary.rstrip('.'))} |\n" for m in rules if m.status != "removed")
+    return "\n| id | slug | severity | family | checks |\n|---|---|---|---|---|\n" + rows
+
+
+def formats_list() -> str:
+    """The ``--format`` choices, as the README's sentence names them: `a`, `b` or `c`."""
+    from linter.formats import FORMATS
+
+    names = [f"`{name}`" for name in FORMATS]
+    return ", ".join(names[:-1]) + f" or {names[-1]}"
+
+
+CONFIG_SCHEMA = Path(__file__).resolve().parents[1] / "schemas" / "config.schema.json"
+
+
+def config_keys(schema: Path = CONFIG_SCHEMA) -> str:
+    """A table of the config file's keys with their descriptions, from ``schemas/config.schema.json``
+    (the schema every config is validated against; tests/test_docs.py keeps it equal to the keys
+    :mod:`linter.config` reads)."""
+    properties = json.loads(schema.read_text("utf-8"))["properties"]
+    rows = "".join(f"| `{key}` | {_cell(value.get('description', ''))} |\n" for key, value in properties.items())
+    return "\n| key | what it sets |\n|---|---|\n" + rows
+
+
+def _cell(text: str) -> str:
+    return " ".join(text.split()).replace("|", "\\|")
+
+
+REGIONS = {"rules-table": lambda: rules_table(load_registry().rules), "formats": formats_list,
+           "config-keys": config_keys}
+
+
+def fill(text: str, regions: dict[str, str]) -> str:
+    """``text`` with each region's markers enclosing its generated content; ValueError names a
+    region whose markers are missing or repeated."""
+    for name, content in regions.items():
+        pattern = re.compile(rf"(<!-- {re.escape(name)}:start -->)(.*?)(<!-- {re.escape(name)}:end -->)", re.S)
+        found = pattern.findall(text)
+        if len(found) != 1:
+            raise ValueError(f"the README needs one `<!-- {name}:start -->` … `<!-- {name}:end -->` region, "
+                             f"found {len(found)}")
+        text = pattern.sub(lambda match: match[1] + content + match[3], text)
+    return text
+
+
+def readme(path: Path) -> str:
+    """The README at ``path`` with its generated regions current."""
+    return fill(path.read_text("utf-8"), {name: make() for name, make in REGIONS.items()})
+
+
+def expected(out: Path, readme_path: Path | None = None) -> dict[Path, str]:
     rules = load_registry().rules
     files = {out / f"{meta.code}.md": page(meta) for meta in rules}
     files[out / "README.md"] = index(rules)
+    if readme_path is not None:
+        files[readme_path] = readme(readme_path)
     return files
 
 
@@ -42,8 +105,17 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m linter.docs")
     parser.add_argument("--check", action="store_true", help="exit 1 if the docs are out of date")
     parser.add_argument("--out", type=Path, default=Path("docs/rules"))
+    parser.add_argument("--readme", type=Path, default=Path("README.md"),
+                        help="the README whose marked regions are generated")
     args = parser.parse_args(argv)
-    files = expected(args.out)
+    if not args.readme.is_file():
+        print(f"{args.readme}: no such file (run from the repository's root, or give --readme)", file=sys.stderr)
+        return 2
+    try:
+        files = expected(args.out, args.readme)
+    except ValueError as error:
+        print(f"{args.readme}: {error}", file=sys.stderr)
+        return 2
     stale = sorted(str(p) for p, text in files.items() if not p.exists() or p.read_text("utf-8") != text)
     extra = sorted(str(p) for p in args.out.glob("*.md") if p not in files) if args.out.is_dir() else []
     if args.check:
