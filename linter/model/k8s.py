@@ -504,7 +504,10 @@ class Workload(Struct, eq=False):
     @property
     def is_training(self) -> bool:
         """A run-to-completion workload (Job, CronJob, Kubeflow and Volcano jobs, RayJob, JobSet),
-        or a bare Pod that is not restarted forever (``restartPolicy`` Never or OnFailure)."""
+        or a bare Pod that is not restarted forever (``restartPolicy`` Never or OnFailure); read once."""
+        return once(self, "is_training", self._is_training)
+
+    def _is_training(self) -> bool:
         if self.generic:
             return False
         if (self.obj.group, self.kind) in TRAINING_KINDS:
@@ -515,7 +518,7 @@ class Workload(Struct, eq=False):
 
     @property
     def uses_gpu(self) -> bool:
-        return any(pod.uses_gpu for pod in self.pods)
+        return once(self, "uses_gpu", lambda: any(pod.uses_gpu for pod in self.pods))
 
     @property
     def trains(self) -> str | None:

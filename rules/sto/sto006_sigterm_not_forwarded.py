@@ -147,8 +147,8 @@ def check(pod, ctx):
         return  # a parameter server holds variables; the chief and the workers save the checkpoints
     for container in pod.app_containers:
         start = shell_c(container)
-        if start is None:
-            continue
+        if start is None or not any(c in start.script for c in ";&|\n()"):
+            continue  # (one statement: nothing runs beside the trainer, decided without splitting)
         found = _trainer(start.script)
         if found is None:
             continue
