@@ -13,7 +13,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--update-golden",
         action="store_true",
         default=False,
-        help="rewrite the golden files (fixtures/rules/*/expected.{txt,json,sarif} and violating.json, "
+        help="rewrite the golden files (fixtures/rules/*/expected.{txt,json,sarif} and expected-violating.json, "
              "fixtures/reports/*, the .fixed files …) from the current output instead of comparing",
     )
 

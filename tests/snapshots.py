@@ -9,7 +9,7 @@ Ownership, so that adding or changing one rule changes only its own snapshots:
   descriptor keeps its shape (which keys, text and markdown) with the text replaced by a pointer
   (:func:`docs_pointer`);
 - a rule's findings are pinned in its own folder (``expected.*`` on its fixtures,
-  ``violating.json`` on the whole violating tree); the reference reports in fixtures/reports/ show
+  ``expected-violating.json`` on the whole violating tree); the reference reports in fixtures/reports/ show
   the formats on a fixed choice of files and rules.
 """
 

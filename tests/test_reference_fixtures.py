@@ -5,7 +5,7 @@ What is pinned where, so that adding or changing one rule changes only its own s
 
 - each rule's findings on the whole violating tree (linted at once, as a user would, with its
   config and every rule) are a slice of the three reports in the rule's own folder,
-  ``fixtures/rules/<ID>/violating.json``: the rule's text report lines (each with its ``fix:``
+  ``fixtures/rules/<ID>/expected-violating.json``: the rule's text report lines (each with its ``fix:``
   line), its JSON findings and its SARIF results (exact positions, messages, fixes,
   fingerprints), in report order; ``ruleIndex`` is left out of the slice (it moves when a rule
   is added before it) and checked here instead: it points at the descriptor of the result's rule;
@@ -24,7 +24,9 @@ What is pinned where, so that adding or changing one rule changes only its own s
   ``fixtures/reports/violating.notes.txt``.
 
 ``pytest --update-golden`` rewrites all of them (and removes the slice of a rule that no longer
-fires on the tree); review the diff.
+fires on the tree); review the diff. For one new or changed rule,
+``pytest --update-golden tests/test_rule_fixtures.py tests/test_reference_fixtures.py -k <ID>``
+writes its four snapshots and nothing else.
 
 ``fixtures/conforming/`` is linted exactly as a user would (`mlops-lint fixtures/conforming`, default
 settings: its ``.mlops-lint.yaml`` holds only a comment and makes it a project root of its own);
@@ -206,7 +208,8 @@ def test_format_reports_match_goldens(fmt: str, name: str, update_golden: bool) 
     assert code == 1
     if fmt == "json":
         fired = {f["rule"] for f in json.loads(out)["findings"]}
-        assert fired == set(FORMAT_SELECT), f"FORMAT_SELECT rules that no longer fire on FORMAT_FILES: {sorted(set(FORMAT_SELECT) - fired)}"
+        assert fired == set(FORMAT_SELECT), (
+            f"FORMAT_SELECT rules that no longer fire on FORMAT_FILES: {sorted(set(FORMAT_SELECT) - fired)}")
         out = stable_json(out)
     if fmt == "sarif":
         out = dump(descriptors_owned_by(stable_sarif(out), None))
@@ -219,7 +222,7 @@ def rule_folders() -> list[str]:
 
 @pytest.mark.parametrize("rule", rule_folders())
 def test_violating_findings_of_each_rule_match_its_slice(rule: str, update_golden: bool) -> None:
-    golden = RULES / rule / "violating.json"
+    golden = RULES / rule / "expected-violating.json"
     found = violating_slices().get(rule)
     if found is None:
         if update_golden:
@@ -245,8 +248,8 @@ def test_violating_reports_hold_together() -> None:
         where = f"{finding['path']}:{finding['line']}:{finding['column']}: "
         assert block[0].startswith(where) and f" {finding['rule']} {finding['slug']}: " in block[0], (block, finding)
         location = result["locations"][0]["physicalLocation"]
-        assert (result["ruleId"], location["artifactLocation"]["uri"], location["region"]["startLine"],
-                location["region"]["startColumn"]) == (finding["rule"], finding["path"], finding["line"], finding["column"])
+        at = (location["artifactLocation"]["uri"], location["region"]["startLine"], location["region"]["startColumn"])
+        assert (result["ruleId"], *at) == (finding["rule"], finding["path"], finding["line"], finding["column"])
         assert result["message"]["text"] == finding["message"]
     *notes, summary = others
     assert summary.startswith("Found ") and all(line.startswith("note: ") for line in notes), others
