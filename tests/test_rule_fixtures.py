@@ -13,7 +13,11 @@ repository root, and:
     the one place the rule's SARIF descriptor (short and full description, help text and
     markdown: its docs) is pinned. A rule the fixtures also select (``# select:``) or that the
     engine adds (SCH001 on a parse error) keeps its place and shape there, its docs replaced by a
-    pointer to its own snapshot, so changing one rule's docs changes one file;
+    pointer to its own snapshot, so changing one rule's docs changes one file (the findings of
+    those rules on these fixtures stay in this rule's snapshots, as in ``expected.txt``). The
+    rule's findings on the whole violating tree are its fourth snapshot,
+    ``expected-violating.json`` (tests/test_reference_fixtures.py); ``pytest --update-golden
+    tests/test_rule_fixtures.py tests/test_reference_fixtures.py -k <ID>`` writes all four;
 (d) every finding points inside its file, at the line's text: the column is at or after the
     first non-space character and a one-line span ends within the line.
 
