@@ -13,7 +13,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--update-golden",
         action="store_true",
         default=False,
-        help="rewrite fixtures/rules/*/expected.txt from the current output instead of comparing",
+        help="rewrite the golden files (fixtures/rules/*/expected.{txt,json,sarif} and expected-violating.json, "
+             "fixtures/reports/*, the .fixed files …) from the current output instead of comparing",
     )
 
 

@@ -6,8 +6,18 @@ repository root, and:
 (a) in each ``fail.*`` the findings are exactly the lines directly below a ``# expect: CODE``
     comment (semgrep's ``# ruleid:``; several codes may be listed, comma separated);
 (b) ``pass.*`` gives no finding at all;
-(c) the text report of the fail files equals ``expected.txt`` (``pytest --update-golden``
-    rewrites it; review the diff);
+(c) the reports of the fail files equal the rule's own snapshots, each rewritten by
+    ``pytest --update-golden`` (review the diff): ``expected.txt`` the text report,
+    ``expected.json`` the JSON report exactly as printed (its version replaced), and
+    ``expected.sarif`` the SARIF log (version, working directory and absolute root left out) --
+    the one place the rule's SARIF descriptor (short and full description, help text and
+    markdown: its docs) is pinned. A rule the fixtures also select (``# select:``) or that the
+    engine adds (SCH001 on a parse error) keeps its place and shape there, its docs replaced by a
+    pointer to its own snapshot, so changing one rule's docs changes one file (the findings of
+    those rules on these fixtures stay in this rule's snapshots, as in ``expected.txt``). The
+    rule's findings on the whole violating tree are its fourth snapshot,
+    ``expected-violating.json`` (tests/test_reference_fixtures.py); ``pytest --update-golden
+    tests/test_rule_fixtures.py tests/test_reference_fixtures.py -k <ID>`` writes all four;
 (d) every finding points inside its file, at the line's text: the column is at or after the
     first non-space character and a one-line span ends within the line.
 
@@ -35,6 +45,7 @@ from linter.engine import LintRequest, lint
 from linter.registry import load_registry
 from linter.report import render
 from linter.result import Result, RunReport
+from snapshots import check_golden, descriptors_owned_by, dump, stable_json, stable_sarif
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "fixtures" / "rules"
@@ -214,13 +225,22 @@ def test_pass_has_no_findings(code: str, at_repo_root: None) -> None:
 
 @pytest.mark.parametrize("code", FOLDERS)
 def test_text_report_matches_golden(code: str, at_repo_root: None, update_golden: bool) -> None:
-    golden = FIXTURES / code / "expected.txt"
-    text = render_text(run_fixture(code, "fail").report)
-    if update_golden:
-        golden.write_text(text, encoding="utf-8")
-        return
-    assert golden.is_file(), f"{rel(golden)} is missing: run `pytest --update-golden` and review the diff"
-    assert text == golden.read_text(encoding="utf-8"), f"{rel(golden)} is out of date (pytest --update-golden)"
+    check_golden(FIXTURES / code / "expected.txt", render_text(run_fixture(code, "fail").report), update_golden)
+
+
+@pytest.mark.parametrize("code", FOLDERS)
+def test_json_report_matches_golden(code: str, at_repo_root: None, update_golden: bool) -> None:
+    out = stable_json(render(run_fixture(code, "fail").report, "json"))
+    check_golden(FIXTURES / code / "expected.json", out, update_golden)
+
+
+@pytest.mark.parametrize("code", FOLDERS)
+def test_sarif_report_matches_golden(code: str, at_repo_root: None, update_golden: bool) -> None:
+    data = stable_sarif(render(run_fixture(code, "fail").report, "sarif"))
+    (run,) = data["runs"]
+    ids = [rule["id"] for rule in run["tool"]["driver"]["rules"]]
+    assert code in ids, f"the SARIF log of {code}'s fixtures has no descriptor of {code}: {ids}"
+    check_golden(FIXTURES / code / "expected.sarif", dump(descriptors_owned_by(data, code)), update_golden)
 
 
 @pytest.mark.parametrize("code", FOLDERS)
