@@ -271,7 +271,7 @@ def main(argv: list[str] | None = None) -> int:
   1. write the check in rules/{family}/{stem}.py and its docs (every `{PLACEHOLDER}`);
   2. write the violation into fixtures/rules/{code}/fail.{ext} (and the violating copy), near misses into pass.{ext};
   3. python -m linter.docs
-  4. python -m pytest -q --update-golden tests/test_rule_fixtures.py -k {code}   (review expected.txt)
+  4. python -m pytest -q --update-golden tests/test_rule_fixtures.py tests/test_reference_fixtures.py -k {code}   (review its snapshots)
   5. python -m pytest -q tests/test_rule_fixtures.py tests/test_meta.py tests/test_rule_{code.lower()}.py -k {code}""")
     return 0
 
