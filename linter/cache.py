@@ -156,6 +156,34 @@ def run_key(rules: list, config: Any, registry: Any, root: Any = None) -> str:
     return run_file_key([project_key(code_key(rules, registry), rules, config, root)])
 
 
+class Keys:
+    """The keys of one project's run (see the module docstring): ``reference``, what every
+    file's outcome may depend on besides the file itself (the project's key, its shared files,
+    the stdin document, the builds); ``files``, each file's key (display path -> key), built
+    outputs included; ``project``, the key of the project's PROJECT-rule findings."""
+
+    __slots__ = ("reference", "files", "project")
+
+    def __init__(self, project: str, survey: list, stdin: bytes | None, builds: Any, targets: Any):
+        """``project``: :func:`project_key`; ``survey``: the files read up front (each with its
+        ``display``, ``digest`` and ``shared``, linter.engine.survey.Survey); ``builds``: the
+        kustomize and Helm outputs (linter.engine.builds.Builds: ``documents``, ``signature``,
+        ``inputs``); ``targets``: the display paths reported on."""
+        built = builds.documents
+        self.reference = digest_text(project, *(f"{s.display}:{s.digest}" for s in survey if s.shared),
+                                     digest(stdin) if stdin is not None else "", builds.signature if built else "")
+        self.files = {s.display: self.file(s.display, s.digest, s.display in targets)
+                      for s in survey if s.digest is not None}
+        self.files.update({document.path: digest_text(self.reference, document.path, digest(output), targeted,
+                                                      builds.inputs.get(document.path, ""))
+                           for document, output, targeted in built})
+        self.project = digest_text(self.reference, *sorted(self.files.values()))
+
+    def file(self, display: str, content: str, target: bool) -> str:
+        """The key of a file of ``content`` (its digest) under ``display``."""
+        return digest_text(self.reference, display, content, target)
+
+
 # ---------------------------------------------------------------------------------------------
 # An outcome as JSON: findings by column (see linter.cachedata for every other value). A warm run
 # decodes every finding of the project, so the columns are checked and built by C-level passes
