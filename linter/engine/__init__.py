@@ -21,7 +21,11 @@ the order a run passes through them:
 - :mod:`linter.engine.runner`: calling rules by scope and stamping findings (:class:`Runner`,
   :class:`FileOutcome`, :func:`run_rules` for tests and tools);
 - :mod:`linter.engine.workers`: ``--jobs N``, forked workers sharing the second pass;
-- :mod:`linter.engine.memory`: the garbage collector's part in a run.
+- :mod:`linter.engine.memory`: the garbage collector's part in a run;
+- :mod:`linter.engine.builds`: the build room, every kustomize build and Helm render of a run,
+  with :mod:`linter.engine.kustomize` (a root built, confined and cached, its findings and fixes
+  mapped back; :mod:`linter.sources.kustomize` only reads the kustomizations);
+- :mod:`linter.engine.profile`: the cluster profile a project's own files imply.
 
 Reading a file and choosing its loader is :mod:`linter.sources.files`; display paths are
 :func:`linter.discover.display_path`. No room imports another's private name, and the rooms
