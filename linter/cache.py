@@ -24,6 +24,10 @@ following a link or blocking (a FIFO or a link to ``/dev/zero`` is a miss), and 
 checked for the shape it must have; what does not validate is a miss. Run files of older
 versions of mlops-lint (named in the file name), of the pickle format, and temporary files left
 by runs that died are pruned.
+
+Up the layers: ``linter.report.text`` (a finding's hint is kept as the text report prints it, so a
+warm run prints it without loading PyYAML, and a cached line is checked to be one the report
+would print: the report owns that rendering).
 """
 
 from __future__ import annotations
