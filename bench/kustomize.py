@@ -51,7 +51,7 @@ def main() -> int:
     parser.add_argument("--jobs", default="1")
     options = parser.parse_args()
     sys.path.insert(0, str(ROOT))
-    from linter.sources.kustomize import find_command
+    from linter.engine.kustomize import find_command
 
     command = find_command()
     if command is None:

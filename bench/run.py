@@ -234,7 +234,7 @@ def build_command() -> list[str] | None:
     """The kustomize build the linter would run (``kustomize build`` or ``kubectl kustomize``)."""
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
-    from linter.sources.kustomize import find_command
+    from linter.engine.kustomize import find_command
 
     return find_command()
 

@@ -24,6 +24,10 @@ following a link or blocking (a FIFO or a link to ``/dev/zero`` is a miss), and 
 checked for the shape it must have; what does not validate is a miss. Run files of older
 versions of mlops-lint (named in the file name), of the pickle format, and temporary files left
 by runs that died are pruned.
+
+Up the layers: ``linter.report.text`` (a finding's hint is kept as the text report prints it, so a
+warm run prints it without loading PyYAML, and a cached line is checked to be one the report
+would print: the report owns that rendering).
 """
 
 from __future__ import annotations
@@ -154,6 +158,34 @@ def run_file_key(project_keys: list[str]) -> str:
 def run_key(rules: list, config: Any, registry: Any, root: Any = None) -> str:
     """The cache file of a run of one project."""
     return run_file_key([project_key(code_key(rules, registry), rules, config, root)])
+
+
+class Keys:
+    """The keys of one project's run (see the module docstring): ``reference``, what every
+    file's outcome may depend on besides the file itself (the project's key, its shared files,
+    the stdin document, the builds); ``files``, each file's key (display path -> key), built
+    outputs included; ``project``, the key of the project's PROJECT-rule findings."""
+
+    __slots__ = ("reference", "files", "project")
+
+    def __init__(self, project: str, survey: list, stdin: bytes | None, builds: Any, targets: Any):
+        """``project``: :func:`project_key`; ``survey``: the files read up front (each with its
+        ``display``, ``digest`` and ``shared``, linter.engine.survey.Survey); ``builds``: the
+        kustomize and Helm outputs (linter.engine.builds.Builds: ``documents``, ``signature``,
+        ``inputs``); ``targets``: the display paths reported on."""
+        built = builds.documents
+        self.reference = digest_text(project, *(f"{s.display}:{s.digest}" for s in survey if s.shared),
+                                     digest(stdin) if stdin is not None else "", builds.signature if built else "")
+        self.files = {s.display: self.file(s.display, s.digest, s.display in targets)
+                      for s in survey if s.digest is not None}
+        self.files.update({document.path: digest_text(self.reference, document.path, digest(output), targeted,
+                                                      builds.inputs.get(document.path, ""))
+                           for document, output, targeted in built})
+        self.project = digest_text(self.reference, *sorted(self.files.values()))
+
+    def file(self, display: str, content: str, target: bool) -> str:
+        """The key of a file of ``content`` (its digest) under ``display``."""
+        return digest_text(self.reference, display, content, target)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -198,7 +198,7 @@ def _split(values: tuple[str, ...]) -> list[str]:
     return [token.strip() for value in values for token in value.split(",") if token.strip()]
 
 
-# What a run built, kept to the end of the process (LintRequest.keep): set by run(), which then
+# What a run built, kept to the end of the process (linter.engine.Wants.parts): set by run(), which then
 # ends the process without freeing it; None where main() is called by a process that goes on
 _KEPT: list | None = None
 
@@ -301,7 +301,7 @@ def check(paths: tuple[str, ...], fmt: str, outputs: tuple[str, ...], config_pat
     from msgspec.structs import replace
 
     from linter.config import ConfigError, env_no_color, load_config
-    from linter.engine import LintRequest, cap_jobs, lint
+    from linter.engine import LintRequest, Wants, cap_jobs, lint_run
     from linter.output import echo, write_file
     from linter.report import render
     from linter.custom import is_custom_selector
@@ -362,8 +362,7 @@ def check(paths: tuple[str, ...], fmt: str, outputs: tuple[str, ...], config_pat
         click.echo(f"mlops-lint: note: {capped}", err=True)
     request = LintRequest(
         paths=file_paths, config=config, registry=registry, select=select_tokens or None, ignore=ignore_tokens,
-        jobs=workers, stdin=stdin, baseline=baseline, cwd=cwd, cache_dir=folder, keep=_KEPT,
-        overrides=overrides,
+        jobs=workers, stdin=stdin, baseline=baseline, cwd=cwd, cache_dir=folder, overrides=overrides,
     )
     outcome = None
     try:
@@ -372,8 +371,11 @@ def check(paths: tuple[str, ...], fmt: str, outputs: tuple[str, ...], config_pat
 
             outcome = run_fixes(request, unsafe=unsafe_fixes, write=not diff)
             report = outcome.report
-        else:
-            report = lint(request)
+        else:  # what the run built is kept (_KEPT) where the process ends without freeing it
+            done = lint_run(request, Wants(parts=_KEPT is not None))
+            report = done.report
+            if _KEPT is not None:
+                _KEPT.append(done)
     except ConfigError as exc:  # a project's config file
         raise _fail(str(exc)) from None
     except ValueError as exc:  # an unreadable baseline

@@ -49,3 +49,16 @@ def chosen(names: tuple[str, ...] | list[str], variable: str) -> tuple[str, str]
     if not (os.path.isfile(value) and os.access(value, os.X_OK)):
         raise ProgramRefused(f"{variable}={value!r} is not an executable file")
     return name, value
+
+
+MAX_OUTPUT = 64 << 20  # the most a build or a render may print (kustomize, Helm)
+
+
+def build_environment() -> dict[str, str]:
+    """A build's (or a render's) environment: no network of its own (proxies that lead nowhere), no prompts."""
+    env = {key: value for key, value in os.environ.items() if not key.upper().endswith("_PROXY")}
+    nowhere = "http://127.0.0.1:9"
+    env.update({"HTTP_PROXY": nowhere, "HTTPS_PROXY": nowhere, "ALL_PROXY": nowhere, "http_proxy": nowhere,
+                "https_proxy": nowhere, "NO_PROXY": "", "no_proxy": "", "GIT_TERMINAL_PROMPT": "0",
+                "GIT_ALLOW_PROTOCOL": "file"})
+    return env

@@ -9,7 +9,7 @@ record:
 - running any program: ``subprocess.Popen``, ``os.system``, ``os.exec*``, ``os.posix_spawn*``,
   ``os.spawn*``, and the C ``fork_exec`` under them (which has no audit event of its own); but
   for the programs a run may start, a kustomize build (``kubectl kustomize`` or ``kustomize
-  build`` of a folder outside the tree, run from outside it: see ``linter.sources.kustomize``)
+  build`` of a folder outside the tree, run from outside it: see ``linter.engine.kustomize``)
   and the Helm render worker (this interpreter with ``-I`` running ``linter.sources.helm_sdk``,
   from outside the tree), recorded as ``build`` and ``render`` events and allowed;
 - any write inside ``MLOPS_SANDBOX_TREE`` (files opened for writing, created, removed, renamed,
@@ -79,7 +79,7 @@ def _install(log_path: str, tree: str | None) -> None:
         if len(args) < 3 or not isinstance(args[1], (list, tuple)) or len(args[1]) < 3:
             return None
         argv, cwd = [os.fsdecode(a) for a in args[1]], args[2]
-        # the fixed programs a build runs under (linter.sources.kustomize.isolation): no network,
+        # the fixed programs a build runs under (linter.engine.kustomize.isolation): no network,
         # killed with the linter; run alone once, on `true`, to see whether they work here
         while argv and os.path.basename(argv[0]) in ("unshare", "setpriv") and "--" in argv:
             argv = argv[argv.index("--") + 1:]

@@ -153,14 +153,14 @@ def test_a_file_changed_since_it_was_linted_is_left_alone(cli, tmp_path: Path, m
 
     target = tmp_path / "cm.yaml"
     target.write_text(MANIFEST)
-    real = linter.engine.lint
+    real = linter.engine.lint_run
 
-    def lint_then_edit(request):
-        report = real(request)
+    def lint_then_edit(request, wants):
+        done = real(request, wants)
         target.write_text(MANIFEST + "# edited meanwhile\n")
-        return report
+        return done
 
-    monkeypatch.setattr(linter.engine, "lint", lint_then_edit)
+    monkeypatch.setattr(linter.engine, "lint_run", lint_then_edit)
     code, out, _ = cli("--select", "TST001", "--fix", ".")
     assert target.read_text() == MANIFEST + "# edited meanwhile\n"
     assert "note: cm.yaml: not fixed: the file changed since it was linted; run again" in out

@@ -14,9 +14,9 @@ from typing import Any, Iterator
 import pytest
 from click.testing import CliRunner
 
-from linter.sources import kustomize as kz
+from linter.engine import kustomize as kb
 
-needs_build = pytest.mark.skipif(kz.find_command() is None,
+needs_build = pytest.mark.skipif(kb.find_command() is None,
                                  reason="neither kustomize nor kubectl is on PATH: nothing to build with")
 pytestmark = needs_build
 

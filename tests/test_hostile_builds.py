@@ -25,10 +25,11 @@ from pathlib import Path
 
 import pytest
 
+from linter.engine import kustomize as kb
 from linter.sources import kustomize as kz
 
 REPO = Path(__file__).resolve().parents[1]
-COMMAND = kz.find_command()
+COMMAND = kb.find_command()
 needs_build = pytest.mark.skipif(COMMAND is None, reason="neither kustomize nor kubectl is on PATH: nothing to build with")
 POD = ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n"
        "  - {name: c, image: \"mcr.microsoft.com/x:1\"}\n")
@@ -96,24 +97,24 @@ def test_the_user_chooses_a_program_outside_the_tree_by_the_environment(tmp_path
     chosen = tmp_path / "bin" / "kustomize"
     write(tmp_path, {"bin/kustomize": "#!/bin/sh\nexit 0\n"})
     chosen.chmod(0o755)
-    os.environ[kz.PROGRAM_VARIABLE] = str(chosen)
+    os.environ[kb.PROGRAM_VARIABLE] = str(chosen)
     try:
-        assert kz.find_command(("kustomize", "build", "--load-restrictor=LoadRestrictionsRootOnly")) == [
+        assert kb.find_command(("kustomize", "build", "--load-restrictor=LoadRestrictionsRootOnly")) == [
             str(chosen), "build", "--load-restrictor=LoadRestrictionsRootOnly"]
-        assert kz.find_command() == [str(chosen), "build"]
-        os.environ[kz.PROGRAM_VARIABLE] = "bin/kustomize"  # relative: refused
-        with pytest.raises(kz.CommandRefused, match="must be an absolute path"):
-            kz.find_command()
+        assert kb.find_command() == [str(chosen), "build"]
+        os.environ[kb.PROGRAM_VARIABLE] = "bin/kustomize"  # relative: refused
+        with pytest.raises(kb.CommandRefused, match="must be an absolute path"):
+            kb.find_command()
     finally:
-        del os.environ[kz.PROGRAM_VARIABLE]
+        del os.environ[kb.PROGRAM_VARIABLE]
 
 
 @pytest.mark.parametrize("flags", [["--load-restrictor", "LoadRestrictionsNone"],
                                    ["--load-restrictor=LoadRestrictionsNone"], ["--load_restrictor=LoadRestrictionsNone"]])
 def test_the_trees_config_cannot_lift_the_load_restrictor(flags: list[str]) -> None:
-    with pytest.raises(kz.CommandRefused, match="only --load-restrictor LoadRestrictionsRootOnly"):
-        kz.check_command(["kubectl", "kustomize", *flags])
-    kz.check_command(["kubectl", "kustomize", "--load-restrictor", "LoadRestrictionsRootOnly"])  # the default
+    with pytest.raises(kb.CommandRefused, match="only --load-restrictor LoadRestrictionsRootOnly"):
+        kb.check_command(["kubectl", "kustomize", *flags])
+    kb.check_command(["kubectl", "kustomize", "--load-restrictor", "LoadRestrictionsRootOnly"])  # the default
 
 
 # --- confinement: every escape a tree could try, in one run (05, 06, 11) -----------------------
@@ -266,7 +267,7 @@ def test_a_base_mlops_lint_cannot_read_is_not_built(tmp_path: Path) -> None:
 
 @needs_build
 def test_the_build_itself_cannot_reach_the_network(tmp_path: Path) -> None:
-    if not any("unshare" in part for part in kz.isolation()):
+    if not any("unshare" in part for part in kb.isolation()):
         pytest.skip("no network namespace here (unshare --net does not work): the checks are the only guard")
     hits: list[str] = []
 
@@ -285,7 +286,7 @@ def test_the_build_itself_cannot_reach_the_network(tmp_path: Path) -> None:
     try:
         write(tmp_path, {"kustomization.yaml": f"resources:\n- http://127.0.0.1:{server.server_port}/x.yaml\n"})
         root = kz.Root(str(tmp_path / "kustomization.yaml"), "kustomization.yaml", [], [], [], False)
-        built = kz.build(root, COMMAND, 30)  # straight to the build, past the linter's own check
+        built = kb.build(root, COMMAND, 30)  # straight to the build, past the linter's own check
     finally:
         server.shutdown()
     assert hits == [] and built.output is None and built.error
@@ -295,7 +296,7 @@ def test_the_build_itself_cannot_reach_the_network(tmp_path: Path) -> None:
 
 
 def test_the_build_cache_writes_through_no_planted_link(tmp_path: Path) -> None:
-    cache = kz.BuildCache(tmp_path / "cache")
+    cache = kb.BuildCache(tmp_path / "cache")
     os.makedirs(cache.folder)
     victim = tmp_path / "victim.txt"
     victim.write_text("precious")
@@ -309,7 +310,7 @@ def test_the_build_cache_writes_through_no_planted_link(tmp_path: Path) -> None:
 
 
 def test_the_build_cache_reads_no_link(tmp_path: Path) -> None:
-    cache = kz.BuildCache(tmp_path / "cache")
+    cache = kb.BuildCache(tmp_path / "cache")
     os.makedirs(cache.folder)
     planted = tmp_path / "elsewhere.out"
     planted.write_bytes(b"/tmp\nkind: Pod\nmetadata: {name: planted}\n")
@@ -321,7 +322,7 @@ def test_the_build_cache_reads_no_link(tmp_path: Path) -> None:
 
 def test_the_build_cache_leaves_no_temporary_when_the_disk_is_full(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
                                                                    ) -> None:
-    cache = kz.BuildCache(tmp_path / "cache")
+    cache = kb.BuildCache(tmp_path / "cache")
 
     def full(*args: object) -> None:
         raise OSError(28, "No space left on device")
@@ -354,7 +355,7 @@ def test_builds_share_one_budget_per_run(tmp_path: Path, monkeypatch: pytest.Mon
     exponential(tmp_path / "slow")
     write(tmp_path, {"fast/kustomization.yaml": "resources: [cm.yaml]\n",
                      "fast/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n"})
-    monkeypatch.setattr(kz, "BUILDS_BUDGET", 1.0)
+    monkeypatch.setattr(kb, "BUILDS_BUDGET", 1.0)
     items = [(SourceFile(p, "k8s"), str(p.relative_to(tmp_path))) for p in sorted(tmp_path.rglob("*.yaml"))]
     builds.new_run()
     started = time.monotonic()

@@ -19,11 +19,12 @@ import pytest
 from click.testing import CliRunner
 
 from linter.cli import main
+from linter.engine import kustomize as kb
 from linter.sources import kustomize as kz
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURE = REPO / "fixtures" / "kustomize"
-COMMAND = kz.find_command()
+COMMAND = kb.find_command()
 needs_build = pytest.mark.skipif(COMMAND is None, reason="neither kustomize nor kubectl is on PATH: nothing to build with")
 
 
@@ -188,7 +189,7 @@ def test_builds_are_cached_by_their_inputs(project: Path, monkeypatch: pytest.Mo
     stand_in = project / "bin" / "kustomize"  # a kustomize that counts its calls
     stand_in.write_text(f"#!/bin/sh\necho \"$@\" >> {log}\nshift\nexec {' '.join(COMMAND)} \"$@\"\n")
     stand_in.chmod(0o755)
-    monkeypatch.setenv(kz.PROGRAM_VARIABLE, str(stand_in))  # the user's choice of program, not the tree's
+    monkeypatch.setenv(kb.PROGRAM_VARIABLE, str(stand_in))  # the user's choice of program, not the tree's
     cache = project / "cache"
     first = lint(project, "k", "--cache-dir", str(cache))
     assert len(log.read_text().splitlines()) == 3  # one build per root
@@ -231,7 +232,7 @@ def held_builds(project: Path, log: Path, gate: Path, monkeypatch: pytest.Monkey
     from linter.config import Config
     from linter.discover import SourceFile
 
-    monkeypatch.setenv(kz.PROGRAM_VARIABLE, str(held_stand_in(project, log, gate)))
+    monkeypatch.setenv(kb.PROGRAM_VARIABLE, str(held_stand_in(project, log, gate)))
     config = Config()
     return [(SourceFile(p, "k8s"), str(p.relative_to(project))) for p in sorted((project / "k").rglob("*.yaml"))], config
 
@@ -254,7 +255,7 @@ def test_builds_beside_the_parse_run_while_the_caller_goes_on(project: Path, mon
     assert sorted(calls) == ["end"] * 3 + ["start"] * 3  # none gave up: all were held until the gate opened
     running = [calls[:i].count("start") - calls[:i].count("end") for i in range(len(calls) + 1)]
     assert max(running) == 2  # as many at once as --jobs
-    assert sorted(done.mappers) == sorted(kz.virtual_path(root) for root in kz.find_roots(
+    assert sorted(done.mappers) == sorted(kb.virtual_path(root) for root in kz.find_roots(
         (str(source.path), display) for source, display in items))
     assert pending.result() is done  # waited for once
 
@@ -279,13 +280,13 @@ def mapped(tmp_path: Path, files: dict[str, str], root: str, rule_line: str) -> 
         (tmp_path / name).write_text(text)
     listed = [(str(p), str(p.relative_to(tmp_path))) for p in sorted(tmp_path.rglob("*")) if p.is_file()]
     (found,) = [r for r in kz.find_roots(listed) if r.display == root]
-    built = kz.build(found, COMMAND, 60)
+    built = kb.build(found, COMMAND, 60)
     assert built.error is None, built.error
     from linter.sources.files import load_bytes
 
     document = load_bytes(built.output, "<built>", "k8s")
-    origins = kz.strip_origins(document, built.wrapper)
-    mapper = kz.Mapper(found, document, origins, {os.path.realpath(a): d for a, d in listed})
+    origins = kb.strip_origins(document, built.wrapper)
+    mapper = kb.Mapper(found, document, origins, {os.path.realpath(a): d for a, d in listed})
     lines = built.output.decode().splitlines()
     # the built text still holds the origin annotations: find the line in what was parsed
     number = next(i for i, line in enumerate(lines, 1) if rule_line in line)

@@ -1,17 +1,43 @@
 """The code's layout: the packages ``linter`` and ``rules`` import one way (no import circle, lazy
-imports inside functions included) and no module uses another module's private name
-(``from m import _x``, or ``m._x`` on an imported module ``m``). Read from the source with ast,
-so the check needs no import and sees every import, wherever it stands."""
+imports inside functions included), every import runs down the layers of :data:`LAYERS` (the
+whiteboard) or is named, with why, in its module's opening comment, and no module uses another
+module's private name (``from m import _x``, or ``m._x`` on an imported module ``m``). Read from
+the source with ast, so the check needs no import and sees every import, wherever it stands."""
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("linter", "rules")
+
+# The whiteboard: the layers, lowest first. A module imports from its own layer and the ones below;
+# an import up the layers is named in the importing module's opening comment, in a paragraph
+# starting "Up the layers:" (the module's ``name`` in double backquotes, with why). A module's
+# layer is that of the longest name below that it is, or is under.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    # the base: no knowledge of manifests, rules or runs
+    ("linter", "linter.digest", "linter.docparts", "linter.families", "linter.formats", "linter.output",
+     "linter.plugins", "linter.programs", "linter.refkinds", "linter.roots", "linter.suggest"),
+    # what is read and what a rule is given: the loaders, the model, validation, CEL, the index, the
+    # config, a rule's contract and its findings and fix plans
+    ("linter.model", "linter.sources", "linter.validation", "linter.cel", "linter.index", "linter.discover",
+     "linter.profiles", "linter.config", "linter.custom", "linter.rule", "linter.result", "linter.fix",
+     "linter.fix.plans", "linter.fix.iac", "linter.cachedata", "linter.origin"),
+    # the rules and their catalogue, suppressions
+    ("rules", "linter.registry", "linter.ruleindex", "linter.suppress"),
+    # the engine: a run, its builds and cache, and the fix runs that apply plans
+    ("linter.engine", "linter.cache", "linter.fix.resolve", "linter.fix.apply", "linter.fix.run",
+     "linter.fix.invariant"),
+    # the reports
+    ("linter.report",),
+    # the front ends: the command line, the language server, the docs generator
+    ("linter.cli", "linter.__main__", "linter.lsp", "linter.docs"),
+)
 
 
 def _modules(root: Path = ROOT, packages: tuple[str, ...] = PACKAGES) -> dict[str, Path]:
@@ -132,11 +158,71 @@ def test_no_module_uses_another_modules_private_name() -> None:
 def test_the_engine_is_a_package_of_rooms() -> None:
     """What a newcomer looks for has one place: the run, the survey, the passes, the workers."""
     modules = _modules()
-    for room in ("run", "projects", "survey", "passes", "runner", "workers", "memory", "selection"):
+    for room in ("run", "projects", "survey", "passes", "runner", "workers", "memory", "selection", "builds", "kustomize"):
         assert f"linter.engine.{room}" in modules
     assert "linter.sources.files" in modules
     graph, _ = _graph(modules)
     assert "linter.engine" not in graph["linter.validation.crds"]  # reading a file is the sources' job
+
+
+def test_kustomize_is_read_in_sources_and_built_in_the_build_room() -> None:
+    """``linter.sources.kustomize`` only reads kustomizations; running a build, its cache and
+    mapping findings and fixes back are the build room's (``linter.engine.kustomize``, beside
+    ``linter.engine.builds``)."""
+    modules = _modules()
+    reading = ast.parse(modules["linter.sources.kustomize"].read_text(encoding="utf-8"))
+    names = {node.name for node in reading.body if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
+    imported = {alias.name.split(".")[0] for node in ast.walk(reading) if isinstance(node, (ast.Import, ast.ImportFrom))
+                for alias in (node.names if isinstance(node, ast.Import) else [ast.alias(node.module or "")])}
+    assert {"read_kustomization", "find_roots", "Root"} <= names
+    assert not names & {"Mapper", "build", "BuildCache", "remap", "find_command", "isolation"}
+    assert "subprocess" not in imported
+    assert {"Mapper", "build", "BuildCache", "remap", "find_command"} <= {
+        node.name for node in ast.parse(modules["linter.engine.kustomize"].read_text(encoding="utf-8")).body
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
+
+
+def _layer(module: str, layers: tuple[tuple[str, ...], ...] = LAYERS) -> int | None:
+    found = [(len(name), index) for index, names in enumerate(layers) for name in names
+             if module == name or module.startswith(name + ".")]
+    return max(found)[1] if found else None
+
+
+def _named_up(file: Path) -> set[str]:
+    """The modules the opening comment of ``file`` names in its "Up the layers:" paragraph."""
+    doc = ast.get_docstring(ast.parse(file.read_text(encoding="utf-8"), str(file)), clean=True) or ""
+    names: set[str] = set()
+    for paragraph in doc.split("\n\n"):
+        if paragraph.startswith("Up the layers:"):
+            names.update(re.findall(r"``([\w.]+)``", paragraph))
+    return names
+
+
+def _up_imports(modules: dict[str, Path], layers: tuple[tuple[str, ...], ...] = LAYERS) -> list[str]:
+    """Each import up the layers its module's opening comment does not name, and each module
+    named there that is not imported up (a stale entry); a module in no layer."""
+    graph, _ = _graph(modules)
+    problems = []
+    for name in sorted(graph):
+        own = _layer(name, layers)
+        if own is None:
+            problems.append(f"{name}: in no layer (tests/test_layout.py LAYERS)")
+            continue
+        up = {target for target in graph[name] if (_layer(target, layers) or 0) > own}
+        named = _named_up(modules[name])
+        problems.extend(f"{name} imports {target} up the layers" for target in sorted(up - named))
+        problems.extend(f"{name} names {target} as up the layers, but does not import it so"
+                        for target in sorted(named - up))
+    return problems
+
+
+def test_imports_run_down_the_layers() -> None:
+    assert _up_imports(_modules()) == []
+
+
+def test_every_layer_name_is_a_module() -> None:
+    modules = _modules()
+    assert [name for names in LAYERS for name in names if name not in modules] == []
 
 
 def _write(root: Path, files: dict[str, str]) -> dict[str, Path]:
@@ -167,3 +253,18 @@ def test_the_private_check_finds_private_uses(tmp_path: Path) -> None:
     _, private = _graph(modules)
     assert private == ["pkg.b (b.py:1 imports _x from pkg.a)", "pkg.b (b.py:3 uses pkg.a._f)",
                        "pkg.c (c.py:1 imports _x from pkg.a)"]
+
+
+def test_the_layer_check_finds_imports_up(tmp_path: Path) -> None:
+    layers = (("pkg", "pkg.low"), ("pkg.high",))
+    modules = _write(tmp_path, {
+        "pkg/__init__.py": "", "pkg/high.py": "from pkg import low\n",
+        "pkg/low.py": "def f():\n    from pkg.high import g\n",
+        "pkg/named.py": '"""A module.\n\nUp the layers: ``pkg.high`` (why).\n"""\nimport pkg.high\n',
+        "pkg/stale.py": '"""A module.\n\nUp the layers: ``pkg.high`` (no longer).\n"""\nimport pkg.low\n',
+    })
+    assert _up_imports(modules, layers) == [
+        "pkg.low imports pkg.high up the layers",
+        "pkg.stale names pkg.high as up the layers, but does not import it so",
+    ]
+    assert _up_imports({**modules, "other": modules["pkg.low"]}, layers)[0] == "other: in no layer (tests/test_layout.py LAYERS)"

@@ -157,7 +157,7 @@ def test_lnt005_a_cluster_switched_to_nap_is_no_standard_one(tmp_path: Path) -> 
 
 def test_api_config_with_a_profile_is_explicit() -> None:
     """An API caller's Config(profile=...) is a given profile (no inference, LNT005 judges it)."""
-    from linter.engine.profile import explicit
+    from linter.profiles import explicit
 
     assert explicit(Config(profile="aks-automatic"))
     assert not explicit(Config())

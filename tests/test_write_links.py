@@ -7,7 +7,7 @@ the cache reads (``read_entry``), and checks each stands in a function listed in
 the test that plants a link there: a new write site fails until it is listed and tested. The
 other tests plant the links.
 
-Not covered here: the kustomize build cache (``linter/sources/kustomize.py``), whose link tests
+Not covered here: the kustomize build cache (``linter/engine/kustomize.py``), whose link tests
 are its owner's (tests for issue 32 items 03 and 04).
 """
 
@@ -44,7 +44,7 @@ SITES = {
     ("linter/sources/helm_sdk.py", "read_no_link"): "reads only (O_RDONLY|O_NOFOLLOW|O_NONBLOCK), fstat: a chart's "
                                                     "linked file is never given to Helm (tests/test_helm.py, .Files.Get)",
     # the kustomize build cache: h1's (issue 32 items 03, 04), tested there
-    ("linter/sources/kustomize.py", "*"): "kustomize build cache and wrapper: see tests for issue 32 items 03, 04, 36",
+    ("linter/engine/kustomize.py", "*"): "kustomize build cache and wrapper: see tests for issue 32 items 03, 04, 36",
 }
 
 WRITE_CALL = re.compile(

@@ -6,8 +6,11 @@ Findings are reported only for target files, but every rule sees the whole proje
 index. Output is byte-identical across ``--jobs`` and with or without the cache. The rooms, in
 the order a run passes through them:
 
-- :mod:`linter.engine.run`: one whole run (:class:`LintRequest` -> :func:`lint` -> ``RunReport``):
-  each project linted on its own, stdin, the cache, the baseline, the merged report;
+- :mod:`linter.engine.run`: one whole run (:class:`LintRequest` -> :func:`lint` -> ``RunReport``;
+  :func:`lint_run` with :class:`Wants` also gives what the run built, each project's
+  :class:`Part`, and the fix run's :class:`FixTarget` of each target): each project linted on its
+  own, as a pipeline of named steps (survey, cache keys, first pass, builds, lint, project pass,
+  cache write), stdin, the baseline, the merged report;
 - :mod:`linter.engine.projects`: which projects a run has (:mod:`linter.roots`) and the target and
   context files of each;
 - :mod:`linter.engine.selection`: which rules run (selectors and profile);
@@ -18,7 +21,11 @@ the order a run passes through them:
 - :mod:`linter.engine.runner`: calling rules by scope and stamping findings (:class:`Runner`,
   :class:`FileOutcome`, :func:`run_rules` for tests and tools);
 - :mod:`linter.engine.workers`: ``--jobs N``, forked workers sharing the second pass;
-- :mod:`linter.engine.memory`: the garbage collector's part in a run.
+- :mod:`linter.engine.memory`: the garbage collector's part in a run;
+- :mod:`linter.engine.builds`: the build room, every kustomize build and Helm render of a run,
+  with :mod:`linter.engine.kustomize` (a root built, confined and cached, its findings and fixes
+  mapped back; :mod:`linter.sources.kustomize` only reads the kustomizations);
+- :mod:`linter.engine.profile`: the cluster profile a project's own files imply.
 
 Reading a file and choosing its loader is :mod:`linter.sources.files`; display paths are
 :func:`linter.discover.display_path`. No room imports another's private name, and the rooms
@@ -27,14 +34,14 @@ checks.
 """
 
 from linter.discover import display_path
-from linter.engine.run import LintRequest, lint
+from linter.engine.run import FixTarget, LintRequest, LintRun, Part, Wants, lint, lint_run
 from linter.engine.runner import PARSE_ERROR, RULE_ERROR, UNUSED_SUPPRESSION, FileOutcome, Job, Runner, run_rules
 from linter.engine.selection import enabled_rules
 from linter.engine.workers import PARALLEL_MIN_FILES, cap_jobs, default_jobs
 from linter.sources.files import load_bytes, load_file, read_source
 
 __all__ = [
-    "PARALLEL_MIN_FILES", "PARSE_ERROR", "RULE_ERROR", "UNUSED_SUPPRESSION", "FileOutcome", "Job", "LintRequest",
-    "Runner", "cap_jobs", "default_jobs", "display_path", "enabled_rules", "lint", "load_bytes", "load_file", "read_source",
+    "PARALLEL_MIN_FILES", "PARSE_ERROR", "RULE_ERROR", "UNUSED_SUPPRESSION", "FileOutcome", "FixTarget", "Job",
+    "LintRequest", "LintRun", "Part", "Runner", "Wants", "cap_jobs", "default_jobs", "display_path", "enabled_rules", "lint", "lint_run", "load_bytes", "load_file", "read_source",
     "run_rules",
 ]

@@ -1,9 +1,10 @@
-"""Kustomize roots built before the survey (see :mod:`linter.sources.kustomize`).
+"""Kustomize roots built before the survey (see :mod:`linter.engine.kustomize`; the roots are read
+by :mod:`linter.sources.kustomize`).
 
 Every root of the run's files is built once (in threads, each waiting on its own ``kustomize``
 process; outcomes are taken in the roots' order, so nothing depends on which finished first),
 or its output read from the build cache. A built output is then linted like one more file under
-a virtual path, and :func:`linter.sources.kustomize.remap` moves its findings to the files the
+a virtual path, and :func:`linter.engine.kustomize.remap` moves its findings to the files the
 user edits before suppressions are applied.
 """
 
@@ -49,7 +50,7 @@ class Builds(Struct):
     helm: dict[str, Any] = field(default_factory=dict)  # path -> linter.sources.helm.HelmMapper of rendered output
     rendered: set[str] = field(default_factory=set)  # charts' templates folders rendered (absolute)
     helm_off: bool = False  # the config says helm: {enabled: never}
-    # virtual path -> the key of every file its build read (linter.sources.kustomize.build_key): a built
+    # virtual path -> the key of every file its build read (linter.engine.kustomize.build_key): a built
     # object's fix is resolved against its resource file's text, which the output alone does not pin
     inputs: dict[str, str] = field(default_factory=dict)
 
@@ -141,7 +142,7 @@ def settings(config: Config) -> tuple[str, tuple[str, ...] | None, float]:
     ``file-timeout`` (a build is bounded as a file is)."""
     section = config.kustomize or {}
     command = section.get("command")
-    from linter.sources.kustomize import DEFAULT_TIMEOUT
+    from linter.engine.kustomize import DEFAULT_TIMEOUT
 
     timeout = float(section.get("timeout", DEFAULT_TIMEOUT))
     if config.file_timeout and config.file_timeout > 0:
@@ -150,7 +151,7 @@ def settings(config: Config) -> tuple[str, tuple[str, ...] | None, float]:
 
 
 # the wall-clock time every build of a run (linter.engine.run.lint, between new_run and end_run)
-# counts against (linter.sources.kustomize.BUILDS_BUDGET), set when the run's first build starts;
+# counts against (linter.engine.kustomize.BUILDS_BUDGET), set when the run's first build starts;
 # a start() outside a run has the budget to itself
 _RUN: dict[str, float] = {}
 
@@ -167,7 +168,7 @@ def end_run() -> None:
 def _deadline() -> float:
     import time
 
-    from linter.sources.kustomize import BUILDS_BUDGET
+    from linter.engine.kustomize import BUILDS_BUDGET
 
     if "active" not in _RUN:
         return time.monotonic() + BUILDS_BUDGET
@@ -176,7 +177,7 @@ def _deadline() -> float:
 
 class _Guard:
     """While builds run: SIGTERM and SIGINT (Ctrl-C) first kill every build's process group and
-    remove the builds' temporaries (:func:`linter.sources.kustomize.abandon`), then do what they
+    remove the builds' temporaries (:func:`linter.engine.kustomize.abandon`), then do what they
     did before (Ctrl-C: the linter's one line and exit 130; SIGTERM: the process ends by it)."""
 
     def __init__(self) -> None:
@@ -201,7 +202,7 @@ class _Guard:
     def _caught(self, signum: int, frame: Any) -> None:
         import signal
 
-        from linter.sources.kustomize import abandon
+        from linter.engine.kustomize import abandon
 
         abandon()
         previous = self.previous.get(signum)
@@ -249,13 +250,14 @@ def start(items: list[tuple[SourceFile, str]], config: Config, cwd: Path, jobs: 
     out = Builds(helm_off=(config.helm or {}).get("enabled") == "never")
     if not _any_named(items, ("Chart.yaml",)) and not _any_named(items, KUSTOMIZATION_NAMES, folders=True):
         return Pending(out)  # the common case: nothing to build, nothing more imported
-    from linter.sources import kustomize as kz
+    from linter.engine import kustomize as kz
+    from linter.sources.kustomize import find_roots
 
     _helm_charts(out, items, config, cwd, jobs, cache_dir, targets if chart_targets is None else chart_targets)
     enabled, configured, timeout = settings(config)
     if enabled == "never":
         return Pending(out)
-    roots = kz.find_roots(((str(source.path), display) for source, display in items),
+    roots = find_roots(((str(source.path), display) for source, display in items),
                           os.fspath(bound) if bound is not None else None)
     if not roots:
         return Pending(out)
@@ -341,7 +343,7 @@ def start(items: list[tuple[SourceFile, str]], config: Config, cwd: Path, jobs: 
 def _finish(out: Builds, buildable: list, outputs: dict, keys: dict[str, str], display_of: dict[str, str],
             targeted: Callable[[Any], bool], shown: Callable[[str], str], severity: str) -> None:
     """Each root's output loaded as one more document, or its failure made its SCH001."""
-    from linter.sources import kustomize as kz
+    from linter.engine import kustomize as kz
     from linter.sources.files import load_bytes
 
     raw_only: set[str] = set()
@@ -401,7 +403,7 @@ def _helm_charts(out: Builds, items: list[tuple[SourceFile, str]], config: Confi
     plans = [helm.plan(folder, display, section, config.kubernetes_version, root, apis) for folder, display in charts]
     cache = None
     if cache_dir is not None:
-        from linter.sources import kustomize as kz
+        from linter.engine import kustomize as kz
 
         cache = kz.BuildCache(cache_dir)
     timeout = float(section.get("timeout", 60.0))
@@ -447,7 +449,7 @@ def remap_pairs(pairs: list[tuple[Result, Any]], builds: Builds | None) -> list[
     if builds is None:
         return pairs
     if builds.mappers:
-        from linter.sources import kustomize as kz
+        from linter.engine import kustomize as kz
 
         pairs = kz.remap(pairs, builds.mappers)
     if builds.helm:
@@ -464,7 +466,7 @@ def remap_directives(directives: list, builds: Builds | None) -> list:
     if builds is None:
         return directives
     if builds.mappers:
-        from linter.sources import kustomize as kz
+        from linter.engine import kustomize as kz
 
         directives = [kz.remap_directive(directive, builds.mappers) for directive in directives]
     if builds.helm:

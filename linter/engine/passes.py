@@ -142,7 +142,7 @@ def lint_files(work: Work, kept: Kept, runner: Runner, job: Job,
                     else:
                         document, digest = second_pass(entry[0], display), entry[1]
                     if display in job.raw_only:  # linted through a kustomize build: only what needs the file
-                        from linter.sources.kustomize import raw_part
+                        from linter.engine.kustomize import raw_part
 
                         document = raw_part(document)
                     outcome = runner.outcome(document, display in job.targets)

@@ -24,27 +24,9 @@ from typing import Any
 from msgspec.structs import replace
 
 from linter.model.document import BICEP, SHELL, TERRAFORM
+from linter.profiles import AUTOMATIC_PROFILE, INFERRED, explicit
 
-AUTOMATIC_PROFILE = "aks-automatic"
-STANDARD_PROFILE = "aks-standard"
-INFERRED = "inferred"
 _HINTS = (b"automatic", b"provisioning", b"autoprovision")
-
-
-def explicit(config: Any) -> bool:
-    """The profile is given (``--profile``, the config's ``profile:``, or an API caller's
-    non-default value), not the default."""
-    source = getattr(config, "profile_from", None)
-    return source not in (None, INFERRED) or config.profile != STANDARD_PROFILE
-
-
-def given_by(config: Any) -> str:
-    """How the profile was given, for messages: ``--profile``, or the config file's key."""
-    source = getattr(config, "profile_from", None)
-    if source == "--profile":
-        return "--profile"
-    path = getattr(config, "path", None)
-    return f"`profile:` in {path.name}" if path is not None else "the config"
 
 
 def _candidates(files: list[Any]) -> list[tuple[Any, bytes]]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from msgspec import Struct, field
 from msgspec.structs import replace
@@ -30,7 +30,7 @@ from linter.engine.passes import Work, build_index, prepare, skeleton
 from linter.engine.projects import Project, by_roots, explicit, loader
 from linter.engine.runner import UNUSED_SUPPRESSION, FileOutcome, Job, Runner, generic_kinds_note, merged_facts
 from linter.engine.selection import enabled_rules
-from linter.engine.survey import cache_key, content_digest, survey_files
+from linter.engine.survey import Survey, survey_files
 from linter.engine.workers import lint_all
 from linter.model.document import BICEP, DOCKERFILE, K8S, SHELL, TERRAFORM, Document
 from linter import custom
@@ -38,6 +38,9 @@ from linter.registry import Registry
 from linter.result import Result
 from linter.roots import RootFinder
 from linter.sources.files import load_bytes
+
+if TYPE_CHECKING:
+    from linter.cache import Keys  # imported where a run has a cache (start-up time)
 
 
 RENDERED = "rendered"  # a chart template's reason, once its chart rendered: linted (as rendered)
@@ -54,18 +57,7 @@ class LintRequest(Struct):
     baseline: Path | None = None
     cwd: Path = field(default_factory=Path.cwd)
     cache_dir: Path | None = None  # the result cache's folder (None: no cache)
-    # a list the run's large structures (the index, the parsed shared files, every outcome) are
-    # appended to instead of being freed: for a caller that then ends the process without
-    # freeing them (linter.cli.run), since freeing millions of objects one by one costs a part of
-    # the run (measured: 0.2-0.3 s at 10,000 files) the operating system does at once
-    keep: list | None = None
     overrides: dict[str, Any] = field(default_factory=dict)  # Config fields set on every root's config (--profile)
-    # a fix run's (linter.fix.run): filled with each target file's FixTarget (where it is, the
-    # digest of the bytes the run linted, its project's config); every file is then read up front
-    files: dict[str, "FixTarget"] | None = None
-    # a language server's (linter.lsp): each project's index and outcomes are kept (in ``keep``)
-    # even when the cache answers for the whole project, which a run would otherwise end with
-    indexed: bool = False
 
 
 class FixTarget(Struct, frozen=True):
@@ -77,67 +69,150 @@ class FixTarget(Struct, frozen=True):
     config: Config | None  # its project's (fix.unsafe, unfixable)
 
 
+class Wants(Struct, frozen=True):
+    """What a caller needs of a run besides its report (:func:`lint_run`)."""
+
+    # each project's :class:`Part`: for a caller that keeps them (the language server), or
+    # that ends the process without freeing them (linter.cli.run: freeing millions of objects one
+    # by one costs a part of the run, measured 0.2-0.3 s at 10,000 files, that the operating
+    # system does at once)
+    parts: bool = False
+    # the index is built (and each part kept) even when the cache answers for the whole project,
+    # which a run would otherwise end with (the language server re-lints one file against it)
+    indexed: bool = False
+    # each target file's :class:`FixTarget` (a fix run, linter.fix.run); every file is then read
+    # up front by the survey
+    targets: bool = False
+
+
+class Part(Struct):
+    """What one project's run built (:attr:`LintRun.parts`)."""
+
+    survey: list[Survey]  # every file read up front
+    kept: dict  # the shared files' parsed documents (linter.engine.passes.prepare)
+    index: Any  # the project's index (linter.index)
+    runner: Runner
+    outcomes: dict[str, FileOutcome]  # display path -> its outcome
+    job: Job
+    builds: Builds
+
+
+class ProjectRun(Struct):
+    """One project's run (:func:`run`): its findings after suppressions, each target's status,
+    the notes (path, message), and what :class:`Wants` asked for."""
+
+    results: list[Result]
+    statuses: dict[str, str]
+    notes: list[tuple[str, str]]
+    targets: dict[str, FixTarget] = field(default_factory=dict)
+    part: Part | None = None
+
+
+class LintRun(Struct):
+    """A run's report and what :class:`Wants` asked for: each project's :class:`Part` (in the
+    projects' order) and each target file's :class:`FixTarget` (display path -> target)."""
+
+    report: Any  # linter.result.RunReport
+    parts: list[Part] = field(default_factory=list)
+    targets: dict[str, FixTarget] = field(default_factory=dict)
+
+
 def lint(request: LintRequest) -> "RunReport":  # noqa: F821 - imported below
     """The report of one run: each project linted on its own, the findings merged."""
-    from linter import __version__, suppress
-    from linter.result import Note, RunReport
+    return lint_run(request).report
+
+
+def lint_run(request: LintRequest, wants: Wants = Wants()) -> LintRun:
+    """One run (:func:`lint`), with what ``wants`` asks for besides the report. The steps: the
+    projects, their rules, the cache and its keys, each project's :func:`run`, the report."""
+    from linter.engine.builds import end_run, new_run
+    from linter.engine.profile import infer_all
+    from linter.result import Note
 
     registry, cwd = request.registry, request.cwd.resolve()
     finder = RootFinder(cwd)
-    from linter.engine.builds import end_run, new_run
-
     new_run()  # the run's builds share one time budget
     if request.config is not None:
         projects = explicit(request.config, request.paths)
     else:
         projects = by_roots(request.paths, cwd, loader(registry, request.overrides),
                             request.stdin[0] if request.stdin is not None else None, finder)
-    from linter.engine.profile import infer_all
-
     inferred = infer_all(projects, cwd)  # before the rules are chosen: the profile turns some off
     chosen = [enabled_rules(custom.extended(registry, project.config), project.config, request.select, request.ignore)
               for project in projects]
-    keys = [""] * len(projects)
-    cache = None
-    if request.cache_dir is not None:
-        from linter.cache import Cache, code_key, project_key, run_file_key
-
-        code = code_key([meta for rules in chosen for meta in rules], registry)
-        keys = [project_key(code, rules, project.config, project.folder) for project, rules in zip(projects, chosen)]
-        cache = Cache.open(request.cache_dir, run_file_key(keys))
-    results: list[Result] = []
-    statuses: dict[str, str] = {}
-    skipped: dict[str, str] = {}
-    notes: list[Note] = list(inferred)
-    fail_on: dict[str, str] = {}
-    unsafe_fixing: set[str] = set()
+    cache, keys = open_cache(request, projects, chosen)
     sources = Sources(cwd, finder)
     for note in inferred:
         sources.add_note(note.path, os.fspath(cwd / note.path))
+    merged = Merged(notes=list(inferred))
+    out = LintRun(None)
     with collector_paused():  # young generations are collected while linting (see lint_files)
         for project, rules, key in zip(projects, chosen, keys):
-            found, status, defined = _lint_project(project, rules, key, request, cwd, cache, sources, notes)
-            results.extend(found)
-            notes.extend(Note(path, message) for path, message in defined)
-            statuses.update(status)
-            skipped.update({display_path(path, cwd): "linted" if why == RENDERED else f"skipped: {why}"
-                            for path, why in project.targets.skipped})
-            for note in project.targets.notes:
-                notes.append(Note(display_path(Path(note.path), cwd), note.message))
-                sources.add_note(notes[-1].path, note.path)
-            fail_on.update(dict.fromkeys(status, project.config.fail_on))
-            if project.config.fix_unsafe:
-                unsafe_fixing.update(status)
+            done = _lint_project(project, rules, key, request, cwd, cache, sources, merged.notes, wants)
+            merged.add(project, done, cwd, sources)
+            out.targets.update(done.targets)
+            if done.part is not None:
+                out.parts.append(done.part)
         freeze()  # the run's results live to the end: reporting never rescans them
     if cache is not None:
         cache.save()
-    notes.extend(Note(display_path(Path(path), cwd), f"config not used: {why} (pass it with --config if you trust it)")
-                 for path, why in finder.ignored)  # in a folder others can write to (linter.roots.unsafe_because)
+    merged.notes.extend(Note(display_path(Path(path), cwd), f"config not used: {why} (pass it with --config if you "
+                                                          "trust it)")
+                        for path, why in finder.ignored)  # in a folder others can write to (linter.roots.unsafe_because)
+    end_run()
+    out.report = report_of(merged, request, projects, chosen, sources, cwd)
+    return out
+
+
+def open_cache(request: LintRequest, projects: list[Project], chosen: list[list]) -> tuple[Any, list[str]]:
+    """The run's result cache (None without one) and each project's key (linter.cache)."""
+    if request.cache_dir is None:
+        return None, [""] * len(projects)
+    from linter.cache import Cache, code_key, project_key, run_file_key
+
+    code = code_key([meta for rules in chosen for meta in rules], request.registry)
+    keys = [project_key(code, rules, project.config, project.folder) for project, rules in zip(projects, chosen)]
+    return Cache.open(request.cache_dir, run_file_key(keys)), keys
+
+
+class Merged(Struct):
+    """The projects' runs merged: findings, each file's status, notes, each target's fail-on."""
+
+    results: list[Result] = field(default_factory=list)
+    statuses: dict[str, str] = field(default_factory=dict)
+    skipped: dict[str, str] = field(default_factory=dict)
+    notes: list = field(default_factory=list)  # linter.result.Note
+    fail_on: dict[str, str] = field(default_factory=dict)
+    unsafe_fixing: set[str] = field(default_factory=set)
+
+    def add(self, project: Project, done: ProjectRun, cwd: Path, sources: "Sources") -> None:
+        from linter.result import Note
+
+        self.results.extend(done.results)
+        self.notes.extend(Note(path, message) for path, message in done.notes)
+        self.statuses.update(done.statuses)
+        self.skipped.update({display_path(path, cwd): "linted" if why == RENDERED else f"skipped: {why}"
+                             for path, why in project.targets.skipped})
+        for note in project.targets.notes:
+            self.notes.append(Note(display_path(Path(note.path), cwd), note.message))
+            sources.add_note(self.notes[-1].path, note.path)
+        self.fail_on.update(dict.fromkeys(done.statuses, project.config.fail_on))
+        if project.config.fix_unsafe:
+            self.unsafe_fixing.update(done.statuses)
+
+
+def report_of(merged: Merged, request: LintRequest, projects: list[Project], chosen: list[list], sources: "Sources",
+              cwd: Path) -> "RunReport":  # noqa: F821 - imported below
+    """The run's report: the baseline applied, the findings sorted, the counts and statuses."""
+    from linter import __version__, suppress
+    from linter.result import RunReport
+
+    results = merged.results
     if request.baseline is not None:
         baseline = suppress.Baseline.load(request.baseline, cwd)
         results = suppress.apply_baseline(results, baseline, request.baseline.resolve().parent, cwd)
     results.sort(key=Result.sort_key)
-    end_run()
+    skipped, statuses, fail_on = merged.skipped, merged.statuses, merged.fail_on
     levels = set(fail_on.values()) or {projects[0].config.fail_on if projects else Config().fail_on}
     root, uris = sources.located()
     return RunReport(
@@ -145,14 +220,14 @@ def lint(request: LintRequest) -> "RunReport":  # noqa: F821 - imported below
         rules=sorted({meta.code: meta for rules in chosen for meta in rules}.values(), key=lambda m: m.code),
         files_linted=sum(1 for status in (*skipped.values(), *statuses.values()) if not status.startswith("skipped")),
         files_skipped=sum(1 for status in (*skipped.values(), *statuses.values()) if status.startswith("skipped")),
-        notes=notes,
+        notes=merged.notes,
         root=root,
         version=__version__,
         fail_on=levels.pop() if len(levels) == 1 else min(levels, key=_rank),
         file_status=dict(sorted({**skipped, **statuses}.items())),
         fail_on_paths=fail_on if len(set(fail_on.values())) > 1 else {},
         uris=uris,
-        unsafe_fixing=unsafe_fixing,
+        unsafe_fixing=merged.unsafe_fixing,
         nothing_linted=nothing_linted({**skipped, **statuses}, request),
         fail_on_empty=any(project.config.fail_on_empty for project in projects),
     )
@@ -198,8 +273,7 @@ def _rank(level: str) -> int:
 
 
 def _lint_project(project: Project, rules: list, key: str, request: LintRequest, cwd: Path, cache: Any,
-                  sources: "Sources", notes: list | None = None
-                  ) -> tuple[list[Result], dict[str, str], list[tuple[str, str]]]:
+                  sources: "Sources", notes: list | None = None, wants: Wants = Wants()) -> ProjectRun:
     """One project: its context files (and the stdin document, if it is this project's) linted
     with its config, findings reported for its targets."""
     from linter.discover import classify
@@ -272,13 +346,12 @@ def _lint_project(project: Project, rules: list, key: str, request: LintRequest,
         return builds, Job(rules, config, custom.extended(request.registry, config), target_paths | built, key,
                            builds.raw_only)
 
-    results, status, notes = run(items, stdin, settle, config, request.jobs, cache, request.keep, request.files,
-                                 request.indexed)
-    if request.files is not None:
-        for display in request.files:
-            if display in target_paths and request.files[display].config is None:
-                request.files[display] = replace(request.files[display], config=config)
-    return fixable_only(results, config, request.registry), status, notes
+    done = run(items, stdin, settle, config, request.jobs, cache, wants)
+    for display, target in done.targets.items():
+        if display in target_paths and target.config is None:
+            done.targets[display] = replace(target, config=config)
+    done.results = fixable_only(done.results, config, request.registry)
+    return done
 
 
 def fixable_only(results: list[Result], config: Config, registry: Registry) -> list[Result]:
@@ -349,91 +422,131 @@ class Sources:
 
 
 def run(items: Work, stdin: tuple[Document, bytes] | None, settle: Callable[[], tuple[Builds, Job]],
-        config: Config, jobs: int, cache: Any, keep: list | None = None,
-        files: "dict[str, FixTarget] | None" = None, indexed: bool = False
-        ) -> tuple[list[Result], dict[str, str], list[tuple[str, str]]]:
+        config: Config, jobs: int, cache: Any, wants: Wants = Wants()) -> ProjectRun:
     """Survey, cache, lint what is new, reduce: every finding of ``items`` (and ``stdin``, and
     the kustomize builds' outputs), after suppressions, each target file's status, and the
     notes (objects defined differently in several files, kinds read generically). ``settle``
     gives the builds and the job once they are first needed: as late as can be, so that builds
-    under way go on while the files are read. ``files``: filled with each target's
-    :class:`FixTarget` (every file is then read by the survey). ``indexed``: the index is built
-    and kept even when the cache answers for every file (see :class:`LintRequest`)."""
-    survey = survey_files(items, read=cache is not None or files is not None)
+    under way go on while the files are read. The steps, each below with its inputs and
+    outputs: survey -> cache keys (and what the cache answers) -> first pass (the shared files
+    parsed, the index built) -> builds -> lint (the second pass) -> project pass -> cache write."""
+    survey = survey_files(items, read=cache is not None or wants.targets)
     builds: Builds | None = None
-    if cache is not None or files is not None:
+    job: Job | None = None
+    if cache is not None or wants.targets:
         builds, job = settle()
-    if files is not None:
-        files.update({s.display: FixTarget(os.fspath(s.source.path), s.source.kind, s.digest, None)  # type: ignore[arg-type]
-                      for s in survey if s.digest is not None and s.display in job.targets})
+    targets = fix_targets(survey, job.targets) if wants.targets else {}  # type: ignore[union-attr]
+    keys: Keys | None = None
     outcomes: dict[str, FileOutcome] = {}
-    keys: dict[str, str] = {}
-    project_key = None
     if cache is not None:
-        built = builds.documents  # type: ignore[union-attr]
-        # what every file's findings may depend on besides itself: its project (config, root,
-        # rules) and the project's shared files (and stdin, and the kustomize builds)
-        reference = cache_key(job.key, *(f"{s.display}:{s.digest}" for s in survey if s.shared),
-                              content_digest(stdin[1]) if stdin else "", builds.signature if built else "")
-        keys = {s.display: cache_key(reference, s.display, s.digest, s.display in job.targets)
-                for s in survey if s.digest is not None}
-        keys.update({document.path: cache_key(reference, document.path, content_digest(output), targeted,
-                                              builds.inputs.get(document.path, ""))  # type: ignore[union-attr]
-                     for document, output, targeted in built})
-        project_key = cache_key(reference, *sorted(keys.values()))
-        for display, key in keys.items():
-            found = cache.get(key)
-            if found is not None:
-                outcomes[display] = found
-        if len(outcomes) == len(survey) + len(built) and stdin is None and not indexed:
-            project = cache.get_project(project_key)
+        from linter.cache import Keys
+
+        keys = Keys(job.key, survey, stdin[1] if stdin is not None else None, builds,  # type: ignore[union-attr]
+                    job.targets)  # type: ignore[union-attr]
+        outcomes = cached(cache, keys)
+        if (len(outcomes) == len(survey) + len(builds.documents)  # type: ignore[union-attr]
+                and stdin is None and not wants.indexed):
+            project = cache.get_project(keys.project)
             if project is not None:
                 results, notes = project
-                return finish([outcomes[path] for path in sorted(outcomes)], results, job, notes, builds)
+                return ProjectRun(*finish([outcomes[path] for path in sorted(outcomes)], results, job, notes, builds),
+                                  targets)
         # the PROJECT rules run: the cached outcomes' facts are decoded now (a fully warm run never
         # needs them); one whose facts do not validate is a miss, linted again (linter.cache)
         outcomes = cache.load_facts(outcomes)
-    missing = [s for s in survey if s.display not in outcomes]
-    work = [(s.source, s.display) for s in missing]
-    # the shared files the cache answered for are parsed again for the index only: keeping their
-    # trees in the cache would cost every cold run more (pickling them) than parsing them costs
-    # the rare run that lints some files again
-    again = [(s.source, s.display) for s in survey if s.shared and s.display in outcomes]
-    kept, skeletons = prepare(work + again, {s.display: s.data for s in survey if s.data is not None}, config)
+    work, kept, skeletons = first_pass(survey, outcomes, config)
     if builds is None:
         builds, job = settle()
-    built = builds.parsed()
-    known = [own] if stdin is not None and (own := skeleton(stdin[0])) is not None else []
-    known.extend(own for document, _, _ in built if (own := skeleton(document)) is not None)
-    if job.raw_only:  # a file linted through a build is in the index as built, not as written
-        skeletons = [found for found in skeletons if found.path not in job.raw_only]
+    assert job is not None
+    index = index_of(skeletons, stdin, builds, job)
+    runner = Runner(job.rules, index, job.config)
+    runner.texts.mappers = builds.mappers
+    found = lint_all(work, kept, runner, job, jobs)
+    fresh = second_pass(found, stdin, builds, runner, job, outcomes)
+    ordered = [outcomes[path] for path in sorted(outcomes)]
+    notes = project_pass(runner, ordered, job)
+    if cache is not None:
+        write(cache, keys, found, fresh, outcomes, runner.out if stdin is None else None, notes, job)  # type: ignore[arg-type]
+    part = Part(survey, kept, index, runner, outcomes, job, builds) if wants.parts else None
+    return ProjectRun(*finish(ordered, runner.out, job, notes, builds), targets, part)
+
+
+def fix_targets(survey: list[Survey], targets: set[str]) -> dict[str, FixTarget]:
+    """Each target file the survey read, as a fix run needs it (its config is set by the caller)."""
+    return {s.display: FixTarget(os.fspath(s.source.path), s.source.kind, s.digest, None)  # type: ignore[arg-type]
+            for s in survey if s.digest is not None and s.display in targets}
+
+
+def cached(cache: Any, keys: Keys) -> dict[str, FileOutcome]:
+    """The outcomes the cache holds (display path -> outcome), facts still undecoded."""
+    outcomes = {}
+    for display, key in keys.files.items():
+        found = cache.get(key)
+        if found is not None:
+            outcomes[display] = found
+    return outcomes
+
+
+def first_pass(survey: list[Survey], outcomes: dict[str, FileOutcome], config: Config
+               ) -> tuple[Work, dict, list]:
+    """The files to lint (those the cache did not answer for), the shared files parsed (display
+    path -> document, for the second pass) and the skeletons of every shared file, for the index.
+    The shared files the cache answered for are parsed again for the index only: keeping their
+    trees in the cache would cost every cold run more (pickling them) than parsing them costs the
+    rare run that lints some files again. Every surveyed file's bytes are let go."""
+    work = [(s.source, s.display) for s in survey if s.display not in outcomes]
+    again = [(s.source, s.display) for s in survey if s.shared and s.display in outcomes]
+    kept, skeletons = prepare(work + again, {s.display: s.data for s in survey if s.data is not None}, config)
     for entry in survey:
         entry.data = None
     for _, display in again:
         kept.pop(display, None)
-    index = build_index([*known, *skeletons])
-    runner = Runner(job.rules, index, job.config)
-    runner.texts.mappers = builds.mappers
-    found = lint_all(work, kept, runner, job, jobs)
-    for display, digest, outcome in found:
+    return work, kept, skeletons
+
+
+def index_of(skeletons: list, stdin: tuple[Document, bytes] | None, builds: Builds, job: Job) -> Any:
+    """The project's index: the shared files' skeletons, the stdin document's and the builds'."""
+    known = [own] if stdin is not None and (own := skeleton(stdin[0])) is not None else []
+    known.extend(own for document, _, _ in builds.parsed() if (own := skeleton(document)) is not None)
+    if job.raw_only:  # a file linted through a build is in the index as built, not as written
+        skeletons = [found for found in skeletons if found.path not in job.raw_only]
+    return build_index([*known, *skeletons])
+
+
+def second_pass(found: list, stdin: tuple[Document, bytes] | None, builds: Builds, runner: Runner, job: Job,
+                outcomes: dict[str, FileOutcome]) -> list[str]:
+    """``outcomes`` completed: the linted files' (``found``), the stdin document's and the built
+    outputs' the cache did not answer for; the display paths of those built outputs."""
+    for display, _, outcome in found:
         outcomes[display] = outcome
-        if cache is not None and digest is not None:
-            cache.put(cache_key(reference, display, digest, display in job.targets), outcome)
     if stdin is not None:
         outcomes[stdin[0].path] = runner.outcome(stdin[0], stdin[0].path in job.targets)
-    for document, output, targeted in built:
+    fresh = []
+    for document, _, targeted in builds.parsed():
         if document.path not in outcomes:
             outcomes[document.path] = runner.outcome(document, targeted)
-            if cache is not None:
-                cache.put(keys[document.path], outcomes[document.path])
-    ordered = [outcomes[path] for path in sorted(outcomes)]
+            fresh.append(document.path)
+    return fresh
+
+
+def project_pass(runner: Runner, ordered: list[FileOutcome], job: Job) -> list[tuple[str, str]]:
+    """The PROJECT rules over every file's facts (their findings in ``runner.out``), and the notes."""
     runner.project(job.targets, merged_facts(ordered))
-    notes = definition_notes(ordered, job.targets) + generic_kinds_note(ordered)
-    if cache is not None and stdin is None:
-        cache.put_project(project_key, runner.out, notes)
-    if keep is not None:
-        keep.append((survey, kept, index, runner, outcomes, ordered, job, builds))
-    return finish(ordered, runner.out, job, notes, builds)
+    return definition_notes(ordered, job.targets) + generic_kinds_note(ordered)
+
+
+def write(cache: Any, keys: Keys, found: list, fresh: list[str], outcomes: dict[str, FileOutcome],
+          project: list | None, notes: list[tuple[str, str]], job: Job) -> None:
+    """The new outcomes into the cache: the linted files' (``found``), the built outputs' the
+    cache did not hold (``fresh``), and the PROJECT rules' findings (``project``; None with
+    stdin, whose run is never cached whole)."""
+    for display, digest, outcome in found:
+        if digest is not None:
+            cache.put(keys.file(display, digest, display in job.targets), outcome)
+    for path in fresh:
+        cache.put(keys.files[path], outcomes[path])
+    if project is not None:
+        cache.put_project(keys.project, project, notes)
 
 
 def definition_notes(outcomes: list[FileOutcome], targets: set[str]) -> list[tuple[str, str]]:

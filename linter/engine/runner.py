@@ -271,8 +271,8 @@ class FixTexts:
     in another object's file), read and decoded as the loaders do, once per process. Built or
     streamed output (a path in ``<...>``: a Helm render, stdin) has no file to write a fix to:
     no fix; a kustomize build's plan is translated to its resource file's nodes where the
-    build's :class:`linter.sources.kustomize.Mapper` finds them unchanged by the build
-    (:meth:`~linter.sources.kustomize.Mapper.source_plan`), else no fix. A plan that does not
+    build's :class:`linter.engine.kustomize.Mapper` finds them unchanged by the build
+    (:meth:`~linter.engine.kustomize.Mapper.source_plan`), else no fix. A plan that does not
     resolve, or whose resolution raises, is no fix; never an error of the run."""
 
     def __init__(self) -> None:

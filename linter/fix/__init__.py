@@ -108,7 +108,7 @@ class Plan(Struct, frozen=True):
     A plan whose nodes do not sit in that file's text as they claim (a view merged from two
     objects) resolves to no fix, never to a wrong one; a kustomize-built object's plan is
     translated to its resource file's nodes where the build left them as they are written, else
-    no fix (``linter.sources.kustomize.Mapper.source_plan``).
+    no fix (``linter.engine.kustomize.Mapper.source_plan``).
     """
 
     title: str

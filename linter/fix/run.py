@@ -85,7 +85,7 @@ def fixable(result: Result, unsafe: bool) -> bool:
 def run_fixes(request: Any, *, unsafe: bool, write: bool, max_passes: int = MAX_PASSES) -> FixOutcome:
     """Lint ``request`` (a :class:`linter.engine.LintRequest`), fixing as the module docstring
     says; with ``write`` the changed files are written, else nothing is (``--diff``)."""
-    from linter.engine import lint
+    from linter.engine import Wants, lint_run
     from linter.sources import files as sources
 
     files: dict[str, _File] = {}
@@ -94,12 +94,11 @@ def run_fixes(request: Any, *, unsafe: bool, write: bool, max_passes: int = MAX_
     fixed: Counter = Counter()
     passes = 0
     sources.OVERLAY.clear()
-    request = replace(request, keep=None)
     bounds = _bounds(request)
     try:
         while True:
-            targets: dict[str, Any] = {}
-            report = lint(replace(request, files=targets))
+            done = lint_run(request, Wants(targets=True))
+            report, targets = done.report, done.targets
             pending = _pending(report, targets, unsafe, files, refused)
             if not pending or passes == max_passes:
                 break

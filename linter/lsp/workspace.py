@@ -4,7 +4,8 @@ A project is linted whole once, by the engine's own entry point (:func:`linter.e
 root found as the CLI finds it, the result cache the CLI's), with the open editors' texts in the
 engine's overlay (:data:`linter.sources.files.OVERLAY`, which every read of a linted file
 consults), so an unsaved buffer is linted as it stands, never the file on disk. The run keeps
-what it built (``LintRequest.keep`` with ``indexed``): each part's index (the skeletons of the
+what it built (:func:`linter.engine.lint_run` with ``Wants(parts=True, indexed=True)``): each
+project part's index (the skeletons of the
 files other files look things up in), its :class:`~linter.engine.Runner`, every file's
 :class:`~linter.engine.FileOutcome` and its job.
 
@@ -32,7 +33,8 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from linter.discover import SourceFile, display_path
-from linter.engine import FileOutcome, LintRequest, Runner, lint
+from linter.engine import FileOutcome, LintRequest, Runner, Wants, lint_run
+from linter.engine import Part as EnginePart
 from linter.engine.budget import Clock, OutOfTime
 from linter.engine.memory import collector_paused
 from linter.engine.passes import build_index, read_document, skeleton
@@ -50,8 +52,8 @@ class Part:
     """One project of a run (a run of a root holds several when folders under it have their own
     config): what the engine kept of it, and its findings after suppressions, by file."""
 
-    def __init__(self, kept: tuple, registry: Any):
-        survey, _, index, runner, outcomes, _, job, builds = kept
+    def __init__(self, kept: EnginePart, registry: Any):
+        survey, index, runner, outcomes, job, builds = kept.survey, kept.index, kept.runner, kept.outcomes, kept.job, kept.builds
         self.registry = registry
         self.sources: dict[str, SourceFile] = {entry.display: entry.source for entry in survey}
         # the hash of the bytes each file was last linted from (None: not read by the survey)
@@ -283,15 +285,14 @@ class Workspace:
 
     def lint(self, folder: Path) -> Project:
         """A whole run of the engine on ``folder``, kept (raises ConfigError for a bad config)."""
-        kept: list = []
         # a run freezes what it built (linter.engine.memory), out of the collector's sight, so a
         # collection while editing never scans the project (measured: pauses of 0.3-0.9 s on
         # perf's 1,000 files without it); the previous runs' are let go first, to be freed once
         # this run replaces them
         gc.unfreeze()
-        report = lint(LintRequest(paths=[folder], config=None, registry=self.registry, cwd=folder,
-                                  cache_dir=self.cache_dir, keep=kept, indexed=True))
-        project = Project(folder, [Part(entry, self.registry) for entry in kept], report)
+        done = lint_run(LintRequest(paths=[folder], config=None, registry=self.registry, cwd=folder,
+                                    cache_dir=self.cache_dir), Wants(parts=True, indexed=True))
+        project = Project(folder, [Part(entry, self.registry) for entry in done.parts], done.report)
         gc.freeze()
         return project
 

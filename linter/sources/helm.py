@@ -628,7 +628,7 @@ def renderer(section: dict) -> tuple[tuple[str, str | None] | None, str | None]:
     tree's own file), so only ``[helm, template]`` is accepted, and ``helm`` is looked up on
     PATH's absolute folders."""
     from linter.sources import helm_sdk
-    from linter.sources.kustomize import on_path
+    from linter.programs import on_path
 
     refused = None
     command = section.get("command")
@@ -1032,7 +1032,7 @@ def _render_binary(folder: str, program: str, spec: dict, render: Render, timeou
     """``helm template NAME CHART`` by the ``helm`` on PATH, with the render's settings."""
     import subprocess
 
-    from linter.sources.kustomize import MAX_OUTPUT, build_environment
+    from linter.programs import MAX_OUTPUT, build_environment
 
     arguments = [program, "template", render.name, folder, "--namespace", render.namespace, "--skip-tests"]
     for _, path in render.values:

@@ -242,7 +242,7 @@ def _worker_run(charts: list[tuple[ChartFiles, list[dict[str, Any]]]], timeout: 
     import tempfile
     import time
 
-    from linter.sources.kustomize import build_environment
+    from linter.programs import build_environment
 
     request = json.dumps({"charts": [{"archive": base64.b64encode(files.archive()).decode("ascii"), "renders": renders}
                                      for files, renders in charts],

@@ -54,7 +54,7 @@ az aks create --resource-group "$RESOURCE_GROUP" --name "$AKS_CLUSTER" --sku aut
 - AKS node auto-provisioning: https://learn.microsoft.com/azure/aks/node-auto-provisioning
 """
 
-from linter.engine.profile import AUTOMATIC_PROFILE, explicit, given_by
+from linter.profiles import AUTOMATIC_PROFILE, explicit, given_by
 from linter.model.cluster.modes import may_be_same, modes_of
 from linter.model.cluster.pools import AUTOMATIC, NAP, STANDARD
 from linter.rule import SHELL, Finding, rule
