@@ -57,7 +57,7 @@ def _scaling(system: bool):
 @st.composite
 def pools(draw):
     first = {"name": "system", "mode": "System", "vm": draw(st.sampled_from(SIZES)),
-             "scaling": draw(_scaling(True)), "taints": [],
+             "scaling": draw(_scaling(True)), "taints": draw(st.lists(st.sampled_from(TAINTS), max_size=1)),
              "labels": draw(st.dictionaries(st.sampled_from(sorted(LABELS)), st.sampled_from(["nvidia", "training"]),
                                             max_size=1))}
     names = draw(st.lists(st.sampled_from(NAMES), max_size=3, unique=True))
@@ -403,3 +403,22 @@ def test_the_same_pools_from_every_source_give_the_same_findings(cluster, jobs) 
     expected = [s for s in shapes["az"] if not s[0].startswith("AKS")]
     assert sorted(_identity("config", f, [], [], cluster) for f in found) == expected
     event(f"config: {len(expected)} workload finding(s)")
+
+
+def test_min_count_zero_on_a_pool_added_in_system_mode_is_aks004(tmp_path: Path) -> None:
+    """``az aks nodepool add --mode System --min-count 0`` is refused as ``min_count = 0`` on a
+    System Terraform pool is (the CLI's range for System pools is 1-1000); ``--mode User`` or no
+    ``--mode`` (User) keeps 0 valid."""
+    script = ("az aks nodepool add -g rg --cluster-name ml-aks -n sysnp --node-vm-size Standard_D4s_v5 "
+              "--mode {mode} --enable-cluster-autoscaler --min-count 0 --max-count 3\n")
+    found = {}
+    for mode in ("System", "system", "User"):
+        (tmp_path / "setup.sh").write_text(script.format(mode=mode))
+        result = lint(LintRequest(paths=[tmp_path], config=load_config(None, REGISTRY, start=tmp_path),
+                                  registry=REGISTRY, select=["AKS004"], cwd=tmp_path, jobs=1))
+        found[mode] = [(f.rule, f.line, f.column, f.message) for f in result.active]
+    column = script.index("--min-count 0") + len("--min-count ") + 1
+    assert found["System"] == [("AKS004", 1, column, "`az aks nodepool add` --min-count 0 on a System pool: System "
+                                                      "pools keep at least one node")]
+    assert found["system"] == found["System"]
+    assert found["User"] == []
