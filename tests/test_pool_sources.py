@@ -360,7 +360,10 @@ def _identity(source: str, finding, where, lines, cluster):
     owners = [(index, concept) for index, at in enumerate(where) for concept, at_line in at.items() if at_line == line]
     assert owners, f"{source}: {finding} is not at a pool attribute's line:\n" + "\n".join(lines)
     (index, concept), = owners
-    assert SPELLING[source][concept] in lines[line - 1], (source, finding, lines[line - 1])
+    text, word = lines[line - 1], SPELLING[source][concept]
+    assert word in text, (source, finding, text)
+    indent = len(text) - len(text.lstrip())
+    assert indent < column <= len(text), (source, finding, text)  # at the setting's name or value
     return code, cluster[index]["name"], concept, _words(source, message)
 
 
