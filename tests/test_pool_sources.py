@@ -42,14 +42,15 @@ LABELS = {"accelerator": "nvidia", "workload": "training"}
 
 # -- drawing a cluster -----------------------------------------------------------------------
 
-def _scaling(system: bool):
-    """("fixed", count) or ("auto", min, max, count or None), invalid bounds included: reversed,
-    over 1000, min 0 on a System pool, a count outside the bounds."""
+def _scaling():
+    """("fixed", count), ("auto", min, max, count or None) with the autoscaler switch, or
+    ("bounds", min, max, count or None) without it; invalid ones included: reversed bounds, over
+    1000, min 0 on a System pool, a count outside the bounds, the switch with a bound missing."""
     counts = st.sampled_from([0, 1, 2, 3, 4, 1001])
     fixed = st.tuples(st.just("fixed"), st.sampled_from([1, 2, 3]))
     auto = st.tuples(st.just("auto"), counts, counts, st.none() | st.sampled_from([0, 1, 3, 5]))
-    # the switch with one bound missing (None), or bounds without the switch
-    partial = st.tuples(st.just("auto"), st.none() | counts, st.none() | counts, st.none()).filter(lambda s: None in s[1:3])
+    partial = st.tuples(st.just("auto"), st.none() | counts, st.none() | counts, st.none()).filter(
+        lambda s: None in s[1:3])
     unswitched = st.tuples(st.just("bounds"), counts, counts, st.none() | st.sampled_from([1, 3]))
     return st.one_of(fixed, auto, partial, unswitched)
 
@@ -57,7 +58,7 @@ def _scaling(system: bool):
 @st.composite
 def pools(draw):
     first = {"name": "system", "mode": "System", "vm": draw(st.sampled_from(SIZES)),
-             "scaling": draw(_scaling(True)), "taints": draw(st.lists(st.sampled_from(TAINTS), max_size=1)),
+             "scaling": draw(_scaling()), "taints": draw(st.lists(st.sampled_from(TAINTS), max_size=1)),
              "labels": draw(st.dictionaries(st.sampled_from(sorted(LABELS)), st.sampled_from(["nvidia", "training"]),
                                             max_size=1))}
     names = draw(st.lists(st.sampled_from(NAMES), max_size=3, unique=True))
@@ -65,7 +66,7 @@ def pools(draw):
     for name in names:
         out.append({
             "name": name, "mode": draw(st.sampled_from(["User", "User", "System"])),
-            "vm": draw(st.sampled_from(SIZES)), "scaling": draw(_scaling(False)),
+            "vm": draw(st.sampled_from(SIZES)), "scaling": draw(_scaling()),
             "labels": draw(st.dictionaries(st.sampled_from(sorted(LABELS)),
                                            st.sampled_from(["nvidia", "training", "a100"]), max_size=2)),
             "taints": draw(st.lists(st.sampled_from(TAINTS), max_size=2, unique=True)),
@@ -185,7 +186,8 @@ def _bicep(cluster) -> tuple[str, list[dict[str, int]]]:
             lines.append("      {")
         else:
             indent = "    "
-            lines += [f"resource {pool['name']} 'Microsoft.ContainerService/managedClusters/agentPools@2024-02-01' = {{",
+            kind = "Microsoft.ContainerService/managedClusters/agentPools@2024-02-01"
+            lines += [f"resource {pool['name']} '{kind}' = {{",
                       "  parent: aks", f"  name: '{pool['name']}'", "  properties: {"]
         attrs = [("vm", f"vmSize: '{pool['vm']}'")]
         if index == 0:  # the first agentPoolProfiles entry is the System pool, as `az aks create` makes it
@@ -251,7 +253,8 @@ def _config(cluster) -> tuple[str, list[dict[str, int]]]:
     for pool in cluster:
         at: dict[str, int] = {}
         entries = [(None, f"name: {pool['name']}"), ("vm", f"vm-size: {pool['vm']}"), ("mode", f"mode: {pool['mode']}")]
-        entries += _scaling_words(pool, {"node_count": "node-count: {}", "autoscaler": "enable-cluster-autoscaler: true",
+        entries += _scaling_words(pool, {"node_count": "node-count: {}",
+                                         "autoscaler": "enable-cluster-autoscaler: true",
                                          "min_count": "min-count: {}", "max_count": "max-count: {}"})
         if pool["labels"]:
             entries.append(("labels", "labels: {" + ", ".join(f"{k}: {v}" for k, v in pool["labels"].items()) + "}"))
