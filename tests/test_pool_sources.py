@@ -1,7 +1,7 @@
 """The same node pools from every source the cluster model reads give the same findings.
 
 A hypothesis property (issue 36): a small cluster (a System pool and up to three more, drawn
-VM sizes, modes, counts or autoscaler bounds, labels and taints) and one or two GPU workloads
+VM sizes, modes, Spot, counts or autoscaler bounds, labels and taints) and one or two GPU workloads
 placed on it are written as an ``az aks create`` + ``az aks nodepool add`` script, as config
 ``node-pools``, as a Terraform module, as a Bicep file and as an ARM template, each linted in its
 own project with the AKS and XPL rules. Every source gives the same findings (rule, the pool or
@@ -57,6 +57,7 @@ def _scaling():
 
 @st.composite
 def pools(draw):
+    """A System pool (the cluster's first) and up to three more, each User or System, maybe Spot."""
     first = {"name": "system", "mode": "System", "vm": draw(st.sampled_from(SIZES)),
              "scaling": draw(_scaling()), "taints": draw(st.lists(st.sampled_from(TAINTS), max_size=1)),
              "labels": draw(st.dictionaries(st.sampled_from(sorted(LABELS)), st.sampled_from(["nvidia", "training"]),
@@ -70,6 +71,7 @@ def pools(draw):
             "labels": draw(st.dictionaries(st.sampled_from(sorted(LABELS)),
                                            st.sampled_from(["nvidia", "training", "a100"]), max_size=2)),
             "taints": draw(st.lists(st.sampled_from(TAINTS), max_size=2, unique=True)),
+            "spot": draw(st.booleans()),
         })
     return out
 
@@ -84,13 +86,15 @@ def _workload(selector=None, tolerations=None, gpus=1, name="train0") -> dict:
 
 @st.composite
 def workloads(draw):
-    """One or two GPU Jobs: a nodeSelector and tolerations that match a drawn pool or not."""
+    """One or two GPU Jobs: a nodeSelector and tolerations (of the GPU taint, another, the Spot
+    taint AKS adds) that match a drawn pool or not."""
     out = []
     for index in range(draw(st.integers(1, 2))):
         selector = draw(st.dictionaries(
             st.sampled_from(["accelerator", "workload", "agentpool", "kubernetes.azure.com/accelerator"]),
             st.sampled_from(["nvidia", "training", "gpunp", "gpu2", "a100"]), max_size=2))
-        tolerations = draw(st.lists(st.sampled_from(["sku=gpu:NoSchedule", "sku:Exists", "dedicated=ml:NoSchedule"]),
+        tolerations = draw(st.lists(st.sampled_from(["sku=gpu:NoSchedule", "sku:Exists", "dedicated=ml:NoSchedule",
+                                                     "kubernetes.azure.com/scalesetpriority=spot:NoSchedule"]),
                                     max_size=2, unique=True))
         out.append({"name": f"train{index}", "selector": selector, "tolerations": tolerations,
                     "gpus": draw(st.sampled_from([1, 1, 8]))})
@@ -115,6 +119,8 @@ def _az(cluster) -> tuple[str, list[dict[str, int]]]:
         words = [(None, w) for w in head] + [("vm", f"--node-vm-size {pool['vm']}")]
         if index:
             words.append(("mode", f"--mode {pool['mode']}"))
+        if pool.get("spot"):
+            words.append(("spot", "--priority Spot"))
         words += _scaling_words(pool, {"node_count": "--node-count {}", "autoscaler": "--enable-cluster-autoscaler",
                                        "min_count": "--min-count {}", "max_count": "--max-count {}"})
         if pool["labels"]:
@@ -156,6 +162,8 @@ def _terraform(cluster) -> tuple[str, list[dict[str, int]]]:
         if index:
             attrs.insert(1, (None, "kubernetes_cluster_id", "azurerm_kubernetes_cluster.aks.id"))
             attrs.append(("mode", "mode", f'"{pool["mode"]}"'))
+        if pool.get("spot"):
+            attrs.append(("spot", "priority", '"Spot"'))
         attrs += [(c, *w.split(" = ")) for c, w in _scaling_words(
             pool, {"node_count": "node_count = {}", "autoscaler": "auto_scaling_enabled = true",
                    "min_count": "min_count = {}", "max_count": "max_count = {}"})]
@@ -194,6 +202,8 @@ def _bicep(cluster) -> tuple[str, list[dict[str, int]]]:
             attrs.insert(0, (None, f"name: '{pool['name']}'"))
         else:
             attrs.append(("mode", f"mode: '{pool['mode']}'"))
+        if pool.get("spot"):
+            attrs.append(("spot", "scaleSetPriority: 'Spot'"))
         attrs += _scaling_words(pool, {"node_count": "count: {}", "autoscaler": "enableAutoScaling: true",
                                        "min_count": "minCount: {}", "max_count": "maxCount: {}"})
         for concept, text in attrs:
@@ -220,6 +230,8 @@ def _arm(cluster) -> tuple[str, list[dict[str, int]]]:
     def profile(pool, first: bool) -> dict:
         body: dict = {"name": pool["name"]} if first else {}
         body |= {"vmSize": pool["vm"]} if first else {"vmSize": pool["vm"], "mode": pool["mode"]}
+        if pool.get("spot"):
+            body["scaleSetPriority"] = "Spot"
         for _, text in _scaling_words(pool, {"node_count": "count {}", "autoscaler": "enableAutoScaling true",
                                              "min_count": "minCount {}", "max_count": "maxCount {}"}):
             key, value = text.split(" ")
@@ -237,7 +249,8 @@ def _arm(cluster) -> tuple[str, list[dict[str, int]]]:
     text = json.dumps({"$schema": "https://schema.management.azure.com/schemas/2019-04-01/deploymentTemplate.json#",
                        "contentVersion": "1.0.0.0", "resources": resources}, indent=2) + "\n"
     keys = {"vmSize": "vm", "mode": "mode", "count": "node_count", "enableAutoScaling": "autoscaler",
-            "minCount": "min_count", "maxCount": "max_count", "nodeLabels": "labels", "nodeTaints": "taints"}
+            "minCount": "min_count", "maxCount": "max_count", "nodeLabels": "labels", "nodeTaints": "taints",
+            "scaleSetPriority": "spot"}
     where: list[dict[str, int]] = []
     for number, line in enumerate(text.splitlines(), 1):
         found = re.match(r'\s*"(\w+)":', line)
@@ -253,6 +266,8 @@ def _config(cluster) -> tuple[str, list[dict[str, int]]]:
     for pool in cluster:
         at: dict[str, int] = {}
         entries = [(None, f"name: {pool['name']}"), ("vm", f"vm-size: {pool['vm']}"), ("mode", f"mode: {pool['mode']}")]
+        if pool.get("spot"):
+            entries.append(("spot", "priority: Spot"))
         entries += _scaling_words(pool, {"node_count": "node-count: {}",
                                          "autoscaler": "enable-cluster-autoscaler: true",
                                          "min_count": "min-count: {}", "max_count": "max-count: {}"})
@@ -296,17 +311,18 @@ WRITERS = {"az": ("setup.sh", _az), "terraform": ("main.tf", _terraform), "bicep
 SPELLING = {
     "az": {"vm": "--node-vm-size", "mode": "--mode", "node_count": "--node-count", "min_count": "--min-count",
            "max_count": "--max-count", "autoscaler": "--enable-cluster-autoscaler", "labels": "labels",
-           "taints": "taints"},
+           "taints": "taints", "spot": "--priority"},
     "terraform": {"vm": "vm_size", "mode": "mode", "node_count": "node_count", "min_count": "min_count",
                   "max_count": "max_count", "autoscaler": "auto_scaling_enabled", "labels": "node_labels",
-                  "taints": "node_taints"},
+                  "taints": "node_taints", "spot": "priority"},
     "bicep": {"vm": "vmSize", "mode": "mode", "node_count": "count", "min_count": "minCount", "max_count": "maxCount",
-              "autoscaler": "enableAutoScaling", "labels": "nodeLabels", "taints": "nodeTaints"},
+              "autoscaler": "enableAutoScaling", "labels": "nodeLabels", "taints": "nodeTaints",
+              "spot": "scaleSetPriority"},
 }
 SPELLING["arm"] = {k: f'"{v}"' for k, v in SPELLING["bicep"].items()}
 SPELLING["config"] = {"vm": "vm-size", "mode": "mode", "node_count": "node-count", "min_count": "min-count",
                       "max_count": "max-count", "autoscaler": "enable-cluster-autoscaler", "labels": "labels",
-                      "taints": "taints"}
+                      "taints": "taints", "spot": "priority"}
 
 
 def _lint_source(source: str, cluster, jobs) -> tuple[list, list[dict[str, int]], list[str]]:
