@@ -214,9 +214,11 @@ def _enable(az, low_flag: AzFlag | None, high_flag: AzFlag | None) -> Plan | Non
 def _system_pool(az, cluster) -> bool:
     if az.is_("aks", "create"):
         return True
+    mode = az.value("--mode")
+    if az.is_("aks nodepool", "add"):  # a pool made with --mode System (User when not given)
+        return mode is not None and str(mode.value).lower() == "system"
     if not az.is_("aks nodepool", "update"):
         return False
-    mode = az.value("--mode")
     if mode is not None:
         return str(mode.value).lower() == "system"
     name = az.value("--name")
