@@ -101,6 +101,48 @@ def test_img005_only_training_workloads() -> None:
     assert report.active == []
 
 
+TORCH_RUNTIME = """\
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata: {name: torch-distributed}
+spec:
+  mlPolicy: {numNodes: 1, torch: {}}
+  template:
+    spec:
+      replicatedJobs:
+      - name: node
+        template:
+          metadata:
+            labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}
+          spec:
+            template:
+              spec:
+                containers:
+                - name: node
+                  image: pytorch/pytorch:2.4.1-cuda12.4-cudnn9-runtime
+"""
+
+
+def trainjob(name: str, trainer: str) -> str:
+    return ("apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: NAME}\nspec:\n"
+            "  runtimeRef: {name: torch-distributed}\n  trainer:\nTRAINER").replace("NAME", name).replace("TRAINER", trainer)
+
+
+def test_img005_a_trainjob_is_judged_on_its_own_image_not_its_runtimes(tmp_path) -> None:
+    """The shared runtime's CUDA image is its author's default for GPU TrainJobs: CPU-only TrainJobs that
+    fall back to it are no finding there (corpus: kubeflow trainer's examples gave two findings on
+    torch_distributed.yaml's image line); a TrainJob that sets a CUDA image itself is reported at it."""
+    (tmp_path / "runtime.yaml").write_text(TORCH_RUNTIME)
+    (tmp_path / "cpu-a.yaml").write_text(trainjob("a", "    numNodes: 2\n    resourcesPerNode: {limits: {cpu: 2}}\n"))
+    (tmp_path / "cpu-b.yaml").write_text(trainjob("b", "    numNodes: 1\n"))
+    (tmp_path / "own.yaml").write_text(trainjob("own", "    image: nvcr.io/nvidia/pytorch:24.05-py3\n"
+                                                       "    resourcesPerNode: {limits: {cpu: 2}}\n"))
+    (tmp_path / ".mlops-lint.yaml").write_text("# defaults\n")
+    report = lint(LintRequest(paths=[tmp_path], config=None, registry=REGISTRY, select=["IMG005"], cwd=tmp_path))
+    assert [(f.path.rsplit("/", 1)[-1], f.line, f.column) for f in report.active] == [("own.yaml", 7, 12)]
+    assert "training TrainJob `own` runs `nvcr.io/nvidia/pytorch:24.05-py3`" in report.active[0].message
+
+
 # ---------------------------------------------------------------------------------------------
 # IMG007: code downloaded when the container starts
 
