@@ -52,6 +52,47 @@ def test_img006_points_at_the_image_and_asks_for_a_release_and_its_digest() -> N
                                "points at a new build every time it is pushed; use a release tag and pin its digest")
 
 
+CSV = """\
+apiVersion: operators.coreos.com/v1alpha1
+kind: ClusterServiceVersion
+metadata: {name: gpu-operator-certified.v0.0.0}
+spec:
+  install:
+    strategy: deployment
+    spec:
+      deployments:
+      - name: gpu-operator
+        spec:
+          selector: {matchLabels: {app: gpu-operator}}
+          template:
+            metadata: {labels: {app: gpu-operator}}
+            spec:
+              containers:
+              - name: gpu-operator
+                image: IMAGE
+"""
+
+
+@pytest.mark.parametrize("text, image, severity, says", [
+    # Kubernetes' staging registries hold pre-release builds (corpus: lws and kueue-populator's kustomizations)
+    (POD, "us-central1-docker.pkg.dev/k8s-staging-images/lws/lws:main", "info", "`k8s-staging-images` is a Kubernetes "
+     "staging registry"),
+    (POD, "gcr.io/k8s-staging-kueue/kueue:nightly", "info", "`k8s-staging-kueue` is a Kubernetes staging registry"),
+    (POD, "registry.k8s.io/lws/lws:main", "warning", "points at a new build every time it is pushed"),
+    # an OLM bundle's branch tag is a development branch's default (corpus: gpu-operator's CSV main-latest)
+    (CSV, "ghcr.io/nvidia/gpu-operator:main-latest", "info", "it is in an OLM bundle of a development branch"),
+    (CSV, "ghcr.io/nvidia/gpu-operator:main", "info", "it is in an OLM bundle of a development branch"),
+    (CSV, "ghcr.io/nvidia/gpu-operator:nightly", "warning", "points at a new build every time it is pushed"),
+    (POD, "ghcr.io/nvidia/gpu-operator:main-latest", "warning", "points at a new build every time it is pushed"),
+])
+def test_img006_development_defaults_are_info(text: str, image: str, severity: str, says: str) -> None:
+    report = lint(LintRequest(paths=[], config=Config(), registry=REGISTRY, select=["IMG006"],
+                              stdin=("x.yaml", text.replace("IMAGE", image).encode())))
+    (finding,) = report.active
+    assert (finding.rule, finding.severity) == ("IMG006", severity)
+    assert says in finding.message and f"uses the moving tag `{image.rsplit(':', 1)[1]}`" in finding.message
+
+
 # ---------------------------------------------------------------------------------------------
 # IMG005: a CUDA image on a training job that requests no GPU
 
