@@ -62,6 +62,7 @@ class Config(Struct, frozen=True, dict=True):
     fail_on: str = "warning"
     fail_on_empty: bool = False  # exit 1 when the run linted no file (a CI gate that must lint something)
     exclude: tuple[str, ...] = ()
+    lint_testdata: bool = False  # `lint-testdata: true`: folders named testdata are walked too (linter.discover)
     trusted_registries: tuple[str, ...] | None = None
     required_labels: tuple[str, ...] = ()
     gpu_node_labels: dict[str, str] | None = None
@@ -103,6 +104,7 @@ _KEYS = {
     "require-reason": "require_reason",
     "inline-suppressions": "inline_suppressions",
     "exclude": "exclude",
+    "lint-testdata": "lint_testdata",
     "trusted-registries": "trusted_registries",
     "required-labels": "required_labels",
     "gpu-node-labels": "gpu_node_labels",
