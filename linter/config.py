@@ -620,6 +620,10 @@ INIT_TEMPLATE = """\
 # (also when named on the command line, as pre-commit names them).
 # exclude: ["vendor/**", "examples/"]
 
+# Folders named testdata (Go's convention: test inputs and goldens, never deployed) are skipped
+# with a note; true lints them too (a testdata folder named on the command line is always linted).
+# lint-testdata: true
+
 # Registries images may come from; IMG004 runs only when this list is set.
 # trusted-registries: [myacr.azurecr.io, nvcr.io, mcr.microsoft.com]
 
