@@ -62,6 +62,7 @@ class Config(Struct, frozen=True, dict=True):
     fail_on: str = "warning"
     fail_on_empty: bool = False  # exit 1 when the run linted no file (a CI gate that must lint something)
     exclude: tuple[str, ...] = ()
+    lint_testdata: bool = False  # `lint-testdata: true`: folders named testdata are walked too (linter.discover)
     trusted_registries: tuple[str, ...] | None = None
     required_labels: tuple[str, ...] = ()
     gpu_node_labels: dict[str, str] | None = None
@@ -103,6 +104,7 @@ _KEYS = {
     "require-reason": "require_reason",
     "inline-suppressions": "inline_suppressions",
     "exclude": "exclude",
+    "lint-testdata": "lint_testdata",
     "trusted-registries": "trusted_registries",
     "required-labels": "required_labels",
     "gpu-node-labels": "gpu_node_labels",
@@ -617,6 +619,10 @@ INIT_TEMPLATE = """\
 # gitignore-style patterns, relative to this file's folder, of files and folders never read
 # (also when named on the command line, as pre-commit names them).
 # exclude: ["vendor/**", "examples/"]
+
+# Folders named testdata (Go's convention: test inputs and goldens, never deployed) are skipped
+# with a note; true lints them too (a testdata folder named on the command line is always linted).
+# lint-testdata: true
 
 # Registries images may come from; IMG004 runs only when this list is set.
 # trusted-registries: [myacr.azurecr.io, nvcr.io, mcr.microsoft.com]

@@ -7,7 +7,12 @@ folder, else the folder given), so a link cannot lead the linter out of the chec
 ``pathspec``) are skipped; ``.gitignore`` is not read (SPEC section 2 lists what is skipped, and a
 CI gate must not let a committed ``.gitignore`` hide a committed manifest). Helm chart templates
 (``templates/`` beside a ``Chart.yaml``) are skipped with one note per chart, and other templates
-(``*.j2``, ``*.tpl``, ``*.gotmpl`` …) with one note per folder.
+(``*.j2``, ``*.tpl``, ``*.gotmpl`` …) with one note per folder. Folders named ``testdata`` (Go's
+convention, which the Go tool also skips: inputs and golden outputs of a project's tests, never
+deployed, such as a linter's violating fixtures) are skipped with one note per walk that counts
+their files, unless the config says ``lint-testdata: true``; a folder named on the command line
+that is or is under a ``testdata`` folder is walked whole, and a file named in one is read (the
+user asked for it).
 
 A file named on the command line (pre-commit names every staged file) is held to the same rules
 as one found by the walk, so that pre-commit sees what a full run sees: a chart template, a
@@ -299,8 +304,12 @@ CHART_NOTE = ('Helm chart templates skipped; `pip install "mlops-lint[helm]"` re
               "rendered output with `helm template <chart> | mlops-lint -`)")
 
 
+TESTDATA = "testdata"
+
+
 def walk(paths: Iterable[Path], *, root: Path | None, exclude: Iterable[str] = (),
-         reuse: dict[str, list[SourceFile]] | None = None, bound: Path | None = None) -> Discovery:
+         reuse: dict[str, list[SourceFile]] | None = None, bound: Path | None = None,
+         testdata: bool = False) -> Discovery:
     """Every lintable file under ``paths``; a file given directly is taken unless a rule of the
     walk would have skipped it (see :func:`_named_skip`).
 
@@ -312,13 +321,17 @@ def walk(paths: Iterable[Path], *, root: Path | None, exclude: Iterable[str] = (
 
     ``bound``: the project's folder when there is no config's ``root`` (a git work tree, the
     working folder): a file named as a PATH that is a link out of it is not read (with neither,
-    out of the folder it is named in)."""
+    out of the folder it is named in).
+
+    ``testdata``: walk folders named ``testdata`` too (the config's ``lint-testdata``); else they
+    are skipped, their lintable files listed in :attr:`Discovery.skipped` and counted in a note."""
     spec = exclude_spec(exclude)
     found = Discovery()
     seen: set[Path] = set()
     mine: list[SourceFile] | None = None  # the files of the folder PATH being walked
     charts: set[Path] = set()
     templates: dict[Path, list[str]] = {}  # folder -> the templates skipped in it
+    tests: dict[Path, int] = {}  # testdata folder skipped -> its lintable files
 
     def excluded(path: Path, is_dir: bool) -> bool:
         if spec is None or root is None:
@@ -346,6 +359,19 @@ def walk(paths: Iterable[Path], *, root: Path | None, exclude: Iterable[str] = (
     def template(path: Path) -> None:
         found.skipped.append((path, "template"))
         templates.setdefault(path.parent, []).append(path.name)
+
+    def skipped_tests(folder: Path) -> None:
+        if folder in tests:
+            return
+        count = 0
+        for inner, subdirs, names in os.walk(folder, followlinks=False):
+            subdirs[:] = [d for d in subdirs if d not in SKIP_DIRS and not excluded(Path(inner) / d, True)]
+            for name in sorted(names):
+                path = Path(inner) / name
+                if classify(path, sniff=False) is not None and not excluded(path, False):
+                    found.skipped.append((path, "test data (testdata/)"))
+                    count += 1
+        tests[folder] = count
 
     def unlisted(error: OSError) -> None:
         where = Path(error.filename) if error.filename else Path(".")
@@ -393,6 +419,7 @@ def walk(paths: Iterable[Path], *, root: Path | None, exclude: Iterable[str] = (
             found.skipped.append((given, why))
             continue
         mine = []
+        skip_tests = not testdata and TESTDATA not in given.parts  # a testdata folder named: walked whole
         for folder, dirs, entries in _folders(os.fspath(given), unlisted):
             here = Path(folder)
             if here == given and any(entry.name == VENV_MARKER for entry in entries):
@@ -412,6 +439,9 @@ def walk(paths: Iterable[Path], *, root: Path | None, exclude: Iterable[str] = (
                             found.skipped.append((Path(inner) / name, "Helm chart template"))
                 chart_note(here)
             dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not excluded(here / d, True))
+            if skip_tests and TESTDATA in dirs:
+                dirs.remove(TESTDATA)
+                skipped_tests(here / TESTDATA)
             if reuse:
                 for name in [d for d in dirs if os.path.join(folder, d) in reuse]:
                     dirs.remove(name)  # walked already, with the same rules
@@ -455,6 +485,15 @@ def walk(paths: Iterable[Path], *, root: Path | None, exclude: Iterable[str] = (
         listed = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
         what = f"template {names[0]}" if len(names) == 1 else f"{len(names)} templates ({listed})"
         found.notes.append(Note(str(where), f"{what} {TEMPLATE_NOTE}"))
+    counted = {folder: count for folder, count in tests.items() if count}
+    if counted:
+        files = sum(counted.values())
+        folders = sorted(counted, key=os.fspath)
+        where = folders[0] if len(folders) == 1 else Path(os.path.commonpath([os.fspath(f) for f in folders]))
+        what = (f"{files} file{'s' if files > 1 else ''} in "
+                + ("this `testdata/` folder" if len(folders) == 1 else f"{len(folders)} `testdata/` folders under it"))
+        found.notes.append(Note(str(where), f"{what} not linted (test inputs and outputs, never deployed); name a "
+                                "folder on the command line to lint it, or set `lint-testdata: true` in the config"))
     found.files.sort(key=lambda f: str(f.path))
     return found
 

@@ -464,3 +464,86 @@ def test_the_context_walk_does_not_list_the_targets_folders_again(tmp_path: Path
     assert os.fspath(tmp_path) in listed and os.fspath(tmp_path / "chart") in listed
     assert not [path for path in listed if path.startswith((os.fspath(tmp_path / "a"), os.fspath(tmp_path / "deep")))]
     assert {f.path for f in targets.files} < {f.path for f in context.files}
+
+
+# -- testdata folders ------------------------------------------------------------------------
+
+
+def _testdata_tree(root: Path) -> None:
+    """A project whose test inputs sit in `testdata/` folders (Go's convention: kube-linter's
+    violating fixtures, gpu-operator's internal/state/testdata/golden)."""
+    (root / "deploy").mkdir(parents=True)
+    (root / "deploy" / "job.yaml").write_text(pod("deployed"))
+    golden = root / "internal" / "state" / "testdata" / "golden"
+    golden.mkdir(parents=True)
+    (golden / "a.yaml").write_text(pod("golden-a"))
+    (golden / "b.yaml").write_text(pod("golden-b"))
+    (golden / "notes.md").write_text("not lintable, not counted")
+    (root / "cli" / "testdata").mkdir(parents=True)
+    (root / "cli" / "testdata" / "c.yaml").write_text(pod("cli"))
+
+
+TESTDATA_NOTE = ("in 2 `testdata/` folders under it not linted (test inputs and outputs, never deployed); name a "
+                 "folder on the command line to lint it, or set `lint-testdata: true` in the config")
+
+
+def test_testdata_folders_are_skipped_with_a_note(tmp_path: Path) -> None:
+    _testdata_tree(tmp_path)
+    report = lint_paths([tmp_path], tmp_path)
+    assert {path for path, status in statuses(report).items() if status == "linted"} == {"deploy/job.yaml"}
+    assert {path: status for path, status in statuses(report).items() if status != "linted"} == {
+        "cli/testdata/c.yaml": "skipped: test data (testdata/)",
+        "internal/state/testdata/golden/a.yaml": "skipped: test data (testdata/)",
+        "internal/state/testdata/golden/b.yaml": "skipped: test data (testdata/)"}
+    assert [(n.path, n.message) for n in report.notes if "testdata" in n.message] == [(".", "3 files " + TESTDATA_NOTE)]
+    # the same note on stdout and in the JSON report (nothing is silent)
+    outcome = run([".", "--jobs", "1"], tmp_path)
+    assert "note: .: 3 files " + TESTDATA_NOTE in outcome.stdout.decode()
+    outcome = run([".", "--format", "json", "--jobs", "1"], tmp_path)
+    assert {"path": ".", "message": "3 files " + TESTDATA_NOTE} in json.loads(outcome.stdout)["notes"]
+
+
+def test_one_testdata_folder_is_named_in_the_note(tmp_path: Path) -> None:
+    _testdata_tree(tmp_path)
+    report = lint_paths([tmp_path / "internal"], tmp_path)
+    assert [(n.path, n.message) for n in report.notes if "testdata" in n.message] == [
+        ("internal/state/testdata", "2 files in this `testdata/` folder not linted (test inputs and outputs, never "
+                                    "deployed); name a folder on the command line to lint it, or set "
+                                    "`lint-testdata: true` in the config")]
+    assert report.files_linted == 0 and report.nothing_linted  # said, and not a pass of nothing
+
+
+def test_a_testdata_folder_or_file_named_on_the_command_line_is_linted(tmp_path: Path) -> None:
+    _testdata_tree(tmp_path)
+    for named, linted in (("internal/state/testdata", {"internal/state/testdata/golden/a.yaml",
+                                                       "internal/state/testdata/golden/b.yaml"}),
+                          ("internal/state/testdata/golden", {"internal/state/testdata/golden/a.yaml",
+                                                              "internal/state/testdata/golden/b.yaml"}),
+                          ("cli/testdata/c.yaml", {"cli/testdata/c.yaml"})):
+        report = lint_paths([tmp_path / named], tmp_path)
+        assert {p for p, status in statuses(report).items() if status == "linted"} == linted, named
+        assert not [n for n in report.notes if "testdata" in n.message], named
+
+
+def test_lint_testdata_in_the_config_lints_them(tmp_path: Path) -> None:
+    _testdata_tree(tmp_path)
+    (tmp_path / ".mlops-lint.yaml").write_text("lint-testdata: true\n")
+    config = load_config(tmp_path / ".mlops-lint.yaml", load_registry())
+    assert config.lint_testdata is True
+    report = lint_paths([tmp_path], tmp_path, config)
+    assert {p for p, status in statuses(report).items() if status == "linted"} == {
+        "deploy/job.yaml", "cli/testdata/c.yaml", "internal/state/testdata/golden/a.yaml",
+        "internal/state/testdata/golden/b.yaml"}
+    assert not [n for n in report.notes if "testdata" in n.message]
+    (tmp_path / ".mlops-lint.yaml").write_text("lint-testdata: yes please\n")
+    outcome = run(["."], tmp_path)
+    assert outcome.returncode == 2 and b".mlops-lint.yaml" in outcome.stderr and b"lint-testdata" in outcome.stderr
+
+
+def test_an_excluded_testdata_file_is_not_counted(tmp_path: Path) -> None:
+    _testdata_tree(tmp_path)
+    (tmp_path / ".mlops-lint.yaml").write_text("exclude: ['cli/']\n")
+    config = load_config(tmp_path / ".mlops-lint.yaml", load_registry())
+    report = lint_paths([tmp_path], tmp_path, config)
+    assert [n.message.split(" not linted")[0] for n in report.notes if "testdata" in n.message] == [
+        "2 files in this `testdata/` folder"]

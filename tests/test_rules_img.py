@@ -52,6 +52,47 @@ def test_img006_points_at_the_image_and_asks_for_a_release_and_its_digest() -> N
                                "points at a new build every time it is pushed; use a release tag and pin its digest")
 
 
+CSV = """\
+apiVersion: operators.coreos.com/v1alpha1
+kind: ClusterServiceVersion
+metadata: {name: gpu-operator-certified.v0.0.0}
+spec:
+  install:
+    strategy: deployment
+    spec:
+      deployments:
+      - name: gpu-operator
+        spec:
+          selector: {matchLabels: {app: gpu-operator}}
+          template:
+            metadata: {labels: {app: gpu-operator}}
+            spec:
+              containers:
+              - name: gpu-operator
+                image: IMAGE
+"""
+
+
+@pytest.mark.parametrize("text, image, severity, says", [
+    # Kubernetes' staging registries hold pre-release builds (corpus: lws and kueue-populator's kustomizations)
+    (POD, "us-central1-docker.pkg.dev/k8s-staging-images/lws/lws:main", "info", "`k8s-staging-images` is a Kubernetes "
+     "staging registry"),
+    (POD, "gcr.io/k8s-staging-kueue/kueue:nightly", "info", "`k8s-staging-kueue` is a Kubernetes staging registry"),
+    (POD, "registry.k8s.io/lws/lws:main", "warning", "points at a new build every time it is pushed"),
+    # an OLM bundle's branch tag is a development branch's default (corpus: gpu-operator's CSV main-latest)
+    (CSV, "ghcr.io/nvidia/gpu-operator:main-latest", "info", "it is in an OLM bundle of a development branch"),
+    (CSV, "ghcr.io/nvidia/gpu-operator:main", "info", "it is in an OLM bundle of a development branch"),
+    (CSV, "ghcr.io/nvidia/gpu-operator:nightly", "warning", "points at a new build every time it is pushed"),
+    (POD, "ghcr.io/nvidia/gpu-operator:main-latest", "warning", "points at a new build every time it is pushed"),
+])
+def test_img006_development_defaults_are_info(text: str, image: str, severity: str, says: str) -> None:
+    report = lint(LintRequest(paths=[], config=Config(), registry=REGISTRY, select=["IMG006"],
+                              stdin=("x.yaml", text.replace("IMAGE", image).encode())))
+    (finding,) = report.active
+    assert (finding.rule, finding.severity) == ("IMG006", severity)
+    assert says in finding.message and f"uses the moving tag `{image.rsplit(':', 1)[1]}`" in finding.message
+
+
 # ---------------------------------------------------------------------------------------------
 # IMG005: a CUDA image on a training job that requests no GPU
 
@@ -99,6 +140,48 @@ def test_img005_only_training_workloads() -> None:
     report = lint(LintRequest(paths=[], config=Config(), registry=REGISTRY, select=["IMG005"],
                               stdin=("d.yaml", deployment.encode())))
     assert report.active == []
+
+
+TORCH_RUNTIME = """\
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata: {name: torch-distributed}
+spec:
+  mlPolicy: {numNodes: 1, torch: {}}
+  template:
+    spec:
+      replicatedJobs:
+      - name: node
+        template:
+          metadata:
+            labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}
+          spec:
+            template:
+              spec:
+                containers:
+                - name: node
+                  image: pytorch/pytorch:2.4.1-cuda12.4-cudnn9-runtime
+"""
+
+
+def trainjob(name: str, trainer: str) -> str:
+    return ("apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: NAME}\nspec:\n"
+            "  runtimeRef: {name: torch-distributed}\n  trainer:\nTRAINER").replace("NAME", name).replace("TRAINER", trainer)
+
+
+def test_img005_a_trainjob_is_judged_on_its_own_image_not_its_runtimes(tmp_path) -> None:
+    """The shared runtime's CUDA image is its author's default for GPU TrainJobs: CPU-only TrainJobs that
+    fall back to it are no finding there (corpus: kubeflow trainer's examples gave two findings on
+    torch_distributed.yaml's image line); a TrainJob that sets a CUDA image itself is reported at it."""
+    (tmp_path / "runtime.yaml").write_text(TORCH_RUNTIME)
+    (tmp_path / "cpu-a.yaml").write_text(trainjob("a", "    numNodes: 2\n    resourcesPerNode: {limits: {cpu: 2}}\n"))
+    (tmp_path / "cpu-b.yaml").write_text(trainjob("b", "    numNodes: 1\n"))
+    (tmp_path / "own.yaml").write_text(trainjob("own", "    image: nvcr.io/nvidia/pytorch:24.05-py3\n"
+                                                       "    resourcesPerNode: {limits: {cpu: 2}}\n"))
+    (tmp_path / ".mlops-lint.yaml").write_text("# defaults\n")
+    report = lint(LintRequest(paths=[tmp_path], config=None, registry=REGISTRY, select=["IMG005"], cwd=tmp_path))
+    assert [(f.path.rsplit("/", 1)[-1], f.line, f.column) for f in report.active] == [("own.yaml", 7, 12)]
+    assert "training TrainJob `own` runs `nvcr.io/nvidia/pytorch:24.05-py3`" in report.active[0].message
 
 
 # ---------------------------------------------------------------------------------------------

@@ -273,3 +273,77 @@ def test_lnt005_silent_when_the_given_profile_agrees(tmp_path: Path) -> None:
     found = lint_tree(tmp_path, {"c.sh": "#!/bin/bash\naz aks create -g rg -n ml --sku automatic\n"}, ["LNT005"],
                       overrides=AUTOMATIC)
     assert found == []
+
+
+RUNTIME_WITH_INITIALIZERS = """\
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata:
+  name: torchtune-llama
+spec:
+  template:
+    spec:
+      replicatedJobs:
+      - name: dataset-initializer
+        template:
+          metadata:
+            labels:
+              trainer.kubeflow.org/trainjob-ancestor-step: dataset-initializer
+          spec:
+            template:
+              spec:
+                containers:
+                - {name: dataset-initializer, image: ghcr.io/kubeflow/trainer/dataset-initializer}
+      - name: model-initializer
+        template:
+          spec:
+            template:
+              spec:
+                containers:
+                - {name: model-initializer, image: ghcr.io/kubeflow/trainer/model-initializer}
+      - name: node
+        template:
+          metadata:
+            labels:
+              trainer.kubeflow.org/trainjob-ancestor-step: trainer
+          spec:
+            template:
+              spec:
+                containers:
+                - {name: node, image: pytorch/pytorch:2.4.1-cuda12.4-cudnn9-runtime, command: [tune, run]}
+"""
+
+RAYJOB_WITH_SUBMITTER = """\
+apiVersion: ray.io/v1
+kind: RayJob
+metadata:
+  name: train
+spec:
+  entrypoint: python train.py
+  rayClusterSpec:
+    headGroupSpec:
+      template:
+        spec:
+          containers:
+          - {name: ray-head, image: rayproject/ray:2.41.0}
+    workerGroupSpecs:
+    - groupName: small-group
+      template:
+        spec:
+          containers:
+          - {name: ray-worker, image: rayproject/ray:2.41.0}
+  submitterPodTemplate:
+    spec:
+      restartPolicy: Never
+      containers:
+      - {name: submitter, image: rayproject/ray:2.41.0}
+"""
+
+
+def test_nap004_pods_that_hold_no_progress_are_not_judged(tmp_path: Path) -> None:
+    """Trainer v2's initializer steps (by step label or job name) and a RayJob's submitter download or
+    submit: eviction loses no training (corpus: torchtune llama3_2_3B, kuberay light-weight-submitter)."""
+    found = lint_tree(tmp_path / "a", {"runtime.yaml": RUNTIME_WITH_INITIALIZERS}, ["NAP004"], overrides=AUTOMATIC)
+    assert [(r.line, r.message.split(" of a training")[0]) for r in found] == [(33, "node replicas")]
+    found = lint_tree(tmp_path / "b", {"rayjob.yaml": RAYJOB_WITH_SUBMITTER}, ["NAP004"], overrides=AUTOMATIC)
+    assert [r.message.split(" of a training")[0] for r in found] == ["head replicas", "small-group replicas"]

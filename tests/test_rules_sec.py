@@ -409,3 +409,29 @@ def test_sec009_position_and_profile() -> None:
     assert (standard.line, standard.column, standard.severity) == (6, 5, "warning")
     (automatic,) = [r for r, _ in run_rules(docs, {"pod.yaml"}, [meta], Config(profile="aks-automatic"))]
     assert automatic.severity == "error" and "Deployment Safeguards" in automatic.message
+
+
+def test_sec007_leaves_control_plane_static_pods_alone() -> None:
+    # kubeadm's kube-apiserver static pod: the node's network is what it serves (corpus: checkov's
+    # k8s_utf16.yaml); the same Pod outside kube-system or without the label is judged
+    static = ("apiVersion: v1\nkind: Pod\nmetadata:\n  name: kube-apiserver\n  namespace: kube-system\n"
+              "  labels: {component: kube-apiserver, tier: control-plane}\nspec:\n  hostNetwork: true\n"
+              "  containers:\n  - name: kube-apiserver\n    image: registry.k8s.io/kube-apiserver:v1.31.1\n")
+    assert lint(static, "SEC007") == []
+    other = static.replace("namespace: kube-system", "namespace: ml")
+    assert [(line, rule) for line, rule, _ in lint(other, "SEC007")] == [(8, "SEC007")]
+    unlabelled = static.replace("tier: control-plane", "tier: backend")
+    assert [(line, rule) for line, rule, _ in lint(unlabelled, "SEC007")] == [(8, "SEC007")]
+
+
+@pytest.mark.parametrize("container", ["securityContext: {privileged: true}",
+                                       "securityContext: {privileged: true}\n    ports: [{containerPort: 80, hostPort: 80}]"])
+def test_sec007_privileged_pod_host_namespaces_are_sec004s_finding(container: str) -> None:
+    # one cause, one finding: a privileged container has the node already (corpus: rook-ceph-tools)
+    text = pod(container_sc=container, extra="hostNetwork: true\n  hostPID: true")
+    assert [(line, rule) for line, rule, _ in lint(text, "SEC004", "SEC007")] == [(11, "SEC004")]
+
+
+def test_sec007_privileged_pod_keeps_its_host_ports() -> None:
+    text = pod(container_sc="securityContext: {privileged: true}\n    ports: [{containerPort: 80, hostPort: 80}]")
+    assert [(line, rule) for line, rule, _ in lint(text, "SEC004", "SEC007")] == [(10, "SEC004"), (11, "SEC007")]

@@ -49,10 +49,10 @@ def spelled(path: Path) -> Path:
 
 def explicit(config: Config, paths: list[Path]) -> list[Project]:
     """The one project of an explicit config: its folder's files, else the PATHs themselves."""
-    targets = discover.walk(paths, root=config.root, exclude=config.exclude)
+    targets = discover.walk(paths, root=config.root, exclude=config.exclude, testdata=config.lint_testdata)
     project = Project(config, None, list(paths), targets)
     if config.root is not None:
-        project.context = discover.walk([config.root], root=config.root, exclude=config.exclude,
+        project.context = discover.walk([config.root], root=config.root, exclude=config.exclude, testdata=config.lint_testdata,
                                         reuse=targets.walked).files
     else:
         project.context = list(targets.files)
@@ -87,7 +87,7 @@ def by_roots(paths: list[Path], cwd: Path, load: Callable[[Path | None, Root], C
         if not project.paths:
             continue
         root, config = project.root, project.config
-        found = discover.walk(project.paths, root=config.root, exclude=config.exclude,
+        found = discover.walk(project.paths, root=config.root, exclude=config.exclude, testdata=config.lint_testdata,
                               bound=root.folder if root.found != BY_PATH else None)
         own = []
         for source in found.files:
@@ -114,7 +114,7 @@ def _context(project: Project, finder: RootFinder, moved: list[SourceFile]) -> N
     if project.paths == [root.folder]:  # `mlops-lint .` at the root: the target walk is the context walk
         files = list(project.targets.files)
     else:
-        context = discover.walk([root.folder], root=config.root, exclude=config.exclude,
+        context = discover.walk([root.folder], root=config.root, exclude=config.exclude, testdata=config.lint_testdata,
                                 reuse=project.targets.walked)  # the targets' folders are not listed again
         files = [source for source in context.files
                  if finder.root(os.path.dirname(os.fspath(source.path)), root.folder).folder == root.folder]

@@ -18,6 +18,13 @@ flagged: the launcher of an MPIJob, a PyTorchJob's master or a Ray head without 
 workers' image by design. NVIDIA's CUDA sample images (GPU checks) and templated images are
 skipped. The finding points at the image.
 
+A Kubeflow Trainer v2 TrainJob is judged on the image it sets itself (`spec.trainer.image`),
+never on its runtime's: a runtime (the platform's `torch-distributed` ClusterTrainingRuntime) is
+shared, its image is the runtime author's default for the GPU TrainJobs that use it, and a
+CPU-only TrainJob that runs it (a demo that falls back to the CPU) is no reason to change it;
+a finding there would also point into the runtime once per TrainJob. A TrainJob that sets a
+CUDA image and requests no GPU (`resourcesPerNode`) is reported at its `image:`.
+
 ## Why is this bad?
 The article: "Maintain separate CPU and GPU image variants so scheduler placement and runtime
 dependencies stay explicit." A CUDA image on a job that asks for no GPU is one of two mistakes:
@@ -101,6 +108,18 @@ def cuda_image(image: str | None) -> str | None:
     return None
 
 
+def _runtime_image(container: Container) -> bool:
+    """Whether the container is in a TrainJob's view and its image is the runtime's (the TrainJob's
+    ``spec.trainer.image`` does not set it)."""
+    pod = container.pod
+    if pod.workload is None or pod.workload.runtime is None:
+        return False
+    for _, _, body, _, origin, *_ in pod.merged:
+        if body is container.body:
+            return origin.get("image") != "trainjob"
+    return True  # a runtime's container the TrainJob does not override
+
+
 def holds_gpu(workload: Workload) -> bool:
     """Whether a container of any pod of the workload requests or limits a GPU (a zero is none; an
     unreadable quantity counts) or takes one through a resource claim (once per workload view)."""
@@ -123,8 +142,8 @@ def check(container: Container, ctx):
     if workload is None or not workload.is_training or container.is_ephemeral or container.resources_from_trainjob:
         return
     why = cuda_image(container.image)
-    if why is None or holds_gpu(workload):
-        return
+    if why is None or _runtime_image(container) or holds_gpu(workload):
+        return  # a runtime's image is its author's default for the TrainJobs that use it
     yield Finding(
         container.image_span,
         f"{container.kind_label} `{container.name}` of training {workload.kind} `{workload.obj.name}` runs "

@@ -12,6 +12,18 @@ Images filled in later (`$(IMAGE)`, `{{ … }}`) are skipped.
 
 {{pod-views}}
 
+Two places hold a development default, not a deploy choice, and are reported at `info` with
+what they are (the tag still moves for anyone who deploys them as written):
+
+- an image in a Kubernetes staging registry (a path segment `k8s-staging-…`, as in
+  `us-central1-docker.pkg.dev/k8s-staging-images/lws/lws:main` or `gcr.io/k8s-staging-kueue/…`):
+  staging holds pre-release builds by definition; a release promotes a versioned image to
+  `registry.k8s.io`, and the release tooling writes that into the manifests;
+- a branch tag (`main`, `master`, `dev`, `devel`, `develop`, `development`, `trunk`, `head`, or
+  one with `-latest`, as `main-latest`) in an OLM `ClusterServiceVersion`: an operator bundle on
+  a development branch, which the release regenerates (`make bundle VERSION=…`) with the
+  release's tag.
+
 A moving tag without a digest is this rule's finding alone: IMG002 (image not pinned) leaves
 it here, as it leaves `latest` to IMG001 (one cause, one finding).
 
@@ -44,14 +56,36 @@ count: a channel with a variant (`stable-alpine`) or a team's own moving words (
 `current`) are not reported here (IMG002 reports them unpinned). With this rule ignored, IMG002
 does not report the moving tags either: ignore both or neither.
 
+A kustomize `images:` override with a branch tag outside a staging registry (`newTag: main`) stays
+a warning: the rule cannot tell a release tool's placeholder from an overlay's choice.
+
 ## References
+- Kubernetes, image promotion (staging registries): https://github.com/kubernetes/k8s.io/tree/main/registry.k8s.io
 - Kubernetes, container images (image names, tags and digests): https://kubernetes.io/docs/concepts/containers/images/#image-names
 - Docker, pin base image versions: https://docs.docker.com/build/building/best-practices/#pin-base-image-versions
 """
 
 from linter.model.images import image_pin, is_moving_tag
-from linter.model.k8s import Container
+from linter.model.k8s import Container, image_reference
 from linter.rule import CONTAINER, Finding, rule
+
+BRANCHES = frozenset({"main", "master", "dev", "devel", "develop", "development", "trunk", "head"})
+
+
+def development_default(image: str, tag: str, container: Container) -> str | None:
+    """Why a moving tag is a development default (for the message), else None."""
+    reference = image_reference(image)
+    name = reference[0] if reference is not None else image.rsplit(":", 1)[0]
+    staging = next((part for part in name.lower().split("/") if part.startswith("k8s-staging-")), None)
+    if staging is not None:
+        return (f"`{staging}` is a Kubernetes staging registry, which holds pre-release builds: a release promotes a "
+                "versioned image and its tooling writes that in; pin a release before deploying this as written")
+    obj = container.pod.obj
+    lower = tag.lower()
+    if obj.kind == "ClusterServiceVersion" and (lower in BRANCHES or lower.removesuffix("-latest") in BRANCHES):
+        return ("it is in an OLM bundle of a development branch, which the release regenerates with its version tag; "
+                "pin a release before deploying this bundle as written")
+    return None
 
 
 @rule(code="IMG006", name="image-tag-moving", severity="warning", scope=CONTAINER, tags=("images", "supply-chain"))
@@ -62,6 +96,13 @@ def check(container: Container, ctx):
         return
     tag, digest = pin
     if digest is not None or not is_moving_tag(tag):
+        return
+    default = development_default(image, tag, container)
+    if default is not None:
+        yield Finding(container.image_span,
+                      f"{container.kind_label} `{container.name}` image `{image}` uses the moving tag `{tag}`, a "
+                      f"development default: {default}",
+                      node=container.path + ("image",), severity="info")
         return
     yield Finding(container.image_span,
                   f"{container.kind_label} `{container.name}` image `{image}` uses the moving tag `{tag}`, which points "

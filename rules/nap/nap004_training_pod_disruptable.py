@@ -15,6 +15,11 @@ default NodePool's), unless a disruption budget of `nodes: "0"` without a `sched
 whose nodes NAP makes (see NAP001), AKS's default one. The finding points at the template's
 `annotations:` (else its `metadata:`, else its `spec:`).
 
+Templates of a training workload whose pods hold no training progress are not judged: a Trainer
+v2 runtime's `dataset-initializer` and `model-initializer` steps (they download, and an evicted
+one downloads again) and a RayJob's `submitterPodTemplate` (its Job retries the submission; the
+head and the workers hold the run).
+
 ## Why is this bad?
 Consolidation deletes a node whose pods fit elsewhere (or on a cheaper node) and evicts them:
 a Deployment's replica comes back elsewhere, but a training pod restarts from its last
@@ -99,6 +104,17 @@ def _foreign(workload) -> bool:
                for name in (*container.requests, *container.limits))
 
 
+# pods of a training workload that hold no training progress: Trainer v2's initializer steps (a
+# runtime's replicated job name, or its trainjob-ancestor-step label) and a RayJob's submitter
+_INITIALIZERS = frozenset({"dataset-initializer", "model-initializer"})
+
+
+def _holds_no_progress(pod: PodSpec) -> bool:
+    if pod.step in _INITIALIZERS or (pod.role in _INITIALIZERS and pod.obj.group == "trainer.kubeflow.org"):
+        return True
+    return pod.role == "submitter" and pod.obj.group == "ray.io"
+
+
 def _annotated(pod: PodSpec) -> bool:
     meta = pod.metadata
     annotations = meta.get("annotations") if meta is not None else None
@@ -109,7 +125,7 @@ def _annotated(pod: PodSpec) -> bool:
       tags=("aks", "autoscaling", "checkpoint"))
 def check(pod: PodSpec, ctx):
     trains = _trains(pod.workload) if pod.workload is not None else None
-    if trains is None or _annotated(pod) or not in_play(ctx.index, ctx.config) or _foreign(pod.workload):
+    if trains is None or _holds_no_progress(pod) or _annotated(pod) or not in_play(ctx.index, ctx.config) or _foreign(pod.workload):
         return
     consolidating = [name for name, obj in hosts(pod, ctx.index, ctx.config) if consolidates_underutilized(obj)]
     if not consolidating:

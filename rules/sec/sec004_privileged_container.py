@@ -9,8 +9,8 @@ plugins, MIG managers, profilers, exporters) is told to mount only the host path
 the capabilities it uses, or to keep `privileged` with a suppression that says why.
 
 Privileged overrides `allowPrivilegeEscalation` and `capabilities`, so SEC001, SEC002 and
-GPU010's escalation and capability checks stay quiet on a privileged container: one cause, one
-finding, this one.
+GPU010's escalation and capability checks stay quiet on a privileged container, and SEC007 does
+not report the host namespaces of its pod: one cause, one finding, this one.
 
 {{pod-views}}
 

@@ -10,8 +10,14 @@ finding points at the value. It is a warning, and an error in the `aks-automatic
 
 DaemonSets are not judged: a DaemonSet is a node agent (the GPU Operator's driver and
 validators, DCGM and node exporters, CNI and CSI plugins), whose work is the node itself; the
-host namespaces are what it is for. Every other workload is: training jobs, inference servers,
+host namespaces are what it is for. Nor is a control plane's static pod (a `Pod` in `kube-system`
+labelled `tier: control-plane`: kubeadm's kube-apiserver, etcd, scheduler and controller
+manager), which serves the node's own network by design. Every other workload is: training jobs, inference servers,
 notebooks and the ML operators' kinds have no business on the node's namespaces.
+
+When a container of the pod is privileged, the host namespaces are not reported: a privileged
+container has the node already, so SEC004's finding is the one cause (as SEC001 and SEC002 stay
+quiet on a privileged container). Its host ports still are (they are about scheduling too).
 
 ## Why is this bad?
 The host namespaces take the pod out of its sandbox: with the node's network it can reach every
@@ -58,6 +64,7 @@ device plugin with the pod network.
 """
 
 from linter.model.k8s import PodSpec
+from linter.model.security import is_privileged
 from linter.rule import POD, Finding, rule
 
 NAMESPACES = (("hostNetwork", "the node's network namespace", "use the pod network and a Service"),
@@ -72,10 +79,13 @@ NAMESPACES = (("hostNetwork", "the node's network namespace", "use the pod netwo
 def check(pod: PodSpec, ctx):
     if pod.obj.kind == "DaemonSet":
         return  # a node agent: the node's namespaces are its work
+    if pod.obj.kind == "Pod" and pod.obj.namespace == "kube-system" and pod.labels.get("tier") == "control-plane":
+        return  # a control plane's static pod (kube-apiserver, etcd): it serves the node's network
     severity = "error" if getattr(ctx.config, "profile", None) == "aks-automatic" else None
     owner = f" of the {pod.role} replicas" if pod.role else ""
+    privileged = any(is_privileged(container) for container in pod.containers)
     for field, what, advice in NAMESPACES:
-        if pod.spec.get(field) is True:
+        if pod.spec.get(field) is True and not privileged:  # privileged: SEC004's finding alone
             who = f"the {pod.role} pods share" if pod.role else "the pod shares"
             yield Finding(pod.spec.value_span(field), f"{who} {what} (`{field}: true`); {advice}",
                           node=pod.path + (field,), severity=severity, fix=f"remove `{field}: true`")

@@ -1,16 +1,17 @@
-"""A checkpointing or preemptible trainer started by a shell that keeps SIGTERM to itself.
+"""A checkpointing trainer started by a shell that keeps SIGTERM to itself.
 
 ## What it does
 Flags a training container whose `command` starts a POSIX shell with `-c` (`sh`, `bash`, `dash`
 … with `-c`, `-ec`, `-lc`) and a script of several statements that runs the trainer without
-`exec` and without a `trap` on TERM, when the container has something to lose on SIGTERM:
+`exec` and without a `trap` on TERM, when the container writes checkpoints (a writable mount,
+env var or flag that names checkpoints: the evidence STO002 and STO005 use): the last one is
+what a lost SIGTERM costs.
 
-- it writes checkpoints (a writable mount, env var or flag that names checkpoints: the evidence
-  STO002 and STO005 use), or
-- its pod can be preempted and the workload shows it trains (an ML operator's kind, or a
-  framework or training word in its names, images, commands or environment, as QUE012 asks): it is queued by Kueue (`kueue.x-k8s.io/queue-name`), gang-scheduled
-  by Volcano, runs with a PriorityClass that a higher one of the project may preempt, or
-  tolerates AKS Spot nodes (`kubernetes.azure.com/scalesetpriority`).
+A preemptible pod (queued by Kueue, gang-scheduled by Volcano, on Spot nodes, with a PriorityClass
+that a higher one may preempt) without checkpoint evidence is not judged: the article handles
+SIGTERM "so preemption can preserve recent progress", and progress is preserved only by a
+checkpoint; a trainer that saves none loses the same work whether it hears the signal or is
+killed at the end of the grace period (that it saves none is STO002's and STO005's concern).
 
 The trainer is the script's last statement that runs `python` (not `python -m pip`),
 `torchrun`, `deepspeed`, `accelerate`, `horovodrun`, `mpirun` or `mpiexec`, `composer`, `tune`, a `.py`
@@ -18,7 +19,9 @@ file or a program whose name says `train`. A script that runs none is not judged
 `sleep`/`nvidia-smi` demo), nor one whose only statement is the trainer (`bash` and `dash`
 replace themselves with a script's single command), nor a TensorFlow parameter server's pods
 (a replica type or task named `PS`: the chief and the workers save the checkpoints). The
-finding points at the script.
+finding points at the script. The fix is `exec` before the trainer when it is the script's last
+statement; when statements follow it (`python train.py; sleep 3600`), `exec` would drop them, so
+the fix is a `trap` on TERM that forwards the signal to the trainer.
 
 ## Why is this bad?
 Kubernetes stops a pod (preemption, eviction, scale-down, a node upgrade) by sending SIGTERM to
@@ -77,7 +80,6 @@ from __future__ import annotations
 
 import re
 
-from linter.model.kueue import pod_priority, preemptors, queue_ref
 from linter.model.shellc import shell_c, statements
 from linter.model.storage import checkpoint_mounts, checkpoint_paths
 from linter.rule import POD, Finding, rule
@@ -85,7 +87,6 @@ from linter.rule import POD, Finding, rule
 TRAINERS = frozenset({"torchrun", "deepspeed", "accelerate", "horovodrun", "mpirun", "mpiexec", "composer", "tune",
                       "llamafactory-cli", "axolotl"})
 _PYTHON = re.compile(r"python(?:\d+(?:\.\d+)?)?$")
-SPOT_KEY = "kubernetes.azure.com/scalesetpriority"
 PARAMETER_SERVERS = frozenset({"ps", "parameter-server", "parameterserver"})
 
 
@@ -96,13 +97,13 @@ def _is_trainer(words: tuple[str, ...]) -> bool:
     return program in TRAINERS or program.endswith(".py") or "train" in program.lower()
 
 
-def _trainer(script: str) -> tuple[str, int, bool, bool] | None:
+def _trainer(script: str) -> tuple[str, int, bool, bool, bool] | None:
     """(the trainer's command line, statements, whether the script hands it PID 1 or traps TERM,
-    whether the trainer is piped into another command) for a script that runs a trainer; None
-    otherwise."""
+    whether the trainer is piped into another command, whether it is the last statement) for a
+    script that runs a trainer; None otherwise."""
     found = statements(script)
-    trainer, handled, piped = None, False, False
-    for words, end in found:
+    trainer, handled, piped, at = None, False, False, -1
+    for position, (words, end) in enumerate(found):
         if words[0] == "trap" and any(w.upper().removeprefix("SIG") in ("TERM", "15") for w in words[2:]):
             handled = True
         if words[0] == "exec":
@@ -112,32 +113,23 @@ def _trainer(script: str) -> tuple[str, int, bool, bool] | None:
                 trainer = " ".join(rest)
             continue
         if _is_trainer(words):
-            trainer, piped = " ".join(words), end in ("|", "|&")
+            trainer, piped, at = " ".join(words), end in ("|", "|&"), position
     if trainer is None:
         return None
-    return trainer, len(found), handled, piped
+    # the pipe's reader is a statement of its own: a piped trainer followed by it alone is last
+    last = at == len(found) - 1 or (piped and at == len(found) - 2)
+    return trainer, len(found), handled, piped, last
 
 
-def _at_stake(pod, container, index) -> str | None:
-    """Why a SIGTERM lost matters for the container: its checkpoints, or a preemptible pod."""
+def _at_stake(container) -> str | None:
+    """Why a SIGTERM lost matters for the container: the checkpoints it writes (without them
+    there is no progress for the signal to preserve)."""
     mounts = checkpoint_mounts(container)
     if mounts:
         return f"writes checkpoints ({mounts[0].reason})"
     paths = checkpoint_paths(container)
     if paths:
         return f"writes checkpoints ({paths[0].describe()})"
-    if not pod.workload.runs_ml:
-        return None  # a preemptible sleep or hello-world demo has nothing to save
-    if queue_ref(pod.obj) is not None:
-        return "runs in pods queued by Kueue, which evicts admitted workloads"
-    if pod.obj.group == "batch.volcano.sh" or pod.spec.get("schedulerName") == "volcano":
-        return "runs in pods gang-scheduled by Volcano, whose queues reclaim running jobs"
-    for _, toleration in pod.tolerations:
-        if toleration.get("key") == SPOT_KEY:
-            return "runs in pods that tolerate Spot nodes, which Azure evicts"
-    priority = pod_priority(pod, index)
-    if priority.value is not None and priority.class_name is not None and preemptors(index, priority.value):
-        return f"runs with PriorityClass `{priority.class_name}`, which a higher class may preempt"
     return None
 
 
@@ -152,20 +144,25 @@ def check(pod, ctx):
         found = _trainer(start.script)
         if found is None:
             continue
-        trainer, count, handled, piped = found
+        trainer, count, handled, piped, last = found
         if handled or count < 2:
             continue
-        why = _at_stake(pod, container, ctx.index)
+        why = _at_stake(container)
         if why is None:
             continue
         shown = trainer if len(trainer) <= 60 else trainer[:57] + "…"
+        if not last:  # `exec` would drop the statements after it
+            fix = (f"trap TERM and forward it to the trainer (`trap 'kill -TERM $pid' TERM; {shown} & pid=$!; "
+                   "wait $pid`): `exec` would drop the statements after it")
+        elif piped:
+            fix = f"run the trainer outside the pipeline and start it with `exec {shown}` (or trap TERM and forward it)"
+        else:
+            fix = f"start the trainer with `exec {shown}` (or trap TERM and forward it)"
         yield Finding(
             start.span,
             f"container `{container.name}` {why}, but runs `{shown}` from a `{start.shell} -c` script of {count} "
             "statements without `exec`: the shell is PID 1 and does not pass SIGTERM on, so the trainer "
-            + ("is killed without saving a last checkpoint" if why.startswith("writes checkpoints") else
-               "never hears of the preemption and is killed at the end of the grace period, its progress unsaved"),
+            "is killed without saving a last checkpoint",
             node=start.node,
-            fix=(f"run the trainer outside the pipeline and start it with `exec {shown}` (or trap TERM and forward it)"
-                 if piped else f"start the trainer with `exec {shown}` (or trap TERM and forward it)"),
+            fix=fix,
         )
