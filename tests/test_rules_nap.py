@@ -347,3 +347,16 @@ def test_nap004_pods_that_hold_no_progress_are_not_judged(tmp_path: Path) -> Non
     assert [(r.line, r.message.split(" of a training")[0]) for r in found] == [(33, "node replicas")]
     found = lint_tree(tmp_path / "b", {"rayjob.yaml": RAYJOB_WITH_SUBMITTER}, ["NAP004"], overrides=AUTOMATIC)
     assert [r.message.split(" of a training")[0] for r in found] == ["head replicas", "small-group replicas"]
+
+
+def test_nap004_a_ray_job_on_cpus_is_judged_only_when_its_entrypoint_or_pods_train(tmp_path: Path) -> None:
+    """KubeRay's samples run `sample_code.py` (a counter), Ray Data batches and `pi`-like demos on CPUs:
+    a Ray kind is no evidence of training (corpus: 53 such findings were gone); `train.py` or a Ray
+    Tune search in the entrypoint is."""
+    demo = RAYJOB_WITH_SUBMITTER.replace("name: train\n", "name: demo\n").replace(
+        "python train.py", "python /home/ray/samples/sample_code.py")
+    assert lint_tree(tmp_path / "a", {"rayjob.yaml": demo}, ["NAP004"], overrides=AUTOMATIC) == []
+    tune = demo.replace("sample_code.py", "tune_gpt2.py --num_workers=10")
+    found = lint_tree(tmp_path / "b", {"rayjob.yaml": tune}, ["NAP004"], overrides=AUTOMATIC)
+    assert [r.message.split(" of a training")[0] for r in found] == ["head replicas", "small-group replicas"]
+    assert "`tune` in its entrypoint or pods" in found[0].message

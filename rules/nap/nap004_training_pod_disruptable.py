@@ -67,6 +67,8 @@ a shared runtime's) or a bare Pod.
 - AKS, Node auto-provisioning disruption: https://learn.microsoft.com/azure/aks/node-auto-provisioning-disruption
 """
 
+import re
+
 from linter.fix.plans import plan, set_path
 from linter.model.k8s import PodSpec
 from linter.model.cluster.modes import nap_in_play as in_play
@@ -89,10 +91,36 @@ def _trains(workload) -> str | None:
     from linter.model.k8s import ML_GROUPS
 
     sign = workload.trains
-    if sign is None or workload.uses_gpu or workload.obj.group in ML_GROUPS:
+    if sign is None or workload.uses_gpu:
         return sign
     word = sign.split("`")[1].lower() if sign.count("`") >= 2 else ""
-    return sign if word.startswith(_TRAINING) else None
+    if word.startswith(_TRAINING):
+        return sign
+    if workload.obj.group == "ray.io":  # Ray on CPUs: a Ray Data batch or a demo unless its entrypoint or pods train
+        found = _training_word(workload)
+        return f"{sign}, `{found}` in its entrypoint or pods" if found is not None else None
+    if workload.obj.group in ML_GROUPS:  # Kubeflow's training operators: training by kind
+        return sign
+    return None
+
+
+_WORD = re.compile(r"[a-z][a-z0-9]*")
+_RAY_TRAINING = _TRAINING + ("tune", "rllib")  # Ray Tune searches train models; RLlib trains policies
+
+
+def _training_word(workload) -> str | None:
+    """A training word in a RayJob's entrypoint, or in the commands, images or names of the
+    workload's containers."""
+    spec = workload.obj.body.get_map("spec")
+    entrypoint = spec.get("entrypoint") if spec is not None else None
+    texts = [entrypoint] if isinstance(entrypoint, str) else []
+    texts += (text for container in workload.containers()
+              for text in (*container.command_strings, container.image or "", container.name))
+    for text in texts:
+        found = next((w for w in _WORD.findall(text.lower()) if w.startswith(_RAY_TRAINING)), None)
+        if found is not None:
+            return found
+    return None
 
 
 # accelerators of other clouds: a workload asking for one runs on no AKS node (not judged)
