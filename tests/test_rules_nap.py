@@ -360,3 +360,31 @@ def test_nap004_a_ray_job_on_cpus_is_judged_only_when_its_entrypoint_or_pods_tra
     found = lint_tree(tmp_path / "b", {"rayjob.yaml": tune}, ["NAP004"], overrides=AUTOMATIC)
     assert [r.message.split(" of a training")[0] for r in found] == ["head replicas", "small-group replicas"]
     assert "`tune` in its entrypoint or pods" in found[0].message
+
+
+def test_nap004_an_mpi_demo_on_cpus_is_not_judged_but_an_mpi_training_is(tmp_path: Path) -> None:
+    """mpi-operator's `pi` examples (corpus: 8 findings gone) compute a number; Horovod trains."""
+    mpijob = """\
+apiVersion: kubeflow.org/v2beta1
+kind: MPIJob
+metadata:
+  name: pi
+spec:
+  mpiReplicaSpecs:
+    Launcher:
+      replicas: 1
+      template:
+        spec:
+          containers:
+          - {name: mpi-launcher, image: mpioperator/mpi-pi:openmpi, command: [mpirun, -n, "2", /home/mpiuser/pi]}
+    Worker:
+      replicas: 2
+      template:
+        spec:
+          containers:
+          - {name: mpi-worker, image: mpioperator/mpi-pi:openmpi}
+"""
+    assert lint_tree(tmp_path / "a", {"mpijob.yaml": mpijob}, ["NAP004"], overrides=AUTOMATIC) == []
+    horovod = mpijob.replace("/home/mpiuser/pi", "python /examples/train_tensorflow.py")
+    found = lint_tree(tmp_path / "b", {"mpijob.yaml": horovod}, ["NAP004"], overrides=AUTOMATIC)
+    assert [r.message.split(" of a training")[0] for r in found] == ["Launcher replicas", "Worker replicas"]

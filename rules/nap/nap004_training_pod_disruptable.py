@@ -96,21 +96,24 @@ def _trains(workload) -> str | None:
     word = sign.split("`")[1].lower() if sign.count("`") >= 2 else ""
     if word.startswith(_TRAINING):
         return sign
-    if workload.obj.group == "ray.io":  # Ray on CPUs: a Ray Data batch or a demo unless its entrypoint or pods train
+    if workload.obj.group == "ray.io" or (workload.obj.group, workload.kind) == ("kubeflow.org", "MPIJob"):
+        # Ray and MPI on CPUs run batches and demos (a Ray Data resize, MPI's `pi`) as often as
+        # training: judged only when the entrypoint or pods show training
         found = _training_word(workload)
         return f"{sign}, `{found}` in its entrypoint or pods" if found is not None else None
-    if workload.obj.group in ML_GROUPS:  # Kubeflow's training operators: training by kind
+    if workload.obj.group in ML_GROUPS:  # the training operators (PyTorchJob, TrainJob, …): training by kind
         return sign
     return None
 
 
 _WORD = re.compile(r"[a-z][a-z0-9]*")
-_RAY_TRAINING = _TRAINING + ("tune", "rllib")  # Ray Tune searches train models; RLlib trains policies
+# and on an operator's CPU pods: Ray Tune searches and RLlib train too, and MNIST is every framework's first model
+_RAY_TRAINING = _TRAINING + ("tune", "rllib", "mnist", "xgboost", "lightgbm", "fit")
 
 
 def _training_word(workload) -> str | None:
     """A training word in a RayJob's entrypoint, or in the commands, images or names of the
-    workload's containers."""
+    workload's containers (a Trainer v2 TrainJob's runtime containers are its pods)."""
     spec = workload.obj.body.get_map("spec")
     entrypoint = spec.get("entrypoint") if spec is not None else None
     texts = [entrypoint] if isinstance(entrypoint, str) else []
