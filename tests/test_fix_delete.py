@@ -313,3 +313,17 @@ def test_property_a_deletion_leaves_the_same_documents_minus_that_entry_and_ever
     for other in range(len(found)):
         if other != doc:
             assert _scalars(found[other], text, []) == _scalars(after[other], result, [])
+
+
+def test_deletions_named_by_several_operations_are_removed_together() -> None:
+    flow = "spec: {add: [A, B, C], x: 1, y: 2}\n"
+    assert fixed(flow, lambda b: DeleteItem(b[0]["spec"], "add", (1,)),
+                 lambda b: DeleteItem(b[0]["spec"], "add", (2, 1))) == flow.replace("[A, B, C]", "[A]")
+    assert fixed(flow, lambda b: DeleteKey(b[0]["spec"], "x"), lambda b: DeleteKey(b[0]["spec"], "y")) == \
+        "spec: {add: [A, B, C]}\n"
+    block = "spec:\n  a: 1\n  b: 2\n"
+    assert fixed(block, lambda b: DeleteKey(b[0]["spec"], "a")) == "spec:\n  b: 2\n"
+    # every key of a block mapping, one operation each: it would read as null
+    assert fixed(block, lambda b: DeleteKey(b[0]["spec"], "a"), lambda b: DeleteKey(b[0]["spec"], "b")) is None
+    assert fixed(POD, lambda b: DeleteItem(caps(b), "add", (0,)), lambda b: DeleteItem(caps(b), "add", (1, 2))) == \
+        fixed(POD, lambda b: DeleteItem(caps(b), "add", (0, 1, 2)))

@@ -21,9 +21,22 @@ What each intent becomes:
 - ``AppendItem(node, key, item)``: appended to the block sequence (same dash column and item
   indentation) or flow sequence ``[a, b]``; ``key: [item]`` created as ``SetKey`` would when
   missing. An item already in the sequence gives no edit.
+- ``DeleteItem(node, key, indexes)``: each item goes with its own text only. In a block
+  sequence that is from the line break before its dash line to the end of its last line (the
+  comment on its lines goes, a comment line above it stays, and a key inserted after it stays a
+  line of its own); when every item goes, ``[]`` follows the key's colon (a list stays a list).
+  In a flow sequence an item goes with the comma after it (the last one with the comma before
+  it); only white space and commas may go along, so a comment between them is no fix.
+- ``DeleteKey(node, key)``: the entry goes as an item does (its key line to the end of its
+  value's last line; in flow style with its comma). A key after a list item's dash, or the only
+  key of a block mapping (what is left would read as null), is no fix.
 - ``Replace(span, text)``: as given, when the span lies in the text.
 - ``InsertLine(anchor, text, after, align)``: one new line beside an IaC attribute, indented as
   its line, below its last line or above its first (see :class:`~linter.fix.InsertLine`).
+
+Each operation type names its ``kind``; :data:`_OPERATIONS` maps a kind to the type and the
+resolver's method for it, the one switch on the edit kind (a new operation is a type in
+``linter.fix``, a method here and a line there). The resolver's own edits are :class:`_TextEdit`.
 
 Intents of one plan are resolved together: several intents under one mapping become one
 fragment (``resources.limits`` and ``resources.requests`` share one ``resources:``); insertions
@@ -510,6 +523,7 @@ class _Resolver:
         self.ix: TextIndex = text_index(text)
         self.edits: list[_TextEdit] = []
         self.on_nodes = False  # a node operation was resolved
+        self.deletions: dict[tuple, tuple] = {}  # ("item", id(seq)) / ("key", id(map)) -> (map, key, what goes)
         self.targets: dict[tuple, Any] = {}
         self.facts = facts = _node_facts(text)
         self.checked = facts.checked
@@ -712,6 +726,8 @@ class _Resolver:
             if operation is None or type(intent) is not operation[0]:
                 raise _Unsafe  # not an operation of linter.fix
             operation[1](self, intent)
+        for node, key, gone in self.deletions.values():
+            self.render_deletion(node, key, gone)
         replaced = [(edit.start, edit.end) for edit in self.edits if edit.start != edit.end]
         for target in self.targets.values():
             if replaced:
@@ -762,40 +778,49 @@ class _Resolver:
     def op_delete_item(self, intent: DeleteItem) -> None:
         self.nodes()
         node, key = intent.node, intent.key
-        column = self.check_map(node)
+        self.check_map(node)
         seq = self.child(node, key) if key in node else None
         if not isinstance(seq, YSeq) or not intent.indexes:
             raise _Unsafe
         self.check_seq(seq)
-        gone = set()
         for index in intent.indexes:
             if type(index) is not int or not 0 <= index < len(seq):
                 raise _Unsafe
-            gone.add(index)
-        if len(gone) == len(seq) and not self.is_flow(seq.span):
-            # `key: []`, never a null: `[]` after the key's colon (a comment after it stays), and
-            # every item goes as it would alone (comment lines between them stay)
-            ks = node.kspans[key]
-            after_key = (ks.end_line, ks.end_col)
-            colon = _KEY_COLON.match(self.slice(after_key, (ks.end_line, self.ix.line_end(ks.end_line))))
-            if colon is None or column == 0:
-                raise _Unsafe  # an anchor or a tag on the sequence: not ours to drop
-            self.add_edit((ks.end_line, ks.end_col + colon.end(1)), (ks.end_line, ks.end_col + colon.end(1)), (0,), " []")
-        self.delete_entries(seq, [(s, s, v) for s, v in zip(seq.ispans, seq)], sorted(gone), "]")
+        # items of one sequence are removed together (several operations may name them)
+        self.deletions.setdefault(("item", id(seq)), (node, key, set()))[2].update(intent.indexes)
 
     def op_delete_key(self, intent: DeleteKey) -> None:
         self.nodes()
         node, key = intent.node, intent.key
-        column = self.check_map(node)
+        self.check_map(node)
         if key not in node:
             return
         if (id(node), key) not in self.aliases:
             self.child(node, key)
-        keys = self.own_keys(node)
-        if column and len(keys) == 1:
-            raise _Unsafe  # an empty block mapping reads as null
-        entries = [(node.kspans[k], self.vspan(node, k), node[k]) for k in keys]
-        self.delete_entries(node, entries, [keys.index(key)], "}")
+        self.deletions.setdefault(("key", id(node)), (node, None, set()))[2].add(key)
+
+    def render_deletion(self, node: YMap, key: str | None, gone: set) -> None:
+        """The edits of the items ``gone`` of ``node[key]``, or (``key`` None) of the keys
+        ``gone`` of ``node``."""
+        column = self.check_map(node)
+        if key is None:
+            keys = self.own_keys(node)
+            if column and len(gone) == len(keys):
+                raise _Unsafe  # an empty block mapping reads as null
+            entries = [(node.kspans[k], self.vspan(node, k), node[k]) for k in keys]
+            self.delete_entries(node, entries, [i for i, k in enumerate(keys) if k in gone], "}")
+            return
+        seq = node[key]
+        if len(gone) == len(seq) and not self.is_flow(seq.span):
+            # `key: []`, never a null: `[]` after the key's colon (a comment after it stays), and
+            # every item goes as it would alone (comment lines between them stay)
+            ks = node.kspans[key]
+            colon = _KEY_COLON.match(self.slice((ks.end_line, ks.end_col), (ks.end_line, self.ix.line_end(ks.end_line))))
+            if colon is None or column == 0:
+                raise _Unsafe  # an anchor or a tag on the sequence: not ours to drop
+            at = (ks.end_line, ks.end_col + colon.end(1))
+            self.add_edit(at, at, (0,), " []")
+        self.delete_entries(seq, [(s, s, v) for s, v in zip(seq.ispans, seq)], sorted(gone), "]")
 
     def delete_entries(self, node: Any, entries: list[tuple[Span, Span, Any]], gone: list[int], close: str) -> None:
         """Remove the entries (or items) at the sorted indexes ``gone`` of a collection whose
