@@ -256,3 +256,45 @@ def test_the_build_cache_keeps_what_each_pass_built(tmp_path: Path, monkeypatch:
     assert run() == (0, "All checks passed (3 files).\n")
     (tmp_path / "bases/job.yaml").write_text(JOB)  # back as it was: the first build is read from the cache
     assert run()[0] == 1
+
+
+CAPS_JOB = JOB.replace("      - name: sidecar\n", "        securityContext:\n          allowPrivilegeEscalation: false\n"
+                       "          capabilities:\n            add:\n            - NET_ADMIN\n            - SYS_ADMIN  # fuse\n"
+                       "      - name: sidecar\n")
+SMP_CAPS = """\
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: train
+spec:
+  template:
+    spec:
+      containers:
+      - name: trainer
+        securityContext:
+          capabilities:
+            add: [CHOWN, NET_ADMIN, SYS_ADMIN]
+"""
+
+
+@pytest.mark.parametrize("patched", [False, True])
+def test_a_deletion_goes_through_the_mapper_only_where_the_list_is_written_as_built(cli, tmp_path: Path,
+                                                                                   patched: bool) -> None:
+    # SEC001's fix of a container adding SYS_ADMIN removes the item (DeleteItem): translated to the
+    # base resource when the overlay leaves the list as written, no fix when a patch rewrites it
+    # (the item's index in the built list would name another item of the file's)
+    write(tmp_path, {"bases/job.yaml": CAPS_JOB, "bases/kustomization.yaml": "resources:\n- job.yaml\n",
+                     "overlays/a/kustomization.yaml": overlay("a", "patches:\n- path: patch.yaml\n" if patched else "")})
+    if patched:
+        write(tmp_path, {"overlays/a/patch.yaml": SMP_CAPS})
+    _, out = cli("--format", "json", "--select", "SEC001", ".")
+    (finding,) = [found for found in json.loads(out)["findings"] if "CAP_SYS_ADMIN" in found["message"]]
+    if patched:
+        assert finding["autofix"] is None
+        return
+    assert (finding["path"], finding["line"]) == ("bases/job.yaml", CAPS_JOB.splitlines().index("            - SYS_ADMIN  # fuse") + 1)
+    assert finding["autofix"]["title"].startswith("remove `SYS_ADMIN` from `capabilities.add`")
+    assert finding["autofix"]["title"].endswith("(in the base resource bases/job.yaml)")
+    assert cli("--select", "SEC001", "--fix", "--unsafe-fixes", ".")[0] == 0
+    sidecar = "        securityContext:\n          allowPrivilegeEscalation: false\n"  # its own SEC001 fix
+    assert (tmp_path / "bases/job.yaml").read_text() == CAPS_JOB.replace("            - SYS_ADMIN  # fuse\n", "") + sidecar

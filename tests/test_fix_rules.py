@@ -14,7 +14,7 @@ import pytest
 from linter.config import Config
 from linter.engine import run_rules
 from linter.engine.runner import Runner
-from linter.fix import AppendItem, Plan, Replace, SetKey
+from linter.fix import AppendItem, DeleteItem, Plan, Replace, SetKey
 from linter.fix.plans import set_path
 from linter.model.quantity import format_bytes, parse_quantity
 from linter.model.tree import dig
@@ -367,9 +367,43 @@ def test_sec001_sets_allow_privilege_escalation_false(monkeypatch) -> None:
     assert intent(only(found)) == SetKey(container_body(objects), ("securityContext", "allowPrivilegeEscalation"), False)
 
 
-def test_sec001_no_fix_beside_cap_sys_admin(monkeypatch) -> None:
-    found, _ = propose(monkeypatch, job("securityContext: {capabilities: {add: [SYS_ADMIN]}}"), "SEC001")
+def test_sec001_beside_cap_sys_admin_removes_the_capability_and_sets_the_field(monkeypatch) -> None:
+    found, objects = propose(monkeypatch, job("""
+        securityContext:
+          capabilities:
+            add: [NET_ADMIN, SYS_ADMIN, cap_sys_admin]
+    """), "SEC001")
+    plan = only(found)
+    assert not plan.safe
+    context = container_body(objects)["securityContext"]
+    assert plan.intents == (DeleteItem(context["capabilities"], "add", (1, 2)),
+                            SetKey(context, ("allowPrivilegeEscalation",), False))
+    assert plan.intents[0].node is context["capabilities"]
+    # a placeholder in the field, or capabilities that are not a list: no fix
+    found, _ = propose(monkeypatch, job("""
+        securityContext:
+          allowPrivilegeEscalation: "{{ .Values.escalate }}"
+          capabilities: {add: [SYS_ADMIN]}
+    """), "SEC001")
     assert [p.plan for p in found] == [None]
+
+
+def test_sec001_fix_beside_cap_sys_admin_leaves_an_empty_list_and_other_items(monkeypatch) -> None:
+    from linter.fix.apply import apply_edits
+    from linter.fix.resolve import resolve
+
+    for written, expected in [
+        ("securityContext:\n  capabilities:\n    add:\n    - SYS_ADMIN  # for fuse\n",
+         "securityContext:\n  capabilities:\n    add: []\n  allowPrivilegeEscalation: false\n"),
+        ("securityContext:\n  capabilities:\n    add:\n    - CHOWN\n    - CAP_SYS_ADMIN\n    drop: [ALL]\n",
+         "securityContext:\n  capabilities:\n    add:\n    - CHOWN\n    drop: [ALL]\n  allowPrivilegeEscalation: false\n"),
+    ]:
+        files = job(written)
+        found, _ = propose(monkeypatch, files, "SEC001")
+        text = textwrap.dedent(files["job.yaml"]).lstrip("\n")
+        fix = resolve(only(found), text, "job.yaml")
+        assert apply_edits(text, fix.edits) == text.replace(textwrap.indent(written, " " * 8),
+                                                            textwrap.indent(expected, " " * 8))
 
 
 @pytest.mark.parametrize("context, expected", [

@@ -50,7 +50,7 @@ from msgspec.structs import replace
 
 from linter.model.document import K8S, Document, K8sObject
 from linter.model.position import FILE_START, Span
-from linter.model.tree import YMap, YSeq
+from linter.model.tree import YMap, YSeq, frozen
 from linter.programs import MAX_OUTPUT, build_environment, on_path
 from linter.sources.kustomize import GENERATORS, Patch, Root
 
@@ -585,10 +585,12 @@ def _walk(source: Any, built: Any, path: tuple) -> Any:
     return source
 
 
-def _agrees(source: YMap, built: YMap, steps: tuple, append: bool) -> bool:
+def _agrees(source: YMap, built: YMap, steps: tuple, kind: str) -> bool:
     """Whether ``source`` holds what ``built`` shows along an intent's ``steps``: each mapping on
-    the way present in both or missing in both, the last key too, with an equal scalar (or, for
-    an append, a list of the same length)."""
+    the way present in both or missing in both, the last key too, with an equal scalar (for an
+    append, a list of the same length; for a deletion, an equal value, so its indexes name the
+    same items)."""
+    append = kind == "append_item"
     for depth, key in enumerate(steps):
         has_source, has_built = key in source, key in built
         if has_source != has_built:
@@ -597,6 +599,8 @@ def _agrees(source: YMap, built: YMap, steps: tuple, append: bool) -> bool:
             return True
         mine, theirs = source[key], built[key]
         if depth == len(steps) - 1:
+            if kind in ("delete_item", "delete_key"):
+                return frozen(mine) == frozen(theirs)
             if append:
                 return (mine is None and theirs is None) or (
                     isinstance(mine, YSeq) and isinstance(theirs, YSeq) and len(mine) == len(theirs))
@@ -933,7 +937,7 @@ class Mapper:
         path, with the same keys along the intent's path, which no patch of the root's
         kustomizations sets or deletes anything under, in a root with no ``replacements``,
         ``vars``, ``transformers`` or ``generators`` (which rewrite objects as no patch shows)."""
-        from linter.fix import AppendItem, Plan, SetKey
+        from linter.fix import Plan
 
         if plan.path is not None or any(k.tree is None or any(name in k.tree for name in _OPAQUE)
                                         for k in self.root.chain):
@@ -941,11 +945,8 @@ class Mapper:
         where: str | None = None
         intents = []
         for intent in plan.intents:
-            if isinstance(intent, SetKey):
-                steps: tuple = intent.path
-            elif isinstance(intent, AppendItem):
-                steps = (intent.key,)
-            else:
+            steps = intent.steps  # the key path below intent.node it edits (linter.fix)
+            if steps is None:
                 return None  # a raw span of the built text
             found = self._built_node(intent.node)
             if found is None:
@@ -957,7 +958,7 @@ class Mapper:
             where = origin.file
             source = self._source_object(self._document(where), built)
             node = _walk(source.body, built.body, path) if source is not None else None
-            if not isinstance(node, YMap) or not _agrees(node, intent.node, steps, isinstance(intent, AppendItem)):
+            if not isinstance(node, YMap) or not _agrees(node, intent.node, steps, intent.kind):
                 return None
             if self._patched(built, source, path):
                 return None

@@ -2,9 +2,18 @@
 text edits at exact spans).
 
 A rule knows *what* to change but not the bytes of the file: it yields a ``Finding`` whose
-``autofix`` is a :class:`Plan`, a few intents over the nodes it already holds (``SetKey`` under a
-mapping, ``AppendItem`` to a sequence, ``Replace`` of a known span, ``InsertLine`` beside an IaC
-attribute). The engine, which has the
+``autofix`` is a :class:`Plan`, a few named edit operations over the nodes it already holds:
+
+- ``SetKey`` inserts a key (and the missing mappings on its path) or replaces its value;
+- ``AppendItem`` appends to a list (creating it), ``DeleteItem`` removes list items;
+- ``DeleteKey`` removes a mapping's entry;
+- ``Replace`` rewrites a span the loader gave, ``InsertLine`` adds a line beside an IaC attribute.
+
+Each operation type names its ``kind`` (the resolver's one switch,
+``linter.fix.resolve._OPERATIONS``) and, for the node operations, the ``steps``: the key path
+below its ``node`` that it reads or edits, which a mapper of built objects (kustomize) checks in
+the resource file before it moves the operation onto that file's node. The
+engine, which has the
 file's text, resolves the plan into a :class:`Fix` (``linter.fix.resolve``): text edits that
 touch only the bytes they must, indented like their parent, in the file's own style. Every byte
 outside an edit stays as it was. Reports carry the resolved edits; ``--fix`` applies them.
@@ -16,7 +25,7 @@ applied only with ``--unsafe-fixes`` (or ``fix: {unsafe: true}``).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from msgspec import Struct
 
@@ -60,9 +69,14 @@ class SetKey(Struct, frozen=True):
     else replaces what is there. ``node`` is a ``linter.model.tree.YMap`` loaded from the file the
     plan's ``path`` names."""
 
+    kind: ClassVar[str] = "set_key"
     node: Any  # YMap
     path: tuple[str, ...]
     value: Any
+
+    @property
+    def steps(self) -> tuple[str, ...]:
+        return tuple(self.path)
 
 
 class AppendItem(Struct, frozen=True):
@@ -70,14 +84,55 @@ class AppendItem(Struct, frozen=True):
     missing or null (``env:`` of a container, ``tolerations:`` of a pod); an item already in the
     sequence is not appended again."""
 
+    kind: ClassVar[str] = "append_item"
     node: Any  # YMap
     key: str
     item: Any
+
+    @property
+    def steps(self) -> tuple[str, ...]:
+        return (self.key,)
+
+
+class DeleteItem(Struct, frozen=True):
+    """Remove the items at ``indexes`` of the sequence at ``node[key]`` (the other items, and every
+    comment but those on the removed items' own lines, stay as they are). In a block sequence an
+    item goes with its lines (a comment line above it stays: whose it is is a guess); in a flow
+    sequence with the comma that separates it. Removing every item leaves ``key: []`` (never a
+    null). No fix when the removal cannot be exact: an item sharing its line with something else
+    (``- - a``, a dash alone on its line), a comment between flow items it would take along, an
+    index outside the sequence."""
+
+    kind: ClassVar[str] = "delete_item"
+    node: Any  # YMap
+    key: str
+    indexes: tuple[int, ...]
+
+    @property
+    def steps(self) -> tuple[str, ...]:
+        return (self.key,)
+
+
+class DeleteKey(Struct, frozen=True):
+    """Remove the entry ``key`` (key, value and the comments on its lines) from the mapping
+    ``node``; a key not there gives no edit. No fix when the removal cannot be exact: the key is
+    the first of a list item (``- key: v``, its dash would go too), the mapping's only key in
+    block style (the mapping would read as null), or a comment between flow entries would go."""
+
+    kind: ClassVar[str] = "delete_key"
+    node: Any  # YMap
+    key: str
+
+    @property
+    def steps(self) -> tuple[str, ...]:
+        return (self.key,)
 
 
 class Replace(Struct, frozen=True):
     """A raw text edit at a span the loader knows (Dockerfile and shell fixes, a scalar's text)."""
 
+    kind: ClassVar[str] = "replace"
+    steps: ClassVar[None] = None  # a span of the text, no node
     span: Span
     text: str
 
@@ -91,13 +146,16 @@ class InsertLine(Struct, frozen=True):
     (``=``) the new line pads its name before, to the column where the anchor's line has it (as
     ``terraform fmt`` aligns neighbouring attributes), when the name fits."""
 
+    kind: ClassVar[str] = "insert_line"
+    steps: ClassVar[None] = None  # a span of the text, no node
     anchor: Span
     text: str
     after: bool = True
     align: str = ""
 
 
-Intent = SetKey | AppendItem | Replace | InsertLine
+Intent = SetKey | AppendItem | DeleteItem | DeleteKey | Replace | InsertLine
+NODE_OPERATIONS = (SetKey, AppendItem, DeleteItem, DeleteKey)  # the intents that edit a node
 
 
 class Plan(Struct, frozen=True):

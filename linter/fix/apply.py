@@ -63,6 +63,11 @@ class TextIndex:
 
     def offset(self, line: int, col: int) -> int:
         """The offset of (line, col); raises :class:`OverlapError` outside the text."""
+        starts = self.starts
+        if 1 < line < len(starts) and col >= 1:  # neither the first line (BOM) nor the last: most calls
+            at = starts[line - 1] + col - 1
+            if at < starts[line]:  # at most the line's LF
+                return at
         if not 1 <= line <= len(self.starts) or col < 1:
             raise OverlapError(f"position {line}:{col} is outside the text")
         start = self.starts[line - 1] + (self.base if line == 1 else 0)

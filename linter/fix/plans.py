@@ -97,6 +97,32 @@ def no_privilege_escalation(container: Any, *, safe: bool = False) -> Any:
                 safe=safe)
 
 
+def remove_sys_admin(container: Any, *, safe: bool = False) -> Any:
+    """SEC001's repair of a container that adds ``CAP_SYS_ADMIN``: every ``SYS_ADMIN`` /
+    ``CAP_SYS_ADMIN`` item of ``capabilities.add`` removed (``DeleteItem``; the list left ``[]``
+    when nothing else is in it) and ``securityContext.allowPrivilegeEscalation: false`` set (the API
+    server rejects ``false`` beside the capability, so both go together). ``None`` when the
+    capabilities are not written as a list in the container's own mapping, or the field holds a
+    placeholder."""
+    from linter.fix import DeleteItem
+    from linter.model.k8s import is_templated
+    from linter.model.security import capability
+
+    body = container_map(container)
+    context = body.get("securityContext") if isinstance(body, YMap) else None
+    caps = context.get("capabilities") if isinstance(context, YMap) else None
+    add = caps.get("add") if isinstance(caps, YMap) else None
+    if not isinstance(add, YSeq):
+        return None
+    gone = tuple(index for index, item in enumerate(add) if capability(item).upper() == "SYS_ADMIN")
+    current = context.get("allowPrivilegeEscalation")  # type: ignore[union-attr]
+    if not gone or (isinstance(current, str) and is_templated(current)):
+        return None
+    return plan("remove `SYS_ADMIN` from `capabilities.add` and set `securityContext.allowPrivilegeEscalation: false`",
+                DeleteItem(caps, "add", gone), set_path(body, ("securityContext", "allowPrivilegeEscalation"), False),
+                safe=safe)
+
+
 def drop_all_capabilities(container: Any, *, safe: bool = False) -> Any:
     """``capabilities: {drop: [ALL]}`` on a container (SEC002, GPU010): ``ALL`` appended to a
     ``drop`` list that lacks it (what the list already drops is kept; ``add`` is untouched, and

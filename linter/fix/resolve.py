@@ -21,9 +21,22 @@ What each intent becomes:
 - ``AppendItem(node, key, item)``: appended to the block sequence (same dash column and item
   indentation) or flow sequence ``[a, b]``; ``key: [item]`` created as ``SetKey`` would when
   missing. An item already in the sequence gives no edit.
+- ``DeleteItem(node, key, indexes)``: each item goes with its own text only. In a block
+  sequence that is from the line break before its dash line to the end of its last line (the
+  comment on its lines goes, a comment line above it stays, and a key inserted after it stays a
+  line of its own); when every item goes, ``[]`` follows the key's colon (a list stays a list).
+  In a flow sequence an item goes with the comma after it (the last one with the comma before
+  it); only white space and commas may go along, so a comment between them is no fix.
+- ``DeleteKey(node, key)``: the entry goes as an item does (its key line to the end of its
+  value's last line; in flow style with its comma). A key after a list item's dash, or the only
+  key of a block mapping (what is left would read as null), is no fix.
 - ``Replace(span, text)``: as given, when the span lies in the text.
 - ``InsertLine(anchor, text, after, align)``: one new line beside an IaC attribute, indented as
   its line, below its last line or above its first (see :class:`~linter.fix.InsertLine`).
+
+Each operation type names its ``kind``; :data:`_OPERATIONS` maps a kind to the type and the
+resolver's method for it, the one switch on the edit kind (a new operation is a type in
+``linter.fix``, a method here and a line there). The resolver's own edits are :class:`_TextEdit`.
 
 Intents of one plan are resolved together: several intents under one mapping become one
 fragment (``resources.limits`` and ``resources.requests`` share one ``resources:``); insertions
@@ -47,17 +60,27 @@ import json
 import re
 from collections import Counter
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 import yaml
 
-from linter.fix import AppendItem, Edit, Fix, InsertLine, Plan, Replace, SetKey
+from linter.fix import AppendItem, DeleteItem, DeleteKey, Edit, Fix, InsertLine, Plan, Replace, SetKey
 from linter.fix.apply import TextIndex, text_index
 from linter.model.position import Span
 from linter.model.tree import YMap, YSeq, frozen
 from linter.sources.yaml_k8s import has_other_breaks, plain_scalar
 
 Pos = tuple[int, int]
+
+
+class _TextEdit(NamedTuple):
+    """One edit of the text: replace what stands from ``start`` to ``end`` with ``text``;
+    insertions at one point are joined in ``order`` (inner blocks first)."""
+
+    start: Pos
+    end: Pos
+    order: tuple
+    text: str
 
 
 class _Unsafe(Exception):
@@ -337,6 +360,10 @@ _BLOCK_HEADER = re.compile(r"[|>]([1-9+-]{0,2})")
 _MERGE = re.compile(r"<<\s*:")
 _ANCHOR = re.compile(r"(?:^|[\s\[{,:-])&[^\s,\[\]{}]")
 _ALIAS = re.compile(r"[ \t]*:[ \t]+(\*[^\s,\[\]{}]+)")
+_DASH = re.compile(r" *- +\Z")  # what stands before a block sequence item on its dash line
+_SEPARATOR = re.compile(r"\s*,\s*\Z")  # between two flow entries
+_GAP = re.compile(r"[\s,]*\Z")  # between a bracket and an entry
+_KEY_COLON = re.compile(r"([ \t]*:)[ \t]*(?:#.*)?\Z")  # the rest of a key's line before its block value
 
 
 # ---------------------------------------------------------------------------------------------
@@ -494,7 +521,9 @@ class _Resolver:
     def __init__(self, text: str):
         self.text = text
         self.ix: TextIndex = text_index(text)
-        self.edits: list[tuple[Pos, Pos, tuple, str]] = []  # start, end, order at a point, text
+        self.edits: list[_TextEdit] = []
+        self.on_nodes = False  # a node operation was resolved
+        self.deletions: dict[tuple, tuple] = {}  # ("item", id(seq)) / ("key", id(map)) -> (map, key, what goes)
         self.targets: dict[tuple, Any] = {}
         self.facts = facts = _node_facts(text)
         self.checked = facts.checked
@@ -692,38 +721,21 @@ class _Resolver:
     # -- intents
 
     def run(self, intents: tuple) -> list[tuple[Span, str]]:
-        node_intents = False
         for intent in intents:
-            if isinstance(intent, Replace):
-                span = intent.span
-                if not isinstance(intent.text, str) or not self.ix.inside(span):
-                    raise _Unsafe
-                self.edits.append(((span.line, span.col), (span.end_line, span.end_col), (0,), intent.text))
-                continue
-            if isinstance(intent, InsertLine):
-                self.edits.append(self.insert_line(intent))
-                continue
-            if not node_intents:
-                node_intents = True
-                if _text_facts(self.text)[1]:
-                    raise _Unsafe
-            if isinstance(intent, SetKey):
-                path = tuple(intent.path)
-                if not path:
-                    raise _Unsafe
-                self.set_key(intent.node, path, _data(intent.value))
-            elif isinstance(intent, AppendItem):
-                self.append_item(intent.node, intent.key, _data(intent.item))
-            else:
-                raise _Unsafe
-        replaced = [(start, end) for start, end, _, _ in self.edits if start != end]
+            operation = _OPERATIONS.get(getattr(intent, "kind", None))
+            if operation is None or type(intent) is not operation[0]:
+                raise _Unsafe  # not an operation of linter.fix
+            operation[1](self, intent)
+        for node, key, gone in self.deletions.values():
+            self.render_deletion(node, key, gone)
+        replaced = [(edit.start, edit.end) for edit in self.edits if edit.start != edit.end]
         for target in self.targets.values():
             if replaced:
                 inside = self.target_point(target)
                 if any(start <= inside < end for start, end in replaced):
-                    raise _Unsafe  # one intent replaces the value another one adds to
+                    raise _Unsafe  # one intent replaces (or removes) the value another one adds to
             self.render(target)
-        if node_intents:
+        if self.on_nodes:
             self.keep_last_block_scalar()
         if "*" in self.text and "&" in self.text:
             shared = _shared_nodes(self.text)
@@ -733,7 +745,151 @@ class _Resolver:
                         raise _Unsafe  # the node is an anchor other paths share through aliases
         return self.combine()
 
-    def insert_line(self, intent: InsertLine) -> tuple[Pos, Pos, tuple, str]:
+    # -- the operations (one method each; ``_OPERATIONS`` below is the switch on their kind)
+
+    def op_replace(self, intent: Replace) -> None:
+        span = intent.span
+        if not isinstance(intent.text, str) or not self.ix.inside(span):
+            raise _Unsafe
+        self.edits.append(_TextEdit((span.line, span.col), (span.end_line, span.end_col), (0,), intent.text))
+
+    def op_insert_line(self, intent: InsertLine) -> None:
+        self.edits.append(self.insert_line(intent))
+
+    def nodes(self) -> None:
+        """Before the first node operation: a text with line breaks other than LF and CRLF has
+        positions the loaders and the writer count differently."""
+        if not self.on_nodes:
+            self.on_nodes = True
+            if _text_facts(self.text)[1]:
+                raise _Unsafe
+
+    def op_set_key(self, intent: SetKey) -> None:
+        self.nodes()
+        path = tuple(intent.path)
+        if not path:
+            raise _Unsafe
+        self.set_key(intent.node, path, _data(intent.value))
+
+    def op_append_item(self, intent: AppendItem) -> None:
+        self.nodes()
+        self.append_item(intent.node, intent.key, _data(intent.item))
+
+    def op_delete_item(self, intent: DeleteItem) -> None:
+        self.nodes()
+        node, key = intent.node, intent.key
+        self.check_map(node)
+        seq = self.child(node, key) if key in node else None
+        if not isinstance(seq, YSeq) or not intent.indexes:
+            raise _Unsafe
+        self.check_seq(seq)
+        for index in intent.indexes:
+            if type(index) is not int or not 0 <= index < len(seq):
+                raise _Unsafe
+        # items of one sequence are removed together (several operations may name them)
+        self.deletions.setdefault(("item", id(seq)), (node, key, set()))[2].update(intent.indexes)
+
+    def op_delete_key(self, intent: DeleteKey) -> None:
+        self.nodes()
+        node, key = intent.node, intent.key
+        self.check_map(node)
+        if key not in node:
+            return
+        if (id(node), key) not in self.aliases:
+            self.child(node, key)
+        self.deletions.setdefault(("key", id(node)), (node, None, set()))[2].add(key)
+
+    def render_deletion(self, node: YMap, key: str | None, gone: set) -> None:
+        """The edits of the items ``gone`` of ``node[key]``, or (``key`` None) of the keys
+        ``gone`` of ``node``."""
+        column = self.check_map(node)
+        if key is None:
+            keys = self.own_keys(node)
+            if column and len(gone) == len(keys):
+                raise _Unsafe  # an empty block mapping reads as null
+            entries = [(node.kspans[k], self.vspan(node, k), node[k]) for k in keys]
+            self.delete_entries(node, entries, [i for i, k in enumerate(keys) if k in gone], "}")
+            return
+        seq = node[key]
+        if len(gone) == len(seq) and not self.is_flow(seq.span):
+            # `key: []`, never a null: `[]` after the key's colon (a comment after it stays), and
+            # every item goes as it would alone (comment lines between them stay)
+            ks = node.kspans[key]
+            colon = _KEY_COLON.match(self.slice((ks.end_line, ks.end_col), (ks.end_line, self.ix.line_end(ks.end_line))))
+            if colon is None or column == 0:
+                raise _Unsafe  # an anchor or a tag on the sequence: not ours to drop
+            at = (ks.end_line, ks.end_col + colon.end(1))
+            self.add_edit(at, at, (0,), " []")
+        self.delete_entries(seq, [(s, s, v) for s, v in zip(seq.ispans, seq)], sorted(gone), "]")
+
+    def delete_entries(self, node: Any, entries: list[tuple[Span, Span, Any]], gone: list[int], close: str) -> None:
+        """Remove the entries (or items) at the sorted indexes ``gone`` of a collection whose
+        entries are ``entries`` (first span of each, span of its value, value)."""
+        if self.is_flow(node.span):
+            self.delete_flow(node, entries, gone, close)
+            return
+        for index in gone:
+            first, value_span, value = entries[index]
+            start = (first.line, first.col)
+            before = self.line(first.line)[:first.col - 1]
+            if close == "]":  # the item's dash, alone before it on its line at the sequence's column
+                if not _DASH.match(before) or before.index("-") != node.span.col - 1:
+                    raise _Unsafe
+                if isinstance(value, (YMap, YSeq)) and value.span != value_span:
+                    raise _Unsafe
+                end = self.content_end(value, value_span)
+            else:
+                if before.strip(" "):
+                    raise _Unsafe  # `- key: v`: the key shares its line with the item's dash
+                end = self.entry_end(node, self.own_keys(node)[index])
+            if start[0] == 1:
+                raise _Unsafe
+            end = self.line_end_after(end)  # only a comment may follow it on its last line
+            self.keep_anchors(start, end)
+            # from the line break before its first line to the end of its last line (before the
+            # line break): an insertion after it (at its end) stays a line of its own
+            above = start[0] - 1
+            self.add_edit((above, self.ix.line_end(above)), end, (0,), "")
+
+    def delete_flow(self, node: Any, entries: list[tuple[Span, Span, Any]], gone: list[int], close: str) -> None:
+        """Flow style: each run of removed entries goes with the separator after it (or, for a run
+        that ends the collection, the one before it); only white space and commas may go with them."""
+        span = node.span
+        if self.slice((span.end_line, span.end_col - 1), (span.end_line, span.end_col)) != close:
+            raise _Unsafe
+        points = [((first.line, first.col), (vs.end_line, vs.end_col)) for first, vs, _ in entries]
+        if len(gone) == len(entries):  # everything between the brackets
+            opening = self.line(span.line)[span.col - 1:]
+            match = _PROPS.match(opening)
+            start = (span.line, span.col + (match.end() if match else 0) + 1)
+            end = (span.end_line, span.end_col - 1)
+            gaps = [(start, points[0][0])] + [(points[i][1], points[i + 1][0]) for i in range(len(points) - 1)]
+            gaps.append((points[-1][1], end))
+            if any(not _GAP.match(self.slice(a, b)) for a, b in gaps):
+                raise _Unsafe
+            self.keep_anchors(start, end)
+            self.add_edit(start, end, (0,), "")
+            return
+        runs: list[list[int]] = []
+        for index in gone:
+            if runs and runs[-1][-1] == index - 1:
+                runs[-1].append(index)
+            else:
+                runs.append([index])
+        for run in runs:
+            first, last = run[0], run[-1]
+            if last + 1 < len(entries):
+                start, end = points[first][0], points[last + 1][0]
+                gaps = [(points[i][1], points[i + 1][0]) for i in range(first, last + 1)]
+            else:
+                start, end = points[first - 1][1], points[last][1]
+                gaps = [(points[i][1], points[i + 1][0]) for i in range(first - 1, last)]
+            if any(not _SEPARATOR.match(self.slice(a, b)) for a, b in gaps):
+                raise _Unsafe  # a comment (or something else) between the entries
+            self.keep_anchors(start, end)
+            self.add_edit(start, end, (0,), "")
+
+    def insert_line(self, intent: InsertLine) -> _TextEdit:
         """The insertion of :class:`~linter.fix.InsertLine`: at the end of the anchor's last line
         (before its line break) or at the anchor's start, with the first line's indentation."""
         span, text = intent.anchor, intent.text
@@ -750,12 +906,12 @@ class _Resolver:
                 text = name.ljust(theirs - len(indent)) + text[mine:]
         if not intent.after:
             start = (span.line, span.col)
-            return start, start, (0,), text + "\n" + indent
+            return _TextEdit(start, start, (0,), text + "\n" + indent)
         rest = self.line(span.end_line)[span.end_col - 1:].strip()
         if rest and (not rest.startswith(("#", "//")) or rest.startswith("/*")):
             raise _Unsafe  # more code (or a comment that may go on) after the anchor on its last line
         end = (span.end_line, self.ix.line_end(span.end_line))
-        return end, end, (0,), "\n" + indent + text
+        return _TextEdit(end, end, (0,), "\n" + indent + text)
 
     def keep_last_block_scalar(self) -> None:
         """A text that ends inside a ``|`` or ``>`` block scalar without a final line break gives
@@ -1086,7 +1242,7 @@ class _Resolver:
     # -- edits
 
     def add_edit(self, start: Pos, end: Pos, order: tuple, text: str) -> None:
-        self.edits.append((start, end, order, text))
+        self.edits.append(_TextEdit(start, end, order, text))
 
     def combine(self) -> list[tuple[Span, str]]:
         """Sorted edits, insertions at one point joined (inner blocks first), overlaps refused."""
@@ -1103,3 +1259,15 @@ class _Resolver:
             out.append([start, end, new])
         return [(Span(s[0], s[1], e[0], e[1]), new) for s, e, new in out
                 if not (s != e and self.slice(s, e) == new)]
+
+
+_OPERATIONS = {
+    cls.kind: (cls, method) for cls, method in (
+        (SetKey, _Resolver.op_set_key),
+        (AppendItem, _Resolver.op_append_item),
+        (DeleteItem, _Resolver.op_delete_item),
+        (DeleteKey, _Resolver.op_delete_key),
+        (Replace, _Resolver.op_replace),
+        (InsertLine, _Resolver.op_insert_line),
+    )
+}  # the one switch on an edit's kind: kind -> (operation type, how it is resolved)

@@ -46,9 +46,12 @@ Unsafe. The fix sets `securityContext.allowPrivilegeEscalation: false` on the co
 boolean). That is the article's setting and what Pod Security's `restricted` level asks, but it
 changes what the process may do: `no_new_privs` stops setuid binaries (`sudo`, `su`, `ping` on
 some images) and file capabilities from taking effect, and an image that relies on them fails at
-run time. Review it, then apply with `--unsafe-fixes`. There is no fix when the container adds
-`CAP_SYS_ADMIN` (the API server rejects `false` beside it: remove the capability first), or when
-the value is a placeholder.
+run time. Review it, then apply with `--unsafe-fixes`. When the container adds `CAP_SYS_ADMIN`
+(the API server rejects `false` beside it), the fix removes every `SYS_ADMIN` and `CAP_SYS_ADMIN`
+item of `capabilities.add` (with its line and the comment on it; `add: []` when nothing else is
+left) and sets `allowPrivilegeEscalation: false`: a process that mounts filesystems (FUSE, blob
+CSI), profiles the GPU or otherwise calls what only `CAP_SYS_ADMIN` allows fails then, so review
+it. There is no fix when the value is a placeholder.
 
 ## Known problems
 There is no pod-level field: every container needs its own setting. A LimitRange, mutating webhook or policy
@@ -60,7 +63,7 @@ engine that injects the field at admission is not seen.
 - AKS, Pod security best practices: https://learn.microsoft.com/azure/aks/developer-best-practices-pod-security
 """
 
-from linter.fix.plans import no_privilege_escalation
+from linter.fix.plans import no_privilege_escalation, remove_sys_admin
 from linter.model.k8s import Container
 from linter.model.security import is_privileged, is_windows, privilege_escalation
 from linter.rule import CONTAINER, Finding, rule
@@ -82,7 +85,10 @@ def check(container: Container, ctx):
         return  # Linux-only field; privileged is SEC004's finding alone
     escalation = privilege_escalation(container)
     if escalation.allowed:
-        fix = None if escalation.reason == "CAP_SYS_ADMIN" else "allowPrivilegeEscalation: false"
+        if escalation.reason == "CAP_SYS_ADMIN":
+            fix = "remove `SYS_ADMIN` from `capabilities.add`; set `allowPrivilegeEscalation: false`"
+            autofix = remove_sys_admin(container)
+        else:
+            fix, autofix = "allowPrivilegeEscalation: false", no_privilege_escalation(container)
         yield Finding(escalation.span, f"{container.kind_label} `{container.name}` {WHY[escalation.reason]}",
-                      node=escalation.path, fix=fix,
-                      autofix=None if fix is None else no_privilege_escalation(container))
+                      node=escalation.path, fix=fix, autofix=autofix)
