@@ -78,6 +78,10 @@ UPSTREAM: tuple[dict[str, Any], ...] = (
          files=("karpenter.sh_nodepools.yaml", "karpenter.azure.com_*.yaml")),
     dict(name="gpu-operator", repository="NVIDIA/gpu-operator", folder="config/crd/bases/",
          files=("nvidia.com_clusterpolicies.yaml", "nvidia.com_gpuclusters.yaml")),
+    # ai-dynamo/dynamo's snapshot is too large to copy here; its fork zxue2/dynamo carries upstream's
+    # squash-merged commits unchanged (scripts/upstream-crds/SOURCES.md)
+    dict(name="dynamo", repository="zxue2/dynamo (fork of ai-dynamo/dynamo)",
+         folder="deploy/cloud/operator/config/crd/bases/", files=("nvidia.com_dynamographdeployments.yaml",)),
     dict(name="prometheus-operator", repository="datreeio/CRDs-catalog (prometheus-operator's CRDs as JSON Schema)",
          folder="monitoring.coreos.com/", files=("json/monitoring.coreos.com_*_v1.json",)),
 )

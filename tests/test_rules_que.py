@@ -909,3 +909,84 @@ def test_que016_a_shared_class_only_when_both_sides_name_it() -> None:
     both = lint(pc, train.replace("PRIORITY", "priorityClassName: everything"),
                 serve.replace("PRIORITY", "priorityClassName: everything"), select=("QUE016",))
     assert [(r.rule, r.line) for r in both] == [("QUE016", 4)] and "also the class serving runs with" in both[0].message
+
+
+# --- Kueue v1beta2 reads as v1beta1 ----------------------------------------------------------------
+
+from pathlib import Path  # noqa: E402
+
+_RULE_FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "rules"
+# Every rule whose fixtures hold Kueue v1beta1 objects (SCH003 judges the version itself)
+_V1BETA1_RULES = sorted({path.parent.name for path in _RULE_FIXTURES.glob("*/*.yaml")
+                         if path.parent.name != "SCH003" and b"kueue.x-k8s.io/v1beta1" in path.read_bytes()})
+
+
+def _as_v1beta2(text: str) -> str:
+    """``text`` with its Kueue objects moved to v1beta2 (the one renamed field the rules read: a
+    ClusterQueue's ``cohort`` is ``cohortName`` there)."""
+    import re
+
+    return re.sub(r"(?m)^(\s*)cohort:", r"\1cohortName:", text.replace("kueue.x-k8s.io/v1beta1", "kueue.x-k8s.io/v1beta2"))
+
+
+def _fixture_findings(folder: Path, rule: str) -> list[tuple]:
+    from linter.engine import LintRequest
+    from linter.engine import lint as lint_paths
+
+    report = lint_paths(LintRequest(paths=[folder], config=None, registry=REGISTRY, select=[rule], cwd=folder))
+    return sorted((r.rule, r.path, tuple(r.span), r.message.replace(str(folder), "<dir>"))
+                  for r in report.results)
+
+
+def test_the_v1beta1_fixtures_cover_the_queue_rules() -> None:
+    assert {"QUE003", "QUE005", "QUE006", "QUE014", "QUE015", "QUE016", "XPL006"} <= set(_V1BETA1_RULES)
+
+
+@pytest.mark.parametrize("rule", _V1BETA1_RULES)
+def test_kueue_v1beta2_objects_give_the_findings_of_v1beta1_ones(tmp_path: Path, rule: str) -> None:
+    """The queue rules read ``kueue.x-k8s.io/v1beta2`` objects as they read v1beta1 ones: the rule's
+    fixture project moved to v1beta2 gives the same findings, at the same places, with the same
+    messages."""
+    import shutil
+
+    before, after = tmp_path / "v1beta1", tmp_path / "v1beta2"
+    shutil.copytree(_RULE_FIXTURES / rule, before)
+    shutil.copytree(_RULE_FIXTURES / rule, after)
+    moved = 0
+    for path in after.glob("*.yaml"):
+        data = path.read_bytes()
+        if b"kueue.x-k8s.io/v1beta1" in data:
+            path.write_bytes(_as_v1beta2(data.decode("utf-8")).encode("utf-8"))
+            moved += 1
+    assert moved
+    found = _fixture_findings(before, rule)
+    assert any(f[0] == rule for f in found), f"{rule}: its fixtures give no {rule} finding"
+    assert _fixture_findings(after, rule) == found
+
+
+def test_kueue_v1beta2_objects_are_validated_against_the_v1beta2_schema() -> None:
+    """SCH002 checks a v1beta2 object against the v1beta2 CRD: v1beta1's ``cohort`` is unknown
+    there, ``cohortName`` fits; a v1beta2 Workload is checked too (its CRD is bundled)."""
+    queue = """\
+        apiVersion: kueue.x-k8s.io/v1beta2
+        kind: ClusterQueue
+        metadata: {name: team-a}
+        spec:
+          %s: research
+          namespaceSelector: {}
+        """
+    assert lint(queue % "cohortName", select=("SCH002",)) == []
+    found = [(r.rule, r.line, r.column, r.message) for r in lint(queue % "cohort", select=("SCH002",))]
+    assert found == [("SCH002", 5, 3, 'unknown field "spec.cohort" (did you mean "cohortName"?)')]
+    workload = """\
+        apiVersion: kueue.x-k8s.io/v1beta2
+        kind: Workload
+        metadata: {name: job-train, namespace: ml}
+        spec:
+          queueName: team-a
+          podSets:
+          - name: main
+            count: 2
+        """
+    found = [(r.rule, r.line, r.column, r.message) for r in lint(workload, select=("SCH002",))]
+    assert found == [("SCH002", 7, 5, 'missing required field "spec.podSets[0].template"')]

@@ -30,6 +30,7 @@ Bundled schemas (every version of each upstream CRD, `linter/data/crds/SOURCES.m
 by `python scripts/bundle_crds.py ../shared/crds scripts/upstream-crds`):
 
 <!-- bundled kinds: generated from linter/data/crds/index.json, kept equal by tests/test_bundle.py -->
+- `nvidia.com` DynamoGraphDeployment (v1alpha1): zxue2/dynamo `5d90e530bc`
 - `inference.networking.k8s.io` InferencePool (v1): kubernetes-sigs/gateway-api-inference-extension `84436a96b9`
 - `nvidia.com` ClusterPolicy (v1); `nvidia.com` GPUCluster (v1alpha1): NVIDIA/gpu-operator `a22dbf671f`
 - `jobset.x-k8s.io` JobSet (v1alpha2): kubernetes-sigs/jobset `08dfbdfd68`
@@ -38,7 +39,7 @@ by `python scripts/bundle_crds.py ../shared/crds scripts/upstream-crds`):
 - `serving.kserve.io` ClusterServingRuntime, ServingRuntime (v1alpha1); `serving.kserve.io` InferenceService (v1beta1): kserve/kserve `aaac4e294d`
 - `serving.kserve.io` LLMInferenceService (v1alpha1, v1alpha2): kserve/kserve `aaac4e294d`
 - `ray.io` RayCluster, RayJob, RayService (v1, v1alpha1 deprecated): ray-project/kuberay `feeaf72fac`
-- `kueue.x-k8s.io` ClusterQueue, Cohort, LocalQueue, ResourceFlavor, Topology, WorkloadPriorityClass (v1beta1 deprecated, v1beta2): kubernetes-sigs/kueue `ff69552e79`
+- `kueue.x-k8s.io` ClusterQueue, Cohort, LocalQueue, ResourceFlavor, Topology, Workload, WorkloadPriorityClass (v1beta1 deprecated, v1beta2): kubernetes-sigs/kueue `ff69552e79`
 - `leaderworkerset.x-k8s.io` LeaderWorkerSet (v1): kubernetes-sigs/lws `060ab4da17`
 - `azmonitoring.coreos.com` PodMonitor, ServiceMonitor (v1); `monitoring.coreos.com` PodMonitor, PrometheusRule, ServiceMonitor (v1): datreeio/CRDs-catalog `7b1e26ef9d`
 - `trainer.kubeflow.org` ClusterTrainingRuntime, TrainJob, TrainingRuntime (v1alpha1): kubeflow/trainer `8c0f5059bd`
@@ -80,6 +81,9 @@ per-call limit. The bundled CRDs' rules:
 - `kueue.x-k8s.io` ResourceFlavor v1beta2: 7 of 8 checked (not checked: 1 transition rules (read oldSelf))
 - `kueue.x-k8s.io` Topology v1beta1: 2 of 3 checked (not checked: 1 transition rules (read oldSelf))
 - `kueue.x-k8s.io` Topology v1beta2: 2 of 3 checked (not checked: 1 transition rules (read oldSelf))
+- `kueue.x-k8s.io` Workload v1beta1: 3 of 14 checked (not checked: 4 transition rules (read oldSelf); 7 under status (live state))
+- `kueue.x-k8s.io` Workload v1beta2: 5 of 23 checked (not checked: 6 transition rules (read oldSelf); 12 under status (live state))
+- `nvidia.com` DynamoGraphDeployment v1alpha1: 1 of 1 checked
 - `nvidia.com` GPUCluster v1alpha1: 1 of 1 checked
 - `ray.io` RayCluster v1: 1 of 3 checked (not checked: 2 transition rules (read oldSelf))
 - `ray.io` RayJob v1: 6 of 9 checked (not checked: 3 transition rules (read oldSelf))
