@@ -8,7 +8,7 @@ Writes ``--copies`` copies of the fixture charts ``fixtures/helm/{trainer,infere
 1000``; generated at each run, never committed), each copy's charts renamed, so no two
 copies' objects share a name, into a temporary folder,
 renders each once with Helm's SDK (the ``helm`` extra) and writes the rendered objects beside
-them as plain files, then times ``python -m linter DIR`` on the charts (rendered in a worker:
+them as plain files, then times ``python -m mlops_lint DIR`` on the charts (rendered in a worker:
 ``helm: {enabled: auto}``) and on the plain files, cold (``--no-cache``) and with the cache warm.
 The charts' cost per rendered object over the plain files' is the ratio the issue's budget is
 about (1.5x). Wall times are the minimum of ``--repeat`` runs; on a loaded machine (others'
@@ -52,7 +52,7 @@ def main() -> int:
     parser.add_argument("--jobs", default="1")
     options = parser.parse_args()
     sys.path.insert(0, str(ROOT))
-    from linter.sources import helm, helm_sdk
+    from mlops_lint.sources import helm, helm_sdk
 
     if not helm_sdk.available():
         print('Helm\'s SDK is not installed: pip install "mlops-lint[helm]"')

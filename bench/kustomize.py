@@ -3,7 +3,7 @@
     python bench/kustomize.py [--copies 10] [--repeat 3] [--jobs 1]
 
 Writes ``--copies`` copies of ``fixtures/kustomize`` (a base, a component and three overlays:
-three roots each) into a temporary folder, and times ``python -m linter DIR --no-cache`` with
+three roots each) into a temporary folder, and times ``python -m mlops_lint DIR --no-cache`` with
 ``kustomize: {enabled: never}`` (every file raw), with the builds (``auto``: one ``kustomize
 build`` or ``kubectl kustomize`` per root), and a repeat run with the result cache warm (no build:
 each root's output is read from the cache). The difference over the number of roots is the time
@@ -36,7 +36,7 @@ def timed(arguments: list[str], cwd: Path, repeat: int) -> tuple[float, float]:
     for _ in range(repeat):
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "linter", *arguments], cwd=cwd, env=env, check=False,
+        subprocess.run([sys.executable, "-m", "mlops_lint", *arguments], cwd=cwd, env=env, check=False,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         best = min(best, time.perf_counter() - start)
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -51,7 +51,7 @@ def main() -> int:
     parser.add_argument("--jobs", default="1")
     options = parser.parse_args()
     sys.path.insert(0, str(ROOT))
-    from linter.engine.kustomize import find_command
+    from mlops_lint.engine.kustomize import find_command
 
     command = find_command()
     if command is None:

@@ -2,7 +2,7 @@
 
     python bench/lsp.py [FOLDER] [--files 1000] [--edits 30] [--json FILE]
 
-``mlops-lint server`` is started as an editor starts it (``python -m linter server`` on stdio,
+``mlops-lint server`` is started as an editor starts it (``python -m mlops_lint server`` on stdio,
 driven by pygls's own client, which ``pip install -e ".[test]"`` brings), with a result cache of
 its own, on FOLDER (default: ../shared/perf's generator's corpus of ``--files`` files, made as
 ``bench/run.py`` makes it). Then, for ``--edits`` files picked with a fixed seed
@@ -63,7 +63,7 @@ async def _measure(folder: Path, edits: int, cache: Path) -> dict:
     env = {**os.environ, "MLOPS_LINT_CACHE_DIR": str(cache),
            "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     env.pop("MLOPS_LINT_NO_CACHE", None)
-    await client.start_io(sys.executable, "-m", "linter", "server", cwd=str(folder), env=env)
+    await client.start_io(sys.executable, "-m", "mlops_lint", "server", cwd=str(folder), env=env)
     await client.initialize_async(lsp.InitializeParams(
         capabilities=lsp.ClientCapabilities(), root_uri=folder.as_uri(),
         workspace_folders=[lsp.WorkspaceFolder(uri=folder.as_uri(), name=folder.name)]))

@@ -18,7 +18,7 @@ For each size N, ``bench/corpus.py`` writes N files once, and every figure below
 one run on those files (every command runs with this checkout's code, from the corpus's own
 parent folder, which holds nothing else, so that paths are the same in every report):
 
-- **lint**: ``python -m linter DIR -q -o FILE --fail-on never --no-cache`` at ``--jobs 1`` and
+- **lint**: ``python -m mlops_lint DIR -q -o FILE --fail-on never --no-cache`` at ``--jobs 1`` and
   ``--jobs 2``: wall time (the minimum of ``--repeat`` runs, the usual estimate of a command's
   cost on a noisy machine), and in one more run the peak memory of the whole process tree,
   sampled every 10 ms from ``/proc``: the sum of every process's proportional set size (``Pss``,
@@ -42,7 +42,7 @@ parent folder, which holds nothing else, so that paths are the same in every rep
 - **language server** (perf corpus, 1,000 files; when pygls is installed): ``bench/lsp.py``,
   ``mlops-lint server`` driven through the protocol: the median time from an edit to its file's
   diagnostics, over 90 edits of 30 files picked with a fixed seed.
-- **startup**: ``python -m linter ONE.yaml`` (a conforming Pod) against ``python -c "import click,
+- **startup**: ``python -m mlops_lint ONE.yaml`` (a conforming Pod) against ``python -c "import click,
   ruamel.yaml, jsonschema"``, the linter's own dependencies' import, the minimum of 10 runs each:
   the file just edited (the default result cache holds the rule index, not this file's result:
   the target), unchanged since the last run, and with ``--no-cache``.
@@ -208,7 +208,7 @@ def parallel_throughput(cwd: Path, repeat: int) -> dict:
 
 
 def lint_command(folder: str, out: Path, jobs: int, cache: Path | None) -> list[str]:
-    command = [sys.executable, "-m", "linter", folder, "--jobs", str(jobs), "-q", "-o", str(out), "--fail-on", "never"]
+    command = [sys.executable, "-m", "mlops_lint", folder, "--jobs", str(jobs), "-q", "-o", str(out), "--fail-on", "never"]
     return command + (["--cache-dir", str(cache)] if cache is not None else ["--no-cache"])
 
 
@@ -234,7 +234,7 @@ def build_command() -> list[str] | None:
     """The kustomize build the linter would run (``kustomize build`` or ``kubectl kustomize``)."""
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
-    from linter.engine.kustomize import find_command
+    from mlops_lint.engine.kustomize import find_command
 
     return find_command()
 
@@ -330,14 +330,14 @@ def startup(base: Path, repeat: int) -> dict:
     cache = base.parent / "startup-cache"
     text = ONE.read_text(encoding="utf-8")
     one.write_text(text, encoding="utf-8")
-    measure([sys.executable, "-m", "linter", "one.yaml", "--cache-dir", str(cache)], base, 1)  # the rule index
+    measure([sys.executable, "-m", "mlops_lint", "one.yaml", "--cache-dir", str(cache)], base, 1)  # the rule index
     runs: dict[str, list[float]] = {"edited": [], "unchanged": [], "uncached": [], "imports": []}
     for number in range(repeat):  # alternated, so all see the same machine
         runs["imports"].append(measure([sys.executable, "-c", IMPORTS], base, 1).seconds)
         one.write_text(f"# edit {number}\n{text}", encoding="utf-8")
-        runs["edited"].append(measure([sys.executable, "-m", "linter", "one.yaml", "--cache-dir", str(cache)], base, 1).seconds)
-        runs["unchanged"].append(measure([sys.executable, "-m", "linter", "one.yaml", "--cache-dir", str(cache)], base, 1).seconds)
-        runs["uncached"].append(measure([sys.executable, "-m", "linter", "one.yaml", "--no-cache"], base, 1).seconds)
+        runs["edited"].append(measure([sys.executable, "-m", "mlops_lint", "one.yaml", "--cache-dir", str(cache)], base, 1).seconds)
+        runs["unchanged"].append(measure([sys.executable, "-m", "mlops_lint", "one.yaml", "--cache-dir", str(cache)], base, 1).seconds)
+        runs["uncached"].append(measure([sys.executable, "-m", "mlops_lint", "one.yaml", "--no-cache"], base, 1).seconds)
     best = {name: min(values) for name, values in runs.items()}
     return {"lint": best["edited"], "unchanged": best["unchanged"], "uncached": best["uncached"],
             "imports": best["imports"], "ratio": best["edited"] / best["imports"],

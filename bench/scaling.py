@@ -69,8 +69,8 @@ def rule_times(folder: Path, extra: dict | None = None, *, rules: bool = True) -
         sys.path.insert(0, str(ROOT))  # this checkout's code, as the bench's commands run it
     from msgspec.structs import force_setattr
 
-    from linter.cli import main
-    from linter.engine import runner as runner_module
+    from mlops_lint.cli import main
+    from mlops_lint.engine import runner as runner_module
 
     totals: dict[str, float] = defaultdict(float)
     clock = time.perf_counter
@@ -107,7 +107,7 @@ def rule_times(folder: Path, extra: dict | None = None, *, rules: bool = True) -
             for meta, function in wrapped:
                 force_setattr(meta, "collect", function)
 
-    from linter.validation import celrules
+    from mlops_lint.validation import celrules
 
     real_cel = celrules.cel_issues
     cel = [0.0]

@@ -1,9 +1,9 @@
-"""``python -m linter``: the same as the ``mlops-lint`` command."""
+"""``python -m mlops_lint``: the same as the ``mlops-lint`` command."""
 
-from linter.origin import isolate
+from mlops_lint.origin import isolate
 
 isolate()  # before anything else is imported: nothing from the current folder (linter.origin)
 
-from linter.cli import run  # noqa: E402
+from mlops_lint.cli import run  # noqa: E402
 
 run()

@@ -25,7 +25,7 @@ checked for the shape it must have; what does not validate is a miss. Run files 
 versions of mlops-lint (named in the file name), of the pickle format, and temporary files left
 by runs that died are pruned.
 
-Up the layers: ``linter.report.text`` (a finding's hint is kept as the text report prints it, so a
+Up the layers: ``mlops_lint.report.text`` (a finding's hint is kept as the text report prints it, so a
 warm run prints it without loading PyYAML, and a cached line is checked to be one the report
 would print: the report owns that rendering).
 """
@@ -41,13 +41,13 @@ from typing import Any
 
 from msgspec.structs import replace
 
-from linter.cachedata import INT_MAX, Invalid, decode, dumps, dumps_large, encode, loads, read_entry
-from linter.cachedata import MAX_BYTES, TEMP_SUFFIX, write_entry  # entry files (shared with linter.ruleindex)
-from linter.digest import digest, digest_text
-from linter.fix import Edit, Fix
-from linter.model.position import Span
-from linter.result import ObjectRef, Result, Suppression
-from linter.rule import SEVERITIES
+from mlops_lint.cachedata import INT_MAX, Invalid, decode, dumps, dumps_large, encode, loads, read_entry
+from mlops_lint.cachedata import MAX_BYTES, TEMP_SUFFIX, write_entry  # entry files (shared with linter.ruleindex)
+from mlops_lint.digest import digest, digest_text
+from mlops_lint.fix import Edit, Fix
+from mlops_lint.model.position import Span
+from mlops_lint.result import ObjectRef, Result, Suppression
+from mlops_lint.rule import SEVERITIES
 
 SEVERITY_SET = frozenset(SEVERITIES)
 
@@ -71,7 +71,7 @@ def header(key: str) -> bytes:
 def file_name(key: str) -> str:
     """``run-<version>-<key>.cache``: the version in the name lets an older version's files be
     pruned without reading them."""
-    from linter import __version__
+    from mlops_lint import __version__
 
     return f"{PREFIX}{__version__}-{key}{SUFFIX}"
 
@@ -88,13 +88,13 @@ def default_dir() -> Path:
 
 def _code_signature(modules: set[str]) -> list[str]:
     """(file, size, mtime) of the engine's modules and of every module a rule comes from."""
-    import linter
+    import mlops_lint
 
     files: list[str] = []
-    root = Path(linter.__file__).parent
+    root = Path(mlops_lint.__file__).parent
     for folder, _, names in os.walk(root):
         files.extend(os.path.join(folder, n) for n in names if n.endswith((".py", ".json")))
-    from linter.ruleindex import module_file
+    from mlops_lint.ruleindex import module_file
 
     for name in modules:
         file = module_file(name)  # a rule module from the rule index may not be imported yet
@@ -113,7 +113,7 @@ def _code_signature(modules: set[str]) -> list[str]:
 def _crd_signature(config: Any) -> list[str]:
     if not getattr(config, "crd_paths", ()):
         return []  # the common case: nothing to look at, and the CRD module stays unimported
-    from linter.validation.crds import configured_files
+    from mlops_lint.validation.crds import configured_files
 
     out = []
     for file in configured_files(config):
@@ -128,7 +128,7 @@ def code_key(rules: list, registry: Any) -> str:
     """What every project of a run shares: the format, the tool's and Python's versions, the
     working folder (display paths are relative to it), the registry and the code of the engine
     and of every rule that runs (looked at once per run, however many projects it has)."""
-    from linter import __version__
+    from mlops_lint import __version__
 
     parts = [
         f"format {FORMAT}", f"mlops-lint {__version__}", f"python {sys.version}", f"cwd {Path.cwd()}",
@@ -321,7 +321,7 @@ def _decode_fixes(data: Any) -> list[Fix]:
 def _fix_lines(fixes: list[str]) -> list[str]:
     """Each hint as the text report prints it, kept with the findings: a warm run prints them
     without PyYAML, which renders the multi-line ones (a cold run has it loaded already)."""
-    from linter.report.text import fix_line
+    from mlops_lint.report.text import fix_line
 
     return [fix_line(fix) for fix in fixes]
 
@@ -405,7 +405,7 @@ def _decode_results(data: Any) -> list[tuple[Result, tuple | None]]:
         values = (*values, _table(autofix_of, made_fixes, count))
         if -1 in path_of or -1 in node_of:
             raise Invalid("a finding without a file or node")
-        from linter.report.text import is_one_line, known_fix_lines
+        from mlops_lint.report.text import is_one_line, known_fix_lines
 
         if not all(map(is_one_line, fix_lines)):
             raise Invalid("a hint's line the terminal would act on")
@@ -452,7 +452,7 @@ def _decode_facts(data: Any) -> dict:
 
 def _encode_outcome(outcome: Any, columns: _Columns) -> list:
     """The outcome without its findings, which go to ``columns`` (all or none: Invalid)."""
-    from linter.suppress import Directive
+    from mlops_lint.suppress import Directive
 
     if type(outcome.path) is not str or type(outcome.status) is not str or type(outcome.target) is not bool:
         raise Invalid("an outcome this format cannot hold")
@@ -468,8 +468,8 @@ def _encode_outcome(outcome: Any, columns: _Columns) -> list:
 def _decode_outcomes(files: Any, block: Any) -> dict[str, Any]:
     """Every outcome of a cache file: its findings from the file's one ``block`` of columns (an
     invalid block: no outcome at all), the rest entry by entry (an invalid entry: a miss)."""
-    from linter.engine.runner import FileOutcome
-    from linter.suppress import Directive
+    from mlops_lint.engine.runner import FileOutcome
+    from mlops_lint.suppress import Directive
 
     if type(files) is not dict:
         return {}
@@ -539,7 +539,7 @@ def prune(folder: Path, keep: int = KEEP_RUNS) -> None:
     left by runs that died more than STALE_SECONDS ago. Links are removed, never followed."""
     import time
 
-    from linter import __version__
+    from mlops_lint import __version__
 
     ours = _version(__version__)
     now = time.time()

@@ -31,8 +31,8 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any, Callable
 
-from linter.model.position import Span
-from linter.model.tree import YMap, YSeq
+from mlops_lint.model.position import Span
+from mlops_lint.model.tree import YMap, YSeq
 
 INT_MIN, INT_MAX = -(2 ** 63), 2 ** 63 - 1
 
@@ -208,9 +208,9 @@ def _allowed_module(name: str) -> bool:
     """mlops-lint's own modules: already imported, or a model module or built-in rule module
     (which the run imports anyway; none has import-time effects). Never ``__main__``-like."""
     if name in sys.modules:
-        return name.split(".")[0] in ("linter", "rules")
+        return name.split(".")[0] == "mlops_lint"
     parts = name.split(".")
-    return (len(parts) >= 3 and parts[:2] == ["linter", "model"] or parts[0] == "rules") and not any(
+    return (len(parts) >= 3 and parts[:2] in (["mlops_lint", "model"], ["mlops_lint", "rules"])) and not any(
         part.startswith("_") or not part.isidentifier() for part in parts)
 
 

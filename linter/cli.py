@@ -15,8 +15,8 @@ from pathlib import Path
 
 import click
 
-from linter import __version__
-from linter.formats import FORMATS  # the one list of report formats
+from mlops_lint import __version__
+from mlops_lint.formats import FORMATS  # the one list of report formats
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
@@ -30,7 +30,7 @@ class DefaultToCheck(click.Group):
             args = ["check", *args]
         if args[0] == "check":
             _refuse_options_named_like_files(args[1:])
-        from linter.output import reader_gone, stream_error
+        from mlops_lint.output import reader_gone, stream_error
 
         try:  # --version and --help print here
             return super().parse_args(ctx, args)
@@ -46,7 +46,7 @@ class DefaultToCheck(click.Group):
     def invoke(self, ctx: click.Context):
         """A bug in mlops-lint exits 2 with its traceback, never 1: a CI gate must not read a crash
         as "findings" (Python's own status for an uncaught exception)."""
-        from linter.output import OutputError, reader_gone, stream_error
+        from mlops_lint.output import OutputError, reader_gone, stream_error
 
         try:
             return super().invoke(ctx)
@@ -112,7 +112,7 @@ ENVIRONMENT_ERRORS = frozenset({errno.ENAMETOOLONG, errno.ENOSPC, errno.EROFS, e
 
 
 def _fail(message: str) -> "click.exceptions.Exit":
-    from linter.report.common import printable
+    from mlops_lint.report.common import printable
 
     # a message may quote a name or value from the linted tree (a config key, a file name)
     click.echo(f"mlops-lint: error: {printable(message)}", err=True)
@@ -122,8 +122,8 @@ def _fail(message: str) -> "click.exceptions.Exit":
 def _registry(cache_dir: Path | None = None):
     """The registry; with a cache folder, the built-in rules come from its rule index
     (:mod:`linter.ruleindex`) when it is current."""
-    from linter.engine.memory import collector_paused
-    from linter.registry import RegistryError, load_registry
+    from mlops_lint.engine.memory import collector_paused
+    from mlops_lint.registry import RegistryError, load_registry
 
     try:
         with collector_paused():
@@ -170,7 +170,7 @@ def _cache_dir(given: Path | None, disabled: bool) -> Path | None:
         return None
     if os.environ.get("MLOPS_LINT_CACHE_DIR"):
         return _usable_cache(Path(os.environ["MLOPS_LINT_CACHE_DIR"]), "MLOPS_LINT_CACHE_DIR")
-    from linter.cache import default_dir
+    from mlops_lint.cache import default_dir
 
     return default_dir()
 
@@ -204,17 +204,17 @@ _KEPT: list | None = None
 
 
 def run() -> None:
-    """The ``mlops-lint`` command and ``python -m linter``: :func:`main`, then the process ends
+    """The ``mlops-lint`` command and ``python -m mlops_lint``: :func:`main`, then the process ends
     at once, as mypy's does. A large run leaves millions of objects (the index, every finding);
     freeing them one by one costs 0.2-0.3 s at 10,000 files, for memory the operating system
     takes back at once. Output is flushed first, so nothing written is lost."""
-    from linter.origin import isolate
+    from mlops_lint.origin import isolate
 
     _pause_for_startup()  # until the rules are imported (see _registry)
     isolate()  # nothing is imported from the current folder (or a relative PYTHONPATH entry)
     global _KEPT
     _KEPT = []
-    from linter.output import fit_streams, interrupted, stdout_closed
+    from mlops_lint.output import fit_streams, interrupted, stdout_closed
 
     import signal
 
@@ -228,7 +228,7 @@ def run() -> None:
     except SystemExit as exc:
         code = exc.code
     except BrokenPipeError:  # --version or --help, printed while the arguments are read, to a reader gone
-        from linter.output import reader_gone
+        from mlops_lint.output import reader_gone
 
         reader_gone()
         code = EXIT_CLEAN
@@ -300,11 +300,11 @@ def check(paths: tuple[str, ...], fmt: str, outputs: tuple[str, ...], config_pat
     """Lint PATHs (default "."; "-" reads stdin); --fix repairs what the rules know how to."""
     from msgspec.structs import replace
 
-    from linter.config import ConfigError, env_no_color, load_config
-    from linter.engine import LintRequest, Wants, cap_jobs, lint_run
-    from linter.output import echo, write_file
-    from linter.report import render
-    from linter.custom import is_custom_selector
+    from mlops_lint.config import ConfigError, env_no_color, load_config
+    from mlops_lint.engine import LintRequest, Wants, cap_jobs, lint_run
+    from mlops_lint.output import echo, write_file
+    from mlops_lint.report import render
+    from mlops_lint.custom import is_custom_selector
 
     output, reports = _outputs(outputs)
     if reports and (diff or write_baseline is not None):
@@ -328,7 +328,7 @@ def check(paths: tuple[str, ...], fmt: str, outputs: tuple[str, ...], config_pat
                     ".mlops-lint.yaml, not in the hook's `args:`)")
         raise _fail(f"path does not exist: {', '.join(missing)}{hint}")
     if baseline is not None:  # a bad baseline is reported before the lint, not after it
-        from linter.suppress import Baseline
+        from mlops_lint.suppress import Baseline
 
         try:
             Baseline.load(baseline, cwd)
@@ -352,7 +352,7 @@ def check(paths: tuple[str, ...], fmt: str, outputs: tuple[str, ...], config_pat
         except ConfigError as exc:
             raise _fail(str(exc)) from None
     if use_stdin:  # at most one byte over the size limit: the loader reports the file as too large
-        from linter.sources.text import MAX_FILE_BYTES
+        from mlops_lint.sources.text import MAX_FILE_BYTES
 
         stdin = (stdin_filename or "-", sys.stdin.buffer.read(MAX_FILE_BYTES + 1))
     else:
@@ -367,7 +367,7 @@ def check(paths: tuple[str, ...], fmt: str, outputs: tuple[str, ...], config_pat
     outcome = None
     try:
         if fix or diff:
-            from linter.fix.run import run_fixes
+            from mlops_lint.fix.run import run_fixes
 
             outcome = run_fixes(request, unsafe=unsafe_fixes, write=not diff)
             report = outcome.report
@@ -388,14 +388,14 @@ def check(paths: tuple[str, ...], fmt: str, outputs: tuple[str, ...], config_pat
         _show_diff(outcome, output, quiet)
 
     if write_baseline is not None:
-        from linter.suppress import write_baseline as record
+        from mlops_lint.suppress import write_baseline as record
 
         count = record(report.active, write_baseline, cwd)
         click.echo(f"mlops-lint: recorded {count} findings in {write_baseline}", err=True)
         raise click.exceptions.Exit(EXIT_CLEAN)
 
-    from linter.report import RenderOptions
-    from linter.report.text import format_finding, render_statistics, summary_line
+    from mlops_lint.report import RenderOptions
+    from mlops_lint.report.text import format_finding, render_statistics, summary_line
 
     if report.nothing_linted and (quiet and fmt == "text" and not statistics or fmt == "gitlab"
                                   or fmt != "text" and sys.stderr.isatty()):
@@ -458,9 +458,9 @@ def _outputs(values: tuple[str, ...]) -> tuple[Path | None, list[tuple[str, Path
 def _show_diff(outcome, output: Path | None, quiet: bool) -> None:
     """``--diff``: the diff on stdout (or in -o FILE), what it would fix on stderr, notes too;
     exit 1 when there is a diff, 0 when --fix would change nothing."""
-    from linter.fix.run import unified_diff
-    from linter.output import echo, write_file
-    from linter.report.text import format_note
+    from mlops_lint.fix.run import unified_diff
+    from mlops_lint.output import echo, write_file
+    from mlops_lint.report.text import format_note
 
     text = unified_diff(outcome.changed)
     if output is not None:
@@ -478,7 +478,7 @@ def _show_diff(outcome, output: Path | None, quiet: bool) -> None:
 
 
 def _statistics_json(report) -> str:
-    from linter.report.text import statistics
+    from mlops_lint.report.text import statistics
 
     rows = [{"rule": rule, "slug": slug, "severity": severity, "count": count}
             for count, rule, slug, severity in statistics(report)]
@@ -508,7 +508,7 @@ def _more_than_a_screen(findings: int) -> None:
 @click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text", show_default=True)
 def rules_command(fmt: str) -> None:
     """The catalogue: id, slug, severity, summary."""
-    from linter.output import echo
+    from mlops_lint.output import echo
 
     registry = _registry(_cache_dir(None, False))
     if fmt == "json":
@@ -533,13 +533,13 @@ def repr_type(value: object) -> str:
 @click.argument("rule")
 def explain(rule: str) -> None:
     """Full docs of one rule (id or slug)."""
-    from linter.output import echo
+    from mlops_lint.output import echo
 
     registry = _registry(_cache_dir(None, False))
     meta = registry.get(rule)
     if meta is None:
         raise _fail(f"unknown rule {rule!r} (see `mlops-lint rules`)")
-    from linter.report.ruledoc import explain_text
+    from mlops_lint.report.ruledoc import explain_text
 
     echo(explain_text(meta))
 
@@ -551,9 +551,9 @@ def explain(rule: str) -> None:
               help="Write the YAML to this file instead of stdout.")
 def export_policies(config_path: Path | None, output: Path | None) -> None:
     """Write the config's custom-rules as ValidatingAdmissionPolicy + Binding YAML (for kubectl apply)."""
-    from linter.config import ConfigError, load_config
-    from linter.custom import ExportError, export_text
-    from linter.output import echo, write_file
+    from mlops_lint.config import ConfigError, load_config
+    from mlops_lint.custom import ExportError, export_text
+    from mlops_lint.output import echo, write_file
 
     registry = _registry(_cache_dir(None, False))
     try:
@@ -581,7 +581,7 @@ def server() -> None:
     except ImportError:
         raise _fail('the language server needs pygls: pip install "mlops-lint[lsp]"') from None
     _resume_collector()
-    from linter.lsp.server import serve
+    from mlops_lint.lsp.server import serve
 
     serve()
 
@@ -591,7 +591,7 @@ def server() -> None:
 @click.option("--force", is_flag=True, help="Write it even when a config already applies (replacing .mlops-lint.yaml).")
 def init(folder: Path, force: bool) -> None:
     """Write a commented .mlops-lint.yaml (refused when a config already applies there)."""
-    from linter.config import ConfigError, write_init
+    from mlops_lint.config import ConfigError, write_init
 
     try:
         target = write_init(folder, force=force)
@@ -600,5 +600,5 @@ def init(folder: Path, force: bool) -> None:
     click.echo(f"mlops-lint: wrote {target}", err=True)
 
 
-if __name__ == "__main__":  # python -m linter.cli
+if __name__ == "__main__":  # python -m mlops_lint.cli
     main()

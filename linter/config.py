@@ -124,13 +124,13 @@ _KEYS = {
 
 @lru_cache(maxsize=1)
 def config_schema() -> dict[str, Any]:
-    return json.loads((resources.files("linter") / "schemas" / "config.schema.json").read_text("utf-8"))
+    return json.loads((resources.files("mlops_lint") / "schemas" / "config.schema.json").read_text("utf-8"))
 
 
 def find_config(start: Path) -> Path | None:
     """The config of the project ``start`` is in: the nearest ``.mlops-lint.yaml`` (or ``.yml``, or
     ``pyproject.toml`` with ``[tool.mlops-lint]``) upward, nearest folder first (linter.roots)."""
-    from linter.roots import RootFinder
+    from mlops_lint.roots import RootFinder
 
     start = start.resolve()
     folder = start if start.is_dir() else start.parent
@@ -358,7 +358,7 @@ def _describe_error(error: Any) -> str:
         extras = sorted(set(error.instance) - set(error.schema.get("properties", {})))
         allowed = ", ".join(sorted(error.schema.get("properties", {})))
         where = f"under '{key}'" if path else "at the top level"
-        from linter.suggest import close_matches
+        from mlops_lint.suggest import close_matches
 
         known = error.schema.get("properties", {})
         guesses = [g for extra in extras for g in close_matches(extra.replace("_", "-"), known, cutoff=0.6)
@@ -412,8 +412,8 @@ def validate(raw: dict[str, Any], where: str, positions: dict[tuple, tuple[int, 
             path += (extras[0],) if extras else ()
         raise ConfigError(f"{where}{_where(positions, path)}: {_describe_error(error)}")
     if raw.get("custom-rules"):
-        from linter import custom
-        from linter.rule import RegistryError
+        from mlops_lint import custom
+        from mlops_lint.rule import RegistryError
 
         for path, problem in custom.compile_problems(raw["custom-rules"]):
             raise ConfigError(f"{where}{_where(positions, path)}: custom rule expression {problem}")
@@ -468,7 +468,7 @@ def _check_schema_settings(raw: dict[str, Any], where: str, positions: dict[tupl
     exist and hold CRDs (read here, once: SCH002/SCH003 reuse what was read)."""
     version = raw.get("kubernetes-version")
     if isinstance(version, str):
-        from linter.validation.builtin import version_problem
+        from mlops_lint.validation.builtin import version_problem
 
         problem = version_problem(version)
         if problem:
@@ -476,7 +476,7 @@ def _check_schema_settings(raw: dict[str, Any], where: str, positions: dict[tupl
                               f"{version!r}: {problem}")
     entries = raw.get("crd-paths") or []
     if entries:
-        from linter.validation.crds import CrdPathError, load_paths
+        from mlops_lint.validation.crds import CrdPathError, load_paths
 
         for index, entry in enumerate(entries):
             try:
@@ -491,7 +491,7 @@ def _check_exclude(raw: dict[str, Any], where: str, positions: dict[tuple, tuple
     pattern too large to compile on its own is named."""
     if not raw.get("exclude"):
         return
-    from linter.discover import ExcludePatternError, exclude_spec
+    from mlops_lint.discover import ExcludePatternError, exclude_spec
 
     try:
         exclude_spec(raw["exclude"])
@@ -543,7 +543,7 @@ def load_config(path: Path | None, registry: Any, *, start: Path | None = None) 
     _check_schema_settings(raw, where, positions, path.resolve().parent)
     _check_exclude(raw, where, positions)
     if raw.get("custom-rules"):  # severity and rule options may name them
-        from linter.custom import metas
+        from mlops_lint.custom import metas
 
         registry = registry.with_rules(metas(raw["custom-rules"], where))
     values: dict[str, Any] = {}
@@ -697,7 +697,7 @@ def config_sources(folder: Path) -> list[Path]:
     """Every config source ``folder`` has or is governed by: its own ``.mlops-lint.yaml`` /
     ``.yml`` (as links too, dangling or not), a pyproject.toml with ``[tool.mlops-lint]`` there,
     and the config a run in it would find upward."""
-    from linter.roots import has_tool_table
+    from mlops_lint.roots import has_tool_table
 
     found = [folder / name for name in CONFIG_NAMES if os.path.lexists(folder / name)]
     project = folder / "pyproject.toml"

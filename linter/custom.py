@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable, Iterator
 
-from linter.rule import Finding, Kind, RuleMeta
+from mlops_lint.rule import Finding, Kind, RuleMeta
 
 CUSTOM_CODE = re.compile(r"^ORG[0-9]{3}$")
 _CUSTOM_PREFIX = re.compile(r"^ORG[0-9]{0,3}$", re.IGNORECASE)
@@ -42,7 +42,7 @@ def is_custom_selector(token: str) -> bool:
 
 
 def _field_steps(text: Any) -> tuple[str, ...] | None:
-    from linter.validation.celrules import field_path  # one parser of Kubernetes fieldPaths
+    from mlops_lint.validation.celrules import field_path  # one parser of Kubernetes fieldPaths
 
     return field_path(text)
 
@@ -69,7 +69,7 @@ def _namespaces_match(wanted: Any, obj: Any) -> bool:
 def _labels_match(selector: Any, obj: Any) -> bool:
     if not selector:
         return True
-    from linter.model.selectors import selector_matches
+    from mlops_lint.model.selectors import selector_matches
 
     return selector_matches(selector, obj.labels)
 
@@ -79,8 +79,8 @@ def _checker(definition: dict[str, Any]):
     validations = [v for v in definition.get("validations") or [] if isinstance(v, dict)]
 
     def check(obj: Any, ctx: Any) -> Iterator[Finding]:
-        from linter.cel import Unevaluated, compile_expression, evaluate, message_of
-        from linter.model.vap import plain
+        from mlops_lint.cel import Unevaluated, compile_expression, evaluate, message_of
+        from mlops_lint.model.vap import plain
 
         if not _namespaces_match(match.get("namespaces"), obj) or not _labels_match(match.get("objectSelector"), obj):
             return
@@ -130,7 +130,7 @@ def metas(definitions: Iterable[Any], where: str = "the config") -> list[RuleMet
 
 def compile_problems(definitions: Iterable[Any]) -> Iterator[tuple[tuple, str]]:
     """(config path, problem) for each expression of the custom rules that does not compile."""
-    from linter.cel import Unevaluated, compile_expression
+    from mlops_lint.cel import Unevaluated, compile_expression
 
     for i, definition in enumerate(definitions):
         if not isinstance(definition, dict):
@@ -168,9 +168,9 @@ class ExportError(ValueError):
 def _kind_resources(kind: str, kubernetes_version: str) -> tuple[str, list[str], str]:
     """(API group, versions, resource) of ``kind``: a built-in kind of the Kubernetes release, else
     a kind whose CRD mlops-lint bundles."""
-    from linter.model.vap import plural
-    from linter.validation import builtin
-    from linter.validation.bundle import kinds as bundled
+    from mlops_lint.model.vap import plural
+    from mlops_lint.validation import builtin
+    from mlops_lint.validation.bundle import kinds as bundled
 
     release = builtin.release(kubernetes_version)
     if release is not None:
@@ -188,7 +188,7 @@ def _kind_resources(kind: str, kubernetes_version: str) -> tuple[str, list[str],
 def policies(config: Any) -> list[dict[str, Any]]:
     """The documents ``export-policies`` writes: per custom rule, a ValidatingAdmissionPolicy and
     its ValidatingAdmissionPolicyBinding (Deny, Warn or Audit as the rule's severity)."""
-    from linter.validation.builtin import effective_version
+    from mlops_lint.validation.builtin import effective_version
 
     version = effective_version(config)
     documents: list[dict[str, Any]] = []

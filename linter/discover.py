@@ -33,9 +33,9 @@ from typing import Callable, Iterable, Iterator
 
 from msgspec import Struct, field
 
-from linter.model.document import BICEP, DOCKERFILE, K8S, SHELL, TERRAFORM
-from linter.result import Note
-from linter.roots import CONFIG_NAMES
+from mlops_lint.model.document import BICEP, DOCKERFILE, K8S, SHELL, TERRAFORM
+from mlops_lint.result import Note
+from mlops_lint.roots import CONFIG_NAMES
 
 SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", ".tox", ".nox",
                        ".mypy_cache", ".pytest_cache", ".ruff_cache", ".hypothesis", ".eggs", "__pypackages__",
@@ -125,7 +125,7 @@ def classify(path: Path, *, sniff: bool = True) -> str | None:
     if sniff and "." not in name:
         first = read_head(path, 128)
         if first is not None:
-            from linter.sources.shell import is_shell_shebang
+            from mlops_lint.sources.shell import is_shell_shebang
 
             if is_shell_shebang(first.split(b"\n", 1)[0].decode("utf-8", "replace")):
                 return SHELL
@@ -569,7 +569,7 @@ def sniff(data: bytes) -> tuple[str, str]:
     ``FROM`` or ``ARG`` (after comments and parser directives) a Dockerfile, anything else YAML."""
     import re
 
-    from linter.sources.shell import is_shell_shebang
+    from mlops_lint.sources.shell import is_shell_shebang
 
     text = data[:65536].decode("utf-8", "replace").lstrip("\ufeff")
     lines = text.splitlines()

@@ -4,11 +4,11 @@ README's list and the tests read :data:`FORMATS` from here; this module imports 
 command's start does not pay for the reports' modules."""
 
 MODULES = {
-    "text": "linter.report.text",
-    "json": "linter.report.json_report",
-    "sarif": "linter.report.sarif",
-    "github": "linter.report.github",
-    "junit": "linter.report.junit",
-    "gitlab": "linter.report.gitlab",
+    "text": "mlops_lint.report.text",
+    "json": "mlops_lint.report.json_report",
+    "sarif": "mlops_lint.report.sarif",
+    "github": "mlops_lint.report.github",
+    "junit": "mlops_lint.report.junit",
+    "gitlab": "mlops_lint.report.gitlab",
 }
 FORMATS = tuple(MODULES)

@@ -10,10 +10,10 @@ import weakref
 from collections import defaultdict
 from typing import Any, Callable, Iterable, Iterator
 
-from linter.model.document import Document, K8sObject
-from linter.model.k8s import Workload, workload_of
-from linter.model.memo import once
-from linter.refkinds import REFERENCE_KINDS  # what a parallel run's index holds (rules import it from here)
+from mlops_lint.model.document import Document, K8sObject
+from mlops_lint.model.k8s import Workload, workload_of
+from mlops_lint.model.memo import once
+from mlops_lint.refkinds import REFERENCE_KINDS  # what a parallel run's index holds (rules import it from here)
 
 DEFAULT_NAMESPACE = "default"
 
@@ -61,7 +61,7 @@ class ProjectIndex:
     def _check(self, kind: str) -> None:
         if self.only_kinds is not None and kind not in self.only_kinds:
             raise PartialIndexError(
-                f"kind {kind!r} is not in linter.refkinds.REFERENCE_KINDS, so a parallel run does not index it; "
+                f"kind {kind!r} is not in mlops_lint.refkinds.REFERENCE_KINDS, so a parallel run does not index it; "
                 "add it there"
             )
 

@@ -1,7 +1,7 @@
 """Where mlops-lint's own code comes from: its installation, never the tree it lints.
 
 A CI gate runs on a pull request's tree, so a file there must not be imported. Python puts the
-current folder first on ``sys.path`` for ``python -m linter`` (and ``PYTHONPATH=.`` or ``''``
+current folder first on ``sys.path`` for ``python -m mlops_lint`` (and ``PYTHONPATH=.`` or ``''``
 does for the command too), where ``yaml.py``, ``rules/__init__.py`` or an
 ``evil-1.0.dist-info/entry_points.txt`` declaring a rule plugin would be found before the real
 ones. :func:`isolate`, the first thing both entry points do, takes the current folder and every
@@ -9,11 +9,13 @@ relative entry off ``sys.path`` (the folder mlops-lint itself was loaded from st
 ``-P`` / ``PYTHONSAFEPATH`` would; rule plugins are then found only among installed
 distributions.
 
-The built-in rules are the ``rules`` package beside the ``linter`` package, loaded from that
-location (:func:`rules_package`), not by whatever ``import rules`` finds first: a third-party
-distribution that also installs a top-level ``rules`` package elsewhere on the path changes
-nothing. One that overwrote mlops-lint's own files (both installed into the same folder) is
-named in the error, with how to fix it.
+The built-in rules are the package ``mlops_lint.rules`` (:func:`rules_package`): everything of
+mlops-lint installs in the one namespace ``mlops_lint`` (the repository's folders ``linter/``
+and ``rules/``, mapped by pyproject.toml's ``package-dir``), so a third-party top-level ``linter``
+or ``rules`` package (django-rules installs one) neither shadows it nor is shadowed by it.
+
+Up the layers: ``mlops_lint.rules`` (:func:`rules_package` imports the built-in rules package by
+its one name and checks its marker; nothing of the rules is used here).
 """
 
 from __future__ import annotations
@@ -27,9 +29,9 @@ MARKER = "__mlops_lint_builtin_rules__"  # set by mlops-lint's own rules/__init_
 
 def _own_root() -> str:
     """The folder holding the ``linter`` package (site-packages, or a checkout)."""
-    import linter
+    import mlops_lint
 
-    return os.path.dirname(os.path.dirname(os.path.abspath(linter.__file__)))
+    return os.path.dirname(os.path.dirname(os.path.abspath(mlops_lint.__file__)))
 
 
 def isolate() -> None:
@@ -54,68 +56,15 @@ def isolate() -> None:
 
 
 def rules_package() -> ModuleType:
-    """mlops-lint's built-in ``rules`` package, loaded from beside ``linter``."""
-    from linter.rule import RegistryError
+    """mlops-lint's built-in rules, the package ``mlops_lint.rules``."""
+    from mlops_lint.rule import RegistryError
 
-    folder = os.path.join(_own_root(), "rules")
-    init = os.path.join(folder, "__init__.py")
-    module = sys.modules.get("rules")
-    if module is not None and getattr(module, MARKER, False) and _same(getattr(module, "__file__", None), init):
-        return module
-    if module is not None:  # another `rules` imported before: ours replaces it (and its submodules)
-        for name in [n for n in sys.modules if n == "rules" or n.startswith("rules.")]:
-            del sys.modules[name]
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("rules", init, submodule_search_locations=[folder])
-    if spec is None or spec.loader is None or not os.path.isfile(init):
-        raise RegistryError(_clash(folder, "is missing"))
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["rules"] = module
     try:
-        spec.loader.exec_module(module)
-    except Exception:
-        del sys.modules["rules"]
-        raise
+        import mlops_lint.rules as module
+    except ImportError as error:
+        raise RegistryError(f"mlops-lint's built-in rules cannot be imported ({error}): reinstall mlops-lint") from None
     if not getattr(module, MARKER, False):
-        del sys.modules["rules"]
-        raise RegistryError(_clash(folder, "is not mlops-lint's"))
+        raise RegistryError(f"{getattr(module, '__file__', None) or 'mlops_lint.rules'} is not mlops-lint's built-in "
+                            "rules package: reinstall mlops-lint")
     return module
 
-
-def _same(a: str | None, b: str) -> bool:
-    try:
-        return a is not None and os.path.samefile(a, b)
-    except OSError:
-        return False
-
-
-def _clash(folder: str, what: str) -> str:
-    others = claimants("rules")
-    named = (f"; installed there by {', '.join(others)}" if others else "")
-    return (f"the built-in rules package {folder} {what}{named}: another distribution with a top-level `rules` "
-            "package overwrote mlops-lint's; install mlops-lint in its own virtual environment (or pipx), or "
-            "uninstall the other distribution and reinstall mlops-lint")
-
-
-def claimants(package: str) -> list[str]:
-    """The installed distributions (other than mlops-lint) whose RECORD lists files of the
-    top-level ``package``: only asked when something is already wrong, so never on a normal run."""
-    found = []
-    for entry in sys.path:
-        if not isinstance(entry, str) or not os.path.isdir(entry):
-            continue
-        try:
-            names = os.listdir(entry)
-        except OSError:
-            continue
-        for name in names:
-            if not name.endswith(".dist-info") or name.lower().startswith(("mlops_lint-", "mlops-lint-")):
-                continue
-            try:
-                with open(os.path.join(entry, name, "RECORD"), encoding="utf-8", errors="replace") as handle:
-                    if any(line.startswith(f"{package}/") for line in handle):
-                        found.append(name[: -len(".dist-info")].replace("_", "-").rsplit("-", 1)[0])
-            except OSError:
-                continue
-    return sorted(set(found))

@@ -17,7 +17,7 @@ import os
 import sys
 
 GROUP = "mlops_lint.rules"
-BUILTIN = "rules"  # the value of mlops-lint's own entry point, loaded first by the registry
+BUILTIN = "mlops_lint.rules"  # the value of mlops-lint's own entry point, loaded first by the registry
 
 
 def _group_values(text: str) -> list[str] | None:
@@ -88,6 +88,7 @@ def may_have_plugins() -> bool:
                 return True
             continue
         for child in children:
-            if child.lower().endswith((".dist-info", ".egg-info")) and not _only_builtin(os.path.join(root, child)):
+            if (child.lower().endswith((".dist-info", ".egg-info")) and child.split("-")[0].split(".")[0] != "mlops_lint"
+                    and not _only_builtin(os.path.join(root, child))):
                 return True
     return False

@@ -16,7 +16,7 @@ from typing import Iterable
 
 from msgspec import Struct
 
-from linter.rule import RegistryError, RuleMeta
+from mlops_lint.rule import RegistryError, RuleMeta
 
 CODE_RE = re.compile(r"^[A-Z]{2,4}[0-9]{3}$")
 SLUG_RE = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
@@ -50,7 +50,7 @@ class Registry(Struct, frozen=True):
         exact = self.get(token)
         if exact is not None:
             return [exact]
-        from linter.families import FAMILIES
+        from mlops_lint.families import FAMILIES
 
         if token.lower() in FAMILIES:
             return [meta for meta in self.rules if meta.family == token.lower()]
@@ -72,8 +72,8 @@ class Registry(Struct, frozen=True):
     def selector_hint(self, token: str) -> str:
         """What a selector that selects nothing may have meant, for its error: `` (did you mean
         GPU010 or GPU001, or GPU for every GPU rule?); a selector is …``."""
-        from linter.families import FAMILIES
-        from linter.suggest import close_matches
+        from mlops_lint.families import FAMILIES
+        from mlops_lint.suggest import close_matches
 
         upper = token.strip().upper()
         codes = [meta.code for meta in self.rules]
@@ -125,12 +125,12 @@ def validate(rules: list[RuleMeta]) -> Registry:
         if unknown:
             raise RegistryError(f"{meta.code}: defaults for undeclared options {sorted(unknown)}")
         if meta.requires:
-            from linter.refkinds import REFERENCE_KINDS
-            from linter.rule import PROJECT
+            from mlops_lint.refkinds import REFERENCE_KINDS
+            from mlops_lint.rule import PROJECT
 
             if meta.scope != PROJECT or not set(meta.requires) <= REFERENCE_KINDS:
                 raise RegistryError(f"{meta.code}: `requires` is for PROJECT rules and must name kinds in "
-                                    f"linter.refkinds.REFERENCE_KINDS, not {sorted(set(meta.requires) - REFERENCE_KINDS)}")
+                                    f"mlops_lint.refkinds.REFERENCE_KINDS, not {sorted(set(meta.requires) - REFERENCE_KINDS)}")
         if meta.collect is not None and meta.scope.name != "Project":
             raise RegistryError(f"{meta.code}: `collect` is for PROJECT rules")
         codes[meta.code] = meta
@@ -139,7 +139,7 @@ def validate(rules: list[RuleMeta]) -> Registry:
 
 
 def _entry_point_packages() -> list[ModuleType]:
-    from linter.plugins import may_have_plugins
+    from mlops_lint.plugins import BUILTIN, may_have_plugins
 
     if not may_have_plugins():  # proven from the metadata files, without importlib.metadata
         return []
@@ -147,10 +147,38 @@ def _entry_point_packages() -> list[ModuleType]:
 
     packages = []
     for point in entry_points(group="mlops_lint.rules"):
-        if point.value == "rules":
+        if point.value == BUILTIN or _own(point):
             continue  # the built-in package is always loaded first
-        packages.append(point.load())
+        packages.append(_load_plugin(point))
     return packages
+
+
+OLD_NAMES = ("linter", "rules")  # mlops-lint's import names before the one namespace (issue 39)
+
+
+def _own(point) -> bool:
+    """An entry point of mlops-lint's own metadata: the built-in rules, whatever it names (an
+    older install's ``builtin = rules``, left in a checkout as mlops_lint.egg-info, names the
+    folder ``rules`` that is now mlops_lint.rules)."""
+    dist = getattr(point, "dist", None)
+    name = getattr(dist, "name", None) or ""
+    return re.sub(r"[-_.]+", "-", name).lower() == "mlops-lint"
+
+
+def _load_plugin(point) -> ModuleType:
+    """A plugin's rule package. One written against the old import names (``from linter.rule
+    import rule``) gets an error saying so: ``linter`` is not installed, or is someone else's."""
+    try:
+        return point.load()
+    except ImportError as error:
+        name = error.name or ""
+        if name.split(".")[0] not in OLD_NAMES:
+            raise
+        raise RegistryError(
+            f"the rule plugin {point.name!r} ({point.value}, entry point group mlops_lint.rules) cannot import "
+            f"`{name}` ({error}): mlops-lint's modules are named `mlops_lint` (`from mlops_lint.rule import rule`) "
+            "and its built-in rules `mlops_lint.rules`, not `linter` and `rules`; update the plugin's imports"
+        ) from None
 
 
 @lru_cache(maxsize=4)
@@ -161,12 +189,12 @@ def load_registry(index: str | None = None) -> Registry:
     index when it matches today's code (their modules imported only when a rule is called), else
     from the crawl, which is then indexed there. None: always crawl.
     """
-    from linter.origin import rules_package
+    from mlops_lint.origin import rules_package
 
     builtin = rules_package()  # by its location beside `linter`, never `import rules` (linter.origin)
     found = None
     if index is not None:
-        from linter import ruleindex
+        from mlops_lint import ruleindex
 
         key = ruleindex.signature()
         found = ruleindex.read(index, key)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from msgspec import Struct, field
 
-from linter.fix import Fix
-from linter.model.position import Span
+from mlops_lint.fix import Fix
+from mlops_lint.model.position import Span
 
 
 class ObjectRef(Struct, frozen=True):
@@ -107,7 +107,7 @@ class RunReport(Struct):
         return self._failing_finding() or bool(self.fail_on_empty and self.nothing_linted)
 
     def _failing_finding(self) -> bool:
-        from linter.rule import SEVERITY_RANK
+        from mlops_lint.rule import SEVERITY_RANK
 
         for result in self.active:
             level = self.fail_on_paths.get(result.path, self.fail_on)

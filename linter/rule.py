@@ -16,8 +16,8 @@ from typing import Any, Callable, Iterator, Mapping
 
 from msgspec import Struct, field
 
-from linter.docparts import expand
-from linter.model.position import Span
+from mlops_lint.docparts import expand
+from mlops_lint.model.position import Span
 
 SEVERITIES = ("error", "warning", "info")
 SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
@@ -112,7 +112,7 @@ class RuleMeta(Struct, frozen=True):
     @property
     def family(self) -> str:
         """``ml``, ``aks`` or ``k8s`` (:mod:`linter.families`)."""
-        from linter.families import family_of
+        from mlops_lint.families import family_of
 
         return family_of(self.code, self.tags)
 

@@ -27,8 +27,8 @@ from typing import Any
 
 from msgspec.structs import force_setattr
 
-from linter.cachedata import decode, dumps, encode, loads
-from linter.rule import RegistryError, RuleMeta, Scope
+from mlops_lint.cachedata import decode, dumps, encode, loads
+from mlops_lint.rule import RegistryError, RuleMeta, Scope
 
 FORMAT = 3  # 3: named .cache; 2: JSON (linter.cachedata); 1 was pickle
 PREFIX = "rules-index-"  # + a checksum of the packages' folders: checkouts sharing a cache folder keep one each
@@ -37,11 +37,11 @@ _DATA = tuple(name for name in RuleMeta.__struct_fields__ if name not in _DEFERR
 
 
 def _package_roots() -> list[str]:
-    import linter
-    from linter.origin import rules_package
+    import mlops_lint
+    from mlops_lint.origin import rules_package
 
     rules = rules_package()
-    return [os.path.dirname(os.path.abspath(linter.__file__)), *[os.path.abspath(p) for p in rules.__path__]]
+    return [os.path.dirname(os.path.abspath(mlops_lint.__file__)), *[os.path.abspath(p) for p in rules.__path__]]
 
 
 def path(folder: os.PathLike | str) -> str:
@@ -53,7 +53,7 @@ def path(folder: os.PathLike | str) -> str:
 
 def signature() -> tuple:
     """Everything the built-in rules' metadata can depend on: every file of the two packages."""
-    from linter import __version__
+    from mlops_lint import __version__
 
     files = []
     for root in _package_roots():
@@ -107,7 +107,7 @@ def _entries(found: list[RuleMeta]) -> list[dict[str, Any]] | None:
     entries = []
     for meta in found:
         module = sys.modules.get(meta.module)
-        if module is None or not meta.module.startswith("rules."):
+        if module is None or not meta.module.startswith("mlops_lint.rules."):
             return None
         names = [name for name, value in vars(module).items() if getattr(value, "__mlops_rule__", None) is meta]
         if len(names) != 1:
@@ -131,7 +131,7 @@ def write(folder: os.PathLike | str, key: tuple, found: list[RuleMeta]) -> None:
     """Store the crawl's built-in rules if they read back equal; never raises."""
     from pathlib import Path
 
-    from linter.cachedata import write_entry
+    from mlops_lint.cachedata import write_entry
 
     try:
         entries = _entries(found)
@@ -152,7 +152,7 @@ def read(folder: os.PathLike | str, key: tuple) -> list[RuleMeta] | None:
     of the shape :func:`write` gives."""
     from pathlib import Path
 
-    from linter.cachedata import read_entry
+    from mlops_lint.cachedata import read_entry
 
     try:
         data = read_entry(Path(path(folder)), MAX_INDEX_BYTES)
@@ -168,7 +168,7 @@ def read(folder: os.PathLike | str, key: tuple) -> list[RuleMeta] | None:
             func = _Deferred(entry["attr"], "func")
             collect = _Deferred(entry["attr"], "collect") if entry["collect"] else None
             meta = RuleMeta(func=func, collect=collect, **{name: entry[name] for name in _DATA})
-            if not (type(meta.module) is str and meta.module.startswith("rules.") and type(meta.code) is str
+            if not (type(meta.module) is str and meta.module.startswith("mlops_lint.rules.") and type(meta.code) is str
                     and type(meta.scope) is Scope and type(meta.options) is dict and type(meta.defaults) is dict):
                 return None
             func.meta = meta
@@ -186,9 +186,9 @@ def module_file(name: str) -> str | None:
     file = getattr(module, "__file__", None)
     if file:
         return file
-    if not name.startswith("rules."):
+    if not name.startswith("mlops_lint.rules."):
         return None
-    parts = name.split(".")[1:]
+    parts = name.split(".")[2:]  # mlops_lint.rules.<domain>.<module>, below the rules package's folder
     for root in _package_roots()[1:]:
         for candidate in (os.path.join(root, *parts) + ".py", os.path.join(root, *parts, "__init__.py")):
             if os.path.isfile(candidate):

@@ -35,9 +35,9 @@ from typing import Any, Iterable
 from msgspec import Struct, field
 from msgspec.structs import replace
 
-from linter.model.document import Comment, Document, K8sObject
-from linter.model.position import Span
-from linter.result import ObjectRef, Result, Suppression
+from mlops_lint.model.document import Comment, Document, K8sObject
+from mlops_lint.model.position import Span
+from mlops_lint.result import ObjectRef, Result, Suppression
 
 DIRECTIVE = re.compile(r"^mlops-lint:\s*(disable-file|disable)\s*=\s*([A-Za-z0-9_\-]+(?:\s*,\s*[A-Za-z0-9_\-]+)*)\s*(.*)$")
 ANNOTATION_LIST = "mlops-lint.io/ignore"
@@ -139,7 +139,7 @@ class Baseline(Struct):
 
     @classmethod
     def load(cls, file: Path, cwd: Path) -> "Baseline":
-        from linter.sources.files import Unreadable, read_source
+        from mlops_lint.sources.files import Unreadable, read_source
 
         try:  # a regular file only, size-bounded (a FIFO or /dev/zero named as the baseline never hangs)
             data = json.loads(read_source(file, limit=256 * 1024 * 1024).decode("utf-8"))
@@ -176,7 +176,7 @@ def write_baseline(results: Iterable[Result], file: Path, cwd: Path) -> int:
         })
     findings.sort(key=lambda f: (f["path"], f["rule"], json.dumps(f["object"]), f["node"]))
     payload = {"version": BASELINE_VERSION, "tool": "mlops-lint", "findings": findings}
-    from linter.output import write_file
+    from mlops_lint.output import write_file
 
     write_file(file, json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
     return len(findings)

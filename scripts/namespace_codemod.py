@@ -399,23 +399,12 @@ def _load_plugin(point) -> ModuleType:
     for root in _package_roots()[1:]:'''),
     # the layout test names modules as they are imported
     ("tests/test_layout.py", '''PACKAGES = ("linter", "rules")
-
-
-def _modules(root: Path = ROOT, packages: tuple[str, ...] = PACKAGES) -> dict[str, Path]:
-    found = {}
-    for package in packages:
-        for file in sorted((root / package).rglob("*.py")):
-            parts = file.relative_to(root).with_suffix("").parts
-            name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 ''', '''PACKAGES = ("linter", "rules")
 NAMES = {"linter": "mlops_lint", "rules": "mlops_lint.rules"}  # folder -> import name (pyproject's package-dir)
-
-
-def _modules(root: Path = ROOT, packages: tuple[str, ...] = PACKAGES) -> dict[str, Path]:
-    found = {}
-    for package in packages:
-        for file in sorted((root / package).rglob("*.py")):
-            parts = (NAMES.get(package, package), *file.relative_to(root / package).with_suffix("").parts)
+'''),
+    ("tests/test_layout.py", '''            parts = file.relative_to(root).with_suffix("").parts
+            name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+''', '''            parts = (NAMES.get(package, package), *file.relative_to(root / package).with_suffix("").parts)
             name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 '''),
     ("tests/test_layout.py", '''alias.name.split(".")[0] in PACKAGES:''', '''alias.name.split(".")[0] == "mlops_lint":'''),

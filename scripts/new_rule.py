@@ -34,12 +34,12 @@ PLACEHOLDER = "(scaffold: replace this paragraph)"
 
 # scope option -> (name in linter.rule, check signature, import of the view's type, fixture kind)
 SCOPES = {
-    "container": ("CONTAINER", "container: Container", "from linter.model.k8s import Container", "yaml"),
-    "pod": ("POD", "pod: PodSpec", "from linter.model.k8s import PodSpec", "yaml"),
-    "workload": ("WORKLOAD", "workload: Workload", "from linter.model.k8s import Workload", "yaml"),
-    "object": ("OBJECT", "obj: K8sObject", "from linter.model.k8s import K8sObject", "yaml"),
-    "dockerfile": ("DOCKERFILE", "dockerfile: Dockerfile", "from linter.model.docker import Dockerfile", "dockerfile"),
-    "shell": ("SHELL", "script: ShellScript", "from linter.model.azcli import ShellScript", "shell"),
+    "container": ("CONTAINER", "container: Container", "from mlops_lint.model.k8s import Container", "yaml"),
+    "pod": ("POD", "pod: PodSpec", "from mlops_lint.model.k8s import PodSpec", "yaml"),
+    "workload": ("WORKLOAD", "workload: Workload", "from mlops_lint.model.k8s import Workload", "yaml"),
+    "object": ("OBJECT", "obj: K8sObject", "from mlops_lint.model.k8s import K8sObject", "yaml"),
+    "dockerfile": ("DOCKERFILE", "dockerfile: Dockerfile", "from mlops_lint.model.docker import Dockerfile", "dockerfile"),
+    "shell": ("SHELL", "script: ShellScript", "from mlops_lint.model.azcli import ShellScript", "shell"),
 }
 CODE_RE = re.compile(r"^[A-Z]{3}[0-9]{3}$")
 SLUG_RE = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
@@ -142,7 +142,7 @@ Use instead:
 """
 
 {imports}
-from linter.rule import {scope}, Finding, rule  # noqa: F401 - Finding: what the check yields
+from mlops_lint.rule import {scope}, Finding, rule  # noqa: F401 - Finding: what the check yields
 
 
 @rule(code="{code}", name="{slug}", severity="{severity}", scope={scope})
@@ -158,9 +158,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from linter.config import Config
-from linter.engine import LintRequest, lint
-from linter.registry import load_registry
+from mlops_lint.config import Config
+from mlops_lint.engine import LintRequest, lint
+from mlops_lint.registry import load_registry
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -243,8 +243,8 @@ def main(argv: list[str] | None = None) -> int:
         return fail(f"--family {family} does not match the id: {code}'s rules live in rules/{code[:3].lower()}/")
     root = args.root
     sys.path.insert(0, str(root))
-    from linter.families import family_of  # noqa: E402 - the repository written into
-    from linter.registry import load_registry  # noqa: E402
+    from mlops_lint.families import family_of  # noqa: E402 - the repository written into
+    from mlops_lint.registry import load_registry  # noqa: E402
 
     taken = {meta.code: meta for meta in load_registry().rules}
     if code in taken:
@@ -270,7 +270,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"""next:
   1. write the check in rules/{family}/{stem}.py and its docs (every `{PLACEHOLDER}`);
   2. write the violation into fixtures/rules/{code}/fail.{ext} (and the violating copy), near misses into pass.{ext};
-  3. python -m linter.docs
+  3. python -m mlops_lint.docs
   4. python -m pytest -q --update-golden tests/test_rule_fixtures.py tests/test_reference_fixtures.py -k {code}   (review its snapshots)
   5. python -m pytest -q tests/test_rule_fixtures.py tests/test_meta.py tests/test_rule_{code.lower()}.py -k {code}""")
     return 0

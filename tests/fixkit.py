@@ -7,9 +7,9 @@ from __future__ import annotations
 import msgspec
 from typing import Any, Iterator
 
-from linter.fix import Plan, Replace
-from linter.model.tree import YMap
-from linter.rule import OBJECT, Finding, RuleMeta
+from mlops_lint.fix import Plan, Replace
+from mlops_lint.model.tree import YMap
+from mlops_lint.rule import OBJECT, Finding, RuleMeta
 
 
 def _label(obj: Any, name: str) -> tuple[Any, Any] | None:
@@ -72,7 +72,7 @@ TEST_RULES = (_meta("TST001", "fixme-label", fixme), _meta("TST002", "fixme-labe
 
 
 def registry_with_test_rules() -> Any:
-    from linter.registry import load_registry
+    from mlops_lint.registry import load_registry
 
     base = load_registry()
     return msgspec.structs.replace(base, rules=tuple(sorted((*base.rules, *TEST_RULES), key=lambda m: m.code)))

@@ -18,12 +18,12 @@ from pathlib import Path
 
 import jsonschema
 
-from linter.config import Config, load_config
-from linter.engine import LintRequest, enabled_rules, lint
-from linter.registry import load_registry
-from linter.report import render
-from linter.result import RunReport
-from linter.sources.text import DecodeError, decode
+from mlops_lint.config import Config, load_config
+from mlops_lint.engine import LintRequest, enabled_rules, lint
+from mlops_lint.registry import load_registry
+from mlops_lint.report import render
+from mlops_lint.result import RunReport
+from mlops_lint.sources.text import DecodeError, decode
 
 REPO = Path(__file__).resolve().parents[1]
 SARIF_SCHEMA = REPO.parent / "shared" / "sarif" / "sarif-schema-2.1.0.json"

@@ -6,9 +6,9 @@ from msgspec.structs import replace
 
 from hypothesis import strategies as st
 
-from linter.model.position import FILE_START, Span
-from linter.result import Note, ObjectRef, Result, RunReport, Suppression
-from linter.rule import CONTAINER, ENGINE, RuleMeta
+from mlops_lint.model.position import FILE_START, Span
+from mlops_lint.result import Note, ObjectRef, Result, RunReport, Suppression
+from mlops_lint.rule import CONTAINER, ENGINE, RuleMeta
 
 ROOT = "/work/repo with space"
 

@@ -90,7 +90,7 @@ def _install(log_path: str, tree: str | None) -> None:
         # the Helm render worker (linter.sources.helm_sdk): this interpreter, isolated (-I), running
         # our own module from outside the tree; the chart reaches it as an archive on its stdin
         if (argv[0] == sys.executable and argv[1:3] == ["-I", "-c"] and len(argv) == 4
-                and "from linter.sources.helm_sdk import worker; worker()" in argv[3]
+                and "from mlops_lint.sources.helm_sdk import worker; worker()" in argv[3]
                 and cwd is not None and not inside(cwd)):
             return "render"
         shape = {"kubectl": "kustomize", "kustomize": "build"}.get(os.path.basename(argv[0]))
@@ -189,7 +189,7 @@ def main() -> None:
     atexit.register(report_peak)
     if os.environ.get("MLOPS_SANDBOX_SELFTEST"):
         _selftest(os.environ.get("MLOPS_SANDBOX_TREE"))
-    from linter.cli import main as cli
+    from mlops_lint.cli import main as cli
 
     sys.argv[0] = "mlops-lint"
     try:

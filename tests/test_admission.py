@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from linter.config import Config
-from linter.engine import LintRequest, lint
-from linter.model.k8s import workload_of
-from linter.registry import load_registry
-from linter.sources.yaml_k8s import load_text
+from mlops_lint.config import Config
+from mlops_lint.engine import LintRequest, lint
+from mlops_lint.model.k8s import workload_of
+from mlops_lint.registry import load_registry
+from mlops_lint.sources.yaml_k8s import load_text
 
 GPU_JOB = """\
 apiVersion: batch/v1
@@ -259,12 +259,12 @@ spec:
       - {name: gpu, deviceClassName: big-gpu, count: 2}
 """
     index_text = classes + "---\n" + DRA_JOB
-    from linter.index import ProjectIndex
+    from mlops_lint.index import ProjectIndex
 
     document = load_text(index_text, "all.yaml")
     index = ProjectIndex([document])
     pod = index.workload(document.objects[2]).pods[0]
-    [(container, section, entry)] = __import__("linter.model.gpunodes", fromlist=["gpu_entries"]).gpu_entries(pod)
+    [(container, section, entry)] = __import__("mlops_lint.model.gpunodes", fromlist=["gpu_entries"]).gpu_entries(pod)
     assert (container.name, section, entry.value, entry.node) == ("trainer", "claims", 2,
                                                                   ("spec", "template", "spec", "containers", 0, "resources", "claims", 0))
     # a class that selects another driver is no GPU class
@@ -347,7 +347,7 @@ def test_trainjob_findings_point_where_the_value_comes_from(tmp_path: Path) -> N
                               select=["IMG001", "RES004"], cwd=tmp_path))
     assert [(r.rule, r.path) for r in report.active] == [("IMG001", "trainjob.yaml")]
     # the pod count comes from numNodes
-    from linter.index import ProjectIndex
+    from mlops_lint.index import ProjectIndex
 
     documents = [load_text(RUNTIME, "runtime.yaml"), load_text(TRAINJOB, "trainjob.yaml")]
     index = ProjectIndex(documents)
@@ -390,7 +390,7 @@ def test_runtime_trainer_resources_are_judged_through_trainjobs(tmp_path: Path) 
 
 
 def test_kueue_admits_a_leaderworkerset_group_by_group() -> None:
-    from linter.model.kueue import podsets
+    from mlops_lint.model.kueue import podsets
 
     text = """\
 apiVersion: leaderworkerset.x-k8s.io/v1

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from linter.config import Config
-from linter.engine import LintRequest, lint
-from linter.index import ProjectIndex
-from linter.registry import load_registry
-from linter.sources.yaml_k8s import load_text
+from mlops_lint.config import Config
+from mlops_lint.engine import LintRequest, lint
+from mlops_lint.index import ProjectIndex
+from mlops_lint.registry import load_registry
+from mlops_lint.sources.yaml_k8s import load_text
 
 REGISTRY = load_registry()
 

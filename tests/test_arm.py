@@ -6,14 +6,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from linter.config import Config
-from linter.engine import LintRequest, lint
-from linter.model.cluster import build_cluster
-from linter.model.position import Span
-from linter.model.unknown import UNKNOWN
-from linter.registry import load_registry
-from linter.sources import arm
-from linter.sources.files import load_bytes
+from mlops_lint.config import Config
+from mlops_lint.engine import LintRequest, lint
+from mlops_lint.model.cluster import build_cluster
+from mlops_lint.model.position import Span
+from mlops_lint.model.unknown import UNKNOWN
+from mlops_lint.registry import load_registry
+from mlops_lint.sources import arm
+from mlops_lint.sources.files import load_bytes
 
 SCHEMA = "https://schema.management.azure.com/schemas/2019-04-01/deploymentTemplate.json#"
 TEMPLATE = """{
@@ -128,7 +128,7 @@ def test_a_pool_of_a_cluster_made_elsewhere_and_a_compiled_bicep_file() -> None:
     assert not cluster.complete and [p.display for p in cluster.pools] == ["mlgpu"]
     assert cluster.pools[0].cluster is UNKNOWN
     compiled = TEMPLATE.replace('"contentVersion"', '"metadata": {"_generator": {"name": "bicep"}},\n  "contentVersion"')
-    from linter.sources import bicep
+    from mlops_lint.sources import bicep
 
     source = bicep.load(b"param x string = 'a'\n", "mod/azuredeploy.bicep").iac
     assert [p.display for p in build_cluster([], None, [], [source, load(compiled).iac]).pools] == []

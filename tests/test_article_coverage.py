@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from linter.engine import LintRequest, lint
-from linter.registry import load_registry
+from mlops_lint.engine import LintRequest, lint
+from mlops_lint.registry import load_registry
 
 REPO = Path(__file__).resolve().parents[1]
 DOC = REPO / "docs" / "article-coverage.md"

@@ -4,9 +4,9 @@ toleration, GPU005 is off (NAP002 judges NodePool taints)."""
 
 from __future__ import annotations
 
-from linter.config import Config
-from linter.engine import LintRequest, lint
-from linter.registry import load_registry
+from mlops_lint.config import Config
+from mlops_lint.engine import LintRequest, lint
+from mlops_lint.registry import load_registry
 
 REGISTRY = load_registry()
 AUTOMATIC = Config(profile="aks-automatic")

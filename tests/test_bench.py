@@ -44,7 +44,7 @@ def test_corpus_is_deterministic_unique_and_mixed(tmp_path: Path) -> None:
     assert len({f.as_posix() for f in files_a}) == 700  # unique names
     assert first["yaml"] > 500 and first["dockerfile"] > 20 and first["shell"] > 10
     # every file is one the linter lints, as the kind it is counted as
-    from linter.discover import DOCKERFILE, K8S, SHELL, classify
+    from mlops_lint.discover import DOCKERFILE, K8S, SHELL, classify
 
     kinds = Counter(classify(tmp_path / "a" / f) for f in files_a)
     assert kinds == Counter({K8S: first["yaml"], DOCKERFILE: first["dockerfile"], SHELL: first["shell"]})
@@ -274,9 +274,9 @@ def test_iac_corpus_is_deterministic_unique_and_read_as_iac(tmp_path: Path) -> N
     """bench's iac corpus: N Terraform, Bicep and ARM files, unique cluster names per group,
     every file one the cluster model reads (the ARM templates as ARM, not as manifests), and the
     AKS rules fire in each kind of file, once per group."""
-    from linter.config import Config
-    from linter.engine import LintRequest, lint
-    from linter.registry import load_registry
+    from mlops_lint.config import Config
+    from mlops_lint.engine import LintRequest, lint
+    from mlops_lint.registry import load_registry
 
     first = corpus.generate_iac(tmp_path / "a", 120)
     second = corpus.generate_iac(tmp_path / "b", 120)

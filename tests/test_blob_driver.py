@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from linter.model.cluster import build_cluster
-from linter.model.unknown import UNKNOWN
-from linter.sources import bicep, shell, terraform
-from linter.sources.files import load_bytes
+from mlops_lint.model.cluster import build_cluster
+from mlops_lint.model.unknown import UNKNOWN
+from mlops_lint.sources import bicep, shell, terraform
+from mlops_lint.sources.files import load_bytes
 
 
 def from_script(text: str):

@@ -20,12 +20,12 @@ from typing import Any
 import pytest
 import yaml
 
-from linter.config import Config, ConfigError, load_config
-from linter.engine import LintRequest, lint
-from linter.registry import load_registry
-from linter.validation import bundle
-from linter.validation.crds import WEBHOOK_DEFAULTS
-from linter.validation.messages import dotted
+from mlops_lint.config import Config, ConfigError, load_config
+from mlops_lint.engine import LintRequest, lint
+from mlops_lint.registry import load_registry
+from mlops_lint.validation import bundle
+from mlops_lint.validation.crds import WEBHOOK_DEFAULTS
+from mlops_lint.validation.messages import dotted
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_CRDS = REPO.parent / "shared" / "crds"
@@ -494,7 +494,7 @@ def test_a_redos_pattern_finishes_in_linear_time(tmp_path: Path) -> None:
 
 
 def test_re2_semantics_are_the_api_servers() -> None:
-    from linter.validation.regex import matches, searcher
+    from mlops_lint.validation.regex import matches, searcher
 
     assert matches("^(?i)(abort|warn)?$", "WARN")  # Go accepts a flag group here; Python's re refuses it
     assert not matches(r"^\d+$", "٣")  # \d is ASCII in RE2 and Go
@@ -505,7 +505,7 @@ def test_refs_resolve_inside_the_schema_only(monkeypatch: pytest.MonkeyPatch) ->
     import socket
     import urllib.request
 
-    from linter.validation.validate import Validator
+    from mlops_lint.validation.validate import Validator
 
     def refuse(*_: Any, **__: Any) -> Any:
         raise AssertionError("a $ref was fetched")
@@ -524,13 +524,13 @@ def test_schemas_load_lazily_per_kind_and_version(tmp_path: Path) -> None:
     code = textwrap.dedent(f"""
         import json, sys
         from pathlib import Path
-        from linter.validation import bundle
+        from mlops_lint.validation import bundle
         read = []
         original = bundle.load_schema
         bundle.load_schema = lambda file: read.append(file) or original(file)
-        from linter.config import Config
-        from linter.engine import LintRequest, lint
-        from linter.registry import load_registry
+        from mlops_lint.config import Config
+        from mlops_lint.engine import LintRequest, lint
+        from mlops_lint.registry import load_registry
         path = Path({str(tmp_path / 'q.yaml')!r})
         path.write_text("apiVersion: kueue.x-k8s.io/v1beta2\\nkind: LocalQueue\\nmetadata: {{name: q}}\\nspec: {{}}\\n")
         lint(LintRequest(paths=[path], config=Config(), registry=load_registry(), select=["SCH002"], cwd=path.parent))
@@ -546,7 +546,7 @@ def test_sch002_docs_list_the_bundled_kinds_versions_and_sources() -> None:
     assert block.strip().splitlines() == bundle.summary()
     for kind in VALID:
         assert kind in block
-    explained = subprocess.run([sys.executable, "-m", "linter", "explain", "SCH002"], capture_output=True, text=True,
+    explained = subprocess.run([sys.executable, "-m", "mlops_lint", "explain", "SCH002"], capture_output=True, text=True,
                                check=True).stdout
     assert "kubernetes-sigs/kueue `ff69552e79`" in explained and "LeaderWorkerSet (v1)" in explained
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from linter.cli import main
+from mlops_lint.cli import main
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -159,7 +159,7 @@ def test_an_unwritable_cache_folder_is_skipped(project: Path, tmp_path: Path) ->
 
 
 def test_old_run_keys_are_pruned(project: Path, tmp_path: Path) -> None:
-    from linter.cache import KEEP_RUNS
+    from mlops_lint.cache import KEEP_RUNS
 
     cache = tmp_path / "cache"
     for n in range(KEEP_RUNS + 3):  # a different rule set each time: a different run key
@@ -191,12 +191,12 @@ def test_results_pickle_with_every_field() -> None:
     to load), every field there."""
     import pickle
 
-    from linter.model.position import Span
-    from linter.result import ObjectRef, Result, Suppression
+    from mlops_lint.model.position import Span
+    from mlops_lint.result import ObjectRef, Result, Suppression
 
     suppression = Suppression("inSource", "reviewed", "comment line 3")
     ref = ObjectRef("Job", "ml", "train")
-    from linter.fix import Edit, Fix
+    from mlops_lint.fix import Edit, Fix
 
     result = Result("GPU001", "gpu-limit-missing", "error", "message", "a.yaml", Span(1, 2, 3, 4), ref,
                     ("spec", 0), "the fix", (suppression,), None,
@@ -212,11 +212,11 @@ def test_the_cache_columns_keep_every_field_of_a_result() -> None:
     a value other than its default, must read back as it was written."""
     from msgspec.structs import replace
 
-    from linter.cache import _decode_results, _encode_results
-    from linter.model.position import Span
-    from linter.result import ObjectRef, Result, Suppression
+    from mlops_lint.cache import _decode_results, _encode_results
+    from mlops_lint.model.position import Span
+    from mlops_lint.result import ObjectRef, Result, Suppression
 
-    from linter.fix import Edit, Fix
+    from mlops_lint.fix import Edit, Fix
 
     autofix = Fix("add `suspend: true`", (Edit("a.yaml", Span(3, 3, 3, 3), "suspend: true\n  "),
                                           Edit("a.yaml", Span(9, 1, 9, 4), "")), safe=False)
@@ -237,20 +237,20 @@ def test_a_warm_run_prints_multi_line_hints_without_pyyaml(project: Path, tmp_pa
     import sys
 
     cache = tmp_path / "cache"
-    run = [sys.executable, "-X", "importtime", "-m", "linter", ".", "--no-color", "--fail-on", "never",
+    run = [sys.executable, "-X", "importtime", "-m", "mlops_lint", ".", "--no-color", "--fail-on", "never",
            "--cache-dir", str(cache)]
     cold = subprocess.run(run, cwd=project, capture_output=True, text=True, timeout=300)
     warm = subprocess.run(run, cwd=project, capture_output=True, text=True, timeout=300)
     assert warm.stdout == cold.stdout and "fix: securityContext: {" in cold.stdout  # a multi-line hint, in flow style
     imported = {line.rsplit("|", 1)[1].strip() for line in warm.stderr.splitlines() if line.startswith("import time:")}
-    assert "linter.report.text" in imported and "yaml" not in imported
+    assert "mlops_lint.report.text" in imported and "yaml" not in imported
 
 
 def test_a_hint_line_the_terminal_would_act_on_makes_the_findings_a_miss() -> None:
-    from linter.cache import Invalid, _decode_results, _encode_results
-    from linter.model.position import Span
-    from linter.report.text import fix_line
-    from linter.result import Result
+    from mlops_lint.cache import Invalid, _decode_results, _encode_results
+    from mlops_lint.model.position import Span
+    from mlops_lint.report.text import fix_line
+    from mlops_lint.result import Result
 
     result = Result("SEC001", "privilege-escalation-allowed", "warning", "m", "a.yaml", Span(1, 1, 1, 2),
                     fix="securityContext:\n  allowPrivilegeEscalation: false\n")
@@ -271,9 +271,9 @@ def test_resolved_fixes_read_back_by_column_and_a_damaged_column_is_a_miss() -> 
     wrong type or length is Invalid, never a fix built from the wrong edits."""
     import copy
 
-    from linter.cache import Invalid, _decode_fixes, _encode_fixes
-    from linter.fix import Edit, Fix
-    from linter.model.position import Span
+    from mlops_lint.cache import Invalid, _decode_fixes, _encode_fixes
+    from mlops_lint.fix import Edit, Fix
+    from mlops_lint.model.position import Span
 
     fixes = [Fix("add it", (Edit("a.yaml", Span(1, 1, 1, 1), "x: 1\n"), Edit("a.yaml", Span(4, 2, 4, 9), "")),
                  safe=False),

@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from linter.config import Config
-from linter.engine import LintRequest, lint
-from linter.registry import load_registry
+from mlops_lint.config import Config
+from mlops_lint.engine import LintRequest, lint
+from mlops_lint.registry import load_registry
 from tests.strategies import FUZZ
 
 REPO = Path(__file__).resolve().parents[1]
@@ -353,9 +353,9 @@ def test_gpu009_one_plugin_in_two_files_counts_once(tmp_path):
 
 
 def test_a_cluster_queue_in_two_files_lends_its_quota_once():
-    from linter.index import ProjectIndex
-    from linter.model.kueue import quota_tree
-    from linter.sources.files import load_bytes
+    from mlops_lint.index import ProjectIndex
+    from mlops_lint.model.kueue import quota_tree
+    from mlops_lint.sources.files import load_bytes
 
     queue = ("apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata: {{name: {name}}}\nspec:\n"
              "  cohort: pool\n  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n    flavors:\n"
@@ -374,8 +374,8 @@ UNKNOWN_UPDATE = "az aks nodepool update -g rg --cluster-name aks -n \"$POOL\" -
 
 
 def test_an_update_of_an_unknown_pool_changes_nothing_known_in_either_order():
-    from linter.model.cluster import build_cluster
-    from linter.sources.files import load_bytes
+    from mlops_lint.model.cluster import build_cluster
+    from mlops_lint.sources.files import load_bytes
 
     for order in (("1.sh", "2.sh"), ("2.sh", "1.sh")):
         scripts = [load_bytes(SCRIPT_POOL.encode(), order[0], "shell").shell,
@@ -387,8 +387,8 @@ def test_an_update_of_an_unknown_pool_changes_nothing_known_in_either_order():
 
 
 def test_a_pool_added_by_two_scripts_is_one_pool():
-    from linter.model.cluster import build_cluster
-    from linter.sources.files import load_bytes
+    from mlops_lint.model.cluster import build_cluster
+    from mlops_lint.sources.files import load_bytes
 
     scripts = [load_bytes(SCRIPT_POOL.encode(), name, "shell").shell for name in ("setup.sh", "rerun.sh")]
     assert [p.name for p in build_cluster(scripts).pools] == ["gpu"]
@@ -436,8 +436,8 @@ def _pool_state(cluster) -> list:
        st.lists(st.tuples(st.sampled_from(sorted(_KNOWN_UPDATES)), st.integers(0, 3)), max_size=3, unique_by=lambda t: t[0]),
        st.permutations(range(4)))
 def test_the_cluster_model_does_not_depend_on_file_order(adds, unknowns, updates, permutation):
-    from linter.model.cluster import build_cluster
-    from linter.sources.files import load_bytes
+    from mlops_lint.model.cluster import build_cluster
+    from mlops_lint.sources.files import load_bytes
 
     texts = [""] * 4
     for key, file in adds:
@@ -636,7 +636,7 @@ def test_a_nan_and_a_null_are_different_definitions(tmp_path):
                                                        st.text(max_size=4), st.lists(st.integers(), max_size=3)),
                        max_size=5))
 def test_definition_fingerprints_are_equal_exactly_for_equal_bodies(one, two):
-    from linter.model.document import _canonical
+    from mlops_lint.model.document import _canonical
 
     def same(a, b):  # equal as data, NaN equal to itself (json writes both as NaN), never to None
         return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from linter.cel import COST_LIMIT, Unevaluated, compile_expression, evaluate
-from linter.validation.celrules import cel_issues, escape, inventory, to_cel
-from linter.validation.messages import Issue
+from mlops_lint.cel import COST_LIMIT, Unevaluated, compile_expression, evaluate
+from mlops_lint.validation.celrules import cel_issues, escape, inventory, to_cel
+from mlops_lint.validation.messages import Issue
 
 
 REPO = Path(__file__).resolve().parents[1]
@@ -245,7 +245,7 @@ def test_the_engine_is_loaded_without_the_packages_command_line() -> None:
     import subprocess
     import sys
 
-    code = ("import sys; from linter.cel import compile_expression, evaluate; "
+    code = ("import sys; from mlops_lint.cel import compile_expression, evaluate; "
             "assert evaluate(compile_expression(\"quantity('1') == quantity('1000m')\"), {}) is True; "
             "import cel; assert cel.compile and cel.stdlib; "
             "print(sorted(m for m in sys.modules if m == 'cel.cli' or m.startswith('prompt_toolkit')))")

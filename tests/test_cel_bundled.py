@@ -17,11 +17,11 @@ from typing import Any, NamedTuple
 import pytest
 import yaml
 
-from linter.config import Config
-from linter.engine import LintRequest, lint
-from linter.registry import load_registry
-from linter.validation import bundle
-from linter.validation.celrules import rules
+from mlops_lint.config import Config
+from mlops_lint.engine import LintRequest, lint
+from mlops_lint.registry import load_registry
+from mlops_lint.validation import bundle
+from mlops_lint.validation.celrules import rules
 
 REPO = Path(__file__).resolve().parents[1]
 REGISTRY = load_registry()

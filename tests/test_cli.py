@@ -12,7 +12,7 @@ import jsonschema
 import pytest
 from click.testing import CliRunner
 
-from linter.cli import main
+from mlops_lint.cli import main
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -356,7 +356,7 @@ def test_parallel_run_sees_cross_file_kinds_and_suppressions(tmp_path: Path) -> 
 
 
 def test_partial_index_refuses_kinds_it_does_not_hold() -> None:
-    from linter.index import PartialIndexError, ProjectIndex
+    from mlops_lint.index import PartialIndexError, ProjectIndex
 
     index = ProjectIndex([], only_kinds=frozenset({"LimitRange"}))
     assert index.of_kind("LimitRange") == ()
@@ -375,20 +375,20 @@ def test_fifo_named_yaml_is_skipped_not_read(tmp_path: Path) -> None:
 
 
 def test_the_command_ends_the_process_with_mains_exit_code_and_all_its_output(tmp_path: Path, monkeypatch) -> None:
-    """``python -m linter`` (and the ``mlops-lint`` script) end with ``os._exit``, without
+    """``python -m mlops_lint`` (and the ``mlops-lint`` script) end with ``os._exit``, without
     freeing the run: the exit code is the one ``main`` gives, and a large report on stdout
     arrives whole, as the in-process command prints it; in-process runs keep nothing."""
     import subprocess
     import sys
 
-    from linter import cli
+    from mlops_lint import cli
 
     for index in range(150):  # findings enough for a stdout far beyond any pipe buffer
         (tmp_path / f"pod{index:03}.yaml").write_text(
             f"apiVersion: v1\nkind: Pod\nmetadata: {{name: p{index}}}\nspec:\n  containers:\n  - {{name: c, image: busybox}}\n")
     monkeypatch.chdir(tmp_path)
     env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    command = [sys.executable, "-m", "linter", ".", "--no-cache", "--no-color", "--jobs", "1"]
+    command = [sys.executable, "-m", "mlops_lint", ".", "--no-cache", "--no-color", "--jobs", "1"]
     done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
     inprocess = CliRunner().invoke(main, [".", "--no-cache", "--no-color", "--jobs", "1"])
     assert done.returncode == inprocess.exit_code == 1

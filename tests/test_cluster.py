@@ -19,20 +19,20 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from linter.config import Config
-from linter.engine import LintRequest, lint
-from linter.index import ProjectIndex
-from linter.model.azcli import UNKNOWN
-from linter.model.cluster import (DEFAULT_MAX_GRACEFUL_TERMINATION_SEC, build_cluster, cluster_of, label_verdict,
+from mlops_lint.config import Config
+from mlops_lint.engine import LintRequest, lint
+from mlops_lint.index import ProjectIndex
+from mlops_lint.model.azcli import UNKNOWN
+from mlops_lint.model.cluster import (DEFAULT_MAX_GRACEFUL_TERMINATION_SEC, build_cluster, cluster_of, label_verdict,
                                   node_capacity, parse_duration, pod_requests, profile_value_problem)
-from linter.model.k8s import workload_of
-from linter.model.mig import profiles_for
-from linter.model.selectors import Placement, Requirement
-from linter.model.vmsizes import GIB, gpu_sizes, lookup, reserved_cpu_millis, reserved_memory_bytes
-from linter.registry import load_registry
-from linter.report import render
-from linter.sources.shell import load_text
-from linter.sources.yaml_k8s import load as load_yaml
+from mlops_lint.model.k8s import workload_of
+from mlops_lint.model.mig import profiles_for
+from mlops_lint.model.selectors import Placement, Requirement
+from mlops_lint.model.vmsizes import GIB, gpu_sizes, lookup, reserved_cpu_millis, reserved_memory_bytes
+from mlops_lint.registry import load_registry
+from mlops_lint.report import render
+from mlops_lint.sources.shell import load_text
+from mlops_lint.sources.yaml_k8s import load as load_yaml
 
 REPO = Path(__file__).resolve().parents[1]
 CLUSTER = REPO / "fixtures" / "cluster"
@@ -262,7 +262,7 @@ def test_autoscaler_profile_per_cluster() -> None:
 
 
 def _view(**labels):
-    from linter.model.cluster import LabelView
+    from mlops_lint.model.cluster import LabelView
 
     return LabelView(known=dict(labels))
 
@@ -379,7 +379,7 @@ def test_article_scripts_with_fitting_manifests_are_clean() -> None:
 def test_the_cluster_sets_select_the_cluster_rules(folder: str) -> None:
     """Each set is a project of its own whose config selects the rules these tests run on it, so
     `mlops-lint fixtures/cluster/<set>` gives what the tests check."""
-    from linter.config import load_config
+    from mlops_lint.config import load_config
 
     assert sorted(load_config(CLUSTER / folder / ".mlops-lint.yaml", load_registry()).select) == sorted(own_codes())
 
@@ -428,7 +428,7 @@ def test_parallel_run_sees_the_scripts_of_the_project(tmp_path: Path) -> None:
 def test_aks_automatic_uses_config_pools_only(tmp_path: Path) -> None:
     shutil.copy(CLUSTER / "violating" / "cluster.sh", tmp_path / "cluster.sh")
     shutil.copy(CLUSTER / "violating" / "workloads.yaml", tmp_path / "workloads.yaml")
-    from linter.engine import enabled_rules
+    from mlops_lint.engine import enabled_rules
 
     automatic = Config(profile="aks-automatic")
     assert not [m for m in enabled_rules(load_registry(), automatic, own_codes()) if m.code.startswith("AKS")]
@@ -447,7 +447,7 @@ def test_every_view_rules_memoise_on_keeps_a_memo() -> None:
     """linter.model.memo.once computes again each time for an object without a memo (a _memo or
     _sections field, else a __dict__): the read-only views and answers rules derive things from
     must each keep one, or every rule asking pays the work again."""
-    from linter.model import memo
+    from mlops_lint.model import memo
 
     view = pod(POD.replace("{selector}", ""))
     cluster = build_cluster(scripts(a=ADD))
@@ -458,7 +458,7 @@ def test_every_view_rules_memoise_on_keeps_a_memo() -> None:
 def test_a_pods_placement_goes_with_its_view_and_is_shared_by_equal_pods() -> None:
     """The cluster keeps nothing per pod view (the answer lives in the view's own memo, so a
     long run does not grow with its pods), and pods with the same constraints share one answer."""
-    from linter.model import memo
+    from mlops_lint.model import memo
 
     cluster = build_cluster(scripts(a=ADD))
     views = [pod(POD.replace("{selector}", "")) for _ in range(3)]

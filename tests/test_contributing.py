@@ -117,7 +117,7 @@ def check_command(command: str) -> None:
     program, rest = words[0], words[1:]
     options = [w.split("=", 1)[0] for w in rest if w.startswith("--")]
     if program == "mlops-lint":
-        from linter.cli import main
+        from mlops_lint.cli import main
 
         first = next((w for w in rest if not w.startswith("-")), None)
         if first in main.commands and first != "check":
@@ -157,7 +157,7 @@ def test_a_path_that_does_not_exist_fails(bad: str) -> None:
 
 
 @pytest.mark.parametrize("bad", [
-    "python -m linter.no_such_module", "python scripts/no_such_script.py", "python -m linter.docs --no-such-option",
+    "python -m mlops_lint.no_such_module", "python scripts/no_such_script.py", "python -m mlops_lint.docs --no-such-option",
     "python -m pytest -q --update-goldens tests/test_docs.py", "mlops-lint --no-such-option .",
     "python scripts/new_rule.py GPU014 x --famly gpu",
 ])

@@ -14,10 +14,10 @@ import jsonschema
 import pytest
 from invariants import LOADER_CRASH, check_positions, every_rule, validate_sarif
 
-from linter.config import Config
-from linter.discover import classify
-from linter.engine import LintRequest, lint
-from linter.registry import load_registry
+from mlops_lint.config import Config
+from mlops_lint.discover import classify
+from mlops_lint.engine import LintRequest, lint
+from mlops_lint.registry import load_registry
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 CORPUS = SHARED / "corpus"
@@ -75,7 +75,7 @@ def test_corpus_parse_errors_are_real(corpus_report) -> None:
 
 
 def test_corpus_sarif_and_json_are_valid(corpus_report) -> None:
-    from linter.report import render
+    from mlops_lint.report import render
 
     validate_sarif(json.loads(render(corpus_report, "sarif")))
     findings_schema = json.loads((Path(__file__).resolve().parents[1] / "schemas" / "findings.schema.json").read_text())
@@ -92,7 +92,7 @@ def test_parallel_and_serial_runs_agree(corpus_report) -> None:
 
 def _image_containers(node, path=()):
     """(path, container map) of every item with an ``image`` in a ``containers`` list, anywhere."""
-    from linter.model.tree import YMap, YSeq
+    from mlops_lint.model.tree import YMap, YSeq
 
     if isinstance(node, YMap):
         items = node.get("containers")
@@ -111,8 +111,8 @@ def test_every_container_with_an_image_is_in_a_view(corpus_report) -> None:
     """Walks every object of the corpus (not the views' own code paths): a container with an image
     that no pod view holds is a pod template mlops-lint never lints. Kinds read generically are
     named in the run's notes."""
-    from linter.index import ProjectIndex
-    from linter.sources.yaml_k8s import load
+    from mlops_lint.index import ProjectIndex
+    from mlops_lint.sources.yaml_k8s import load
 
     unseen, generic = [], set()
     for path in sorted(CORPUS.rglob("*")):

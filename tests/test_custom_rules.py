@@ -72,7 +72,7 @@ spec:
 
 
 def cli(cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "linter", *args], cwd=cwd, capture_output=True, text=True)
+    return subprocess.run([sys.executable, "-m", "mlops_lint", *args], cwd=cwd, capture_output=True, text=True)
 
 
 def project(tmp_path: Path, config: str = CONFIG, jobs: str = JOBS) -> Path:

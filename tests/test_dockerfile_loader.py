@@ -8,9 +8,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from linter.model.document import DOCKERFILE
-from linter.model.position import Span
-from linter.sources.dockerfile import load, load_text
+from mlops_lint.model.document import DOCKERFILE
+from mlops_lint.model.position import Span
+from mlops_lint.sources.dockerfile import load, load_text
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "sources" / "dockerfile"
 

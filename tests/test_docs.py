@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from linter import docs
+from mlops_lint import docs
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -13,7 +13,7 @@ REPO = Path(__file__).resolve().parents[1]
 def test_generated_rule_docs_are_current() -> None:
     out = REPO / "docs" / "rules"
     stale = [str(p) for p, text in docs.expected(out).items() if not p.exists() or p.read_text("utf-8") != text]
-    assert not stale, f"run `python -m linter.docs` to regenerate: {stale}"
+    assert not stale, f"run `python -m mlops_lint.docs` to regenerate: {stale}"
     assert docs.main(["--check", "--out", str(out), "--readme", str(REPO / "README.md")]) == 0
 
 
@@ -22,8 +22,8 @@ def test_shared_paragraphs_are_expanded_into_every_rule_that_names_them() -> Non
 
     import pytest
 
-    from linter.docparts import PARTS, expand
-    from linter.registry import load_registry
+    from mlops_lint.docparts import PARTS, expand
+    from mlops_lint.registry import load_registry
 
     metas = load_registry().rules
     for name, text in PARTS.items():
@@ -43,7 +43,7 @@ README = REPO / "README.md"
 
 def test_the_readme_lists_are_generated_from_the_registry_the_formats_and_the_schema() -> None:
     text = README.read_text("utf-8")
-    assert docs.readme(README) == text, "run `python -m linter.docs` to regenerate the README's lists"
+    assert docs.readme(README) == text, "run `python -m mlops_lint.docs` to regenerate the README's lists"
     assert docs.main(["--check", "--out", str(REPO / "docs" / "rules"), "--readme", str(README)]) == 0
 
 
@@ -52,7 +52,7 @@ def _region(text: str, name: str) -> str:
 
 
 def test_the_rules_table_has_every_rule_once() -> None:
-    from linter.registry import load_registry
+    from mlops_lint.registry import load_registry
 
     rows = [line for line in _region(README.read_text("utf-8"), "rules-table").splitlines() if line.startswith("| ")]
     codes = [row.split("|")[1].strip() for row in rows[1:]]  # the header's row first
@@ -63,7 +63,7 @@ def test_the_rules_table_has_every_rule_once() -> None:
     assert "| info (opt-in) |" in lnt001
     from click.testing import CliRunner
 
-    from linter.cli import main
+    from mlops_lint.cli import main
 
     listed = CliRunner().invoke(main, ["rules"]).output.splitlines()  # `mlops-lint rules`: the same registry
     assert [line.split()[:2] for line in listed] == [[c.strip() for c in row.split("|")[1:3]] for row in rows[1:]]
@@ -74,9 +74,9 @@ def test_the_formats_and_config_keys_are_those_the_cli_and_the_config_take() -> 
 
     import click
 
-    from linter import config
-    from linter.cli import main
-    from linter.formats import FORMATS
+    from mlops_lint import config
+    from mlops_lint.cli import main
+    from mlops_lint.formats import FORMATS
 
     text = README.read_text("utf-8")
     option = next(p for p in main.commands["check"].params if p.name == "fmt")

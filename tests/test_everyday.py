@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from linter.cli import main
-from linter.families import FAMILIES
-from linter.registry import load_registry
+from mlops_lint.cli import main
+from mlops_lint.families import FAMILIES
+from mlops_lint.registry import load_registry
 
 REPO = Path(__file__).resolve().parents[1]
 # ../shared/repros/trust/nothing-linted (a chart's files only), written out so that the test
@@ -300,7 +300,7 @@ def test_the_hooks_take_the_files_a_full_run_reads_by_name(hook_id: str) -> None
     `mlops-lint .` lints: the hooks name files by the discovery's own rules."""
     import re
 
-    from linter.discover import classify_name, is_template_name
+    from mlops_lint.discover import classify_name, is_template_name
 
     pattern = re.compile(hook(hook_id)["files"])
     for name in NAMES:

@@ -26,13 +26,13 @@ FIXED = MANIFEST.replace("fixme: bad", 'fixme: "no"')
 @pytest.fixture
 def cli(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
     """Run ``mlops-lint ARGS`` in ``tmp_path`` with the test rules: (exit code, stdout, stderr)."""
-    import linter.cli
+    import mlops_lint.cli
 
-    monkeypatch.setattr(linter.cli, "_registry", lambda folder=None: registry_with_test_rules())
+    monkeypatch.setattr(mlops_lint.cli, "_registry", lambda folder=None: registry_with_test_rules())
     monkeypatch.chdir(tmp_path)
 
     def invoke(*args: str) -> tuple[int, str, str]:
-        result = CliRunner().invoke(linter.cli.main, ["check", "--no-cache", "--no-color", *args],
+        result = CliRunner().invoke(mlops_lint.cli.main, ["check", "--no-cache", "--no-color", *args],
                                     catch_exceptions=False)
         return result.exit_code, result.stdout, result.stderr
     return invoke
@@ -149,25 +149,25 @@ def test_a_fix_that_would_break_the_file_is_not_applied(cli, tmp_path: Path) -> 
 
 
 def test_a_file_changed_since_it_was_linted_is_left_alone(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import linter.engine
+    import mlops_lint.engine
 
     target = tmp_path / "cm.yaml"
     target.write_text(MANIFEST)
-    real = linter.engine.lint_run
+    real = mlops_lint.engine.lint_run
 
     def lint_then_edit(request, wants):
         done = real(request, wants)
         target.write_text(MANIFEST + "# edited meanwhile\n")
         return done
 
-    monkeypatch.setattr(linter.engine, "lint_run", lint_then_edit)
+    monkeypatch.setattr(mlops_lint.engine, "lint_run", lint_then_edit)
     code, out, _ = cli("--select", "TST001", "--fix", ".")
     assert target.read_text() == MANIFEST + "# edited meanwhile\n"
     assert "note: cm.yaml: not fixed: the file changed since it was linted; run again" in out
 
 
 def test_a_file_changed_while_it_was_fixed_is_left_alone(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import linter.fix.run as flow
+    import mlops_lint.fix.run as flow
 
     target = tmp_path / "cm.yaml"
     target.write_text(MANIFEST)
@@ -275,11 +275,11 @@ def test_sarif_carries_fixes_as_artifact_changes(cli, tmp_path: Path) -> None:
 
 
 def test_sarif_fixes_from_objects_and_from_data_are_the_same() -> None:
-    from linter.fix import Edit, Fix
-    from linter.model.position import Span
-    from linter.report.sarif import result_data, sarif_result
-    from linter.report.sarif_json import to_json
-    from linter.result import Result
+    from mlops_lint.fix import Edit, Fix
+    from mlops_lint.model.position import Span
+    from mlops_lint.report.sarif import result_data, sarif_result
+    from mlops_lint.report.sarif_json import to_json
+    from mlops_lint.result import Result
 
     fix = Fix("insert", (Edit("a b/c.yaml", Span(2, 1, 2, 1), "x: 1\n"), Edit("a b/c.yaml", Span(4, 3, 5, 1), "")))
     result = Result("TST001", "fixme-label", "warning", "m", "a b/c.yaml", Span(2, 1, 2, 2), autofix=fix)
@@ -298,9 +298,9 @@ def test_sarif_with_fixes_passes_the_multitool(cli, tmp_path: Path) -> None:
 
     from report_samples import sample_report
 
-    from linter.fix import Edit, Fix
-    from linter.model.position import Span
-    from linter.report import render
+    from mlops_lint.fix import Edit, Fix
+    from mlops_lint.model.position import Span
+    from mlops_lint.report import render
 
     multitool()
     log = _sarif(cli, tmp_path)
@@ -317,7 +317,7 @@ def test_sarif_with_fixes_passes_the_multitool(cli, tmp_path: Path) -> None:
 
 
 def test_fix_output_is_the_same_across_jobs(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import linter.engine.workers as workers
+    import mlops_lint.engine.workers as workers
 
     monkeypatch.setattr(workers, "PARALLEL_MIN_FILES", 4)
     outputs = []
@@ -332,7 +332,7 @@ def test_fix_output_is_the_same_across_jobs(cli, tmp_path: Path, monkeypatch: py
 
 
 def test_fix_output_is_the_same_with_the_cache(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import linter.cli
+    import mlops_lint.cli
 
     project = tmp_path / "p"
     project.mkdir()
@@ -341,7 +341,7 @@ def test_fix_output_is_the_same_with_the_cache(cli, tmp_path: Path, monkeypatch:
     def once(*args: str) -> tuple:
         for number in range(3):
             (project / f"cm{number}.yaml").write_text(MANIFEST.replace("settings", f"s{number}"))
-        result = CliRunner().invoke(linter.cli.main, ["check", "--no-color", "--select", "TST001", "--fix", *args,
+        result = CliRunner().invoke(mlops_lint.cli.main, ["check", "--no-color", "--select", "TST001", "--fix", *args,
                                                       "p"], catch_exceptions=False)
         return result.exit_code, result.stdout, tuple((project / f"cm{n}.yaml").read_bytes() for n in range(3))
 

@@ -34,8 +34,8 @@ def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _lint(root: Path):
-    from linter.engine import LintRequest, lint
-    from linter.registry import load_registry
+    from mlops_lint.engine import LintRequest, lint
+    from mlops_lint.registry import load_registry
 
     return lint(LintRequest(paths=[root], config=None, registry=load_registry(), jobs=2, cwd=root))
 
@@ -55,9 +55,9 @@ def _new(before, after) -> list:
 
 
 def test_the_article_and_the_corpus_fixed_parse_as_before_with_no_new_finding(tree: Path) -> None:
-    from linter.engine import LintRequest
-    from linter.fix.run import run_fixes
-    from linter.registry import load_registry
+    from mlops_lint.engine import LintRequest
+    from mlops_lint.fix.run import run_fixes
+    from mlops_lint.registry import load_registry
 
     before = _lint(tree)
     bytes_before = {p: p.read_bytes() for p in tree.rglob("*") if p.is_file()}

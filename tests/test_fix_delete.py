@@ -15,11 +15,11 @@ import yaml
 from hypothesis import assume, event, given
 from hypothesis import strategies as st
 
-from linter.fix import AppendItem, DeleteItem, DeleteKey, Plan, Replace, SetKey
-from linter.fix.apply import apply_edits, text_index
-from linter.fix.resolve import _OPERATIONS, resolve
-from linter.model.position import Span
-from linter.model.tree import YMap, YSeq, dig, frozen
+from mlops_lint.fix import AppendItem, DeleteItem, DeleteKey, Plan, Replace, SetKey
+from mlops_lint.fix.apply import apply_edits, text_index
+from mlops_lint.fix.resolve import _OPERATIONS, resolve
+from mlops_lint.model.position import Span
+from mlops_lint.model.tree import YMap, YSeq, dig, frozen
 from strategies import FUZZ
 from test_fix_resolve import _kept_outside, _plain_data, bodies, manifest_texts
 
@@ -201,7 +201,7 @@ def test_deleting_where_another_operation_inserts_is_no_fix() -> None:
 
 
 def test_every_operation_of_linter_fix_has_one_entry_in_the_switch() -> None:
-    import linter.fix as fix
+    import mlops_lint.fix as fix
 
     kinds = {cls.kind: cls for cls in (SetKey, AppendItem, DeleteItem, DeleteKey, Replace, fix.InsertLine)}
     assert {kind: cls for kind, (cls, _) in _OPERATIONS.items()} == kinds

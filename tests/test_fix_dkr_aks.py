@@ -17,15 +17,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from linter.config import Config
-from linter.fix import Plan, Replace
-from linter.fix.apply import apply_fixes
-from linter.fix.resolve import resolve
-from linter.index import ProjectIndex
-from linter.registry import load_registry
-from linter.rule import RuleContext
-from linter.sources import dockerfile as dockerfile_source
-from linter.sources import shell as shell_source
+from mlops_lint.config import Config
+from mlops_lint.fix import Plan, Replace
+from mlops_lint.fix.apply import apply_fixes
+from mlops_lint.fix.resolve import resolve
+from mlops_lint.index import ProjectIndex
+from mlops_lint.registry import load_registry
+from mlops_lint.rule import RuleContext
+from mlops_lint.sources import dockerfile as dockerfile_source
+from mlops_lint.sources import shell as shell_source
 from tests.strategies import DOCKER_LINES, FUZZ, az_scripts
 
 REGISTRY = load_registry()

@@ -9,20 +9,20 @@ from pathlib import Path
 import pytest
 
 from fixkit import MANIFEST, TEST_RULES, registry_with_test_rules
-from linter.config import Config
-from linter.fix import Edit, Fix
-from linter.model.position import Span
+from mlops_lint.config import Config
+from mlops_lint.fix import Edit, Fix
+from mlops_lint.model.position import Span
 
 
 
 def _run(documents, rules=TEST_RULES[:1]):
-    from linter.engine import run_rules
+    from mlops_lint.engine import run_rules
 
     return [result for result, _ in run_rules(documents, {d.path for d in documents}, list(rules), Config())]
 
 
 def test_a_plan_becomes_the_results_autofix_at_the_loaders_span() -> None:
-    from linter.engine import load_bytes
+    from mlops_lint.engine import load_bytes
 
     document = load_bytes(MANIFEST.encode(), "cm.yaml", "k8s")
     assert document.text == MANIFEST
@@ -32,7 +32,7 @@ def test_a_plan_becomes_the_results_autofix_at_the_loaders_span() -> None:
 
 
 def test_the_text_a_plan_resolves_against_has_no_bom_and_keeps_crlf() -> None:
-    from linter.engine import load_bytes
+    from mlops_lint.engine import load_bytes
 
     data = b"\xef\xbb\xbf" + MANIFEST.replace("\n", "\r\n").encode()
     document = load_bytes(data, "cm.yaml", "k8s")
@@ -44,14 +44,14 @@ def test_the_text_a_plan_resolves_against_has_no_bom_and_keeps_crlf() -> None:
 def test_a_plan_that_cannot_be_resolved_is_no_fix_and_no_error(monkeypatch: pytest.MonkeyPatch) -> None:
     import types
 
-    from linter.engine import load_bytes
+    from mlops_lint.engine import load_bytes
 
     def broken(plan, text, path):
         raise KeyError("no such node")
 
-    module = types.ModuleType("linter.fix.resolve")
+    module = types.ModuleType("mlops_lint.fix.resolve")
     module.resolve = broken
-    monkeypatch.setitem(sys.modules, "linter.fix.resolve", module)
+    monkeypatch.setitem(sys.modules, "mlops_lint.fix.resolve", module)
     (result,) = _run([load_bytes(MANIFEST.encode(), "cm.yaml", "k8s")])
     assert result.rule == "TST001" and result.autofix is None
     module.resolve = lambda plan, text, path: Fix("elsewhere", (Edit("other.yaml", Span(1, 1, 1, 1), "x"),))
@@ -63,15 +63,15 @@ def test_a_plan_naming_another_file_is_resolved_against_that_files_text(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from msgspec.structs import replace
 
-    from linter.engine import load_bytes
-    from linter.rule import Finding
+    from mlops_lint.engine import load_bytes
+    from mlops_lint.rule import Finding
 
     monkeypatch.chdir(tmp_path)
     # the same object in another file (the plan's nodes must sit in the text it is resolved
     # against: the real resolver refuses spans that do not match), read without its BOM, CRLF kept
     (tmp_path / "other.yaml").write_bytes(b"\xef\xbb\xbf" + MANIFEST.replace("\n", "\r\n").encode())
     seen = []
-    import linter.fix.resolve as resolve_module
+    import mlops_lint.fix.resolve as resolve_module
 
     real = resolve_module.resolve
     monkeypatch.setattr(resolve_module, "resolve", lambda plan, text, path: seen.append((text, path)) or real(plan, text, path))
@@ -93,8 +93,8 @@ def _tree(root: Path, count: int) -> None:
 
 def test_autofixes_are_the_same_across_jobs_and_the_cache(tmp_path: Path,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    from linter.engine import LintRequest, lint
-    import linter.engine.workers as workers
+    from mlops_lint.engine import LintRequest, lint
+    import mlops_lint.engine.workers as workers
 
     monkeypatch.setattr(workers, "PARALLEL_MIN_FILES", 4)
     project = tmp_path / "p"
@@ -121,7 +121,7 @@ def test_autofixes_are_the_same_across_jobs_and_the_cache(tmp_path: Path,
 def test_built_or_streamed_output_gets_no_fix(path: str) -> None:
     """A kustomize build's objects are not the source file's nodes, and stdin is no file: their
     findings carry no fix (the hint stays)."""
-    from linter.engine import load_bytes
+    from mlops_lint.engine import load_bytes
 
     (result,) = _run([load_bytes(MANIFEST.encode(), path, "k8s")])
     assert (result.rule, result.fix, result.autofix) == ("TST001", "set it to no", None)
@@ -131,8 +131,8 @@ def test_a_helm_renders_fix_names_only_the_render_and_is_dropped_when_mapped() -
     """A Helm render's own plan is resolved against the render's text (so that a fix of a value
     the chart's values.yaml gives can be moved there, linter.sources.helm_values); it names no
     file, and the mapping back to the templates drops it unless it was moved."""
-    from linter.engine import load_bytes
-    from linter.sources import helm
+    from mlops_lint.engine import load_bytes
+    from mlops_lint.sources import helm
 
     path = "<helm template charts/x>"
     (result,) = _run([load_bytes(MANIFEST.encode(), path, "k8s")])

@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from linter.cli import main
-from linter.discover import classify_name
+from mlops_lint.cli import main
+from mlops_lint.discover import classify_name
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "fixtures"

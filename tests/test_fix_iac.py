@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from linter.cli import main
-from linter.fix import InsertLine, Plan
-from linter.fix.iac import string, value_text
-from linter.fix.resolve import resolve
-from linter.model.position import Span
+from mlops_lint.cli import main
+from mlops_lint.fix import InsertLine, Plan
+from mlops_lint.fix.iac import string, value_text
+from mlops_lint.fix.resolve import resolve
+from mlops_lint.model.position import Span
 
 CLUSTER_TF = '''resource "azurerm_kubernetes_cluster" "aks" {
   name       = "ml-aks"
@@ -185,7 +185,7 @@ def test_aks004_parameter_min_count_is_not_fixed(tmp_path: Path) -> None:
 
 
 def _insert(text: str, anchor: Span, line: str, after: bool = True, align: str = "") -> str | None:
-    from linter.fix.apply import apply_edits
+    from mlops_lint.fix.apply import apply_edits
 
     fixed = resolve(Plan("t", (InsertLine(anchor, line, after, align),)), text, "f")
     return apply_edits(text, list(fixed.edits)) if fixed is not None else None
@@ -218,7 +218,7 @@ def test_strings_in_each_syntax() -> None:
 @pytest.mark.parametrize("source, name", [("terraform", "main.tf"), ("bicep", "main.bicep")])
 def test_fixed_values_read_back_as_written(tmp_path: Path, source: str, name: str) -> None:
     """A label value with quotes, backslashes and ${ } comes back from the reader unchanged."""
-    from linter.sources import bicep, terraform
+    from mlops_lint.sources import bicep, terraform
 
     value = 'it\'s "${x}" \\ %{y}'
     line = ("a = " if source == "terraform" else "a: ") + value_text(source, {"k": value})

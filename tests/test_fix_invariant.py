@@ -33,12 +33,12 @@ RULES = ("GPU001", "GPU004", "RES004")  # safe fixes that add limits, toleration
 
 
 def run(folder: Path, *args: str) -> str:
-    import linter.cli
+    import mlops_lint.cli
 
     cwd = Path.cwd()
     os.chdir(folder)  # not monkeypatch: hypothesis runs many examples in one test function
     try:
-        result = CliRunner().invoke(linter.cli.main, ["check", "--no-cache", "--no-color", *args],
+        result = CliRunner().invoke(mlops_lint.cli.main, ["check", "--no-cache", "--no-color", *args],
                                     catch_exceptions=False)
     finally:
         os.chdir(cwd)
@@ -205,7 +205,7 @@ def test_a_rule_fixture_keeps_every_value_its_fixes_do_not_edit(golden: Path, tm
     old, new = {}, {}
     data_before, data_after = text_before, text_after
     if source.suffix == ".json":  # an ARM template's whole-line // comments (linter.sources.arm blanks them too)
-        from linter.sources.arm import _without_line_comments
+        from mlops_lint.sources.arm import _without_line_comments
 
         data_before, data_after = _without_line_comments(text_before), _without_line_comments(text_after)
     for index, node in enumerate(yaml.compose_all(data_before, Loader=yaml.SafeLoader)):

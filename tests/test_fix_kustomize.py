@@ -14,7 +14,7 @@ from typing import Any, Iterator
 import pytest
 from click.testing import CliRunner
 
-from linter.engine import kustomize as kb
+from mlops_lint.engine import kustomize as kb
 
 needs_build = pytest.mark.skipif(kb.find_command() is None,
                                  reason="neither kustomize nor kubectl is on PATH: nothing to build with")
@@ -56,12 +56,12 @@ def write(root: Path, files: dict[str, str]) -> None:
 @pytest.fixture
 def cli(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
     """``mlops-lint ARGS`` in ``tmp_path``: (exit code, stdout)."""
-    import linter.cli
+    import mlops_lint.cli
 
     monkeypatch.chdir(tmp_path)
 
     def invoke(*args: str) -> tuple[int, str]:
-        result = CliRunner().invoke(linter.cli.main, ["check", "--no-cache", "--no-color", *args],
+        result = CliRunner().invoke(mlops_lint.cli.main, ["check", "--no-cache", "--no-color", *args],
                                     catch_exceptions=False)
         return result.exit_code, result.stdout
     return invoke
@@ -172,9 +172,9 @@ def test_a_resource_outside_the_targets_is_not_fixed(cli, tmp_path: Path) -> Non
 # `fixme: bad`: generated ConfigMaps (configMapGenerator) have no resource file to take it.
 def _label_fix(obj: Any, ctx: Any) -> Iterator[Any]:
     """TST901: label `fixme: bad` -> `fixme: fine`."""
-    from linter.fix import Plan, SetKey
-    from linter.model.tree import YMap
-    from linter.rule import Finding
+    from mlops_lint.fix import Plan, SetKey
+    from mlops_lint.model.tree import YMap
+    from mlops_lint.rule import Finding
 
     labels = obj.metadata.get("labels")
     if isinstance(labels, YMap) and labels.get("fixme") == "bad":
@@ -184,15 +184,15 @@ def _label_fix(obj: Any, ctx: Any) -> Iterator[Any]:
 
 @pytest.fixture
 def tst901(monkeypatch: pytest.MonkeyPatch) -> None:
-    import linter.cli
-    from linter.registry import load_registry
-    from linter.rule import OBJECT, RuleMeta
+    import mlops_lint.cli
+    from mlops_lint.registry import load_registry
+    from mlops_lint.rule import OBJECT, RuleMeta
 
     meta = RuleMeta(code="TST901", name="fixme-label-setkey", severity="warning", scope=OBJECT, func=_label_fix,
                     doc=_label_fix.__doc__ or "", summary=_label_fix.__doc__ or "", module=__name__)
     base = load_registry()
     registry = msgspec.structs.replace(base, rules=tuple(sorted((*base.rules, meta), key=lambda m: m.code)))
-    monkeypatch.setattr(linter.cli, "_registry", lambda folder=None: registry)
+    monkeypatch.setattr(mlops_lint.cli, "_registry", lambda folder=None: registry)
 
 
 def test_a_generated_object_gets_no_fix_a_resource_does(tst901, cli, tmp_path: Path) -> None:
@@ -239,13 +239,13 @@ def test_findings_of_two_overlays_that_stay_apart_give_one_edit(tst901, cli, tmp
 def test_the_build_cache_keeps_what_each_pass_built(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # a pass builds the root from the fixed text: what it caches under the fixed text's key is that
     # text's build, so a later run of the fixed tree reads the right output from the cache
-    import linter.cli
+    import mlops_lint.cli
 
     base_and(tmp_path, a=overlay("a"))
     monkeypatch.chdir(tmp_path)
 
     def run(*args: str) -> tuple[int, str]:
-        result = CliRunner().invoke(linter.cli.main, ["check", "--cache-dir", "cache", "--no-color", "--select",
+        result = CliRunner().invoke(mlops_lint.cli.main, ["check", "--cache-dir", "cache", "--no-color", "--select",
                                                       "GPU001", *args, "."], catch_exceptions=False)
         return result.exit_code, result.stdout
 

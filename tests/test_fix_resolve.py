@@ -16,12 +16,12 @@ import textwrap
 import pytest
 import yaml
 
-from linter.fix import AppendItem, Edit, Fix, Plan, Replace, SetKey
-from linter.fix.apply import OverlapError, apply_edits, apply_fixes, select_non_overlapping
-from linter.fix.resolve import key_text, resolve, scalar_text
-from linter.model.position import Span
-from linter.model.tree import YMap, dig, frozen
-from linter.sources.yaml_k8s import load_text
+from mlops_lint.fix import AppendItem, Edit, Fix, Plan, Replace, SetKey
+from mlops_lint.fix.apply import OverlapError, apply_edits, apply_fixes, select_non_overlapping
+from mlops_lint.fix.resolve import key_text, resolve, scalar_text
+from mlops_lint.model.position import Span
+from mlops_lint.model.tree import YMap, dig, frozen
+from mlops_lint.sources.yaml_k8s import load_text
 
 
 def bodies(text: str) -> list:
@@ -721,7 +721,7 @@ def _nested(one, other) -> bool:
 def _kept_outside(original: str, result: str, edits) -> bool:
     """Every character of ``original`` outside the edits is in ``result``, in order, with only
     the edits' texts (line breaks as the file's) between them."""
-    from linter.fix.apply import text_index
+    from mlops_lint.fix.apply import text_index
 
     index = text_index(original)
     newline = index.newline
@@ -818,7 +818,7 @@ def _layouts_line_by_line(text: str, scan: int) -> tuple[list[int], list[tuple[i
     the resolver's scan, which reads only lines ending with a colon and the line after each."""
     from collections import Counter
 
-    from linter.fix.resolve import _KEY_LINE, _pick
+    from mlops_lint.fix.resolve import _KEY_LINE, _pick
 
     lines = text.split("\n")
     starts = [0] + [n for n, line in enumerate(lines) if n and re.match(r"---(?=[ \t\r]|\Z)", line)]
@@ -858,7 +858,7 @@ _LAYOUT_PIECES = st.sampled_from(["a", "k:", ":", " ", "  ", "- ", "-", "\n", "#
 @example("a:\n  b: 1\n  c:\n    - x\n", 3)  # the line after the last one read opens nothing
 @example("a:\n  b: 1\n---\nc:\n    - x\n", 4000)  # nor does a line past its document's end
 def test_the_layout_scan_reads_what_a_line_by_line_reading_reads(text: str, scan: int) -> None:
-    import linter.fix.resolve as resolve_module
+    import mlops_lint.fix.resolve as resolve_module
 
     saved = resolve_module._SCAN_LINES
     resolve_module._SCAN_LINES = scan

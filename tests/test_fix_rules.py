@@ -11,16 +11,16 @@ from typing import Any
 
 import pytest
 
-from linter.config import Config
-from linter.engine import run_rules
-from linter.engine.runner import Runner
-from linter.fix import AppendItem, DeleteItem, Plan, Replace, SetKey
-from linter.fix.plans import set_path
-from linter.model.quantity import format_bytes, parse_quantity
-from linter.model.tree import dig
-from linter.registry import load_registry
-from linter.sources.shell import load_text as load_script
-from linter.sources.yaml_k8s import compose_tree, load_text
+from mlops_lint.config import Config
+from mlops_lint.engine import run_rules
+from mlops_lint.engine.runner import Runner
+from mlops_lint.fix import AppendItem, DeleteItem, Plan, Replace, SetKey
+from mlops_lint.fix.plans import set_path
+from mlops_lint.model.quantity import format_bytes, parse_quantity
+from mlops_lint.model.tree import dig
+from mlops_lint.registry import load_registry
+from mlops_lint.sources.shell import load_text as load_script
+from mlops_lint.sources.yaml_k8s import compose_tree, load_text
 
 REGISTRY = load_registry()
 
@@ -389,8 +389,8 @@ def test_sec001_beside_cap_sys_admin_removes_the_capability_and_sets_the_field(m
 
 
 def test_sec001_fix_beside_cap_sys_admin_leaves_an_empty_list_and_other_items(monkeypatch) -> None:
-    from linter.fix.apply import apply_edits
-    from linter.fix.resolve import resolve
+    from mlops_lint.fix.apply import apply_edits
+    from mlops_lint.fix.resolve import resolve
 
     for written, expected in [
         ("securityContext:\n  capabilities:\n    add:\n    - SYS_ADMIN  # for fuse\n",

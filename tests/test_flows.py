@@ -1,5 +1,5 @@
 """The everyday flows, driven as a user drives them: the ``mlops-lint`` command (``python -m
-linter``, the console script's own entry point ``linter.cli:run``) in a temporary project.
+mlops_lint``, the console script's own entry point ``linter.cli:run``) in a temporary project.
 
 Pre-commit itself (the hook on a git repository) is in tests/test_precommit.py.
 """
@@ -51,7 +51,7 @@ TEMPLATE_NOTE = ("not linted; lint the rendered output through stdin, e.g. `… 
 
 def mlops_lint(*args: str, cwd: Path, stdin: bytes | None = None, **env: str) -> subprocess.CompletedProcess:
     environment = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1", **env}
-    return subprocess.run([sys.executable, "-m", "linter", *args], cwd=cwd, input=stdin, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "mlops_lint", *args], cwd=cwd, input=stdin, capture_output=True,
                           env=environment, timeout=300)
 
 
@@ -202,7 +202,7 @@ def _on_a_terminal(*args: str, cwd: Path, lines: int) -> tuple[int, str]:
 
     leader, follower = pty.openpty()
     try:
-        done = subprocess.run([sys.executable, "-m", "linter", *args], cwd=cwd, stdout=follower,
+        done = subprocess.run([sys.executable, "-m", "mlops_lint", *args], cwd=cwd, stdout=follower,
                               stderr=subprocess.PIPE, timeout=300,
                               env={**os.environ, "PYTHONPATH": str(REPO), "LINES": str(lines), "COLUMNS": "80"})
     finally:
@@ -337,7 +337,7 @@ def test_stdout_into_a_closed_pipe_ends_quietly(name: str) -> None:
     read, write = os.pipe()
     os.close(read)  # the reader is gone before the first byte: every write meets EPIPE
     try:
-        done = subprocess.run([sys.executable, "-m", "linter", *args], cwd=REPO, stdout=write,
+        done = subprocess.run([sys.executable, "-m", "mlops_lint", *args], cwd=REPO, stdout=write,
                               stderr=subprocess.PIPE, env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=300)
     finally:
         os.close(write)
@@ -350,7 +350,7 @@ def test_stdout_on_a_full_disk_is_one_line_and_exit_2(name: str) -> None:
         pytest.skip("no /dev/full on this system")
     args, _ = SUBCOMMANDS[name]
     with open("/dev/full", "w") as full:
-        done = subprocess.run([sys.executable, "-m", "linter", *args], cwd=REPO, stdout=full, stderr=subprocess.PIPE,
+        done = subprocess.run([sys.executable, "-m", "mlops_lint", *args], cwd=REPO, stdout=full, stderr=subprocess.PIPE,
                               env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=300)
     no_traceback(done)
     assert done.returncode == 2 and done.stderr.decode() == (
@@ -391,7 +391,7 @@ def test_init_into_missing_unwritable_and_full_targets(tmp_path: Path) -> None:
     done = mlops_lint("init", str(tmp_path / "a-file"), cwd=tmp_path)
     no_traceback(done)
     assert done.returncode == 2 and text(done)[1].startswith("mlops-lint: error:") or "Error:" in text(done)[1]
-    closed = subprocess.run([sys.executable, "-m", "linter", "init", str(tmp_path / "piped")], cwd=tmp_path,
+    closed = subprocess.run([sys.executable, "-m", "mlops_lint", "init", str(tmp_path / "piped")], cwd=tmp_path,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=300)
     assert closed.returncode == 0 and (tmp_path / "piped" / ".mlops-lint.yaml").is_file()

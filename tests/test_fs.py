@@ -21,9 +21,9 @@ from hypothesis import strategies as st
 from invariants import check_report, lint_paths
 from sandbox import run
 
-from linter import discover
-from linter.config import Config, load_config
-from linter.registry import load_registry
+from mlops_lint import discover
+from mlops_lint.config import Config, load_config
+from mlops_lint.registry import load_registry
 
 POD = """\
 apiVersion: v1
@@ -376,7 +376,7 @@ _PART = st.sampled_from(["a", "tmp", "x y", "ç", "..", ".", "b10k", "tmpx", "t"
                                 slashes=st.sampled_from(["/", "//"]))
 def test_display_paths_are_what_relative_to_gives(path: list[str], cwd: list[str], slashes: str) -> None:
     """The string shortcut of display_path gives pathlib's lexical answer for every pair."""
-    from linter.engine import display_path
+    from mlops_lint.engine import display_path
 
     target, base = Path(slashes + "/".join(path)), Path(slashes + "/".join(cwd))
     try:
@@ -410,7 +410,7 @@ def test_the_walk_takes_each_files_type_from_the_listing(tmp_path: Path, monkeyp
 def test_a_cache_folder_is_not_linted(tmp_path):
     """A folder holding CACHEDIR.TAG (the result cache writes one) is skipped: the cache's own JSON
     under the project would otherwise be a context file whose change invalidates every cached file."""
-    from linter.discover import walk
+    from mlops_lint.discover import walk
 
     (tmp_path / "job.yaml").write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n")
     cache = tmp_path / ".cache" / "mlops-lint"

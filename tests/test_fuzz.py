@@ -19,7 +19,7 @@ from invariants import check_bytes, check_report, config_from, config_from_file,
 from strategies import (CONFIGS, DOCKERFILE_NAMES, DOCKERFILES, FUZZ, ODD, az_scripts, manifests, mutated_documents,
                         mutated_lines)
 
-from linter.report import render
+from mlops_lint.report import render
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -231,7 +231,7 @@ YAML_TEXTS = st.one_of(
 def test_node_bound_is_an_upper_bound(text: str) -> None:
     """Files under the bound skip the event-stream count (``yaml_k8s.node_bound``): it must never
     be below the number of nodes libyaml reports."""
-    from linter.sources import yaml_k8s
+    from mlops_lint.sources import yaml_k8s
 
     nodes = 0
     try:

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from linter.cli import main
-from linter.sources import helm_sdk
+from mlops_lint.cli import main
+from mlops_lint.sources import helm_sdk
 
 REPO = Path(__file__).resolve().parent.parent
 HELM = REPO / "fixtures" / "helm"
@@ -176,7 +176,7 @@ def test_kube_version_set_and_release_name_reach_the_render(tmp_path: Path) -> N
     code, report = lint(tmp_path, "charts", "--no-cache")
     assert [f["rule"] for f in report["findings"]] == ["GPU005"]  # --set gpu.limit=1: no mismatch
     assert report["findings"][0]["object"]["name"] == "r1-trainer"
-    from linter.sources import helm
+    from mlops_lint.sources import helm
 
     plan = helm.plan(str(folder), "charts/trainer", {"set": ["gpu.limit=1"], "release-name": "r1"}, "1.30",
                      str(tmp_path))
@@ -245,7 +245,7 @@ def test_files_are_read_only_inside_the_chart(tmp_path: Path) -> None:
     assert "CI-SECRET-42" not in json.dumps(report) and report["findings"] == []
     assert [(n["path"], n["message"]) for n in report["notes"]] == [
         ("c", "chart files not given to Helm: linked.txt (a link)")]
-    from linter.sources import helm
+    from mlops_lint.sources import helm
 
     plan = helm.plan(str(folder), "c", {}, None, str(tmp_path))
     [(output, error)] = helm.render_plan(plan, ("sdk", None), 60, None)
@@ -294,7 +294,7 @@ def test_a_deep_chart_yaml_is_a_finding_not_a_crash(tmp_path: Path) -> None:
 
     folder = hostile(tmp_path, CM)
     (folder / "Chart.yaml").write_text("apiVersion: v2\nname: c\nversion: 0.1.0\nx: " + "[" * 200000 + "]" * 200000 + "\n")
-    done = subprocess.run([sys.executable, "-m", "linter", "c", "--no-cache", "--format", "json"], cwd=tmp_path,
+    done = subprocess.run([sys.executable, "-m", "mlops_lint", "c", "--no-cache", "--format", "json"], cwd=tmp_path,
                           capture_output=True, timeout=120, env={**os.environ, "PYTHONPATH": str(REPO)})
     assert done.returncode == 1, done.stderr[-500:]
     report = json.loads(done.stdout)
@@ -327,7 +327,7 @@ def test_an_unchanged_chart_is_not_rendered_again(tmp_path: Path, monkeypatch: p
 
 def test_a_warm_run_maps_its_findings_without_reading_a_template(tmp_path: Path,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    from linter.sources import helm
+    from mlops_lint.sources import helm
 
     chart(tmp_path, "inference")
     cache = ["--cache-dir", str(tmp_path / "cache")]
@@ -454,7 +454,7 @@ def test_the_projects_crds_are_api_versions_of_the_render(tmp_path: Path, api: s
 
 
 def test_a_charts_own_crds_reach_its_render_when_the_project_does_not_list_them(tmp_path: Path) -> None:
-    from linter.sources import helm
+    from mlops_lint.sources import helm
 
     folder = gated(tmp_path)
     (folder / "crds").mkdir()
@@ -536,7 +536,7 @@ def test_the_bundled_crds_are_api_versions_the_render_sees(tmp_path: Path, bundl
     folder = hostile(tmp_path, '{{- if .Capabilities.APIVersions.Has "monitoring.coreos.com/v1/ServiceMonitor" }}\n'
                                "apiVersion: monitoring.coreos.com/v1\nkind: ServiceMonitor\nmetadata:\n  name: m\n"
                                "spec:\n  selector: {}\n  endpoints: [{port: metrics}]\n{{- end }}\n")
-    from linter.sources import helm
+    from mlops_lint.sources import helm
 
     plan = helm.plan(str(folder), "c", {}, None, str(tmp_path), helm.api_versions(bundled))
     [(output, error)] = helm.render_plan(plan, ("sdk", None), 60, None)
@@ -552,7 +552,7 @@ def test_helmignore_leaves_files_out_as_helm_does(tmp_path: Path) -> None:
     (folder / "templates" / "ignored.yaml").write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n")
     (folder / "templates" / ".hidden.yaml").write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: h}\n")
     (folder / ".helmignore").write_text("# comment\ndata/\ntemplates/ignored.yaml\n*.txt\n!keep.txt\n")
-    from linter.sources import helm
+    from mlops_lint.sources import helm
 
     plan = helm.plan(str(folder), "c", {}, None, str(tmp_path))
     [(output, error)] = helm.render_plan(plan, ("sdk", None), 60, None)

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from linter.cli import main
-from linter.sources import helm_sdk
+from mlops_lint.cli import main
+from mlops_lint.sources import helm_sdk
 
 pytestmark = pytest.mark.skipif(not helm_sdk.available(), reason="the helm extra (helm-python-sdk) is not installed")
 

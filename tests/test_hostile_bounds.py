@@ -24,7 +24,7 @@ from typing import Callable
 import pytest
 from sandbox import run
 
-from linter.model.bounds import MAX_VALUE_CHARS
+from mlops_lint.model.bounds import MAX_VALUE_CHARS
 
 POD = b"""\
 apiVersion: v1
@@ -65,7 +65,7 @@ def test_expansion_bombs_are_bounded_and_the_value_past_the_bound_is_unknown(tmp
     run that targets another file reads them for context under a 1 GiB address-space limit
     (measured before: OOM-killed at 23.7 GB; after: ~0.6 s, ~40 MiB). Values up to the bound are
     known, the first past it unknown."""
-    from linter.sources import dockerfile, shell
+    from mlops_lint.sources import dockerfile, shell
 
     (tmp_path / "Dockerfile").write_text(_docker_bomb())
     (tmp_path / "setup.sh").write_text(_shell_bomb())
@@ -131,13 +131,13 @@ def _az_pools(n: int) -> bytes:
 
 
 def _load_yaml(data: bytes) -> None:
-    from linter.sources import yaml_k8s
+    from mlops_lint.sources import yaml_k8s
 
     assert not yaml_k8s.load(data, "a.yaml").errors
 
 
 def _load_dockerfile(data: bytes) -> None:
-    from linter.sources import dockerfile
+    from mlops_lint.sources import dockerfile
 
     doc = dockerfile.load(data, "Dockerfile").dockerfile
     doc.shipped_stages  # noqa: B018 - every stage's sources looked up
@@ -145,14 +145,14 @@ def _load_dockerfile(data: bytes) -> None:
 
 
 def _load_shell(data: bytes) -> None:
-    from linter.sources import shell
+    from mlops_lint.sources import shell
 
     shell.load(data, "setup.sh")
 
 
 def _cluster(data: bytes) -> None:
-    from linter.model.cluster import build_cluster
-    from linter.sources import shell
+    from mlops_lint.model.cluster import build_cluster
+    from mlops_lint.sources import shell
 
     assert build_cluster([shell.load(data, "setup.sh").shell]).pools
 
@@ -230,7 +230,7 @@ def test_exclude_patterns_match_in_linear_time(tmp_path: Path) -> None:
     """Twenty stars against a long name of x's: Python's regex engine backtracks through every way
     of splitting the name among the stars (a raw `[^/]*` x12 regex: 8 s at 20 characters);
     RE2 answers in microseconds, with git's semantics."""
-    from linter.discover import exclude_spec
+    from mlops_lint.discover import exclude_spec
 
     spec = exclude_spec(["*" * 20 + "x", "a/**/b", "!a/keep/b", "/build/"])
     start = time.perf_counter()
@@ -255,7 +255,7 @@ def test_crd_paths_walk_is_bounded_with_a_note(tmp_path: Path) -> None:
     """`crd-paths` naming a huge folder (before: `["/"]` walked the whole file system): the walk
     stops after MAX_WALK_ENTRIES files and folders with one note, and the run goes on with the
     CRDs found before the bound."""
-    from linter.validation.crds import MAX_WALK_ENTRIES
+    from mlops_lint.validation.crds import MAX_WALK_ENTRIES
 
     crds = tmp_path / "crds"
     crds.mkdir()
@@ -376,7 +376,7 @@ def test_huge_numbers_and_deep_json_never_make_a_rule_raise(tmp_path: Path) -> N
 
 def _command() -> list[str]:
     found = shutil.which("mlops-lint")
-    return [found] if found else [sys.executable, "-m", "linter"]
+    return [found] if found else [sys.executable, "-m", "mlops_lint"]
 
 
 def _cli(args: list[str], cwd: Path, *, preexec: Callable[[], None] | None = None, stdin: bytes = b"",
@@ -549,7 +549,7 @@ SLOW_RULE = '''\
 Spins.
 """
 
-from linter.rule import Kind, Finding, rule
+from mlops_lint.rule import Kind, Finding, rule
 
 
 @rule(code="TST001", name="slow-rule", severity="warning", scope=Kind("Pod"))
@@ -604,7 +604,7 @@ def test_a_file_out_of_time_is_one_finding_and_the_run_goes_on(tmp_path: Path, j
 
 
 def test_file_timeout_is_validated_and_documented(tmp_path: Path) -> None:
-    from linter.config import DEFAULT_FILE_TIMEOUT, INIT_TEMPLATE, config_schema
+    from mlops_lint.config import DEFAULT_FILE_TIMEOUT, INIT_TEMPLATE, config_schema
 
     assert config_schema()["properties"]["file-timeout"]["exclusiveMinimum"] == 0
     assert "# file-timeout:" in INIT_TEMPLATE and "file-timeout:" in (REPO / "README.md").read_text()
@@ -684,7 +684,7 @@ def test_a_worker_dying_with_the_chunk_lock_cannot_deadlock_the_parent() -> None
     import multiprocessing
     import threading
 
-    from linter.engine.workers import Counter, _claim
+    from mlops_lint.engine.workers import Counter, _claim
 
     counter = Counter(multiprocessing.get_context("fork"))
     pid = os.fork()
@@ -728,7 +728,7 @@ def _open_files(limit: int) -> Callable[[], None]:
 def test_jobs_are_capped_by_cpus_and_the_open_file_limit(tmp_path: Path) -> None:
     """`--jobs 100000` under `ulimit -n 1024` (before: EMFILE, exit 1): capped, with a note,
     and the findings are those of --jobs 1."""
-    from linter.engine.workers import default_jobs
+    from mlops_lint.engine.workers import default_jobs
 
     tree = tmp_path / "tree"
     _pods(tree, [f"pod-{i}" for i in range(60)])

@@ -25,8 +25,8 @@ from pathlib import Path
 
 import pytest
 
-from linter.engine import kustomize as kb
-from linter.sources import kustomize as kz
+from mlops_lint.engine import kustomize as kb
+from mlops_lint.sources import kustomize as kz
 
 REPO = Path(__file__).resolve().parents[1]
 COMMAND = kb.find_command()
@@ -44,7 +44,7 @@ def environment(**extra: str) -> dict[str, str]:
 
 
 def mlops(cwd: Path, *args: str, timeout: float = 120, **env: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "linter", *args], cwd=cwd, env=environment(**env),
+    return subprocess.run([sys.executable, "-m", "mlops_lint", *args], cwd=cwd, env=environment(**env),
                           capture_output=True, text=True, timeout=timeout, check=False)
 
 
@@ -348,9 +348,9 @@ def test_builds_count_against_file_timeout_not_the_trees_hour(tmp_path: Path) ->
 
 @needs_build
 def test_builds_share_one_budget_per_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from linter.config import Config
-    from linter.discover import SourceFile
-    from linter.engine import builds
+    from mlops_lint.config import Config
+    from mlops_lint.discover import SourceFile
+    from mlops_lint.engine import builds
 
     exponential(tmp_path / "slow")
     write(tmp_path, {"fast/kustomization.yaml": "resources: [cm.yaml]\n",
@@ -417,7 +417,7 @@ def test_a_build_dies_with_the_linter_and_leaves_nothing_in_tmpdir(tmp_path: Pat
     exponential(tmp_path / "repo")
     scratch = tmp_path / "tmp"
     scratch.mkdir()
-    linter = subprocess.Popen([sys.executable, "-m", "linter", ".", "--no-cache", "-q"], cwd=tmp_path / "repo",
+    linter = subprocess.Popen([sys.executable, "-m", "mlops_lint", ".", "--no-cache", "-q"], cwd=tmp_path / "repo",
                               env=environment(TMPDIR=str(scratch)), stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL)
     try:

@@ -16,7 +16,7 @@ from typing import Callable
 import pytest
 from sandbox import run
 
-from linter.model.bounds import MAX_EXPANDED_CHARS, MAX_VALUE_CHARS
+from mlops_lint.model.bounds import MAX_EXPANDED_CHARS, MAX_VALUE_CHARS
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -53,9 +53,9 @@ def _mixed_dockerfile(n: int) -> str:
 
 
 def _lint_dockerfile(text: str) -> list:
-    from linter.config import Config
-    from linter.engine import LintRequest, lint
-    from linter.registry import load_registry
+    from mlops_lint.config import Config
+    from mlops_lint.engine import LintRequest, lint
+    from mlops_lint.registry import load_registry
 
     report = lint(LintRequest(paths=[], config=Config(), registry=load_registry(), select=["DKR004", "DKR005", "DKR007"],
                               stdin=("Dockerfile", text.encode()), cwd=REPO))
@@ -66,7 +66,7 @@ def test_dockerfile_environment_rules_walk_each_instruction_a_bounded_number_of_
     """Before, each RUN, COPY and USER walked every instruction before it (env_before from the
     start): 2,000/4,000 instructions 2.9/11.4 s through the CLI. Counted here: the ENV
     instructions the walks read, for N and 4N instructions."""
-    import linter.model.docker as docker
+    import mlops_lint.model.docker as docker
 
     reads = []
     real = docker.env_assignments
@@ -93,7 +93,7 @@ def test_dockerfile_environment_rules_are_linear_in_time() -> None:
 def test_env_before_answers_as_before_in_any_order() -> None:
     """The resumed walk gives what a walk from the start gives, asked forwards, backwards, for
     another stage, and at the end (a stage's ARGs count only in that stage)."""
-    from linter.sources.dockerfile import load_text
+    from mlops_lint.sources.dockerfile import load_text
 
     doc = load_text("ARG M=meta\nFROM a AS b\nENV X=1 Y=$X/2\nARG Z=$Y\nARG M\nRUN pip install x\nENV W=$Z\n"
                     "RUN echo\nFROM b\nARG Q=$W\nRUN x\n", "Dockerfile").dockerfile
@@ -118,7 +118,7 @@ def _heredoc(n: int) -> bytes:
 
 
 def _load_dockerfile(data: bytes) -> None:
-    from linter.sources import dockerfile
+    from mlops_lint.sources import dockerfile
 
     doc = dockerfile.load(data, "Dockerfile").dockerfile
     assert len(doc.instructions[1].commands) > 1000
@@ -131,7 +131,7 @@ def test_a_long_run_heredoc_loads_in_linear_time() -> None:
 
 
 def test_heredoc_commands_keep_their_positions() -> None:
-    from linter.sources import dockerfile
+    from mlops_lint.sources import dockerfile
 
     doc = dockerfile.load(b"FROM a\nRUN <<EOF\necho one\n  pip install \\\n  torch\nEOF\n", "Dockerfile").dockerfile
     commands = doc.instructions[1].commands
@@ -166,7 +166,7 @@ def _held(values) -> int:
 def test_dockerfile_values_are_bounded_in_total() -> None:
     """A 32 KiB value copied by each ``ARG D_i``/``FROM``/``ENV C_i`` line (before: a 0.5 MB
     Dockerfile held ~700 MB). Values up to the budget are known, those past it unknown."""
-    from linter.sources.dockerfile import load_text
+    from mlops_lint.sources.dockerfile import load_text
 
     text = _doubling_dockerfile(200)
     doc = load_text(text, "Dockerfile").dockerfile
@@ -185,7 +185,7 @@ def test_dockerfile_values_are_bounded_in_total() -> None:
 
 def test_shell_values_are_bounded_in_total() -> None:
     """``C_i="$B11-i"; X_i="$C_i-"`` pairs (before: a 0.7 MB script held ~1.3 GB)."""
-    from linter.sources.shell import load_text
+    from mlops_lint.sources.shell import load_text
 
     text = _doubling_script(200)
     script = load_text(text, "pools.sh").shell
@@ -228,8 +228,8 @@ def test_a_planted_cache_entry_is_refused_before_it_is_decoded(tmp_path: Path, h
     """``[],`` repeated (a 56-byte list per 3 bytes: 30 times the file's size once decoded; before,
     a 48 MB entry took the run to 1.5 GB). Another run's or version's entry is refused on its first
     bytes; one that says it is this run's, by counting its values, before decoding either."""
-    from linter import cache
-    from linter.cachedata import Invalid, loads
+    from mlops_lint import cache
+    from mlops_lint.cachedata import Invalid, loads
 
     key = "0123456789abcdef0123456789abcdef01234567"
     start = {"right": cache.header(key), "wrong key": cache.header("f" * 40),
@@ -246,7 +246,7 @@ def test_a_planted_cache_entry_is_refused_before_it_is_decoded(tmp_path: Path, h
 def test_a_cache_entry_written_by_a_run_reads_back(tmp_path: Path) -> None:
     """The header and the value count accept what mlops-lint writes (through orjson for more
     than 200 files, the standard library below): every file's outcome is there to hit."""
-    from linter import cache
+    from mlops_lint import cache
 
     for count in (3, 240):
         tree, folder = tmp_path / f"tree-{count}", tmp_path / f"cache-{count}"
@@ -276,7 +276,7 @@ def _repo(tmp_path: Path, config: str, name: str = ".mlops-lint.yaml") -> Path:
 def test_an_exclude_list_too_large_for_one_re2_set_is_split_and_keeps_its_meaning() -> None:
     """3,000 ordinary patterns (before: re2 'failed to compile Set', a traceback): compiled as
     several sets, the last matching pattern still decides (a later `!` re-includes)."""
-    from linter.discover import _ExcludeParts, exclude_spec
+    from mlops_lint.discover import _ExcludeParts, exclude_spec
 
     patterns = [f"**/{i}/**/*x*.yaml" for i in range(3000)] + ["!**/7/keep/*x*.yaml", "**/7/keep/drop-x.yaml"]
     spec = exclude_spec(patterns)
@@ -305,7 +305,7 @@ def test_an_exclude_list_too_large_for_one_set_lints_and_one_pattern_too_large_i
 def test_a_large_config_without_aliases_is_read(tmp_path: Path) -> None:
     """100,000 `exclude` entries and no alias (before: refused as an alias bomb); aliases that
     add a few values are read too."""
-    from linter.config import ConfigError, _read
+    from mlops_lint.config import ConfigError, _read
 
     tree = _repo(tmp_path, "exclude:\n" + "".join(f"- vendor/x{i}/\n" for i in range(100_000)))
     raw, _, _ = _read(tree / ".mlops-lint.yaml")
@@ -339,7 +339,7 @@ def test_numbers_in_the_config_are_finite(tmp_path: Path, name: str, text: str, 
 
 
 def test_every_number_in_the_config_schema_is_bounded_below() -> None:
-    from linter.config import config_schema
+    from mlops_lint.config import config_schema
 
     def numbers(node, path=()):
         if isinstance(node, dict):
@@ -391,8 +391,8 @@ def test_sarif_uri_of_a_file_name_that_is_not_utf8_percent_encodes_its_bytes(tmp
 
 
 def test_sarif_uri_of_an_absolute_name_that_is_not_utf8() -> None:
-    from linter.discover import raw_name, shown
-    from linter.report.sarif import _uri
+    from mlops_lint.discover import raw_name, shown
+    from mlops_lint.report.sarif import _uri
 
     escaped = shown("/srv/r\udcffepo/job\udcfe.yaml")
     assert escaped == "/srv/r\\xffepo/job\\xfe.yaml" and raw_name(escaped) == b"/srv/r\xffepo/job\xfe.yaml"
@@ -409,9 +409,9 @@ CR_JOB = ("apiVersion: batch/v1\rkind: Job\rmetadata: {name: t, namespace: ml}\r
 
 
 def _cr_findings(text: str, select: list[str] | None = None) -> list[tuple[str, int, int, int, int]]:
-    from linter.config import Config
-    from linter.engine import LintRequest, lint
-    from linter.registry import load_registry
+    from mlops_lint.config import Config
+    from mlops_lint.engine import LintRequest, lint
+    from mlops_lint.registry import load_registry
 
     report = lint(LintRequest(paths=[], config=Config(), registry=load_registry(), select=select or ["ALL"],
                               stdin=("job.yaml", text.encode()), cwd=REPO))
@@ -427,7 +427,7 @@ def test_a_cr_only_file_is_reported_at_its_lines_as_an_lf_file_is() -> None:
     found = _cr_findings(CR_JOB, ["GPU001", "IMG002"])
     assert found == [("GPU001", 12, 22, 12, 36)], found  # IMG002 suppressed by the comment on line 10
     broken = "apiVersion: v1\rb: [\r  c\r"  # a manifest (YAML with no apiVersion is not judged for its syntax)
-    from linter.sources.yaml_k8s import load_text
+    from mlops_lint.sources.yaml_k8s import load_text
 
     [error] = load_text(broken, "bad.yaml").errors
     assert error.span.line == 4 and "line 2, column 4" in error.message, error

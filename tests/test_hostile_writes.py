@@ -44,9 +44,9 @@ def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def check(*args: str) -> tuple[int, str]:
-    import linter.cli
+    import mlops_lint.cli
 
-    result = CliRunner().invoke(linter.cli.main, ["check", "--no-cache", "--no-color", *args], catch_exceptions=False)
+    result = CliRunner().invoke(mlops_lint.cli.main, ["check", "--no-cache", "--no-color", *args], catch_exceptions=False)
     return result.exit_code, result.stdout
 
 
@@ -96,7 +96,7 @@ def test_fix_never_writes_into_a_tool_folder_even_when_named(repo: Path, named: 
 
 def test_the_fix_writer_refuses_a_tool_folder_on_its_own(repo: Path) -> None:
     """The writer's own check, whatever discovery gave it."""
-    from linter.fix.run import _unwritable
+    from mlops_lint.fix.run import _unwritable
 
     (repo / ".git" / "x").mkdir()
     (repo / ".git" / "x" / "job.yaml").write_text(JOB)
@@ -182,9 +182,9 @@ def test_report_is_never_written_through_a_committed_link(repo: Path) -> None:
     (repo / "reports").mkdir()
     (repo / "reports" / "mlops-lint.sarif").symlink_to("../../home/.bashrc")
     (repo / "cm.yaml").write_text(CM)
-    import linter.cli
+    import mlops_lint.cli
 
-    result = CliRunner().invoke(linter.cli.main, ["check", "--no-cache", ".", "--format", "sarif", "-o",
+    result = CliRunner().invoke(mlops_lint.cli.main, ["check", "--no-cache", ".", "--format", "sarif", "-o",
                                                   "reports/mlops-lint.sarif"])
     assert (home / ".bashrc").read_text() == "export PATH=$HOME/bin:$PATH  # precious\n"
     assert (repo / "reports" / "mlops-lint.sarif").is_symlink()
@@ -194,7 +194,7 @@ def test_report_is_never_written_through_a_committed_link(repo: Path) -> None:
 
 
 def test_write_file_refuses_a_link_to_a_stream_committed_in_the_tree(tmp_path: Path) -> None:
-    from linter.output import OutputError, write_file
+    from mlops_lint.output import OutputError, write_file
 
     (tmp_path / "out.json").symlink_to("/dev/stdout")
     with pytest.raises(OutputError, match="is a symbolic link"):
@@ -202,7 +202,7 @@ def test_write_file_refuses_a_link_to_a_stream_committed_in_the_tree(tmp_path: P
 
 
 def _run(args: list[str], cwd: Path, **kwargs) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "linter", *args], cwd=cwd, **kwargs)
+    return subprocess.run([sys.executable, "-m", "mlops_lint", *args], cwd=cwd, **kwargs)
 
 
 @pytest.mark.parametrize("name", ["/dev/stdout", "/proc/self/fd/1", "/dev/fd/1"])
@@ -340,7 +340,7 @@ def test_a_block_scalar_the_file_ends_in_keeps_its_value(repo: Path, header: str
 def test_the_engine_drops_a_fix_that_changes_data_it_does_not_target(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """With the resolver's own guards off (as a new rule's bug would leave them), both defects
     reach the engine, which drops the fix with a note and writes nothing it did."""
-    import linter.fix.resolve as resolve
+    import mlops_lint.fix.resolve as resolve
 
     monkeypatch.setattr(resolve._Resolver, "keep_last_block_scalar", lambda self: None)
     monkeypatch.setattr(resolve, "_shared_nodes", lambda text: ())
@@ -361,10 +361,10 @@ def test_the_engine_drops_a_fix_that_changes_data_it_does_not_target(repo: Path,
 
 
 def test_the_invariant_names_the_path_an_edit_changes_outside_its_target() -> None:
-    from linter.fix import Edit
-    from linter.fix.apply import apply_edits, edit_regions
-    from linter.fix.invariant import unexpected_change
-    from linter.model.position import Span
+    from mlops_lint.fix import Edit
+    from mlops_lint.fix.apply import apply_edits, edit_regions
+    from mlops_lint.fix.invariant import unexpected_change
+    from mlops_lint.model.position import Span
 
     def change(text: str, line: int, col: int, end_line: int, end_col: int, new: str) -> str | None:
         edits = [Edit("x", Span(line, col, end_line, end_col), new)]
@@ -387,9 +387,9 @@ def test_report_is_never_written_through_a_committed_folder_link(repo: Path) -> 
     elsewhere.mkdir()
     (repo / "reports").symlink_to(elsewhere)
     (repo / "cm.yaml").write_text(CM)
-    import linter.cli
+    import mlops_lint.cli
 
-    result = CliRunner().invoke(linter.cli.main, ["check", "--no-cache", ".", "-o", "reports/mlops-lint.sarif"])
+    result = CliRunner().invoke(mlops_lint.cli.main, ["check", "--no-cache", ".", "-o", "reports/mlops-lint.sarif"])
     assert result.exit_code == 2
     assert list(elsewhere.iterdir()) == []
     assert ("cannot write reports/mlops-lint.sarif: the folder reports is a symbolic link (to "

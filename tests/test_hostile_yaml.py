@@ -14,8 +14,8 @@ from pathlib import Path
 
 from sandbox import run
 
-from linter.sources.text import MAX_FILE_BYTES
-from linter.sources.yaml_k8s import MAX_DEPTH, MAX_EXPANDED_NODES
+from mlops_lint.sources.text import MAX_FILE_BYTES
+from mlops_lint.sources.yaml_k8s import MAX_DEPTH, MAX_EXPANDED_NODES
 
 JOB = """\
 apiVersion: batch/v1

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from linter.config import load_config
-from linter.engine import LintRequest, lint
-from linter.registry import load_registry
+from mlops_lint.config import load_config
+from mlops_lint.engine import LintRequest, lint
+from mlops_lint.registry import load_registry
 
 IAC = Path(__file__).resolve().parents[1] / "fixtures" / "iac"
 SELECT = ["AKS001", "AKS002", "AKS003", "AKS004", "AKS005", "AKS006", "AKS007",

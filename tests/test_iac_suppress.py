@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from linter.config import Config
-from linter.engine import LintRequest, lint
-from linter.model.document import Comment
-from linter.registry import load_registry
-from linter.sources import arm, bicep, terraform
-from linter.sources.comments import bicep_comments
+from mlops_lint.config import Config
+from mlops_lint.engine import LintRequest, lint
+from mlops_lint.model.document import Comment
+from mlops_lint.registry import load_registry
+from mlops_lint.sources import arm, bicep, terraform
+from mlops_lint.sources.comments import bicep_comments
 
 TF = '''resource "azurerm_kubernetes_cluster" "aks" {
   name       = "ml-aks"

@@ -24,10 +24,10 @@ from hypothesis import strategies as st
 from report_samples import REPORT_TEXT, random_results, sample_report
 from strategies import FUZZ
 
-from linter.model.position import Span
-from linter.report import json_report, render, sarif
-from linter.report.jsontext import _plain, dumps
-from linter.result import Note, Result
+from mlops_lint.model.position import Span
+from mlops_lint.report import json_report, render, sarif
+from mlops_lint.report.jsontext import _plain, dumps
+from mlops_lint.result import Note, Result
 
 
 def reference(data: Any) -> str:

@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from linter.cli import main
-from linter.engine import kustomize as kb
-from linter.sources import kustomize as kz
+from mlops_lint.cli import main
+from mlops_lint.engine import kustomize as kb
+from mlops_lint.sources import kustomize as kz
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURE = REPO / "fixtures" / "kustomize"
@@ -139,7 +139,7 @@ def test_never_lints_raw(project: Path) -> None:
 
 def test_without_a_command_files_are_linted_raw_with_a_note_per_root(project: Path) -> None:
     env = {**os.environ, "PATH": str(project / "no-such-folder"), "PYTHONPATH": str(REPO)}
-    done = subprocess.run([sys.executable, "-m", "linter", "k", "--no-cache", "--format", "json"], cwd=project,
+    done = subprocess.run([sys.executable, "-m", "mlops_lint", "k", "--no-cache", "--format", "json"], cwd=project,
                           env=env, capture_output=True, check=False)
     report = json.loads(done.stdout)
     notes = [n for n in report["notes"] if n["message"].startswith("kustomize")]
@@ -229,8 +229,8 @@ def held_stand_in(folder: Path, log: Path, gate: Path) -> Path:
 
 def held_builds(project: Path, log: Path, gate: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[list, "Config"]:
     """The items of ``project``'s ``k`` folder and a config; the builds run :func:`held_stand_in`."""
-    from linter.config import Config
-    from linter.discover import SourceFile
+    from mlops_lint.config import Config
+    from mlops_lint.discover import SourceFile
 
     monkeypatch.setenv(kb.PROGRAM_VARIABLE, str(held_stand_in(project, log, gate)))
     config = Config()
@@ -239,7 +239,7 @@ def held_builds(project: Path, log: Path, gate: Path, monkeypatch: pytest.Monkey
 
 @needs_build
 def test_builds_beside_the_parse_run_while_the_caller_goes_on(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from linter.engine import builds
+    from mlops_lint.engine import builds
 
     log, gate = project / "calls.log", project / "gate"
     items, config = held_builds(project, log, gate, monkeypatch)
@@ -262,7 +262,7 @@ def test_builds_beside_the_parse_run_while_the_caller_goes_on(project: Path, mon
 
 @needs_build
 def test_builds_not_beside_are_done_when_start_returns(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from linter.engine import builds
+    from mlops_lint.engine import builds
 
     log, gate = project / "calls.log", project / "gate"
     gate.touch()
@@ -282,7 +282,7 @@ def mapped(tmp_path: Path, files: dict[str, str], root: str, rule_line: str) -> 
     (found,) = [r for r in kz.find_roots(listed) if r.display == root]
     built = kb.build(found, COMMAND, 60)
     assert built.error is None, built.error
-    from linter.sources.files import load_bytes
+    from mlops_lint.sources.files import load_bytes
 
     document = load_bytes(built.output, "<built>", "k8s")
     origins = kb.strip_origins(document, built.wrapper)
@@ -382,7 +382,7 @@ def stand_in_helm(folder: Path, log: Path) -> Path:
 
 def test_charts_are_rendered_with_helm_when_configured(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # the binary path: without Helm's SDK (the helm extra), a `helm` on PATH renders the chart
-    from linter.sources import helm_sdk
+    from mlops_lint.sources import helm_sdk
 
     shutil.copytree(HELM / "trainer", tmp_path / "charts" / "trainer")
     (tmp_path / "charts" / "trainer" / "values-prod.yaml").write_text("gpu: {limit: 2}\n")
@@ -406,7 +406,7 @@ def test_charts_are_rendered_with_helm_when_configured(tmp_path: Path, monkeypat
 
 
 def test_without_helm_the_templates_are_skipped_with_a_note(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from linter.sources import helm_sdk
+    from mlops_lint.sources import helm_sdk
 
     shutil.copytree(HELM / "trainer", tmp_path / "charts" / "trainer")
     monkeypatch.setattr(helm_sdk, "available", lambda: False)

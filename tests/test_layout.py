@@ -14,6 +14,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("linter", "rules")
+NAMES = {"linter": "mlops_lint", "rules": "mlops_lint.rules"}  # folder -> import name (pyproject's package-dir)
 
 # The whiteboard: the layers, lowest first. A module imports from its own layer and the ones below;
 # an import up the layers is named in the importing module's opening comment, in a paragraph
@@ -21,22 +22,22 @@ PACKAGES = ("linter", "rules")
 # layer is that of the longest name below that it is, or is under.
 LAYERS: tuple[tuple[str, ...], ...] = (
     # the base: no knowledge of manifests, rules or runs
-    ("linter", "linter.digest", "linter.docparts", "linter.families", "linter.formats", "linter.output",
-     "linter.plugins", "linter.programs", "linter.refkinds", "linter.roots", "linter.suggest"),
+    ("mlops_lint", "mlops_lint.digest", "mlops_lint.docparts", "mlops_lint.families", "mlops_lint.formats", "mlops_lint.output",
+     "mlops_lint.plugins", "mlops_lint.programs", "mlops_lint.refkinds", "mlops_lint.roots", "mlops_lint.suggest"),
     # what is read and what a rule is given: the loaders, the model, validation, CEL, the index, the
     # config, a rule's contract and its findings and fix plans
-    ("linter.model", "linter.sources", "linter.validation", "linter.cel", "linter.index", "linter.discover",
-     "linter.profiles", "linter.config", "linter.custom", "linter.rule", "linter.result", "linter.fix",
-     "linter.fix.plans", "linter.fix.iac", "linter.cachedata", "linter.origin"),
+    ("mlops_lint.model", "mlops_lint.sources", "mlops_lint.validation", "mlops_lint.cel", "mlops_lint.index", "mlops_lint.discover",
+     "mlops_lint.profiles", "mlops_lint.config", "mlops_lint.custom", "mlops_lint.rule", "mlops_lint.result", "mlops_lint.fix",
+     "mlops_lint.fix.plans", "mlops_lint.fix.iac", "mlops_lint.cachedata", "mlops_lint.origin"),
     # the rules and their catalogue, suppressions
-    ("rules", "linter.registry", "linter.ruleindex", "linter.suppress"),
+    ("mlops_lint.rules", "mlops_lint.registry", "mlops_lint.ruleindex", "mlops_lint.suppress"),
     # the engine: a run, its builds and cache, and the fix runs that apply plans
-    ("linter.engine", "linter.cache", "linter.fix.resolve", "linter.fix.apply", "linter.fix.run",
-     "linter.fix.invariant"),
+    ("mlops_lint.engine", "mlops_lint.cache", "mlops_lint.fix.resolve", "mlops_lint.fix.apply", "mlops_lint.fix.run",
+     "mlops_lint.fix.invariant"),
     # the reports
-    ("linter.report",),
+    ("mlops_lint.report",),
     # the front ends: the command line, the language server, the docs generator
-    ("linter.cli", "linter.__main__", "linter.lsp", "linter.docs"),
+    ("mlops_lint.cli", "mlops_lint.__main__", "mlops_lint.lsp", "mlops_lint.docs"),
 )
 
 
@@ -44,7 +45,7 @@ def _modules(root: Path = ROOT, packages: tuple[str, ...] = PACKAGES) -> dict[st
     found = {}
     for package in packages:
         for file in sorted((root / package).rglob("*.py")):
-            parts = file.relative_to(root).with_suffix("").parts
+            parts = (NAMES.get(package, package), *file.relative_to(root / package).with_suffix("").parts)
             name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
             found[name] = file
     return found
@@ -72,7 +73,7 @@ def _imports(name: str, file: Path, modules: dict[str, Path]) -> tuple[set[str],
                 add(alias.name)
                 if alias.asname and alias.name in modules:
                     aliases[alias.asname] = alias.name
-                if any(_private(part) for part in alias.name.split(".")) and alias.name.split(".")[0] in PACKAGES:
+                if any(_private(part) for part in alias.name.split(".")) and alias.name.split(".")[0] == "mlops_lint":
                     private.append(f"{file.name}:{node.lineno} imports {alias.name}")
         elif isinstance(node, ast.ImportFrom) and node.module != "__future__":
             base = node.module or ""
@@ -159,10 +160,10 @@ def test_the_engine_is_a_package_of_rooms() -> None:
     """What a newcomer looks for has one place: the run, the survey, the passes, the workers."""
     modules = _modules()
     for room in ("run", "projects", "survey", "passes", "runner", "workers", "memory", "selection", "builds", "kustomize"):
-        assert f"linter.engine.{room}" in modules
-    assert "linter.sources.files" in modules
+        assert f"mlops_lint.engine.{room}" in modules
+    assert "mlops_lint.sources.files" in modules
     graph, _ = _graph(modules)
-    assert "linter.engine" not in graph["linter.validation.crds"]  # reading a file is the sources' job
+    assert "mlops_lint.engine" not in graph["mlops_lint.validation.crds"]  # reading a file is the sources' job
 
 
 def test_kustomize_is_read_in_sources_and_built_in_the_build_room() -> None:
@@ -170,7 +171,7 @@ def test_kustomize_is_read_in_sources_and_built_in_the_build_room() -> None:
     mapping findings and fixes back are the build room's (``linter.engine.kustomize``, beside
     ``linter.engine.builds``)."""
     modules = _modules()
-    reading = ast.parse(modules["linter.sources.kustomize"].read_text(encoding="utf-8"))
+    reading = ast.parse(modules["mlops_lint.sources.kustomize"].read_text(encoding="utf-8"))
     names = {node.name for node in reading.body if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
     imported = {alias.name.split(".")[0] for node in ast.walk(reading) if isinstance(node, (ast.Import, ast.ImportFrom))
                 for alias in (node.names if isinstance(node, ast.Import) else [ast.alias(node.module or "")])}
@@ -178,7 +179,7 @@ def test_kustomize_is_read_in_sources_and_built_in_the_build_room() -> None:
     assert not names & {"Mapper", "build", "BuildCache", "remap", "find_command", "isolation"}
     assert "subprocess" not in imported
     assert {"Mapper", "build", "BuildCache", "remap", "find_command"} <= {
-        node.name for node in ast.parse(modules["linter.engine.kustomize"].read_text(encoding="utf-8")).body
+        node.name for node in ast.parse(modules["mlops_lint.engine.kustomize"].read_text(encoding="utf-8")).body
         if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
 
 

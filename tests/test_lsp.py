@@ -1,5 +1,5 @@
 """`mlops-lint server` through the Language Server Protocol: pygls's own client drives ``python -m
-linter server`` over its stdio, as an editor does (issue 39 item 2).
+mlops_lint server`` over its stdio, as an editor does (issue 39 item 2).
 
 Diagnostics on open, change and save (the buffer's text, not the disk's); a cross-file finding
 (QUE010: a PriorityClass of another file) updated when the other file changes; code actions (a
@@ -87,7 +87,7 @@ class Editor:
     async def __aenter__(self) -> "Editor":
         env = {**os.environ, "MLOPS_LINT_CACHE_DIR": str(self.cache)}
         env.pop("MLOPS_LINT_NO_CACHE", None)
-        await self.client.start_io(sys.executable, "-m", "linter", "server", cwd=str(self.root), env=env)
+        await self.client.start_io(sys.executable, "-m", "mlops_lint", "server", cwd=str(self.root), env=env)
         await self.client.initialize_async(lsp.InitializeParams(
             capabilities=lsp.ClientCapabilities(), root_uri=self.root.as_uri(),
             workspace_folders=[lsp.WorkspaceFolder(uri=self.root.as_uri(), name="proj")]))
@@ -330,8 +330,8 @@ def test_disable_quick_fix(project, tmp_path):
 
 def test_disable_comment_placement():
     """Where the disable comment goes (linter.lsp.convert.disable_edit), by kind of file."""
-    from linter.lsp.convert import Text, disable_edit
-    from linter.model.document import DOCKERFILE, K8S, TERRAFORM
+    from mlops_lint.lsp.convert import Text, disable_edit
+    from mlops_lint.model.document import DOCKERFILE, K8S, TERRAFORM
 
     script = "spec:\n  command:\n    - |\n      pip install x\n  image: y\n"
     text = Text(script)
@@ -400,8 +400,8 @@ def test_config_reloaded_when_it_changes(project, tmp_path):
 def test_incremental_model_equals_a_whole_run(project):
     """An edit to a file other files look things up in, once the others are linted again, gives
     what a whole run of the engine gives on the same texts; an unchanged file is not linted again."""
-    from linter.lsp.workspace import Workspace
-    from linter.registry import load_registry
+    from mlops_lint.lsp.workspace import Workspace
+    from mlops_lint.registry import load_registry
 
     workspace = Workspace(load_registry(), None, [project])
     try:
@@ -449,8 +449,8 @@ def findings(part) -> dict:
 
 def test_position_conversion():
     """Our 1-based code-point columns to LSP's 0-based UTF-16 ones (linter.lsp.convert.Text)."""
-    from linter.lsp.convert import Text
-    from linter.model.position import Span
+    from mlops_lint.lsp.convert import Text
+    from mlops_lint.model.position import Span
 
     text = Text("a: é🚀b\r\nc: d\n")
     assert text.utf16(1, 1) == lsp.Position(line=0, character=0)
@@ -504,8 +504,8 @@ def test_a_workspace_opened_through_a_link(project, tmp_path):
 def test_a_warm_result_cache_still_gives_the_model(project, tmp_path):
     """A project the CLI's result cache answers for whole is still indexed for the server
     (LintRequest.indexed), with the findings of a cold run."""
-    from linter.lsp.workspace import Workspace
-    from linter.registry import load_registry
+    from mlops_lint.lsp.workspace import Workspace
+    from mlops_lint.registry import load_registry
 
     cache = tmp_path / "cache"
     cold = Workspace(load_registry(), cache, [project]).lint(project)

@@ -15,13 +15,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from linter.config import Config
-from linter.engine import run_rules
-from linter.index import REFERENCE_KINDS
-from linter.model.document import K8S
-from linter.registry import CODE_RE, SLUG_RE, RegistryError, load_registry, validate
-from linter.result import ObjectRef
-from linter.rule import CONTAINER, RuleMeta, rule
+from mlops_lint.config import Config
+from mlops_lint.engine import run_rules
+from mlops_lint.index import REFERENCE_KINDS
+from mlops_lint.model.document import K8S
+from mlops_lint.registry import CODE_RE, SLUG_RE, RegistryError, load_registry, validate
+from mlops_lint.result import ObjectRef
+from mlops_lint.rule import CONTAINER, RuleMeta, rule
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "fixtures" / "rules"
@@ -135,7 +135,7 @@ def test_code_slug_and_module_path(code: str) -> None:
         assert not meta.name.startswith(("no-", "ensure-")), f"{code}: slug {meta.name!r} names the fix, not the problem"
     domain = meta.code[:3].lower()
     stem = f"{meta.code.lower()}_{meta.name.replace('-', '_')}"
-    assert meta.module == f"rules.{domain}.{stem}", f"{code}: defined in {meta.module}, expected rules.{domain}.{stem}"
+    assert meta.module == f"mlops_lint.rules.{domain}.{stem}", f"{code}: defined in {meta.module}, expected mlops_lint.rules.{domain}.{stem}"
     assert (REPO / "rules" / domain / f"{stem}.py").is_file()
 
 
@@ -202,7 +202,7 @@ spec:
 
 
 def test_rule_that_raises_becomes_one_lnt002_and_other_rules_still_report() -> None:
-    from linter.engine import load_bytes
+    from mlops_lint.engine import load_bytes
 
     def check(container, ctx):
         if container.name == "trainer" and container.obj.name == "should-crash":
@@ -233,7 +233,7 @@ def test_rule_that_raises_becomes_one_lnt002_and_other_rules_still_report() -> N
 
 
 def test_rule_errors_are_not_reported_unless_lnt002_runs() -> None:
-    from linter.engine import load_bytes
+    from mlops_lint.engine import load_bytes
 
     def check(container, ctx):
         raise RuntimeError("boom")
@@ -252,8 +252,8 @@ def test_rule_errors_are_not_reported_unless_lnt002_runs() -> None:
 def test_a_finding_may_lower_its_grade_and_config_overrides_still_win() -> None:
     import msgspec
 
-    from linter.engine import load_bytes
-    from linter.rule import Finding
+    from mlops_lint.engine import load_bytes
+    from mlops_lint.rule import Finding
 
     def check(container, ctx):
         yield Finding(container.span, "graded", severity="warning" if container.name == "evaluator" else None)
@@ -268,8 +268,8 @@ def test_a_finding_may_lower_its_grade_and_config_overrides_still_win() -> None:
 
 
 def test_a_project_rule_with_requires_runs_only_when_the_kind_is_present() -> None:
-    from linter.engine import load_bytes
-    from linter.rule import PROJECT, Finding
+    from mlops_lint.engine import load_bytes
+    from mlops_lint.rule import PROJECT, Finding
 
     calls = []
 
@@ -289,7 +289,7 @@ def test_a_project_rule_with_requires_runs_only_when_the_kind_is_present() -> No
 
 
 def test_requires_must_name_reference_kinds_of_project_rules() -> None:
-    from linter.rule import PROJECT
+    from mlops_lint.rule import PROJECT
 
     def check(index, ctx):
         yield from ()
@@ -311,7 +311,7 @@ def test_requires_must_name_reference_kinds_of_project_rules() -> None:
 def _collecting_rule():
     """A PROJECT rule that collects (kind, name, namespace) of every Job and reports the count on
     each; its collector raises on a Job named should-crash."""
-    from linter.rule import PROJECT, Finding
+    from mlops_lint.rule import PROJECT, Finding
 
     def collect(obj, ctx):
         if obj.name == "should-crash":
@@ -327,7 +327,7 @@ def _collecting_rule():
 
 
 def test_a_project_rule_reduces_facts_and_a_collector_that_raises_is_lnt002() -> None:
-    from linter.engine import load_bytes
+    from mlops_lint.engine import load_bytes
 
     jobs = load_bytes(CRASH_DOC.encode(), "jobs.yaml", K8S)
     results = [r for r, _ in run_rules([jobs], {"jobs.yaml"}, [_collecting_rule(), meta_of("LNT002")], Config())]
@@ -343,8 +343,8 @@ def test_a_worker_that_dies_loses_no_file(tmp_path, monkeypatch) -> None:
     gives the output a healthy run gives."""
     import os
 
-    from linter.engine import LintRequest, lint
-    from linter.registry import validate
+    from mlops_lint.engine import LintRequest, lint
+    from mlops_lint.registry import validate
 
     parent = os.getpid()
 
@@ -368,8 +368,8 @@ def test_the_first_pass_parses_only_the_documents_other_files_look_up(tmp_path) 
     """The index is built from the documents that mention a reference kind; the rest of a file is
     parsed when it is linted, into the same objects (the index's PVC is the file's own), and a
     syntax error in one document hides neither the PVC from the index nor the Job from the rules."""
-    from linter.engine import LintRequest, lint
-    from linter.engine.passes import first_pass, second_pass, skeleton
+    from mlops_lint.engine import LintRequest, lint
+    from mlops_lint.engine.passes import first_pass, second_pass, skeleton
 
     pvc = ("apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: ckpt\n  namespace: ml-training\n"
            "spec:\n  accessModes: [ReadWriteOnce]\n  resources: {requests: {storage: 1Gi}}\n")
@@ -409,7 +409,7 @@ def test_the_first_pass_parses_only_the_documents_other_files_look_up(tmp_path) 
     ("kind: Job\n", False),
 ])
 def test_a_reference_kind_named_only_in_comments_is_no_mention(text: str, mentions: bool) -> None:
-    from linter.engine.survey import mentions_in
+    from mlops_lint.engine.survey import mentions_in
 
     assert mentions_in(text) is mentions
     assert mentions_in(text.encode()) is mentions
@@ -431,8 +431,8 @@ _NOISE = ("# the {k} beside it", "note: 'a #{k}'", 'note: "#{k}"', "script: |\n 
 def test_a_document_of_a_reference_kind_always_mentions_one(kind, style, split, noise, letter) -> None:
     """Whatever its scalar style, comments and neighbours, a document that loads as an object of a
     reference kind is one the first pass parses; names in comments alone are not."""
-    from linter.engine.survey import mentions_in
-    from linter.sources.yaml_k8s import load_text
+    from mlops_lint.engine.survey import mentions_in
+    from mlops_lint.sources.yaml_k8s import load_text
 
     position = letter % len(kind)
     escaped = kind[:position] + f"\\x{ord(kind[position]):02x}" + kind[position + 1:]
@@ -453,8 +453,8 @@ def test_a_worker_whose_linting_raises_loses_no_file(tmp_path, monkeypatch) -> N
     worker quietly; the parent lints its chunks and gives the output a healthy run gives."""
     import os
 
-    from linter import engine
-    from linter.engine import LintRequest, lint
+    from mlops_lint import engine
+    from mlops_lint.engine import LintRequest, lint
 
     parent = os.getpid()
     original = engine.Runner.outcome
@@ -478,8 +478,8 @@ def test_a_worker_whose_linting_raises_loses_no_file(tmp_path, monkeypatch) -> N
 def test_jobs_share_the_files_between_the_parent_and_the_workers(tmp_path) -> None:
     import os
 
-    from linter.engine import LintRequest, lint
-    from linter.registry import validate
+    from mlops_lint.engine import LintRequest, lint
+    from mlops_lint.registry import validate
 
     seen = tmp_path / "pids"
 
@@ -507,8 +507,8 @@ def test_a_linted_files_trees_are_freed_without_the_cyclic_collector() -> None:
     import gc
     import weakref
 
-    from linter.engine import Runner, enabled_rules, load_bytes
-    from linter.index import REFERENCE_KINDS, ProjectIndex
+    from mlops_lint.engine import Runner, enabled_rules, load_bytes
+    from mlops_lint.index import REFERENCE_KINDS, ProjectIndex
 
     config = Config()
     rules = enabled_rules(REGISTRY, config)

@@ -1,7 +1,7 @@
 """scripts/new_rule.py (issue 35): adding a rule with the scaffold changes no other rule's files.
 
 A scripted run in a temporary clone of the repository at HEAD: the scaffold, then the project's
-generators (`python -m linter.docs`, the rule's own golden, the violating reference reports), then
+generators (`python -m mlops_lint.docs`, the rule's own golden, the violating reference reports), then
 ``git status``: the files that changed are the new rule's own and the generated ones listed in
 :data:`GENERATED`, and those change only by the new rule (a README row, a docs index row; in the
 violating reports the summary and, in SARIF, the rule's entry and the rule indexes after it, until
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from linter.registry import load_registry
+from mlops_lint.registry import load_registry
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "scripts"))
@@ -57,7 +57,7 @@ def test_a_scaffolded_rule_touches_only_its_own_files_and_generated_ones(tmp_pat
     stem = f"{code.lower()}_{SLUG.replace('-', '_')}"
     done = python(clone, "scripts/new_rule.py", code, SLUG, "--family", "gpu", "--scope", "container")
     assert done.returncode == 0, done.stderr
-    done = python(clone, "-m", "linter.docs")
+    done = python(clone, "-m", "mlops_lint.docs")
     assert done.returncode == 0, done.stderr
     pytest_run = ("-m", "pytest", "-q", "-rA", "-p", "no:cacheprovider")
     python(clone, *pytest_run, "--update-golden", "tests/test_rule_fixtures.py", "tests/test_reference_fixtures.py",

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from linter.model.placeholder import has_placeholder, is_placeholder, known
+from mlops_lint.model.placeholder import has_placeholder, is_placeholder, known
 from tests.strategies import FUZZ
 
 WHOLE = [
@@ -114,6 +114,6 @@ def test_a_whole_placeholder_holds_one(text):
     (None, None),
 ])
 def test_image_pin_judges_the_parts_a_placeholder_leaves(image, pin):
-    from linter.model.images import image_pin
+    from mlops_lint.model.images import image_pin
 
     assert image_pin(image) == pin

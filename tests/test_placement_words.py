@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from linter.config import load_config
-from linter.engine import LintRequest, lint
-from linter.registry import load_registry
+from mlops_lint.config import load_config
+from mlops_lint.engine import LintRequest, lint
+from mlops_lint.registry import load_registry
 
 RAY_WORKER = """apiVersion: v1
 kind: Pod

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from linter import plugins
+from mlops_lint import plugins
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -28,7 +28,7 @@ PLUGIN_RULE = '''\
 Flags it.
 """
 
-from linter.rule import Kind, Finding, rule
+from mlops_lint.rule import Kind, Finding, rule
 
 
 @rule(code="ACM001", name="forbidden-pod", severity="warning", scope=Kind("Pod"))
@@ -87,12 +87,12 @@ def path_of(monkeypatch: pytest.MonkeyPatch):
 
 CASES = {
     "nothing": [],
-    "builtin only": [("mlops_lint", "[mlops_lint.rules]\nbuiltin = rules\n")],
-    "builtin, spaced": [("mlops_lint", "[console_scripts]\nx = y:z\n\n[mlops_lint.rules]\n  builtin   =   rules  \n# c\n")],
-    "other groups": [("other", "[console_scripts]\nmlops_lint.rules = a.b:c\n"), ("mlops_lint", "[mlops_lint.rules]\nbuiltin = rules\n")],
-    "a plugin": [("mlops_lint", "[mlops_lint.rules]\nbuiltin = rules\n"), ("acme", "[mlops_lint.rules]\nacme = acme_rules\n")],
+    "builtin only": [("mlops_lint", "[mlops_lint.rules]\nbuiltin = mlops_lint.rules\n")],
+    "builtin, spaced": [("mlops_lint", "[console_scripts]\nx = y:z\n\n[mlops_lint.rules]\n  builtin   =   mlops_lint.rules  \n# c\n")],
+    "other groups": [("other", "[console_scripts]\nmlops_lint.rules = a.b:c\n"), ("mlops_lint", "[mlops_lint.rules]\nbuiltin = mlops_lint.rules\n")],
+    "a plugin": [("mlops_lint", "[mlops_lint.rules]\nbuiltin = mlops_lint.rules\n"), ("acme", "[mlops_lint.rules]\nacme = acme_rules\n")],
     "a plugin, egg-info": [("acme", "[mlops_lint.rules]\nacme = acme_rules\n", ".egg-info")],
-    "a plugin next to builtin": [("acme", "[mlops_lint.rules]\nbuiltin = rules\nacme = acme_rules\n")],
+    "a plugin next to builtin": [("acme", "[mlops_lint.rules]\nbuiltin = mlops_lint.rules\nacme = acme_rules\n")],
     "commented out": [("acme", "[mlops_lint.rules]\n# acme = acme_rules\n")],
     "group named in a comment": [("acme", "# see [mlops_lint.rules]\n[other]\nacme = acme_rules\n")],
     "no entry_points.txt": [("acme", None)],
@@ -156,7 +156,7 @@ def test_this_environment_has_no_plugin_and_the_registry_agrees() -> None:
 
 def cli(args: list[str], cwd: Path, extra_path: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(extra_path), str(REPO)])}
-    return subprocess.run([sys.executable, "-c", "from linter.cli import main; main()", *args], cwd=cwd, env=env,
+    return subprocess.run([sys.executable, "-c", "from mlops_lint.cli import main; main()", *args], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=120)
 
 

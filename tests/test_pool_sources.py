@@ -23,9 +23,9 @@ from pathlib import Path
 from hypothesis import HealthCheck, Phase, event, example, given, settings
 from hypothesis import strategies as st
 
-from linter.config import ConfigError, load_config
-from linter.engine import LintRequest, lint
-from linter.registry import load_registry
+from mlops_lint.config import ConfigError, load_config
+from mlops_lint.engine import LintRequest, lint
+from mlops_lint.registry import load_registry
 
 REGISTRY = load_registry()
 SELECT = ["AKS", "XPL"]

@@ -141,7 +141,7 @@ def test_readme_snippet_as_written_then_autoupdate_and_the_hook_skips_what_a_ful
     assert update.returncode == 0, update.stdout + update.stderr
     head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
     assert f"rev: {head}" in (sample / ".pre-commit-config.yaml").read_text()
-    full = subprocess.run([sys.executable, "-m", "linter", "."], cwd=sample, capture_output=True, text=True,
+    full = subprocess.run([sys.executable, "-m", "mlops_lint", "."], cwd=sample, capture_output=True, text=True,
                           env={**os.environ, "PYTHONPATH": str(REPO)})
     assert full.returncode == 0, full.stdout + full.stderr
     hook = subprocess.run([sys.executable, "-m", "pre_commit", "run", "--all-files"], cwd=sample,

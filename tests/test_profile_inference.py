@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from linter.cli import main
-from linter.config import Config
-from linter.engine import LintRequest, lint
-from linter.registry import load_registry
+from mlops_lint.cli import main
+from mlops_lint.config import Config
+from mlops_lint.engine import LintRequest, lint
+from mlops_lint.registry import load_registry
 
 REGISTRY = load_registry()
 
@@ -157,7 +157,7 @@ def test_lnt005_a_cluster_switched_to_nap_is_no_standard_one(tmp_path: Path) -> 
 
 def test_api_config_with_a_profile_is_explicit() -> None:
     """An API caller's Config(profile=...) is a given profile (no inference, LNT005 judges it)."""
-    from linter.profiles import explicit
+    from mlops_lint.profiles import explicit
 
     assert explicit(Config(profile="aks-automatic"))
     assert not explicit(Config())
@@ -181,13 +181,13 @@ def test_cli_note_on_stdout_and_in_json(tmp_path: Path) -> None:
 
 def test_no_hint_no_parse(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Without `automatic` or `provisioning` in any script or IaC file, inference parses nothing."""
-    import linter.sources.files as files
+    import mlops_lint.sources.files as files
 
     calls = []
     real = files.load_bytes
     monkeypatch.setattr(files, "load_bytes", lambda *a, **k: calls.append(a[1]) or real(*a, **k))
-    from linter.engine.profile import infer
-    from linter.engine.projects import by_roots, loader
+    from mlops_lint.engine.profile import infer
+    from mlops_lint.engine.projects import by_roots, loader
 
     root = project(tmp_path, {"cluster.sh": "#!/bin/bash\naz aks create -g rg -n ml\n", "job.yaml": GPU_JOB})
     (found,) = by_roots([root], root, loader(REGISTRY, {}))

@@ -45,10 +45,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from linter.cli import main
-from linter.config import Config
-from linter.engine import LintRequest, lint
-from linter.registry import load_registry
+from mlops_lint.cli import main
+from mlops_lint.config import Config
+from mlops_lint.engine import LintRequest, lint
+from mlops_lint.registry import load_registry
 from snapshots import RULES, SARIF_SCHEMA, check_golden, descriptors_owned_by, dump, stable_json, stable_sarif
 
 REPO = Path(__file__).resolve().parents[1]

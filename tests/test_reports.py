@@ -14,14 +14,14 @@ from msgspec.structs import replace
 from report_samples import JOB, RULES, SPACED, random_results, sample_report, shifted
 from strategies import FUZZ
 
-from linter.model.position import Span
-from linter.report import FORMATS, render, summary_line
-from linter.report.github import escape_data, escape_property
-from linter.report.ruledoc import clip, plain_text, sections, unwrap
-from linter.report.sarif import build_log, result_data, sarif_result
-from linter.report.sarif import document as sarif_document
-from linter.report.sarif_json import to_json
-from linter.result import ObjectRef, Result, RunReport
+from mlops_lint.model.position import Span
+from mlops_lint.report import FORMATS, render, summary_line
+from mlops_lint.report.github import escape_data, escape_property
+from mlops_lint.report.ruledoc import clip, plain_text, sections, unwrap
+from mlops_lint.report.sarif import build_log, result_data, sarif_result
+from mlops_lint.report.sarif import document as sarif_document
+from mlops_lint.report.sarif_json import to_json
+from mlops_lint.result import ObjectRef, Result, RunReport
 
 SARIF_SCHEMA = Path(__file__).resolve().parents[1].parent / "shared" / "sarif" / "sarif-schema-2.1.0.json"
 
@@ -104,7 +104,7 @@ def test_text_sorts_whatever_order_results_come_in():
 
 
 def findings_schema() -> dict:
-    return json.loads((resources.files("linter") / "schemas" / "findings.schema.json").read_text("utf-8"))
+    return json.loads((resources.files("mlops_lint") / "schemas" / "findings.schema.json").read_text("utf-8"))
 
 
 def test_findings_schema_is_valid_2020_12():
@@ -384,7 +384,7 @@ def test_unknown_format_is_a_value_error():
 
 
 def test_formats_tuple():
-    from linter.formats import FORMATS as LISTED
+    from mlops_lint.formats import FORMATS as LISTED
 
     assert FORMATS == LISTED == ("text", "json", "sarif", "github", "junit", "gitlab")
 

@@ -18,10 +18,10 @@ from msgspec.structs import replace
 from report_samples import SPACED, random_results, sample_report, shifted
 from test_cli import VIOLATING, run
 
-from linter import formats
-from linter.model.position import Span
-from linter.report import FORMATS, render
-from linter.result import Result
+from mlops_lint import formats
+from mlops_lint.model.position import Span
+from mlops_lint.report import FORMATS, render
+from mlops_lint.result import Result
 
 DATA = Path(__file__).resolve().parent / "data"
 JUNIT = xmlschema.XMLSchema(DATA / "junit.xsd")
@@ -53,7 +53,7 @@ def cases(suite: ET.Element) -> dict[tuple[str, str], ET.Element]:
 
 
 def test_formats_are_listed_once():
-    from linter.cli import check
+    from mlops_lint.cli import check
 
     choices = next(p for p in check.params if p.name == "fmt").type.choices
     assert tuple(choices) == FORMATS == formats.FORMATS

@@ -21,8 +21,8 @@ from click.testing import CliRunner
 from invariants import check_report, lint_paths, validate_sarif, validators
 from sandbox import run
 
-from linter import engine
-from linter.cli import main
+from mlops_lint import engine
+from mlops_lint.cli import main
 
 JOB = """\
 apiVersion: batch/v1
@@ -160,7 +160,7 @@ def test_a_folder_of_nothing_parsable_in_parallel(tmp_path: Path) -> None:
 
 
 def test_a_loader_that_raises_is_one_files_finding(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from linter.sources import dockerfile
+    from mlops_lint.sources import dockerfile
 
     (tmp_path / "job.yaml").write_text(JOB)
     (tmp_path / "Dockerfile").write_text("FROM ubuntu:22.04\n")
@@ -172,7 +172,7 @@ def test_a_loader_that_raises_is_one_files_finding(tmp_path: Path, monkeypatch: 
     report = lint_paths([tmp_path], tmp_path)
     (error,) = [r for r in report.results if r.path == "Dockerfile"]
     assert error.rule == "SCH001" and (error.line, error.column) == (1, 1)
-    assert error.message == ("mlops-lint could not read this file (linter.sources.dockerfile raised IndexError: "
+    assert error.message == ("mlops-lint could not read this file (mlops_lint.sources.dockerfile raised IndexError: "
                              "list index out of range); it was not linted (please report this)")
     assert "GPU001" in {r.rule for r in report.results if r.path == "job.yaml"}
 
@@ -200,7 +200,7 @@ def test_usage_errors_still_exit_2_with_their_own_message(tmp_path: Path) -> Non
 
 
 def test_deeply_nested_shell_substitutions_are_a_plain_parse_error() -> None:
-    from linter.sources import shell
+    from mlops_lint.sources import shell
 
     for text in ("x=" + "$(" * 5000 + ")" * 5000 + "\n", 'echo "' + "${a:-" * 3000 + "}" * 3000 + '"\n',
                  "echo " + '"$(echo ' * 2000 + ')"' * 2000 + "\n"):
@@ -228,7 +228,7 @@ def test_crd_paths_naming_a_fifo(tmp_path: Path) -> None:
 
 
 def test_text_report_never_prints_control_characters_from_the_input(tmp_path: Path) -> None:
-    from linter.report import render
+    from mlops_lint.report import render
 
     (tmp_path / "p.yaml").write_text('apiVersion: v1\nkind: Pod\nmetadata: {name: "p\\e[2K\\rFAKE"}\nspec:\n  containers:\n'
                                      '  - name: "c\\e[31mred\\r\\nInjected"\n    image: "x:latest"\n')
@@ -253,10 +253,10 @@ def test_a_project_rule_that_raises_is_reported_not_lost() -> None:
     # project's first target (line 1) instead of being filtered out with other files' findings
     from msgspec.structs import replace
 
-    from linter.config import Config
-    from linter.engine import run_rules
-    from linter.registry import load_registry
-    from linter.sources.yaml_k8s import load_text
+    from mlops_lint.config import Config
+    from mlops_lint.engine import run_rules
+    from mlops_lint.registry import load_registry
+    from mlops_lint.sources.yaml_k8s import load_text
 
     def broken(found, ctx):
         raise RuntimeError("boom")

@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from linter.cli import main
-from linter.config import Config
-from linter.engine import LintRequest, lint
-from linter.registry import load_registry
-from linter.roots import BY_CONFIG, BY_CWD, BY_GIT, BY_PATH, RootFinder
+from mlops_lint.cli import main
+from mlops_lint.config import Config
+from mlops_lint.engine import LintRequest, lint
+from mlops_lint.registry import load_registry
+from mlops_lint.roots import BY_CONFIG, BY_CWD, BY_GIT, BY_PATH, RootFinder
 
 REGISTRY = load_registry()
 
@@ -299,8 +299,8 @@ def test_sarif_of_several_repositories_is_relative_to_the_folder_holding_them(tm
 
 
 def test_cache_keys_differ_per_root(tmp_path: Path) -> None:
-    from linter.cache import code_key, project_key
-    from linter.engine import enabled_rules
+    from mlops_lint.cache import code_key, project_key
+    from mlops_lint.engine import enabled_rules
 
     rules = enabled_rules(REGISTRY, Config())
     code = code_key(rules, REGISTRY)

@@ -40,11 +40,11 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from linter.config import Config, load_config
-from linter.engine import LintRequest, lint
-from linter.registry import load_registry
-from linter.report import render
-from linter.result import Result, RunReport
+from mlops_lint.config import Config, load_config
+from mlops_lint.engine import LintRequest, lint
+from mlops_lint.registry import load_registry
+from mlops_lint.report import render
+from mlops_lint.result import Result, RunReport
 from snapshots import check_golden, descriptors_owned_by, dump, stable_json, stable_sarif
 
 REPO = Path(__file__).resolve().parents[1]

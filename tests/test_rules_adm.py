@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from linter.config import Config
-from linter.engine import LintRequest, lint
-from linter.model.vap import plural
-from linter.registry import load_registry
+from mlops_lint.config import Config
+from mlops_lint.engine import LintRequest, lint
+from mlops_lint.model.vap import plural
+from mlops_lint.registry import load_registry
 
 REGISTRY = load_registry()
 

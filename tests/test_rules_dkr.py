@@ -10,11 +10,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from linter.config import Config
-from linter.discover import walk
-from linter.engine import LintRequest, lint
-from linter.model.document import DOCKERFILE
-from linter.registry import load_registry
+from mlops_lint.config import Config
+from mlops_lint.discover import walk
+from mlops_lint.engine import LintRequest, lint
+from mlops_lint.model.document import DOCKERFILE
+from mlops_lint.registry import load_registry
 
 REPO = Path(__file__).resolve().parents[1]
 REALISTIC = REPO / "fixtures" / "sources" / "dockerfile" / "ml"
@@ -288,7 +288,7 @@ def test_dkr008_points_at_the_package_on_its_continuation_line_and_skips_builder
 # ---------------------------------------------------------------------------------------------
 # DKR009: unpinned pip installs
 
-from rules.dkr.dkr009_pip_install_unpinned import unpinned  # noqa: E402
+from mlops_lint.rules.dkr.dkr009_pip_install_unpinned import unpinned  # noqa: E402
 
 
 @pytest.mark.parametrize("word, name", [

@@ -15,13 +15,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from linter.config import Config
-from linter.engine import run_rules
-from linter.index import ProjectIndex
-from linter.model.distributed import is_distributed, operator_labels, pod_labels, rank_env, replica_specs
-from linter.model.envvars import resolve
-from linter.model.k8s import workload_of
-from linter.model.netpol import (
+from mlops_lint.config import Config
+from mlops_lint.engine import run_rules
+from mlops_lint.index import ProjectIndex
+from mlops_lint.model.distributed import is_distributed, operator_labels, pod_labels, rank_env, replica_specs
+from mlops_lint.model.envvars import resolve
+from mlops_lint.model.k8s import workload_of
+from mlops_lint.model.netpol import (
     ALL_PORTS,
     CLUSTER_DNS,
     NO_PORTS,
@@ -36,9 +36,9 @@ from linter.model.netpol import (
     same_namespace,
     traffic,
 )
-from linter.model.selectors import selector_matches
-from linter.registry import load_registry
-from linter.sources.yaml_k8s import load_text
+from mlops_lint.model.selectors import selector_matches
+from mlops_lint.registry import load_registry
+from mlops_lint.sources.yaml_k8s import load_text
 
 
 def documents(files: dict[str, str]):
@@ -324,8 +324,8 @@ POLICY = st.fixed_dictionaries({"podSelector": SELECTOR, "ingress": st.lists(RUL
 
 
 def policy_objects(specs, namespace=NS):
-    from linter.model.document import K8sObject
-    from linter.model.tree import YMap
+    from mlops_lint.model.document import K8sObject
+    from mlops_lint.model.tree import YMap
 
     result = []
     for index, spec in enumerate(specs):
@@ -356,7 +356,7 @@ def test_policy_properties(specs, source_labels, dest_labels, extra):
 def naive_direction(items, selected, other, egress):
     """NetworkPolicy evaluation as written before policies were grouped: every policy, every
     time (the reference the grouped evaluation must equal)."""
-    from linter.model.netpol import Direction, peer_matches, rule_ports
+    from mlops_lint.model.netpol import Direction, peer_matches, rule_ports
 
     sure = [p for p in items if (p.egress if egress else p.ingress) is not None and p.selects(selected) is True]
     maybe = [p for p in items if (p.egress if egress else p.ingress) is not None and p.selects(selected) is None]
@@ -392,8 +392,8 @@ PLACED_POLICY = st.tuples(POLICY, st.sampled_from([NS, "other", None]), st.sampl
 
 
 def placed_policies(placed):
-    from linter.model.document import K8sObject
-    from linter.model.tree import YMap
+    from mlops_lint.model.document import K8sObject
+    from mlops_lint.model.tree import YMap
 
     result = []
     for index, (spec, namespace, path) in enumerate(placed):
@@ -411,7 +411,7 @@ def test_grouped_policies_answer_as_every_policy_evaluated_alone(placed, copies,
     # copies of one policy under other names (and in other namespaces) are classes of the
     # group; every question asked of one group, its memo shared, must get what evaluating every
     # policy on its own gives, however little the endpoints differ
-    from linter.model.netpol import PolicyGroup, selecting
+    from mlops_lint.model.netpol import PolicyGroup, selecting
 
     placed = placed + [(placed[i][0], namespace, placed[i][2]) for i, namespace in copies if i < len(placed)]
     items = placed_policies(placed)
@@ -429,7 +429,7 @@ def test_grouped_policies_answer_as_every_policy_evaluated_alone(placed, copies,
 def test_policy_evaluations_grow_with_distinct_questions_not_with_copies(monkeypatch):
     # a namespace holding N copies of the article's policy and N jobs: the selectors are
     # evaluated once per distinct (policy, question), so 4x the copies is not 16x the work
-    from linter.model import netpol
+    from mlops_lint.model import netpol
 
     calls = []
     real = netpol.partial_match

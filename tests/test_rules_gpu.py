@@ -11,15 +11,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from linter.config import Config
-from linter.engine import LintRequest, lint
-from linter.model import mig
-from linter.model.gpunodes import tolerates_gpu_taint
-from linter.model.nvidia import placements_may_overlap
-from linter.model.selectors import Placement, Requirement, placement_of
-from linter.registry import load_registry
-from rules.img.img003_gpu_image_without_cuda import cpu_only
-from rules.img.img004_image_registry_untrusted import split_entry, trusted
+from mlops_lint.config import Config
+from mlops_lint.engine import LintRequest, lint
+from mlops_lint.model import mig
+from mlops_lint.model.gpunodes import tolerates_gpu_taint
+from mlops_lint.model.nvidia import placements_may_overlap
+from mlops_lint.model.selectors import Placement, Requirement, placement_of
+from mlops_lint.registry import load_registry
+from mlops_lint.rules.img.img003_gpu_image_without_cuda import cpu_only
+from mlops_lint.rules.img.img004_image_registry_untrusted import split_entry, trusted
 
 REGISTRY = load_registry()
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
@@ -72,7 +72,7 @@ def test_catalogue_lookups() -> None:
 
 
 def test_every_model_key_is_a_vm_size_gpu_key_or_documented() -> None:
-    from linter.model.vmsizes import gpu_sizes
+    from mlops_lint.model.vmsizes import gpu_sizes
 
     azure = {size.gpu_key for size in gpu_sizes() if size.mig_capable}
     assert azure <= set(mig.MIG_GPUS)
@@ -401,8 +401,8 @@ def test_gpu009_sees_plugins_in_other_files_and_reports_only_targets(tmp_path: P
 def test_gpu009_collects_plugins_from_workers_and_the_cache(tmp_path: Path) -> None:
     """DaemonSets are not in the index: each file's plugins are facts, collected by whichever
     process lints the file, and kept in the cache; every way gives the same findings."""
-    from linter.cachedata import decode, dumps, encode, loads
-    from rules.gpu.gpu009_duplicate_device_plugin import Plugin
+    from mlops_lint.cachedata import decode, dumps, encode, loads
+    from mlops_lint.rules.gpu.gpu009_duplicate_device_plugin import Plugin
 
     plugin = textwrap.dedent("""\
     apiVersion: apps/v1
@@ -434,10 +434,10 @@ def test_gpu009_collects_plugins_from_workers_and_the_cache(tmp_path: Path) -> N
 
 
 def run_facts(path: Path):
-    from linter.index import REFERENCE_KINDS, ProjectIndex
-    from linter.rule import RuleContext
-    from linter.sources.yaml_k8s import load
-    from rules.gpu.gpu009_duplicate_device_plugin import device_plugins
+    from mlops_lint.index import REFERENCE_KINDS, ProjectIndex
+    from mlops_lint.rule import RuleContext
+    from mlops_lint.sources.yaml_k8s import load
+    from mlops_lint.rules.gpu.gpu009_duplicate_device_plugin import device_plugins
 
     document = load(path.read_bytes(), path.name)
     context = RuleContext({}, ProjectIndex([document], only_kinds=REFERENCE_KINDS), Config())
@@ -571,9 +571,9 @@ def test_gpu009_script_installs_with_workers(tmp_path: Path) -> None:
 
 
 def test_script_installs_reads_helm_and_kubectl() -> None:
-    from linter.model.installs import DCGM_EXPORTER, DEVICE_PLUGIN, GPU_OPERATOR, script_installs
-    from linter.model.unknown import UNKNOWN
-    from linter.sources.shell import load_text
+    from mlops_lint.model.installs import DCGM_EXPORTER, DEVICE_PLUGIN, GPU_OPERATOR, script_installs
+    from mlops_lint.model.unknown import UNKNOWN
+    from mlops_lint.sources.shell import load_text
 
     text = ("helm --kube-context prod upgrade --install op ./charts/gpu-operator-v25.3.0.tgz -n gpu "
             "--set dcgmExporter.enabled=false\n"

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from linter.config import Config
-from linter.engine import LintRequest, lint
-from linter.model.images import is_moving_tag
-from linter.registry import load_registry
+from mlops_lint.config import Config
+from mlops_lint.engine import LintRequest, lint
+from mlops_lint.model.images import is_moving_tag
+from mlops_lint.registry import load_registry
 
 REGISTRY = load_registry()
 POD = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    image: IMAGE\n"
@@ -96,7 +96,7 @@ def test_img006_development_defaults_are_info(text: str, image: str, severity: s
 # ---------------------------------------------------------------------------------------------
 # IMG005: a CUDA image on a training job that requests no GPU
 
-from rules.img.img005_cuda_image_without_gpu import cuda_image  # noqa: E402
+from mlops_lint.rules.img.img005_cuda_image_without_gpu import cuda_image  # noqa: E402
 
 JOB = ("apiVersion: batch/v1\nkind: KIND\nmetadata: {name: j}\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n"
        "      containers:\n      - name: c\n        image: IMAGE\nRESOURCES")
@@ -187,8 +187,8 @@ def test_img005_a_trainjob_is_judged_on_its_own_image_not_its_runtimes(tmp_path)
 # ---------------------------------------------------------------------------------------------
 # IMG007: code downloaded when the container starts
 
-from rules.img.img007_code_downloaded_at_start import downloads  # noqa: E402
-from linter.model.shellc import statements  # noqa: E402
+from mlops_lint.rules.img.img007_code_downloaded_at_start import downloads  # noqa: E402
+from mlops_lint.model.shellc import statements  # noqa: E402
 
 CONTAINER_POD = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    image: x:1\nSTART"
 

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from linter.config import Config
-from linter.engine import LintRequest, lint
-from linter.registry import load_registry
-from rules.kai.kai002_kaito_input_public_url import public_host
+from mlops_lint.config import Config
+from mlops_lint.engine import LintRequest, lint
+from mlops_lint.registry import load_registry
+from mlops_lint.rules.kai.kai002_kaito_input_public_url import public_host
 
 REGISTRY = load_registry()
 
@@ -111,7 +111,7 @@ def test_kai004_fields_are_those_the_kaito_crds_mark_deprecated() -> None:
 
     import yaml
 
-    from rules.kai.kai004_kaito_field_deprecated import DEPRECATED
+    from mlops_lint.rules.kai.kai004_kaito_field_deprecated import DEPRECATED
 
     repo = Path(__file__).resolve().parents[1]
     sources = [repo / "scripts" / "upstream-crds" / name for name in ("kaito.sh_inferencesets.yaml.gz",

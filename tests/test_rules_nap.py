@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from linter.config import Config
-from linter.engine import LintRequest, lint
-from linter.registry import load_registry
+from mlops_lint.config import Config
+from mlops_lint.engine import LintRequest, lint
+from mlops_lint.registry import load_registry
 
 REGISTRY = load_registry()
 
@@ -145,7 +145,7 @@ def test_nap002_inferred_from_a_nap_cluster_and_named(tmp_path: Path) -> None:
 
 
 def test_gpu005_is_off_in_aks_automatic() -> None:
-    from linter.engine.selection import enabled_rules
+    from mlops_lint.engine.selection import enabled_rules
 
     codes = [m.code for m in enabled_rules(REGISTRY, Config(profile="aks-automatic"), ["ALL"])]
     assert "GPU005" not in codes and "NAP002" in codes

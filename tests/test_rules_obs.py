@@ -10,11 +10,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from linter.config import Config
-from linter.engine import LintRequest, lint
-from linter.model.monitoring import ByNamespace, Namespaces, Target, map_may_select, services_selected, targets_selected
-from linter.model.selectors import label_value, labels_of
-from linter.registry import load_registry
+from mlops_lint.config import Config
+from mlops_lint.engine import LintRequest, lint
+from mlops_lint.model.monitoring import ByNamespace, Namespaces, Target, map_may_select, services_selected, targets_selected
+from mlops_lint.model.selectors import label_value, labels_of
+from mlops_lint.registry import load_registry
 
 REGISTRY = load_registry()
 
@@ -323,7 +323,7 @@ def test_the_label_index_finds_what_a_service_selects(found, plain, namespace, s
 def test_monitors_cost_a_look_up_each_not_a_scan_of_their_namespace(tmp_path: Path) -> None:
     """Many PodMonitors, each selecting its own Deployment, in one namespace: with the index the
     label matcher is asked about each monitor's own pods, not about every pod of the namespace."""
-    from linter.model import monitoring
+    from mlops_lint.model import monitoring
 
     count = 60
     text = "---\n".join(
@@ -349,7 +349,7 @@ def test_monitors_cost_a_look_up_each_not_a_scan_of_their_namespace(tmp_path: Pa
 def test_obs001_and_obs002_share_one_scrape_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Both rules collect the same facts: the second reuses the first's model (and the label-key
     indexes its monitors built), and the findings are each rule's alone."""
-    from linter.model import monitoring
+    from mlops_lint.model import monitoring
 
     built = []
     real = monitoring.ScrapeModel.__init__
@@ -370,7 +370,7 @@ def test_obs001_and_obs002_share_one_scrape_model(tmp_path: Path, monkeypatch: p
 
 
 def test_a_scrape_model_is_rebuilt_for_other_facts() -> None:
-    from linter.model.monitoring import scrape_model
+    from mlops_lint.model.monitoring import scrape_model
 
     class Index:
         def __init__(self):

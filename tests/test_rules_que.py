@@ -11,11 +11,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from linter.config import Config
-from linter.engine import load_bytes, run_rules
-from linter.index import ProjectIndex
-from linter.model.document import K8S
-from linter.model.kueue import (
+from mlops_lint.config import Config
+from mlops_lint.engine import load_bytes, run_rules
+from mlops_lint.index import ProjectIndex
+from mlops_lint.model.document import K8S
+from mlops_lint.model.kueue import (
     INFINITE,
     QuotaTree,
     cluster_queue_quota,
@@ -27,7 +27,7 @@ from linter.model.kueue import (
     queue_ref,
     suspend_field,
 )
-from linter.registry import load_registry
+from mlops_lint.registry import load_registry
 
 REGISTRY = load_registry()
 
@@ -605,8 +605,8 @@ def test_que012_needs_every_alternative_priority_class_to_be_preemptible() -> No
 # ---------------------------------------------------------------------------------------------
 # QUE013: distributed GPU jobs without gang admission
 
-from linter.model.k8s import workload_of  # noqa: E402
-from rules.que.que013_distributed_job_not_gang_admitted import _gpu_pods  # noqa: E402
+from mlops_lint.model.k8s import workload_of  # noqa: E402
+from mlops_lint.rules.que.que013_distributed_job_not_gang_admitted import _gpu_pods  # noqa: E402
 
 
 def index_of(text: str) -> ProjectIndex:
@@ -756,7 +756,7 @@ def test_que013_leaves_volcano_jobs_and_generic_kinds_to_other_rules() -> None:
 
 def test_que013_stays_on_in_the_aks_automatic_profile() -> None:
     """Node auto-provisioning "doesn't guarantee atomic admission for every worker" (the article)."""
-    from linter.engine.selection import enabled_rules
+    from mlops_lint.engine.selection import enabled_rules
 
     automatic = Config(profile="aks-automatic")
     assert "QUE013" in [m.code for m in enabled_rules(REGISTRY, automatic, ["ALL"])]
@@ -930,8 +930,8 @@ def _as_v1beta2(text: str) -> str:
 
 
 def _fixture_findings(folder: Path, rule: str) -> list[tuple]:
-    from linter.engine import LintRequest
-    from linter.engine import lint as lint_paths
+    from mlops_lint.engine import LintRequest
+    from mlops_lint.engine import lint as lint_paths
 
     report = lint_paths(LintRequest(paths=[folder], config=None, registry=REGISTRY, select=[rule], cwd=folder))
     return sorted((r.rule, r.path, tuple(r.span), r.message.replace(str(folder), "<dir>"))

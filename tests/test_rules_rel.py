@@ -7,12 +7,12 @@ import textwrap
 
 import pytest
 
-from linter.config import Config
-from linter.engine import load_bytes, run_rules
-from linter.index import ProjectIndex
-from linter.model.document import K8S
-from linter.model.serving import serving_sign
-from linter.registry import load_registry
+from mlops_lint.config import Config
+from mlops_lint.engine import load_bytes, run_rules
+from mlops_lint.index import ProjectIndex
+from mlops_lint.model.document import K8S
+from mlops_lint.model.serving import serving_sign
+from mlops_lint.registry import load_registry
 
 REGISTRY = load_registry()
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import textwrap
 
-from linter.config import Config
-from linter.engine import load_bytes, run_rules
-from linter.model.document import K8S
-from linter.registry import load_registry
+from mlops_lint.config import Config
+from mlops_lint.engine import load_bytes, run_rules
+from mlops_lint.model.document import K8S
+from mlops_lint.registry import load_registry
 
 REGISTRY = load_registry()
 

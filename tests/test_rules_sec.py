@@ -12,13 +12,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from linter.config import Config
-from linter.engine import run_rules
-from linter.model.security import is_device_plugin_path as exempt
-from linter.registry import load_registry
-from linter.sources.yaml_k8s import load_text
-from rules.sec.sec006_secret_in_env import credential, name_strength, not_a_secret, words
-from rules.sec.sec006_secret_in_env import _PLACEHOLDER
+from mlops_lint.config import Config
+from mlops_lint.engine import run_rules
+from mlops_lint.model.security import is_device_plugin_path as exempt
+from mlops_lint.registry import load_registry
+from mlops_lint.sources.yaml_k8s import load_text
+from mlops_lint.rules.sec.sec006_secret_in_env import credential, name_strength, not_a_secret, words
+from mlops_lint.rules.sec.sec006_secret_in_env import _PLACEHOLDER
 
 
 def lint(text: str, *codes: str):
@@ -268,7 +268,7 @@ KSERVE_CODES = ("RES001", "RES002", "SEC001", "SEC002", "SEC003")
 
 
 def kserve_lint(tmp_path, files: dict[str, str], jobs: int = 1) -> list[tuple[str, int, str]]:
-    from linter.engine import LintRequest, lint as lint_paths
+    from mlops_lint.engine import LintRequest, lint as lint_paths
 
     for name, text in files.items():
         (tmp_path / name).write_text(text, encoding="utf-8")
@@ -318,7 +318,7 @@ def test_sec007_fields(extra: str, container: str, found: list) -> None:
 
 
 def test_sec007_columns_and_profile_severity() -> None:
-    from linter.engine.selection import enabled_rules
+    from mlops_lint.engine.selection import enabled_rules
 
     text = pod(extra="hostPID: true", container_sc="ports: [{containerPort: 80, hostPort: 80}]")
     docs = [load_text(text, "pod.yaml")]

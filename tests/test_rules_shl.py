@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from linter.config import Config
-from linter.engine import LintRequest, lint
-from linter.engine.selection import enabled_rules
-from linter.registry import load_registry
+from mlops_lint.config import Config
+from mlops_lint.engine import LintRequest, lint
+from mlops_lint.engine.selection import enabled_rules
+from mlops_lint.registry import load_registry
 
 REGISTRY = load_registry()
 

@@ -11,14 +11,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from linter.config import Config
-from linter.engine import LintRequest, lint
-from linter.index import ProjectIndex
-from linter.model.storage import (claim_reclaim, expand, is_checkpoint_destination, is_destination, mentions_checkpoint,
+from mlops_lint.config import Config
+from mlops_lint.engine import LintRequest, lint
+from mlops_lint.index import ProjectIndex
+from mlops_lint.model.storage import (claim_reclaim, expand, is_checkpoint_destination, is_destination, mentions_checkpoint,
                                   mount_for, pvc_claim)
-from linter.model.k8s import workload_of
-from linter.registry import load_registry
-from linter.sources.yaml_k8s import load_text
+from mlops_lint.model.k8s import workload_of
+from mlops_lint.registry import load_registry
+from mlops_lint.sources.yaml_k8s import load_text
 
 REGISTRY = load_registry()
 
@@ -441,7 +441,7 @@ def test_shell_script_flags_follow_line_continuations_and_env(tmp_path: Path) ->
 # ---------------------------------------------------------------------------------------------
 # STO006: a shell as PID 1 of a trainer with something to save
 
-from linter.model.shellc import statements  # noqa: E402
+from mlops_lint.model.shellc import statements  # noqa: E402
 
 STO006_JOB = """
 apiVersion: batch/v1

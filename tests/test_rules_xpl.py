@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from linter.config import Config
-from linter.engine import LintRequest, lint
-from linter.registry import load_registry
+from mlops_lint.config import Config
+from mlops_lint.engine import LintRequest, lint
+from mlops_lint.registry import load_registry
 
 REGISTRY = load_registry()
 

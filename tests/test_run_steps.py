@@ -9,11 +9,11 @@ from pathlib import Path
 
 from msgspec import Struct
 
-from linter.cache import Keys
-from linter.config import Config
-from linter.digest import digest
-from linter.engine import FixTarget, LintRequest, Part, Wants, lint, lint_run
-from linter.registry import load_registry
+from mlops_lint.cache import Keys
+from mlops_lint.config import Config
+from mlops_lint.digest import digest
+from mlops_lint.engine import FixTarget, LintRequest, Part, Wants, lint, lint_run
+from mlops_lint.registry import load_registry
 
 REGISTRY = load_registry()
 

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from report_samples import sample_report
 
-from linter.report import render
+from mlops_lint.report import render
 
 REPO = Path(__file__).resolve().parents[1]
 BUNDLED = REPO / ".tools" / "node_modules" / "@microsoft" / "sarif-multitool-linux" / "Sarif.Multitool"
@@ -97,7 +97,7 @@ def test_real_run_with_findings_suppressions_and_parse_errors(tmp_path):
     import jsonschema
     from click.testing import CliRunner
 
-    from linter.cli import main
+    from mlops_lint.cli import main
 
     old = Path.cwd()
     os.chdir(REPO)

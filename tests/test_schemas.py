@@ -18,13 +18,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from linter.config import Config, ConfigError, load_config
-from linter.engine import LintRequest, lint
-from linter.registry import load_registry
-from linter.validation import builtin, removed
-from linter.validation.checker import compile_check
-from linter.validation.convert import convert, convert_root
-from linter.validation.crds import load_paths
+from mlops_lint.config import Config, ConfigError, load_config
+from mlops_lint.engine import LintRequest, lint
+from mlops_lint.registry import load_registry
+from mlops_lint.validation import builtin, removed
+from mlops_lint.validation.checker import compile_check
+from mlops_lint.validation.convert import convert, convert_root
+from mlops_lint.validation.crds import load_paths
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_CRDS = REPO.parent / "shared" / "crds"
@@ -399,8 +399,8 @@ def test_every_shared_crd_converts_to_a_valid_json_schema() -> None:
     and the fast check and jsonschema agree on a bare object of that kind."""
     from jsonschema import Draft202012Validator
 
-    from linter.validation.convert import Lazy, deep
-    from linter.validation.validate import _full_validator
+    from mlops_lint.validation.convert import Lazy, deep
+    from mlops_lint.validation.validate import _full_validator
 
     release = builtin.release(builtin.DEFAULT_KUBERNETES_VERSION)
     crds = load_paths([str(SHARED_CRDS)], REPO)
@@ -550,8 +550,8 @@ def _valid_cluster_queue() -> dict:
 @settings(max_examples=300, deadline=None)
 @given(_mutated(_valid_cluster_queue()))
 def test_fast_check_agrees_with_jsonschema_on_a_crd(instance) -> None:
-    from linter.validation.convert import Lazy
-    from linter.validation.validate import _full_validator
+    from mlops_lint.validation.convert import Lazy
+    from mlops_lint.validation.validate import _full_validator
 
     schema = _cluster_queue_schema()
     slow = _full_validator()(Lazy(schema))
@@ -567,8 +567,8 @@ _SHARED_BUILTIN: dict = {}
 @settings(max_examples=200, deadline=None)
 @given(_mutated(_valid_deployment()), st.sampled_from(["web", "web-copy", "other"]))
 def test_member_issues_kept_per_value_equal_the_whole_listing_on_built_ins(instance, name) -> None:
-    from linter.validation.messages import translate
-    from linter.validation.validate import Validator
+    from mlops_lint.validation.messages import translate
+    from mlops_lint.validation.validate import Validator
 
     schema = _deployment_schema()
     validator = _SHARED_BUILTIN.setdefault("v", Validator(schema, shallow=False))
@@ -580,7 +580,7 @@ def test_member_issues_kept_per_value_equal_the_whole_listing_on_built_ins(insta
 
 
 def _full_deployment_validator(schema: dict):
-    from linter.validation.validate import _full_validator
+    from mlops_lint.validation.validate import _full_validator
 
     if "full" not in _SHARED_BUILTIN:
         _SHARED_BUILTIN["full"] = _full_validator()(schema)
@@ -594,9 +594,9 @@ _SHARED_CRD: dict = {}
 @settings(max_examples=200, deadline=None)
 @given(_mutated(_valid_cluster_queue()), st.sampled_from(["q", "q-copy"]))
 def test_member_issues_kept_per_value_equal_the_whole_listing_on_a_crd(instance, name) -> None:
-    from linter.validation.convert import Lazy
-    from linter.validation.messages import translate
-    from linter.validation.validate import Validator, _full_validator
+    from mlops_lint.validation.convert import Lazy
+    from mlops_lint.validation.messages import translate
+    from mlops_lint.validation.validate import Validator, _full_validator
 
     if not _SHARED_CRD:
         schema = _cluster_queue_schema()
@@ -610,8 +610,8 @@ def test_member_issues_kept_per_value_equal_the_whole_listing_on_a_crd(instance,
 def test_copies_of_an_invalid_object_list_their_shared_members_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """Twenty copies of an invalid Deployment differing in their names: ``spec`` is listed
     once, ``metadata`` once per copy (and jsonschema is never needed for them)."""
-    from linter.validation.explain import Lister
-    from linter.validation.validate import Validator
+    from mlops_lint.validation.explain import Lister
+    from mlops_lint.validation.validate import Validator
 
     validator = Validator(_deployment_schema(), shallow=False)
     listed: list = []
@@ -695,9 +695,9 @@ _EXPLAINED_NODES = [*_ODD_NODES, 2, 2.0, 2.5, -1, 3.0, float("nan"), "1", "123",
 
 
 def _issues_both_ways(schema: dict, value) -> tuple:
-    from linter.validation.explain import Lister, Unsupported
-    from linter.validation.messages import translate
-    from linter.validation.validate import _full_validator
+    from mlops_lint.validation.explain import Lister, Unsupported
+    from mlops_lint.validation.messages import translate
+    from mlops_lint.validation.validate import _full_validator
 
     slow = translate(list(_full_validator()(schema).iter_errors(value)))
     try:
@@ -729,7 +729,7 @@ def test_explained_errors_equal_jsonschemas(schema) -> None:
 def test_what_explain_does_not_evaluate_goes_to_jsonschema(schema) -> None:
     """Where .explain meets a keyword it does not evaluate it says Unsupported, and the object
     is listed by jsonschema: the same issues either way."""
-    from linter.validation.validate import Validator
+    from mlops_lint.validation.validate import Validator
 
     unsupported = 0
     for value in [{"a": 1}, 1.25, [1], "x", {"a": "x"}, 7, "ab"]:
@@ -745,8 +745,8 @@ def test_what_explain_does_not_evaluate_goes_to_jsonschema(schema) -> None:
 def test_explained_errors_equal_jsonschemas_on_built_ins(instance) -> None:
     from jsonschema import Draft202012Validator
 
-    from linter.validation.explain import Lister
-    from linter.validation.messages import translate
+    from mlops_lint.validation.explain import Lister
+    from mlops_lint.validation.messages import translate
 
     schema = _deployment_schema()
     slow = translate(list(Draft202012Validator(schema).iter_errors(instance)))
@@ -757,10 +757,10 @@ def test_explained_errors_equal_jsonschemas_on_built_ins(instance) -> None:
 @settings(max_examples=300, deadline=None)
 @given(_mutated(_valid_cluster_queue()))
 def test_explained_errors_equal_jsonschemas_on_a_crd(instance) -> None:
-    from linter.validation.convert import Lazy
-    from linter.validation.explain import Lister, Unsupported
-    from linter.validation.messages import translate
-    from linter.validation.validate import _full_validator
+    from mlops_lint.validation.convert import Lazy
+    from mlops_lint.validation.explain import Lister, Unsupported
+    from mlops_lint.validation.messages import translate
+    from mlops_lint.validation.validate import _full_validator
 
     schema = _cluster_queue_schema()
     slow = translate(list(_full_validator()(Lazy(copy.deepcopy(schema))).iter_errors(instance)))
@@ -935,7 +935,7 @@ def test_the_nearest_project_crd_wins_and_project_crds_win_over_crd_paths(tmp_pa
 def test_a_schema_jsonschema_cannot_evaluate_is_one_issue_not_a_crash(schema: dict, error: str) -> None:
     """A broken CRD schema (the API server would reject the CRD) gives one worded issue on the
     object checked against it, never an exception that LNT002 would report as a rule bug."""
-    from linter.validation.validate import Validator
+    from mlops_lint.validation.validate import Validator
 
     [issue] = Validator({"type": "object", "properties": {"size": schema}}).issues({"size": "200 gigs"})
     assert issue.path == () and issue.category == "other"
@@ -949,7 +949,7 @@ def test_built_in_kinds_not_searched_for_pods_have_no_pod_template_in_their_sche
     unknown field, SCH002's finding)."""
     import re
 
-    from linter.model.k8s import _NO_POD_TEMPLATE
+    from mlops_lint.model.k8s import _NO_POD_TEMPLATE
 
     release = builtin.release(builtin.DEFAULT_KUBERNETES_VERSION)
 

@@ -9,10 +9,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from linter.model.azcli import UNKNOWN, canonical, is_known, is_switch
-from linter.model.document import SHELL
-from linter.model.position import Span
-from linter.sources.shell import is_shell_shebang, load, load_text
+from mlops_lint.model.azcli import UNKNOWN, canonical, is_known, is_switch
+from mlops_lint.model.document import SHELL
+from mlops_lint.model.position import Span
+from mlops_lint.sources.shell import is_shell_shebang, load, load_text
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "sources" / "shell"
 
@@ -234,9 +234,9 @@ def test_a_default_is_the_value_of_a_variable_the_script_never_sets():
 
 def test_a_gpu_pool_sized_by_a_default_is_checked(tmp_path: Path):
     # an untainted pool whose GPU VM size is a `${VAR:-default}` gets AKS001 as if written out
-    from linter.config import Config
-    from linter.engine import LintRequest, lint
-    from linter.registry import load_registry
+    from mlops_lint.config import Config
+    from mlops_lint.engine import LintRequest, lint
+    from mlops_lint.registry import load_registry
 
     (tmp_path / "pool.sh").write_text(
         '#!/usr/bin/env bash\nGPU_VM_SIZE=${GPU_VM_SIZE:-Standard_NC24ads_A100_v4}\n'

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from sandbox import run
 
-from linter.formats import FORMATS
+from mlops_lint.formats import FORMATS
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO.parent / "shared" / "corpus"

@@ -17,14 +17,14 @@ from pathlib import Path
 
 import pytest
 
-from linter import ruleindex
-from linter.cachedata import decode, encode
-from linter.registry import RegistryError, load_registry
-from linter.rule import RuleMeta
+from mlops_lint import ruleindex
+from mlops_lint.cachedata import decode, encode
+from mlops_lint.registry import RegistryError, load_registry
+from mlops_lint.rule import RuleMeta
 
 REPO = Path(__file__).resolve().parents[1]
 POD = REPO / "fixtures" / "conforming" / "gpu-pod" / "pod.yaml"
-CLI = "import sys; sys.argv[0] = 'mlops-lint'; from linter.cli import main; sys.exit(main())"
+CLI = "import sys; sys.argv[0] = 'mlops-lint'; from mlops_lint.cli import main; sys.exit(main())"
 BASELINE = "import click, ruamel.yaml, jsonschema"
 
 # What a one-file YAML run never needs (each was imported before, see the git log):
@@ -33,7 +33,7 @@ NEVER = {
     "sarif_om", "attr",  # the SARIF object model: --format sarif only
     "orjson",  # the JSON text of --format json and sarif only
     "jsonschema", "referencing",  # SCH002 lists errors with jsonschema only where .explain cannot
-    "linter.validation.explain",  # ... and lists them itself only for an invalid object
+    "mlops_lint.validation.explain",  # ... and lists them itself only for an invalid object
     "concurrent.futures", "multiprocessing",  # --jobs N with enough files only
     "tomllib",  # no pyproject.toml that can name mlops-lint
     "email", "csv",
@@ -79,30 +79,30 @@ def own_imports(tmp_path: Path, project: Path, *cli_args: str, **extra: str) -> 
 def test_a_one_file_run_imports_none_of_what_it_does_not_need(tmp_path: Path, project: Path) -> None:
     for mode in ({"MLOPS_LINT_NO_CACHE": "1"}, {"MLOPS_LINT_CACHE_DIR": str(tmp_path / "cache")}):
         names = own_imports(tmp_path, project, "one.yaml", **mode)
-        assert "linter.engine" in names and "click" in names  # it did run
+        assert "mlops_lint.engine" in names and "click" in names  # it did run
         assert not {n for n in names if n in NEVER or n.split(".")[0] in NEVER}, mode
 
 
 def test_with_the_rule_index_only_called_rules_are_imported(tmp_path: Path, project: Path) -> None:
     cache = str(tmp_path / "cache")
     first = own_imports(tmp_path, project, "one.yaml", MLOPS_LINT_CACHE_DIR=cache)  # crawls, writes the index
-    assert "linter.model.docker" in first and Path(ruleindex.path(tmp_path / "cache")).is_file()
+    assert "mlops_lint.model.docker" in first and Path(ruleindex.path(tmp_path / "cache")).is_file()
     (project / "one.yaml").write_bytes(b"# changed: the result cache misses\n" + POD.read_bytes())
     missed = own_imports(tmp_path, project, "one.yaml", MLOPS_LINT_CACHE_DIR=cache)
-    assert "linter.model.docker" not in missed and "linter.sources.yaml_k8s" in missed  # no Dockerfile rule ran
+    assert "mlops_lint.model.docker" not in missed and "mlops_lint.sources.yaml_k8s" in missed  # no Dockerfile rule ran
     # a Pod in a project with no NetworkPolicy, no script and no custom resource: DST007/DST008 never
     # load the NetworkPolicy model, the cluster model never loads the script model, and no schema
     # pattern of a CRD needs RE2 (each ~3-8 ms of a ~250 ms run); no misspelt MIG profile asks
     # difflib for suggestions, and no bundled CRD schema is read (gzip)
-    assert not {"linter.model.netpol", "linter.model.azcli", "re2", "difflib", "gzip"} & missed, \
-        sorted({"linter.model.netpol", "linter.model.azcli", "re2", "difflib", "gzip"} & missed)
-    assert {"linter.model.cluster", "linter.model.kueue", "linter.validation.regex"} <= missed  # the rules did run
+    assert not {"mlops_lint.model.netpol", "mlops_lint.model.azcli", "re2", "difflib", "gzip"} & missed, \
+        sorted({"mlops_lint.model.netpol", "mlops_lint.model.azcli", "re2", "difflib", "gzip"} & missed)
+    assert {"mlops_lint.model.cluster", "mlops_lint.model.kueue", "mlops_lint.validation.regex"} <= missed  # the rules did run
     warm = own_imports(tmp_path, project, "one.yaml", MLOPS_LINT_CACHE_DIR=cache)
-    assert not {n for n in warm if n.startswith("rules.")}  # no rule module at all
-    assert not {"linter.model.cluster", "linter.model.kueue", "linter.model.netpol", "linter.model.docker"} & warm
+    assert not {n for n in warm if n.startswith("mlops_lint.rules.")}  # no rule module at all
+    assert not {"mlops_lint.model.cluster", "mlops_lint.model.kueue", "mlops_lint.model.netpol", "mlops_lint.model.docker"} & warm
     assert "yaml" not in warm  # the outcome came from the result cache: nothing parsed
     # ... and nothing indexed: no index, no model it is built from, no CRD schema (no crd-paths)
-    assert not {"linter.index", "linter.model.k8s", "linter.model.selectors", "linter.validation.crds"} & warm
+    assert not {"mlops_lint.index", "mlops_lint.model.k8s", "mlops_lint.model.selectors", "mlops_lint.validation.crds"} & warm
 
 
 def test_output_is_the_same_with_and_without_the_rule_index(tmp_path: Path) -> None:

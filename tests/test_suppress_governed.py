@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from test_cli import VIOLATING, run
 
-from linter.model.position import Span
-from linter.registry import load_registry
-from linter.suppress import Directive, govern, split_reason
+from mlops_lint.model.position import Span
+from mlops_lint.registry import load_registry
+from mlops_lint.suppress import Directive, govern, split_reason
 
 REGISTRY = load_registry()
 GPU_LINE = "            nvidia.com/gpu: 1\n"  # the request GPU001 reports on (17:13)

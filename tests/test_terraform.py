@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from linter.config import Config
-from linter.engine import LintRequest, lint
-from linter.model.cluster import build_cluster
-from linter.model.position import Span
-from linter.model.unknown import UNKNOWN
-from linter.registry import load_registry
-from linter.sources import shell, terraform
+from mlops_lint.config import Config
+from mlops_lint.engine import LintRequest, lint
+from mlops_lint.model.cluster import build_cluster
+from mlops_lint.model.position import Span
+from mlops_lint.model.unknown import UNKNOWN
+from mlops_lint.registry import load_registry
+from mlops_lint.sources import shell, terraform
 
 CLUSTER_TF = '''resource "azurerm_kubernetes_cluster" "aks" {
   name                = "ml-aks"

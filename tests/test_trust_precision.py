@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from linter.cli import main
+from mlops_lint.cli import main
 
 # ../shared beside the checkout (a worktree may sit one level deeper: the nearest one upward)
 REPROS = next((folder / "shared" / "repros" / "trust" for folder in Path(__file__).resolve().parents[1].parents

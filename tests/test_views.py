@@ -19,13 +19,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from linter.config import Config
-from linter.engine import LintRequest, lint
-from linter.model.quantity import parse_quantity
-from linter.model.tree import dig
-from linter.registry import load_registry
-from linter.result import ObjectRef, Result
-from linter.sources.yaml_k8s import load_text
+from mlops_lint.config import Config
+from mlops_lint.engine import LintRequest, lint
+from mlops_lint.model.quantity import parse_quantity
+from mlops_lint.model.tree import dig
+from mlops_lint.registry import load_registry
+from mlops_lint.result import ObjectRef, Result
+from mlops_lint.sources.yaml_k8s import load_text
 
 MARKER = re.compile(r"^\s*# expect: GPU001\s*$")
 
@@ -502,7 +502,7 @@ def test_container_rule_reaches_every_container_of_every_kind(kind: str, tmp_pat
 def test_same_shape_in_an_unknown_group_is_read_generically(tmp_path: Path) -> None:
     """A Job of another group is no batch Job: its pod template is linted through a generic view
     (the container rule fires at the same places), and it is no training workload."""
-    from linter.model.k8s import workload_of
+    from mlops_lint.model.k8s import workload_of
 
     text = build("Job").replace("apiVersion: batch/v1", "apiVersion: example.com/v1")
     results = lint_text(tmp_path, text)
@@ -671,8 +671,8 @@ def test_quantity_decimal_times_suffix(d: Decimal, suffix: str) -> None:
 
 
 def test_what_is_derived_from_a_view_is_computed_once_and_goes_with_it() -> None:
-    from linter.index import ProjectIndex
-    from linter.model.memo import once
+    from mlops_lint.index import ProjectIndex
+    from mlops_lint.model.memo import once
 
     doc = load_text(textwrap.dedent("""\
         apiVersion: batch/v1

@@ -99,7 +99,7 @@ def test_every_write_site_is_known() -> None:
 
 
 def test_a_cache_entry_is_never_read_through_a_link(tmp_path: Path) -> None:
-    from linter.cachedata import read_entry
+    from mlops_lint.cachedata import read_entry
 
     real = tmp_path / "real.cache"
     real.write_bytes(b'{"format": 11}')
@@ -111,7 +111,7 @@ def test_a_cache_entry_is_never_read_through_a_link(tmp_path: Path) -> None:
 
 
 def test_a_cache_entry_replaces_a_link(tmp_path: Path) -> None:
-    from linter.cachedata import write_entry
+    from mlops_lint.cachedata import write_entry
 
     victim = tmp_path / "victim"
     victim.write_text("precious\n")
@@ -124,7 +124,7 @@ def test_a_cache_entry_replaces_a_link(tmp_path: Path) -> None:
 
 
 def test_the_cache_tag_is_never_written_through_a_link(tmp_path: Path) -> None:
-    from linter.cache import _tag
+    from mlops_lint.cache import _tag
 
     victim = tmp_path / "victim"
     victim.write_text("precious\n")
@@ -139,8 +139,8 @@ def test_the_cache_tag_is_never_written_through_a_link(tmp_path: Path) -> None:
 
 def test_a_whole_cached_run_never_writes_through_links_planted_in_its_folder(tmp_path: Path,
                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    import linter.cli
-    from linter.cache import SUFFIX
+    import mlops_lint.cli
+    from mlops_lint.cache import SUFFIX
 
     project = tmp_path / "p"
     project.mkdir()
@@ -148,7 +148,7 @@ def test_a_whole_cached_run_never_writes_through_links_planted_in_its_folder(tmp
     cache = tmp_path / "cache"
     monkeypatch.chdir(project)
     args = ["check", "--cache-dir", str(cache), "."]
-    first = CliRunner().invoke(linter.cli.main, args)
+    first = CliRunner().invoke(mlops_lint.cli.main, args)
     assert first.exit_code == 0
     entries = [p for p in cache.rglob(f"*{SUFFIX}")]
     assert entries
@@ -157,15 +157,15 @@ def test_a_whole_cached_run_never_writes_through_links_planted_in_its_folder(tmp
     for entry in entries:
         entry.unlink()
         entry.symlink_to(victim)
-    again = CliRunner().invoke(linter.cli.main, [*args, "--format", "json"])
+    again = CliRunner().invoke(mlops_lint.cli.main, [*args, "--format", "json"])
     assert again.exit_code == 0
     before = victim.read_bytes()
-    CliRunner().invoke(linter.cli.main, args)
+    CliRunner().invoke(mlops_lint.cli.main, args)
     assert victim.read_bytes() == before  # never written through, by either run
 
 
 def test_init_never_writes_through_a_link(tmp_path: Path) -> None:
-    from linter.config import write_init
+    from mlops_lint.config import write_init
 
     victim = tmp_path / "victim"
     victim.write_text("precious\n")
@@ -179,7 +179,7 @@ def test_init_never_writes_through_a_link(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("option", ["-o", "--write-baseline"])
 def test_reports_and_baselines_refuse_a_link(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, option: str) -> None:
-    import linter.cli
+    import mlops_lint.cli
 
     victim = tmp_path / "victim"
     victim.write_text("precious\n")
@@ -188,17 +188,17 @@ def test_reports_and_baselines_refuse_a_link(tmp_path: Path, monkeypatch: pytest
     (project / "cm.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
     (project / "out" / "file.json").symlink_to(victim)
     monkeypatch.chdir(project)
-    result = CliRunner().invoke(linter.cli.main, ["check", "--no-cache", ".", option, "out/file.json"])
+    result = CliRunner().invoke(mlops_lint.cli.main, ["check", "--no-cache", ".", option, "out/file.json"])
     assert victim.read_text() == "precious\n"
     assert result.exit_code == 2
     assert "cannot write out/file.json: it is a symbolic link" in result.stderr
     (project / "out" / "file.json").unlink()  # the control: a plain path is written
-    result = CliRunner().invoke(linter.cli.main, ["check", "--no-cache", ".", option, "out/file.json"])
+    result = CliRunner().invoke(mlops_lint.cli.main, ["check", "--no-cache", ".", option, "out/file.json"])
     assert result.exit_code == 0 and (project / "out" / "file.json").is_file()
 
 
 def test_fix_refuses_links_to_files_and_folders(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import linter.cli
+    import mlops_lint.cli
 
     job = ("apiVersion: batch/v1\nkind: Job\nmetadata: {name: t}\nspec:\n  template:\n    spec:\n"
            "      restartPolicy: Never\n      containers:\n      - name: a\n        image: x/y:1\n"
@@ -211,7 +211,7 @@ def test_fix_refuses_links_to_files_and_folders(tmp_path: Path, monkeypatch: pyt
     (project / "d").symlink_to(outside)
     (project / "link.yaml").symlink_to(outside / "job.yaml")
     monkeypatch.chdir(project)
-    result = CliRunner().invoke(linter.cli.main, ["check", "--no-cache", "--fix", "d/job.yaml", "link.yaml", "."])
+    result = CliRunner().invoke(mlops_lint.cli.main, ["check", "--no-cache", "--fix", "d/job.yaml", "link.yaml", "."])
     assert (outside / "job.yaml").read_text() == job
     assert (project / "link.yaml").is_symlink()
     assert "Fixed" not in result.stdout

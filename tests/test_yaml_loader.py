@@ -9,9 +9,9 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from linter.model.position import Span
-from linter.sources import yaml_k8s
-from linter.sources.text import MAX_FILE_BYTES
+from mlops_lint.model.position import Span
+from mlops_lint.sources import yaml_k8s
+from mlops_lint.sources.text import MAX_FILE_BYTES
 
 from strategies import manifests
 
@@ -261,7 +261,7 @@ def test_the_loader_has_no_path_resolvers_so_its_resolver_hooks_may_do_nothing()
     C no-ops: right only while no path resolver is registered, which nothing here does."""
     import yaml
 
-    from linter.sources.yaml_k8s import _Loader, load_text
+    from mlops_lint.sources.yaml_k8s import _Loader, load_text
 
     assert not _Loader.yaml_path_resolvers
     text = "a: [1, {b: x}]\nc: {d: [yes, '2']}\n"

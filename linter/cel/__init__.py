@@ -26,7 +26,7 @@ from typing import Any
 
 from msgspec import Struct
 
-from linter.cel.loader import engine  # noqa: F401 - the cel package without its command line
+from mlops_lint.cel.loader import engine  # noqa: F401 - the cel package without its command line
 
 COST_LIMIT = 1_000_000  # the API server's PerCallLimit (k8s.io/apiserver/pkg/apis/cel)
 MAX_EXPRESSION_CHARS = 10_000  # longer texts are refused before compiling (the API server: 5 KiB for a VAP's)
@@ -159,7 +159,7 @@ def evaluate(compiled: Compiled | Unevaluated, variables: dict[str, Any], larges
         if cost > COST_LIMIT:
             return Unevaluated("cost", f"its estimated cost ({cost:,}) is over the limit of one evaluation "
                                        f"({COST_LIMIT:,}), as the API server estimates it")
-    from linter.cel.library import context
+    from mlops_lint.cel.library import context
 
     try:
         return compiled.program.execute(context(variables))

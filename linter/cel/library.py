@@ -25,7 +25,7 @@ _BASE: Any = None
 def context(variables: dict[str, Any]) -> Any:
     """A CEL context with Kubernetes' libraries and ``variables`` (the functions are registered once)."""
     global _BASE
-    from linter.cel.loader import engine
+    from mlops_lint.cel.loader import engine
 
     cel = engine()
     if _BASE is None:
@@ -51,7 +51,7 @@ def _tagged(value: Any, tag: str) -> Any:
 # --- quantity ---------------------------------------------------------------------------------
 
 def _parse_quantity(text: Any) -> Fraction | None:
-    from linter.model.quantity import parse_quantity
+    from mlops_lint.model.quantity import parse_quantity
 
     if not isinstance(text, str):
         return None
@@ -127,7 +127,7 @@ def q_compare(a: Any, b: Any) -> int:
 # --- regex (RE2) ------------------------------------------------------------------------------
 
 def _regex(pattern: Any) -> Any:
-    from linter.validation.regex import finder
+    from mlops_lint.validation.regex import finder
 
     if not isinstance(pattern, str):
         raise CelError("no such overload: a regular expression is a string")
@@ -495,7 +495,7 @@ def _format_factory(name: str) -> Any:
 
 
 def validate(fmt: Any, text: Any) -> Any:
-    from linter.cel.loader import engine
+    from mlops_lint.cel.loader import engine
 
     cel = engine()
     name = _tagged(fmt, "@format")

@@ -33,12 +33,12 @@ import one way (run -> workers -> passes -> survey/runner/memory), which ``tests
 checks.
 """
 
-from linter.discover import display_path
-from linter.engine.run import FixTarget, LintRequest, LintRun, Part, Wants, lint, lint_run
-from linter.engine.runner import PARSE_ERROR, RULE_ERROR, UNUSED_SUPPRESSION, FileOutcome, Job, Runner, run_rules
-from linter.engine.selection import enabled_rules
-from linter.engine.workers import PARALLEL_MIN_FILES, cap_jobs, default_jobs
-from linter.sources.files import load_bytes, load_file, read_source
+from mlops_lint.discover import display_path
+from mlops_lint.engine.run import FixTarget, LintRequest, LintRun, Part, Wants, lint, lint_run
+from mlops_lint.engine.runner import PARSE_ERROR, RULE_ERROR, UNUSED_SUPPRESSION, FileOutcome, Job, Runner, run_rules
+from mlops_lint.engine.selection import enabled_rules
+from mlops_lint.engine.workers import PARALLEL_MIN_FILES, cap_jobs, default_jobs
+from mlops_lint.sources.files import load_bytes, load_file, read_source
 
 __all__ = [
     "PARALLEL_MIN_FILES", "PARSE_ERROR", "RULE_ERROR", "UNUSED_SUPPRESSION", "FileOutcome", "FixTarget", "Job",

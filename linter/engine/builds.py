@@ -17,12 +17,12 @@ from typing import Any, Callable
 from msgspec import Struct, field
 from msgspec.structs import replace
 
-from linter.config import Config
-from linter.discover import SourceFile, display_path
-from linter.model.document import Document
-from linter.model.position import FILE_START
-from linter.result import Note, Result
-from linter.validation.kustomize import KUSTOMIZATION_NAMES
+from mlops_lint.config import Config
+from mlops_lint.discover import SourceFile, display_path
+from mlops_lint.model.document import Document
+from mlops_lint.model.position import FILE_START
+from mlops_lint.result import Note, Result
+from mlops_lint.validation.kustomize import KUSTOMIZATION_NAMES
 
 ENABLED = ("auto", "always", "never")
 
@@ -35,7 +35,7 @@ class Unparsed(Struct):
     output: bytes
 
     def load(self) -> Document:
-        from linter.sources.files import load_bytes
+        from mlops_lint.sources.files import load_bytes
 
         return load_bytes(self.output, self.path, "k8s")
 
@@ -65,7 +65,7 @@ class Builds(Struct):
     def signature(self) -> str:
         """What every file's findings may depend on here: which files are linted through a build
         and what the builds gave."""
-        from linter.engine.survey import cache_key, content_digest
+        from mlops_lint.engine.survey import cache_key, content_digest
 
         return cache_key(*sorted(self.raw_only), *(f"{d.path}:{content_digest(out)}" for d, out, _ in self.documents))
 
@@ -91,7 +91,7 @@ class Builds(Struct):
         return text
 
     def _template_line(self, path: str, line: str | None) -> str:
-        from linter.model.position import Span
+        from mlops_lint.model.position import Span
 
         found = self.helm[path].locate(Span(int(line), 1, int(line), 2)) if line else None
         return f"{found[0]}:{found[1].line}" if found is not None else self.shown(path)
@@ -142,7 +142,7 @@ def settings(config: Config) -> tuple[str, tuple[str, ...] | None, float]:
     ``file-timeout`` (a build is bounded as a file is)."""
     section = config.kustomize or {}
     command = section.get("command")
-    from linter.engine.kustomize import DEFAULT_TIMEOUT
+    from mlops_lint.engine.kustomize import DEFAULT_TIMEOUT
 
     timeout = float(section.get("timeout", DEFAULT_TIMEOUT))
     if config.file_timeout and config.file_timeout > 0:
@@ -168,7 +168,7 @@ def end_run() -> None:
 def _deadline() -> float:
     import time
 
-    from linter.engine.kustomize import BUILDS_BUDGET
+    from mlops_lint.engine.kustomize import BUILDS_BUDGET
 
     if "active" not in _RUN:
         return time.monotonic() + BUILDS_BUDGET
@@ -202,7 +202,7 @@ class _Guard:
     def _caught(self, signum: int, frame: Any) -> None:
         import signal
 
-        from linter.engine.kustomize import abandon
+        from mlops_lint.engine.kustomize import abandon
 
         abandon()
         previous = self.previous.get(signum)
@@ -250,8 +250,8 @@ def start(items: list[tuple[SourceFile, str]], config: Config, cwd: Path, jobs: 
     out = Builds(helm_off=(config.helm or {}).get("enabled") == "never")
     if not _any_named(items, ("Chart.yaml",)) and not _any_named(items, KUSTOMIZATION_NAMES, folders=True):
         return Pending(out)  # the common case: nothing to build, nothing more imported
-    from linter.engine import kustomize as kz
-    from linter.sources.kustomize import find_roots
+    from mlops_lint.engine import kustomize as kz
+    from mlops_lint.sources.kustomize import find_roots
 
     _helm_charts(out, items, config, cwd, jobs, cache_dir, targets if chart_targets is None else chart_targets)
     enabled, configured, timeout = settings(config)
@@ -343,8 +343,8 @@ def start(items: list[tuple[SourceFile, str]], config: Config, cwd: Path, jobs: 
 def _finish(out: Builds, buildable: list, outputs: dict, keys: dict[str, str], display_of: dict[str, str],
             targeted: Callable[[Any], bool], shown: Callable[[str], str], severity: str) -> None:
     """Each root's output loaded as one more document, or its failure made its SCH001."""
-    from linter.engine import kustomize as kz
-    from linter.sources.files import load_bytes
+    from mlops_lint.engine import kustomize as kz
+    from mlops_lint.sources.files import load_bytes
 
     raw_only: set[str] = set()
     for root in buildable:
@@ -371,7 +371,7 @@ def _helm_charts(out: Builds, items: list[tuple[SourceFile, str]], config: Confi
     in a worker when the ``helm`` extra is installed (:mod:`linter.sources.helm_sdk`), else by a
     ``helm`` found on PATH, else skipped with a note saying how to get it linted; each render
     linted as rendered output is, its findings at the templates (:mod:`linter.sources.helm`)."""
-    from linter.sources import helm
+    from mlops_lint.sources import helm
 
     section = config.helm or {}
     enabled = section.get("enabled", "auto")
@@ -403,7 +403,7 @@ def _helm_charts(out: Builds, items: list[tuple[SourceFile, str]], config: Confi
     plans = [helm.plan(folder, display, section, config.kubernetes_version, root, apis) for folder, display in charts]
     cache = None
     if cache_dir is not None:
-        from linter.engine import kustomize as kz
+        from mlops_lint.engine import kustomize as kz
 
         cache = kz.BuildCache(cache_dir)
     timeout = float(section.get("timeout", 60.0))
@@ -437,7 +437,7 @@ def with_helm(builds: Builds, stdin: tuple[str, bytes] | None, shown: str, cwd: 
     """Rendered Helm output on stdin (its ``# Source:`` comments) mapped back to the templates."""
     if stdin is None or b"# Source: " not in stdin[1]:
         return
-    from linter.sources import helm
+    from mlops_lint.sources import helm
 
     mapper = helm.HelmMapper(stdin[1].decode("utf-8", "replace"), helm.chart_folder(stdin[0], os.fspath(cwd)),
                              os.fspath(cwd))
@@ -449,11 +449,11 @@ def remap_pairs(pairs: list[tuple[Result, Any]], builds: Builds | None) -> list[
     if builds is None:
         return pairs
     if builds.mappers:
-        from linter.engine import kustomize as kz
+        from mlops_lint.engine import kustomize as kz
 
         pairs = kz.remap(pairs, builds.mappers)
     if builds.helm:
-        from linter.sources import helm
+        from mlops_lint.sources import helm
 
         pairs = helm.remap(pairs, builds.helm)
         # a finding on another file that names a rendered object's place (a CRD a chart renders)
@@ -466,11 +466,11 @@ def remap_directives(directives: list, builds: Builds | None) -> list:
     if builds is None:
         return directives
     if builds.mappers:
-        from linter.engine import kustomize as kz
+        from mlops_lint.engine import kustomize as kz
 
         directives = [kz.remap_directive(directive, builds.mappers) for directive in directives]
     if builds.helm:
-        from linter.sources import helm
+        from mlops_lint.sources import helm
 
         directives = [helm.remap_directive(directive, builds.helm) for directive in directives]
     return directives

@@ -48,11 +48,11 @@ from typing import Any, Iterable
 from msgspec import Struct
 from msgspec.structs import replace
 
-from linter.model.document import K8S, Document, K8sObject
-from linter.model.position import FILE_START, Span
-from linter.model.tree import YMap, YSeq, frozen
-from linter.programs import MAX_OUTPUT, build_environment, on_path
-from linter.sources.kustomize import GENERATORS, Patch, Root
+from mlops_lint.model.document import K8S, Document, K8sObject
+from mlops_lint.model.position import FILE_START, Span
+from mlops_lint.model.tree import YMap, YSeq, frozen
+from mlops_lint.programs import MAX_OUTPUT, build_environment, on_path
+from mlops_lint.sources.kustomize import GENERATORS, Patch, Root
 
 ORIGIN = "config.kubernetes.io/origin"
 BUILD_ANNOTATIONS = (ORIGIN, "alpha.config.kubernetes.io/transformations")
@@ -94,7 +94,7 @@ def find_command(configured: tuple[str, ...] | None = None) -> list[str] | None:
     absolute folders (the configured command may choose between them and add the default load
     restrictor, but names its program only by name; see :func:`check_command`); the program is
     the one ``MLOPS_LINT_KUSTOMIZE`` names when set. None when none is found."""
-    from linter.programs import ProgramRefused, chosen, named
+    from mlops_lint.programs import ProgramRefused, chosen, named
 
     if configured:
         try:
@@ -271,7 +271,7 @@ def build(root: Root, command: list[str], timeout: float, inside: str | None = N
     import tempfile
     import time
 
-    from linter.sources.files import OVERLAY
+    from mlops_lint.sources.files import OVERLAY
 
     if OVERLAY and not as_written and any(path in OVERLAY for path in root.inputs):
         return _mirrored(root, command, timeout, deadline)
@@ -327,7 +327,7 @@ def _mirrored(root: Root, command: list[str], timeout: float, deadline: float | 
     import shutil
     import tempfile
 
-    from linter.sources.files import Unreadable, read_source
+    from mlops_lint.sources.files import Unreadable, read_source
 
     common = os.path.commonpath([root.folder, *(os.path.dirname(path) for path in root.inputs)])
     mirror = os.path.realpath(tempfile.mkdtemp(prefix="mlops-lint-kustomize-fix-"))
@@ -361,8 +361,8 @@ def _quoted(text: str) -> str:
 def build_key(root: Root, command: list[str]) -> str:
     """The cache key of a root's build: the command (and its program's identity) and the name
     and content of every file the build reads."""
-    from linter.digest import digest, digest_text
-    from linter.sources.files import Unreadable, read_source
+    from mlops_lint.digest import digest, digest_text
+    from mlops_lint.sources.files import Unreadable, read_source
 
     try:
         info = os.stat(command[0])
@@ -405,7 +405,7 @@ class BuildCache:
             return None
         from pathlib import Path
 
-        from linter.cachedata import read_entry
+        from mlops_lint.cachedata import read_entry
 
         data = read_entry(Path(self.folder, f"{key}.out"), MAX_OUTPUT + 4096)
         return bytes(data) if data is not None else None
@@ -713,15 +713,15 @@ class Mapper:
     def display(self, path: str) -> str:
         if path in self.display_of:
             return self.display_of[path]
-        from linter.discover import display_path
+        from mlops_lint.discover import display_path
         from pathlib import Path
 
         return display_path(Path(path), Path.cwd().resolve())
 
     def _document(self, path: str) -> Document | None:
         if path not in self._files:
-            from linter.sources.files import Unreadable, read_source
-            from linter.sources.yaml_k8s import load_text
+            from mlops_lint.sources.files import Unreadable, read_source
+            from mlops_lint.sources.yaml_k8s import load_text
 
             try:
                 self._files[path] = load_text(read_source(path).decode("utf-8", "replace"), path)
@@ -755,8 +755,8 @@ class Mapper:
         """A patch's documents as trees (strategic merge objects, or one JSON 6902 op list)."""
         key = (patch.kustomization, patch.entry)
         if key not in self._trees:
-            from linter.sources.files import Unreadable, read_source
-            from linter.sources.yaml_k8s import compose_tree
+            from mlops_lint.sources.files import Unreadable, read_source
+            from mlops_lint.sources.yaml_k8s import compose_tree
 
             text = patch.text
             if text is None and patch.file is not None:
@@ -767,7 +767,7 @@ class Mapper:
             trees: list[Any] = []
             if text is not None:
                 if re.search(r"^---", text, re.MULTILINE):
-                    from linter.sources.yaml_k8s import load_text
+                    from mlops_lint.sources.yaml_k8s import load_text
 
                     trees = [obj.body for obj in load_text(text, patch.file or "").objects]
                 else:
@@ -937,7 +937,7 @@ class Mapper:
         path, with the same keys along the intent's path, which no patch of the root's
         kustomizations sets or deletes anything under, in a root with no ``replacements``,
         ``vars``, ``transformers`` or ``generators`` (which rewrite objects as no patch shows)."""
-        from linter.fix import Plan
+        from mlops_lint.fix import Plan
 
         if plan.path is not None or any(k.tree is None or any(name in k.tree for name in _OPAQUE)
                                         for k in self.root.chain):

@@ -13,23 +13,23 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
-from linter.discover import SourceFile
-from linter.engine.budget import Clock, OutOfTime
-from linter.engine.memory import after_file, collector_paused, freeze
-from linter.engine.runner import FileOutcome, Job, Runner
-from linter.engine.survey import content_digest, mentions, mentions_in
-from linter.model.document import K8S, Document
-from linter.sources.arm import is_template
-from linter.sources.files import Unreadable, guarded, load_bytes, read_source, unread
+from mlops_lint.discover import SourceFile
+from mlops_lint.engine.budget import Clock, OutOfTime
+from mlops_lint.engine.memory import after_file, collector_paused, freeze
+from mlops_lint.engine.runner import FileOutcome, Job, Runner
+from mlops_lint.engine.survey import content_digest, mentions, mentions_in
+from mlops_lint.model.document import K8S, Document
+from mlops_lint.sources.arm import is_template
+from mlops_lint.sources.files import Unreadable, guarded, load_bytes, read_source, unread
 
 if TYPE_CHECKING:  # a run whose results all come from the cache never builds an index
-    from linter.index import ProjectIndex
+    from mlops_lint.index import ProjectIndex
 
 
 def skeleton(entry: Any) -> Document | None:
     """What other files' rules may look up in a file (a Document, or a Stream from first_pass):
     its reference objects and its script."""
-    from linter.refkinds import REFERENCE_KINDS
+    from mlops_lint.refkinds import REFERENCE_KINDS
 
     shell = getattr(entry, "shell", None)
     iac = getattr(entry, "iac", None)
@@ -51,7 +51,7 @@ def first_pass(data: bytes, display: str, kind: str) -> Any:
     reference kind parsed (the rest wait for the second pass), any other file loaded whole."""
     if kind != K8S or is_template(data, display):  # an ARM template is not YAML to split
         return load_bytes(data, display, kind)
-    from linter.sources import yaml_k8s
+    from mlops_lint.sources import yaml_k8s
 
     loaded = guarded(yaml_k8s.stream, data, display, kind)
     if isinstance(loaded, yaml_k8s.Stream):
@@ -69,8 +69,8 @@ def second_pass(entry: Any, display: str) -> Document:
 
 
 def build_index(skeletons: Iterable[Document]) -> ProjectIndex:
-    from linter.index import ProjectIndex
-    from linter.refkinds import REFERENCE_KINDS
+    from mlops_lint.index import ProjectIndex
+    from mlops_lint.refkinds import REFERENCE_KINDS
 
     return ProjectIndex(sorted(skeletons, key=lambda d: d.path), only_kinds=REFERENCE_KINDS)
 
@@ -142,7 +142,7 @@ def lint_files(work: Work, kept: Kept, runner: Runner, job: Job,
                     else:
                         document, digest = second_pass(entry[0], display), entry[1]
                     if display in job.raw_only:  # linted through a kustomize build: only what needs the file
-                        from linter.engine.kustomize import raw_part
+                        from mlops_lint.engine.kustomize import raw_part
 
                         document = raw_part(document)
                     outcome = runner.outcome(document, display in job.targets)

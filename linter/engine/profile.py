@@ -23,8 +23,8 @@ from typing import Any
 
 from msgspec.structs import replace
 
-from linter.model.document import BICEP, SHELL, TERRAFORM
-from linter.profiles import AUTOMATIC_PROFILE, INFERRED, explicit
+from mlops_lint.model.document import BICEP, SHELL, TERRAFORM
+from mlops_lint.profiles import AUTOMATIC_PROFILE, INFERRED, explicit
 
 _HINTS = (b"automatic", b"provisioning", b"autoprovision")
 
@@ -32,7 +32,7 @@ _HINTS = (b"automatic", b"provisioning", b"autoprovision")
 def _candidates(files: list[Any]) -> list[tuple[Any, bytes]]:
     """The project's scripts and IaC files, with their bytes (unreadable ones left out: the run
     reports them)."""
-    from linter.sources.files import Unreadable, read_source
+    from mlops_lint.sources.files import Unreadable, read_source
 
     found = []
     for source in files:
@@ -47,8 +47,8 @@ def _candidates(files: list[Any]) -> list[tuple[Any, bytes]]:
 def infer(project: Any, cwd: Path) -> Any | None:
     """Set ``project.config``'s profile to ``aks-automatic`` when its files make an Automatic or
     NAP cluster and no profile is given; the note to show (a :class:`~linter.result.Note`), or None."""
-    from linter.discover import display_path
-    from linter.result import Note
+    from mlops_lint.discover import display_path
+    from mlops_lint.result import Note
 
     config = project.config
     if explicit(config):
@@ -56,9 +56,9 @@ def infer(project: Any, cwd: Path) -> Any | None:
     files = _candidates(project.context)
     if not any(hint in data.lower() for _, data in files for hint in _HINTS):
         return None
-    from linter.engine.survey import mentions
-    from linter.model.cluster.modes import AUTOMATIC, MIXED, project_kind, documents_modes
-    from linter.sources.files import load_bytes
+    from mlops_lint.engine.survey import mentions
+    from mlops_lint.model.cluster.modes import AUTOMATIC, MIXED, project_kind, documents_modes
+    from mlops_lint.sources.files import load_bytes
 
     shown = {}
     documents = []

@@ -18,10 +18,10 @@ from typing import Any, Callable
 from msgspec import Struct, field
 from msgspec.structs import replace
 
-from linter.config import Config
-from linter import discover
-from linter.discover import Discovery, SourceFile
-from linter.roots import BY_PATH, Root, RootFinder
+from mlops_lint.config import Config
+from mlops_lint import discover
+from mlops_lint.discover import Discovery, SourceFile
+from mlops_lint.roots import BY_PATH, Root, RootFinder
 
 
 class Project(Struct):
@@ -129,7 +129,7 @@ def _context(project: Project, finder: RootFinder, moved: list[SourceFile]) -> N
 def loader(registry: Any, overrides: dict[str, Any]) -> Callable[[Path | None, Root], Config]:
     """A root's config (each file loaded once), with the command line's overrides applied; a
     root without one has the defaults, and its own folder as root."""
-    from linter.config import load_config
+    from mlops_lint.config import load_config
 
     loaded: dict[Path | None, Config] = {}
 

@@ -22,25 +22,25 @@ from typing import TYPE_CHECKING, Any, Callable
 from msgspec import Struct, field
 from msgspec.structs import replace
 
-from linter.config import Config
-from linter.discover import SourceFile, display_path, shown as shown_path
-from linter.engine.memory import collector_paused, freeze
-from linter.engine.builds import Builds
-from linter.engine.passes import Work, build_index, prepare, skeleton
-from linter.engine.projects import Project, by_roots, explicit, loader
-from linter.engine.runner import UNUSED_SUPPRESSION, FileOutcome, Job, Runner, generic_kinds_note, merged_facts
-from linter.engine.selection import enabled_rules
-from linter.engine.survey import Survey, survey_files
-from linter.engine.workers import lint_all
-from linter.model.document import BICEP, DOCKERFILE, K8S, SHELL, TERRAFORM, Document
-from linter import custom
-from linter.registry import Registry
-from linter.result import Result
-from linter.roots import RootFinder
-from linter.sources.files import load_bytes
+from mlops_lint.config import Config
+from mlops_lint.discover import SourceFile, display_path, shown as shown_path
+from mlops_lint.engine.memory import collector_paused, freeze
+from mlops_lint.engine.builds import Builds
+from mlops_lint.engine.passes import Work, build_index, prepare, skeleton
+from mlops_lint.engine.projects import Project, by_roots, explicit, loader
+from mlops_lint.engine.runner import UNUSED_SUPPRESSION, FileOutcome, Job, Runner, generic_kinds_note, merged_facts
+from mlops_lint.engine.selection import enabled_rules
+from mlops_lint.engine.survey import Survey, survey_files
+from mlops_lint.engine.workers import lint_all
+from mlops_lint.model.document import BICEP, DOCKERFILE, K8S, SHELL, TERRAFORM, Document
+from mlops_lint import custom
+from mlops_lint.registry import Registry
+from mlops_lint.result import Result
+from mlops_lint.roots import RootFinder
+from mlops_lint.sources.files import load_bytes
 
 if TYPE_CHECKING:
-    from linter.cache import Keys  # imported where a run has a cache (start-up time)
+    from mlops_lint.cache import Keys  # imported where a run has a cache (start-up time)
 
 
 RENDERED = "rendered"  # a chart template's reason, once its chart rendered: linted (as rendered)
@@ -125,9 +125,9 @@ def lint(request: LintRequest) -> "RunReport":  # noqa: F821 - imported below
 def lint_run(request: LintRequest, wants: Wants = Wants()) -> LintRun:
     """One run (:func:`lint`), with what ``wants`` asks for besides the report. The steps: the
     projects, their rules, the cache and its keys, each project's :func:`run`, the report."""
-    from linter.engine.builds import end_run, new_run
-    from linter.engine.profile import infer_all
-    from linter.result import Note
+    from mlops_lint.engine.builds import end_run, new_run
+    from mlops_lint.engine.profile import infer_all
+    from mlops_lint.result import Note
 
     registry, cwd = request.registry, request.cwd.resolve()
     finder = RootFinder(cwd)
@@ -168,7 +168,7 @@ def open_cache(request: LintRequest, projects: list[Project], chosen: list[list]
     """The run's result cache (None without one) and each project's key (linter.cache)."""
     if request.cache_dir is None:
         return None, [""] * len(projects)
-    from linter.cache import Cache, code_key, project_key, run_file_key
+    from mlops_lint.cache import Cache, code_key, project_key, run_file_key
 
     code = code_key([meta for rules in chosen for meta in rules], request.registry)
     keys = [project_key(code, rules, project.config, project.folder) for project, rules in zip(projects, chosen)]
@@ -186,7 +186,7 @@ class Merged(Struct):
     unsafe_fixing: set[str] = field(default_factory=set)
 
     def add(self, project: Project, done: ProjectRun, cwd: Path, sources: "Sources") -> None:
-        from linter.result import Note
+        from mlops_lint.result import Note
 
         self.results.extend(done.results)
         self.notes.extend(Note(path, message) for path, message in done.notes)
@@ -204,8 +204,8 @@ class Merged(Struct):
 def report_of(merged: Merged, request: LintRequest, projects: list[Project], chosen: list[list], sources: "Sources",
               cwd: Path) -> "RunReport":  # noqa: F821 - imported below
     """The run's report: the baseline applied, the findings sorted, the counts and statuses."""
-    from linter import __version__, suppress
-    from linter.result import RunReport
+    from mlops_lint import __version__, suppress
+    from mlops_lint.result import RunReport
 
     results = merged.results
     if request.baseline is not None:
@@ -267,7 +267,7 @@ def _under(path: str, folders: set[str]) -> bool:
 
 
 def _rank(level: str) -> int:
-    from linter.rule import SEVERITY_RANK
+    from mlops_lint.rule import SEVERITY_RANK
 
     return SEVERITY_RANK.get(level, len(SEVERITY_RANK))  # "never" last
 
@@ -276,7 +276,7 @@ def _lint_project(project: Project, rules: list, key: str, request: LintRequest,
                   sources: "Sources", notes: list | None = None, wants: Wants = Wants()) -> ProjectRun:
     """One project: its context files (and the stdin document, if it is this project's) linted
     with its config, findings reported for its targets."""
-    from linter.discover import classify
+    from mlops_lint.discover import classify
 
     config = project.config
     by_path: dict[Path, SourceFile] = {f.path: f for f in project.context}
@@ -297,13 +297,13 @@ def _lint_project(project: Project, rules: list, key: str, request: LintRequest,
             shown = display_path(absolute, cwd)
             sources.add_path(project, absolute, shown)
         else:  # no name to tell the kind: the content tells it, and a note says what was assumed
-            from linter.discover import sniff
+            from mlops_lint.discover import sniff
 
             kind, why = sniff(data)
         stdin = (load_bytes(data, shown, kind), data)
         target_paths.add(shown)
         if absolute is None and (kind != K8S or stdin[0].skipped):
-            from linter.result import Note
+            from mlops_lint.result import Note
 
             what = {DOCKERFILE: "a Dockerfile", SHELL: "a shell script", TERRAFORM: "Terraform", BICEP: "Bicep"}.get(kind, "YAML")
             held = "; it holds no Kubernetes object" if stdin[0].skipped else ""
@@ -311,7 +311,7 @@ def _lint_project(project: Project, rules: list, key: str, request: LintRequest,
                                               "gives the kind by its name"))
 
     items = [(source, display_path(path, cwd)) for path, source in sorted(by_path.items(), key=lambda kv: str(kv[0]))]
-    from linter.engine.builds import start, with_helm
+    from mlops_lint.engine.builds import start, with_helm
 
     # with --jobs 2 or more, the kustomize builds run while this process reads and parses the
     # files: run() waits for them where it first needs them (settle)
@@ -330,8 +330,8 @@ def _lint_project(project: Project, rules: list, key: str, request: LintRequest,
         if notes is not None:
             notes.extend(builds.notes)
         if builds.helm_off:  # the skipped charts' notes say why, not how to render them
-            from linter.discover import CHART_NOTE
-            from linter.result import Note
+            from mlops_lint.discover import CHART_NOTE
+            from mlops_lint.result import Note
 
             project.targets.notes[:] = [Note(n.path, "Helm chart templates skipped (the config says helm: "
                                                      "{enabled: never})") if n.message == CHART_NOTE else n
@@ -439,7 +439,7 @@ def run(items: Work, stdin: tuple[Document, bytes] | None, settle: Callable[[], 
     keys: Keys | None = None
     outcomes: dict[str, FileOutcome] = {}
     if cache is not None:
-        from linter.cache import Keys
+        from mlops_lint.cache import Keys
 
         keys = Keys(job.key, survey, stdin[1] if stdin is not None else None, builds,  # type: ignore[union-attr]
                     job.targets)  # type: ignore[union-attr]
@@ -552,7 +552,7 @@ def write(cache: Any, keys: Keys, found: list, fresh: list[str], outcomes: dict[
 def definition_notes(outcomes: list[FileOutcome], targets: set[str]) -> list[tuple[str, str]]:
     """The notes on objects defined differently in several files (path, message), from every
     file's facts (decoded: the PROJECT rules ran)."""
-    from linter.model import document
+    from mlops_lint.model import document
 
     return document.definition_notes(
         (fact for outcome in outcomes for fact in outcome.facts.get(document.DEFINITIONS, ())), targets)
@@ -564,8 +564,8 @@ def finish(outcomes: list[FileOutcome], project: list[tuple[Result, tuple | None
     """Every suppression applied at once (LNT001 for those that suppressed nothing), after the
     findings on built kustomize output are moved to the files the user edits; each target's
     status, and ``notes``."""
-    from linter import suppress
-    from linter.engine.builds import remap_directives, remap_pairs
+    from mlops_lint import suppress
+    from mlops_lint.engine.builds import remap_directives, remap_pairs
 
     # a finding one file's view reports into another object (a TrainJob's, into its runtime) is
     # kept when that object's file is a target too
@@ -603,7 +603,7 @@ def finish(outcomes: list[FileOutcome], project: list[tuple[Result, tuple | None
                     statuses[shown] = "linted"
         statuses.update(builds.templates_rendered())
         if builds.helm:  # the template positions found on the renders, for the next run
-            from linter.sources.helm import save_memos
+            from mlops_lint.sources.helm import save_memos
 
             save_memos(builds.helm)
     return results, statuses, notes

@@ -13,17 +13,17 @@ from typing import TYPE_CHECKING, Any, Iterable
 from msgspec import Struct, field
 from msgspec.structs import replace
 
-from linter.config import Config
-from linter.fix import Fix
-from linter.model.document import DEFINITIONS, Document, K8sObject, definitions
-from linter.model.position import Span
-from linter.registry import Registry
-from linter.result import ObjectRef, Result
-from linter.rule import (CONTAINER, DOCKERFILE as DOCKERFILE_SCOPE, ENGINE, OBJECT, POD, PROJECT, SHELL as SHELL_SCOPE,
+from mlops_lint.config import Config
+from mlops_lint.fix import Fix
+from mlops_lint.model.document import DEFINITIONS, Document, K8sObject, definitions
+from mlops_lint.model.position import Span
+from mlops_lint.registry import Registry
+from mlops_lint.result import ObjectRef, Result
+from mlops_lint.rule import (CONTAINER, DOCKERFILE as DOCKERFILE_SCOPE, ENGINE, OBJECT, POD, PROJECT, SHELL as SHELL_SCOPE,
                          WORKLOAD, Finding, RuleContext, RuleMeta)
 
 if TYPE_CHECKING:  # a run whose results all come from the cache never builds an index
-    from linter.index import ProjectIndex
+    from mlops_lint.index import ProjectIndex
 
 PARSE_ERROR = "SCH001"
 UNUSED_SUPPRESSION = "LNT001"
@@ -209,7 +209,7 @@ class Runner:
     def out_of_time(self, path: str, kind: str, target: bool, seconds: float) -> FileOutcome:
         """The outcome of a file whose budget ran out: one finding naming what ran out (a rule:
         LNT002; loading: SCH001), and nothing else of it (its partial findings are dropped)."""
-        from linter.engine.budget import message
+        from mlops_lint.engine.budget import message
 
         self.outcome_start = min(self.outcome_start, len(self.out))
         del self.out[self.outcome_start:]
@@ -227,7 +227,7 @@ class Runner:
 
     def outcome(self, document: Document, target: bool) -> FileOutcome:
         """Lint one file (its findings only if it is a target; its facts in every case)."""
-        from linter.suppress import directives_of
+        from mlops_lint.suppress import directives_of
 
         start = self.outcome_start = len(self.out)
         if target:
@@ -317,7 +317,7 @@ class FixTexts:
 def _resolved(plan: Any, text: str, where: str) -> Fix | None:
     """``plan`` resolved against ``text`` (the file ``where``'s), or None: never a traceback."""
     try:
-        from linter.fix.resolve import resolve
+        from mlops_lint.fix.resolve import resolve
 
         fix = resolve(plan, text, where)
     except Exception:  # noqa: BLE001 - a plan that cannot be resolved is no fix, never a traceback
@@ -327,8 +327,8 @@ def _resolved(plan: Any, text: str, where: str) -> Fix | None:
 
 def read_text(path: str) -> str | None:
     """A file's text as the loaders decode it (no byte-order mark), or None when it cannot be read."""
-    from linter.sources.files import Unreadable, read_source
-    from linter.sources.text import DecodeError, decode
+    from mlops_lint.sources.files import Unreadable, read_source
+    from mlops_lint.sources.text import DecodeError, decode
 
     try:
         text = decode(read_source(path))
@@ -364,7 +364,7 @@ def merged_facts(outcomes: Iterable[FileOutcome]) -> dict[str, list]:
 def run_rules(documents: list[Document], targets: set[str], rules: list[RuleMeta], config: Config,
               index: ProjectIndex | None = None) -> list[tuple[Result, tuple | None]]:
     """Findings (each with its object's key) of ``rules`` on the ``targets`` among ``documents``."""
-    from linter.index import ProjectIndex
+    from mlops_lint.index import ProjectIndex
 
     index = index or ProjectIndex(documents)
     runner = Runner(rules, index, config)

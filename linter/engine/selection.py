@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from linter.config import Config
-from linter.registry import Registry
-from linter.rule import RuleMeta
+from mlops_lint.config import Config
+from mlops_lint.registry import Registry
+from mlops_lint.rule import RuleMeta
 
 
 def enabled_rules(registry: Registry, config: Config, select: Iterable[str] | None = None,

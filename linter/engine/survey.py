@@ -13,10 +13,10 @@ from typing import Any
 
 from msgspec import Struct
 
-from linter.discover import SourceFile
-from linter.model.document import BICEP, K8S, SHELL, TERRAFORM
-from linter.sources.arm import is_template as _arm_template
-from linter.sources.files import Unreadable, read_source
+from mlops_lint.discover import SourceFile
+from mlops_lint.model.document import BICEP, K8S, SHELL, TERRAFORM
+from mlops_lint.sources.arm import is_template as _arm_template
+from mlops_lint.sources.files import Unreadable, read_source
 
 
 class Survey(Struct):
@@ -29,14 +29,14 @@ class Survey(Struct):
 
 
 def content_digest(data: bytes) -> str:
-    from linter.digest import digest
+    from mlops_lint.digest import digest
 
     return digest(data)
 
 
 def cache_key(*parts: object) -> str:
     """A cache key of ``parts``."""
-    from linter.digest import digest_text
+    from mlops_lint.digest import digest_text
 
     return digest_text(*parts)
 
@@ -47,7 +47,7 @@ def _reference_pattern(binary: bool) -> Any:
     the escapes that could spell one inside a double-quoted scalar."""
     import re
 
-    from linter.refkinds import REFERENCE_KINDS
+    from mlops_lint.refkinds import REFERENCE_KINDS
 
     names = "|".join(sorted(REFERENCE_KINDS, key=lambda name: (-len(name), name)))
     # after a backslash: x, u, U, or a line break (LF, CR, NEL, LS, PS) escaped away

@@ -14,9 +14,9 @@ import sys
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator
 
-from linter.engine.memory import freeze
-from linter.engine.passes import Kept, Linted, Work, lint_files
-from linter.engine.runner import Job, Runner
+from mlops_lint.engine.memory import freeze
+from mlops_lint.engine.passes import Kept, Linted, Work, lint_files
+from mlops_lint.engine.runner import Job, Runner
 
 PARALLEL_MIN_FILES = 48  # below this, forking workers costs more than it saves
 
@@ -59,7 +59,7 @@ def cap_jobs(requested: int | None) -> tuple[int, str | None]:
 
 def _warm(runner: Runner) -> None:
     """Build before forking what every worker would otherwise build for itself: the cluster model."""
-    from linter.model.cluster import cluster_of
+    from mlops_lint.model.cluster import cluster_of
 
     try:
         cluster_of(runner.index, runner.config)

@@ -29,7 +29,7 @@ from typing import Any, ClassVar
 
 from msgspec import Struct
 
-from linter.model.position import Span
+from mlops_lint.model.position import Span
 
 # ---------------------------------------------------------------------------------------------
 # What reports carry and --fix applies (small, picklable, cached)

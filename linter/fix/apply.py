@@ -18,8 +18,8 @@ from functools import lru_cache
 from itertools import accumulate
 from typing import Iterable, Sequence
 
-from linter.fix import Edit, Fix
-from linter.model.position import Span
+from mlops_lint.fix import Edit, Fix
+from mlops_lint.model.position import Span
 
 
 _PLUS_ONE = (1).__add__

@@ -21,8 +21,8 @@ import json
 import re
 from typing import Any
 
-from linter.fix import InsertLine, Replace
-from linter.model.position import Span
+from mlops_lint.fix import InsertLine, Replace
+from mlops_lint.model.position import Span
 
 NAMES = {  # a pool setting's name in each source
     "terraform": {"taints": "node_taints", "labels": "node_labels", "mode": "mode", "min_count": "min_count",

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from linter.fix import SetKey
-from linter.model.tree import YMap, YSeq, dig
+from mlops_lint.fix import SetKey
+from mlops_lint.model.tree import YMap, YSeq, dig
 
 
 def set_path(node: Any, path: tuple[str, ...], value: Any) -> SetKey | None:
@@ -71,7 +71,7 @@ def pod_map(pod: Any, key: str) -> YMap | None:
 
 def plan(title: str, *intents: Any, safe: bool = True, path: str | None = None) -> Any:
     """A :class:`linter.fix.Plan` of ``intents``, or ``None`` when one of them could not be built."""
-    from linter.fix import Plan
+    from mlops_lint.fix import Plan
 
     if not intents or any(intent is None for intent in intents):
         return None
@@ -86,7 +86,7 @@ def whole_count(value: Any) -> bool:
 
 def no_privilege_escalation(container: Any, *, safe: bool = False) -> Any:
     """``securityContext.allowPrivilegeEscalation: false`` on a container (SEC001, GPU010)."""
-    from linter.model.k8s import is_templated
+    from mlops_lint.model.k8s import is_templated
 
     context = container.security_context
     current = context.get("allowPrivilegeEscalation") if context is not None else None
@@ -104,9 +104,9 @@ def remove_sys_admin(container: Any, *, safe: bool = False) -> Any:
     server rejects ``false`` beside the capability, so both go together). ``None`` when the
     capabilities are not written as a list in the container's own mapping, or the field holds a
     placeholder."""
-    from linter.fix import DeleteItem
-    from linter.model.k8s import is_templated
-    from linter.model.security import capability
+    from mlops_lint.fix import DeleteItem
+    from mlops_lint.model.k8s import is_templated
+    from mlops_lint.model.security import capability
 
     body = container_map(container)
     context = body.get("securityContext") if isinstance(body, YMap) else None
@@ -128,7 +128,7 @@ def drop_all_capabilities(container: Any, *, safe: bool = False) -> Any:
     ``drop`` list that lacks it (what the list already drops is kept; ``add`` is untouched, and
     Kubernetes adds those back after dropping), an ``all`` in another case written ``ALL``, or
     the list created."""
-    from linter.fix import AppendItem, Replace
+    from mlops_lint.fix import AppendItem, Replace
 
     context = container.security_context
     caps = context.get("capabilities") if context is not None else None

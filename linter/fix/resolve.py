@@ -64,11 +64,11 @@ from typing import Any, NamedTuple
 
 import yaml
 
-from linter.fix import AppendItem, DeleteItem, DeleteKey, Edit, Fix, InsertLine, Plan, Replace, SetKey
-from linter.fix.apply import TextIndex, text_index
-from linter.model.position import Span
-from linter.model.tree import YMap, YSeq, frozen
-from linter.sources.yaml_k8s import has_other_breaks, plain_scalar
+from mlops_lint.fix import AppendItem, DeleteItem, DeleteKey, Edit, Fix, InsertLine, Plan, Replace, SetKey
+from mlops_lint.fix.apply import TextIndex, text_index
+from mlops_lint.model.position import Span
+from mlops_lint.model.tree import YMap, YSeq, frozen
+from mlops_lint.sources.yaml_k8s import has_other_breaks, plain_scalar
 
 Pos = tuple[int, int]
 

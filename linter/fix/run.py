@@ -42,8 +42,8 @@ from typing import Any
 from msgspec import Struct, field
 from msgspec.structs import replace
 
-from linter.fix import Fix
-from linter.result import Note, Result, RunReport
+from mlops_lint.fix import Fix
+from mlops_lint.result import Note, Result, RunReport
 
 MAX_PASSES = 10
 
@@ -85,8 +85,8 @@ def fixable(result: Result, unsafe: bool) -> bool:
 def run_fixes(request: Any, *, unsafe: bool, write: bool, max_passes: int = MAX_PASSES) -> FixOutcome:
     """Lint ``request`` (a :class:`linter.engine.LintRequest`), fixing as the module docstring
     says; with ``write`` the changed files are written, else nothing is (``--diff``)."""
-    from linter.engine import Wants, lint_run
-    from linter.sources import files as sources
+    from mlops_lint.engine import Wants, lint_run
+    from mlops_lint.sources import files as sources
 
     files: dict[str, _File] = {}
     refused: set[str] = set()  # display paths never to change (a note says why)
@@ -178,9 +178,9 @@ def _open(display: str, targets: dict[str, Any], refused: set[str], notes: list[
           bounds: tuple[str, ...] = ()) -> _File | None:
     """A target file about to be fixed for the first time: checked, read, decoded (None, with a
     note, when it may not be changed)."""
-    from linter.engine.survey import content_digest
-    from linter.sources.files import Unreadable, read_source
-    from linter.sources.text import DecodeError, decode, encoding_of
+    from mlops_lint.engine.survey import content_digest
+    from mlops_lint.sources.files import Unreadable, read_source
+    from mlops_lint.sources.text import DecodeError, decode, encoding_of
 
     def refuse(why: str) -> None:
         refused.add(display)
@@ -224,7 +224,7 @@ def _bounds(request: Any) -> tuple[str, ...]:
     else the PATH itself, as :mod:`linter.roots` finds them), with links resolved only at the
     end. A file whose real place is outside every bound was reached through a link out of the
     project (``d/job.yaml`` with ``d`` a link to another folder) and is never written."""
-    from linter.roots import RootFinder
+    from mlops_lint.roots import RootFinder
 
     cwd = os.path.abspath(request.cwd)
     finder = RootFinder(Path(cwd))
@@ -244,7 +244,7 @@ def _confined(real: str, bounds: tuple[str, ...]) -> str | None:
     """Why the file at ``real`` (links resolved) is not in a project folder ``--fix`` may write
     in, or None: outside every bound, or in a tool folder under one (``.git``, ``node_modules``,
     a virtual environment: never linted by a walk, never written, also when named)."""
-    from linter.discover import SKIP_DIRS, VENV_MARKER
+    from mlops_lint.discover import SKIP_DIRS, VENV_MARKER
 
     if not bounds:
         return None
@@ -307,7 +307,7 @@ def _text(entry: _File, data: bytes) -> str:
 
 def _pass(entry: _File, results: list[Result], notes: list[Note]) -> bool:
     """Apply this pass's fixes of one file (to ``entry.current``); whether it changed."""
-    from linter.fix.apply import select_non_overlapping
+    from mlops_lint.fix.apply import select_non_overlapping
 
     text = _text(entry, entry.current)
     mark = "\ufeff" if text.startswith("\ufeff") else ""  # a second mark the loaders drop too
@@ -369,8 +369,8 @@ def _pass(entry: _File, results: list[Result], notes: list[Note]) -> bool:
 def _apply(entry: _File, text: str, fixes: list[Fix]) -> str | None:
     """``text`` with ``fixes`` applied, or None when the result parses worse than ``text`` (or
     the edits do not fit it)."""
-    from linter.fix.apply import apply_edits
-    from linter.sources.files import load_bytes
+    from mlops_lint.fix.apply import apply_edits
+    from mlops_lint.sources.files import load_bytes
 
     try:
         new = apply_edits(text, [edit for fix in fixes for edit in fix.edits])
@@ -388,9 +388,9 @@ def _changed_elsewhere(entry: _File, text: str, new: str, fixes: list[Fix]) -> s
     """Where ``new`` (``text`` with ``fixes`` applied) changes the parsed data outside the paths
     the fixes' edits target (the fix invariant, :mod:`linter.fix.invariant`), or None. YAML and
     JSON files only; a Dockerfile's or script's fixes replace words at the loaders' spans."""
-    from linter.fix.apply import edit_regions
-    from linter.fix.invariant import unexpected_change
-    from linter.model.document import K8S
+    from mlops_lint.fix.apply import edit_regions
+    from mlops_lint.fix.invariant import unexpected_change
+    from mlops_lint.model.document import K8S
 
     if entry.kind != K8S:
         return None

@@ -20,8 +20,8 @@ import re
 
 from lsprotocol import types as lsp
 
-from linter.model.document import DOCKERFILE, K8S, SHELL
-from linter.model.position import Span
+from mlops_lint.model.document import DOCKERFILE, K8S, SHELL
+from mlops_lint.model.position import Span
 
 LINE_BREAK = re.compile(r"\r\n|\r|\n")
 SEVERITY = {"error": lsp.DiagnosticSeverity.Error, "warning": lsp.DiagnosticSeverity.Warning,

@@ -30,11 +30,11 @@ from lsprotocol import types as lsp
 from pygls.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
-from linter import __version__
-from linter.config import ConfigError
-from linter.lsp.convert import Text, diagnostic, disable_edit, text_edits
-from linter.lsp.workspace import Part, Project, Workspace
-from linter.roots import CONFIG_NAMES
+from mlops_lint import __version__
+from mlops_lint.config import ConfigError
+from mlops_lint.lsp.convert import Text, diagnostic, disable_edit, text_edits
+from mlops_lint.lsp.workspace import Part, Project, Workspace
+from mlops_lint.roots import CONFIG_NAMES
 
 CONFIG_FILES = (*CONFIG_NAMES, "pyproject.toml")
 RELINT_DELAY = 0.3  # seconds without an edit before the other files are linted again (see Part.relint)
@@ -59,9 +59,9 @@ class Server(LanguageServer):
 
     def model(self) -> Workspace:
         if self.state is None:
-            from linter.cache import default_dir
-            from linter.engine.memory import collector_paused
-            from linter.registry import load_registry
+            from mlops_lint.cache import default_dir
+            from mlops_lint.engine.memory import collector_paused
+            from mlops_lint.registry import load_registry
 
             folders = [Path(to_fs_path(f.uri)) for f in self.workspace.folders.values()] if self.workspace else []
             if not folders and self.workspace is not None and self.workspace.root_path:
@@ -295,7 +295,7 @@ class Server(LanguageServer):
             return None
 
     def hover(self, params: lsp.HoverParams) -> lsp.Hover | None:
-        from linter.report.ruledoc import explain_text
+        from mlops_lint.report.ruledoc import explain_text
 
         project, found, _ = self.findings_at(params.text_document.uri, params.position, params.position)
         pages = []

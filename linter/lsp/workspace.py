@@ -32,20 +32,20 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Iterator
 
-from linter.discover import SourceFile, display_path
-from linter.engine import FileOutcome, LintRequest, Runner, Wants, lint_run
-from linter.engine import Part as EnginePart
-from linter.engine.budget import Clock, OutOfTime
-from linter.engine.memory import collector_paused
-from linter.engine.passes import build_index, read_document, skeleton
-from linter.engine.run import finish, fixable_only
-from linter.engine.runner import merged_facts
-from linter.engine.survey import content_digest, mentions
-from linter.model.document import Document
-from linter.result import Result
-from linter.roots import RootFinder
-from linter.sources import files as sources
-from linter.sources.files import load_bytes
+from mlops_lint.discover import SourceFile, display_path
+from mlops_lint.engine import FileOutcome, LintRequest, Runner, Wants, lint_run
+from mlops_lint.engine import Part as EnginePart
+from mlops_lint.engine.budget import Clock, OutOfTime
+from mlops_lint.engine.memory import collector_paused
+from mlops_lint.engine.passes import build_index, read_document, skeleton
+from mlops_lint.engine.run import finish, fixable_only
+from mlops_lint.engine.runner import merged_facts
+from mlops_lint.engine.survey import content_digest, mentions
+from mlops_lint.model.document import Document
+from mlops_lint.result import Result
+from mlops_lint.roots import RootFinder
+from mlops_lint.sources import files as sources
+from mlops_lint.sources.files import load_bytes
 
 
 class Part:
@@ -201,7 +201,7 @@ def same_skeleton(new: Any, old: Any) -> bool:
 
 def _signature(node: Any) -> Any:
     """A tree's values with every span (of the node, its keys, its values, its items)."""
-    from linter.model.tree import YMap, YSeq
+    from mlops_lint.model.tree import YMap, YSeq
 
     if isinstance(node, YMap):
         return ("m", node.span, tuple((key, node.kspans.get(key), node.vspans.get(key), _signature(value))

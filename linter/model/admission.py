@@ -19,9 +19,9 @@ from typing import Any, Mapping
 
 from msgspec import Struct
 
-from linter.model.memo import once
-from linter.model.podrequests import pod_requests
-from linter.model.selectors import Placement, tolerated_by
+from mlops_lint.model.memo import once
+from mlops_lint.model.podrequests import pod_requests
+from mlops_lint.model.selectors import Placement, tolerated_by
 
 _MAX_ASSIGNMENTS = 16
 
@@ -44,7 +44,7 @@ def admissions(pod: Any, index: Any) -> tuple[Admission, ...]:
 
 
 def _admissions(pod: Any, index: Any) -> tuple[Admission, ...]:
-    from linter.model.kueue import (cluster_queues_of, flavor_node_labels, flavor_node_taints, flavor_tolerations,
+    from mlops_lint.model.kueue import (cluster_queues_of, flavor_node_labels, flavor_node_taints, flavor_tolerations,
                                     named, queue_ref, resource_groups)
 
     workload = pod.workload
@@ -100,8 +100,8 @@ def refused_queue(pod: Any, ctx: Any) -> bool:
     """Whether ``pod`` is queued to a ClusterQueue whose resource groups the schema refuses
     (SCH002's finding there): what Kueue's flavors would inject is unknown, and a placement finding
     on the pod (no GPU selector, no toleration) would only repeat that one cause."""
-    from linter.model.kueue import cluster_queues_of, queue_ref
-    from linter.validation.validate import malformed
+    from mlops_lint.model.kueue import cluster_queues_of, queue_ref
+    from mlops_lint.validation.validate import malformed
 
     workload = pod.workload
     if workload is None or workload.generic or queue_ref(pod.obj) is None:

@@ -15,8 +15,8 @@ from typing import Final
 
 from msgspec import Struct, field
 
-from linter.model.position import Span
-from linter.model.unknown import UNKNOWN, Unknown, Value, is_known, is_placeholder, resolved  # noqa: F401 - re-exported
+from mlops_lint.model.position import Span
+from mlops_lint.model.unknown import UNKNOWN, Unknown, Value, is_known, is_placeholder, resolved  # noqa: F401 - re-exported
 
 
 # Options that take no value. ``--enable-*`` / ``--disable-*`` options not listed in

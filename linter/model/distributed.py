@@ -18,13 +18,13 @@ from typing import Any
 
 from msgspec import Struct
 
-from linter.model.envvars import LITERAL, UNKNOWN, UNSET, EnvSetting, command_mentions, mpirun_exports, resolve
-from linter.model.k8s import REPLICA_SPEC_FIELDS, Container, PodSpec, Workload
-from linter.model.memo import once
-from linter.model.placeholder import has_placeholder
-from linter.model.position import Span
-from linter.model.selectors import label_value, labels_of
-from linter.model.tree import YMap
+from mlops_lint.model.envvars import LITERAL, UNKNOWN, UNSET, EnvSetting, command_mentions, mpirun_exports, resolve
+from mlops_lint.model.k8s import REPLICA_SPEC_FIELDS, Container, PodSpec, Workload
+from mlops_lint.model.memo import once
+from mlops_lint.model.placeholder import has_placeholder
+from mlops_lint.model.position import Span
+from mlops_lint.model.selectors import label_value, labels_of
+from mlops_lint.model.tree import YMap
 
 KUBEFLOW = "kubeflow.org"
 DISTRIBUTED_KINDS = frozenset({

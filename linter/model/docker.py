@@ -15,10 +15,10 @@ from collections import ChainMap
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from linter.model.bounds import MAX_VALUE_CHARS, ExpansionBudget
-from linter.model.k8s import image_reference, image_registry, parse_image
-from linter.model.images import CONDA_CPU_IMAGES, LIBRARY_CPU_IMAGES, repository_path
-from linter.model.position import Span
+from mlops_lint.model.bounds import MAX_VALUE_CHARS, ExpansionBudget
+from mlops_lint.model.k8s import image_reference, image_registry, parse_image
+from mlops_lint.model.images import CONDA_CPU_IMAGES, LIBRARY_CPU_IMAGES, repository_path
+from mlops_lint.model.position import Span
 
 SCRATCH = "scratch"
 

@@ -7,8 +7,8 @@ from typing import Any, Callable, Hashable, Iterable, TypeVar
 import msgspec
 from msgspec import Struct, field
 
-from linter.model.position import Span
-from linter.model.tree import YMap
+from mlops_lint.model.position import Span
+from mlops_lint.model.tree import YMap
 
 T = TypeVar("T")
 

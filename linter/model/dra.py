@@ -27,9 +27,9 @@ from typing import Any, Iterator
 
 from msgspec import Struct
 
-from linter.model.memo import once
-from linter.model.position import Span
-from linter.model.tree import YMap, YSeq
+from mlops_lint.model.memo import once
+from mlops_lint.model.position import Span
+from mlops_lint.model.tree import YMap, YSeq
 
 DRA_GROUP = "resource.k8s.io"
 NVIDIA_DRIVER = "gpu.nvidia.com"

@@ -25,9 +25,9 @@ from typing import Any, Iterator
 
 from msgspec import Struct
 
-from linter.model.k8s import Container, EnvVar
-from linter.model.position import Span
-from linter.model.selectors import label_value
+from mlops_lint.model.k8s import Container, EnvVar
+from mlops_lint.model.position import Span
+from mlops_lint.model.selectors import label_value
 
 LITERAL = "literal"
 UNSET = "unset"

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from linter.model.tree import YMap, YSeq
+from mlops_lint.model.tree import YMap, YSeq
 
 
 def _roots(view: Any) -> list[tuple[tuple, Any]]:

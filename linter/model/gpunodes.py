@@ -36,9 +36,9 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping
 
-from linter.model.selectors import Placement, Requirement, Taint, parse_taint, tolerates
-from linter.model.memo import once
-from linter.model.vmsizes import lookup
+from mlops_lint.model.selectors import Placement, Requirement, Taint, parse_taint, tolerates
+from mlops_lint.model.memo import once
+from mlops_lint.model.vmsizes import lookup
 
 # key -> the value GPU nodes carry it with (None: any value); a toleration of the key counts
 KNOWN_GPU_TAINTS: dict[str, str | None] = {
@@ -175,7 +175,7 @@ def gpu_label_pins(placement: Placement, config: Any) -> str | None:
 def gpu_pools_only(pod: Any, index: Any, config: Any) -> list[Any] | None:
     """The project's pools a pod's labels can reach, when the cluster is known and all of them
     are GPU pools (an empty list: its labels reach no pool at all, XPL001's finding), else None."""
-    from linter.model.cluster import cluster_of
+    from mlops_lint.model.cluster import cluster_of
 
     placement = cluster_of(index, config).placement(pod)
     if placement is None:
@@ -193,7 +193,7 @@ def places_on_gpu_nodes(pod: Any, index: Any, config: Any) -> bool:
     """Whether a pod template can only land on GPU nodes (see the module docs); a pod that names
     its node (``nodeName``) or whose affinity uses ``matchFields`` is taken to be placed. A queued
     pod is placed with what every Kueue flavor it may get injects (``linter.model.admission``)."""
-    from linter.model.admission import admissions
+    from mlops_lint.model.admission import admissions
 
     placement = pod.placement
     if pod.spec.get("nodeName") or placement.unknown_terms:
@@ -206,7 +206,7 @@ def places_on_gpu_nodes(pod: Any, index: Any, config: Any) -> bool:
 def tolerates_gpu_taints_at_admission(pod: Any, index: Any, config: Any) -> bool:
     """Whether the pod, as every admission may place it (its own tolerations plus those a Kueue
     flavor injects), tolerates a GPU taint."""
-    from linter.model.admission import admissions
+    from mlops_lint.model.admission import admissions
 
     return all(gpu_toleration(enumerate(a.tolerations), config) is not None for a in admissions(pod, index))
 
@@ -225,8 +225,8 @@ def gpu_entries(pod: Any) -> list[tuple[Any, str, Any]]:
 
 
 def _gpu_entries(pod: Any) -> list[tuple[Any, str, Any]]:
-    from linter.model.dra import claimed_gpus
-    from linter.model.k8s import gpu_resources
+    from mlops_lint.model.dra import claimed_gpus
+    from mlops_lint.model.k8s import gpu_resources
 
     found = []
     for container in pod.containers:
@@ -290,7 +290,7 @@ _STANDARD_RESOURCES = ("cpu", "memory", "ephemeral-storage", "storage")
 def has_placeholder_resource(pod: Any) -> bool:
     """Whether a container names a resource that is no resource name yet (``FILLED_BY_VALIDATOR``,
     ``{{ .Values.gpuResource }}``): it may be the GPU, so GPU-ness is unknown."""
-    from linter.model.k8s import is_templated
+    from mlops_lint.model.k8s import is_templated
 
     for container in pod.containers:
         for entries in (container.requests, container.limits):

@@ -3,8 +3,8 @@ alike: where an image lives on its registry, and which images are CPU-only build
 
 from __future__ import annotations
 
-from linter.model.k8s import REFERENCE, image_reference, image_registry, parse_image
-from linter.model.placeholder import MASK, has_placeholder, is_placeholder, masked
+from mlops_lint.model.k8s import REFERENCE, image_reference, image_registry, parse_image
+from mlops_lint.model.placeholder import MASK, has_placeholder, is_placeholder, masked
 
 # Docker Hub's official OS and language images (``library/…``): none of them ships CUDA.
 LIBRARY_CPU_IMAGES = frozenset({

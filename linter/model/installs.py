@@ -23,11 +23,11 @@ from typing import TYPE_CHECKING, Any, Final
 
 from msgspec import Struct
 
-from linter.model.position import Span
-from linter.model.unknown import UNKNOWN
+from mlops_lint.model.position import Span
+from mlops_lint.model.unknown import UNKNOWN
 
 if TYPE_CHECKING:  # the script model is read only when a script exists
-    from linter.model.azcli import Command, ShellScript
+    from mlops_lint.model.azcli import Command, ShellScript
 
 GPU_OPERATOR: Final = "gpu-operator"
 DEVICE_PLUGIN: Final = "device-plugin"

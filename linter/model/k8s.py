@@ -19,13 +19,13 @@ from typing import Any, Iterator
 
 from msgspec import Struct, field
 
-from linter.model.document import K8sObject
-from linter.model.memo import once
-from linter.model.position import Span
-from linter.model.placeholder import has_placeholder
-from linter.model.quantity import parse_quantity
-from linter.model.selectors import Placement, placement_of
-from linter.model.tree import YMap, YSeq
+from mlops_lint.model.document import K8sObject
+from mlops_lint.model.memo import once
+from mlops_lint.model.position import Span
+from mlops_lint.model.placeholder import has_placeholder
+from mlops_lint.model.quantity import parse_quantity
+from mlops_lint.model.selectors import Placement, placement_of
+from mlops_lint.model.tree import YMap, YSeq
 
 Path = tuple[str | int, ...]
 
@@ -482,15 +482,15 @@ class Workload(Struct, eq=False):
         gets it (``linter.model.kserve.route``)."""
         if self.runtime is None:
             if self.obj.kind == "InferenceService" and self.obj.group == KSERVE:
-                from linter.model.kserve import route as kserve_route
+                from mlops_lint.model.kserve import route as kserve_route
 
                 return kserve_route
             if (self.obj.kind, self.obj.group) in FILLED_KINDS:
-                from linter.model.filled import route as filled_route
+                from mlops_lint.model.filled import route as filled_route
 
                 return filled_route
             return None
-        from linter.model.trainjob import route
+        from mlops_lint.model.trainjob import route
 
         return route
     # what model helpers derive from the workload alone (and their other inputs), on first use:
@@ -983,7 +983,7 @@ def workload_of(obj: K8sObject, index: Any = None) -> Workload | None:
     ``spec.template`` of a v1alpha1 MPIJob) is read generically (:func:`_generic_pods`). A
     TrainJob's pods are its runtime's (``linter.model.trainjob``), found in ``index``."""
     if obj.kind == "TrainJob" and obj.group == TRAINER:
-        from linter.model.trainjob import trainjob_pods
+        from mlops_lint.model.trainjob import trainjob_pods
 
         pods, runtime = trainjob_pods(obj, index, PodSpec,
                                       lambda o: index.workload(o) if index is not None else workload_of(o))
@@ -1058,7 +1058,7 @@ def container_uses_gpu(container: Container, prefixes: Any = DEFAULT_GPU_RESOURC
 
 
 def _uses_gpu(container: Container, prefixes: Any) -> bool:
-    from linter.model.dra import claimed_gpus
+    from mlops_lint.model.dra import claimed_gpus
 
     return bool(gpu_resources(container.requests, prefixes) or gpu_resources(container.limits, prefixes)
                 or claimed_gpus(container))

@@ -24,8 +24,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from linter.model.memo import once
-from linter.model.tree import YMap, YSeq
+from mlops_lint.model.memo import once
+from mlops_lint.model.tree import YMap, YSeq
 
 KSERVE = "serving.kserve.io"
 MODEL = "model"

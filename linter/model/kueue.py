@@ -66,12 +66,12 @@ from typing import Any, Iterable, Iterator, Mapping
 
 from msgspec import Struct
 
-from linter.model.document import K8sObject
-from linter.model.k8s import PodSpec, Workload, is_gpu_resource
-from linter.model.position import Span
-from linter.model.quantity import parse_quantity
-from linter.model.selectors import Placement, Requirement, Taint, label_value, labels_of, parse_taint, tolerated_by
-from linter.model.tree import YMap
+from mlops_lint.model.document import K8sObject
+from mlops_lint.model.k8s import PodSpec, Workload, is_gpu_resource
+from mlops_lint.model.position import Span
+from mlops_lint.model.quantity import parse_quantity
+from mlops_lint.model.selectors import Placement, Requirement, Taint, label_value, labels_of, parse_taint, tolerated_by
+from mlops_lint.model.tree import YMap
 
 KUEUE_GROUP = "kueue.x-k8s.io"
 QUEUE_NAME_KEY = "kueue.x-k8s.io/queue-name"  # a label; the deprecated annotation has the same key
@@ -595,7 +595,7 @@ def _job_count(job_spec: YMap | None, annotations: Mapping[str, Any]) -> int | N
 def podsets(workload: Workload) -> list[PodSet] | None:
     """The pod sets Kueue would admit for a workload it manages; None for other kinds (a Volcano
     Job, a DaemonSet) or when a count is not a literal number."""
-    from linter.model.podrequests import pod_requests
+    from mlops_lint.model.podrequests import pod_requests
 
     obj = workload.obj
     kind = (obj.group, obj.kind)
@@ -639,7 +639,7 @@ _GPU_TAINT_KEYS = frozenset({"nvidia.com/gpu", "kubernetes.azure.com/accelerator
 def labels_select_gpu_nodes(labels: Mapping[str, str], config: Any) -> bool:
     """Whether node labels describe GPU nodes: a configured GPU node label, or a label key only
     GPU nodes carry (``kubernetes.azure.com/accelerator``, ``nvidia.com/gpu.present`` …)."""
-    from linter.config import KNOWN_GPU_NODE_LABEL_KEYS
+    from mlops_lint.config import KNOWN_GPU_NODE_LABEL_KEYS
 
     wanted = config.effective_gpu_node_labels if config is not None else {}
     if any(labels.get(key) == str(value) for key, value in wanted.items()):

@@ -67,7 +67,7 @@ _RESOURCE_PREFIX = "nvidia.com/"
 
 
 def _load() -> dict:
-    text = resources.files("linter").joinpath("data/mig_profiles.json").read_text(encoding="utf-8")
+    text = resources.files("mlops_lint").joinpath("data/mig_profiles.json").read_text(encoding="utf-8")
     return json.loads(text)
 
 
@@ -248,7 +248,7 @@ def layout_problems(gpu_model: str, devices: Mapping[str, int]) -> list[str]:
 def parse_embedded_yaml(text: str):
     """A YAML document held in a string (a ConfigMap value), as a positioned tree whose spans
     count from the string's first line; None when it is not one YAML document."""
-    from linter.sources import yaml_k8s  # the project's one YAML reader: same scalars, same bounds
+    from mlops_lint.sources import yaml_k8s  # the project's one YAML reader: same scalars, same bounds
 
     return yaml_k8s.compose_tree(text)
 
@@ -262,7 +262,7 @@ def mig_parted_configs(obj) -> tuple:
     """``(data, key, text, tree)`` for each value of a ConfigMap ``obj`` that is a mig-parted
     config: parsed once per object and run (GPU008 checks the layouts, GPU012 looks pods'
     layouts up in them)."""
-    from linter.model.memo import once
+    from mlops_lint.model.memo import once
 
     def parse() -> tuple:
         data = obj.body.get_map("data")

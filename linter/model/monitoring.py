@@ -23,11 +23,11 @@ from typing import Any, Iterable, Iterator
 
 from msgspec import Struct, field
 
-from linter.model.document import K8sObject
-from linter.model.k8s import PodSpec, Workload
-from linter.model.selectors import label_value, labels_of, selector_matches
-from linter.model.tree import YMap
-from linter.model.memo import once
+from mlops_lint.model.document import K8sObject
+from mlops_lint.model.k8s import PodSpec, Workload
+from mlops_lint.model.selectors import label_value, labels_of, selector_matches
+from mlops_lint.model.tree import YMap
+from mlops_lint.model.memo import once
 
 MONITOR_GROUPS = ("monitoring.coreos.com", "azmonitoring.coreos.com")
 MONITOR_KINDS = ("PodMonitor", "ServiceMonitor")

@@ -26,10 +26,10 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from linter.model.unknown import UNKNOWN
-from linter.model.selectors import Requirement, label_value, labels_of, parse_taint
-from linter.model.tree import YMap
-from linter.model.vmsizes import VmSize, gpu_sizes, lookup
+from mlops_lint.model.unknown import UNKNOWN
+from mlops_lint.model.selectors import Requirement, label_value, labels_of, parse_taint
+from mlops_lint.model.tree import YMap
+from mlops_lint.model.vmsizes import VmSize, gpu_sizes, lookup
 
 KARPENTER = "karpenter.sh"
 NODEPOOL_LABEL = "karpenter.sh/nodepool"
@@ -178,7 +178,7 @@ def termination_grace(obj: Any) -> tuple[int, Any] | None:
     """A NodePool's ``spec.template.spec.terminationGracePeriod`` in whole seconds (rounded
     down) with the value's span; None when unset or not a Go duration (Karpenter then waits for
     the pods' own grace)."""
-    from linter.model.cluster.autoscaler import parse_duration
+    from mlops_lint.model.cluster.autoscaler import parse_duration
 
     spec = node_spec(obj)
     value = spec.get("terminationGracePeriod") if spec is not None else None

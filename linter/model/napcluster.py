@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from linter.model.cluster.pools import LabelView
-from linter.model.nap import KARPENTER, NODEPOOL_LABEL, excludes_gpu, is_aks_nodepool, nodepool_pools
-from linter.model.selectors import Requirement
-from linter.model.unknown import UNKNOWN
+from mlops_lint.model.cluster.pools import LabelView
+from mlops_lint.model.nap import KARPENTER, NODEPOOL_LABEL, excludes_gpu, is_aks_nodepool, nodepool_pools
+from mlops_lint.model.selectors import Requirement
+from mlops_lint.model.unknown import UNKNOWN
 
 # AKS's own NodePool when node auto-provisioning is on (``--node-provisioning-default-pools Auto``,
 # AKS Automatic): on-demand, linux, amd64, the D family only (facts: aks-platform.md, section E)
@@ -32,13 +32,13 @@ def provisioning_cluster(index: Any, config: Any) -> Any:
     (:func:`linter.model.cluster.modes.managed_cluster`), AKS's ``default`` NodePool (D family,
     no GPU) unless the project writes its own. Nothing else: the pools of an Automatic cluster are its
     NodePools. Built once per index and config (NAP002)."""
-    from linter.model.memo import once
+    from mlops_lint.model.memo import once
 
     return once(index, ("nap-provisioning-cluster", id(config)), lambda: _provisioning(index, config))
 
 
 def _provisioning(index: Any, config: Any) -> Any:
-    from linter.model.cluster.pools import Cluster, NodePool, PoolTaint
+    from mlops_lint.model.cluster.pools import Cluster, NodePool, PoolTaint
 
     objects = [obj for obj in index.of_kind("NodePool") if obj.group == KARPENTER and is_aks_nodepool(obj)]
     pools = nodepool_pools(objects, NodePool, PoolTaint)
@@ -49,7 +49,7 @@ def _provisioning(index: Any, config: Any) -> Any:
             if req.operator != "DoesNotExist" and req.key not in pool.template_label_keys \
                     and not (req.operator == "In" and len(req.values) == 1):
                 pool.labels.setdefault(req.key, UNKNOWN)
-    from linter.model.cluster.modes import managed_cluster
+    from mlops_lint.model.cluster.modes import managed_cluster
 
     # AKS's default NodePool is assumed where the project's nodes are NAP's (the profile, or a cluster
     # it makes Automatic or NAP): a NodePool alone may be another repository's linted in the same tree

@@ -42,11 +42,11 @@ from typing import Any, Iterable, Mapping
 
 from msgspec import Struct, field
 
-from linter.model.distributed import PER_POD_LABELS, container_ports, pod_count, pod_labels
-from linter.model.k8s import PodSpec, Workload
-from linter.model.selectors import label_value, labels_of, selector_matches
-from linter.model.memo import once
-from linter.model.tree import frozen
+from mlops_lint.model.distributed import PER_POD_LABELS, container_ports, pod_count, pod_labels
+from mlops_lint.model.k8s import PodSpec, Workload
+from mlops_lint.model.selectors import label_value, labels_of, selector_matches
+from mlops_lint.model.memo import once
+from mlops_lint.model.tree import frozen
 
 PROTOCOLS = ("TCP", "UDP", "SCTP")
 MIN_PORT, MAX_PORT = 1, 65535

@@ -28,8 +28,8 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from linter.model.k8s import Container, Workload, image_reference
-from linter.model.selectors import Placement, Requirement
+from mlops_lint.model.k8s import Container, Workload, image_reference
+from mlops_lint.model.selectors import Placement, Requirement
 
 DEVICE_PLUGIN_REPOSITORY = "k8s-device-plugin"
 DCGM_EXPORTER_REPOSITORY = "dcgm-exporter"

@@ -11,7 +11,7 @@ from typing import Any
 
 from msgspec import Struct
 
-from linter.model.memo import once
+from mlops_lint.model.memo import once
 
 class PodRequest(Struct, frozen=True):
     amount: Fraction

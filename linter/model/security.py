@@ -22,9 +22,9 @@ from typing import Any
 
 from msgspec import Struct
 
-from linter.model.k8s import Container, PodSpec
-from linter.model.position import Span
-from linter.model.tree import YMap, YSeq
+from mlops_lint.model.k8s import Container, PodSpec
+from mlops_lint.model.position import Span
+from mlops_lint.model.tree import YMap, YSeq
 
 POD_LEVEL_FIELDS = frozenset({"runAsUser", "runAsGroup", "runAsNonRoot", "seLinuxOptions", "seccompProfile",
                               "appArmorProfile", "windowsOptions"})

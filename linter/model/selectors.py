@@ -14,8 +14,8 @@ from typing import Any, Iterable, Mapping
 
 from msgspec import Struct, field
 
-from linter.model.placeholder import has_placeholder
-from linter.model.tree import YMap, YSeq
+from mlops_lint.model.placeholder import has_placeholder
+from mlops_lint.model.tree import YMap, YSeq
 
 
 def label_value(value: Any) -> str:

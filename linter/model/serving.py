@@ -25,10 +25,10 @@ from __future__ import annotations
 import posixpath
 import re
 
-from linter.model.k8s import KSERVE, Container, Workload, image_reference
-from linter.model.images import repository_path
-from linter.model.memo import once
-from linter.model.shellc import POSIX_SHELLS, statements
+from mlops_lint.model.k8s import KSERVE, Container, Workload, image_reference
+from mlops_lint.model.images import repository_path
+from mlops_lint.model.memo import once
+from mlops_lint.model.shellc import POSIX_SHELLS, statements
 
 # repository paths (without the registry host) of model-server images, matched at the end of the
 # path (a mirror `myacr.azurecr.io/vllm/vllm-openai` is the same image)

@@ -18,7 +18,7 @@ from functools import lru_cache
 
 from msgspec import Struct
 
-from linter.model.position import Span
+from mlops_lint.model.position import Span
 
 # shells that run ``-c`` scripts with POSIX semantics (DKR006's shell form runs in one of them)
 POSIX_SHELLS = frozenset({"sh", "bash", "dash", "ash", "zsh", "ksh", "mksh"})

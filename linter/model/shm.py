@@ -12,7 +12,7 @@ from __future__ import annotations
 import posixpath
 from typing import Any, Iterator
 
-from linter.model.tree import YMap
+from mlops_lint.model.tree import YMap
 
 SHM_PATH = "/dev/shm"
 

@@ -36,11 +36,11 @@ from typing import Any, Iterator
 
 from msgspec import Struct
 
-from linter.model.document import K8sObject
-from linter.model.k8s import Container, PodSpec, is_templated
-from linter.model.position import Span
-from linter.model.tree import YMap
-from linter.model.memo import once
+from mlops_lint.model.document import K8sObject
+from mlops_lint.model.k8s import Container, PodSpec, is_templated
+from mlops_lint.model.position import Span
+from mlops_lint.model.tree import YMap
+from mlops_lint.model.memo import once
 
 # ---------------------------------------------------------------------------------------------
 # AKS built-in StorageClasses (facts/aks-platform.md section A)

@@ -27,8 +27,8 @@ from typing import Any, Callable
 
 from msgspec.structs import replace
 
-from linter.model.memo import once
-from linter.model.tree import YMap, YSeq
+from mlops_lint.model.memo import once
+from mlops_lint.model.tree import YMap, YSeq
 
 TRAINER = "trainer.kubeflow.org"
 NODE = "node"

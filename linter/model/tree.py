@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from linter.model.position import Span
+from mlops_lint.model.position import Span
 
 NO_SPAN = Span(1, 1, 1, 2)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from linter.model.placeholder import has_placeholder
+from mlops_lint.model.placeholder import has_placeholder
 
 
 class Unknown:

@@ -42,7 +42,7 @@ from typing import Any, Iterable, Mapping
 
 from msgspec import Struct
 
-from linter.model.selectors import selector_matches
+from mlops_lint.model.selectors import selector_matches
 
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 ACTIONS = {"Deny": "error", "Warn": "warning", "Audit": "info"}
@@ -182,7 +182,7 @@ def evaluate_policy(policy: Any, subject: Subject, resource: str, params: list[A
     """The denial messages of ``policy`` (its spec as plain data) for ``subject``: [] when every
     validation holds, None when a match condition excludes it or it cannot be judged.
     ``libraries``: those the engine lacks that its expressions may call (see :func:`uncompiled`)."""
-    from linter.cel import Unevaluated, compile_expression, evaluate, message_of
+    from mlops_lint.cel import Unevaluated, compile_expression, evaluate, message_of
 
     spec = policy if isinstance(policy, Mapping) else {}
     unknown = uncompiled(spec, libraries)
@@ -243,7 +243,7 @@ def uncompiled(policy: Any, libraries: frozenset | None = None) -> list[tuple[st
     syntax ``object.?field``, an unknown macro, a syntax error), or that call one of ``libraries``
     (Kyverno's): (where, expression, why), in the order the API server reads them: ``variables``,
     ``matchConditions``, ``validations``."""
-    from linter.cel import Compiled, Unevaluated, compile_expression
+    from mlops_lint.cel import Compiled, Unevaluated, compile_expression
 
     spec = policy if isinstance(policy, Mapping) else {}
     found = []

@@ -35,7 +35,7 @@ from typing import Any
 
 from msgspec import Struct
 
-from linter.suggest import close_matches
+from mlops_lint.suggest import close_matches
 
 GIB = 1 << 30
 MIB = 1 << 20
@@ -74,7 +74,7 @@ class VmSize(Struct, frozen=True):
 
 @lru_cache(maxsize=1)
 def _data() -> dict[str, Any]:
-    text = resources.files("linter").joinpath("data/vm_sizes.json").read_text(encoding="utf-8")
+    text = resources.files("mlops_lint").joinpath("data/vm_sizes.json").read_text(encoding="utf-8")
     return json.loads(text)
 
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from importlib import import_module
 
-from linter.report.common import Emitter, RenderOptions
-from linter.report.text import summary_line
-from linter.result import RunReport
+from mlops_lint.report.common import Emitter, RenderOptions
+from mlops_lint.report.text import summary_line
+from mlops_lint.result import RunReport
 
-from linter.formats import MODULES as _MODULES
+from mlops_lint.formats import MODULES as _MODULES
 
 
 class _Emitters(Mapping):

@@ -8,9 +8,9 @@ from typing import Protocol
 
 from msgspec import Struct
 
-from linter import __version__
-from linter.model.position import Span
-from linter.result import Note, Result, RunReport
+from mlops_lint import __version__
+from mlops_lint.model.position import Span
+from mlops_lint.result import Note, Result, RunReport
 
 TOOL_NAME = "mlops-lint"
 INFORMATION_URI = "https://github.com/mlops-lint/mlops-lint"
@@ -49,7 +49,7 @@ class Tally(Struct, frozen=True):
 
 def tally(report: RunReport) -> Tally:
     """Counts of active results per severity, plus suppressed results and files."""
-    from linter.families import SIGNAL, family_of
+    from mlops_lint.families import SIGNAL, family_of
 
     counts = report.counts()
     active = report.active

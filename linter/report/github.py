@@ -5,8 +5,8 @@ the command ran."""
 
 from __future__ import annotations
 
-from linter.report.common import GITHUB_COMMAND, RenderOptions, annotation_span, ordered, ordered_notes, printable
-from linter.result import Note, Result, RunReport
+from mlops_lint.report.common import GITHUB_COMMAND, RenderOptions, annotation_span, ordered, ordered_notes, printable
+from mlops_lint.result import Note, Result, RunReport
 
 
 def escape_data(text: str) -> str:

@@ -16,9 +16,9 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from linter.report.common import RenderOptions, ordered, printable
-from linter.report.jsontext import dumps
-from linter.result import Result, RunReport
+from mlops_lint.report.common import RenderOptions, ordered, printable
+from mlops_lint.report.jsontext import dumps
+from mlops_lint.result import Result, RunReport
 
 SEVERITY = {"info": "info", "warning": "major", "error": "critical"}
 
@@ -36,7 +36,7 @@ def issue(result: Result, line_hash: str) -> dict[str, Any]:
 def emit(report: RunReport, options: RenderOptions) -> str:
     from msgspec.structs import replace
 
-    from linter.report.sarif import line_hashes
+    from mlops_lint.report.sarif import line_hashes
 
     uris = report.uris
     results = ordered([replace(r, path=uris[r.path]) if r.path in uris else r for r in report.active])

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from linter.report.common import RenderOptions, ordered, ordered_notes, run_note, tally, tool_version
-from linter.report.jsontext import dumps
-from linter.fix import Fix
-from linter.result import Result, RunReport
+from mlops_lint.report.common import RenderOptions, ordered, ordered_notes, run_note, tally, tool_version
+from mlops_lint.report.jsontext import dumps
+from mlops_lint.fix import Fix
+from mlops_lint.result import Result, RunReport
 
 
 def finding(result: Result) -> dict[str, Any]:

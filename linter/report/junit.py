@@ -25,8 +25,8 @@ import re
 import time
 from collections import defaultdict
 
-from linter.report.common import TOOL_NAME, RenderOptions, ordered, printable, tool_version
-from linter.result import Result, RunReport
+from mlops_lint.report.common import TOOL_NAME, RenderOptions, ordered, printable, tool_version
+from mlops_lint.result import Result, RunReport
 
 # what XML 1.0 cannot hold once ``printable`` has shown the control characters: lone surrogates
 # (an undecodable byte of a file name) and the two noncharacters U+FFFE and U+FFFF
@@ -69,8 +69,8 @@ def _failure(results: list[Result], level: str) -> str:
 def emit(report: RunReport, options: RenderOptions) -> str:
     from msgspec.structs import replace
 
-    from linter.families import FAMILIES, family_of
-    from linter.rule import SEVERITY_RANK
+    from mlops_lint.families import FAMILIES, family_of
+    from mlops_lint.rule import SEVERITY_RANK
 
     uris = report.uris
     families = {meta.code: meta.family for meta in report.rules}

@@ -18,7 +18,7 @@ from urllib.parse import quote
 from msgspec.structs import replace
 import sarif_om as om
 
-from linter.report.common import (
+from mlops_lint.report.common import (
     INFORMATION_URI,
     SARIF_LEVEL,
     TOOL_NAME,
@@ -29,12 +29,12 @@ from linter.report.common import (
     run_note,
     tool_version,
 )
-from linter.discover import raw_name
-from linter.report.jsontext import dumps
-from linter.report.ruledoc import clip, plain_text, sections, unwrap
-from linter.report.sarif_json import to_json
-from linter.result import Note, Result, RunReport
-from linter.rule import ENGINE, RuleMeta
+from mlops_lint.discover import raw_name
+from mlops_lint.report.jsontext import dumps
+from mlops_lint.report.ruledoc import clip, plain_text, sections, unwrap
+from mlops_lint.report.sarif_json import to_json
+from mlops_lint.result import Note, Result, RunReport
+from mlops_lint.rule import ENGINE, RuleMeta
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 SARIF_VERSION = "2.1.0"

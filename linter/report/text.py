@@ -7,8 +7,8 @@ from functools import lru_cache
 from itertools import groupby
 from typing import Iterable
 
-from linter.report.common import TEXT_WORD, RenderOptions, Tally, ordered, ordered_notes, printable, tally
-from linter.result import Note, Result, RunReport
+from mlops_lint.report.common import TEXT_WORD, RenderOptions, Tally, ordered, ordered_notes, printable, tally
+from mlops_lint.result import Note, Result, RunReport
 
 _RESET = "\x1b[0m"
 _BOLD = "1"

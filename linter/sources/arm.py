@@ -43,12 +43,12 @@ from typing import Any
 
 from msgspec import Struct
 
-from linter.model.document import BICEP, Comment, Document, ParseIssue
-from linter.model.position import Span
-from linter.model.tree import YMap, YSeq
-from linter.sources.comments import DIRECTIVE_WORD, place_comments, positioned
-from linter.sources.terraform import MAX_DEPTH, OTHER, TfAttr, TfBlock, TfFile
-from linter.sources.text import load_decoded
+from mlops_lint.model.document import BICEP, Comment, Document, ParseIssue
+from mlops_lint.model.position import Span
+from mlops_lint.model.tree import YMap, YSeq
+from mlops_lint.sources.comments import DIRECTIVE_WORD, place_comments, positioned
+from mlops_lint.sources.terraform import MAX_DEPTH, OTHER, TfAttr, TfBlock, TfFile
+from mlops_lint.sources.text import load_decoded
 
 CLUSTER_TYPES_WRITTEN = ("Microsoft.ContainerService/managedClusters", "Microsoft.ContainerService/managedClusters/agentPools")
 CLUSTER_TYPES = tuple(t.lower() for t in CLUSTER_TYPES_WRITTEN)
@@ -318,7 +318,7 @@ def _line_comments(text: str) -> list[Comment]:
 
 def load_text(text: str, path: str) -> Document:
     """Read an ARM template into a :class:`Document` (never raises for bad input)."""
-    from linter.sources.yaml_k8s import compose_tree
+    from mlops_lint.sources.yaml_k8s import compose_tree
 
     text = text.lstrip("\ufeff")
     comments = _line_comments(text) if DIRECTIVE_WORD in text else []

@@ -29,11 +29,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from linter.model.document import BICEP, Document, ParseIssue
-from linter.model.position import Span
-from linter.sources.comments import DIRECTIVE_WORD, bicep_comments
-from linter.sources.terraform import MAX_DEPTH, OTHER, TfAttr, TfBlock, TfFile
-from linter.sources.text import load_decoded
+from mlops_lint.model.document import BICEP, Document, ParseIssue
+from mlops_lint.model.position import Span
+from mlops_lint.sources.comments import DIRECTIVE_WORD, bicep_comments
+from mlops_lint.sources.terraform import MAX_DEPTH, OTHER, TfAttr, TfBlock, TfFile
+from mlops_lint.sources.text import load_decoded
 
 MAX_BICEP_BYTES = 512 * 1024
 _INTERPOLATION = re.compile(r"\\.|\$\{([^{}]*)\}", re.S)

@@ -9,7 +9,7 @@ from typing import Iterable
 
 from msgspec.structs import replace
 
-from linter.model.document import Comment
+from mlops_lint.model.document import Comment
 
 # A file whose text never says this holds no directive: its comments are not collected (the IaC
 # readers skip the walk; a comment is read only for a directive).

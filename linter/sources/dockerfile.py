@@ -71,7 +71,7 @@ import re
 
 from msgspec import Struct
 
-from linter.model.docker import (
+from mlops_lint.model.docker import (
     AUTOMATIC_PLATFORM_ARGS,
     KNOWN_INSTRUCTIONS,
     ArgDef,
@@ -86,13 +86,13 @@ from linter.model.docker import (
     Word,
     stage_reference,
 )
-from linter.model.bounds import MAX_VALUE_CHARS, ExpansionBudget
-from linter.model.document import DOCKERFILE, Comment, Document, ParseIssue
-from linter.model.placeholder import is_placeholder
-from linter.model.position import FILE_START, Span
-from linter.sources.comments import place_comments
-from linter.sources.text import load_decoded
-from linter.suggest import close_matches
+from mlops_lint.model.bounds import MAX_VALUE_CHARS, ExpansionBudget
+from mlops_lint.model.document import DOCKERFILE, Comment, Document, ParseIssue
+from mlops_lint.model.placeholder import is_placeholder
+from mlops_lint.model.position import FILE_START, Span
+from mlops_lint.sources.comments import place_comments
+from mlops_lint.sources.text import load_decoded
+from mlops_lint.suggest import close_matches
 
 VALID_DIRECTIVES = frozenset({"syntax", "escape", "check"})
 HEREDOC_INSTRUCTIONS = frozenset({"RUN", "COPY", "ADD"})

@@ -13,10 +13,10 @@ from __future__ import annotations
 import os
 from typing import Any, Callable
 
-from linter.discover import SourceFile
-from linter.model.document import BICEP, DOCKERFILE, SHELL, TERRAFORM, Document, ParseIssue
-from linter.sources.arm import is_template
-from linter.model.position import Span
+from mlops_lint.discover import SourceFile
+from mlops_lint.model.document import BICEP, DOCKERFILE, SHELL, TERRAFORM, Document, ParseIssue
+from mlops_lint.sources.arm import is_template
+from mlops_lint.model.position import Span
 
 
 class Unreadable(Exception):
@@ -41,7 +41,7 @@ def read_source(path: os.PathLike | str, limit: int | None = None) -> bytes:
     """
     import stat
 
-    from linter.sources.text import MAX_FILE_BYTES, too_large
+    from mlops_lint.sources.text import MAX_FILE_BYTES, too_large
 
     limit = MAX_FILE_BYTES if limit is None else limit
     if OVERLAY:
@@ -80,7 +80,7 @@ def unread(display: str, kind: str, reason: str) -> Document:
 
 
 def guarded(load: Callable[[Any, str], Any], source: Any, display: str, kind: str,
-            module: str = "linter.sources.yaml_k8s") -> Any:
+            module: str = "mlops_lint.sources.yaml_k8s") -> Any:
     """``load(source, display)``; should a loader (written never to raise) still raise, the file
     becomes an SCH001 that says so (and the run goes on) instead of a traceback that stops every
     other file."""
@@ -96,17 +96,17 @@ def guarded(load: Callable[[Any, str], Any], source: Any, display: str, kind: st
 def load_bytes(data: bytes, display: str, kind: str) -> Document:
     """Parse one file's bytes with the loader of its kind (never raises for bad input)."""
     if kind == DOCKERFILE:
-        from linter.sources import dockerfile as loader
+        from mlops_lint.sources import dockerfile as loader
     elif kind == SHELL:
-        from linter.sources import shell as loader
+        from mlops_lint.sources import shell as loader
     elif kind == TERRAFORM:
-        from linter.sources import terraform as loader
+        from mlops_lint.sources import terraform as loader
     elif kind == BICEP:
-        from linter.sources import bicep as loader
+        from mlops_lint.sources import bicep as loader
     elif is_template(data, display):  # a .json ARM template: its node pools, read as Bicep's
-        from linter.sources import arm as loader
+        from mlops_lint.sources import arm as loader
     else:
-        from linter.sources import yaml_k8s as loader
+        from mlops_lint.sources import yaml_k8s as loader
     return guarded(loader.load, data, display, kind, loader.__name__)
 
 

@@ -27,7 +27,7 @@ from typing import Any
 from msgspec import Struct
 from msgspec.structs import replace
 
-from linter.model.position import Span
+from mlops_lint.model.position import Span
 
 _SOURCE = re.compile(r"^# Source: (\S[^\r\n]*?)\s*$")
 _KEY = re.compile(r"^\s*(?:-\s+)?((?:\"[^\"]*\"|'[^']*'|[^:#\s][^:#]*?)):(?:\s|$)")
@@ -97,7 +97,7 @@ class HelmMapper:
         """(display path, absolute path) of a ``# Source:`` path."""
         from pathlib import Path
 
-        from linter.discover import display_path, shown as shown_text
+        from mlops_lint.discover import display_path, shown as shown_text
 
         parts = source.replace("\\", "/").split("/")
         if self.chart is not None and len(parts) > 1:  # CHART/templates/… or CHART/charts/SUB/templates/…
@@ -245,7 +245,7 @@ class Memo:
 
     @staticmethod
     def key_of(render_key: str, mapper: "HelmMapper") -> str:
-        from linter.digest import digest_text
+        from mlops_lint.digest import digest_text
 
         return "helmmap-" + digest_text(MEMO_FORMAT, _mapping_code(), render_key, mapper.cwd, mapper.chart,
                                          mapper.display, mapper.values)
@@ -307,7 +307,7 @@ class Memo:
 @lru_cache(maxsize=1)
 def _mapping_code() -> str:
     """The code that maps, as a map's key holds it: mlops-lint's version and this module's file."""
-    from linter import __version__
+    from mlops_lint import __version__
 
     try:
         info = os.stat(__file__)
@@ -360,8 +360,8 @@ def _read_template(absolute: str, cwd: str) -> tuple[list[str] | None, list[tupl
     if key not in _READ:
         from pathlib import Path
 
-        from linter.discover import display_path
-        from linter.sources.files import Unreadable, read_source
+        from mlops_lint.discover import display_path
+        from mlops_lint.sources.files import Unreadable, read_source
 
         try:
             lines: list[str] | None = read_source(absolute).decode("utf-8", "replace").splitlines()
@@ -537,7 +537,7 @@ def remap(pairs: list[tuple[Any, Any]], mappers: dict[str, HelmMapper]) -> list[
         fix = None
         if original.autofix is not None and found[2]:
             if helper is None:
-                from linter.sources import helm_values as helper
+                from mlops_lint.sources import helm_values as helper
 
                 helper.USES.clear()  # the charts' files are read again each run
             try:
@@ -600,7 +600,7 @@ def error_place(error: str, folder: str, display: str, cwd: str) -> tuple[str, S
         if os.path.isfile(absolute) and os.path.realpath(absolute).startswith(os.path.realpath(folder) + os.sep):
             line, column = int(match.group(2)), int(match.group(3) or 1)
             return shown, Span(line, column, line, column + 1)
-    from linter.model.position import FILE_START
+    from mlops_lint.model.position import FILE_START
 
     return chart_file(display), FILE_START
 
@@ -627,8 +627,8 @@ def renderer(section: dict) -> tuple[tuple[str, str | None] | None, str | None]:
     program (a path in it, even an absolute one such as ``/proc/self/cwd/helm``, names the
     tree's own file), so only ``[helm, template]`` is accepted, and ``helm`` is looked up on
     PATH's absolute folders."""
-    from linter.sources import helm_sdk
-    from linter.programs import on_path
+    from mlops_lint.sources import helm_sdk
+    from mlops_lint.programs import on_path
 
     refused = None
     command = section.get("command")
@@ -693,7 +693,7 @@ def api_versions(bundled: bool, crds: Any = ()) -> list[str]:
     each as ``group/version`` and ``group/version/Kind``."""
     out: set[str] = set(crd_versions(crds))
     if bundled:
-        from linter.validation.bundle import index
+        from mlops_lint.validation.bundle import index
 
         for entry in index().get("kinds", []):
             for version, about in (entry.get("versions") or {}).items():
@@ -718,8 +718,8 @@ def crds_in(data: bytes, name: str) -> list[Any]:
         return []
     import yaml
 
-    from linter.sources import yaml_k8s
-    from linter.validation.crds import parse_crd
+    from mlops_lint.sources import yaml_k8s
+    from mlops_lint.validation.crds import parse_crd
 
     try:
         text = data.decode("utf-8-sig")
@@ -750,8 +750,8 @@ def project_crds(files: Any, charts: list[str], config: Any) -> list[Any]:
     limit, and parsed only when it names CustomResourceDefinition; of a chart's files, only
     those under a ``crds/`` folder: its templates are Go templates, its values and Chart.yaml
     are not applied) and in the config's ``crd-paths``."""
-    from linter.sources.helm_sdk import read_no_link
-    from linter.sources.text import MAX_FILE_BYTES
+    from mlops_lint.sources.helm_sdk import read_no_link
+    from mlops_lint.sources.text import MAX_FILE_BYTES
 
     folders = {folder.rstrip(os.sep) for folder in charts}
     found: list[Any] = []
@@ -774,7 +774,7 @@ def project_crds(files: Any, charts: list[str], config: Any) -> list[Any]:
         if data:
             found.extend(crds_in(data, path))
     if getattr(config, "crd_paths", ()):
-        from linter.validation.crds import CrdPathError, configured_table
+        from mlops_lint.validation.crds import CrdPathError, configured_table
 
         try:
             found.extend(crd for crds in configured_table(config).values() for crd in crds)
@@ -788,7 +788,7 @@ def plan(folder: str, display: str, section: dict, kubernetes_version: str | Non
     """The renders of one chart the config asks for: its ``values.yaml`` (with the configured
     values files and ``set:``), plus one per ``ci/*-values.yaml`` (chart-testing's convention);
     per-chart settings under ``charts: {FOLDER: …}`` (the chart's folder as the project spells it)."""
-    from linter.result import Note
+    from mlops_lint.result import Note
 
     relative = os.path.relpath(folder, root).replace(os.sep, "/")
     own = {}
@@ -828,8 +828,8 @@ def plan(folder: str, display: str, section: dict, kubernetes_version: str | Non
 def _chart_metadata(folder: str) -> dict:
     """Chart.yaml's data (none when it is not a mapping, is broken, or is beyond the YAML
     reader's bounds: libyaml's composer recurses in C, and a deep enough file crashed the run)."""
-    from linter.sources import yaml_k8s
-    from linter.sources.helm_sdk import read_no_link
+    from mlops_lint.sources import yaml_k8s
+    from mlops_lint.sources.helm_sdk import read_no_link
 
     data, _ = read_no_link(os.path.join(folder, "Chart.yaml"), 1 << 20)
     text = (data or b"").decode("utf-8", "replace")
@@ -877,7 +877,7 @@ _RENDER_ENTRY = b"mlops-lint helm render 1\n"
 
 def for_cache(key: str, output: bytes) -> bytes:
     """A render as the cache keeps it: after a header naming its key and its content's hash."""
-    from linter.digest import digest
+    from mlops_lint.digest import digest
 
     return b"%s%s\n%s\n%s" % (_RENDER_ENTRY, key.encode("ascii"), digest(output).encode("ascii"), output)
 
@@ -886,8 +886,8 @@ def from_cache(key: str, data: bytes | None) -> bytes | None:
     """A cached render, only when its header names this key and its content has the hash the
     header gives (a truncated, corrupt or renamed entry is a miss, rendered again), and it is
     within the file size limit."""
-    from linter.digest import digest
-    from linter.sources.text import MAX_FILE_BYTES
+    from mlops_lint.digest import digest
+    from mlops_lint.sources.text import MAX_FILE_BYTES
 
     if data is None or not data.startswith(_RENDER_ENTRY):
         return None
@@ -913,11 +913,11 @@ def prepare(plan: Plan, renderer: tuple[str, str | None], cache: Any) -> Prepare
     """A chart's files and values read (confined, see :mod:`linter.sources.helm_sdk`), each
     render's cache key (the content of every file it reads, its settings, the renderer and its
     version) and what the cache holds."""
-    from linter.digest import digest, digest_text
-    from linter.sources import helm_sdk
-    from linter.sources.files import Unreadable, read_source
+    from mlops_lint.digest import digest, digest_text
+    from mlops_lint.sources import helm_sdk
+    from mlops_lint.sources.files import Unreadable, read_source
 
-    from linter.result import Note
+    from mlops_lint.result import Note
 
     kind, program = renderer
     files = helm_sdk.ChartFiles(plan.folder)
@@ -969,7 +969,7 @@ def prepare(plan: Plan, renderer: tuple[str, str | None], cache: Any) -> Prepare
 
 def finish(prepared: Prepared, answers: list[dict[str, Any]], cache: Any) -> list[tuple[bytes | None, str | None]]:
     """The renderer's answers put in their places (and in the cache)."""
-    from linter.sources.text import MAX_FILE_BYTES
+    from mlops_lint.sources.text import MAX_FILE_BYTES
 
     results = prepared.results
     for index, answer in zip(prepared.todo, answers):
@@ -997,8 +997,8 @@ def render_plans(plans: list[Plan], renderer: tuple[str, str | None], timeout: f
 def render_prepared(plans: list[Plan], renderer: tuple[str, str | None], timeout: float, cache: Any,
                     jobs: int = 1) -> list[Prepared]:
     """:func:`render_plans`, each chart's :class:`Prepared` (its files, render keys and results)."""
-    from linter.sources import helm_sdk
-    from linter.sources.text import MAX_FILE_BYTES
+    from mlops_lint.sources import helm_sdk
+    from mlops_lint.sources.text import MAX_FILE_BYTES
 
     prepared = [prepare(plan, renderer, cache) for plan in plans]
     waiting = [p for p in prepared if p.todo]
@@ -1032,7 +1032,7 @@ def _render_binary(folder: str, program: str, spec: dict, render: Render, timeou
     """``helm template NAME CHART`` by the ``helm`` on PATH, with the render's settings."""
     import subprocess
 
-    from linter.programs import MAX_OUTPUT, build_environment
+    from mlops_lint.programs import MAX_OUTPUT, build_environment
 
     arguments = [program, "template", render.name, folder, "--namespace", render.namespace, "--skip-tests"]
     for _, path in render.values:

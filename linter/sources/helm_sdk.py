@@ -33,7 +33,7 @@ from typing import Any
 
 MAX_CHART_BYTES = 64 << 20  # a chart's files together (the archive handed to Helm)
 MEMORY_LIMIT = 2 << 30  # the worker's address space
-_MODULE = "linter.sources.helm_sdk"
+_MODULE = "mlops_lint.sources.helm_sdk"
 
 
 def available() -> bool:
@@ -51,8 +51,8 @@ class ChartFiles:
     what was left out (links, special files, unreadable or oversized files)."""
 
     def __init__(self, folder: str):
-        from linter.sources.files import OVERLAY
-        from linter.sources.text import MAX_FILE_BYTES
+        from mlops_lint.sources.files import OVERLAY
+        from mlops_lint.sources.text import MAX_FILE_BYTES
 
         self.folder = folder
         self.files: list[tuple[str, bytes]] = []
@@ -93,7 +93,7 @@ class ChartFiles:
     def key(self) -> list[str]:
         """Each file's path and content hash (worked out once: every render of the chart is keyed by them)."""
         if self._key is None:
-            from linter.digest import digest
+            from mlops_lint.digest import digest
 
             self._key = [f"{relative}:{digest(data)}" for relative, data in self.files]
         return self._key
@@ -242,7 +242,7 @@ def _worker_run(charts: list[tuple[ChartFiles, list[dict[str, Any]]]], timeout: 
     import tempfile
     import time
 
-    from linter.programs import build_environment
+    from mlops_lint.programs import build_environment
 
     request = json.dumps({"charts": [{"archive": base64.b64encode(files.archive()).decode("ascii"), "renders": renders}
                                      for files, renders in charts],

@@ -31,8 +31,8 @@ import os
 import re
 from typing import Any
 
-from linter.fix import Edit, Fix
-from linter.model.position import Span
+from mlops_lint.fix import Edit, Fix
+from mlops_lint.model.position import Span
 
 _TEMPLATE_LINE = re.compile(r"^\s*(?:-\s+)?(?P<key>[A-Za-z0-9_./-]+):[ \t]+\{\{-?[ \t]*\$?\.Values(?P<path>(?:\.[A-Za-z_]\w*)+)"
                             r"[ \t]*-?\}\}[ \t]*(?:#.*)?$")
@@ -113,7 +113,7 @@ def values_fix(result: Any, found: tuple[str, Span, tuple[str, ...]], mappers: l
 
 
 def _text(path: str) -> str | None:
-    from linter.sources.files import Unreadable, read_source
+    from mlops_lint.sources.files import Unreadable, read_source
 
     if os.path.islink(path):
         return None
@@ -134,14 +134,14 @@ def _subcharts(chart: str) -> set[str]:
     their aliases in Chart.yaml; a Chart.yaml that cannot be read gives none of its own)."""
     import yaml
 
-    from linter.sources.helm_sdk import read_no_link
+    from mlops_lint.sources.helm_sdk import read_no_link
 
     names = set()
     folder = os.path.join(chart, "charts")
     if os.path.isdir(folder) and not os.path.islink(folder):
         for entry in os.listdir(folder):
             names.add(entry[:-4].rsplit("-", 1)[0] if entry.endswith(".tgz") else entry)
-    from linter.sources import yaml_k8s
+    from mlops_lint.sources import yaml_k8s
 
     data, _ = read_no_link(os.path.join(chart, "Chart.yaml"), 1 << 20)
     text = (data or b"").decode("utf-8", "replace")
@@ -165,7 +165,7 @@ def _references(chart: str) -> dict[tuple[str, ...], int]:
     empties :data:`USES` first)."""
     found = USES.get(chart)
     if found is None:
-        from linter.sources.helm_sdk import ChartFiles
+        from mlops_lint.sources.helm_sdk import ChartFiles
 
         found = {}
         for name, data in ChartFiles(chart).files:
@@ -182,7 +182,7 @@ def _sets(path: str, wanted: tuple[str, ...]) -> bool:
     """Whether a values file sets ``wanted`` or a part of it (a file that cannot be read: yes)."""
     import yaml
 
-    from linter.sources import yaml_k8s
+    from mlops_lint.sources import yaml_k8s
 
     text = _text(path)
     if text is None or yaml_k8s.check_bounds(text) is not None:
@@ -216,7 +216,7 @@ def _literal(text: str, path: tuple[str, ...], old: str) -> Span | None:
     """The span of ``values.yaml``'s plain scalar at ``path`` whose text is ``old`` (None: not so)."""
     import yaml
 
-    from linter.sources import yaml_k8s
+    from mlops_lint.sources import yaml_k8s
 
     if yaml_k8s.check_bounds(text) is not None:
         return None

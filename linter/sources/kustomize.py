@@ -22,10 +22,10 @@ from typing import Any, Iterable
 
 from msgspec import Struct, field
 
-from linter.model.position import Span
-from linter.model.tree import YMap, YSeq
+from mlops_lint.model.position import Span
+from mlops_lint.model.tree import YMap, YSeq
 
-from linter.validation.kustomize import KUSTOMIZATION_NAMES as NAMES  # noqa: E402 - the one list of names
+from mlops_lint.validation.kustomize import KUSTOMIZATION_NAMES as NAMES  # noqa: E402 - the one list of names
 # a base kustomize would fetch: a URL, an scp-like git address, a forge host, a ?ref= or a //subdir
 _REMOTE = re.compile(r"^(?:[a-z][a-z0-9+.-]*://|[\w.-]+@[\w.-]+:|(?:github|gitlab|bitbucket)\.(?:com|org)/)|\?ref=|//",
                      re.IGNORECASE)
@@ -162,8 +162,8 @@ def read_kustomization(path: str, bound: str | None = None) -> Kustomization:
     that cannot be read fully (not text kustomize decodes, not a mapping, a plugin configuration
     that does not parse) has ``unread`` set, and is not built. A path it names outside ``bound``
     (the project's folder) is recorded in ``named`` and never looked at."""
-    from linter.sources.files import Unreadable, read_source
-    from linter.sources.yaml_k8s import compose_tree
+    from mlops_lint.sources.files import Unreadable, read_source
+    from mlops_lint.sources.yaml_k8s import compose_tree
 
     folder = os.path.dirname(path)
     try:

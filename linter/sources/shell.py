@@ -44,7 +44,7 @@ from bisect import bisect_right
 
 from msgspec import Struct, field
 
-from linter.model.azcli import (
+from mlops_lint.model.azcli import (
     UNKNOWN,
     AzCommand,
     AzFlag,
@@ -58,11 +58,11 @@ from linter.model.azcli import (
     is_switch,
     takes_many,
 )
-from linter.model.bounds import MAX_VALUE_CHARS, ExpansionBudget
-from linter.model.document import SHELL, Comment, Document, ParseIssue
-from linter.model.position import Span
-from linter.sources.comments import place_comments
-from linter.sources.text import load_decoded
+from mlops_lint.model.bounds import MAX_VALUE_CHARS, ExpansionBudget
+from mlops_lint.model.document import SHELL, Comment, Document, ParseIssue
+from mlops_lint.model.position import Span
+from mlops_lint.sources.comments import place_comments
+from mlops_lint.sources.text import load_decoded
 
 SHEBANG_SHELLS = frozenset({"sh", "bash", "dash"})
 OPERATORS = ("&&", "||", ";;&", ";;", ";&", "|&", ";", "|", "&", "(", ")")

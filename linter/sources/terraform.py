@@ -32,10 +32,10 @@ from typing import Any
 
 from msgspec import Struct, field
 
-from linter.model.document import TERRAFORM, Document, ParseIssue
-from linter.model.position import Span
-from linter.sources.comments import DIRECTIVE_WORD, hcl_comments
-from linter.sources.text import load_decoded
+from mlops_lint.model.document import TERRAFORM, Document, ParseIssue
+from mlops_lint.model.position import Span
+from mlops_lint.sources.comments import DIRECTIVE_WORD, hcl_comments
+from mlops_lint.sources.text import load_decoded
 
 MAX_DEPTH = 48  # expression nesting the reader follows; deeper is ("other",)
 # The Lark parser is linear but slow and its tree is large. Measured (2026-12-05, one core of the

@@ -10,8 +10,8 @@ from __future__ import annotations
 import codecs
 from typing import Callable
 
-from linter.model.document import Document, ParseIssue
-from linter.model.position import Span
+from mlops_lint.model.document import Document, ParseIssue
+from mlops_lint.model.position import Span
 
 MAX_FILE_BYTES = 16 * 1024 * 1024
 

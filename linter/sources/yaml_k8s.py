@@ -27,12 +27,12 @@ from typing import Any
 import yaml
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
-from linter.model.bounds import MAX_NUMBER_DIGITS
-from linter.model.document import K8S, Comment, Document, K8sObject, ParseIssue
-from linter.model.position import Span
-from linter.model.tree import YMap, YSeq
-from linter.sources.comments import place_comments
-from linter.sources.text import load_decoded
+from mlops_lint.model.bounds import MAX_NUMBER_DIGITS
+from mlops_lint.model.document import K8S, Comment, Document, K8sObject, ParseIssue
+from mlops_lint.model.position import Span
+from mlops_lint.model.tree import YMap, YSeq
+from mlops_lint.sources.comments import place_comments
+from mlops_lint.sources.text import load_decoded
 
 try:  # libyaml is part of every PyYAML wheel; the pure-Python loader is a slow fallback.
     from yaml import CSafeLoader as _BaseLoader

@@ -19,14 +19,14 @@ from typing import Any
 
 from msgspec import field
 
-from linter.validation import crds
-from linter.validation.crds import Crd, CrdVersion, Table
+from mlops_lint.validation import crds
+from mlops_lint.validation.crds import Crd, CrdVersion, Table
 
 WHERE = "bundled with mlops-lint"
 
 
 def _folder() -> Any:
-    return resources.files("linter") / "data" / "crds"
+    return resources.files("mlops_lint") / "data" / "crds"
 
 
 @lru_cache(maxsize=1)
@@ -135,7 +135,7 @@ def _short(ref: str) -> str:
 def cel_summary() -> list[str]:
     """One line per bundled kind and version with CEL rules: how many SCH002 checks, and why the
     others are not (transition rules need the stored object; ``status`` is never validated)."""
-    from linter.validation.celrules import inventory
+    from mlops_lint.validation.celrules import inventory
 
     lines = []
     for record in sorted(index()["kinds"], key=lambda r: (r["group"], r["kind"])):

@@ -34,8 +34,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from linter.model.vap import plain
-from linter.validation.messages import KEY, VALUE, Issue, dotted
+from mlops_lint.model.vap import plain
+from mlops_lint.validation.messages import KEY, VALUE, Issue, dotted
 
 RULES = "x-kubernetes-validations"
 _RESERVED = frozenset({
@@ -202,7 +202,7 @@ class Walk:
 
 
     def _rules(self, rules: Any, value: Any, schema: dict[str, Any], path: tuple, root: bool) -> None:
-        from linter.cel import Compiled, Unevaluated, compile_expression, evaluate, largest_collection, message_of
+        from mlops_lint.cel import Compiled, Unevaluated, compile_expression, evaluate, largest_collection, message_of
 
         if not isinstance(rules, list):
             return
@@ -299,7 +299,7 @@ def rules(schema: Any) -> list[tuple[str, dict[str, Any], str | None]]:
     schema order: (schema path, the rule's entry, why it is never checked or None when SCH002
     evaluates it). The schema path is ``.`` for the root, ``.spec.groups[]`` for a list's items,
     ``.spec.labels[*]`` for a map's values."""
-    from linter.cel import Compiled, compile_expression
+    from mlops_lint.cel import Compiled, compile_expression
 
     found: list[tuple[str, dict[str, Any], str | None]] = []
 
@@ -335,7 +335,7 @@ def crd_uncompiled(crd: Any) -> list[Issue]:
     """An info issue at each rule of a CustomResourceDefinition (the project's own) that the engine
     cannot compile (Kubernetes' optional syntax ``self.?field``, an unknown function's macro): SCH002
     never checks it on the CRD's objects, and says so once, here, rather than on every object."""
-    from linter.cel import Unevaluated, compile_expression
+    from mlops_lint.cel import Unevaluated, compile_expression
 
     spec = crd.get("spec") if isinstance(crd, dict) else None
     versions = spec.get("versions") if isinstance(spec, dict) else None

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from linter.validation.convert import LIST_MAP_KEYS, UNCHECKED_PATTERN, Sub
-from linter.validation.regex import searcher
+from mlops_lint.validation.convert import LIST_MAP_KEYS, UNCHECKED_PATTERN, Sub
+from mlops_lint.validation.regex import searcher
 
 Check = Callable[[Any], bool]
 

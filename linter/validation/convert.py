@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from linter.validation.regex import searcher
+from mlops_lint.validation.regex import searcher
 
 OBJECT_META_REF = "#/$defs/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
 LIST_MAP_KEYS = "x-list-map-keys"

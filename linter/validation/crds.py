@@ -24,7 +24,7 @@ from typing import Any, Callable, Iterable
 
 from msgspec import Struct, field
 
-from linter.validation.convert import convert_root
+from mlops_lint.validation.convert import convert_root
 
 CRD_SUFFIXES = (".yaml", ".yml", ".json")
 _CATALOG_NAME = re.compile(r"^(?P<group>[^_]+)_(?P<kind>[^_]+)_(?P<version>v[0-9]+(?:(?:alpha|beta)[0-9]+)?)\.json$")
@@ -74,7 +74,7 @@ class Crd(Struct, eq=False):
 
     def replacement(self) -> str | None:
         """The version to move to: the storage version if served, else the preferred served one."""
-        from linter.validation.builtin import preferred_version
+        from mlops_lint.validation.builtin import preferred_version
 
         if self.storage and self.serves(self.storage):
             return self.storage
@@ -248,7 +248,7 @@ def _documents(text: str, path: Path) -> list[Any]:
             return [json.loads(text)]
         except ValueError:
             pass  # JSON with comments or YAML in a .json file: try YAML
-    from linter.sources import yaml_k8s
+    from mlops_lint.sources import yaml_k8s
 
     beyond = yaml_k8s.check_bounds(text)  # libyaml's composer recurses in C: too deep a file would crash
     if beyond is not None:
@@ -271,7 +271,7 @@ def load_file(path: Path) -> list[Crd]:
     cached = _PATH_CACHE.get(key)
     if cached is not None:
         return cached
-    from linter.sources.files import Unreadable, read_source
+    from mlops_lint.sources.files import Unreadable, read_source
 
     try:  # non-blocking and size-checked: a FIFO or a device named in crd-paths is refused
         text = read_source(path).decode("utf-8-sig")

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from linter.validation.checker import json_equal, list_map_key, pointer_target, types_check, unique_items
-from linter.validation.convert import LIST_MAP_KEYS, UNCHECKED_PATTERN, Sub
-from linter.validation.regex import searcher
+from mlops_lint.validation.checker import json_equal, list_map_key, pointer_target, types_check, unique_items
+from mlops_lint.validation.convert import LIST_MAP_KEYS, UNCHECKED_PATTERN, Sub
+from mlops_lint.validation.regex import searcher
 
 
 class Unsupported(Exception):

@@ -15,9 +15,9 @@ from typing import Any, Iterable
 
 from msgspec import Struct
 
-from linter.suggest import close_matches
-from linter.validation.builtin import QUANTITY_PATTERN
-from linter.validation.convert import UNCHECKED_PATTERN
+from mlops_lint.suggest import close_matches
+from mlops_lint.validation.builtin import QUANTITY_PATTERN
+from mlops_lint.validation.convert import UNCHECKED_PATTERN
 
 VALUE, KEY, PARENT = "value", "key", "parent"
 _NAME = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$-]*$")
@@ -226,7 +226,7 @@ _BOUNDS = {
 
 
 def _first_duplicate(items: list) -> int:
-    from linter.validation.checker import json_equal
+    from mlops_lint.validation.checker import json_equal
 
     for j in range(1, len(items)):
         for i in range(j):

@@ -15,7 +15,7 @@ import re
 from functools import lru_cache
 from typing import Any, Callable
 
-from linter.validation.builtin import QUANTITY_PATTERN
+from mlops_lint.validation.builtin import QUANTITY_PATTERN
 
 
 # Patterns of our own (not of a CRD a pull request brings) whose meaning is the same in Python's

@@ -13,15 +13,15 @@ import re
 from functools import lru_cache
 from typing import Any
 
-from linter.model.memo import once
-from linter.model.placeholder import has_placeholder, is_placeholder
-from linter.model.position import Span
-from linter.model.tree import YMap, YSeq
-from linter.validation import builtin, bundle, celrules, kustomize, removed
-from linter.validation.checker import compile_check
-from linter.validation.convert import LIST_MAP_KEYS, UNCHECKED_PATTERN, Lazy
-from linter.validation.regex import searcher
-from linter.validation.messages import (
+from mlops_lint.model.memo import once
+from mlops_lint.model.placeholder import has_placeholder, is_placeholder
+from mlops_lint.model.position import Span
+from mlops_lint.model.tree import YMap, YSeq
+from mlops_lint.validation import builtin, bundle, celrules, kustomize, removed
+from mlops_lint.validation.checker import compile_check
+from mlops_lint.validation.convert import LIST_MAP_KEYS, UNCHECKED_PATTERN, Lazy
+from mlops_lint.validation.regex import searcher
+from mlops_lint.validation.messages import (
     KEY,
     PARENT,
     VALUE,
@@ -67,7 +67,7 @@ class Validator:
         try:
             if self._check(instance):
                 return []
-            from linter.validation.explain import Unsupported  # an invalid object's: a valid one's run never needs it
+            from mlops_lint.validation.explain import Unsupported  # an invalid object's: a valid one's run never needs it
 
             try:  # listed by our own walk of the schema, else by jsonschema (see .explain)
                 return self._listed(instance, self._explained)
@@ -86,7 +86,7 @@ class Validator:
 
     def _explained(self, value: Any, schema: Any, key: str | None) -> list:
         if self._lister is None:
-            from linter.validation.explain import Lister
+            from mlops_lint.validation.explain import Lister
 
             self._lister = Lister(self._schema_root())
         return self._lister.errors(value, self._root if schema is None else schema, () if key is None else (key,))
@@ -183,7 +183,7 @@ def _full_validator() -> Any:
     from jsonschema import Draft202012Validator, validators
     from jsonschema.exceptions import ValidationError
 
-    from linter.validation.explain import list_map_duplicates
+    from mlops_lint.validation.explain import list_map_duplicates
 
     def list_map_keys(validator: Any, keys: list[str], instance: Any, schema: Any) -> Any:
         if not validator.is_type(instance, "array"):

@@ -6,8 +6,8 @@ from typing import Any
 
 from msgspec import Struct
 
-from linter.validation import builtin, bundle, crds, removed
-from linter.validation.validate import split_api_version
+from mlops_lint.validation import builtin, bundle, crds, removed
+from mlops_lint.validation.validate import split_api_version
 
 
 class Unserved(Struct, frozen=True):

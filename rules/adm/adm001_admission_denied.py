@@ -103,11 +103,11 @@ Use instead:
 - CEL in Kubernetes: https://kubernetes.io/docs/reference/using-api/cel/
 """
 
-from linter.model.memo import once
-from linter.model.vap import (KYVERNO_LIBRARIES, Namespaces, Subject, evaluate_policy, matches, plain, plural,
+from mlops_lint.model.memo import once
+from mlops_lint.model.vap import (KYVERNO_LIBRARIES, Namespaces, Subject, evaluate_policy, matches, plain, plural,
                               select_params, severity_of, uncompiled)
-from linter.rule import PROJECT, Finding, rule
-from linter.validation import kustomize
+from mlops_lint.rule import PROJECT, Finding, rule
+from mlops_lint.validation import kustomize
 
 BINDING = "ValidatingAdmissionPolicyBinding"
 POLICY = "ValidatingAdmissionPolicy"

@@ -106,12 +106,12 @@ for a pool that has other taints, or when the VM size is not the first thing on 
 
 import shlex
 
-from linter.fix import Plan, Replace
-from linter.fix.iac import IAC, NAMES, add_beside, is_empty_list, not_literal, replace_value
-from linter.model.azcli import ShellScript
-from linter.model.cluster import changed_after_creation, cluster_of, describe_pool, hint
-from linter.model.selectors import parse_taint
-from linter.rule import SHELL, Finding, rule
+from mlops_lint.fix import Plan, Replace
+from mlops_lint.fix.iac import IAC, NAMES, add_beside, is_empty_list, not_literal, replace_value
+from mlops_lint.model.azcli import ShellScript
+from mlops_lint.model.cluster import changed_after_creation, cluster_of, describe_pool, hint
+from mlops_lint.model.selectors import parse_taint
+from mlops_lint.rule import SHELL, Finding, rule
 
 
 def _by_script(cluster) -> dict[str, list]:

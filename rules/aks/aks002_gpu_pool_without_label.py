@@ -96,12 +96,12 @@ hint says so: other pools may share it), or when the line the fix would go besid
 
 import shlex
 
-from linter.fix import Plan, Replace
-from linter.fix.iac import IAC, NAMES, add_beside, add_to_map, not_literal
-from linter.model.azcli import UNKNOWN, ShellScript
-from linter.model.position import Span
-from linter.model.cluster import cluster_of, describe_pool, hint
-from linter.rule import SHELL, Finding, rule
+from mlops_lint.fix import Plan, Replace
+from mlops_lint.fix.iac import IAC, NAMES, add_beside, add_to_map, not_literal
+from mlops_lint.model.azcli import UNKNOWN, ShellScript
+from mlops_lint.model.position import Span
+from mlops_lint.model.cluster import cluster_of, describe_pool, hint
+from mlops_lint.rule import SHELL, Finding, rule
 
 
 def _by_script(cluster, wanted: dict) -> dict[str, list]:

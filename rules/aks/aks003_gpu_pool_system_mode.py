@@ -95,11 +95,11 @@ pools are. A mode the script does not determine (`--mode "$MODE"`) is not judged
 - AKS, Use GPUs for compute-intensive workloads: https://learn.microsoft.com/azure/aks/use-nvidia-gpu
 """
 
-from linter.fix import Plan, Replace
-from linter.fix.iac import IAC, attribute, is_literal, not_literal, replace_value
-from linter.model.azcli import ShellScript, written_span
-from linter.model.cluster import cluster_of, describe_pool
-from linter.rule import SHELL, Finding, rule
+from mlops_lint.fix import Plan, Replace
+from mlops_lint.fix.iac import IAC, attribute, is_literal, not_literal, replace_value
+from mlops_lint.model.azcli import ShellScript, written_span
+from mlops_lint.model.cluster import cluster_of, describe_pool
+from mlops_lint.rule import SHELL, Finding, rule
 
 
 def _by_script(cluster) -> dict[str, list]:

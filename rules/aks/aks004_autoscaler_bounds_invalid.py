@@ -115,12 +115,12 @@ unclosed quote or heredoc).
 - Azure CLI, az aks nodepool add: https://learn.microsoft.com/cli/azure/aks/nodepool#az-aks-nodepool-add
 """
 
-from linter.model.bounds import whole_number
-from linter.model.azcli import UNKNOWN, AzFlag, ShellScript, resolved, written_span
-from linter.model.cluster import cluster_of
-from linter.fix import Plan, Replace
-from linter.fix.iac import IAC, NAMES, add_beside, is_literal, not_literal, replace_value
-from linter.rule import SHELL, Finding, rule
+from mlops_lint.model.bounds import whole_number
+from mlops_lint.model.azcli import UNKNOWN, AzFlag, ShellScript, resolved, written_span
+from mlops_lint.model.cluster import cluster_of
+from mlops_lint.fix import Plan, Replace
+from mlops_lint.fix.iac import IAC, NAMES, add_beside, is_literal, not_literal, replace_value
+from mlops_lint.rule import SHELL, Finding, rule
 
 COMMANDS = {("aks", "create"), ("aks", "update"), ("aks nodepool", "add"), ("aks nodepool", "update")}
 

@@ -68,9 +68,9 @@ the size to `linter/data/vm_sizes.json` or suppress it with
 - AKS, Use GPUs: https://learn.microsoft.com/azure/aks/use-nvidia-gpu
 """
 
-from linter.model.azcli import UNKNOWN, ShellScript, resolved
-from linter.model.vmsizes import lookup, suggest, unknown_family
-from linter.rule import SHELL, Finding, rule
+from mlops_lint.model.azcli import UNKNOWN, ShellScript, resolved
+from mlops_lint.model.vmsizes import lookup, suggest, unknown_family
+from mlops_lint.rule import SHELL, Finding, rule
 
 
 @rule(code="AKS005", name="vm-size-unknown", severity="info", scope=SHELL, tags=("aks",))
@@ -110,7 +110,7 @@ def check(script: ShellScript, ctx):
 
 def _terraform(path: str, ctx):
     """The ``vm_size`` of each Terraform pool defined in ``path``, once per attribute."""
-    from linter.model.cluster import cluster_of
+    from mlops_lint.model.cluster import cluster_of
 
     seen = set()
     for pool in cluster_of(ctx.index, ctx.config).pools_defined_in(path):

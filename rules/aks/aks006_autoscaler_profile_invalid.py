@@ -78,12 +78,12 @@ Entries whose value the script does not determine (`$PROFILE`) are not judged.
 """
 
 
-from linter.fix import Plan, Replace
-from linter.model.azcli import UNKNOWN, ShellScript
-from linter.model.position import Span
-from linter.model.cluster import autoscaler_profile_keys, profile_entries, profile_value_problem
-from linter.rule import SHELL, Finding, rule
-from linter.suggest import close_matches
+from mlops_lint.fix import Plan, Replace
+from mlops_lint.model.azcli import UNKNOWN, ShellScript
+from mlops_lint.model.position import Span
+from mlops_lint.model.cluster import autoscaler_profile_keys, profile_entries, profile_value_problem
+from mlops_lint.rule import SHELL, Finding, rule
+from mlops_lint.suggest import close_matches
 
 
 def rename(entry, key: str) -> Plan | None:

@@ -48,9 +48,9 @@ spec:
 - Cluster autoscaler FAQ, scale-down and graceful termination: https://github.com/kubernetes/autoscaler/blob/master/cluster-autoscaler/FAQ.md
 """
 
-from linter.model.cluster import cluster_of, workload_name
-from linter.model.k8s import PodSpec
-from linter.rule import POD, Finding, rule
+from mlops_lint.model.cluster import cluster_of, workload_name
+from mlops_lint.model.k8s import PodSpec
+from mlops_lint.rule import POD, Finding, rule
 
 
 @rule(code="AKS007", name="scale-down-cuts-grace", severity="warning", scope=POD,

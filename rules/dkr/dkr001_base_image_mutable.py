@@ -45,10 +45,10 @@ FROM ${BASE}
 - Dockerfile reference, how ARG and FROM interact: https://docs.docker.com/reference/dockerfile/#understand-how-arg-and-from-interact
 """
 
-from linter.model.docker import Dockerfile, image_uses, node_path
-from linter.model.images import image_pin
-from linter.model.k8s import parse_image
-from linter.rule import DOCKERFILE, Finding, rule
+from mlops_lint.model.docker import Dockerfile, image_uses, node_path
+from mlops_lint.model.images import image_pin
+from mlops_lint.model.k8s import parse_image
+from mlops_lint.rule import DOCKERFILE, Finding, rule
 
 
 @rule(code="DKR001", name="base-image-mutable", severity="error", scope=DOCKERFILE, tags=("dockerfile", "images", "supply-chain"))

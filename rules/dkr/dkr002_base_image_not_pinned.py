@@ -39,9 +39,9 @@ default can be overridden by `--build-arg`; the file is judged as written.
 
 import re
 
-from linter.model.docker import Dockerfile, image_uses, node_path
-from linter.model.images import image_pin
-from linter.rule import DOCKERFILE, Finding, rule
+from mlops_lint.model.docker import Dockerfile, image_uses, node_path
+from mlops_lint.model.images import image_pin
+from mlops_lint.rule import DOCKERFILE, Finding, rule
 
 _DIGEST = re.compile(r"^(sha256:[a-f0-9]{64}|sha384:[a-f0-9]{96}|sha512:[a-f0-9]{128})$")
 

@@ -65,8 +65,8 @@ and keep the CPU build in its own file (`Dockerfile.cpu`, built `FROM python:3.1
 - AKS, Use GPUs for compute-intensive workloads: https://learn.microsoft.com/azure/aks/use-nvidia-gpu
 """
 
-from linter.model.docker import Dockerfile, base_accelerator, gpu_evidence, node_path
-from linter.rule import DOCKERFILE, Finding, rule
+from mlops_lint.model.docker import Dockerfile, base_accelerator, gpu_evidence, node_path
+from mlops_lint.rule import DOCKERFILE, Finding, rule
 
 SUGGESTION = "pytorch/pytorch:2.4.1-cuda12.4-cudnn9-runtime or nvcr.io/nvidia/cuda:12.4.1-runtime-ubuntu22.04"
 

@@ -63,10 +63,10 @@ nothing to fix.
 - uv, caching in Docker: https://docs.astral.sh/uv/guides/integration/docker/#caching
 """
 
-from linter.fix import Plan, Replace
-from linter.model.docker import Dockerfile, Instruction, PipInstall, node_path, pip_cache_avoided, pip_install
-from linter.model.position import Span
-from linter.rule import DOCKERFILE, Finding, rule
+from mlops_lint.fix import Plan, Replace
+from mlops_lint.model.docker import Dockerfile, Instruction, PipInstall, node_path, pip_cache_avoided, pip_install
+from mlops_lint.model.position import Span
+from mlops_lint.rule import DOCKERFILE, Finding, rule
 
 
 def no_cache(ins: Instruction, pip: PipInstall, flag: str) -> Plan | None:

@@ -65,8 +65,8 @@ COPY train.py /workspace/
 
 from fnmatch import fnmatch
 
-from linter.model.docker import Dockerfile, expand, node_path
-from linter.rule import DOCKERFILE, Finding, rule
+from mlops_lint.model.docker import Dockerfile, expand, node_path
+from mlops_lint.rule import DOCKERFILE, Finding, rule
 
 DEFAULT_PATTERNS = [
     "data/", "dataset/", "datasets/", "checkpoint/", "checkpoints/", "ckpt/", "ckpts/",

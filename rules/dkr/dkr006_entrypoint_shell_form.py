@@ -87,12 +87,12 @@ What the fix does depends on the command:
 import json
 import re
 
-from linter.fix import Plan, Replace
-from linter.model.bounds import json_too_deep
-from linter.model.docker import Dockerfile, Instruction, execs, node_path, start_command
-from linter.model.position import Span
-from linter.model.shellc import POSIX_SHELLS
-from linter.rule import DOCKERFILE, Finding, rule
+from mlops_lint.fix import Plan, Replace
+from mlops_lint.model.bounds import json_too_deep
+from mlops_lint.model.docker import Dockerfile, Instruction, execs, node_path, start_command
+from mlops_lint.model.position import Span
+from mlops_lint.model.shellc import POSIX_SHELLS
+from mlops_lint.rule import DOCKERFILE, Finding, rule
 
 # programs that only a shell runs (builtins and reserved words): no exec form, no `exec` before them
 SHELL_ONLY = frozenset({

@@ -61,11 +61,11 @@ in a here-document that is never closed (the new line would become part of its b
 - AKS Deployment Safeguards: https://learn.microsoft.com/azure/aks/deployment-safeguards
 """
 
-from linter.fix import Plan, Replace
-from linter.model.docker import Dockerfile, Stage, expand, final_user, node_path, repository_path
-from linter.model.k8s import image_reference
-from linter.model.position import Span
-from linter.rule import DOCKERFILE, Finding, rule
+from mlops_lint.fix import Plan, Replace
+from mlops_lint.model.docker import Dockerfile, Stage, expand, final_user, node_path, repository_path
+from mlops_lint.model.k8s import image_reference
+from mlops_lint.model.position import Span
+from mlops_lint.rule import DOCKERFILE, Finding, rule
 
 ROOT = frozenset({"root", "0"})
 

@@ -59,9 +59,9 @@ from __future__ import annotations
 
 import re
 
-from linter.model.docker import Dockerfile, node_path
-from linter.model.shellc import POSIX_SHELLS
-from linter.rule import DOCKERFILE, Finding, rule
+from mlops_lint.model.docker import Dockerfile, node_path
+from mlops_lint.model.shellc import POSIX_SHELLS
+from mlops_lint.rule import DOCKERFILE, Finding, rule
 
 PACKAGE_MANAGERS = {"apt-get": ("install",), "apt": ("install",), "aptitude": ("install",), "yum": ("install",),
                     "dnf": ("install",), "microdnf": ("install",), "tdnf": ("install",), "zypper": ("install", "in"),

@@ -47,8 +47,8 @@ RUN pip install --no-cache-dir torch==2.4.1 transformers==4.44.2
 
 import re
 
-from linter.model.docker import Dockerfile, PipInstall, node_path, pip_install
-from linter.rule import DOCKERFILE, Finding, rule
+from mlops_lint.model.docker import Dockerfile, PipInstall, node_path, pip_install
+from mlops_lint.rule import DOCKERFILE, Finding, rule
 
 # `pip install` (and `uv pip install`) options that take a value
 VALUE_OPTIONS = frozenset({

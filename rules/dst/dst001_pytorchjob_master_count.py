@@ -54,9 +54,9 @@ placeholder) is left to schema validation (SCH002).
 - training-operator webhook (`validatePyTorchReplicaSpecs`): https://github.com/kubeflow/training-operator/blob/master/pkg/webhooks/pytorch/pytorchjob_webhook.go
 """
 
-from linter.fix.plans import plan, set_path
-from linter.model.distributed import KUBEFLOW, replica_specs
-from linter.rule import Finding, Kind, rule
+from mlops_lint.fix.plans import plan, set_path
+from mlops_lint.model.distributed import KUBEFLOW, replica_specs
+from mlops_lint.rule import Finding, Kind, rule
 
 
 @rule(code="DST001", name="pytorchjob-master-count", severity="error", scope=Kind("PyTorchJob"),

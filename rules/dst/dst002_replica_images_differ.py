@@ -53,9 +53,9 @@ and are not checked.
 - Kubeflow Training Operator, TFJob: https://www.kubeflow.org/docs/components/trainer/legacy-v1/user-guides/tensorflow/
 """
 
-from linter.model.distributed import KUBEFLOW, default_container
-from linter.model.k8s import Workload, image_reference, image_registry
-from linter.rule import WORKLOAD, Finding, rule
+from mlops_lint.model.distributed import KUBEFLOW, default_container
+from mlops_lint.model.k8s import Workload, image_reference, image_registry
+from mlops_lint.rule import WORKLOAD, Finding, rule
 
 KINDS = ("PyTorchJob", "TFJob")
 REFERENCE_ROLES = ("master", "chief")

@@ -68,11 +68,11 @@ the rule asks for the explicit setting the article recommends. Init containers a
 - PyTorch pull request 110723 (default mode 3) and 114077 (the `TORCH_` prefix): https://github.com/pytorch/pytorch/pull/114077
 """
 
-from linter.fix import AppendItem
-from linter.fix.plans import env_entry, plan, set_path
-from linter.model.distributed import KUBEFLOW, rank_env, uses_nccl
-from linter.model.k8s import Container, container_uses_gpu
-from linter.rule import CONTAINER, Finding, rule
+from mlops_lint.fix import AppendItem
+from mlops_lint.fix.plans import env_entry, plan, set_path
+from mlops_lint.model.distributed import KUBEFLOW, rank_env, uses_nccl
+from mlops_lint.model.k8s import Container, container_uses_gpu
+from mlops_lint.rule import CONTAINER, Finding, rule
 
 NAMES = ("TORCH_NCCL_ASYNC_ERROR_HANDLING", "NCCL_ASYNC_ERROR_HANDLING")  # PyTorch reads them in this order
 BLOCKING_WAIT = ("TORCH_NCCL_BLOCKING_WAIT", "NCCL_BLOCKING_WAIT")

@@ -68,11 +68,11 @@ variable from `valueFrom`, `envFrom`, a `$(…)` reference, or a launch script i
 - Azure, Set up InfiniBand on HPC VMs: https://learn.microsoft.com/azure/virtual-machines/setup-infiniband
 """
 
-from linter.fix import AppendItem
-from linter.fix.plans import env_entry, plan, set_path
-from linter.model.distributed import is_distributed, rank_env, uses_nccl, uses_rdma
-from linter.model.k8s import Container, container_uses_gpu
-from linter.rule import CONTAINER, Finding, rule
+from mlops_lint.fix import AppendItem
+from mlops_lint.fix.plans import env_entry, plan, set_path
+from mlops_lint.model.distributed import is_distributed, rank_env, uses_nccl, uses_rdma
+from mlops_lint.model.k8s import Container, container_uses_gpu
+from mlops_lint.rule import CONTAINER, Finding, rule
 
 FIX = "- name: NCCL_SOCKET_IFNAME\n  value: eth0"
 

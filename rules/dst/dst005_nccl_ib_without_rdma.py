@@ -71,10 +71,10 @@ Use instead:
 - NVIDIA Network Operator, RDMA shared device plugin: https://docs.nvidia.com/networking/display/cokan10/network+operator
 """
 
-from linter.model.cluster import cluster_of, workload_name
-from linter.model.distributed import RDMA_RESOURCE_PREFIXES, rank_env, uses_nccl
-from linter.model.k8s import Container, PodSpec
-from linter.rule import CONTAINER, Finding, rule
+from mlops_lint.model.cluster import cluster_of, workload_name
+from mlops_lint.model.distributed import RDMA_RESOURCE_PREFIXES, rank_env, uses_nccl
+from mlops_lint.model.k8s import Container, PodSpec
+from mlops_lint.rule import CONTAINER, Finding, rule
 
 PREFIXES = list(dict.fromkeys([*RDMA_RESOURCE_PREFIXES, "nvidia.com/rdma"]))
 

@@ -48,12 +48,12 @@ ConfigMap is not seen, nor is a level set inside a shell script in `command`/`ar
 - NVIDIA NCCL, `NCCL_DEBUG`: https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html#nccl-debug
 """
 
-from linter.fix import Replace
-from linter.fix.plans import env_entry, plan, set_path
-from linter.model.distributed import uses_nccl
-from linter.model.envvars import mpirun_exports, resolve
-from linter.model.k8s import Container
-from linter.rule import CONTAINER, Finding, rule
+from mlops_lint.fix import Replace
+from mlops_lint.fix.plans import env_entry, plan, set_path
+from mlops_lint.model.distributed import uses_nccl
+from mlops_lint.model.envvars import mpirun_exports, resolve
+from mlops_lint.model.k8s import Container
+from mlops_lint.rule import CONTAINER, Finding, rule
 
 VERBOSE = ("INFO", "TRACE")
 

@@ -85,13 +85,13 @@ connects its pods (`svc`, `ssh`, `pytorch`, `mpi`, `tensorflow`, `ray`).
 - AKS, Secure traffic between pods with network policies: https://learn.microsoft.com/azure/aks/use-network-policies
 """
 
-from linter.model.distributed import is_distributed, pod_count, replicas_phrase, template_anchor
-from linter.model.k8s import Workload
-from linter.rule import WORKLOAD, Finding, rule
+from mlops_lint.model.distributed import is_distributed, pod_count, replicas_phrase, template_anchor
+from mlops_lint.model.k8s import Workload
+from mlops_lint.rule import WORKLOAD, Finding, rule
 
 
 def _reason(flow) -> str:
-    from linter.model.netpol import names
+    from mlops_lint.model.netpol import names
 
     t = flow.traffic
     if t.ingress.isolated and not t.ingress.ports.only("TCP"):
@@ -111,7 +111,7 @@ def check(workload: Workload, ctx):
     if not is_distributed(workload) or not ctx.index.of_kind("NetworkPolicy"):
         return
     # imported here: a project with no NetworkPolicy (as most one-file runs) never loads the model
-    from linter.model.netpol import CLUSTER_DNS, egress, endpoint_of, names, policies_near, replica_flows, selecting
+    from mlops_lint.model.netpol import CLUSTER_DNS, egress, endpoint_of, names, policies_near, replica_flows, selecting
     found = policies_near(ctx.index, workload.pods[0])
     if not found or not any(selecting(found, endpoint_of(pod)) for pod in workload.pods):
         return

@@ -47,9 +47,9 @@ labels, per-pod labels, `ipBlock` peers) count as allowing every port their rule
 - Linux, `ip_local_port_range`: https://www.kernel.org/doc/html/latest/networking/ip-sysctl.html
 """
 
-from linter.model.distributed import is_distributed, replicas_phrase, template_anchor
-from linter.model.k8s import Workload
-from linter.rule import WORKLOAD, Finding, rule
+from mlops_lint.model.distributed import is_distributed, replicas_phrase, template_anchor
+from mlops_lint.model.k8s import Workload
+from mlops_lint.rule import WORKLOAD, Finding, rule
 
 EPHEMERAL = (32768, 60999)
 
@@ -66,7 +66,7 @@ def check(workload: Workload, ctx):
     if not is_distributed(workload) or not ctx.index.of_kind("NetworkPolicy"):
         return
     # imported here: a project with no NetworkPolicy (as most one-file runs) never loads the model
-    from linter.model.netpol import endpoint_of, names, policies_near, replica_flows, selecting
+    from mlops_lint.model.netpol import endpoint_of, names, policies_near, replica_flows, selecting
     found = policies_near(ctx.index, workload.pods[0])
     if not found or not any(selecting(found, endpoint_of(pod)) for pod in workload.pods):
         return

@@ -59,9 +59,9 @@ spec:
 
 from __future__ import annotations
 
-from linter.model.distributed import KUBEFLOW, default_container
-from linter.model.shellc import statements
-from linter.rule import POD, Finding, rule
+from mlops_lint.model.distributed import KUBEFLOW, default_container
+from mlops_lint.model.shellc import statements
+from mlops_lint.rule import POD, Finding, rule
 
 FLAGS = ("--nproc_per_node", "--nproc-per-node")
 GPU_RESOURCES = ("nvidia.com/gpu", "amd.com/gpu")

@@ -53,9 +53,9 @@ something other than a mapping.
 - Kubernetes, extended resources: https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/#extended-resources
 """
 
-from linter.fix.plans import plan, set_path, whole_count
-from linter.model.k8s import GPU_RESOURCE_OPTION, Container, gpu_resources
-from linter.rule import CONTAINER, Finding, rule
+from mlops_lint.fix.plans import plan, set_path, whole_count
+from mlops_lint.model.k8s import GPU_RESOURCE_OPTION, Container, gpu_resources
+from mlops_lint.rule import CONTAINER, Finding, rule
 
 
 @rule(code="GPU001", name="gpu-limit-missing", severity="error", scope=CONTAINER,

@@ -48,9 +48,9 @@ holds something other than a mapping.
 - Kubernetes, Schedule GPUs: https://kubernetes.io/docs/tasks/manage-gpus/scheduling-gpus/
 """
 
-from linter.fix.plans import plan, set_path, whole_count
-from linter.model.k8s import GPU_RESOURCE_OPTION, Container, gpu_resources
-from linter.rule import CONTAINER, Finding, rule
+from mlops_lint.fix.plans import plan, set_path, whole_count
+from mlops_lint.model.k8s import GPU_RESOURCE_OPTION, Container, gpu_resources
+from mlops_lint.rule import CONTAINER, Finding, rule
 
 
 @rule(code="GPU002", name="gpu-request-missing", severity="warning", scope=CONTAINER,

@@ -51,9 +51,9 @@ Use instead:
 - NVIDIA MIG with Kubernetes: https://docs.nvidia.com/datacenter/cloud-native/kubernetes/latest/index.html
 """
 
-from linter.model.k8s import GPU_RESOURCE_OPTION, Container, gpu_resources, is_templated
-from linter.model.quantity import format_quantity
-from linter.rule import CONTAINER, Finding, rule
+from mlops_lint.model.k8s import GPU_RESOURCE_OPTION, Container, gpu_resources, is_templated
+from mlops_lint.model.quantity import format_quantity
+from mlops_lint.rule import CONTAINER, Finding, rule
 
 
 @rule(code="GPU003", name="gpu-request-limit-mismatch", severity="error", scope=CONTAINER,

@@ -88,7 +88,7 @@ TrainJobs that run it (their `resourcesPerNode` give its trainer its GPUs), not 
 - AKS, Use GPUs (taint and toleration example): https://learn.microsoft.com/azure/aks/use-nvidia-gpu
 """
 
-from linter.model.gpunodes import (
+from mlops_lint.model.gpunodes import (
     gpu_label_pins,
     gpu_toleration,
     has_placeholder_resource,
@@ -96,8 +96,8 @@ from linter.model.gpunodes import (
     requests_gpu,
     sees_gpus_directly,
 )
-from linter.model.k8s import PodSpec
-from linter.rule import POD, Finding, rule
+from mlops_lint.model.k8s import PodSpec
+from mlops_lint.rule import POD, Finding, rule
 
 # The containers Spark builds its driver and executor pods around (Spark's Constants.scala).
 SPARK_CONTAINERS = frozenset({"spark-kubernetes-executor", "spark-kubernetes-driver"})

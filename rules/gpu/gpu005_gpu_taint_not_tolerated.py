@@ -83,14 +83,14 @@ the runtime's, shared by other TrainJobs), or when `tolerations` is not a list.
 - AKS, Use GPUs (GPU pool taint `sku=gpu:NoSchedule`): https://learn.microsoft.com/azure/aks/use-nvidia-gpu
 """
 
-from linter.model.admission import refused_queue
-from linter.model.cluster import cluster_of
-from linter.model.gpunodes import (configured_gpu_taints, entry_node, gpu_entries, gpu_toleration,
+from mlops_lint.model.admission import refused_queue
+from mlops_lint.model.cluster import cluster_of
+from mlops_lint.model.gpunodes import (configured_gpu_taints, entry_node, gpu_entries, gpu_toleration,
                                    tolerates_gpu_taints_at_admission)
-from linter.fix import AppendItem
-from linter.fix.plans import plan
-from linter.model.k8s import PodSpec
-from linter.rule import POD, Finding, rule
+from mlops_lint.fix import AppendItem
+from mlops_lint.fix.plans import plan
+from mlops_lint.model.k8s import PodSpec
+from mlops_lint.rule import POD, Finding, rule
 
 
 def _pools_decide(pod: PodSpec, ctx) -> bool:

@@ -85,13 +85,13 @@ TrainJobs).
 - AKS, Use labels in an AKS cluster (`kubernetes.azure.com/accelerator`): https://learn.microsoft.com/azure/aks/use-labels
 """
 
-from linter.fix.plans import plan, set_path
-from linter.model.admission import refused_queue
-from linter.model.cluster import cluster_of, on_aks_managed_mig_pools
-from linter.model.gpunodes import gpu_entries, places_on_gpu_nodes
-from linter.model.mig import is_mig_resource
-from linter.model.k8s import PodSpec
-from linter.rule import POD, Finding, rule
+from mlops_lint.fix.plans import plan, set_path
+from mlops_lint.model.admission import refused_queue
+from mlops_lint.model.cluster import cluster_of, on_aks_managed_mig_pools
+from mlops_lint.model.gpunodes import gpu_entries, places_on_gpu_nodes
+from mlops_lint.model.mig import is_mig_resource
+from mlops_lint.model.k8s import PodSpec
+from mlops_lint.rule import POD, Finding, rule
 
 
 def _select(pod: PodSpec, labels, ctx):

@@ -58,12 +58,12 @@ Use instead:
 - AKS, Multi-instance GPU node pools: https://learn.microsoft.com/azure/aks/gpu-multi-instance
 """
 
-from linter.model.admission import admissions
-from linter.model.cluster import on_aks_managed_mig_pools
-from linter.model.gpunodes import gpu_entries, pins_value
-from linter.model.k8s import PodSpec
-from linter.model.mig import is_mig_resource, normalise_profile
-from linter.rule import POD, Finding, rule
+from mlops_lint.model.admission import admissions
+from mlops_lint.model.cluster import on_aks_managed_mig_pools
+from mlops_lint.model.gpunodes import gpu_entries, pins_value
+from mlops_lint.model.k8s import PodSpec
+from mlops_lint.model.mig import is_mig_resource, normalise_profile
+from mlops_lint.rule import POD, Finding, rule
 
 MIG_CONFIG = "nvidia.com/mig.config"
 MIG_STATE = "nvidia.com/mig.config.state"

@@ -61,8 +61,8 @@ Use instead:
 
 from functools import lru_cache
 
-from linter.model.k8s import is_templated
-from linter.model.mig import (
+from mlops_lint.model.k8s import is_templated
+from mlops_lint.model.mig import (
     MIG_GPUS,
     gpu_models_offering,
     is_known_profile,
@@ -72,10 +72,10 @@ from linter.model.mig import (
     models_for_device_id,
     normalise_profile,
 )
-from linter.model.position import Span
-from linter.model.tree import YMap, YSeq
-from linter.rule import OBJECT, Finding, rule
-from linter.suggest import close_matches
+from mlops_lint.model.position import Span
+from mlops_lint.model.tree import YMap, YSeq
+from mlops_lint.rule import OBJECT, Finding, rule
+from mlops_lint.suggest import close_matches
 
 _ALL_PROFILES = sorted({p for profiles in MIG_GPUS.values() for p in profiles})
 

@@ -100,9 +100,9 @@ from itertools import islice
 
 from msgspec import Struct
 
-from linter.model.document import ObjectStub
-from linter.model.installs import DEVICE_PLUGIN, GPU_OPERATOR, Install, project_installs
-from linter.model.nvidia import (
+from mlops_lint.model.document import ObjectStub
+from mlops_lint.model.installs import DEVICE_PLUGIN, GPU_OPERATOR, Install, project_installs
+from mlops_lint.model.nvidia import (
     gpu_operator_policies,
     is_device_plugin,
     is_operator_operand,
@@ -110,9 +110,9 @@ from linter.model.nvidia import (
     placements_may_overlap,
     policy_deploys,
 )
-from linter.model.position import Span
-from linter.model.selectors import Placement
-from linter.rule import PROJECT, Finding, rule
+from mlops_lint.model.position import Span
+from mlops_lint.model.selectors import Placement
+from mlops_lint.rule import PROJECT, Finding, rule
 
 
 class Plugin(Struct, frozen=True):

@@ -86,11 +86,11 @@ Each finding has its own fix.
 - Kubernetes, Security context: https://kubernetes.io/docs/tasks/configure-pod-container/security-context/
 """
 
-from linter.fix import AppendItem
-from linter.fix.plans import drop_all_capabilities, no_privilege_escalation, plan, set_path
-from linter.model.nvidia import device_plugin_containers, is_device_plugin, is_operator_operand
-from linter.model.security import is_privileged
-from linter.rule import Finding, Kind, rule
+from mlops_lint.fix import AppendItem
+from mlops_lint.fix.plans import drop_all_capabilities, no_privilege_escalation, plan, set_path
+from mlops_lint.model.nvidia import device_plugin_containers, is_device_plugin, is_operator_operand
+from mlops_lint.model.security import is_privileged
+from mlops_lint.rule import Finding, Kind, rule
 
 CRITICAL = "system-node-critical"
 

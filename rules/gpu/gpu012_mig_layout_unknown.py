@@ -84,13 +84,13 @@ from __future__ import annotations
 
 from msgspec import Struct
 
-from linter.model.document import ObjectStub
-from linter.model.k8s import is_templated
-from linter.model.locality import together, unit_of
-from linter.model.mig import is_mig_resource, mig_parted_configs, normalise_profile
-from linter.model.position import Span
-from linter.rule import PROJECT, Finding, rule
-from linter.suggest import close_matches
+from mlops_lint.model.document import ObjectStub
+from mlops_lint.model.k8s import is_templated
+from mlops_lint.model.locality import together, unit_of
+from mlops_lint.model.mig import is_mig_resource, mig_parted_configs, normalise_profile
+from mlops_lint.model.position import Span
+from mlops_lint.rule import PROJECT, Finding, rule
+from mlops_lint.suggest import close_matches
 
 LABEL = "nvidia.com/mig.config"
 LISTED = 5

@@ -65,9 +65,9 @@ to the GPUCluster (GPUs through DRA `ResourceClaim`s) and delete the ClusterPoli
 
 from __future__ import annotations
 
-from linter.model.installs import GPU_OPERATOR, project_installs
-from linter.model.nvidia import gpu_operator_policies
-from linter.rule import PROJECT, Finding, rule
+from mlops_lint.model.installs import GPU_OPERATOR, project_installs
+from mlops_lint.model.nvidia import gpu_operator_policies
+from mlops_lint.rule import PROJECT, Finding, rule
 
 GROUP = "nvidia.com"
 SAMPLE_FOLDERS = frozenset({"samples", "sample", "examples", "example"})

@@ -40,9 +40,9 @@ Use instead:
 - AKS Deployment Safeguards: https://learn.microsoft.com/azure/aks/deployment-safeguards
 """
 
-from linter.model.images import image_pin
-from linter.model.k8s import Container
-from linter.rule import CONTAINER, Finding, rule
+from mlops_lint.model.images import image_pin
+from mlops_lint.model.k8s import Container
+from mlops_lint.rule import CONTAINER, Finding, rule
 
 
 @rule(code="IMG001", name="image-tag-mutable", severity="error", scope=CONTAINER, tags=("images", "supply-chain"))

@@ -44,9 +44,9 @@ manifest your release pipeline produces, and suppress this rule on development o
 
 import re
 
-from linter.model.images import image_pin, is_moving_tag
-from linter.model.k8s import Container
-from linter.rule import CONTAINER, Finding, rule
+from mlops_lint.model.images import image_pin, is_moving_tag
+from mlops_lint.model.k8s import Container
+from mlops_lint.rule import CONTAINER, Finding, rule
 
 _DIGEST = re.compile(r"^(sha256:[a-f0-9]{64}|sha384:[a-f0-9]{96}|sha512:[a-f0-9]{128})$")
 

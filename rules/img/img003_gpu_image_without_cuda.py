@@ -68,10 +68,10 @@ Use instead:
 import re
 from functools import lru_cache
 
-from linter.model.dra import claimed_gpus
-from linter.model.images import CONDA_CPU_IMAGES, LIBRARY_CPU_IMAGES, repository_path
-from linter.model.k8s import Container, gpu_resources, idle_programs, image_reference
-from linter.rule import CONTAINER, Finding, rule
+from mlops_lint.model.dra import claimed_gpus
+from mlops_lint.model.images import CONDA_CPU_IMAGES, LIBRARY_CPU_IMAGES, repository_path
+from mlops_lint.model.k8s import Container, gpu_resources, idle_programs, image_reference
+from mlops_lint.rule import CONTAINER, Finding, rule
 
 GPU_TAGGED = {"tensorflow/tensorflow": "tensorflow", "tensorflow/serving": "tensorflow", "rayproject/ray": "ray"}
 _PARTS = re.compile(r"[-_.]")

@@ -55,8 +55,8 @@ Use instead (import the image into your registry, e.g. `az acr import`):
 - AKS Deployment Safeguards / Azure Policy, allowed registries: https://learn.microsoft.com/azure/aks/deployment-safeguards
 """
 
-from linter.model.k8s import Container, image_reference, image_registry
-from linter.rule import CONTAINER, Finding, rule
+from mlops_lint.model.k8s import Container, image_reference, image_registry
+from mlops_lint.rule import CONTAINER, Finding, rule
 
 DOCKER_HUB = "docker.io"
 _DOCKER_HUB_ALIASES = {"docker.io", "index.docker.io", "registry-1.docker.io"}

@@ -70,11 +70,11 @@ Use instead (a CPU image for CPU work, or request the GPU the image is built for
 import re
 from functools import lru_cache
 
-from linter.model.dra import claimed_gpus
-from linter.model.images import repository_path
-from linter.model.memo import once
-from linter.model.k8s import GPU_CHECK_IMAGES, Container, Workload, gpu_resources, image_reference, image_registry
-from linter.rule import CONTAINER, Finding, rule
+from mlops_lint.model.dra import claimed_gpus
+from mlops_lint.model.images import repository_path
+from mlops_lint.model.memo import once
+from mlops_lint.model.k8s import GPU_CHECK_IMAGES, Container, Workload, gpu_resources, image_reference, image_registry
+from mlops_lint.rule import CONTAINER, Finding, rule
 
 _PARTS = re.compile(r"[-_.:]")
 _CUDA_PART = re.compile(r"cuda\d*|cudnn\d*|cu\d{2,3}")

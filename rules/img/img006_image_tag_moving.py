@@ -65,9 +65,9 @@ a warning: the rule cannot tell a release tool's placeholder from an overlay's c
 - Docker, pin base image versions: https://docs.docker.com/build/building/best-practices/#pin-base-image-versions
 """
 
-from linter.model.images import image_pin, is_moving_tag
-from linter.model.k8s import Container, image_reference
-from linter.rule import CONTAINER, Finding, rule
+from mlops_lint.model.images import image_pin, is_moving_tag
+from mlops_lint.model.k8s import Container, image_reference
+from mlops_lint.rule import CONTAINER, Finding, rule
 
 BRANCHES = frozenset({"main", "master", "dev", "devel", "develop", "development", "trunk", "head"})
 

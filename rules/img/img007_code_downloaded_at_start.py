@@ -56,9 +56,9 @@ Use instead (the packages installed in the image's Dockerfile):
 import posixpath
 import re
 
-from linter.model.k8s import Container
-from linter.model.shellc import POSIX_SHELLS, shell_c, statements
-from linter.rule import CONTAINER, Finding, rule
+from mlops_lint.model.k8s import Container
+from mlops_lint.model.shellc import POSIX_SHELLS, shell_c, statements
+from mlops_lint.rule import CONTAINER, Finding, rule
 
 _PIP = re.compile(r"pip\d*(?:\.\d+)?$")
 _PYTHON = re.compile(r"python\d*(?:\.\d+)?$")

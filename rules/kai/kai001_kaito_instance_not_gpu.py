@@ -55,10 +55,10 @@ from __future__ import annotations
 
 import re
 
-from linter.model.document import K8sObject
-from linter.model.k8s import is_templated
-from linter.model.vmsizes import lookup
-from linter.rule import Kind, Finding, rule
+from mlops_lint.model.document import K8sObject
+from mlops_lint.model.k8s import is_templated
+from mlops_lint.model.vmsizes import lookup
+from mlops_lint.rule import Kind, Finding, rule
 
 SUGGESTED = "Standard_NC24ads_A100_v4"  # the size KAITO's v1alpha1 API defaults to
 _AZURE_SIZE = re.compile(r"^(?:standard_|basic_)?(?P<family>[a-z]+?)\d", re.IGNORECASE)

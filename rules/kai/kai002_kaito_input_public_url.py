@@ -50,10 +50,10 @@ from __future__ import annotations
 import ipaddress
 from urllib.parse import parse_qs, urlsplit
 
-from linter.model.document import K8sObject
-from linter.model.k8s import is_templated
-from linter.model.tree import dig
-from linter.rule import Kind, Finding, rule
+from mlops_lint.model.document import K8sObject
+from mlops_lint.model.k8s import is_templated
+from mlops_lint.model.tree import dig
+from mlops_lint.rule import Kind, Finding, rule
 
 PRIVATE_SUFFIXES = (".svc", ".cluster.local", ".internal", ".local", ".localdomain")
 

@@ -54,9 +54,9 @@ tuning:
 
 from __future__ import annotations
 
-from linter.model.document import K8sObject
-from linter.rule import Kind, Finding, rule
-from linter.validation.validate import malformed
+from mlops_lint.model.document import K8sObject
+from mlops_lint.rule import Kind, Finding, rule
+from mlops_lint.validation.validate import malformed
 
 
 @rule(code="KAI003", name="kaito-output-missing", severity="warning", scope=Kind("Workspace"), tags=("kaito",))

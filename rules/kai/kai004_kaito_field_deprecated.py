@@ -71,8 +71,8 @@ inference:
 
 from __future__ import annotations
 
-from linter.model.document import K8sObject
-from linter.rule import Finding, Kind, rule
+from mlops_lint.model.document import K8sObject
+from mlops_lint.rule import Finding, Kind, rule
 
 GROUP = "kaito.sh"
 _PRESET = (("accessMode",), ("presetOptions", "image"), ("presetOptions", "imagePullSecrets"))

@@ -64,9 +64,9 @@ resource:
 
 from __future__ import annotations
 
-from linter.model.document import K8sObject
-from linter.model.mig import is_known_profile
-from linter.rule import Finding, Kind, rule
+from mlops_lint.model.document import K8sObject
+from mlops_lint.model.mig import is_known_profile
+from mlops_lint.rule import Finding, Kind, rule
 
 GROUP = "kaito.sh"
 REJECTED = "KAITO's webhook rejects the Workspace"

@@ -35,7 +35,7 @@ Use instead:
 - ruff's RUF100 (unused-noqa), the model for this rule: https://docs.astral.sh/ruff/rules/unused-noqa/
 """
 
-from linter.rule import engine_rule
+from mlops_lint.rule import engine_rule
 
 
 @engine_rule("LNT001", "unused-suppression", "info", opt_in=True)

@@ -23,7 +23,7 @@ Use instead: upgrade mlops-lint, or suppress the named rule on that object with
 - The linter's issue tracker.
 """
 
-from linter.rule import engine_rule
+from mlops_lint.rule import engine_rule
 
 
 @engine_rule("LNT002", "rule-error", "error")

@@ -39,7 +39,7 @@ Use instead:
 - LNT001 (unused-suppression), the other check of the suppressions themselves.
 """
 
-from linter.rule import engine_rule
+from mlops_lint.rule import engine_rule
 
 
 @engine_rule("LNT003", "expired-suppression", "warning")

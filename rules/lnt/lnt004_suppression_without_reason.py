@@ -32,7 +32,7 @@ Use instead:
 - LNT001 (unused-suppression), the other check of the suppressions themselves.
 """
 
-from linter.rule import engine_rule
+from mlops_lint.rule import engine_rule
 
 
 @engine_rule("LNT004", "suppression-without-reason", "warning")

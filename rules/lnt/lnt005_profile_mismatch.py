@@ -54,10 +54,10 @@ az aks create --resource-group "$RESOURCE_GROUP" --name "$AKS_CLUSTER" --sku aut
 - AKS node auto-provisioning: https://learn.microsoft.com/azure/aks/node-auto-provisioning
 """
 
-from linter.profiles import AUTOMATIC_PROFILE, explicit, given_by
-from linter.model.cluster.modes import may_be_same, modes_of
-from linter.model.cluster.pools import AUTOMATIC, NAP, STANDARD
-from linter.rule import SHELL, Finding, rule
+from mlops_lint.profiles import AUTOMATIC_PROFILE, explicit, given_by
+from mlops_lint.model.cluster.modes import may_be_same, modes_of
+from mlops_lint.model.cluster.pools import AUTOMATIC, NAP, STANDARD
+from mlops_lint.rule import SHELL, Finding, rule
 
 
 @rule(code="LNT005", name="profile-mismatch", severity="warning", scope=SHELL, tags=("aks",))

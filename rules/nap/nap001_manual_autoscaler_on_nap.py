@@ -64,9 +64,9 @@ spec:
 - AKS Automatic overview: https://learn.microsoft.com/azure/aks/intro-aks-automatic
 """
 
-from linter.model.azcli import ShellScript
-from linter.model.cluster.modes import managed_cluster
-from linter.rule import SHELL, Finding, rule
+from mlops_lint.model.azcli import ShellScript
+from mlops_lint.model.cluster.modes import managed_cluster
+from mlops_lint.rule import SHELL, Finding, rule
 
 _COMMANDS = (("aks", "create"), ("aks", "update"), ("aks nodepool", "add"), ("aks nodepool", "update"))
 _SCALING = ("--enable-cluster-autoscaler", "--update-cluster-autoscaler", "--min-count", "--max-count")

@@ -81,13 +81,13 @@ spec:
 - Karpenter, NodePools (requirements, taints, labels): https://karpenter.sh/docs/concepts/nodepools/
 """
 
-from linter.model.admission import refused_queue
-from linter.model.cluster.modes import managed_cluster
-from linter.model.cluster.placement import selector_anchor
-from linter.model.gpunodes import entry_node, gpu_entries
-from linter.model.k8s import PodSpec
-from linter.model.napcluster import provisioning_cluster
-from linter.rule import POD, Finding, rule
+from mlops_lint.model.admission import refused_queue
+from mlops_lint.model.cluster.modes import managed_cluster
+from mlops_lint.model.cluster.placement import selector_anchor
+from mlops_lint.model.gpunodes import entry_node, gpu_entries
+from mlops_lint.model.k8s import PodSpec
+from mlops_lint.model.napcluster import provisioning_cluster
+from mlops_lint.rule import POD, Finding, rule
 
 
 @rule(code="NAP002", name="gpu-pod-unprovisionable", severity="warning", scope=POD, tags=("aks", "gpu", "scheduling"))

@@ -59,13 +59,13 @@ spec:
 - AKS, Node auto-provisioning disruption: https://learn.microsoft.com/azure/aks/node-auto-provisioning-disruption
 """
 
-from linter.model.cluster.placement import workload_name
-from linter.model.k8s import PodSpec
-from linter.model.cluster.modes import nap_in_play as in_play
-from linter.model.nap import termination_grace
-from linter.model.napcluster import hosts
-from linter.model.storage import checkpoint_mounts, checkpoint_paths
-from linter.rule import POD, Finding, rule
+from mlops_lint.model.cluster.placement import workload_name
+from mlops_lint.model.k8s import PodSpec
+from mlops_lint.model.cluster.modes import nap_in_play as in_play
+from mlops_lint.model.nap import termination_grace
+from mlops_lint.model.napcluster import hosts
+from mlops_lint.model.storage import checkpoint_mounts, checkpoint_paths
+from mlops_lint.rule import POD, Finding, rule
 
 KUBERNETES_DEFAULT = 30
 

@@ -69,12 +69,12 @@ a shared runtime's) or a bare Pod.
 
 import re
 
-from linter.fix.plans import plan, set_path
-from linter.model.k8s import PodSpec
-from linter.model.cluster.modes import nap_in_play as in_play
-from linter.model.nap import consolidates_underutilized
-from linter.model.napcluster import hosts
-from linter.rule import POD, Finding, rule
+from mlops_lint.fix.plans import plan, set_path
+from mlops_lint.model.k8s import PodSpec
+from mlops_lint.model.cluster.modes import nap_in_play as in_play
+from mlops_lint.model.nap import consolidates_underutilized
+from mlops_lint.model.napcluster import hosts
+from mlops_lint.rule import POD, Finding, rule
 
 ANNOTATION = "karpenter.sh/do-not-disrupt"
 
@@ -88,7 +88,7 @@ def _trains(workload) -> str | None:
     (:attr:`~linter.model.k8s.Workload.trains`) and holds a GPU, is an ML operator's kind, or shows
     a training word (a CPU Job whose only sign is `python`, `checkpoint` or a serving image may be
     a conversion or a data job)."""
-    from linter.model.k8s import ML_GROUPS
+    from mlops_lint.model.k8s import ML_GROUPS
 
     sign = workload.trains
     if sign is None or workload.uses_gpu:

@@ -75,13 +75,13 @@ from __future__ import annotations
 
 from itertools import chain
 
-from linter.model.monitoring import (GPU_OPERATOR_DCGM_LABELS, behind, distinct_templates, monitor_namespaces,
+from mlops_lint.model.monitoring import (GPU_OPERATOR_DCGM_LABELS, behind, distinct_templates, monitor_namespaces,
                                      monitor_selector, monitors, scrape_facts, scrape_model,
                                      selects_operator_objects, service_selector, services_selected,
                                      targets_selected)
-from linter.model.selectors import selector_matches
-from linter.model.tree import frozen
-from linter.rule import PROJECT, Finding, rule
+from mlops_lint.model.selectors import selector_matches
+from mlops_lint.model.tree import frozen
+from mlops_lint.rule import PROJECT, Finding, rule
 
 
 def _where(monitor) -> tuple:

@@ -62,13 +62,13 @@ Use instead:
 
 from __future__ import annotations
 
-from linter.model.monitoring import (GPU_OPERATOR_DCGM_LABELS, GPU_OPERATOR_DCGM_SERVICE_PORT, Target, behind,
+from mlops_lint.model.monitoring import (GPU_OPERATOR_DCGM_LABELS, GPU_OPERATOR_DCGM_SERVICE_PORT, Target, behind,
                                      monitor_namespaces, monitor_selector, monitors, scrape_facts, scrape_model,
                                      selects_operator_objects, service_ports, service_selector,
                                      services_selected, targets_selected, ByNamespace, distinct_templates)
-from linter.model.selectors import selector_matches
-from linter.model.tree import frozen
-from linter.rule import PROJECT, Finding, rule
+from mlops_lint.model.selectors import selector_matches
+from mlops_lint.model.tree import frozen
+from mlops_lint.rule import PROJECT, Finding, rule
 
 
 def _int(value) -> int | None:

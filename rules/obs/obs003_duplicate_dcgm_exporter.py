@@ -76,11 +76,11 @@ spec:
 
 from __future__ import annotations
 
-from linter.model.document import K8sObject
-from linter.model.installs import GPU_OPERATOR, project_installs
-from linter.model.nvidia import (DCGM_EXPORTER_REPOSITORY, DEPLOY_LABEL_PREFIX, gpu_operator_policies, is_dcgm_exporter,
+from mlops_lint.model.document import K8sObject
+from mlops_lint.model.installs import GPU_OPERATOR, project_installs
+from mlops_lint.model.nvidia import (DCGM_EXPORTER_REPOSITORY, DEPLOY_LABEL_PREFIX, gpu_operator_policies, is_dcgm_exporter,
                                  is_operator_operand, operand_placement, placements_may_overlap, policy_deploys)
-from linter.rule import Kind, Finding, rule
+from mlops_lint.rule import Kind, Finding, rule
 
 
 def _rendered_by_operator(obj: K8sObject, workload) -> bool:

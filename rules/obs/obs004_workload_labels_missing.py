@@ -56,9 +56,9 @@ spec:
 
 from __future__ import annotations
 
-from linter.model.k8s import Workload
-from linter.model.selectors import labels_of
-from linter.rule import WORKLOAD, Finding, rule
+from mlops_lint.model.k8s import Workload
+from mlops_lint.model.selectors import labels_of
+from mlops_lint.rule import WORKLOAD, Finding, rule
 
 
 @rule(code="OBS004", name="workload-labels-missing", severity="info", scope=WORKLOAD, tags=("observability", "labels"))

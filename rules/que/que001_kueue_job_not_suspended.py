@@ -65,10 +65,10 @@ manifest; the rule asks for the flag anyway, as the article does.
 - Kubernetes, Suspending a Job: https://kubernetes.io/docs/concepts/workloads/controllers/job/#suspending-a-job
 """
 
-from linter.fix.plans import plan, set_path
-from linter.model.k8s import is_templated
-from linter.model.kueue import queue_ref, suspend_field
-from linter.rule import OBJECT, Finding, rule
+from mlops_lint.fix.plans import plan, set_path
+from mlops_lint.model.k8s import is_templated
+from mlops_lint.model.kueue import queue_ref, suspend_field
+from mlops_lint.rule import OBJECT, Finding, rule
 
 
 @rule(code="QUE001", name="kueue-job-not-suspended", severity="warning", scope=OBJECT, tags=("queues", "kueue"))

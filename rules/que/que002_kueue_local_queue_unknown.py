@@ -45,10 +45,10 @@ add their manifests to the project, or suppress the finding. Kueue's default Loc
 - Kueue, Run a Kubernetes Job: https://kueue.sigs.k8s.io/docs/tasks/run/jobs/
 """
 
-from linter.model.k8s import is_templated
-from linter.model.kueue import QUEUE_NAME_KEY, has_kueue_kind, kueue_objects, local_queues, queue_ref
-from linter.rule import OBJECT, Finding, rule
-from linter.suggest import close_matches
+from mlops_lint.model.k8s import is_templated
+from mlops_lint.model.kueue import QUEUE_NAME_KEY, has_kueue_kind, kueue_objects, local_queues, queue_ref
+from mlops_lint.rule import OBJECT, Finding, rule
+from mlops_lint.suggest import close_matches
 
 
 def _local_queues(index) -> tuple[dict[str, list[str]], dict[str, list[str]]]:

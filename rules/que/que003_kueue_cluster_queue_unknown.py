@@ -40,9 +40,9 @@ project, or suppress the finding.
 - Kueue, ClusterQueue: https://kueue.sigs.k8s.io/docs/concepts/cluster_queue/
 """
 
-from linter.model.kueue import cluster_queue_name, has_kueue_kind, is_kueue, kueue_names, named
-from linter.rule import Finding, Kind, rule
-from linter.suggest import close_matches
+from mlops_lint.model.kueue import cluster_queue_name, has_kueue_kind, is_kueue, kueue_names, named
+from mlops_lint.rule import Finding, Kind, rule
+from mlops_lint.suggest import close_matches
 
 
 @rule(code="QUE003", name="kueue-cluster-queue-unknown", severity="error", scope=Kind("LocalQueue"),

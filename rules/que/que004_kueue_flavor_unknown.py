@@ -41,9 +41,9 @@ the project, or suppress the finding.
 - Kueue, ClusterQueue (flavors and resources): https://kueue.sigs.k8s.io/docs/concepts/cluster_queue/#flavors-and-resources
 """
 
-from linter.model.kueue import flavor_refs, has_kueue_kind, is_kueue, kueue_name_set, kueue_names
-from linter.rule import Finding, Kind, rule
-from linter.suggest import close_matches
+from mlops_lint.model.kueue import flavor_refs, has_kueue_kind, is_kueue, kueue_name_set, kueue_names
+from mlops_lint.rule import Finding, Kind, rule
+from mlops_lint.suggest import close_matches
 
 
 @rule(code="QUE004", name="kueue-flavor-unknown", severity="error", scope=Kind("ClusterQueue", "Cohort"),

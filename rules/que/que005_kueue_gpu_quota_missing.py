@@ -67,11 +67,11 @@ Use instead:
 - Kueue, ResourceFlavor: https://kueue.sigs.k8s.io/docs/concepts/resource_flavor/
 """
 
-from linter.model.document import distinct, identity
-from linter.model.k8s import is_gpu_resource
-from linter.model.kueue import cluster_queues_of, covered_resources, gpu_flavors, queue_ref, resource_groups
-from linter.rule import PROJECT, Finding, rule
-from linter.validation.validate import malformed
+from mlops_lint.model.document import distinct, identity
+from mlops_lint.model.k8s import is_gpu_resource
+from mlops_lint.model.kueue import cluster_queues_of, covered_resources, gpu_flavors, queue_ref, resource_groups
+from mlops_lint.rule import PROJECT, Finding, rule
+from mlops_lint.validation.validate import malformed
 
 
 def _gpus(workload) -> set[str]:

@@ -91,7 +91,7 @@ spec:
 - Kubernetes, resources of init containers and sidecars: https://kubernetes.io/docs/concepts/workloads/pods/init-containers/#resource-sharing-within-containers
 """
 
-from linter.model.kueue import (
+from mlops_lint.model.kueue import (
     admission_problems,
     cluster_queues_of,
     cohort_of,
@@ -100,9 +100,9 @@ from linter.model.kueue import (
     quota_tree,
     quotas,
 )
-from linter.model.position import Span
-from linter.rule import WORKLOAD, Finding, rule
-from linter.validation.validate import malformed
+from mlops_lint.model.position import Span
+from mlops_lint.rule import WORKLOAD, Finding, rule
+from mlops_lint.validation.validate import malformed
 
 
 def _anchor(problem, workload) -> tuple[Span, tuple]:

@@ -57,10 +57,10 @@ apply with `--unsafe-fixes`.
 - Kubeflow Training Operator, job scheduling with gang scheduling: https://www.kubeflow.org/docs/components/trainer/legacy-v1/user-guides/job-scheduling/
 """
 
-from linter.fix.plans import plan, set_path
-from linter.model.distributed import KUBEFLOW, replica_specs
-from linter.model.k8s import REPLICA_SPEC_FIELDS
-from linter.rule import Finding, Kind, rule
+from mlops_lint.fix.plans import plan, set_path
+from mlops_lint.model.distributed import KUBEFLOW, replica_specs
+from mlops_lint.model.k8s import REPLICA_SPEC_FIELDS
+from mlops_lint.rule import Finding, Kind, rule
 
 VOLCANO_BATCH = "batch.volcano.sh"
 

@@ -54,8 +54,8 @@ A missing `schedulerName` is safe to fix; another scheduler's name is unsafe.
 - Volcano, job mutating webhook (`patchDefaultScheduler`): https://github.com/volcano-sh/volcano/blob/master/pkg/webhooks/admission/jobs/mutate/mutate_job.go
 """
 
-from linter.fix.plans import plan, set_path
-from linter.rule import Finding, Kind, rule
+from mlops_lint.fix.plans import plan, set_path
+from mlops_lint.rule import Finding, Kind, rule
 
 
 @rule(code="QUE008", name="volcano-scheduler-missing", severity="error", scope=Kind("Job"),

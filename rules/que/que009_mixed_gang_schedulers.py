@@ -62,9 +62,9 @@ folder of unrelated samples applied to different namespaces can therefore look m
 - Volcano, PodGroup and queue: https://volcano.sh/en/docs/podgroup/
 """
 
-from linter.model.document import distinct, identity
-from linter.model.kueue import QUEUE_NAME_KEY, queue_ref
-from linter.rule import PROJECT, Finding, rule
+from mlops_lint.model.document import distinct, identity
+from mlops_lint.model.kueue import QUEUE_NAME_KEY, queue_ref
+from mlops_lint.rule import PROJECT, Finding, rule
 
 VOLCANO_ANNOTATIONS = ("scheduling.k8s.io/group-name", "scheduling.volcano.sh/queue-name")
 

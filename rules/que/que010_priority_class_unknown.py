@@ -49,8 +49,8 @@ spec:
 - Kueue, WorkloadPriorityClass: https://kueue.sigs.k8s.io/docs/concepts/workload_priority_class/
 """
 
-from linter.model.k8s import is_templated
-from linter.model.kueue import (
+from mlops_lint.model.k8s import is_templated
+from mlops_lint.model.kueue import (
     SYSTEM_PRIORITY_CLASSES,
     has_kueue_kind,
     has_priority_classes,
@@ -58,8 +58,8 @@ from linter.model.kueue import (
     priority_class_names,
     priority_refs,
 )
-from linter.rule import OBJECT, Finding, rule
-from linter.suggest import close_matches
+from mlops_lint.rule import OBJECT, Finding, rule
+from mlops_lint.suggest import close_matches
 
 SYSTEM_CLASS_NAMES = frozenset(SYSTEM_PRIORITY_CLASSES)
 

@@ -56,10 +56,10 @@ and are not checked.
 - Kubernetes, Non-preempting PriorityClass: https://kubernetes.io/docs/concepts/scheduling-eviction/pod-priority-preemption/#non-preempting-priority-class
 """
 
-from linter.fix.plans import plan, set_path
-from linter.model.document import distinct, identity
-from linter.model.kueue import DEFAULT_PREEMPTION_POLICY, pod_priority, preemption_policy, priority_classes
-from linter.rule import PROJECT, Finding, rule
+from mlops_lint.fix.plans import plan, set_path
+from mlops_lint.model.document import distinct, identity
+from mlops_lint.model.kueue import DEFAULT_PREEMPTION_POLICY, pod_priority, preemption_policy, priority_classes
+from mlops_lint.rule import PROJECT, Finding, rule
 
 
 def training_classes(obj, ctx):

@@ -88,9 +88,9 @@ Use instead:
 - AKS, storage options for applications: https://learn.microsoft.com/azure/aks/concepts-storage
 """
 
-from linter.model.kueue import QUEUE_NAME_KEY, pod_priority, preemptors, queue_ref
-from linter.model.storage import CLAIM, PERSISTENT, is_checkpoint_destination, literal_env, pod_volumes, volume_storage
-from linter.rule import WORKLOAD, Finding, rule
+from mlops_lint.model.kueue import QUEUE_NAME_KEY, pod_priority, preemptors, queue_ref
+from mlops_lint.model.storage import CLAIM, PERSISTENT, is_checkpoint_destination, literal_env, pod_volumes, volume_storage
+from mlops_lint.rule import WORKLOAD, Finding, rule
 
 OBJECT_STORES = ("s3://", "s3a://", "gs://", "az://", "abfs://", "abfss://", "wasb://", "wasbs://", "hdfs://", "oci://")
 

@@ -85,10 +85,10 @@ spec:
 
 from __future__ import annotations
 
-from linter.model.distributed import KUBEFLOW, job_pods_talk, pod_count
-from linter.model.k8s import REPLICA_SPEC_FIELDS, container_uses_gpu
-from linter.model.kueue import QUEUE_NAME_KEY, local_queues, queue_ref
-from linter.rule import WORKLOAD, Finding, rule
+from mlops_lint.model.distributed import KUBEFLOW, job_pods_talk, pod_count
+from mlops_lint.model.k8s import REPLICA_SPEC_FIELDS, container_uses_gpu
+from mlops_lint.model.kueue import QUEUE_NAME_KEY, local_queues, queue_ref
+from mlops_lint.rule import WORKLOAD, Finding, rule
 
 # pod labels and annotations that put a pod in a gang (Volcano PodGroup and queue, coscheduling)
 GANG_KEYS = ("scheduling.k8s.io/group-name", "scheduling.volcano.sh/queue-name", "scheduling.x-k8s.io/pod-group",

@@ -72,8 +72,8 @@ judged; kustomize's `namespace:` is seen once the kustomization is built.
 
 from __future__ import annotations
 
-from linter.model.kueue import SUSPEND_FIELDS, is_kueue_managed_kind, kueue_objects, queue_ref
-from linter.rule import WORKLOAD, Finding, rule
+from mlops_lint.model.kueue import SUSPEND_FIELDS, is_kueue_managed_kind, kueue_objects, queue_ref
+from mlops_lint.rule import WORKLOAD, Finding, rule
 
 LISTED = 3
 

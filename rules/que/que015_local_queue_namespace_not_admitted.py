@@ -71,9 +71,9 @@ left to a future rule.
 
 from __future__ import annotations
 
-from linter.model.kueue import cluster_queue_name, is_kueue, named, nearest
-from linter.model.selectors import label_value, selector_matches
-from linter.rule import Finding, Kind, rule
+from mlops_lint.model.kueue import cluster_queue_name, is_kueue, named, nearest
+from mlops_lint.model.selectors import label_value, selector_matches
+from mlops_lint.rule import Finding, Kind, rule
 
 NAME_LABEL = "kubernetes.io/metadata.name"
 

@@ -75,8 +75,8 @@ value: 100000
 - Kueue, WorkloadPriorityClass: https://kueue.sigs.k8s.io/docs/concepts/workload_priority_class/
 """
 
-from linter.model.document import ObjectStub
-from linter.model.kueue import (
+from mlops_lint.model.document import ObjectStub
+from mlops_lint.model.kueue import (
     KUEUE_GROUP,
     SCHEDULING_GROUP,
     SYSTEM_PRIORITY_CLASSES,
@@ -86,8 +86,8 @@ from linter.model.kueue import (
     priority_refs,
     priority_value,
 )
-from linter.model.serving import serving_sign
-from linter.rule import PROJECT, Finding, rule
+from mlops_lint.model.serving import serving_sign
+from mlops_lint.rule import PROJECT, Finding, rule
 
 TRAINING, SERVING = "training", "serving"
 PRIORITY_CLASS, WORKLOAD_CLASS = "PriorityClass", "WorkloadPriorityClass"

@@ -77,9 +77,9 @@ Use instead:
 
 from __future__ import annotations
 
-from linter.model.kueue import KUEUE_GROUP, queue_ref
-from linter.model.selectors import label_value
-from linter.rule import POD, Finding, rule
+from mlops_lint.model.kueue import KUEUE_GROUP, queue_ref
+from mlops_lint.model.selectors import label_value
+from mlops_lint.rule import POD, Finding, rule
 
 PREFIX = "kueue.x-k8s.io/"
 REQUIRED = PREFIX + "podset-required-topology"

@@ -54,8 +54,8 @@ Use instead:
 - AKS, Resiliency and reliability best practices: https://learn.microsoft.com/azure/aks/best-practices-app-cluster-reliability
 """
 
-from linter.model.serving import long_running_server, server_image, server_program
-from linter.rule import CONTAINER, Finding, rule
+from mlops_lint.model.serving import long_running_server, server_image, server_program
+from mlops_lint.rule import CONTAINER, Finding, rule
 
 # health endpoints of the servers whose image says which one it is (path, port)
 HEALTH = {

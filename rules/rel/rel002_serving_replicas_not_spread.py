@@ -58,8 +58,8 @@ spec:
 - AKS, Resiliency and reliability best practices: https://learn.microsoft.com/azure/aks/best-practices-app-cluster-reliability
 """
 
-from linter.model.serving import long_running_server
-from linter.rule import WORKLOAD, Finding, rule
+from mlops_lint.model.serving import long_running_server
+from mlops_lint.rule import WORKLOAD, Finding, rule
 
 MIN_REPLICAS = 2
 

@@ -53,10 +53,10 @@ spec:
 - AKS, Resiliency and reliability best practices: https://learn.microsoft.com/azure/aks/best-practices-app-cluster-reliability
 """
 
-from linter.model.selectors import selector_matches
-from linter.model.serving import long_running_server
-from linter.rule import WORKLOAD, Finding, rule
-from rules.rel.rel002_serving_replicas_not_spread import MIN_REPLICAS, replicas
+from mlops_lint.model.selectors import selector_matches
+from mlops_lint.model.serving import long_running_server
+from mlops_lint.rule import WORKLOAD, Finding, rule
+from mlops_lint.rules.rel.rel002_serving_replicas_not_spread import MIN_REPLICAS, replicas
 
 
 def budgets(index) -> list:

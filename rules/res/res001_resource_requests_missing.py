@@ -57,9 +57,9 @@ namespaces, or add the LimitRange manifest to the project.
 - Kubernetes, LimitRange defaults: https://kubernetes.io/docs/concepts/policy/limit-range/
 """
 
-from linter.model.k8s import Container
-from linter.model.safeguards import safeguards
-from linter.rule import CONTAINER, Finding, rule
+from mlops_lint.model.k8s import Container
+from mlops_lint.model.safeguards import safeguards
+from mlops_lint.rule import CONTAINER, Finding, rule
 
 
 @rule(code="RES001", name="resource-requests-missing", severity="warning", scope=CONTAINER, tags=("resources",))

@@ -52,9 +52,9 @@ Use instead:
 - Kubernetes, LimitRange defaults: https://kubernetes.io/docs/concepts/policy/limit-range/
 """
 
-from linter.model.k8s import Container
-from linter.model.safeguards import safeguards
-from linter.rule import CONTAINER, Finding, rule
+from mlops_lint.model.k8s import Container
+from mlops_lint.model.safeguards import safeguards
+from mlops_lint.rule import CONTAINER, Finding, rule
 
 
 @rule(code="RES002", name="memory-limit-missing", severity="warning", scope=CONTAINER, tags=("resources",))

@@ -37,9 +37,9 @@ Use instead:
 - Kubernetes, quantity suffixes: https://kubernetes.io/docs/reference/kubernetes-api/common-definitions/quantity/
 """
 
-from linter.model.k8s import Container, gpu_resources
-from linter.model.quantity import format_quantity
-from linter.rule import CONTAINER, Finding, rule
+from mlops_lint.model.k8s import Container, gpu_resources
+from mlops_lint.model.quantity import format_quantity
+from mlops_lint.rule import CONTAINER, Finding, rule
 
 
 @rule(code="RES003", name="limit-below-request", severity="error", scope=CONTAINER, tags=("resources",))

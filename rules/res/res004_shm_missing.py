@@ -91,15 +91,15 @@ are taken.
 
 from fractions import Fraction
 
-from linter.model.dra import claimed_gpus
-from linter.model.k8s import Container, gpu_resources
-from linter.model.quantity import format_quantity
-from linter.model.security import is_windows
-from linter.model.shm import SHM_PATH as SHM, is_host_shm, memory_empty_dir, operator_shm, shm_mounts
-from linter.fix import AppendItem
-from linter.fix.plans import plan
-from linter.model.quantity import format_bytes, parse_quantity
-from linter.rule import CONTAINER, Finding, rule
+from mlops_lint.model.dra import claimed_gpus
+from mlops_lint.model.k8s import Container, gpu_resources
+from mlops_lint.model.quantity import format_quantity
+from mlops_lint.model.security import is_windows
+from mlops_lint.model.shm import SHM_PATH as SHM, is_host_shm, memory_empty_dir, operator_shm, shm_mounts
+from mlops_lint.fix import AppendItem
+from mlops_lint.fix.plans import plan
+from mlops_lint.model.quantity import format_bytes, parse_quantity
+from mlops_lint.rule import CONTAINER, Finding, rule
 
 MIN_CPUS = Fraction(2)
 VOLUME_NAMES = ("shared-memory", "dshm")  # the article's name, then the usual one

@@ -54,11 +54,11 @@ Memory-backed emptyDirs mounted elsewhere are not checked (the rule is about `/d
 - Kubernetes, Local ephemeral storage and eviction: https://kubernetes.io/docs/concepts/scheduling-eviction/node-pressure-eviction/
 """
 
-from linter.fix.plans import plan, set_path
-from linter.model.k8s import PodSpec
-from linter.model.quantity import format_bytes
-from linter.model.shm import memory_empty_dir, shm_volumes
-from linter.rule import POD, Finding, rule
+from mlops_lint.fix.plans import plan, set_path
+from mlops_lint.model.k8s import PodSpec
+from mlops_lint.model.quantity import format_bytes
+from mlops_lint.model.shm import memory_empty_dir, shm_volumes
+from mlops_lint.rule import POD, Finding, rule
 
 
 def _size(users) -> str | None:

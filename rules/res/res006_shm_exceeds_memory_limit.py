@@ -52,10 +52,10 @@ memory limit (`spec.resources`) is not either.
 
 from fractions import Fraction
 
-from linter.model.k8s import PodSpec
-from linter.model.quantity import parse_quantity
-from linter.model.shm import memory_empty_dir, shm_volumes
-from linter.rule import POD, Finding, rule
+from mlops_lint.model.k8s import PodSpec
+from mlops_lint.model.quantity import parse_quantity
+from mlops_lint.model.shm import memory_empty_dir, shm_volumes
+from mlops_lint.rule import POD, Finding, rule
 
 MIN_HEADROOM = Fraction(1, 4)
 

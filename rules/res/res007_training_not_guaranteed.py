@@ -57,10 +57,10 @@ Use instead:
 - Kubernetes, Node-pressure eviction: https://kubernetes.io/docs/concepts/scheduling-eviction/node-pressure-eviction/
 """
 
-from linter.model.gpunodes import requests_gpu
-from linter.model.k8s import PodSpec, Resource
-from linter.model.quantity import parse_quantity
-from linter.rule import POD, Finding, rule
+from mlops_lint.model.gpunodes import requests_gpu
+from mlops_lint.model.k8s import PodSpec, Resource
+from mlops_lint.model.quantity import parse_quantity
+from mlops_lint.rule import POD, Finding, rule
 
 QOS_RESOURCES = ("cpu", "memory")
 

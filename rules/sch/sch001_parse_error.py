@@ -46,7 +46,7 @@ skipped with a note, and an unparsable file containing `{{` gets a hint to rende
 - Kubernetes, strict field validation of duplicate fields: https://kubernetes.io/docs/reference/using-api/api-concepts/#field-validation
 """
 
-from linter.rule import engine_rule
+from mlops_lint.rule import engine_rule
 
 
 @engine_rule("SCH001", "parse-error", "error")

@@ -185,8 +185,8 @@ spec:
 - kubernetes-validate (the schema data): https://pypi.org/project/kubernetes-validate/
 """
 
-from linter.rule import OBJECT, Finding, rule
-from linter.validation.validate import object_issues, span_of
+from mlops_lint.rule import OBJECT, Finding, rule
+from mlops_lint.validation.validate import object_issues, span_of
 
 
 @rule(code="SCH002", name="schema-violation", severity="error", scope=OBJECT, tags=("schema",))

@@ -86,9 +86,9 @@ operator's (Kueue, Kubeflow, Volcano convert between them differently).
 - Kubeflow Training Operator: https://www.kubeflow.org/docs/components/trainer/legacy-v1/
 """
 
-from linter.fix.plans import plan, set_path
-from linter.rule import OBJECT, Finding, rule
-from linter.validation.versions import check as served
+from mlops_lint.fix.plans import plan, set_path
+from mlops_lint.rule import OBJECT, Finding, rule
+from mlops_lint.validation.versions import check as served
 
 # Removed built-in versions whose replacement has the same schema and defaults: the version is
 # all that changes ((old apiVersion, kind) -> new apiVersion). Every other move changes fields or

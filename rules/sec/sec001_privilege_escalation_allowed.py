@@ -63,10 +63,10 @@ engine that injects the field at admission is not seen.
 - AKS, Pod security best practices: https://learn.microsoft.com/azure/aks/developer-best-practices-pod-security
 """
 
-from linter.fix.plans import no_privilege_escalation, remove_sys_admin
-from linter.model.k8s import Container
-from linter.model.security import is_privileged, is_windows, privilege_escalation
-from linter.rule import CONTAINER, Finding, rule
+from mlops_lint.fix.plans import no_privilege_escalation, remove_sys_admin
+from mlops_lint.model.k8s import Container
+from mlops_lint.model.security import is_privileged, is_windows, privilege_escalation
+from mlops_lint.rule import CONTAINER, Finding, rule
 
 WHY = {
     "CAP_SYS_ADMIN": "adds CAP_SYS_ADMIN, which always allows privilege escalation; remove it and set "

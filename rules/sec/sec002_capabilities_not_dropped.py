@@ -55,10 +55,10 @@ admission by a mutating webhook or policy engine are not seen.
 - Kubernetes, Set capabilities for a Container: https://kubernetes.io/docs/tasks/configure-pod-container/security-context/#set-capabilities-for-a-container
 """
 
-from linter.fix.plans import drop_all_capabilities
-from linter.model.k8s import Container
-from linter.model.security import anchor, capabilities, is_privileged, is_windows
-from linter.rule import CONTAINER, Finding, rule
+from mlops_lint.fix.plans import drop_all_capabilities
+from mlops_lint.model.k8s import Container
+from mlops_lint.model.security import anchor, capabilities, is_privileged, is_windows
+from mlops_lint.rule import CONTAINER, Finding, rule
 
 
 @rule(code="SEC002", name="capabilities-not-dropped", severity="warning", scope=CONTAINER,

@@ -61,10 +61,10 @@ not judged. Defaults injected at admission are not seen.
 - Kubernetes, User namespaces: https://kubernetes.io/docs/concepts/workloads/pods/user-namespaces/
 """
 
-from linter.model.k8s import Container
-from linter.model.security import anchor, effective, is_windows, mounts_device_plugin_dir
-from linter.model.selectors import label_value
-from linter.rule import CONTAINER, Finding, rule
+from mlops_lint.model.k8s import Container
+from mlops_lint.model.security import anchor, effective, is_windows, mounts_device_plugin_dir
+from mlops_lint.model.selectors import label_value
+from mlops_lint.rule import CONTAINER, Finding, rule
 
 FIX = "securityContext:\n  runAsNonRoot: true\n  runAsUser: 1000"
 

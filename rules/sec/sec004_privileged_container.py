@@ -49,9 +49,9 @@ and storage drivers): suppress the rule on those objects with a reason, e.g. the
 - NVIDIA k8s-device-plugin: https://github.com/NVIDIA/k8s-device-plugin
 """
 
-from linter.model.k8s import Container
-from linter.model.security import is_node_agent, is_privileged
-from linter.rule import CONTAINER, Finding, rule
+from mlops_lint.model.k8s import Container
+from mlops_lint.model.security import is_node_agent, is_privileged
+from mlops_lint.rule import CONTAINER, Finding, rule
 
 WORKLOAD_ADVICE = ("a workload gets its GPUs from the device plugin (`nvidia.com/gpu` in its limits): remove "
                    "`privileged: true`")

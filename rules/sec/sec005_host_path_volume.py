@@ -51,9 +51,9 @@ PersistentVolumes of type `hostPath` are not checked here, only pod volumes.
 - Kubernetes, Device plugins: https://kubernetes.io/docs/concepts/extend-kubernetes/compute-storage-net/device-plugins/
 """
 
-from linter.model.k8s import PodSpec
-from linter.model.security import is_device_plugin_path
-from linter.rule import POD, Finding, rule
+from mlops_lint.model.k8s import PodSpec
+from mlops_lint.model.security import is_device_plugin_path
+from mlops_lint.rule import POD, Finding, rule
 
 
 @rule(code="SEC005", name="host-path-volume", severity="warning", scope=POD,

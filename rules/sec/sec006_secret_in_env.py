@@ -74,10 +74,10 @@ import re
 from collections import Counter
 from functools import cache
 
-from linter.model.envvars import env_string
-from linter.model.k8s import Container
-from linter.model.placeholder import is_placeholder
-from linter.rule import CONTAINER, Finding, rule
+from mlops_lint.model.envvars import env_string
+from mlops_lint.model.k8s import Container
+from mlops_lint.model.placeholder import is_placeholder
+from mlops_lint.rule import CONTAINER, Finding, rule
 
 # Known token formats (value patterns), with what to call them in a message.
 TOKEN_FORMATS = (

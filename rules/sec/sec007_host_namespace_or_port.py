@@ -63,9 +63,9 @@ device plugin with the pod network.
 - Kubernetes, configuration best practices (hostPort): https://kubernetes.io/docs/concepts/configuration/overview/#services
 """
 
-from linter.model.k8s import PodSpec
-from linter.model.security import is_privileged
-from linter.rule import POD, Finding, rule
+from mlops_lint.model.k8s import PodSpec
+from mlops_lint.model.security import is_privileged
+from mlops_lint.rule import POD, Finding, rule
 
 NAMESPACES = (("hostNetwork", "the node's network namespace", "use the pod network and a Service"),
               ("hostPID", "the node's process namespace", "remove it"),

@@ -53,7 +53,7 @@ migration of the claims that use the old one) is needed, so there is no automati
 - Azure Disk CSI driver, StorageClass parameters: https://github.com/kubernetes-sigs/azuredisk-csi-driver/blob/master/docs/driver-parameters.md
 """
 
-from linter.rule import Finding, Kind, rule
+from mlops_lint.rule import Finding, Kind, rule
 
 IN_TREE = {"kubernetes.io/azure-disk": "disk.csi.azure.com", "kubernetes.io/azure-file": "file.csi.azure.com"}
 

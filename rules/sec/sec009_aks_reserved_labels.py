@@ -54,7 +54,7 @@ is the organisation's choice.
 
 from __future__ import annotations
 
-from linter.rule import WORKLOAD, Finding, rule
+from mlops_lint.rule import WORKLOAD, Finding, rule
 
 RESERVED = "kubernetes.azure.com/"
 

@@ -56,8 +56,8 @@ az aks nodepool update \
 
 from __future__ import annotations
 
-from linter.model.azcli import ShellScript
-from linter.rule import SHELL, Finding, rule
+from mlops_lint.model.azcli import ShellScript
+from mlops_lint.rule import SHELL, Finding, rule
 
 # kubectl's global options that take a value as the next word
 GLOBAL_VALUE_OPTIONS = frozenset({

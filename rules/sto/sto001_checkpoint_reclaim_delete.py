@@ -113,12 +113,12 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from linter.fix.plans import plan, set_path
-from linter.model.document import K8sObject
-from linter.model.storage import (Claim, Reclaim, builtin_class, checkpoint_mounts, claim_name, claim_name_span,
+from mlops_lint.fix.plans import plan, set_path
+from mlops_lint.model.document import K8sObject
+from mlops_lint.model.storage import (Claim, Reclaim, builtin_class, checkpoint_mounts, claim_name, claim_name_span,
                                   claim_object, claim_reclaim, claim_templates, mentions_checkpoint, pvc_claim,
                                   retain_classes)
-from linter.rule import OBJECT, Finding, rule
+from mlops_lint.rule import OBJECT, Finding, rule
 
 LOSES_DATA = ("Delete", "Recycle")
 

@@ -90,10 +90,10 @@ Use instead:
 
 from __future__ import annotations
 
-from linter.model.k8s import PodSpec
-from linter.model.storage import (EPHEMERAL, NODE_LOCAL, checkpoint_paths, describe_volume, is_read_only,
+from mlops_lint.model.k8s import PodSpec
+from mlops_lint.model.storage import (EPHEMERAL, NODE_LOCAL, checkpoint_paths, describe_volume, is_read_only,
                                   mentions_checkpoint, mount_for, pod_volumes, volume_storage)
-from linter.rule import POD, Finding, rule
+from mlops_lint.rule import POD, Finding, rule
 
 LOST = {
     EPHEMERAL: "it is deleted with the pod, so a preempted or evicted pod loses every checkpoint",

@@ -83,12 +83,12 @@ from collections import defaultdict
 
 from msgspec import Struct
 
-from linter.model.document import ObjectStub, distinct, identity
-from linter.model.k8s import PodSpec, Workload
-from linter.model.position import Span
-from linter.model.storage import claim_name, claim_name_span, claim_object, pvc_claim
-from linter.model.tree import dig
-from linter.rule import PROJECT, Finding, rule
+from mlops_lint.model.document import ObjectStub, distinct, identity
+from mlops_lint.model.k8s import PodSpec, Workload
+from mlops_lint.model.position import Span
+from mlops_lint.model.storage import claim_name, claim_name_span, claim_object, pvc_claim
+from mlops_lint.model.tree import dig
+from mlops_lint.rule import PROJECT, Finding, rule
 
 HOSTNAME = "kubernetes.io/hostname"
 PER_NODE = None  # a DaemonSet: one pod on every node

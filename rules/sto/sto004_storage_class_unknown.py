@@ -71,11 +71,11 @@ import heapq
 from collections import Counter
 from typing import Iterator
 
-from linter.model.document import K8sObject
-from linter.model.k8s import is_templated
-from linter.model.storage import (BUILTIN_STORAGE_CLASSES, Claim, builtin_class, claim_templates, ephemeral_claim,
+from mlops_lint.model.document import K8sObject
+from mlops_lint.model.k8s import is_templated
+from mlops_lint.model.storage import (BUILTIN_STORAGE_CLASSES, Claim, builtin_class, claim_templates, ephemeral_claim,
                                   pvc_claim)
-from linter.rule import OBJECT, Finding, rule
+from mlops_lint.rule import OBJECT, Finding, rule
 
 LEGACY = frozenset({"managed", "managed-premium", "azurefile", "azurefile-premium"})
 

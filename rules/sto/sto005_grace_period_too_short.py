@@ -72,11 +72,11 @@ raise it when saves take longer.
 
 from __future__ import annotations
 
-from linter.fix.plans import plan, pod_map, set_path
-from linter.model.cluster import cluster_of
-from linter.model.k8s import PodSpec
-from linter.model.storage import checkpoint_mounts, checkpoint_paths
-from linter.rule import POD, Finding, rule
+from mlops_lint.fix.plans import plan, pod_map, set_path
+from mlops_lint.model.cluster import cluster_of
+from mlops_lint.model.k8s import PodSpec
+from mlops_lint.model.storage import checkpoint_mounts, checkpoint_paths
+from mlops_lint.rule import POD, Finding, rule
 
 KUBERNETES_DEFAULT = 30
 

@@ -80,9 +80,9 @@ from __future__ import annotations
 
 import re
 
-from linter.model.shellc import shell_c, statements
-from linter.model.storage import checkpoint_mounts, checkpoint_paths
-from linter.rule import POD, Finding, rule
+from mlops_lint.model.shellc import shell_c, statements
+from mlops_lint.model.storage import checkpoint_mounts, checkpoint_paths
+from mlops_lint.rule import POD, Finding, rule
 
 TRAINERS = frozenset({"torchrun", "deepspeed", "accelerate", "horovodrun", "mpirun", "mpiexec", "composer", "tune",
                       "llamafactory-cli", "axolotl"})

@@ -73,8 +73,8 @@ in place (a new class, or a new PersistentVolume, is needed).
 
 from __future__ import annotations
 
-from linter.model.tree import YMap, YSeq
-from linter.rule import Finding, Kind, rule
+from mlops_lint.model.tree import YMap, YSeq
+from mlops_lint.rule import Finding, Kind, rule
 
 _BLOB, _FILE = "blob.csi.azure.com", "file.csi.azure.com"
 _DEFAULT_PROTOCOL = {_BLOB: "fuse", _FILE: "smb"}

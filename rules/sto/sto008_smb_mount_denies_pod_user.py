@@ -69,10 +69,10 @@ from __future__ import annotations
 
 from msgspec import Struct
 
-from linter.model.k8s import is_templated
-from linter.model.security import effective, pod_security_context
-from linter.model.storage import bound_volume, claim_name, claim_object, is_read_only, pod_volumes, pvc_claim
-from linter.rule import POD, Finding, rule
+from mlops_lint.model.k8s import is_templated
+from mlops_lint.model.security import effective, pod_security_context
+from mlops_lint.model.storage import bound_volume, claim_name, claim_object, is_read_only, pod_volumes, pvc_claim
+from mlops_lint.rule import POD, Finding, rule
 
 FILE = "file.csi.azure.com"
 _DEFAULT_MODE = 0o777

@@ -65,9 +65,9 @@ every one of them makes a non-shared disk.
 
 from __future__ import annotations
 
-from linter.model.k8s import is_templated
-from linter.model.storage import builtin_class, claim_templates, pvc_claim
-from linter.rule import Finding, Kind, rule
+from mlops_lint.model.k8s import is_templated
+from mlops_lint.model.storage import builtin_class, claim_templates, pvc_claim
+from mlops_lint.rule import Finding, Kind, rule
 
 DISK = "disk.csi.azure.com"
 MULTI_NODE = ("ReadWriteMany", "ReadOnlyMany")

@@ -62,11 +62,11 @@ automatic fix: enabling the driver is a change to the cluster, not to the manife
 
 from __future__ import annotations
 
-from linter.model.cluster import cluster_of
-from linter.model.locality import together, unit_of
-from linter.model.storage import builtin_class, pvc_claim
-from linter.model.unknown import UNKNOWN
-from linter.rule import Finding, Kind, rule
+from mlops_lint.model.cluster import cluster_of
+from mlops_lint.model.locality import together, unit_of
+from mlops_lint.model.storage import builtin_class, pvc_claim
+from mlops_lint.model.unknown import UNKNOWN
+from mlops_lint.rule import Finding, Kind, rule
 
 BLOB = "blob.csi.azure.com"
 

@@ -60,9 +60,9 @@ Use instead:
 - AKS, Use labels in an AKS cluster: https://learn.microsoft.com/azure/aks/use-labels
 """
 
-from linter.model.cluster import cluster_of, known_pools_summary, selector_anchor, workload_name
-from linter.model.k8s import PodSpec
-from linter.rule import POD, Finding, rule
+from mlops_lint.model.cluster import cluster_of, known_pools_summary, selector_anchor, workload_name
+from mlops_lint.model.k8s import PodSpec
+from mlops_lint.rule import POD, Finding, rule
 
 
 @rule(code="XPL001", name="no-pool-matches-selector", severity="error", scope=POD, tags=("cluster", "scheduling"))

@@ -56,9 +56,9 @@ Use instead:
 - AKS, Spot node pools: https://learn.microsoft.com/azure/aks/spot-node-pool
 """
 
-from linter.model.cluster import cluster_of, known_pools_summary, workload_name
-from linter.model.k8s import PodSpec
-from linter.rule import POD, Finding, rule
+from mlops_lint.model.cluster import cluster_of, known_pools_summary, workload_name
+from mlops_lint.model.k8s import PodSpec
+from mlops_lint.rule import POD, Finding, rule
 
 
 def _toleration(taint) -> str:

@@ -59,11 +59,11 @@ from fractions import Fraction
 
 from msgspec import Struct
 
-from linter.model.cluster import cluster_of, gpus_of, pod_requests, resource_anchor, taint_note, workload_name
-from linter.model.dra import ClaimedGpu, claimed_gpus
-from linter.model.k8s import PodSpec
-from linter.model.quantity import format_quantity
-from linter.rule import POD, Finding, rule
+from mlops_lint.model.cluster import cluster_of, gpus_of, pod_requests, resource_anchor, taint_note, workload_name
+from mlops_lint.model.dra import ClaimedGpu, claimed_gpus
+from mlops_lint.model.k8s import PodSpec
+from mlops_lint.model.quantity import format_quantity
+from mlops_lint.rule import POD, Finding, rule
 
 GPU_RESOURCES = ("nvidia.com/gpu", "amd.com/gpu")
 

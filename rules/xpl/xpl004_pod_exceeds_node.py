@@ -63,10 +63,10 @@ Use instead:
 - Azure, VM size naming conventions: https://learn.microsoft.com/azure/virtual-machines/vm-naming-conventions
 """
 
-from linter.model.cluster import (cluster_of, format_bytes, format_cpu, node_capacity, pod_requests, resource_anchor,
+from mlops_lint.model.cluster import (cluster_of, format_bytes, format_cpu, node_capacity, pod_requests, resource_anchor,
                                   taint_note, workload_name)
-from linter.model.k8s import PodSpec
-from linter.rule import POD, Finding, rule
+from mlops_lint.model.k8s import PodSpec
+from mlops_lint.rule import POD, Finding, rule
 
 
 def _shown(resource, amount):

@@ -56,10 +56,10 @@ Use instead:
 - AKS, Create a multi-instance GPU node pool: https://learn.microsoft.com/azure/aks/gpu-multi-instance
 """
 
-from linter.model.cluster import cluster_of, pod_requests, resource_anchor, taint_note, workload_name
-from linter.model.k8s import PodSpec
-from linter.model.mig import aks_instance_profile, is_mig_resource, normalise_profile, profiles_for
-from linter.rule import POD, Finding, rule
+from mlops_lint.model.cluster import cluster_of, pod_requests, resource_anchor, taint_note, workload_name
+from mlops_lint.model.k8s import PodSpec
+from mlops_lint.model.mig import aks_instance_profile, is_mig_resource, normalise_profile, profiles_for
+from mlops_lint.rule import POD, Finding, rule
 
 
 def _why_not(pool, profile: str) -> str | None:

@@ -59,12 +59,12 @@ Use instead:
 - AKS, Use the cluster autoscaler: https://learn.microsoft.com/azure/aks/cluster-autoscaler
 """
 
-from linter.model.cluster import cluster_of, gpus_of, label_verdict
-from linter.model.document import K8sObject
-from linter.model.kueue import INFINITE, flavor_node_labels, is_kueue, named
-from linter.model.quantity import format_quantity, parse_quantity
-from linter.model.selectors import Placement
-from linter.rule import Finding, Kind, rule
+from mlops_lint.model.cluster import cluster_of, gpus_of, label_verdict
+from mlops_lint.model.document import K8sObject
+from mlops_lint.model.kueue import INFINITE, flavor_node_labels, is_kueue, named
+from mlops_lint.model.quantity import format_quantity, parse_quantity
+from mlops_lint.model.selectors import Placement
+from mlops_lint.rule import Finding, Kind, rule
 
 GPU_RESOURCES = ("nvidia.com/gpu", "amd.com/gpu")
 

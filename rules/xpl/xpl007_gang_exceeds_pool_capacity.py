@@ -80,12 +80,12 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from linter.model.cluster import cluster_of, gpus_of, pod_requests, resource_anchor
-from linter.model.distributed import KUBEFLOW, job_pods_talk
-from linter.model.k8s import REPLICA_SPEC_FIELDS
-from linter.model.locality import together, unit_of
-from linter.model.quantity import format_quantity
-from linter.rule import WORKLOAD, Finding, rule
+from mlops_lint.model.cluster import cluster_of, gpus_of, pod_requests, resource_anchor
+from mlops_lint.model.distributed import KUBEFLOW, job_pods_talk
+from mlops_lint.model.k8s import REPLICA_SPEC_FIELDS
+from mlops_lint.model.locality import together, unit_of
+from mlops_lint.model.quantity import format_quantity
+from mlops_lint.rule import WORKLOAD, Finding, rule
 
 GPU_RESOURCES = ("nvidia.com/gpu", "amd.com/gpu")
 _GANG_KINDS = {("jobset.x-k8s.io", "JobSet"), ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"),

@@ -27,25 +27,25 @@ from __future__ import annotations
 import weakref
 from typing import TYPE_CHECKING, Any, Iterable
 
-from linter.model.cluster.autoscaler import (  # noqa: F401 - re-exported for the rules
+from mlops_lint.model.cluster.autoscaler import (  # noqa: F401 - re-exported for the rules
     ProfileEntry, autoscaler_profile_keys, parse_duration, profile_entries, profile_value_problem)
-from linter.model.cluster.capacity import (  # noqa: F401 - re-exported for the rules
+from mlops_lint.model.cluster.capacity import (  # noqa: F401 - re-exported for the rules
     Capacity, format_bytes, format_cpu, gpus_of, node_capacity)
-from linter.model.cluster.from_config import config_pools
-from linter.model.cluster.from_nodepools import add_nodepools
-from linter.model.cluster.from_terraform import hint  # noqa: F401 - re-exported for the rules
-from linter.model.cluster.placement import (  # noqa: F401 - re-exported for the rules
+from mlops_lint.model.cluster.from_config import config_pools
+from mlops_lint.model.cluster.from_nodepools import add_nodepools
+from mlops_lint.model.cluster.from_terraform import hint  # noqa: F401 - re-exported for the rules
+from mlops_lint.model.cluster.placement import (  # noqa: F401 - re-exported for the rules
     PodPlacement, PoolVerdict, changed_after_creation, describe_pool, known_pools_summary, label_verdict,
     offers, place, resource_anchor, selector_anchor, summarize, taint_note,
     taint_verdict, workload_name)
-from linter.model.cluster.pools import (  # noqa: F401 - re-exported for the rules
+from mlops_lint.model.cluster.pools import (  # noqa: F401 - re-exported for the rules
     DEFAULT_MAX_GRACEFUL_TERMINATION_SEC, ELSEWHERE, SPOT_TAINT, Cluster, LabelView, NodePool, Origin,
     PoolTaint, ProfileSetting)
-from linter.model.document import BICEP, TERRAFORM
-from linter.model.podrequests import PodRequest, pod_requests  # noqa: F401 - re-exported for the rules
+from mlops_lint.model.document import BICEP, TERRAFORM
+from mlops_lint.model.podrequests import PodRequest, pod_requests  # noqa: F401 - re-exported for the rules
 
 if TYPE_CHECKING:  # the script model is read only when a script exists (see linter.model.unknown)
-    from linter.model.azcli import ShellScript
+    from mlops_lint.model.azcli import ShellScript
 
 
 def build_cluster(scripts: Iterable[ShellScript], config: Any = None, terraform: Iterable[Any] = (),
@@ -56,17 +56,17 @@ def build_cluster(scripts: Iterable[ShellScript], config: Any = None, terraform:
     if not automatic:
         scripts = list(scripts)
         if scripts:
-            from linter.model.cluster.from_az import read_scripts
+            from mlops_lint.model.cluster.from_az import read_scripts
 
             read_scripts(cluster, scripts)
         terraform = list(terraform)
         if terraform:
-            from linter.model.cluster.from_terraform import read_terraform
+            from mlops_lint.model.cluster.from_terraform import read_terraform
 
             read_terraform(cluster, terraform)
         bicep = list(bicep)
         if bicep:
-            from linter.model.cluster.from_bicep import read_bicep
+            from mlops_lint.model.cluster.from_bicep import read_bicep
 
             read_bicep(cluster, bicep)
     pools = getattr(config, "node_pools", ()) or ()

@@ -12,17 +12,17 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 from msgspec import Struct
 
-from linter.model.position import Span
-from linter.model.unknown import UNKNOWN, Value, resolved
+from mlops_lint.model.position import Span
+from mlops_lint.model.unknown import UNKNOWN, Value, resolved
 
 if TYPE_CHECKING:  # the script model is read only when a script exists (see linter.model.unknown)
-    from linter.model.azcli import AzFlag, FlagValue
+    from mlops_lint.model.azcli import AzFlag, FlagValue
 
 
 @lru_cache(maxsize=1)
 def autoscaler_profile_keys() -> dict[str, dict[str, Any]]:
     """``--cluster-autoscaler-profile`` keys: {key: {type, default, ...}} (aks-platform.md section B)."""
-    text = resources.files("linter").joinpath("data/autoscaler_profile.json").read_text(encoding="utf-8")
+    text = resources.files("mlops_lint").joinpath("data/autoscaler_profile.json").read_text(encoding="utf-8")
     return json.loads(text)["keys"]
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from msgspec import Struct
 
-from linter.model.cluster.pools import NodePool
+from mlops_lint.model.cluster.pools import NodePool
 
 
 def gpus_of(pool: NodePool, resource: str) -> int | None:
@@ -57,7 +57,7 @@ def node_capacity(pool: NodePool, *, subtract_reserved: bool = True, kubernetes_
 @lru_cache(maxsize=4096)
 def _capacity(vm: Any, max_pods: int, subtract_reserved: bool, before_1_29: bool) -> Capacity:
     """:func:`node_capacity` of a VM size (memoised: every pod asks it of every pool it may land on)."""
-    from linter.model.vmsizes import reserved_cpu_millis, reserved_memory_bytes
+    from mlops_lint.model.vmsizes import reserved_cpu_millis, reserved_memory_bytes
 
     cpu = Fraction(vm.vcpus) if vm.vcpus is not None else None
     memory = Fraction(vm.memory_bytes) if vm.memory_bytes is not None else None

@@ -35,16 +35,16 @@ import re
 from itertools import chain
 from typing import TYPE_CHECKING, Any, Iterable
 
-from linter.model.bounds import MAX_NUMBER_DIGITS
-from linter.model.cluster.autoscaler import autoscaler_profile_keys, profile_entries
-from linter.model.cluster.pools import (AUTOMATIC, NAP, STANDARD, Cluster, ClusterMode, NodePool, Origin, PoolTaint,
+from mlops_lint.model.bounds import MAX_NUMBER_DIGITS
+from mlops_lint.model.cluster.autoscaler import autoscaler_profile_keys, profile_entries
+from mlops_lint.model.cluster.pools import (AUTOMATIC, NAP, STANDARD, Cluster, ClusterMode, NodePool, Origin, PoolTaint,
                                         ProfileSetting)
-from linter.model.position import Span
-from linter.model.selectors import Taint, parse_taint
-from linter.model.unknown import UNKNOWN, Value, resolved
+from mlops_lint.model.position import Span
+from mlops_lint.model.selectors import Taint, parse_taint
+from mlops_lint.model.unknown import UNKNOWN, Value, resolved
 
 if TYPE_CHECKING:  # the script model is read only when a script exists (see linter.model.unknown)
-    from linter.model.azcli import AzCommand, AzFlag, FlagValue, ShellScript
+    from mlops_lint.model.azcli import AzCommand, AzFlag, FlagValue, ShellScript
 
 FIRST_POOL = "nodepool1"
 

@@ -43,11 +43,11 @@ from typing import Any, Iterable
 
 from msgspec.structs import replace
 
-from linter.model.cluster.from_terraform import MAX_INSTANCES, Module, value_at, value_number, value_switch, value_text
-from linter.model.cluster.pools import (AUTOMATIC, NAP, STANDARD, Cluster, ClusterMode, NodePool, Origin, ProfileSetting,
+from mlops_lint.model.cluster.from_terraform import MAX_INSTANCES, Module, value_at, value_number, value_switch, value_text
+from mlops_lint.model.cluster.pools import (AUTOMATIC, NAP, STANDARD, Cluster, ClusterMode, NodePool, Origin, ProfileSetting,
                                         set_taints)
-from linter.model.unknown import UNKNOWN, Value
-from linter.sources.terraform import TfBlock
+from mlops_lint.model.unknown import UNKNOWN, Value
+from mlops_lint.sources.terraform import TfBlock
 
 CLUSTER = "Microsoft.ContainerService/managedClusters"
 AGENT_POOL = "Microsoft.ContainerService/managedClusters/agentPools"
@@ -67,7 +67,7 @@ class BicepModule(Module):
         return super().evaluate(expr, scope, depth)
 
     def _reference(self, names: tuple[str, ...], scope: dict[str, Any], depth: int) -> Any:
-        from linter.model.cluster.from_terraform import MAX_LOCAL_DEPTH, value_at
+        from mlops_lint.model.cluster.from_terraform import MAX_LOCAL_DEPTH, value_at
 
         head = names[0]
         if head in self.variables:
@@ -350,7 +350,7 @@ def _compiled(arm: Any, paths: set[str]) -> bool:
 
 def read_bicep(cluster: Cluster, files: Iterable[Any]) -> None:
     """Add the pools of the project's Bicep files and ARM templates (in path order) to ``cluster``."""
-    from linter.sources.arm import ArmFile
+    from mlops_lint.sources.arm import ArmFile
 
     files = list(files)
     paths = {bicep.path for bicep in files}

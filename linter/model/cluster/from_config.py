@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from linter.model.cluster.pools import Cluster, NodePool, PoolTaint
-from linter.model.selectors import parse_taint
+from mlops_lint.model.cluster.pools import Cluster, NodePool, PoolTaint
+from mlops_lint.model.selectors import parse_taint
 
 
 def config_pools(cluster: Cluster, pools: Iterable[dict[str, Any]], path: str) -> None:

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from linter.model.cluster.pools import Cluster, NodePool, PoolTaint
+from mlops_lint.model.cluster.pools import Cluster, NodePool, PoolTaint
 
 
 def add_nodepools(cluster: Cluster, index: Any) -> None:
     """The project's node auto-provisioning NodePools, as pools (``linter.model.nap``): in the
     ``aks-automatic`` profile too, whose nodes NAP makes."""
-    from linter.model.nap import nodepool_pools
+    from mlops_lint.model.nap import nodepool_pools
 
     cluster.pools.extend(nodepool_pools(index.of_kind("NodePool"), NodePool, PoolTaint))

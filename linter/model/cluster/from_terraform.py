@@ -30,10 +30,10 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from linter.model.cluster.pools import (AUTOMATIC, NAP, STANDARD, ClusterMode, Cluster, NodePool, Origin, PoolTaint,
+from mlops_lint.model.cluster.pools import (AUTOMATIC, NAP, STANDARD, ClusterMode, Cluster, NodePool, Origin, PoolTaint,
                                         ProfileSetting, set_taints)
-from linter.model.selectors import Taint
-from linter.model.unknown import UNKNOWN, Value
+from mlops_lint.model.selectors import Taint
+from mlops_lint.model.unknown import UNKNOWN, Value
 
 CLUSTER = "azurerm_kubernetes_cluster"
 NODE_POOL = "azurerm_kubernetes_cluster_node_pool"

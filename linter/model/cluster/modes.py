@@ -23,10 +23,10 @@ from typing import Any, Iterable
 
 from msgspec import Struct
 
-from linter.model.cluster.pools import AUTOMATIC, NAP, STANDARD, ClusterMode
-from linter.model.document import BICEP, TERRAFORM
-from linter.model.memo import once
-from linter.model.unknown import UNKNOWN
+from mlops_lint.model.cluster.pools import AUTOMATIC, NAP, STANDARD, ClusterMode
+from mlops_lint.model.document import BICEP, TERRAFORM
+from mlops_lint.model.memo import once
+from mlops_lint.model.unknown import UNKNOWN
 
 MIXED = "mixed"
 
@@ -65,7 +65,7 @@ def project_kind(modes: Iterable[ClusterMode]) -> ProjectKind | None:
 def read_modes(scripts: Iterable[Any], terraform: Iterable[Any], bicep: Iterable[Any]) -> list[ClusterMode]:
     """The records of the given scripts (ShellScript) and IaC files, read as the cluster model
     reads them in the ``aks-standard`` profile."""
-    from linter.model.cluster import build_cluster
+    from mlops_lint.model.cluster import build_cluster
 
     return build_cluster(scripts, None, terraform, bicep).modes
 
@@ -86,7 +86,7 @@ def documents_modes(documents: Iterable[Any]) -> list[ClusterMode]:
 def modes_of(index: Any, config: Any) -> list[ClusterMode]:
     """The project's records, read once per index and profile."""
     if getattr(config, "profile", None) != "aks-automatic":
-        from linter.model.cluster import cluster_of
+        from mlops_lint.model.cluster import cluster_of
 
         return cluster_of(index, config).modes
     return once(index, "cluster-modes",
@@ -109,7 +109,7 @@ class Managed(Struct, frozen=True):
 
     def covers(self, name: Any) -> bool:
         """A command or resource of the cluster ``name`` (None or UNKNOWN: any) is one of them."""
-        from linter.model.unknown import resolved
+        from mlops_lint.model.unknown import resolved
 
         if self.clusters is None:
             return True
@@ -146,7 +146,7 @@ def _managed(index: Any, config: Any) -> Managed | None:
 def nap_in_play(index: Any, config: Any) -> bool:
     """Node auto-provisioning makes the project's nodes: the project is managed
     (:func:`managed_cluster`) or has NodePools for AKS's provider (NAP003, NAP004)."""
-    from linter.model.nap import KARPENTER, is_aks_nodepool
+    from mlops_lint.model.nap import KARPENTER, is_aks_nodepool
 
     return once(index, ("nap-in-play", id(config)), lambda: (
         any(obj.group == KARPENTER and is_aks_nodepool(obj) for obj in index.of_kind("NodePool"))

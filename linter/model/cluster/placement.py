@@ -15,12 +15,12 @@ from typing import Any, Iterable
 
 from msgspec import Struct, field
 
-from linter.model.cluster.pools import Cluster, LabelView, NodePool, Origin, register_placer
-from linter.model.memo import once
-from linter.model.podrequests import PodRequest
-from linter.model.position import Span
-from linter.model.selectors import Placement, Taint, tolerated_by
-from linter.model.tree import frozen
+from mlops_lint.model.cluster.pools import Cluster, LabelView, NodePool, Origin, register_placer
+from mlops_lint.model.memo import once
+from mlops_lint.model.podrequests import PodRequest
+from mlops_lint.model.position import Span
+from mlops_lint.model.selectors import Placement, Taint, tolerated_by
+from mlops_lint.model.tree import frozen
 
 
 class PoolVerdict(Struct, frozen=True):
@@ -225,8 +225,8 @@ def _placement_signature(pod: Any, admissions: tuple) -> tuple:
 
 def _asked(pod: Any) -> tuple[str, ...]:
     """The extended resources a pool must offer for the pod (GPUs, MIG profiles, DRA GPUs)."""
-    from linter.model.dra import claimed_gpus
-    from linter.model.k8s import gpu_resources
+    from mlops_lint.model.dra import claimed_gpus
+    from mlops_lint.model.k8s import gpu_resources
 
     names = set()
     for container in pod.containers:
@@ -241,7 +241,7 @@ def offers(pool: NodePool, resource: str) -> str:
     """Whether one node of ``pool`` has ``resource``: "yes", "no" or "maybe" (unknown VM size,
     a resource the catalogue does not say). A pool AKS partitions with ``--gpu-instance-profile``
     offers exactly that MIG profile, with no MIG Manager label."""
-    from linter.model.mig import aks_instance_profile, is_mig_resource, normalise_profile
+    from mlops_lint.model.mig import aks_instance_profile, is_mig_resource, normalise_profile
 
     if pool.source == "elsewhere":
         return "maybe"
@@ -278,7 +278,7 @@ def place(cluster: Cluster, pod: Any) -> PodPlacement | None:
 
 
 def _admissions_of(cluster: Cluster, pod: Any) -> tuple:
-    from linter.model.admission import admissions, own
+    from mlops_lint.model.admission import admissions, own
 
     return admissions(pod, cluster.project[0]) if cluster.project is not None else (own(pod),)
 

@@ -45,14 +45,14 @@ from typing import TYPE_CHECKING, Any
 
 from msgspec import Struct, field
 
-from linter.model.memo import once
-from linter.model.position import Span
-from linter.model.selectors import Taint, parse_taint
-from linter.model.unknown import UNKNOWN, Value
-from linter.model.vmsizes import VmSize, lookup
+from mlops_lint.model.memo import once
+from mlops_lint.model.position import Span
+from mlops_lint.model.selectors import Taint, parse_taint
+from mlops_lint.model.unknown import UNKNOWN, Value
+from mlops_lint.model.vmsizes import VmSize, lookup
 
 if TYPE_CHECKING:  # the script model is read only when a script exists (see linter.model.unknown)
-    from linter.model.azcli import AzCommand
+    from mlops_lint.model.azcli import AzCommand
 
 SPOT_TAINT = Taint("kubernetes.azure.com/scalesetpriority", "spot", "NoSchedule")
 DEFAULT_MAX_GRACEFUL_TERMINATION_SEC = 600
