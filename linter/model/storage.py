@@ -624,3 +624,18 @@ def _checkpoint_mounts(container: Container) -> list[CheckpointMount]:
         if held is not None:
             add(held[0], held[1], evidence.describe())
     return sorted(by_mount.values(), key=lambda m: m.mount_index)
+
+
+def pod_checkpoint_evidence(pod: PodSpec) -> str | None:
+    """Why a pod writes checkpoints, for messages (the first app or sidecar container that says
+    so: a checkpoint mount, else a checkpoint path), or None (STO005 and NAP003 ask for it)."""
+    for container in pod.containers:
+        if container.is_ephemeral or (container.is_init and not container.is_sidecar):
+            continue
+        mounts = checkpoint_mounts(container)
+        if mounts:
+            return f"{container.kind_label} `{container.name}`: {mounts[0].reason}"
+        paths = checkpoint_paths(container)
+        if paths:
+            return f"{container.kind_label} `{container.name}`: {paths[0].describe()}"
+    return None

@@ -64,24 +64,11 @@ from mlops_lint.model.k8s import PodSpec
 from mlops_lint.model.cluster.modes import nap_in_play as in_play
 from mlops_lint.model.nap import termination_grace
 from mlops_lint.model.napcluster import hosts
-from mlops_lint.model.storage import checkpoint_mounts, checkpoint_paths
+from mlops_lint.model.storage import pod_checkpoint_evidence
 from mlops_lint.rule import POD, Finding, rule
 
 KUBERNETES_DEFAULT = 30
 
-
-def _checkpoints(pod: PodSpec) -> str | None:
-    """Why the pod writes checkpoints (the first container that says so, as STO005 reads it)."""
-    for container in pod.containers:
-        if container.is_ephemeral or (container.is_init and not container.is_sidecar):
-            continue
-        mounts = checkpoint_mounts(container)
-        if mounts:
-            return f"{container.kind_label} `{container.name}`: {mounts[0].reason}"
-        paths = checkpoint_paths(container)
-        if paths:
-            return f"{container.kind_label} `{container.name}`: {paths[0].describe()}"
-    return None
 
 
 @rule(code="NAP003", name="nodepool-grace-cuts-checkpoint", severity="warning", scope=POD,
@@ -99,7 +86,7 @@ def check(pod: PodSpec, ctx):
             cut.append((name, obj, grace))
     if not cut:
         return
-    why = _checkpoints(pod)
+    why = pod_checkpoint_evidence(pod)
     if why is None:
         return
     shown = ", ".join(f"`{name}` {seconds} s ({obj.path}:{span.line})" for name, obj, (seconds, span) in cut)

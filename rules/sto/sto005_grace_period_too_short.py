@@ -75,24 +75,11 @@ from __future__ import annotations
 from mlops_lint.fix.plans import plan, pod_map, set_path
 from mlops_lint.model.cluster import cluster_of
 from mlops_lint.model.k8s import PodSpec
-from mlops_lint.model.storage import checkpoint_mounts, checkpoint_paths
+from mlops_lint.model.storage import pod_checkpoint_evidence
 from mlops_lint.rule import POD, Finding, rule
 
 KUBERNETES_DEFAULT = 30
 
-
-def _evidence(pod: PodSpec) -> str | None:
-    """Why the pod writes checkpoints (the first container that says so), or None."""
-    for container in pod.containers:
-        if container.is_ephemeral or (container.is_init and not container.is_sidecar):
-            continue
-        mounts = checkpoint_mounts(container)
-        if mounts:
-            return f"{container.kind_label} `{container.name}`: {mounts[0].reason}"
-        paths = checkpoint_paths(container)
-        if paths:
-            return f"{container.kind_label} `{container.name}`: {paths[0].describe()}"
-    return None
 
 
 def _autoscaler_cuts(pod: PodSpec, ctx, seconds: int) -> bool:
@@ -118,7 +105,7 @@ def check(pod: PodSpec, ctx):
         return  # filled in later, or not a number (the schema rules say so)
     if (KUBERNETES_DEFAULT if value is None else value) >= minimum:
         return
-    why = _evidence(pod)
+    why = pod_checkpoint_evidence(pod)
     if why is None:
         return
     who = f"{pod.role} pods write" if pod.role else "the pod writes"
