@@ -41,7 +41,15 @@ def git(clone: Path, *args: str) -> str:
 
 
 def python(clone: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, *args], cwd=clone, capture_output=True, text=True, timeout=900)
+    """``args`` run by the clone's own interpreter: a virtual environment (with this one's packages)
+    where the clone is installed editable, so ``mlops_lint`` is the clone's code (pyproject maps the
+    name to its ``linter/`` folder: no path of the clone names it)."""
+    venv = clone.parent / "venv"
+    if not venv.exists():
+        subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True, timeout=300)
+        subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation",
+                        "--no-index", "-e", str(clone)], check=True, timeout=600, capture_output=True)
+    return subprocess.run([str(venv / "bin" / "python"), *args], cwd=clone, capture_output=True, text=True, timeout=900)
 
 
 def outcomes(done: subprocess.CompletedProcess) -> dict[str, str]:

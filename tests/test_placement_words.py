@@ -129,8 +129,14 @@ def test_karpenter_nodepool_selector_of_a_gpu_only_nodepool_keeps_a_pod_to_gpu_n
     pod = GPU_POD.replace("{SELECTOR}", "{karpenter.sh/nodepool: gpu}")
     assert findings(tmp_path, **{"nodepool.yaml": NODEPOOL, "pod.yaml": pod}) == []
     (tmp_path / "pools.sh").write_text("az aks create -g rg -n c -s Standard_D4s_v5 --node-provisioning-mode Auto\n")
+    mixed = NODEPOOL.replace("operator: In, values: [N]", "operator: In, values: [N, D]")
+    # a NAP cluster makes the project aks-automatic (inferred), where GPU006 is off and NAP002 judges
+    # NodePools; a project that says aks-standard keeps GPU006's reading of a NodePool selector
+    assert findings(tmp_path, **{"nodepool.yaml": mixed}) == []
+    (tmp_path / ".mlops-lint.yaml").write_text("profile: aks-standard\n")
+    (tmp_path / "nodepool.yaml").write_text(NODEPOOL)
     assert findings(tmp_path) == []
-    (tmp_path / "nodepool.yaml").write_text(NODEPOOL.replace("operator: In, values: [N]", "operator: In, values: [N, D]"))
+    (tmp_path / "nodepool.yaml").write_text(mixed)
     assert [f[0] for f in findings(tmp_path)] == ["GPU006"]
 
 

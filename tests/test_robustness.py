@@ -180,10 +180,10 @@ def test_a_loader_that_raises_is_one_files_finding(tmp_path: Path, monkeypatch: 
 def test_an_engine_bug_exits_2_not_1(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "job.yaml").write_text(JOB)
 
-    def broken(request):
+    def broken(request, wants=None):
         raise KeyError("boom")
 
-    monkeypatch.setattr(engine, "lint", broken)
+    monkeypatch.setattr(engine, "lint_run", broken)  # what the command line calls (linter.engine.run.lint_run)
     result = CliRunner().invoke(main, [str(tmp_path / "job.yaml")])
     assert result.exit_code == 2
     assert "internal error (a bug in mlops-lint)" in result.output and "KeyError: 'boom'" in result.output

@@ -101,3 +101,24 @@ def test_a_ray_image_outside_kuberay_is_still_flagged() -> None:
             resources: {limits: {nvidia.com/gpu: 1}}
     """)
     assert [(r.rule, r.line) for r in found] == [("RES004", 10)]
+
+
+def test_a_volume_named_by_a_list_is_no_rule_error() -> None:
+    """Found by test_fuzz: the fix looked for a free volume name in a set of the pod's volume names,
+    and a name written as a list (malformed: SCH002's finding) is not hashable."""
+    found = lint(textwrap.dedent("""\
+        apiVersion: v1
+        kind: Pod
+        metadata: {name: trainer}
+        spec:
+          restartPolicy: OnFailure
+          containers:
+          - name: trainer
+            image: pytorch/pytorch:2.4.1-cuda12.4-cudnn9-runtime
+            resources:
+              limits: {cpu: "2.5", memory: 8Gi}
+          volumes:
+          - name: [dshm]
+            emptyDir: {medium: Memory, sizeLimit: 2Gi}
+        """))
+    assert [r.rule for r in found] == ["RES004"]

@@ -125,7 +125,7 @@ def _autofix(container: Container):
             if size is not None and 0 < size <= limit.value * MAX_SHARE and isinstance(volume.get("name"), str):
                 return plan(f"mount the pod's memory-backed volume `{volume['name']}` at /dev/shm",
                             AppendItem(container.body, "volumeMounts", {"name": volume["name"], "mountPath": SHM}))
-    taken = {v.get("name") for _, v in pod.volumes}
+    taken = {v.get("name") for _, v in pod.volumes if isinstance(v.get("name"), str)}  # (a malformed name: SCH002)
     name = next((n for n in VOLUME_NAMES if n not in taken), None)
     if name is None:
         return None
