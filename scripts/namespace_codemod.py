@@ -15,8 +15,11 @@ every name by which code, tests, benches and documented command lines reach them
   README, docs, CI and pre-commit files; other prose is left alone;
 - pyproject.toml (the package-dir mapping and the package list, regenerated from the folders on
   every run, the console script, the plugin entry point, the package data);
-- a few anchored edits where a name is logic rather than a spelling (PATCHES below: how the
-  built-in rules are found, which cached classes may be built, the layout test's module names).
+- two anchored edits (PATCHES below): the rules package's opening comment and the test extra's
+  build tools. The other edits where a name was logic rather than a spelling (how the built-in
+  rules are found, which cached classes may be built, the plugin error, the layout test's
+  module names) were made once, by the run that converted the repository (0aca678), and live in
+  that code now: a copy of it here would only fail the next run once that code changed.
 
 It is re-runnable and idempotent: on a converted tree it changes nothing (tests/test_namespace.py
 checks that on the repository itself), so it can be run again after merging branches written
@@ -243,89 +246,11 @@ def pyproject(root: Path, text: str) -> str:
 # (applied before; for a deletion, when `old` is gone); `old` not there exactly once fails the run.
 
 PATCHES: list[tuple[str, str, str]] = [
-    # the built-in rules: the subpackage mlops_lint.rules, imported by name (nothing else can be
-    # named that), instead of a top-level `rules` loaded from a folder beside `linter`
-    ("linter/origin.py", '''The built-in rules are the ``rules`` package beside the ``linter`` package, loaded from that
-location (:func:`rules_package`), not by whatever ``import rules`` finds first: a third-party
-distribution that also installs a top-level ``rules`` package elsewhere on the path changes
-nothing. One that overwrote mlops-lint's own files (both installed into the same folder) is
-named in the error, with how to fix it.
-''', '''The built-in rules are the package ``mlops_lint.rules`` (:func:`rules_package`): everything of
-mlops-lint installs in the one namespace ``mlops_lint`` (the repository's folders ``linter/``
-and ``rules/``, mapped by pyproject.toml's ``package-dir``), so a third-party top-level ``linter``
-or ``rules`` package (django-rules installs one) neither shadows it nor is shadowed by it.
-'''),
-    ("linter/origin.py", '''def rules_package() -> ModuleType:
-    """mlops-lint's built-in ``rules`` package, loaded from beside ``linter``."""
-    from mlops_lint.rule import RegistryError
-
-    folder = os.path.join(_own_root(), "rules")
-    init = os.path.join(folder, "__init__.py")
-    module = sys.modules.get("rules")
-    if module is not None and getattr(module, MARKER, False) and _same(getattr(module, "__file__", None), init):
-        return module
-    if module is not None:  # another `rules` imported before: ours replaces it (and its submodules)
-        for name in [n for n in sys.modules if n == "rules" or n.startswith("mlops_lint.rules.")]:
-            del sys.modules[name]
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("rules", init, submodule_search_locations=[folder])
-    if spec is None or spec.loader is None or not os.path.isfile(init):
-        raise RegistryError(_clash(folder, "is missing"))
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["rules"] = module
-    try:
-        spec.loader.exec_module(module)
-    except Exception:
-        del sys.modules["rules"]
-        raise
-    if not getattr(module, MARKER, False):
-        del sys.modules["rules"]
-        raise RegistryError(_clash(folder, "is not mlops-lint's"))
-    return module
-
-
-def _same(a: str | None, b: str) -> bool:
-    try:
-        return a is not None and os.path.samefile(a, b)
-    except OSError:
-        return False
-
-
-def _clash(folder: str, what: str) -> str:
-    others = claimants("rules")
-    named = (f"; installed there by {', '.join(others)}" if others else "")
-    return (f"the built-in rules package {folder} {what}{named}: another distribution with a top-level `rules` "
-            "package overwrote mlops-lint's; install mlops-lint in its own virtual environment (or pipx), or "
-            "uninstall the other distribution and reinstall mlops-lint")
-''', '''def rules_package() -> ModuleType:
-    """mlops-lint's built-in rules, the package ``mlops_lint.rules``."""
-    from mlops_lint.rule import RegistryError
-
-    try:
-        import mlops_lint.rules as module
-    except ImportError as error:
-        raise RegistryError(f"mlops-lint's built-in rules cannot be imported ({error}): reinstall mlops-lint") from None
-    if not getattr(module, MARKER, False):
-        raise RegistryError(f"{getattr(module, '__file__', None) or 'mlops_lint.rules'} is not mlops-lint's built-in "
-                            "rules package: reinstall mlops-lint")
-    return module
-'''),
-    ("linter/origin.py", '\n\ndef claimants(package: str) -> list[str]:\n    """The installed distributions (other than mlops-lint) whose RECORD lists files of the\n    top-level ``package``: only asked when something is already wrong, so never on a normal run."""\n    found = []\n    for entry in sys.path:\n        if not isinstance(entry, str) or not os.path.isdir(entry):\n            continue\n        try:\n            names = os.listdir(entry)\n        except OSError:\n            continue\n        for name in names:\n            if not name.endswith(".dist-info") or name.lower().startswith(("mlops_lint-", "mlops-lint-")):\n                continue\n            try:\n                with open(os.path.join(entry, name, "RECORD"), encoding="utf-8", errors="replace") as handle:\n                    if any(line.startswith(f"{package}/") for line in handle):\n                        found.append(name[: -len(".dist-info")].replace("_", "-").rsplit("-", 1)[0])\n            except OSError:\n                continue\n    return sorted(set(found))\n', "\n"),  # claimants(): only _clash asked
     ("rules/__init__.py", '''# mlops-lint loads this package from beside `linter` (linter.origin.rules_package) and checks this
 # mark, so a third-party top-level `rules` package is never taken for it
 ''', '''# installed as mlops_lint.rules (pyproject.toml's package-dir); mlops_lint.origin.rules_package
 # checks this mark
 '''),
-    ("linter/plugins.py", '''BUILTIN = "rules"  # the value of mlops-lint's own entry point''',
-     '''BUILTIN = "mlops_lint.rules"  # the value of mlops-lint's own entry point'''),
-    # mlops-lint's own metadata names the built-in rules, whatever value an older install left
-    # there (`builtin = rules`): never a plugin, here as in the registry (registry._own)
-    ("linter/plugins.py", """            if child.lower().endswith((".dist-info", ".egg-info")) and not _only_builtin(os.path.join(root, child)):
-""", """            if (child.lower().endswith((".dist-info", ".egg-info")) and child.split("-")[0].split(".")[0] != "mlops_lint"
-                    and not _only_builtin(os.path.join(root, child))):
-"""),
-    # tests/test_namespace.py builds the wheel offline (pip wheel --no-build-isolation)
     ("pyproject.toml", """test = [
     "pytest>=8",
 """, """test = [
@@ -336,117 +261,6 @@ def _clash(folder: str, what: str) -> str:
     "wheel",
 """),
     # a plugin written against the old import names: a clear error, not a traceback
-    ("linter/registry.py", '''    from mlops_lint.plugins import may_have_plugins
-
-    if not may_have_plugins():  # proven from the metadata files, without importlib.metadata
-        return []
-    from importlib.metadata import entry_points
-
-    packages = []
-    for point in entry_points(group="mlops_lint.rules"):
-        if point.value == "rules":
-            continue  # the built-in package is always loaded first
-        packages.append(point.load())
-    return packages
-''', '''    from mlops_lint.plugins import BUILTIN, may_have_plugins
-
-    if not may_have_plugins():  # proven from the metadata files, without importlib.metadata
-        return []
-    from importlib.metadata import entry_points
-
-    packages = []
-    for point in entry_points(group="mlops_lint.rules"):
-        if point.value == BUILTIN or _own(point):
-            continue  # the built-in package is always loaded first
-        packages.append(_load_plugin(point))
-    return packages
-
-
-OLD_NAMES = ("linter", "rules")  # mlops-lint's import names before the one namespace (issue 39)
-
-
-def _own(point) -> bool:
-    """An entry point of mlops-lint's own metadata: the built-in rules, whatever it names (an
-    older install's ``builtin = rules``, left in a checkout as mlops_lint.egg-info, names the
-    folder ``rules`` that is now mlops_lint.rules)."""
-    dist = getattr(point, "dist", None)
-    name = getattr(dist, "name", None) or ""
-    return re.sub(r"[-_.]+", "-", name).lower() == "mlops-lint"
-
-
-def _load_plugin(point) -> ModuleType:
-    """A plugin's rule package. One written against the old import names (``from linter.rule
-    import rule``) gets an error saying so: ``linter`` is not installed, or is someone else's."""
-    try:
-        return point.load()
-    except ImportError as error:
-        name = error.name or ""
-        if name.split(".")[0] not in OLD_NAMES:
-            raise
-        raise RegistryError(
-            f"the rule plugin {point.name!r} ({point.value}, entry point group mlops_lint.rules) cannot import "
-            f"`{name}` ({error}): mlops-lint's modules are named `mlops_lint` (`from mlops_lint.rule import rule`) "
-            "and its built-in rules `mlops_lint.rules`, not `linter` and `rules`; update the plugin's imports"
-        ) from None
-'''),
-    # cached records name their classes: only mlops-lint's own may be built
-    ("linter/cachedata.py", '''        return name.split(".")[0] in ("linter", "rules")''',
-     '''        return name.split(".")[0] == "mlops_lint"'''),
-    ("linter/cachedata.py", '''    return (len(parts) >= 3 and parts[:2] == ["linter", "model"] or parts[0] == "rules") and not any(''',
-     '''    return (len(parts) >= 3 and parts[:2] in (["mlops_lint", "model"], ["mlops_lint", "rules"])) and not any('''),
-    ("linter/ruleindex.py", '''    parts = name.split(".")[1:]
-    for root in _package_roots()[1:]:''', '''    parts = name.split(".")[2:]  # mlops_lint.rules.<domain>.<module>, below the rules package's folder
-    for root in _package_roots()[1:]:'''),
-    # the layout test names modules as they are imported
-    ("tests/test_layout.py", '''PACKAGES = ("linter", "rules")
-''', '''PACKAGES = ("linter", "rules")
-NAMES = {"linter": "mlops_lint", "rules": "mlops_lint.rules"}  # folder -> import name (pyproject's package-dir)
-'''),
-    ("tests/test_layout.py", '''            parts = file.relative_to(root).with_suffix("").parts
-            name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-''', '''            parts = (NAMES.get(package, package), *file.relative_to(root / package).with_suffix("").parts)
-            name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-'''),
-    ("tests/test_layout.py", '''alias.name.split(".")[0] in PACKAGES:''', '''alias.name.split(".")[0] == "mlops_lint":'''),
-    # nothing of ours is named `linter` or `rules` any more: third-party ones change nothing
-    ("tests/test_hostile_security.py", '''def test_a_third_party_rules_package_earlier_on_the_path_changes_nothing(tmp_path: Path) -> None:
-    other = tmp_path / "site"
-    (other / "rules").mkdir(parents=True)
-    (other / "rules" / "__init__.py").write_text('"""someone else\\'s rules"""\\n')
-''', '''def test_third_party_linter_and_rules_packages_earlier_on_the_path_change_nothing(tmp_path: Path) -> None:
-    other = tmp_path / "site"
-    for package in ("linter", "rules"):
-        (other / package).mkdir(parents=True)
-        (other / package / "__init__.py").write_text(f'"""someone else\\'s {package}"""\\nraise ImportError("not ours")\\n')
-'''),
-    ("tests/test_hostile_security.py", '''def test_a_rules_package_overwritten_by_another_distribution_is_named(tmp_path: Path) -> None:
-    site = tmp_path / "site"
-    for package in ("linter", "rules"):
-        shutil.copytree(REPO / package, site / package, ignore=shutil.ignore_patterns("__pycache__"))
-    (site / "rules" / "__init__.py").write_text('"""other-rules\\' package"""\\n')
-    (site / "other_rules-2.0.dist-info").mkdir()
-    (site / "other_rules-2.0.dist-info" / "RECORD").write_text("rules/__init__.py,,\\n")
-    (tmp_path / "pod.yaml").write_text(POD)
-    done = subprocess.run([sys.executable, "-c", "from mlops_lint.cli import run; run()", "pod.yaml", "--no-cache"],
-                          cwd=tmp_path, env=environment(PYTHONPATH=str(site)), capture_output=True, text=True,
-                          timeout=120, check=False)
-    assert done.returncode == 2 and "Traceback" not in done.stderr
-    assert "is not mlops-lint's; installed there by other-rules" in done.stderr
-
-
-''', ""),
-    ("README.md", '''Note on packaging: the engine and rules install as the top-level packages `linter` and `rules`
-(the layout this project keeps); a different distribution that also installs a top-level
-`rules` package (django-rules does) would clash in the same environment.
-''', '''Note on packaging: the repository's folders `linter/` and `rules/` install as one import
-namespace, the package `mlops_lint` and its subpackage `mlops_lint.rules` (pyproject.toml's
-`package-dir`), so nothing of ours is named `linter` or `rules` in site-packages and another
-distribution with a top-level module of either name (django-rules installs `rules`) installs
-beside it (tests/test_namespace.py installs the wheel next to one). `python -m mlops_lint` is
-the command; rule plugins import `mlops_lint.rule` (one written against the old `linter` names
-gets an error saying so). `scripts/namespace_codemod.py` converted the code to these names and
-converts code written against the old ones (`--check` lists what it would change).
-'''),
 ]
 
 
