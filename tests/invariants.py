@@ -17,9 +17,11 @@ from functools import lru_cache
 from pathlib import Path
 
 import jsonschema
+from msgspec.structs import replace
 
 from mlops_lint.config import Config, load_config
 from mlops_lint.engine import LintRequest, enabled_rules, lint
+from mlops_lint.profiles import AUTOMATIC_PROFILE, INFERRED
 from mlops_lint.registry import load_registry
 from mlops_lint.report import render
 from mlops_lint.result import RunReport
@@ -103,12 +105,20 @@ def check_positions(report: RunReport, files: dict[str, bytes]) -> None:
         assert span.end_col <= len(lines[span.end_line - 1]) + 2, f"end column outside line {span.end_line}: {result}"
 
 
+def ran_with(report: RunReport, config: Config) -> Config:
+    """The configuration the run linted with: ``config``, in the aks-automatic profile when the run's
+    notes say the project's files implied it (a NAP or Automatic cluster and no profile given)."""
+    if any(note.message.startswith(f"profile {AUTOMATIC_PROFILE} inferred") for note in report.notes):
+        return replace(config, profile=AUTOMATIC_PROFILE, profile_from=INFERRED)
+    return config
+
+
 def check_report(report: RunReport, files: dict[str, bytes], config: Config | None = None) -> dict[str, str]:
     """All the invariants of one run; returns the rendered formats (to compare runs)."""
     broken = [r for r in report.results
               if (r.rule == "LNT002" and not _known(r)) or (r.rule == "SCH001" and LOADER_CRASH in r.message)]
     assert not broken, "\n".join(f"{r.path}:{r.line}:{r.column}: {r.rule} {r.message}" for r in broken)
-    expected = {m.code for m in enabled_rules(load_registry(), config or Config(), every_rule())}
+    expected = {m.code for m in enabled_rules(load_registry(), ran_with(report, config or Config()), every_rule())}
     assert {m.code for m in report.rules} == expected, "not every rule ran"
     keys = [r.sort_key() for r in report.results]
     assert keys == sorted(keys), "results are not sorted"

@@ -12,6 +12,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+import pytest
 import yaml
 from hypothesis import given
 from hypothesis import strategies as st
@@ -170,6 +171,20 @@ def _fixture_projects() -> list[tuple[str, Path, list[Path], Path | None]]:
 
 
 FIXTURE_PROJECTS = _fixture_projects()
+
+
+@pytest.mark.parametrize("project", FIXTURE_PROJECTS, ids=[p[0] for p in FIXTURE_PROJECTS])
+def test_fixture_projects_keep_the_invariants(project) -> None:
+    """Each fixture project as it is, before any mutation: every rule its configuration and its
+    profile (given, or inferred from the project's clusters, as NAP001's is) turn on ran, and the
+    report keeps every invariant. The mutated runs below draw from these; this runs every one."""
+    name, base, files, config_path = project
+    written = {source.relative_to(base).as_posix(): source.read_bytes() for source in files}
+    config = config_from_file(config_path) if config_path is not None else None
+    if config_path is not None:
+        written[".mlops-lint.yaml"] = config_path.read_bytes()
+    report = lint_paths(files, base, config)
+    check_report(report, written, config)
 
 
 @FUZZ
