@@ -1,11 +1,23 @@
 """Shared pytest options: ``--update-golden`` rewrites golden files instead of comparing them.
 
 Review the result with ``git diff fixtures/`` before committing, as with ``cargo insta review``.
+
+Hypothesis: under ``CI`` (``.ci/run`` sets it to 1 unless it is set) every property draws the same examples on
+every run (``derandomize``, no example database), so the gate lands exactly what passed with
+``CI=1 python -m pytest -q`` on a developer's machine; local runs draw anew each time and keep
+finding what the fixed draws miss (as the random draws found the inferred-profile slip of stop 41).
 """
 
 from __future__ import annotations
 
+import os
+
 import pytest
+from hypothesis import settings
+
+settings.register_profile("ci", derandomize=True, database=None)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

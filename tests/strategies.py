@@ -10,7 +10,9 @@ PVC, a monitor's selector and a pod's labels) often meet. Also ``az aks`` script
 and project configs.
 
 Examples per property (``FUZZ``): ``CI_EXAMPLES`` when the ``CI`` variable is set (``.ci/run``),
-``LOCAL_EXAMPLES`` otherwise; ``FUZZ_EXAMPLES=N`` overrides both.
+``LOCAL_EXAMPLES`` otherwise; ``FUZZ_EXAMPLES=N`` overrides both. Under ``CI`` the draws are
+derandomized (the same examples on every run, so the gate lands what passed with ``CI=1`` here);
+local runs draw anew each time and keep finding what the fixed draws miss.
 """
 
 from __future__ import annotations
