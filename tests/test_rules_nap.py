@@ -388,3 +388,82 @@ spec:
     horovod = mpijob.replace("/home/mpiuser/pi", "python /examples/train_tensorflow.py")
     found = lint_tree(tmp_path / "b", {"mpijob.yaml": horovod}, ["NAP004"], overrides=AUTOMATIC)
     assert [r.message.split(" of a training")[0] for r in found] == ["Launcher replicas", "Worker replicas"]
+
+
+FLUX_RUNTIME_AND_TRAINJOB = """\
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata:
+  name: hpc-distributed
+spec:
+  mlPolicy:
+    numNodes: 1
+  template:
+    spec:
+      replicatedJobs:
+      - name: node
+        template:
+          metadata:
+            labels:
+              trainer.kubeflow.org/trainjob-ancestor-step: trainer
+          spec:
+            template:
+              spec:
+                containers:
+                - {name: node, image: ubuntu:jammy}
+---
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata:
+  name: interactive
+spec:
+  runtimeRef:
+    name: hpc-distributed
+  trainer:
+    numNodes: 4
+    image: myacr.azurecr.io/md-sim:1.0
+    command: ["sleep", "infinity"]
+"""
+
+
+def test_nap004_an_operators_job_whose_pods_only_sleep_is_not_training(tmp_path: Path) -> None:
+    """A TrainJob whose trainer only runs `sleep infinity` holds an interactive session (Kubeflow
+    Trainer's Flux example: a user shells in to run the simulator): training by kind no longer, as
+    a GPU `sleep` Job is not; the same TrainJob running its program is judged (its runtime's own
+    view, with no command, is a trainer's template and is judged as before)."""
+    found = lint_tree(tmp_path / "a", {"all.yaml": FLUX_RUNTIME_AND_TRAINJOB}, ["NAP004"], overrides=AUTOMATIC)
+    assert [(r.line, r.column) for r in found] == [(18, 15)]
+    assert "ClusterTrainingRuntime" in found[0].message
+    running = FLUX_RUNTIME_AND_TRAINJOB.replace('["sleep", "infinity"]', '["lmp", "-in", "in.reaxc.hns"]')
+    found = lint_tree(tmp_path / "b", {"all.yaml": running}, ["NAP004"], overrides=AUTOMATIC)
+    assert [(r.line, r.column) for r in found] == [(18, 15), (29, 3)]
+    assert "of a training workload (it is a trainer.kubeflow.org TrainJob)" in found[1].message
+    shell = FLUX_RUNTIME_AND_TRAINJOB.replace('["sleep", "infinity"]', '[sh, -c, "echo ready; sleep infinity"]')
+    assert [r.line for r in lint_tree(tmp_path / "c", {"all.yaml": shell}, ["NAP004"], overrides=AUTOMATIC)] == [18]
+
+
+def test_nap004_mpi_workers_that_sleep_still_train_with_their_launcher(tmp_path: Path) -> None:
+    """Idle is the whole workload's: MPI workers that only `sleep` host the ranks the launcher's
+    `mpirun` starts over ssh, and evicting one ends the run."""
+    mpijob = """\
+apiVersion: kubeflow.org/v2beta1
+kind: MPIJob
+metadata:
+  name: horovod
+spec:
+  mpiReplicaSpecs:
+    Launcher:
+      replicas: 1
+      template:
+        spec:
+          containers:
+          - {name: launcher, image: horovod/horovod:0.28.1, command: [mpirun, -np, "2", python, train.py]}
+    Worker:
+      replicas: 2
+      template:
+        spec:
+          containers:
+          - {name: worker, image: horovod/horovod:0.28.1, command: [sleep, infinity]}
+"""
+    found = lint_tree(tmp_path, {"mpijob.yaml": mpijob}, ["NAP004"], overrides=AUTOMATIC)
+    assert [r.message.split(" of a training")[0] for r in found] == ["Launcher replicas", "Worker replicas"]

@@ -263,3 +263,48 @@ def test_a_katib_experiment_runs_its_trial_job_as_training() -> None:
     found = lint(KATIB, "RES004")
     assert [(r.rule, r.line, r.column) for r in found] == [("RES004", 24, 15)]
     assert "[Experiment kubeflow/random]" not in found[0].message and "`training-container` uses 4 CPUs" in found[0].message
+
+
+PYTORCHJOB = """
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: pytorch-debug}
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      replicas: 1
+      template:
+        spec:
+          containers:
+          - name: pytorch
+            image: pytorch/pytorch:2.4.1-cuda12.4-cudnn9-runtime
+            COMMAND
+            resources: {limits: {nvidia.com/gpu: 1}}
+    Worker:
+      replicas: 1
+      template:
+        spec:
+          containers:
+          - name: pytorch
+            image: pytorch/pytorch:2.4.1-cuda12.4-cudnn9-runtime
+            COMMAND
+            resources: {limits: {nvidia.com/gpu: 1}}
+"""
+
+
+@pytest.mark.parametrize("command,trains", [
+    ("command: [sleep, infinity]", False),  # a placeholder to shell into: nothing runs until someone does
+    ('command: [sh, -c, "echo ready; sleep infinity"]', False),
+    ("command: [torchrun, train.py]", True),
+    ("", True),  # the image's own entrypoint
+])
+def test_an_operators_kind_whose_pods_only_wait_is_not_training(command: str, trains: bool) -> None:
+    """An ML operator's kind is training by kind unless every app container of every pod only
+    waits or looks at the node: then it is a session to shell into, as a GPU `sleep` Job is."""
+    text = PYTORCHJOB.replace("COMMAND", command)
+    index = ProjectIndex([load_bytes(textwrap.dedent(text).encode(), "p.yaml", K8S)])
+    (workload,) = [w for o in index.objects for w in [index.workload(o)] if w is not None]
+    assert workload.ml_sign == ("it is a kubeflow.org PyTorchJob" if trains else None)
+    assert (workload.trains is not None) is trains
+    for code in ("RES004", "RES007"):
+        assert [r.rule for r in lint(text, code)] == ([code, code] if trains else []), code

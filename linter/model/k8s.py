@@ -556,7 +556,9 @@ class Workload(Struct, eq=False):
         training or a framework in a name (the object's, a container's, its priority class: a
         ``…-sweep`` benchmark Job is not taken for training by its name). A workload whose every
         app container only runs ``nvidia-smi``, ``sleep`` and the like (:attr:`idle`) shows none,
-        whatever its image and names say."""
+        whatever its kind, image and names say: an operator's job whose pods only ``sleep
+        infinity`` is a placeholder or an interactive session (Kubeflow Trainer's Flux example,
+        where a user shells in), whose eviction loses no training run."""
         return once(self, "ml_sign", self._ml_sign)
 
     @property
@@ -580,10 +582,10 @@ class Workload(Struct, eq=False):
         return f"runs only {', '.join(f'`{p}`' for p in seen)}" if seen else None
 
     def _ml_sign(self) -> str | None:
-        if self.obj.group in ML_GROUPS:
-            return f"it is a {self.obj.group} {self.kind}"
         if self.idle is not None:
             return None
+        if self.obj.group in ML_GROUPS:
+            return f"it is a {self.obj.group} {self.kind}"
         names: list[tuple[str, str]] = [(self.obj.name, "its name")]
         for pod in self.pods:
             if pod.priority_class_name:

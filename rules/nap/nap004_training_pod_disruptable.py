@@ -5,7 +5,9 @@ For each pod template of a training workload (a run-to-completion workload, such
 Kubeflow or Volcano job, a RayJob or a JobSet, that shows it trains: an ML operator's kind, a
 GPU it does not leave idle, or a training word such as `train`, `torchrun` or `--epochs` in its
 images, commands or names; a CPU Job whose only sign is `python`, `checkpoint` or a serving
-image may be a conversion or data job and is not judged)
+image may be a conversion or data job and is not judged; a workload whose every app container
+only waits or looks at the node, as `sleep infinity` in a session to shell into, trains nothing
+whatever its kind)
 that node auto-provisioning (NAP) may place on a NodePool that
 consolidates underused nodes, flags a template without the annotation
 `karpenter.sh/do-not-disrupt: "true"`. A NodePool consolidates underused nodes when its
