@@ -424,6 +424,70 @@ def test_sec007_leaves_control_plane_static_pods_alone() -> None:
     assert [(line, rule) for line, rule, _ in lint(unlabelled, "SEC007")] == [(8, "SEC007")]
 
 
+NETWORK_POD = """apiVersion: v1
+kind: Pod
+metadata: {name: boot-server}
+spec:
+  hostNetwork: true
+  hostPID: true
+  containers:
+  - name: server
+    image: IMAGE
+    COMMAND
+    ports: [{containerPort: 67, hostPort: 67, protocol: UDP}]
+"""
+
+
+@pytest.mark.parametrize("image, command, network", [
+    ("quay.io/someone/dhcpd:4.4", "", True),  # a DHCP server answers broadcasts on the node's link
+    ("docker.io/networkboot/dhcpd", "", True),
+    ("myacr.azurecr.io/infra/dnsmasq-alpine:2.90", "", True),  # a variant of the repository
+    ("registry.k8s.io/dns/k8s-dns-node-cache:1.23.1", "", True),
+    ("docker.io/calico/node:v3.28.0", "", True),  # the end of the path: `node` alone says too little
+    ("alpine:3.20", "command: [/usr/sbin/dnsmasq, --keep-in-foreground]", True),  # the program it starts
+    ("nginx:1.27", "", False),  # a web server reaches its clients through a Service
+    ("myacr.azurecr.io/team/node:1.0", "", False),
+    ("myacr.azurecr.io/dhcpdump-exporter:1.0", "", False),  # a name that only begins with one
+    ("nvcr.io/nvidia/pytorch:24.05-py3", "command: [torchrun, train.py]", False),
+])
+def test_sec007_network_services_keep_the_node_network(image: str, command: str, network: bool) -> None:
+    """A DHCP/PXE server, a node-local DNS cache or a CNI agent does the node's networking: its
+    hostNetwork and host ports are what it is for (corpus: deepops' dhcpd Pod); its hostPID is
+    still reported, and every other pod is judged as before."""
+    found = lint(NETWORK_POD.replace("IMAGE", image).replace("COMMAND", command), "SEC007")
+    expected = [(6, "process namespace")] if network else [(5, "network namespace"), (6, "process namespace")]
+    assert [(line, rule) for line, rule, _ in found] == [(line, "SEC007") for line, _ in expected]
+    assert all(text in message for (_, _, message), (_, text) in zip(found, expected))
+    without_host_network = NETWORK_POD.replace("  hostNetwork: true\n", "").replace("IMAGE", image).replace(
+        "COMMAND", command)
+    ports = [line for line, _, message in lint(without_host_network, "SEC007") if "binds port 67" in message]
+    assert ports == ([] if network else [10])
+
+
+def test_sec007_leaves_device_plugins_of_other_kinds_alone() -> None:
+    """A device plugin run as a Deployment (it mounts the kubelet's device-plugin directory) is a
+    node agent, as a DaemonSet is; the same pod without the mount is judged."""
+    plugin = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: rdma-plugin}
+spec:
+  selector: {matchLabels: {a: b}}
+  template:
+    metadata: {labels: {a: b}}
+    spec:
+      hostNetwork: true
+      containers:
+      - name: plugin
+        image: myacr.azurecr.io/rdma-plugin:1.0
+        volumeMounts: [{name: dp, mountPath: /var/lib/kubelet/device-plugins}]
+      volumes:
+      - {name: dp, hostPath: {path: /var/lib/kubelet/device-plugins}}
+"""
+    assert lint(plugin, "SEC007") == []
+    other = plugin.replace("path: /var/lib/kubelet/device-plugins}", "path: /var/run/plugin}")
+    assert [(line, rule) for line, rule, _ in lint(other, "SEC007")] == [(9, "SEC007")]
+
+
 @pytest.mark.parametrize("container", ["securityContext: {privileged: true}",
                                        "securityContext: {privileged: true}\n    ports: [{containerPort: 80, hostPort: 80}]"])
 def test_sec007_privileged_pod_host_namespaces_are_sec004s_finding(container: str) -> None:
