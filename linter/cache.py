@@ -199,27 +199,37 @@ class _Columns:
     ``{"results": the Results' columns, "keys": the object key of each, "fix_lines": the line the
     text report prints for each hint of the ``fix`` column's table}``."""
 
-    def __init__(self) -> None:
+    def __init__(self, checked: bool = False) -> None:
+        """``checked``: every finding to be added is known to be one the columns hold
+        (:func:`_valid_findings` of them all, one pass per column instead of one per outcome)."""
         self.results: list[Result] = []
         self.keys: list = []
+        self.checked = checked
 
     def add(self, pairs: list) -> int:
         """Append the findings (all or none: Invalid when some part would not read back exactly
         as it is); their count."""
-        results = [result for result, _ in pairs]
-        keys = [key for _, key in pairs]
-        if not _RESULTS.valid(results):
+        if not (self.checked or _valid_findings(pairs)):
             raise Invalid("a finding this format cannot hold")
-        if not _KEYS.valid(keys):
-            raise Invalid("an object key this format cannot hold")
-        self.results.extend(results)
-        self.keys.extend(keys)
-        return len(results)
+        self.results.extend([result for result, _ in pairs])
+        self.keys.extend([key for _, key in pairs])
+        return len(pairs)
 
     def data(self) -> dict:
         results = _RESULTS.encode(self.results)
         return {"results": results, "keys": _KEYS.encode(self.keys),
                 "fix_lines": _fix_lines(_FIX.table(results[1]["fix"]))}
+
+
+def _valid_findings(pairs: Any, outcomes: bool = False) -> bool:
+    """Whether every ``(Result, object key)`` pair (with ``outcomes``: of every outcome's
+    ``results``) reads back exactly as it is."""
+    try:
+        if outcomes:
+            pairs = [pair for outcome in pairs for pair in outcome.results]
+        return _RESULTS.valid([result for result, _ in pairs]) and _KEYS.valid([key for _, key in pairs])
+    except (TypeError, ValueError, AttributeError, RecursionError):  # not pairs, not records
+        return False
 
 
 def _fix_lines(fixes: list[str]) -> list[str]:
@@ -527,7 +537,9 @@ class Cache:
                 and self.projects.keys() == self._old_projects.keys() and not self.invalid):
             self._touch()
             return
-        files, columns = {}, _Columns()
+        # the findings of every outcome checked at once; where one does not validate, outcome by
+        # outcome (that outcome is not stored)
+        files, columns = {}, _Columns(_valid_findings(self.files.values(), outcomes=True))
         for key, outcome in self.files.items():
             try:
                 files[key] = _encode_outcome(outcome, columns)

@@ -102,29 +102,23 @@ class Strings(Column):
         return data
 
 
-class Ints(Column):
+class Plain(Column):
+    """``int`` or ``bool``: the values as they are (an ``int`` within 64 bits, never a ``bool``)."""
+
+    def __init__(self, kind: type):
+        self.kind = kind
+        self.kinds = frozenset({kind})
+
     def valid(self, values: list) -> bool:
-        return _INT.issuperset(map(type, values)) and all(-INT_MAX <= n <= INT_MAX for n in values)
+        return self.kinds.issuperset(map(type, values)) and (
+            self.kind is not int or all(-INT_MAX <= n <= INT_MAX for n in values))
 
     def encode(self, values: list) -> Any:
         return values
 
     def decode(self, data: Any, count: int | None) -> Iterable:
-        if not _INT.issuperset(map(type, _sized(data, count))):
-            raise Invalid("an integer column holding something else")
-        return data
-
-
-class Bools(Column):
-    def valid(self, values: list) -> bool:
-        return _BOOL.issuperset(map(type, values))
-
-    def encode(self, values: list) -> Any:
-        return values
-
-    def decode(self, data: Any, count: int | None) -> Iterable:
-        if not _BOOL.issuperset(map(type, _sized(data, count))):
-            raise Invalid("a flag column holding something else")
+        if not self.kinds.issuperset(map(type, _sized(data, count))):
+            raise Invalid(f"a column of {self.kind.__name__} holding something else")
         return data
 
 
@@ -236,6 +230,9 @@ class Record(Column):
         return _record_block(data, None)[0]
 
 
+_COUNTS = Plain(int)
+
+
 class Items(Column):
     """``tuple[Record, ...]``: ``[count of each value, the items of all values (one record column)]``."""
 
@@ -252,7 +249,7 @@ class Items(Column):
     def decode(self, data: Any, count: int | None) -> Iterable:
         if not (type(data) is list and len(data) == 2):
             raise Invalid("an item column of the wrong shape")
-        counts = Ints().decode(data[0], count)
+        counts = _COUNTS.decode(data[0], count)
         if counts and min(counts) < 0:
             raise Invalid("a negative item count")
         items = iter(self.item.decode(data[1], sum(counts)))
@@ -349,10 +346,8 @@ def column(hint: Any, interned: bool = False) -> Column:
         found = Strings()
     elif origin is typing.Literal and args and all(type(arg) is str for arg in args):
         found = Strings(args)
-    elif hint is int:
-        return Ints()
-    elif hint is bool:
-        return Bools()
+    elif hint in (int, bool):
+        return Plain(hint)
     elif hint is Span:
         return Spans()
     elif origin is tuple and len(args) == 2 and args[1] is Ellipsis and _scalars(args[0]):
@@ -379,7 +374,7 @@ def _hashable(found: Column) -> bool:
         return found.hashable
     if isinstance(found, Fixed):
         return all(_hashable(part) for part in found.columns)
-    return type(found) in (Strings, Ints, Bools, Spans, Parts) or found.interned
+    return type(found) in (Strings, Plain, Spans, Parts) or found.interned
 
 
 def layout(cls: type) -> Record:

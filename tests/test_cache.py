@@ -474,3 +474,31 @@ def test_the_value_bound_counts_what_costs_memory_not_the_index_columns() -> Non
                     b"[" + b"{}," * 100_000 + b"{}]"):
         with pytest.raises(Invalid):
             loads(planted)
+
+
+def test_an_outcome_holding_a_finding_the_columns_cannot_hold_is_left_out_alone(tmp_path: Path) -> None:
+    """Findings are checked for the whole cache file at once; when one does not validate (a span
+    beyond 64 bits, a severity no rule has), its outcome alone is not stored (linted again next
+    time) and every other outcome reads back equal."""
+    from msgspec.structs import replace
+
+    from mlops_lint.cache import Cache
+    from mlops_lint.engine.runner import FileOutcome
+    from mlops_lint.model.position import Span
+
+    from mlops_lint.result import Result
+
+    good = [(_instance(Result, n), None) for n in range(3)]
+    bad_span = replace(good[0][0], span=Span(1, 1, 1, 1 << 70))
+    bad_level = replace(good[1][0], severity="fatal")
+    outcomes = {"a": FileOutcome("a.yaml", "linted", True, good, [], {}),
+                "b": FileOutcome("b.yaml", "linted", True, [good[2], (bad_span, None)], [], {}),
+                "c": FileOutcome("c.yaml", "linted", True, [(bad_level, None)], [], {}),
+                "d": FileOutcome("d.yaml", "linted", True, good[1:], [], {})}
+    cache = Cache(tmp_path, "k" * 40)
+    for key, outcome in outcomes.items():
+        cache.put(key, outcome)
+    cache.save()
+    again = Cache.open(tmp_path, "k" * 40)
+    assert again.get("b") is None and again.get("c") is None
+    assert again.get("a").results == good and again.get("d").results == good[1:]
