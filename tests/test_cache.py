@@ -502,3 +502,58 @@ def test_an_outcome_holding_a_finding_the_columns_cannot_hold_is_left_out_alone(
     again = Cache.open(tmp_path, "k" * 40)
     assert again.get("b") is None and again.get("c") is None
     assert again.get("a").results == good and again.get("d").results == good[1:]
+
+
+def _strategy(hint: object):
+    """A hypothesis strategy for values of ``hint``, built from the annotation as the layout is
+    (a type this does not know fails the test, so a field of a new kind is met)."""
+    import types
+    import typing
+
+    from hypothesis import strategies as st
+
+    from mlops_lint.model.position import Span
+
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if hint is str:
+        return st.text(st.sampled_from("ab-_./: é名🚀0"), max_size=6)
+    if hint is int:
+        return st.integers(-(2 ** 63) + 1, 2 ** 63 - 1)
+    if hint is bool:
+        return st.booleans()
+    if hint is Span:
+        return st.builds(Span, *[st.integers(0, 10 ** 6)] * 4)
+    if origin is typing.Literal:
+        return st.sampled_from(args)
+    if origin in (typing.Union, types.UnionType) and type(None) in args:
+        return st.none() | _strategy(next(arg for arg in args if arg is not type(None)))
+    if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
+        return st.lists(_strategy(args[0]), max_size=3).map(tuple)
+    if origin is tuple:
+        return st.tuples(*map(_strategy, args))
+    if origin in (typing.Union, types.UnionType):
+        return st.one_of(*map(_strategy, args))
+    if isinstance(hint, type) and hasattr(hint, "__struct_fields__"):
+        hints = typing.get_type_hints(hint)
+        return st.builds(hint, **{name: _strategy(hints[name]) for name in hint.__struct_fields__})
+    raise AssertionError(f"no strategy for the annotation {hint!r}: teach _strategy it")
+
+
+def test_any_findings_read_back_equal() -> None:
+    """Findings drawn from Result's annotations (and those of the records in it), object keys
+    from ObjectKey's: whatever the values, the cache's columns give back equal pairs."""
+    from hypothesis import given
+    from hypothesis import strategies as st
+
+    from mlops_lint.cache import _decode_results, _encode_results
+    from mlops_lint.cachedata import dumps, loads
+    from mlops_lint.model.document import ObjectKey
+    from mlops_lint.result import Result
+    from strategies import FUZZ
+
+    @FUZZ
+    @given(st.lists(st.tuples(_strategy(Result), st.none() | _strategy(ObjectKey)), max_size=6))
+    def round_trip(pairs: list) -> None:
+        assert _decode_results(loads(dumps(_encode_results(pairs)))) == pairs
+
+    round_trip()
