@@ -18,12 +18,12 @@ runs never see a torn file and a link planted in a shared folder is replaced, ne
 through; ``CACHEDIR.TAG`` is made only where nothing has its name.
 
 The folder may be restored from elsewhere (actions/cache) or shared with other users, so a cache
-file is untrusted input: it is JSON that builds data and nothing else (:mod:`linter.cachedata`,
-findings by the columns of :mod:`linter.cachecolumns`), read only from a regular file of at most ``MAX_BYTES`` opened without
-following a link or blocking (a FIFO or a link to ``/dev/zero`` is a miss), and every part is
-checked for the shape it must have; what does not validate is a miss. Run files of older
-versions of mlops-lint (named in the file name), of the pickle format, and temporary files left
-by runs that died are pruned.
+file is untrusted input: it is JSON that builds data and nothing else (:mod:`linter.cachedata`;
+findings as :mod:`linter.cachecolumns` writes them), read only from a regular file of at most
+``MAX_BYTES`` opened without following a link or blocking (a FIFO or a link to ``/dev/zero`` is a
+miss), and every part is checked for the shape it must have; what does not validate is a miss.
+Run files of older versions of mlops-lint (named in the file name), of the pickle format, and
+temporary files left by runs that died are pruned.
 
 Up the layers: ``mlops_lint.report.text`` (a finding's hint is kept as the text report prints it, so a
 warm run prints it without loading PyYAML, and a cached line is checked to be one the report

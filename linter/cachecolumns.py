@@ -18,7 +18,7 @@ The columns, by annotation:
 - ``str``, ``int``, ``bool``, a ``Literal`` of strings: the values as a JSON list (a ``Literal``
   is checked against its values, so a planted severity is refused);
 - ``Span``: four integers per value, one flat list;
-- ``tuple[str | int, ...]``: a list of lists; ``tuple[A, B, C]``: one column per position;
+- ``tuple[str | int, ...]``: a list of lists; ``tuple[A, B, C]``: ``[count, [column of A, of B, of C]]``;
 - a record: its own ``[count, {field: column}]``; ``tuple[Record, ...]``: the item count of each
   value, then the items of all values as one record column;
 - ``X | None`` and, at a record's top level (``interned``), every hashable type but ``Span``,
