@@ -18,12 +18,12 @@ runs never see a torn file and a link planted in a shared folder is replaced, ne
 through; ``CACHEDIR.TAG`` is made only where nothing has its name.
 
 The folder may be restored from elsewhere (actions/cache) or shared with other users, so a cache
-file is untrusted input: it is JSON that builds data and nothing else (:mod:`linter.cachedata`,
-findings by column below), read only from a regular file of at most ``MAX_BYTES`` opened without
-following a link or blocking (a FIFO or a link to ``/dev/zero`` is a miss), and every part is
-checked for the shape it must have; what does not validate is a miss. Run files of older
-versions of mlops-lint (named in the file name), of the pickle format, and temporary files left
-by runs that died are pruned.
+file is untrusted input: it is JSON that builds data and nothing else (:mod:`linter.cachedata`;
+findings as :mod:`linter.cachecolumns` writes them), read only from a regular file of at most
+``MAX_BYTES`` opened without following a link or blocking (a FIFO or a link to ``/dev/zero`` is a
+miss), and every part is checked for the shape it must have; what does not validate is a miss.
+Run files of older versions of mlops-lint (named in the file name), of the pickle format, and
+temporary files left by runs that died are pruned.
 
 Up the layers: ``mlops_lint.report.text`` (a finding's hint is kept as the text report prints it, so a
 warm run prints it without loading PyYAML, and a cached line is checked to be one the report
@@ -35,23 +35,19 @@ from __future__ import annotations
 import gc
 import os
 import sys
-from itertools import chain, islice, repeat, starmap
 from pathlib import Path
 from typing import Any
 
 from msgspec.structs import replace
 
-from mlops_lint.cachedata import INT_MAX, Invalid, decode, dumps, dumps_large, encode, loads, read_entry
+from mlops_lint.cachecolumns import column, layout
+from mlops_lint.cachedata import Invalid, decode, dumps, dumps_large, encode, loads, read_entry
 from mlops_lint.cachedata import MAX_BYTES, TEMP_SUFFIX, write_entry  # entry files (shared with linter.ruleindex)
 from mlops_lint.digest import digest, digest_text
-from mlops_lint.fix import Edit, Fix
-from mlops_lint.model.position import Span
-from mlops_lint.result import ObjectRef, Result, Suppression
-from mlops_lint.rule import SEVERITIES
+from mlops_lint.model.document import ObjectKey
+from mlops_lint.result import Result
 
-SEVERITY_SET = frozenset(SEVERITIES)
-
-FORMAT = 11  # 11: resolved fixes by column; 10: findings keep their resolved fix (Result.autofix); 9: findings keep their kustomize root (Result.built_from); 8: named .cache; 7: a project keeps its notes; 6: JSON (linter.cachedata); 5 and before: pickle
+FORMAT = 12  # 12: findings by the columns of their record types (linter.cachecolumns), by field name; 11: resolved fixes by column; 10: findings keep their resolved fix (Result.autofix); 9: findings keep their kustomize root (Result.built_from); 8: named .cache; 7: a project keeps its notes; 6: JSON (linter.cachedata); 5 and before: pickle
 KEEP_RUNS = 16
 PREFIX = "run-"
 # not ".json": a cache folder inside a project root (bench/run.py's beside its corpus) must not be
@@ -189,133 +185,51 @@ class Keys:
 
 
 # ---------------------------------------------------------------------------------------------
-# An outcome as JSON: findings by column (see linter.cachedata for every other value). A warm run
-# decodes every finding of the project, so the columns are checked and built by C-level passes
-# (``str.join`` of a column of strings, the set of a column's types, ``map`` of the constructors)
-# rather than by a Python loop over rows: loading stays as fast as the pickle it replaced.
+# An outcome as JSON: findings by column (linter.cachecolumns, the layout derived from Result's
+# fields and those of the records in it), every other value as linter.cachedata writes it
 
-_PARTS = frozenset({str, int})  # what a node path holds
-_INT = frozenset({int})
-_STRINGS = frozenset({str})
-_BOOL = frozenset({bool})
-_FIX = frozenset({str, type(None)})
+_RESULTS = layout(Result)
+_KEYS = column(ObjectKey | None, interned=True)  # each finding's object (linter.model.document)
+_FIX = _RESULTS.columns["fix"]  # the hints, interned: their lines (_fix_lines) are kept beside their table
+_BLOCK = {"results", "keys", "fix_lines"}
 
 
 class _Columns:
-    """Findings (``(Result, object key)`` pairs, of any number of outcomes) as columns of one
-    JSON block: ``[kinds, kind of each, messages, paths, path of each, spans (four integers
-    each), objects, object of each, nodes, node of each, fixes, fix of each, keys, key of each,
-    suppressions, kustomize roots, root of each, resolved fixes (:func:`_encode_fixes`), resolved
-    fix of each, each fix's line as the text report prints it]``. A *kind* is a (rule, slug, severity) triple; kinds,
-    paths, objects, nodes, fixes and keys are tables, each value once, the column beside it its
-    index (-1: none):
-    reading a project's cache then builds one string per path, rule and fix instead of one per
-    finding, and small indices are Python's shared integers. Suppressions: ``[row, [[kind,
-    justification, where], ...]]`` where any."""
+    """Findings (``(Result, object key)`` pairs, of any number of outcomes) as one JSON block:
+    ``{"results": the Results' columns, "keys": the object key of each, "fix_lines": the line the
+    text report prints for each hint of the ``fix`` column's table}``."""
 
-    def __init__(self) -> None:
-        # kinds, paths, objects, nodes, fixes, keys, builds, autofixes
-        self.tables: list[dict] = [{} for _ in range(8)]
-        self.messages: list[str] = []
-        self.spans: list[int] = []
-        self.indices: list[list[int]] = [[] for _ in range(8)]
-        self.marks: list[list] = []
+    def __init__(self, checked: bool = False) -> None:
+        """``checked``: every finding to be added is known to be one the columns hold
+        (:func:`_valid_findings` of them all, one pass per column instead of one per outcome)."""
+        self.results: list[Result] = []
+        self.keys: list = []
+        self.checked = checked
 
     def add(self, pairs: list) -> int:
         """Append the findings (all or none: Invalid when some part would not read back exactly
         as it is); their count."""
-        rows = []
-        for result, key in pairs:
-            span, obj, node, fix = result.span, result.obj, result.node, result.fix
-            if not (_span_fits(span) and type(node) is tuple and _PARTS.issuperset(map(type, node))
-                    and type(result.rule) is str and type(result.slug) is str and result.severity in SEVERITY_SET
-                    and type(result.message) is str and type(result.path) is str and type(fix) in _FIX
-                    and (obj is None or (type(obj) is ObjectRef
-                                         and _STRINGS.issuperset(map(type, (obj.kind, obj.namespace, obj.name)))))
-                    and all(abs(n) <= INT_MAX for n in node if type(n) is int)):
-                raise Invalid("a finding this format cannot hold")
-            if key is not None and not (type(key) is tuple and len(key) == 3 and type(key[0]) is str
-                                        and type(key[1]) is int and abs(key[1]) <= INT_MAX and type(key[2]) is tuple
-                                        and _PARTS.issuperset(map(type, key[2]))
-                                        and all(abs(n) <= INT_MAX for n in key[2] if type(n) is int)):
-                raise Invalid("an object key this format cannot hold")
-            if not all(type(m) is Suppression and _STRINGS.issuperset(map(type, (m.kind, m.justification, m.where)))
-                       for m in result.suppressions):
-                raise Invalid("a suppression this format cannot hold")
-            if type(result.built_from) not in _FIX:
-                raise Invalid("a kustomize root this format cannot hold")
-            if result.autofix is not None and type(result.autofix) is not Fix:
-                raise Invalid("a resolved fix this format cannot hold")
-            rows.append(((result.rule, result.slug, result.severity), result.path, obj, node, fix, key,
-                         result.built_from, result.autofix, result))
-        start = len(self.messages)
-        tables, indices = self.tables, self.indices
-        for row, (kind, path, obj, node, fix, key, built, autofix, result) in enumerate(rows, start):
-            for place, value in enumerate((kind, path, obj, node, fix, key, built, autofix)):
-                if value is None:
-                    indices[place].append(-1)
-                else:
-                    table = tables[place]
-                    indices[place].append(table.setdefault(value, len(table)))
-            self.messages.append(result.message)
-            self.spans.extend(result.span)
-            if result.suppressions:
-                self.marks.append([row, [[m.kind, m.justification, m.where] for m in result.suppressions]])
-        return len(rows)
+        if not (self.checked or _valid_findings(pairs)):
+            raise Invalid("a finding this format cannot hold")
+        self.results.extend([result for result, _ in pairs])
+        self.keys.extend([key for _, key in pairs])
+        return len(pairs)
 
-    def data(self) -> list:
-        kinds, paths, objects, nodes, fixes, keys, builds, autofixes = (list(table) for table in self.tables)
-        kind_of, path_of, object_of, node_of, fix_of, key_of, build_of, autofix_of = self.indices
-        return [[list(k) for k in kinds], kind_of, self.messages, paths, path_of, self.spans,
-                [[o.kind, o.namespace, o.name] for o in objects], object_of, [list(n) for n in nodes], node_of,
-                fixes, fix_of, [[k[0], k[1], list(k[2])] for k in keys], key_of, self.marks, builds, build_of,
-                _encode_fixes(autofixes), autofix_of, _fix_lines(fixes)]
+    def data(self) -> dict:
+        results = _RESULTS.encode(self.results)
+        return {"results": results, "keys": _KEYS.encode(self.keys),
+                "fix_lines": _fix_lines(_FIX.table(results[1]["fix"]))}
 
 
-def _span_fits(span: Any) -> bool:
-    """A Span of four 64-bit integers: what the span columns hold."""
-    return type(span) is Span and _INT.issuperset(map(type, span)) and all(abs(n) <= INT_MAX for n in span)
-
-
-def _encode_fixes(fixes: list[Fix]) -> list:
-    """Resolved fixes as columns: ``[titles, safe flags, edit counts, then per edit: paths, spans
-    (four integers each), texts]`` (Invalid when one would not read back as it is)."""
-    titles, safes, counts, paths, spans, texts = [], [], [], [], [], []
-    for fix in fixes:
-        if not (type(fix.title) is str and type(fix.safe) is bool and type(fix.edits) is tuple):
-            raise Invalid("a resolved fix this format cannot hold")
-        for edit in fix.edits:
-            if not (type(edit) is Edit and type(edit.path) is str and type(edit.text) is str and _span_fits(edit.span)):
-                raise Invalid("an edit this format cannot hold")
-            paths.append(edit.path)
-            spans.extend(edit.span)
-            texts.append(edit.text)
-        titles.append(fix.title)
-        safes.append(fix.safe)
-        counts.append(len(fix.edits))
-    return [titles, safes, counts, paths, spans, texts]
-
-
-def _decode_fixes(data: Any) -> list[Fix]:
-    """The fixes of :func:`_encode_fixes`, checked and built column by column (a warm run reads
-    every resolved fix of the project)."""
-    if not (type(data) is list and len(data) == 6 and all(type(column) is list for column in data)):
-        raise Invalid("resolved fixes of the wrong shape")
-    titles, safes, counts, paths, spans, texts = data
-    join = "".join
+def _valid_findings(pairs: Any, outcomes: bool = False) -> bool:
+    """Whether every ``(Result, object key)`` pair (with ``outcomes``: of every outcome's
+    ``results``) reads back exactly as it is."""
     try:
-        join(titles), join(paths), join(texts)
-    except TypeError:
-        raise Invalid("a resolved fix's text that is no string") from None
-    if not (len(safes) == len(counts) == len(titles) and _BOOL.issuperset(map(type, safes))
-            and _INT.issuperset(map(type, counts)) and (not counts or min(counts) >= 0)
-            and sum(counts) == len(paths) == len(texts) and len(spans) == 4 * len(paths)
-            and _INT.issuperset(map(type, spans))):
-        raise Invalid("resolved fixes of the wrong shape")
-    numbers = iter(spans)
-    edits = iter(list(map(Edit, paths, map(tuple.__new__, repeat(Span), zip(numbers, numbers, numbers, numbers)),
-                          texts)))
-    return list(map(Fix, titles, (tuple(islice(edits, count)) for count in counts), safes))
+        if outcomes:
+            pairs = [pair for outcome in pairs for pair in outcome.results]
+        return _RESULTS.valid([result for result, _ in pairs]) and _KEYS.valid([key for _, key in pairs])
+    except (TypeError, ValueError, AttributeError, RecursionError):  # not pairs, not records
+        return False
 
 
 def _fix_lines(fixes: list[str]) -> list[str]:
@@ -326,93 +240,35 @@ def _fix_lines(fixes: list[str]) -> list[str]:
     return [fix_line(fix) for fix in fixes]
 
 
-def _encode_results(pairs: list) -> list:
+def _encode_results(pairs: list) -> dict:
     columns = _Columns()
     columns.add(pairs)
     return columns.data()
 
 
-def _table(column: Any, table: list, count: int) -> map:
-    """The items of ``table`` that ``column``'s ``count`` indices name (-1: the table's last)."""
-    if type(column) is not list or len(column) != count or not _INT.issuperset(map(type, column)):
-        raise Invalid("an index column of the wrong shape")
-    if column and (min(column) < -1 or max(column) >= len(table) - 1):
-        raise Invalid("an index out of its table")
-    return map(table.__getitem__, column)
-
-
-def _build(cls: type, count: int, columns: tuple) -> list:
-    """``count`` instances of the record ``cls``, its i-th field of each from ``columns[i]``:
-    ``cls``'s own ``__init__`` (msgspec's, in C) mapped over the columns, not a Python loop over
-    findings: a warm run builds every finding of the project."""
-    if len(columns) != len(cls.__struct_fields__):
-        raise Invalid("columns of the wrong shape")
-    made = list(map(cls, *columns))
-    if len(made) != count:
-        raise Invalid("columns of the wrong length")
-    return made
-
-
 def _decode_results(data: Any) -> list[tuple[Result, tuple | None]]:
-    """The findings of :class:`_Columns`; Invalid unless the columns could have been written by
-    it (orjson and json hand back exactly str, int, float, bool, None, list and dict). The
-    checks and the building are C-level passes over columns (``str.join`` of a column of
-    strings, the set of a column's types, ``map`` of the constructors), not a Python loop over
-    findings: a warm run decodes every finding of the project."""
+    """The findings of :class:`_Columns`; Invalid unless the block could have been written by it
+    (orjson and json hand back exactly str, int, float, bool, None, list and dict)."""
     try:
-        (kinds, kind_of, messages, paths, path_of, spans, objects, object_of, nodes, node_of, fixes, fix_of, keys,
-         key_of, marks, builds, build_of, autofixes, autofix_of, fix_lines) = data
-        count = len(messages)
-        join = "".join
-        join(messages), join(paths), join(fixes), join(builds), join(fix_lines)  # TypeError unless all are strings
-        if not (type(data) is list and type(messages) is list and type(paths) is list and type(fixes) is list
-                and type(fix_lines) is list and len(fix_lines) == len(fixes)
-                and type(builds) is list
-                and type(spans) is list and len(spans) == 4 * count and _INT.issuperset(map(type, spans))
-                and type(nodes) is list and {*map(type, nodes)} <= {list}
-                and _PARTS.issuperset(map(type, chain.from_iterable(nodes)))
-                and type(kinds) is list and type(objects) is list and type(keys) is list and type(marks) is list):
+        if type(data) is not dict or data.keys() != _BLOCK:
             raise Invalid("findings of the wrong shape")
-        for table, width in ((kinds, 3), (objects, 3), (keys, 3)):
-            if not ({*map(type, table)} <= {list} and {*map(len, table)} <= {width}):
-                raise Invalid("a table of the wrong shape")
-        rules, slugs, severities = zip(*kinds) if kinds else ((), (), ())
-        join(rules), join(slugs), join(chain.from_iterable(objects))
-        files, numbers, steps = zip(*keys) if keys else ((), (), ())
-        join(files)
-        if not (SEVERITY_SET.issuperset(severities) and _INT.issuperset(map(type, numbers))
-                and {*map(type, steps)} <= {list} and _PARTS.issuperset(map(type, chain.from_iterable(steps)))):
-            raise Invalid("a table of the wrong shape")
-        made_kinds = [*zip(rules, slugs, severities), None]
-        refs = [*starmap(ObjectRef, objects), None]
-        made_keys = [*zip(files, numbers, map(tuple, steps)), None]
-        suppressions: list = [()] * count
-        for mark in marks:
-            row, items = mark
-            if not (type(mark) is list and type(row) is int and 0 <= row < count and type(items) is list and items
-                    and all(type(item) is list for item in items)):
-                raise Invalid("a suppression of the wrong shape")
-            for item in items:
-                join(item)
-            suppressions[row] = tuple(Suppression(*item) for item in items)
-        rules, slugs, severities = zip(*_table(kind_of, made_kinds, count)) if count else ((), (), ())
-        numbers = iter(spans)
-        values = (rules, slugs, severities, messages, _table(path_of, [*paths, None], count),
-                  map(tuple.__new__, repeat(Span), zip(numbers, numbers, numbers, numbers)),
-                  _table(object_of, refs, count), _table(node_of, [*map(tuple, nodes), None], count),
-                  _table(fix_of, [*fixes, None], count), suppressions, _table(build_of, [*builds, None], count))
-        made_fixes = [*_decode_fixes(autofixes), None]
-        values = (*values, _table(autofix_of, made_fixes, count))
-        if -1 in path_of or -1 in node_of:
-            raise Invalid("a finding without a file or node")
+        block, fix_lines = data["results"], data["fix_lines"]
+        results = _RESULTS.decode(block, None)
+        keys = _KEYS.decode(data["keys"], len(results))
+        fixes = _FIX.table(block[1]["fix"])  # decoded above: a list of strings
+        if not (type(fix_lines) is list and len(fix_lines) == len(fixes)):
+            raise Invalid("a hint's line short or over")
+        "".join(fix_lines)  # TypeError unless all are strings
         from mlops_lint.report.text import is_one_line, known_fix_lines
 
         if not all(map(is_one_line, fix_lines)):
             raise Invalid("a hint's line the terminal would act on")
-        found = list(zip(_build(Result, count, values), _table(key_of, made_keys, count)))
+        found = list(zip(results, keys))
+        if len(found) != len(results):
+            raise Invalid("object keys of the wrong length")
         known_fix_lines(zip(fixes, fix_lines))  # the block is valid: its lines may be printed
         return found
-    except (TypeError, ValueError) as exc:  # a column of the wrong length, or an item of the wrong type
+    except (TypeError, ValueError, KeyError, IndexError, AttributeError) as exc:  # a column of the wrong length or type
         raise Invalid(f"findings of the wrong shape: {exc}") from None
 
 
@@ -681,7 +537,9 @@ class Cache:
                 and self.projects.keys() == self._old_projects.keys() and not self.invalid):
             self._touch()
             return
-        files, columns = {}, _Columns()
+        # the findings of every outcome checked at once; where one does not validate, outcome by
+        # outcome (that outcome is not stored)
+        files, columns = {}, _Columns(_valid_findings(self.files.values(), outcomes=True))
         for key, outcome in self.files.items():
             try:
                 files[key] = _encode_outcome(outcome, columns)

@@ -12,7 +12,7 @@ it is: ``{"T": [...]}`` a tuple, ``{"D": [[k, v], ...]}`` a dict, ``{"S": [l, c,
 mlops-lint's own modules (``linter.*``, built-in ``rules.*``) with its fields in order, and so on
 (:func:`encode`). A record (a :class:`msgspec.Struct`, whose ``__init__`` only stores its fields)
 is built only after every field's value has been checked against the field's type
-annotation (:func:`_checker`): a file of the right syntax but the wrong shape is :class:`Invalid`,
+annotation (:func:`checker`): a file of the right syntax but the wrong shape is :class:`Invalid`,
 which the caller treats as a miss. :func:`encode` refuses (:class:`Invalid`) whatever it could
 not give back exactly, so an outcome that would not read back equal is never stored.
 """
@@ -224,7 +224,7 @@ class _Spec:
         hints = typing.get_type_hints(cls)
         self.cls = cls
         self.names = cls.__struct_fields__
-        self.checks = tuple(_checker(hints.get(name, Any)) for name in self.names)
+        self.checks = tuple(checker(hints.get(name, Any)) for name in self.names)
         codecs = [_codec(hints.get(name, Any)) for name in self.names]
         self.encoders = tuple(c[0] for c in codecs)
         self.decoders = tuple(c[1] for c in codecs)
@@ -351,7 +351,7 @@ def _codec(hint: Any) -> tuple[Callable[[Any], Any], Callable[[Any], Any]]:
                 raise Invalid(f"not a {hint.__qualname__}")
             return spec.decode(raw)
         return enc_class, dec_class
-    check = _checker(hint)
+    check = checker(hint)
 
     def dec_tagged(raw: Any) -> Any:
         value = decode(raw)
@@ -365,7 +365,7 @@ def _anything(value: Any) -> bool:
     return True
 
 
-def _checker(hint: Any) -> Callable[[Any], bool]:
+def checker(hint: Any) -> Callable[[Any], bool]:
     """A test of a decoded value against a type annotation (containers item by item)."""
     if hint is Any or hint is object:
         return _anything
@@ -375,7 +375,7 @@ def _checker(hint: Any) -> Callable[[Any], bool]:
         return lambda value: type(value) in (float, int)
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if origin is typing.Union or origin is types.UnionType:
-        checks = [_checker(arg) for arg in args]
+        checks = [checker(arg) for arg in args]
         return lambda value: any(check(value) for check in checks)
     if origin is typing.Literal:
         return lambda value: value in args
@@ -388,14 +388,14 @@ def _checker(hint: Any) -> Callable[[Any], bool]:
     if not isinstance(origin, type):
         return _anything
     if origin is tuple and args and args[-1] is not Ellipsis:
-        checks = [_checker(arg) for arg in args]
+        checks = [checker(arg) for arg in args]
         return lambda value: (isinstance(value, tuple) and len(value) == len(checks)
                               and all(check(item) for check, item in zip(checks, value)))
     if issubclass(origin, abc.Mapping) and len(args) == 2:
-        key, item = _checker(args[0]), _checker(args[1])
+        key, item = checker(args[0]), checker(args[1])
         return lambda value: isinstance(value, origin) and all(key(k) and item(v) for k, v in value.items())
     if issubclass(origin, (abc.Sequence, abc.Set)) and args and (len(args) == 1 or args[-1] is Ellipsis):
-        item = _checker(args[0])
+        item = checker(args[0])
         return lambda value: isinstance(value, origin) and not isinstance(value, str) and all(map(item, value))
     return lambda value: isinstance(value, origin)
 
@@ -407,24 +407,28 @@ def _checker(hint: Any) -> Callable[[Any], bool]:
 
 LARGE = 1 << 20
 
-# Decoded JSON takes more memory than its text: about twice for the entries mlops-lint writes
-# (one value per 17 bytes, one list or object per 56), but ``[],`` is a 56-byte list for 3
-# bytes, 30 times. Text holding more values (commas, lists and objects counted) than one per
-# MIN_BYTES_PER_VALUE bytes is refused before it is decoded, so a planted entry costs at most
-# about ten times its size, not thirty.
+# Decoded JSON takes more memory than its text: about twice for the entries mlops-lint writes,
+# but ``[],`` is a 56-byte list for 3 bytes, 30 times, and ``"ab",`` a 51-byte string for 5. Text
+# holding more lists, objects and strings (``[``, ``{`` and every second ``"`` counted) than one
+# per MIN_BYTES_PER_VALUE bytes is refused before it is decoded, so a planted entry costs at most
+# about ten times its size, not thirty. Numbers, ``true``, ``false`` and ``null`` are not counted:
+# each costs at most 36 bytes (a 28-byte int and its slot) for at least 4 bytes of text with its
+# comma (``0,`` to ``256,`` are Python's shared integers: only the 8-byte slot), so text made of
+# them stays under ten times too; the result cache's index columns are mostly such numbers.
 MIN_BYTES_PER_VALUE = 6
 _UNCOUNTED = 4096  # small texts are decoded without counting: their cost is small whatever they hold
 
 
 def _values(data: bytes | bytearray | str) -> int:
+    """The values of ``data`` that cost far more decoded than as text: lists, objects, strings."""
     if isinstance(data, str):
-        return data.count(",") + data.count("[") + data.count("{")
-    return data.count(b",") + data.count(b"[") + data.count(b"{")
+        return data.count("[") + data.count("{") + data.count('"') // 2
+    return data.count(b"[") + data.count(b"{") + data.count(b'"') // 2
 
 
 def loads(data: bytes | bytearray | str) -> Any:
-    """The JSON value of a cache text; :class:`Invalid` when it holds more values than
-    MIN_BYTES_PER_VALUE allows (counted before anything is decoded)."""
+    """The JSON value of a cache text; :class:`Invalid` when it holds more lists, objects and
+    strings than MIN_BYTES_PER_VALUE allows (counted before anything is decoded)."""
     if len(data) > _UNCOUNTED and _values(data) > len(data) // MIN_BYTES_PER_VALUE:
         raise Invalid("a cache text holding more JSON values than its size allows")
     if len(data) >= LARGE:

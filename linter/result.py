@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from msgspec import Struct, field
 
 from mlops_lint.fix import Fix
@@ -26,7 +28,7 @@ class Suppression(Struct, frozen=True):
 class Result(Struct, frozen=True):
     rule: str
     slug: str
-    severity: str  # error | warning | info (after per-rule overrides)
+    severity: Literal["error", "warning", "info"]  # linter.rule.SEVERITIES (after per-rule overrides)
     message: str
     path: str  # display path, "/" separated, relative to the working folder where possible
     span: Span

@@ -122,8 +122,10 @@ def test_config_change_is_a_new_run_key(project: Path, tmp_path: Path) -> None:
     assert lint(project, ".", "--cache-dir", str(cache), "--no-cache") == lint(project, ".", "--cache-dir", str(cache))
 
 
-@pytest.mark.parametrize("damage", ["truncate", "garbage", "foreign"])
+@pytest.mark.parametrize("damage", ["truncate", "garbage", "foreign", "format 11", "format 11 columns"])
 def test_a_damaged_cache_is_a_miss(project: Path, tmp_path: Path, damage: str) -> None:
+    from mlops_lint.cache import FORMAT, Cache
+
     cache = tmp_path / "cache"
     expected = lint(project, ".", "--format", "json", "--cache-dir", str(cache))
     [file] = cache_files(cache)
@@ -132,8 +134,16 @@ def test_a_damaged_cache_is_a_miss(project: Path, tmp_path: Path, damage: str) -
         file.write_bytes(data[: len(data) // 2])
     elif damage == "garbage":
         file.write_bytes(os.urandom(4096))
-    else:
+    elif damage == "foreign":
         file.write_text(json.dumps({"format": 5, "key": "someone else's", "files": {}, "results": [], "project": None}))
+    elif damage == "format 11":  # the previous layout's entry under the current key: a miss by its header
+        file.write_bytes(data.replace(b'{"format":%d,' % FORMAT, b'{"format":11,', 1))
+    else:  # the previous layout's twenty columns under the current header: a miss by its shape
+        payload = json.loads(data)
+        payload["results"] = [[] for _ in range(20)]
+        file.write_text(json.dumps(payload, separators=(",", ":")))
+    if damage.startswith("format 11"):  # read, nothing of it is taken
+        assert not Cache.open(cache, file.stem.rsplit("-", 1)[1])._load()
     assert lint(project, ".", "--format", "json", "--cache-dir", str(cache)) == expected
     assert lint(project, ".", "--format", "json", "--cache-dir", str(cache)) == expected  # and rewritten
 
@@ -255,23 +265,25 @@ def test_a_hint_line_the_terminal_would_act_on_makes_the_findings_a_miss() -> No
     result = Result("SEC001", "privilege-escalation-allowed", "warning", "m", "a.yaml", Span(1, 1, 1, 2),
                     fix="securityContext:\n  allowPrivilegeEscalation: false\n")
     data = _encode_results([(result, None)])
-    assert data[-1] == [fix_line(result.fix)] == ["securityContext: {allowPrivilegeEscalation: false}"]
+    assert data["fix_lines"] == [fix_line(result.fix)] == ["securityContext: {allowPrivilegeEscalation: false}"]
     assert _decode_results(data) == [(result, None)]
-    data[-1] = ["\x1b]0;owned\x07"]
+    data["fix_lines"] = ["\x1b]0;owned\x07"]
     with pytest.raises(Invalid):
         _decode_results(data)
-    data[-1] = []  # a line short
+    data["fix_lines"] = []  # a line short
     with pytest.raises(Invalid):
         _decode_results(data)
 
 
 def test_resolved_fixes_read_back_by_column_and_a_damaged_column_is_a_miss() -> None:
-    """Resolved fixes are kept as columns (titles, safe flags, edit counts, each edit's path, span
-    and text): every fix reads back equal, edits in order and split per fix; any column of the
-    wrong type or length is Invalid, never a fix built from the wrong edits."""
+    """Resolved fixes are kept as the columns of Fix's fields (titles, edit counts, the edits as
+    the columns of Edit's: paths, spans, texts; safe flags): every fix reads back equal, edits in
+    order and split per fix; any column of the wrong type or length is Invalid, never a fix built
+    from the wrong edits."""
     import copy
 
-    from mlops_lint.cache import Invalid, _decode_fixes, _encode_fixes
+    from mlops_lint.cachecolumns import column
+    from mlops_lint.cachedata import Invalid
     from mlops_lint.fix import Edit, Fix
     from mlops_lint.model.position import Span
 
@@ -279,23 +291,269 @@ def test_resolved_fixes_read_back_by_column_and_a_damaged_column_is_a_miss() -> 
                  safe=False),
              Fix("drop it", ()),
              Fix("set it", (Edit("b/c.yaml", Span(7, 3, 7, 5), "true"),))]
-    data = _encode_fixes(fixes)
-    assert data[2] == [2, 0, 1] and data[3] == ["a.yaml", "a.yaml", "b/c.yaml"]
-    assert _decode_fixes(data) == fixes and _decode_fixes(_encode_fixes([])) == []
+    fix = column(Fix)
+    assert fix.valid(fixes)
+    data = json.loads(json.dumps(fix.encode(fixes)))
+    counts, edits = data[1]["edits"]
+    assert data[0] == 3 and counts == [2, 0, 1] and edits[1]["path"] == ["a.yaml", "a.yaml", "b/c.yaml"]
+    assert list(fix.decode(data, 3)) == fixes and list(fix.decode(fix.encode([]), 0)) == []
     damages = [
-        lambda d: d[0].__setitem__(0, 1),  # a title that is no string
-        lambda d: d[1].__setitem__(0, 0),  # a flag that is no bool
-        lambda d: d[2].__setitem__(0, 3),  # counts that name more edits than there are
-        lambda d: d[2].__setitem__(1, -1),  # a negative count
-        lambda d: d[4].pop(),  # a span short
-        lambda d: d[4].__setitem__(0, "1"),  # a line that is no integer
-        lambda d: d[5].__setitem__(0, None),  # a text that is no string
-        lambda d: d.pop(),  # a column short
+        lambda d: d[1]["title"].__setitem__(0, 1),  # a title that is no string
+        lambda d: d[1]["safe"].__setitem__(0, 0),  # a flag that is no bool
+        lambda d: d[1]["edits"][0].__setitem__(0, 3),  # counts that name more edits than there are
+        lambda d: d[1]["edits"][0].__setitem__(1, -1),  # a negative count
+        lambda d: d[1]["edits"][1][1]["span"].pop(),  # a span short
+        lambda d: d[1]["edits"][1][1]["span"].__setitem__(0, "1"),  # a line that is no integer
+        lambda d: d[1]["edits"][1][1]["text"].__setitem__(0, None),  # a text that is no string
+        lambda d: d[1].pop("safe"),  # a column short: another layout
+        lambda d: d[1].__setitem__("extra", []),  # a column over: another layout
+        lambda d: d.__setitem__(0, 4),  # a count that is not the columns'
     ]
     for damage in damages:
         broken = copy.deepcopy(data)
         damage(broken)
+        with pytest.raises((Invalid, TypeError, ValueError)):
+            list(fix.decode(broken, 3))
+    assert not fix.valid([Fix("odd", (Edit("a.yaml", Span(1, 1, 1, 1 << 70), ""),))])
+
+
+# --- the layout is derived from the record types: every field of every record is carried --------
+
+
+def _records(cls: type, seen: dict) -> dict:
+    """``cls`` and every record type its fields' annotations name, recursively."""
+    import typing
+
+    if cls in seen:
+        return seen
+    seen[cls] = typing.get_type_hints(cls)
+    for hint in seen[cls].values():
+        for arg in (hint, *typing.get_args(hint), *(a for t in typing.get_args(hint) for a in typing.get_args(t))):
+            if isinstance(arg, type) and hasattr(arg, "__struct_fields__"):
+                _records(arg, seen)
+    return seen
+
+
+def _example(hint: object, n: int) -> object:
+    """A value of ``hint`` built from the annotation (never empty, never None, never 0 or False),
+    varied by ``n``; a type this does not know fails the test, so a field of a new kind is met."""
+    import types
+    import typing
+
+    from mlops_lint.model.position import Span
+
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if hint is str:
+        return f"value {n} \u00e9\U0001f680"
+    if hint is int:
+        return 1000 + n
+    if hint is bool:
+        return n % 2 == 0  # the test flips what equals the default
+    if hint is Span:
+        return Span(n + 1, n + 2, n + 3, n + 4)
+    if origin is typing.Literal:
+        return args[n % len(args)]
+    if origin in (typing.Union, types.UnionType):
+        return _example(next(arg for arg in args if arg is not type(None)), n)
+    if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
+        return tuple(_example(args[0], n + i) for i in range(2))
+    if origin is tuple:
+        return tuple(_example(arg, n + i) for i, arg in enumerate(args))
+    if isinstance(hint, type) and hasattr(hint, "__struct_fields__"):
+        return _instance(hint, n)
+    raise AssertionError(f"no example for the annotation {hint!r}: teach _example it")
+
+
+def _instance(cls: type, n: int) -> object:
+    """An instance of ``cls`` with every field set to a value other than its default."""
+    import typing
+
+    import msgspec
+
+    hints = typing.get_type_hints(cls)
+    values = {}
+    for i, (name, default) in enumerate(zip(cls.__struct_fields__, (msgspec.NODEFAULT,) * (
+            len(cls.__struct_fields__) - len(cls.__struct_defaults__)) + cls.__struct_defaults__)):
+        value = _example(hints[name], n + i)
+        if isinstance(default, msgspec._core.Factory):  # noqa: SLF001 - msgspec's field(default_factory=...)
+            default = default.factory()
+        if value == default:
+            value = _example(hints[name], n + i + 1)
+        assert value != default, (cls, name)
+        values[name] = value
+    return cls(**values)
+
+
+def test_every_field_of_every_record_in_a_finding_reads_back() -> None:
+    """The cache's layout comes from the record types: a finding whose every field, and every
+    field of the records in it (ObjectRef, Suppression, Fix, Edit, and any added later), holds a
+    value other than its default reads back equal after the JSON round trip, so a field that the
+    layout did not carry, or carried into another field, fails here."""
+    from mlops_lint.cache import _KEYS, _RESULTS, _decode_results, _encode_results
+    from mlops_lint.cachedata import dumps, loads
+    from mlops_lint.model.document import ObjectKey
+    from mlops_lint.result import Result
+
+    records = _records(Result, {})
+    assert {cls.__name__ for cls in records} >= {"Result", "ObjectRef", "Suppression", "Fix", "Edit"}
+    pairs = [(_instance(Result, n), _example(ObjectKey, n)) for n in range(3)]
+    pairs.append((Result("X", "x", "info", "", "b.yaml", pairs[0][0].span), None))  # the defaults
+    for cls in records:  # every record's own layout carries each of its fields, in a column of that name
+        made = _instance(cls, 7)
+        assert all(getattr(made, name) is not None for name in cls.__struct_fields__)
+    assert set(_RESULTS.columns) == set(Result.__struct_fields__) and _KEYS.valid([key for _, key in pairs])
+    block = _encode_results(pairs)
+    assert set(block["results"][1]) == set(Result.__struct_fields__)
+    assert _decode_results(loads(dumps(block))) == pairs
+
+
+def test_a_block_of_another_layout_is_a_miss_not_a_misread() -> None:
+    """Columns are keyed by field name and checked against the record's fields: a block written
+    for a record with a field more or less (an older or newer mlops-lint) is Invalid, never values
+    read into the neighbouring field."""
+    from msgspec import Struct
+
+    from mlops_lint.cache import _decode_results, _encode_results
+    from mlops_lint.cachecolumns import layout
+    from mlops_lint.cachedata import Invalid, dumps, loads
+    from mlops_lint.result import Result
+
+    pairs = [(_instance(Result, 1), None)]
+    good = loads(dumps(_encode_results(pairs)))
+    assert _decode_results(good) == pairs
+    fewer = loads(dumps(good))
+    del fewer["results"][1]["built_from"]
+    wider = loads(dumps(good))
+    wider["results"][1]["reviewed"] = [[], [0]]
+    old = loads(dumps(good))
+    old["results"] = [[] for _ in range(20)]  # format 11's twenty columns
+    for block in (fewer, wider, old, {**good, "keys": [[0, [[], [], []]], []]}):
         with pytest.raises(Invalid):
-            _decode_fixes(broken)
+            _decode_results(block)
+
+    class Narrow(Struct, frozen=True):  # a record of another layout, written and read by its own
+        rule: str
+        span: int
+
     with pytest.raises(Invalid):
-        _encode_fixes([Fix("odd", (Edit("a.yaml", Span(1, 1, 1, 1 << 70), ""),))])
+        layout(Result).decode(loads(dumps(layout(Narrow).encode([Narrow("GPU001", 3)]))), None)
+
+
+def test_a_severity_outside_the_rules_levels_is_a_miss() -> None:
+    """Result.severity is a Literal of linter.rule.SEVERITIES: the column refuses any other level
+    both ways (a planted "fatal" would crash the reports' counts)."""
+    import typing
+
+    from msgspec.structs import replace
+
+    from mlops_lint.cache import _decode_results, _encode_results
+    from mlops_lint.cachedata import Invalid
+    from mlops_lint.result import Result
+    from mlops_lint.rule import SEVERITIES
+
+    assert typing.get_args(typing.get_type_hints(Result)["severity"]) == SEVERITIES
+    result = _instance(Result, 0)
+    with pytest.raises(Invalid):
+        _encode_results([(replace(result, severity="fatal"), None)])
+    block = _encode_results([(result, None)])
+    block["results"][1]["severity"][0] = ["fatal"]
+    with pytest.raises(Invalid):
+        _decode_results(block)
+
+
+def test_the_value_bound_counts_what_costs_memory_not_the_index_columns() -> None:
+    """A cache text is refused before decoding when it holds more lists, objects and strings than
+    one per 6 bytes (each costs 49 bytes or more decoded); numbers are not counted (at most about
+    9 times their text), so the findings' index columns of a project of many alike files (as
+    test_a_cache_entry_written_by_a_run_reads_back writes) are read, not silently a miss."""
+    from mlops_lint.cachedata import Invalid, loads
+
+    indices = b"[" + b"0,1,2,3,4,5," * 100_000 + b"0]"
+    assert len(loads(indices)) == 600_001
+    for planted in (b"[" + b"[]," * 100_000 + b"[]]", b"[" + b'"ab",' * 100_000 + b'"ab"]',
+                    b"[" + b"{}," * 100_000 + b"{}]"):
+        with pytest.raises(Invalid):
+            loads(planted)
+
+
+def test_an_outcome_holding_a_finding_the_columns_cannot_hold_is_left_out_alone(tmp_path: Path) -> None:
+    """Findings are checked for the whole cache file at once; when one does not validate (a span
+    beyond 64 bits, a severity no rule has), its outcome alone is not stored (linted again next
+    time) and every other outcome reads back equal."""
+    from msgspec.structs import replace
+
+    from mlops_lint.cache import Cache
+    from mlops_lint.engine.runner import FileOutcome
+    from mlops_lint.model.position import Span
+
+    from mlops_lint.result import Result
+
+    good = [(_instance(Result, n), None) for n in range(3)]
+    bad_span = replace(good[0][0], span=Span(1, 1, 1, 1 << 70))
+    bad_level = replace(good[1][0], severity="fatal")
+    outcomes = {"a": FileOutcome("a.yaml", "linted", True, good, [], {}),
+                "b": FileOutcome("b.yaml", "linted", True, [good[2], (bad_span, None)], [], {}),
+                "c": FileOutcome("c.yaml", "linted", True, [(bad_level, None)], [], {}),
+                "d": FileOutcome("d.yaml", "linted", True, good[1:], [], {})}
+    cache = Cache(tmp_path, "k" * 40)
+    for key, outcome in outcomes.items():
+        cache.put(key, outcome)
+    cache.save()
+    again = Cache.open(tmp_path, "k" * 40)
+    assert again.get("b") is None and again.get("c") is None
+    assert again.get("a").results == good and again.get("d").results == good[1:]
+
+
+def _strategy(hint: object):
+    """A hypothesis strategy for values of ``hint``, built from the annotation as the layout is
+    (a type this does not know fails the test, so a field of a new kind is met)."""
+    import types
+    import typing
+
+    from hypothesis import strategies as st
+
+    from mlops_lint.model.position import Span
+
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if hint is str:
+        return st.text(st.sampled_from("ab-_./: é名🚀0"), max_size=6)
+    if hint is int:
+        return st.integers(-(2 ** 63) + 1, 2 ** 63 - 1)
+    if hint is bool:
+        return st.booleans()
+    if hint is Span:
+        return st.builds(Span, *[st.integers(0, 10 ** 6)] * 4)
+    if origin is typing.Literal:
+        return st.sampled_from(args)
+    if origin in (typing.Union, types.UnionType) and type(None) in args:
+        return st.none() | _strategy(next(arg for arg in args if arg is not type(None)))
+    if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
+        return st.lists(_strategy(args[0]), max_size=3).map(tuple)
+    if origin is tuple:
+        return st.tuples(*map(_strategy, args))
+    if origin in (typing.Union, types.UnionType):
+        return st.one_of(*map(_strategy, args))
+    if isinstance(hint, type) and hasattr(hint, "__struct_fields__"):
+        hints = typing.get_type_hints(hint)
+        return st.builds(hint, **{name: _strategy(hints[name]) for name in hint.__struct_fields__})
+    raise AssertionError(f"no strategy for the annotation {hint!r}: teach _strategy it")
+
+
+def test_any_findings_read_back_equal() -> None:
+    """Findings drawn from Result's annotations (and those of the records in it), object keys
+    from ObjectKey's: whatever the values, the cache's columns give back equal pairs."""
+    from hypothesis import given
+    from hypothesis import strategies as st
+
+    from mlops_lint.cache import _decode_results, _encode_results
+    from mlops_lint.cachedata import dumps, loads
+    from mlops_lint.model.document import ObjectKey
+    from mlops_lint.result import Result
+    from strategies import FUZZ
+
+    @FUZZ
+    @given(st.lists(st.tuples(_strategy(Result), st.none() | _strategy(ObjectKey)), max_size=6))
+    def round_trip(pairs: list) -> None:
+        assert _decode_results(loads(dumps(_encode_results(pairs)))) == pairs
+
+    round_trip()

@@ -148,7 +148,7 @@ def test_a_hostile_cache_entry_is_a_miss(tmp_path: Path, kind: str) -> None:
             handle.truncate(MAX_BYTES + 1)
     else:
         if kind == "wrong shape":
-            payload["results"][5][0] = "1"  # a line that is a string: sorting findings would crash
+            payload["results"]["results"][1]["span"][0] = "1"  # a line that is a string: sorting findings would crash
         elif kind == "planted class":
             first = next(iter(payload["files"]))
             payload["files"][first][4] = [{"C": "os:system", "V": ["touch PLANTED"]}]

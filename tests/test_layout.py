@@ -28,7 +28,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # config, a rule's contract and its findings and fix plans
     ("mlops_lint.model", "mlops_lint.sources", "mlops_lint.validation", "mlops_lint.cel", "mlops_lint.index", "mlops_lint.discover",
      "mlops_lint.profiles", "mlops_lint.config", "mlops_lint.custom", "mlops_lint.rule", "mlops_lint.result", "mlops_lint.fix",
-     "mlops_lint.fix.plans", "mlops_lint.fix.iac", "mlops_lint.cachedata", "mlops_lint.origin"),
+     "mlops_lint.fix.plans", "mlops_lint.fix.iac", "mlops_lint.cachedata", "mlops_lint.cachecolumns", "mlops_lint.origin"),
     # the rules and their catalogue, suppressions
     ("mlops_lint.rules", "mlops_lint.registry", "mlops_lint.ruleindex", "mlops_lint.suppress"),
     # the engine: a run, its builds and cache, and the fix runs that apply plans

@@ -12,6 +12,9 @@ from mlops_lint.model.tree import YMap
 
 T = TypeVar("T")
 
+# Where an object is, as a value that survives pickling and the result cache: (file, document, node path)
+ObjectKey = tuple[str, int, tuple[str | int, ...]]
+
 K8S = "k8s"
 DOCKERFILE = "dockerfile"
 SHELL = "shell"
@@ -85,7 +88,7 @@ class K8sObject(Struct, weakref=True):
         return self.body.kspans.get("kind", self.body.span)
 
     @property
-    def key(self) -> tuple:
+    def key(self) -> ObjectKey:
         """Where the object is, as a value that survives pickling: (file, document, node path)."""
         return (self.path, self.doc_index, self.node_path)
 
@@ -111,7 +114,7 @@ class ObjectStub(Struct, frozen=True):
     span: Span
 
     @property
-    def key(self) -> tuple:
+    def key(self) -> ObjectKey:
         return (self.path, self.doc_index, self.node_path)
 
     def describe(self) -> str:

@@ -269,3 +269,12 @@ def project_installs(index: Any) -> list[Install]:
         return tuple(install for d in scripts for install in script_installs(d.shell, d.path))
 
     return list(index.memo("script-installs", build))
+
+
+def operator_installs(index: Any, part: str) -> list[Install]:
+    """The project's GPU Operator installs that surely deploy ``part``: an operand
+    (``devicePlugin``, ``dcgmExporter``) or a custom resource the chart creates (``clusterPolicy``,
+    ``gpuCluster``); one whose values file or unknown word may turn it off is not one (GPU009,
+    GPU013 and OBS003 count them as they count a ClusterPolicy)."""
+    return [install for install in project_installs(index)
+            if install.component == GPU_OPERATOR and install.deploys(part) is True]

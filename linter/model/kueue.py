@@ -945,11 +945,19 @@ def global_default_class(index: Any) -> K8sObject | None:
     return index.memo("global-default-priority-class", build)
 
 
+def priority_classes_named(index: Any, kind: str, name: str) -> list[K8sObject]:
+    """Every definition of the priority class ``name`` of ``kind``: a ``PriorityClass``
+    (scheduling.k8s.io, what pods name) or a Kueue ``WorkloadPriorityClass`` (what the
+    ``kueue.x-k8s.io/priority-class`` label names)."""
+    group = SCHEDULING_GROUP if kind == "PriorityClass" else KUEUE_GROUP
+    return [obj for obj in index.named(kind, name) if obj.group == group]
+
+
 def priority_class_named(index: Any, name: str, near: K8sObject | None = None) -> K8sObject | None:
     """The PriorityClass ``name`` the pods of ``near`` run with. Defined in several variant files,
     the definitions nearest ``near`` (:func:`nearest`) are its alternatives, and the one with the
     highest value stands for them: "another class may preempt it" then holds for every one."""
-    found = nearest([pc for pc in index.named("PriorityClass", name) if pc.group == SCHEDULING_GROUP], near)
+    found = nearest(priority_classes_named(index, "PriorityClass", name), near)
     return max(found, key=lambda pc: (priority_value(pc) is None, priority_value(pc) or 0)) if found else None
 
 

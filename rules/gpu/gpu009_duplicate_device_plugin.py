@@ -101,7 +101,7 @@ from itertools import islice
 from msgspec import Struct
 
 from mlops_lint.model.document import ObjectStub
-from mlops_lint.model.installs import DEVICE_PLUGIN, GPU_OPERATOR, Install, project_installs
+from mlops_lint.model.installs import DEVICE_PLUGIN, Install, operator_installs, project_installs
 from mlops_lint.model.nvidia import (
     gpu_operator_policies,
     is_device_plugin,
@@ -182,8 +182,8 @@ def _script_plugins(ctx) -> list[tuple[tuple, Placement, str, Install]]:
 
 
 def _script_policies(ctx) -> list[str]:
-    return [f"the device plugin of the GPU Operator installed by {install.describe()}" for install in project_installs(ctx.index)
-            if install.component == GPU_OPERATOR and install.deploys("devicePlugin") is True]
+    return [f"the device plugin of the GPU Operator installed by {install.describe()}"
+            for install in operator_installs(ctx.index, "devicePlugin")]
 
 
 @rule(code="GPU009", name="duplicate-device-plugin", severity="error", scope=PROJECT,

@@ -65,7 +65,7 @@ to the GPUCluster (GPUs through DRA `ResourceClaim`s) and delete the ClusterPoli
 
 from __future__ import annotations
 
-from mlops_lint.model.installs import GPU_OPERATOR, project_installs
+from mlops_lint.model.installs import operator_installs
 from mlops_lint.model.nvidia import gpu_operator_policies
 from mlops_lint.rule import PROJECT, Finding, rule
 
@@ -83,13 +83,6 @@ def _together(a, b) -> bool:
     return a.path == b.path or not (_in_samples(a.path) and _in_samples(b.path))
 
 
-def _installs(index, resource: str) -> list:
-    """The `helm install`s of the GPU Operator chart in the project's scripts that create ``resource``
-    (``clusterPolicy`` or ``gpuCluster``: ``--set <resource>.deployCR=…``, else the chart's default)."""
-    return [install for install in project_installs(index)
-            if install.component == GPU_OPERATOR and install.deploys(resource) is True]
-
-
 def _listed(others: list[str]) -> str:
     shown = others[:LISTED] + ([f"{len(others) - LISTED} more"] if len(others) > LISTED + 1 else others[LISTED:])
     return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]
@@ -105,11 +98,11 @@ FIX = ("keep one GPU Operator configuration: delete the ClusterPolicy (to use DR
       tags=("gpu", "gpu-operator"))
 def check(_found, ctx):
     clusters = [obj for obj in ctx.index.of_kind("GPUCluster") if obj.group == GROUP]
-    scripted_clusters = _installs(ctx.index, "gpuCluster")
+    scripted_clusters = operator_installs(ctx.index, "gpuCluster")
     if not clusters and not scripted_clusters:
         return
     policies = gpu_operator_policies(ctx.index)
-    scripted_policies = _installs(ctx.index, "clusterPolicy")
+    scripted_policies = operator_installs(ctx.index, "clusterPolicy")
     helm_named = [f"the ClusterPolicy of the GPU Operator installed by {i.describe()}" for i in scripted_policies]
     for cluster in clusters:
         others = [f"ClusterPolicy `{p.name}` ({p.path}:{p.span.line})" for p in policies if _together(cluster, p)]

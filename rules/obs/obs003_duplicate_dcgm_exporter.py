@@ -77,7 +77,7 @@ spec:
 from __future__ import annotations
 
 from mlops_lint.model.document import K8sObject
-from mlops_lint.model.installs import GPU_OPERATOR, project_installs
+from mlops_lint.model.installs import operator_installs
 from mlops_lint.model.nvidia import (DCGM_EXPORTER_REPOSITORY, DEPLOY_LABEL_PREFIX, gpu_operator_policies, is_dcgm_exporter,
                                  is_operator_operand, operand_placement, placements_may_overlap, policy_deploys)
 from mlops_lint.rule import Kind, Finding, rule
@@ -114,8 +114,7 @@ def check(obj: K8sObject, ctx):
         return
     policies = ctx.index.memo("OBS003-policies",  # once per index, not once per DaemonSet
                               lambda: [p for p in gpu_operator_policies(ctx.index) if policy_deploys(p, "dcgmExporter")])
-    installs = ctx.index.memo("OBS003-installs", lambda: [i for i in project_installs(ctx.index)
-                                                         if i.component == GPU_OPERATOR and i.deploys("dcgmExporter") is True])
+    installs = ctx.index.memo("OBS003-installs", lambda: operator_installs(ctx.index, "dcgmExporter"))
     if not policies and not installs:
         return
     operator_nodes = operand_placement("dcgmExporter")

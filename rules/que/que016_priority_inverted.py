@@ -77,12 +77,11 @@ value: 100000
 
 from mlops_lint.model.document import ObjectStub
 from mlops_lint.model.kueue import (
-    KUEUE_GROUP,
-    SCHEDULING_GROUP,
     SYSTEM_PRIORITY_CLASSES,
     WORKLOAD_PRIORITY_LABEL,
     is_kueue_managed_kind,
     pod_priority,
+    priority_classes_named,
     priority_refs,
     priority_value,
 )
@@ -122,11 +121,11 @@ def classes_in_use(obj, ctx):
 
 
 def _values(index, kind: str, name: str) -> list[tuple[int, object]]:
-    group = SCHEDULING_GROUP if kind == PRIORITY_CLASS else KUEUE_GROUP
+    """The definitions of the class with a value, each with it."""
     found = []
-    for obj in index.named(kind, name):
+    for obj in priority_classes_named(index, kind, name):
         value = priority_value(obj)
-        if obj.group == group and value is not None:
+        if value is not None:
             found.append((value, obj))
     return found
 
