@@ -164,6 +164,70 @@ def test_dynamo_main_container_values_are_judged_and_missing_keys_are_not(tmp_pa
     assert [(rule, line) for rule, _, line, *_ in found] == [("SEC004", 14)]
 
 
+DYNAMO_GPUS = """\
+apiVersion: nvidia.com/v1alpha1
+kind: DynamoGraphDeployment
+metadata: {name: agg, namespace: ml}
+spec:
+  services:
+    Frontend:
+      replicas: 1
+      extraPodSpec:
+        mainContainer:
+          image: nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.4.0
+    VllmDecodeWorker:
+      replicas: 2
+      resources:
+        requests: {cpu: "8", gpu: "4"}
+        limits:
+          gpu: "1"
+      extraPodSpec:
+        mainContainer:
+          image: nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.4.0
+    Prefill:
+      resources:
+        limits: {gpu: "2", gpuType: amd.com/gpu}
+    Overridden:
+      resources:
+        limits: {gpu: "1"}
+      extraPodSpec:
+        mainContainer:
+          resources:
+            limits: {nvidia.com/gpu: "2"}
+"""
+
+
+def test_dynamo_component_gpus_are_the_main_containers_gpu_demand() -> None:
+    document = load_text(DYNAMO_GPUS, "m.yaml")
+    workload = ProjectIndex([document]).workload(document.objects[0])
+    found = {}
+    for pod in workload.pods:
+        main = next(c for c in pod.containers if c.name == "main")
+        found[pod.role] = ({n: (r.raw, r.key_span.line) for n, r in main.requests.items()},
+                           {n: (r.raw, r.key_span.line) for n, r in main.limits.items()}, pod.written)
+    assert found == {
+        "Frontend": ({}, {}, True),
+        # limits.gpu is the limit and (Kubernetes' default) the request; requests.gpu the operator drops
+        "VllmDecodeWorker": ({"nvidia.com/gpu": ("1", 16)}, {"nvidia.com/gpu": ("1", 16)}, True),
+        # no extraPodSpec: a pod of its own, nothing else written; gpuType names the resource
+        "Prefill": ({"amd.com/gpu": ("2", 22)}, {"amd.com/gpu": ("2", 22)}, False),
+        # mainContainer's own limit replaces the component's (the operator merges it over), and the
+        # request defaults to it: the view is mainContainer's as written
+        "Overridden": ({}, {"nvidia.com/gpu": ("2", 29)}, True),
+    }
+
+
+def test_dynamo_component_gpu_findings_point_at_the_component(tmp_path: Path) -> None:
+    found = lint_files(tmp_path, {"dgd.yaml": DYNAMO_GPUS}, ["GPU005"])
+    base = ("spec", "services")
+    assert [(line, column, node) for _, _, line, column, _, node, _ in found] == [
+        (16, 11, base + ("VllmDecodeWorker", "resources", "limits", "gpu")),
+        (22, 18, base + ("Prefill", "resources", "limits", "gpu")),
+        (29, 22, base + ("Overridden", "extraPodSpec", "mainContainer", "resources", "limits", "nvidia.com/gpu")),
+    ]
+    assert "VllmDecodeWorker replicas asks for nvidia.com/gpu (container `main`)" in found[0][6]
+
+
 # --- Trainer v2 runtimePatches --------------------------------------------------------------------
 
 RUNTIME = """\
@@ -362,3 +426,11 @@ def test_que017_levels_are_judged_only_against_the_projects_topologies_and_only_
     broken = {K + "slice-size": "2"}
     assert lint_files(tmp_path / "b", {"job.yaml": tas_job(broken, queued=False)}, ["QUE017"]) == []
     assert len(lint_files(tmp_path / "c", {"job.yaml": tas_job(broken)}, ["QUE017"])) == 1
+
+
+def test_dynamo_component_without_a_pod_spec_gets_no_fix(tmp_path: Path) -> None:
+    """A fix may edit a component's extraPodSpec; one without it has no pod spec to edit."""
+    (tmp_path / "dgd.yaml").write_text(DYNAMO_GPUS, encoding="utf-8")
+    report = lint(LintRequest(paths=[tmp_path], config=Config(), registry=REGISTRY, select=["GPU005"], cwd=tmp_path))
+    fixes = {r.node[2]: r.autofix is not None for r in report.active}
+    assert fixes == {"VllmDecodeWorker": True, "Prefill": False, "Overridden": True}
