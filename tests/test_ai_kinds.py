@@ -228,6 +228,14 @@ def test_dynamo_component_gpu_findings_point_at_the_component(tmp_path: Path) ->
     assert "VllmDecodeWorker replicas asks for nvidia.com/gpu (container `main`)" in found[0][6]
 
 
+def test_dynamo_component_without_a_pod_spec_gets_no_fix(tmp_path: Path) -> None:
+    """A fix may edit a component's extraPodSpec; one without it has no pod spec to edit."""
+    (tmp_path / "dgd.yaml").write_text(DYNAMO_GPUS, encoding="utf-8")
+    report = lint(LintRequest(paths=[tmp_path], config=Config(), registry=REGISTRY, select=["GPU005"], cwd=tmp_path))
+    fixes = {r.node[2]: r.autofix is not None for r in report.active}
+    assert fixes == {"VllmDecodeWorker": True, "Prefill": False, "Overridden": True}
+
+
 # --- Trainer v2 runtimePatches --------------------------------------------------------------------
 
 RUNTIME = """\
@@ -465,8 +473,10 @@ def layers(*pairs: tuple[str, int]) -> str:
      {K + "group-name": "is set beside `kueue.x-k8s.io/podset-slice-required-topology-constraints`"}),
     # what the Topology cannot place
     ({C: layers(("cloud.provider.com/topology-zone", 4))}, {C: "names the level `cloud.provider.com/topology-zone`"}),
-    ({C: layers((HOST, 4), (RACK, 2))}, {C: "puts the layer `cloud.provider.com/topology-rack` after `kubernetes.io/hostname`"}),
-    ({K + "required-topology": RACK, C: layers((BLOCK, 4))}, {C: "the slice level `cloud.provider.com/topology-block`"}),
+    ({C: layers((HOST, 4), (RACK, 2))},
+     {C: "puts the layer `cloud.provider.com/topology-rack` after `kubernetes.io/hostname`"}),
+    ({K + "required-topology": RACK, C: layers((BLOCK, 4))},
+     {C: "the slice level `cloud.provider.com/topology-block`"}),
     ({K + "required-topology": HOST, K + "slice-required-topology": RACK, K + "slice-size": "2"},
      {K + "slice-required-topology": "is above the pod set's level `kubernetes.io/hostname`"}),
 ])
@@ -479,11 +489,3 @@ def test_que017_multi_level_slices(tmp_path: Path, annotations: dict, fired: dic
     for (*_, node, message), key in zip(found, sorted(fired, key=lambda k: next(
             i for i, line in enumerate(lines, 1) if line.strip().startswith(k + ":")))):
         assert fired[key] in message, message
-
-
-def test_dynamo_component_without_a_pod_spec_gets_no_fix(tmp_path: Path) -> None:
-    """A fix may edit a component's extraPodSpec; one without it has no pod spec to edit."""
-    (tmp_path / "dgd.yaml").write_text(DYNAMO_GPUS, encoding="utf-8")
-    report = lint(LintRequest(paths=[tmp_path], config=Config(), registry=REGISTRY, select=["GPU005"], cwd=tmp_path))
-    fixes = {r.node[2]: r.autofix is not None for r in report.active}
-    assert fixes == {"VllmDecodeWorker": True, "Prefill": False, "Overridden": True}

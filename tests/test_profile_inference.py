@@ -166,8 +166,8 @@ NAP_THEN_MANUAL = ("#!/bin/bash\naz aks create -g rg -n ml --node-provisioning-m
     # read in order: turned off, then on again
     (NAP_THEN_MANUAL + "az aks update -g rg -n ml --node-provisioning-mode Auto\n" + GPU_POOL, True),
     # AKS Automatic keeps NAP: a Manual update does not make it Standard
-    ("#!/bin/bash\naz aks create -g rg -n ml --sku automatic\naz aks update -g rg -n ml --node-provisioning-mode Manual\n",
-     True),
+    ("#!/bin/bash\naz aks create -g rg -n ml --sku automatic\n"
+     "az aks update -g rg -n ml --node-provisioning-mode Manual\n", True),
 ])
 def test_node_provisioning_mode_manual_turns_the_inference_off(tmp_path: Path, text: str, inferred: bool) -> None:
     root = project(tmp_path, {"cluster.sh": text, "job.yaml": GPU_JOB})

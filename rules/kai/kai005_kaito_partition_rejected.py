@@ -117,14 +117,16 @@ def check(obj: K8sObject, ctx):
     if mode == "mig":
         if "count" in partition:
             yield Finding(partition.key_span("count"),
-                          f"{who} sets a partition `count` in `mig` mode (it is valid only for `accelerator`): {rejected}",
+                          f"{who} sets a partition `count` in `mig` mode (it is valid only for `accelerator`): "
+                          f"{rejected}",
                           node=base + ("count",), fix="remove `count`")
         if isinstance(profile, str) and profile and not is_known_profile(profile):
             yield Finding(partition.value_span("profile"),
                           f"{who} asks for MIG profile `{profile}`, which no NVIDIA GPU offers: {rejected}",
                           node=base + ("profile",), fix="name a profile of the nodes' GPU (`1g.10gb`, `3g.40gb` …)")
         elif not profile:
-            yield Finding(partition.key_span("mode"), f"{who} asks for a `mig` partition without a `profile`: {rejected}",
+            yield Finding(partition.key_span("mode"),
+                          f"{who} asks for a `mig` partition without a `profile`: {rejected}",
                           node=base + ("mode",), fix="add `profile:` (the MIG profile of each replica)")
     elif mode == "accelerator":
         if "profile" in partition:

@@ -89,9 +89,10 @@ def check(source, ctx):
                           node=("cluster", str(mode.cluster), "profile"))
         elif automatic and mode.kind == MANUAL and not any(may_be_same(mode.cluster, m.cluster) for m in managed):
             yield Finding(mode.origin.target,
-                          f"{mode.how} turns node auto-provisioning off, making an AKS Standard cluster, but the profile "
-                          f"is aks-automatic ({given_by(config)}): the AKS node-pool rules (AKS001-AKS007, GPU006) are "
-                          "off for the pools this project then owns; give --profile aks-standard, or drop the update",
+                          f"{mode.how} turns node auto-provisioning off, making an AKS Standard cluster, but the "
+                          f"profile is aks-automatic ({given_by(config)}): the AKS node-pool rules (AKS001-AKS007, "
+                          "GPU006) are off for the pools this project then owns; give --profile aks-standard, or drop "
+                          "the update",
                           node=("cluster", str(mode.cluster), "profile"))
         elif automatic and mode.kind == STANDARD and not any(may_be_same(mode.cluster, m.cluster) for m in managed):
             yield Finding(mode.origin.target,

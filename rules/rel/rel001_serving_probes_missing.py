@@ -15,8 +15,9 @@ its server container is judged).
 Other containers of the pod, other Deployments (web front ends, controllers, demos), Jobs and
 training workloads are not judged. Two serving kinds are left out because their controllers
 write the probes: KServe InferenceServices (in serverless mode Knative's queue-proxy probes the
-predictor, and a `model:` predictor runs its ServingRuntime's container, probes included) and KubeRay RayServices (KubeRay injects readiness and liveness probes into the
-head and worker containers, and the workers' readiness checks Ray Serve's proxy).
+predictor, and a `model:` predictor runs its ServingRuntime's container, probes included) and
+KubeRay RayServices (KubeRay injects readiness and liveness probes into the head and worker
+containers, and the workers' readiness checks Ray Serve's proxy).
 
 ## Why is this bad?
 The article links AKS's resiliency and reliability practices for what keeps a pipeline up, and

@@ -37,8 +37,8 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 from mlops_lint.model.bounds import MAX_NUMBER_DIGITS
 from mlops_lint.model.cluster.autoscaler import autoscaler_profile_keys, profile_entries
-from mlops_lint.model.cluster.pools import (AUTOMATIC, MANUAL, NAP, STANDARD, Cluster, ClusterMode, NodePool, Origin, PoolTaint,
-                                        ProfileSetting)
+from mlops_lint.model.cluster.pools import (AUTOMATIC, MANUAL, NAP, STANDARD, Cluster, ClusterMode, NodePool, Origin,
+                                        PoolTaint, ProfileSetting)
 from mlops_lint.model.position import Span
 from mlops_lint.model.selectors import Taint, parse_taint
 from mlops_lint.model.unknown import UNKNOWN, Value, resolved

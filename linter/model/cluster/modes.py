@@ -56,8 +56,8 @@ def live(modes: Iterable[ClusterMode]) -> list[ClusterMode]:
     modes = list(modes)
     if not any(m.kind == MANUAL for m in modes):
         return modes
-    return [m for i, m in enumerate(modes)
-            if not (m.kind == NAP and any(n.kind == MANUAL and may_be_same(m.cluster, n.cluster) for n in modes[i + 1:]))]
+    return [m for i, m in enumerate(modes) if not (
+        m.kind == NAP and any(n.kind == MANUAL and may_be_same(m.cluster, n.cluster) for n in modes[i + 1:]))]
 
 
 def project_kind(modes: Iterable[ClusterMode]) -> ProjectKind | None:
