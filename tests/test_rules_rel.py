@@ -244,3 +244,15 @@ def test_rel003_on_a_kserve_predictor(selector: str, fires: bool) -> None:
     if fires:
         assert "`selector: {matchLabels: {serving.kserve.io/inferenceservice: llm}}`" in results[0].fix
     assert lint(predictor("1"), select=("REL003",)) == []
+
+
+@pytest.mark.parametrize("ports, hint", [
+    ("", "(this server answers on `/health`, port 8000)"),  # vLLM's default
+    ("ports: [{containerPort: 8000}, {containerPort: 9090}]", "(this server answers on `/health`, port 8000)"),
+    ("ports: [{containerPort: 8080}]", "(this server answers on `/health`, port 8080)"),  # `--port 8080`
+    ("ports: [{containerPort: 8080}, {containerPort: 9090}]", "(this server answers on `/health`)"),
+])
+def test_rel001_hint_names_the_port_the_container_declares(ports: str, hint: str) -> None:
+    results = lint(deployment(start=ports), select=("REL001",))
+    assert [r.rule for r in results] == ["REL001"]
+    assert results[0].fix.endswith(hint)

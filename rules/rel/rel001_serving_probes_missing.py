@@ -53,7 +53,9 @@ Use instead:
 
 ## Known problems
 - The endpoint and the delays depend on the server and the model's load time: there is no
-  automatic fix. A `startupProbe` does not replace either probe.
+  automatic fix. A `startupProbe` does not replace either probe. The hint names a known server's
+  health path and port: its default port, or the one port the container declares instead (a
+  `--port` flag moved it); with several other ports declared, the path only.
 - A serving image the linter does not know as a model server is not judged.
 
 ## References
@@ -89,7 +91,10 @@ def check(container, ctx):
     if not missing:
         return
     known = HEALTH.get(image or "")
-    where = f" (this server answers on `{known[0]}`, port {known[1]})" if known else ""
+    where = ""
+    if known:
+        port = _port(container, known[1])
+        where = f" (this server answers on `{known[0]}`" + (f", port {port})" if port else ")")
     yield Finding(
         container.span,
         f"model server `{container.name}` of {workload.kind} `{workload.obj.name}` has no "
@@ -100,3 +105,14 @@ def check(container, ctx):
         node=container.path + ("name",),
         fix=f"add {' and '.join(f'`{p}`' for p in missing)} on the server's health endpoint{where}",
     )
+
+
+def _port(container, default: int) -> int | None:
+    """The port the server listens on: its default when the container declares it or no port,
+    the one port it declares (a `--port` moved it), else None (several, none the default)."""
+    ports = container.body.get("ports")
+    declared = [p.get("containerPort") for p in ports if isinstance(p, dict)] if isinstance(ports, list) else []
+    declared = [p for p in declared if isinstance(p, int) and not isinstance(p, bool)]
+    if not declared or default in declared:
+        return default
+    return declared[0] if len(declared) == 1 else None
