@@ -24,4 +24,5 @@ REFERENCE_KINDS = frozenset({
     "ValidatingPolicy",  # Kyverno's CEL admission policies (ADM001)
     "Namespace",  # namespace labels, for the admission policies' namespaceSelector
     "PodDisruptionBudget",  # the budgets that keep model-serving replicas up through drains (REL003)
+    "ConfigMap",  # start scripts a container runs from a mounted ConfigMap (IMG007)
 })

@@ -164,6 +164,78 @@ def test_dynamo_main_container_values_are_judged_and_missing_keys_are_not(tmp_pa
     assert [(rule, line) for rule, _, line, *_ in found] == [("SEC004", 14)]
 
 
+DYNAMO_GPUS = """\
+apiVersion: nvidia.com/v1alpha1
+kind: DynamoGraphDeployment
+metadata: {name: agg, namespace: ml}
+spec:
+  services:
+    Frontend:
+      replicas: 1
+      extraPodSpec:
+        mainContainer:
+          image: nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.4.0
+    VllmDecodeWorker:
+      replicas: 2
+      resources:
+        requests: {cpu: "8", gpu: "4"}
+        limits:
+          gpu: "1"
+      extraPodSpec:
+        mainContainer:
+          image: nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.4.0
+    Prefill:
+      resources:
+        limits: {gpu: "2", gpuType: amd.com/gpu}
+    Overridden:
+      resources:
+        limits: {gpu: "1"}
+      extraPodSpec:
+        mainContainer:
+          resources:
+            limits: {nvidia.com/gpu: "2"}
+"""
+
+
+def test_dynamo_component_gpus_are_the_main_containers_gpu_demand() -> None:
+    document = load_text(DYNAMO_GPUS, "m.yaml")
+    workload = ProjectIndex([document]).workload(document.objects[0])
+    found = {}
+    for pod in workload.pods:
+        main = next(c for c in pod.containers if c.name == "main")
+        found[pod.role] = ({n: (r.raw, r.key_span.line) for n, r in main.requests.items()},
+                           {n: (r.raw, r.key_span.line) for n, r in main.limits.items()}, pod.written)
+    assert found == {
+        "Frontend": ({}, {}, True),
+        # limits.gpu is the limit and (Kubernetes' default) the request; requests.gpu the operator drops
+        "VllmDecodeWorker": ({"nvidia.com/gpu": ("1", 16)}, {"nvidia.com/gpu": ("1", 16)}, True),
+        # no extraPodSpec: a pod of its own, nothing else written; gpuType names the resource
+        "Prefill": ({"amd.com/gpu": ("2", 22)}, {"amd.com/gpu": ("2", 22)}, False),
+        # mainContainer's own limit replaces the component's (the operator merges it over), and the
+        # request defaults to it: the view is mainContainer's as written
+        "Overridden": ({}, {"nvidia.com/gpu": ("2", 29)}, True),
+    }
+
+
+def test_dynamo_component_gpu_findings_point_at_the_component(tmp_path: Path) -> None:
+    found = lint_files(tmp_path, {"dgd.yaml": DYNAMO_GPUS}, ["GPU005"])
+    base = ("spec", "services")
+    assert [(line, column, node) for _, _, line, column, _, node, _ in found] == [
+        (16, 11, base + ("VllmDecodeWorker", "resources", "limits", "gpu")),
+        (22, 18, base + ("Prefill", "resources", "limits", "gpu")),
+        (29, 22, base + ("Overridden", "extraPodSpec", "mainContainer", "resources", "limits", "nvidia.com/gpu")),
+    ]
+    assert "VllmDecodeWorker replicas asks for nvidia.com/gpu (container `main`)" in found[0][6]
+
+
+def test_dynamo_component_without_a_pod_spec_gets_no_fix(tmp_path: Path) -> None:
+    """A fix may edit a component's extraPodSpec; one without it has no pod spec to edit."""
+    (tmp_path / "dgd.yaml").write_text(DYNAMO_GPUS, encoding="utf-8")
+    report = lint(LintRequest(paths=[tmp_path], config=Config(), registry=REGISTRY, select=["GPU005"], cwd=tmp_path))
+    fixes = {r.node[2]: r.autofix is not None for r in report.active}
+    assert fixes == {"VllmDecodeWorker": True, "Prefill": False, "Overridden": True}
+
+
 # --- Trainer v2 runtimePatches --------------------------------------------------------------------
 
 RUNTIME = """\
@@ -362,3 +434,58 @@ def test_que017_levels_are_judged_only_against_the_projects_topologies_and_only_
     broken = {K + "slice-size": "2"}
     assert lint_files(tmp_path / "b", {"job.yaml": tas_job(broken, queued=False)}, ["QUE017"]) == []
     assert len(lint_files(tmp_path / "c", {"job.yaml": tas_job(broken)}, ["QUE017"])) == 1
+
+
+TOPOLOGY3 = TOPOLOGY.replace("  - nodeLabel: cloud.provider.com/topology-rack\n",
+                             "  - nodeLabel: cloud.provider.com/topology-block\n"
+                             "  - nodeLabel: cloud.provider.com/topology-rack\n")
+C = K + "slice-required-topology-constraints"
+RACK, BLOCK, HOST = "cloud.provider.com/topology-rack", "cloud.provider.com/topology-block", "kubernetes.io/hostname"
+
+
+def quoted_job(annotations: dict[str, str], parallelism: int) -> str:
+    """tas_job with each value in YAML single quotes (the JSON of the multi-level annotation)."""
+    lines = "".join(f"        {key}: '{value}'\n" for key, value in annotations.items())
+    return tas_job({}, parallelism).replace("      annotations:\n", "      annotations:\n" + lines)
+
+
+def layers(*pairs: tuple[str, int]) -> str:
+    return "[" + ",".join(f'{{"topology":"{t}","size":{n}}}' for t, n in pairs) + "]"
+
+
+@pytest.mark.parametrize("annotations, fired", [
+    ({K + "required-topology": BLOCK, C: layers((RACK, 4), (HOST, 2))}, {}),
+    ({K + "preferred-topology": RACK, C: layers((RACK, 8))}, {}),  # the slice at the pod set's own level
+    # what the webhook rejects
+    ({C: layers((RACK, 4)), K + "slice-size": "4", K + "slice-required-topology": RACK},
+     {C: "is set beside `kueue.x-k8s.io/podset-slice-required-topology`"}),
+    ({C: "rack=4"}, {C: "is not valid JSON"}),
+    ({C: '{"topology": "kubernetes.io/hostname", "size": 2}'}, {C: "is not a JSON list"}),
+    ({C: "[]"}, {C: "has 0 layers; it must have 1 to 3"}),
+    ({C: layers((BLOCK, 8), (RACK, 4), ("a", 2), (HOST, 1))}, {C: "has 4 layers"}),
+    ({C: '[{"topology":"kubernetes.io/hostname","size":"2"}]'}, {C: "`size` is not a whole number"}),
+    ({C: layers((RACK, 4), (HOST, 3))}, {C: "layer 2's size 3 does not divide layer 1's size 4"}),
+    ({C: layers((RACK, 4), (RACK, 2))}, {C: "layer 2 names `cloud.provider.com/topology-rack` again"}),
+    ({C: layers(("Rack Level", 4))}, {C: "layer 1's `topology` `Rack Level` is not a label name"}),
+    ({C: layers((HOST, 0))}, {C: "layer 1's `size` is 0"}),
+    ({C: layers((RACK, 16))}, {C: "asks for slices of 16 pods, more than the 8 pods"}),
+    ({C: layers((RACK, 4)), K + "group-name": "g", K + "required-topology": BLOCK},
+     {K + "group-name": "is set beside `kueue.x-k8s.io/podset-slice-required-topology-constraints`"}),
+    # what the Topology cannot place
+    ({C: layers(("cloud.provider.com/topology-zone", 4))}, {C: "names the level `cloud.provider.com/topology-zone`"}),
+    ({C: layers((HOST, 4), (RACK, 2))},
+     {C: "puts the layer `cloud.provider.com/topology-rack` after `kubernetes.io/hostname`"}),
+    ({K + "required-topology": RACK, C: layers((BLOCK, 4))},
+     {C: "the slice level `cloud.provider.com/topology-block`"}),
+    ({K + "required-topology": HOST, K + "slice-required-topology": RACK, K + "slice-size": "2"},
+     {K + "slice-required-topology": "is above the pod set's level `kubernetes.io/hostname`"}),
+])
+def test_que017_multi_level_slices(tmp_path: Path, annotations: dict, fired: dict) -> None:
+    text = quoted_job(annotations, parallelism=8)
+    found = lint_files(tmp_path, {"topology.yaml": TOPOLOGY3, "job.yaml": text}, ["QUE017"])
+    lines = text.splitlines()
+    assert [(line, node[-1]) for _, _, line, _, _, node, _ in found] == sorted(
+        (next(i for i, line in enumerate(lines, 1) if line.strip().startswith(key + ":")), key) for key in fired)
+    for (*_, node, message), key in zip(found, sorted(fired, key=lambda k: next(
+            i for i, line in enumerate(lines, 1) if line.strip().startswith(k + ":")))):
+        assert fired[key] in message, message

@@ -373,7 +373,7 @@ def test_the_first_pass_parses_only_the_documents_other_files_look_up(tmp_path) 
 
     pvc = ("apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: ckpt\n  namespace: ml-training\n"
            "spec:\n  accessModes: [ReadWriteOnce]\n  resources: {requests: {storage: 1Gi}}\n")
-    text = CRASH_DOC + "---\napiVersion: v1\nkind: ConfigMap\nmetadata: [\n---\n" + pvc
+    text = CRASH_DOC + "---\napiVersion: v1\nkind: Service\nmetadata: [\n---\n" + pvc  # Service: no reference kind
     stream = first_pass(text.encode(), "mixed.yaml", K8S)
     assert sorted(stream.parsed) == [3]  # only the PVC's document (after two Jobs and a broken one)
     [claim] = skeleton(stream).objects

@@ -155,6 +155,40 @@ def test_lnt005_a_cluster_switched_to_nap_is_no_standard_one(tmp_path: Path) -> 
     assert report.active == []
 
 
+NAP_THEN_MANUAL = ("#!/bin/bash\naz aks create -g rg -n ml --node-provisioning-mode Auto\n"
+                   "az aks update -g rg -n ml --node-provisioning-mode Manual\n")
+
+
+@pytest.mark.parametrize("text, inferred", [
+    (NAP_THEN_MANUAL + GPU_POOL, False),  # NAP turned off by a later line: a Standard cluster
+    ("#!/bin/bash\naz aks create -g rg -n ml\naz aks update -g rg -n ml --node-provisioning-mode Auto\n"
+     "az aks update -g rg -n ml --node-provisioning-mode manual\n" + GPU_POOL, False),
+    # read in order: turned off, then on again
+    (NAP_THEN_MANUAL + "az aks update -g rg -n ml --node-provisioning-mode Auto\n" + GPU_POOL, True),
+    # AKS Automatic keeps NAP: a Manual update does not make it Standard
+    ("#!/bin/bash\naz aks create -g rg -n ml --sku automatic\n"
+     "az aks update -g rg -n ml --node-provisioning-mode Manual\n", True),
+])
+def test_node_provisioning_mode_manual_turns_the_inference_off(tmp_path: Path, text: str, inferred: bool) -> None:
+    root = project(tmp_path, {"cluster.sh": text, "job.yaml": GPU_JOB})
+    report = run(root)
+    assert bool([n for n in report.notes if "inferred" in n.message]) is inferred
+    if not inferred:
+        assert not report.notes
+        assert {"AKS001", "AKS002"} <= rules_of(report)  # aks-standard is in force: the pool is the user's
+
+
+def test_lnt005_nap_turned_off_is_judged_as_standard(tmp_path: Path) -> None:
+    root = project(tmp_path, {"cluster.sh": NAP_THEN_MANUAL})
+    # under aks-standard the NAP line turned off later is no mismatch
+    assert run(root, {"profile": "aks-standard", "profile_from": "--profile"}, select=["LNT005"]).active == []
+    report = run(root, {"profile": "aks-automatic", "profile_from": "--profile"}, select=["LNT005"])
+    assert [(r.path, r.line, r.column) for r in report.active] == [("cluster.sh", 3, 52)]
+    assert report.active[0].message.startswith(
+        "`az aks update --node-provisioning-mode Manual` turns node auto-provisioning off, making an AKS Standard "
+        "cluster, but the profile is aks-automatic (--profile)")
+
+
 def test_api_config_with_a_profile_is_explicit() -> None:
     """An API caller's Config(profile=...) is a given profile (no inference, LNT005 judges it)."""
     from mlops_lint.profiles import explicit

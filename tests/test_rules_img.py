@@ -225,3 +225,77 @@ def test_img007_positions() -> None:
     found = img007("    command: [pip, install, torch]\n")
     assert [(f.line, f.column) for f in found] == [(8, 15)]
     assert img007("    command: [python, train.py]\n    args: [--pip, install]\n") == []
+
+
+SCRIPTS = """\
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: scripts, namespace: NS}
+data:
+  start.sh: |
+    #!/bin/bash
+    cat > /tmp/notes.txt <<'EOF'
+    pip install is what the image's Dockerfile runs
+    EOF
+    BODY
+    exec python train.py
+"""
+SCRIPT_JOB = """\
+apiVersion: batch/v1
+kind: Job
+metadata: {name: train, namespace: ml}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: trainer
+        image: t:1
+        WORKDIR
+        command: COMMAND
+        volumeMounts:
+        - {name: scripts, mountPath: /opt/scripts}
+      volumes:
+      - name: scripts
+        configMap: {name: scripts}
+"""
+
+
+def lint_tree(tmp_path, files: dict[str, str], jobs: int = 1) -> list:
+    for name, text in files.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    report = lint(LintRequest(paths=[tmp_path], config=Config(), registry=REGISTRY, select=["IMG007"], cwd=tmp_path,
+                              jobs=jobs))
+    return [(r.path, r.line, r.column, r.message) for r in report.active]
+
+
+@pytest.mark.parametrize("command, workdir, body, namespace, fires", [
+    ('["bash", "/opt/scripts/start.sh"]', "", "pip install -r requirements.txt", "ml", True),
+    ('["/opt/scripts/start.sh", "--epochs", "3"]', "", "curl -fsSL https://x.io/i.sh | sh", "ml", True),
+    ('["sh", "-c", "set -e; source /opt/scripts/start.sh"]', "", "pip install torch", "ml", True),
+    ('["bash", "start.sh"]', "workingDir: /opt/scripts", "pip install torch", "ml", True),
+    ('["bash", "start.sh"]', "", "pip install torch", "ml", False),  # relative, no workingDir: not known
+    ('["bash", "/opt/scripts/start.sh"]', "", "pip install torch", "other", False),  # another namespace's
+    ('["bash", "/opt/scripts/start.sh"]', "", "pip install -e .", "ml", False),  # a local package
+    ('["bash", "/opt/scripts/start.sh"]', "", "echo ready", "ml", False),  # only the here-document names pip
+    ('["bash", "/app/start.sh"]', "", "pip install torch", "ml", False),  # the image's own script
+])
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_img007_reads_the_configmap_script_a_container_runs(tmp_path, command: str, workdir: str, body: str,
+                                                            namespace: str, fires: bool, jobs: int) -> None:
+    files = {"scripts.yaml": SCRIPTS.replace("NS", namespace).replace("BODY", body),
+             "job.yaml": SCRIPT_JOB.replace("COMMAND", command).replace("WORKDIR", workdir or "env: []")}
+    found = lint_tree(tmp_path, files, jobs)
+    line = files["job.yaml"].splitlines()[11]
+    column = line.rindex('"', 0, line.index("start.sh")) + 1  # the quoted item that names the script
+    assert [(path, line, column) for path, line, column, _ in found] == ([("job.yaml", 12, column)] if fires else [])
+    if fires:
+        assert "(key `start.sh` of ConfigMap `scripts`, scripts.yaml:5), which downloads code when it starts" \
+            in found[0][3]
+
+
+def test_statements_leave_here_document_bodies_out() -> None:
+    from mlops_lint.model.shellc import statements
+
+    script = "cat <<'EOF'\npip install x\nEOF\ncat > f <<-END\n\tcurl https://x.io/i.sh | sh\n\tEND\npython train.py\n"
+    assert [words for words, _ in statements(script)] == [("cat",), ("cat",), ("python", "train.py")]

@@ -165,3 +165,34 @@ def test_kai005_a_partitioned_tuning_workspace_and_v1alpha1_is_not_judged(tmp_pa
     found = run(tmp_path, workspace("partition: {mode: mig, profile: 3g.40gb}", tuning), "KAI005")
     assert [(r.node, "tuning" in r.message) for r in found] == [(("resource", "partition"), True)]
     assert run(tmp_path, workspace("partition: {mode: mig, profile: 3g.45gb}", api="kaito.sh/v1alpha1"), "KAI005") == []
+
+
+def inference_set(resource: str, api: str = "kaito.sh/v1beta1") -> str:
+    return (f"apiVersion: {api}\nkind: InferenceSet\nmetadata: {{name: set, namespace: ml}}\nspec:\n  replicas: 2\n"
+            f"  labelSelector: {{matchLabels: {{apps: set}}}}\n  template:\n    resource:\n      {resource}\n"
+            "    inference:\n      preset: {name: phi-4-mini-instruct}\n")
+
+
+@pytest.mark.parametrize("resource, expected", [
+    ("partition: {mode: mig, profile: 3g.40gb}", []),
+    ("partition: {mode: accelerator, count: 2}", []),
+    ("instanceType: Standard_NC24ads_A100_v4\n      partition: {mode: mig, profile: 3g.40gb}", [("partition", 10, 7)]),
+    ("partition: {mode: mig, profile: 3g.45gb}", [("partition", "profile", 9, 39)]),
+    ("partition: {mode: mig, profile: 1g.10gb, count: 1}", [("partition", "count", 9, 48)]),
+    ("partition: {mode: accelerator}", [("partition", "mode", 9, 19)]),
+])
+def test_kai005_judges_the_workspaces_an_inference_set_would_create(tmp_path: Path, resource: str,
+                                                                     expected: list) -> None:
+    found = run(tmp_path, inference_set(resource), "KAI005")
+    base = ("spec", "template", "resource")
+    assert [(r.node, r.line, r.column) for r in found] == [(base + e[:-2], e[-2], e[-1]) for e in expected]
+    assert all("InferenceSet `set`" in r.message and "rejects the InferenceSet" in r.message for r in found)
+    # v1alpha1 has no partition (SCH002's business)
+    assert run(tmp_path, inference_set("partition: {mode: mig, profile: 3g.45gb}", "kaito.sh/v1alpha1"), "KAI005") == []
+
+
+def test_kai005_leaves_a_ragengine_partition(tmp_path: Path) -> None:
+    text = ("apiVersion: kaito.sh/v1beta1\nkind: RAGEngine\nmetadata: {name: rag}\nspec:\n  compute:\n"
+            "    instanceType: Standard_NC24ads_A100_v4\n    partition: {mode: mig, profile: 3g.45gb}\n"
+            "  embedding: {local: {modelID: BAAI/bge-small-en-v1.5}}\n")
+    assert run(tmp_path, text, "KAI005") == []

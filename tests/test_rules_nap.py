@@ -467,3 +467,45 @@ spec:
 """
     found = lint_tree(tmp_path, {"mpijob.yaml": mpijob}, ["NAP004"], overrides=AUTOMATIC)
     assert [r.message.split(" of a training")[0] for r in found] == ["Launcher replicas", "Worker replicas"]
+
+
+def limited(name: str, limits: str, requirements: str = FAMILY_N) -> str:
+    return nodepool(name, requirements).replace("spec:\n  template:", f"spec:\n  limits: {limits}\n  template:", 1)
+
+
+def big_job(cpu: str = "16", memory: str = "64Gi", gpus: int = 1) -> str:
+    return gpu_job().replace("        resources:\n          limits:\n            nvidia.com/gpu: 1\n",
+                             f"        resources:\n          requests: {{cpu: '{cpu}', memory: {memory}}}\n"
+                             f"          limits:\n            nvidia.com/gpu: {gpus}\n")
+
+
+def test_nap002_nodepool_limits_below_the_pods_request(tmp_path: Path) -> None:
+    cases = [
+        ("{cpu: '8'}", "its `limits` cap `cpu` at `8`, below the pod's request of 16"),
+        ("{memory: 32Gi}", "its `limits` cap `memory` at `32Gi`, below the pod's request of 64Gi"),
+        ("{nvidia.com/gpu: 0}", "its `limits` cap `nvidia.com/gpu` at `0`, below the pod's request of 1"),
+    ]
+    for limits, why in cases:
+        found = lint_tree(tmp_path, {"pool.yaml": limited("gpu", limits) + big_job()}, ["NAP002"], overrides=AUTOMATIC)
+        assert [(r.line, r.column) for r in found] == [(27, 13)], limits  # the GPU request of the job
+        assert f"`gpu` (pool.yaml:2): {why}; NAP never makes a node" in found[0].message
+
+
+def test_nap002_nodepool_limits_that_leave_room_or_are_not_known(tmp_path: Path) -> None:
+    for limits in ("{cpu: '1000', memory: 1000Gi, nvidia.com/gpu: 8}", "{cpu: '${CPU_LIMIT}'}", "{pods: '1'}"):
+        assert lint_tree(tmp_path, {"pool.yaml": limited("gpu", limits) + big_job()}, ["NAP002"],
+                         overrides=AUTOMATIC) == [], limits
+    # one NodePool capped, another that takes the pod without limits: NAP uses the other
+    pools = limited("gpu-small", "{nvidia.com/gpu: 0}") + nodepool("gpu", FAMILY_N)
+    assert lint_tree(tmp_path, {"pool.yaml": pools + big_job()}, ["NAP002"], overrides=AUTOMATIC) == []
+
+
+def test_nap002_nodepool_limits_below_one_node_of_its_only_size(tmp_path: Path) -> None:
+    sizes = "      - {key: node.kubernetes.io/instance-type, operator: In, values: [Standard_NC24ads_A100_v4]}\n"
+    found = lint_tree(tmp_path, {"pool.yaml": limited("a100", "{cpu: '16'}", sizes) + big_job(cpu="4")}, ["NAP002"],
+                      overrides=AUTOMATIC)
+    assert [r.line for r in found] == [27]
+    assert "`a100` (pool.yaml:2): its `limits` cap `cpu` at `16`, below one Standard_NC24ads_A100_v4 node's 24" \
+        in found[0].message
+    assert lint_tree(tmp_path, {"pool.yaml": limited("a100", "{cpu: '24'}", sizes) + big_job(cpu="4")}, ["NAP002"],
+                     overrides=AUTOMATIC) == []

@@ -141,3 +141,118 @@ def test_rel003(namespace: str, selector: str, fires: bool) -> None:
     if fires:
         assert "`selector: {matchLabels: {app: llm}}`" in results[0].fix
     assert lint(deployment(replicas="1"), select=("REL003",)) == []
+
+
+LWS = """\
+apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata: {name: vllm, namespace: serving}
+spec:
+  replicas: 2
+  leaderWorkerTemplate:
+    size: 2
+    LEADER
+    workerTemplate:
+      metadata: {labels: {app: vllm}}
+      spec:
+        containers:
+        - name: worker
+          image: vllm/vllm-openai:v0.8.5
+"""
+LEADER = """leaderTemplate:
+      spec:
+        containers:
+        - name: leader
+          image: vllm/vllm-openai:v0.8.5"""
+
+
+def test_rel001_judges_a_leaderworkerset_on_its_leader() -> None:
+    # with a leader template only the leader serves requests: the worker's server image is not judged
+    results = lint(LWS.replace("LEADER", LEADER), select=("REL001",))
+    assert [(r.rule, r.line, r.column) for r in results] == [("REL001", 11, 11)]
+    assert "`leader` of LeaderWorkerSet `vllm`" in results[0].message
+    # without one every pod runs the worker template, which then serves
+    results = lint(LWS.replace("    LEADER\n", ""), select=("REL001",))
+    assert [(r.rule, r.line, r.column) for r in results] == [("REL001", 12, 11)]
+    assert "`worker` of LeaderWorkerSet `vllm`" in results[0].message
+
+
+PREDICTOR = """\
+apiVersion: serving.kserve.io/v1beta1
+kind: InferenceService
+metadata: {name: llm, namespace: serving, labels: {team: nlp}}
+spec:
+  predictor:
+    minReplicas: MIN
+    SPEC
+    model:
+      modelFormat: {name: huggingface}
+      storageUri: hf://org/model
+"""
+
+
+def predictor(minimum: str = "2", spec: str = "") -> str:
+    return PREDICTOR.replace("MIN", minimum).replace("SPEC", spec)
+
+
+@pytest.mark.parametrize("minimum, spec, fires", [
+    ("2", "", True), ("1", "", False), ("0", "", False), ("'2'", "", False),
+    ("2", "affinity: {podAntiAffinity: {preferredDuringSchedulingIgnoredDuringExecution: [{weight: 1, "
+          "podAffinityTerm: {topologyKey: kubernetes.io/hostname}}]}}", False),
+    ("2", "workerSpec: {containers: [{name: worker, image: vllm/vllm-openai:v0.8.5}]}", False),  # multi-node
+])
+def test_rel002_on_a_kserve_predictor(minimum: str, spec: str, fires: bool) -> None:
+    results = lint(predictor(minimum, spec), select=("REL002",))
+    assert [(r.rule, r.line, r.column) for r in results] == ([("REL002", 6, 18)] if fires else [])
+    if fires:
+        assert "2 replicas (`minReplicas`)" in results[0].message and "on the predictor" in results[0].fix
+
+
+def test_rel002_leaves_leaderworkerset_groups_and_rayservice_workers() -> None:
+    assert lint(LWS.replace("    LEADER\n", ""), select=("REL002",)) == []
+    ray = ("apiVersion: ray.io/v1\nkind: RayService\nmetadata: {name: s}\nspec:\n  rayClusterConfig:\n"
+           "    workerGroupSpecs:\n    - groupName: g\n      replicas: 4\n      template:\n        spec:\n"
+           "          containers: [{name: w, image: vllm/vllm-openai:v0.8.5}]\n")
+    assert sign(ray) is not None  # it serves, but its replicas are Ray nodes
+    assert lint(ray, select=("REL002", "REL003")) == []
+
+
+@pytest.mark.parametrize("selector, fires", [
+    ("{leaderworkerset.sigs.k8s.io/name: vllm}", False),  # the LWS controller's label
+    ("{app: vllm}", False),  # the worker template's label
+    ("{leaderworkerset.sigs.k8s.io/name: other}", True),
+    ("{app: vllm, role: leader}", True),
+])
+def test_rel003_on_a_leaderworkerset(selector: str, fires: bool) -> None:
+    pdb = PDB.replace("NAMESPACE", "namespace: serving").replace("SELECTOR", f"selector: {{matchLabels: {selector}}}")
+    results = lint(LWS.replace("LEADER", LEADER), pdb, select=("REL003",))
+    assert [(r.rule, r.line, r.column) for r in results] == ([("REL003", 5, 13)] if fires else [])
+    if fires:
+        assert "(groups of pods)" in results[0].message
+        assert "`selector: {matchLabels: {leaderworkerset.sigs.k8s.io/name: vllm}}`" in results[0].fix
+
+
+@pytest.mark.parametrize("selector, fires", [
+    ("{serving.kserve.io/inferenceservice: llm}", False), ("{team: nlp}", False),  # KServe's, the object's
+    ("{component: predictor, serving.kserve.io/inferenceservice: llm}", False),
+    ("{serving.kserve.io/inferenceservice: other}", True), ("{component: transformer}", True),
+])
+def test_rel003_on_a_kserve_predictor(selector: str, fires: bool) -> None:
+    pdb = PDB.replace("NAMESPACE", "namespace: serving").replace("SELECTOR", f"selector: {{matchLabels: {selector}}}")
+    results = lint(predictor(), pdb, select=("REL003",))
+    assert [(r.rule, r.line, r.column) for r in results] == ([("REL003", 6, 18)] if fires else [])
+    if fires:
+        assert "`selector: {matchLabels: {serving.kserve.io/inferenceservice: llm}}`" in results[0].fix
+    assert lint(predictor("1"), select=("REL003",)) == []
+
+
+@pytest.mark.parametrize("ports, hint", [
+    ("", "(this server answers on `/health`, port 8000)"),  # vLLM's default
+    ("ports: [{containerPort: 8000}, {containerPort: 9090}]", "(this server answers on `/health`, port 8000)"),
+    ("ports: [{containerPort: 8080}]", "(this server answers on `/health`, port 8080)"),  # `--port 8080`
+    ("ports: [{containerPort: 8080}, {containerPort: 9090}]", "(this server answers on `/health`)"),
+])
+def test_rel001_hint_names_the_port_the_container_declares(ports: str, hint: str) -> None:
+    results = lint(deployment(start=ports), select=("REL001",))
+    assert [r.rule for r in results] == ["REL001"]
+    assert results[0].fix.endswith(hint)

@@ -3,8 +3,10 @@
 A project whose scripts or IaC make its cluster AKS Automatic (``az aks create --sku automatic``,
 Terraform ``sku_tier = "Automatic"`` or ``sku { name = "Automatic" }``, Bicep/ARM ``sku: { name:
 'Automatic' }``) or turn on node auto-provisioning (``--node-provisioning-mode Auto``,
-``node_provisioning_profile { mode = "Auto" }``, ``nodeProvisioningProfile.mode: 'Auto'``) is
-linted in the ``aks-automatic`` profile unless its profile is given: by ``--profile`` or by
+``node_provisioning_profile { mode = "Auto" }``, ``nodeProvisioningProfile.mode: 'Auto'``, unless
+a later ``az aks update --node-provisioning-mode Manual`` of that cluster turns NAP off again:
+the records are read in order, :func:`linter.model.cluster.modes.live`) is linted in the
+``aks-automatic`` profile unless its profile is given: by ``--profile`` or by
 ``profile:`` in its config (an explicit profile always wins; LNT005 reports one the project's
 cluster contradicts). A note names the file and line the profile was inferred from; a project
 making both an Automatic and a Standard cluster keeps ``aks-standard``, with a note saying why.

@@ -10,12 +10,16 @@ nor the merge are in the project, so a finding about a key the object leaves out
 (an ``allowPrivilegeEscalation: true``, a GPU request without its limit) and drops one about a
 key it does not write (a missing ``securityContext``, requests, probes) or about what a map it
 writes lacks (a ``securityContext`` without ``capabilities``: the merge keeps the defaults' keys
-beside the object's); a finding about the workload as a whole stays.
+beside the object's); a finding about the workload as a whole stays. A Dynamo component's GPUs
+(``resources.limits.gpu``) are its main container's GPU request and limit in the view; a finding
+about them is given the component's node path (and no fix when the component writes no pod spec).
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+from msgspec.structs import replace
 
 from mlops_lint.model.tree import YMap, YSeq
 
@@ -59,4 +63,21 @@ def route(finding: Any, view: Any, func: Any, ctx: Any) -> Any:
         return finding
     path, body = best
     relative = node[len(path):]
-    return finding if relative and written(body, relative) else None
+    if not (relative and written(body, relative)):
+        return None
+    for pod in _pods(view):
+        for source, target in pod.borrowed.items():
+            if node[:len(source)] == source:
+                # a value the view takes from elsewhere in the object (a Dynamo component's GPUs):
+                # the finding is about that value; a fix may edit the pod spec only if it is written
+                return replace(finding, node=target + node[len(source):],
+                               autofix=finding.autofix if pod.written else None)
+    return finding
+
+
+def _pods(view: Any) -> list:
+    if hasattr(view, "pods"):
+        return view.pods
+    if hasattr(view, "spec"):
+        return [view]
+    return [view.pod] if hasattr(view, "pod") else []

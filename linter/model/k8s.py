@@ -259,6 +259,10 @@ class PodSpec(Struct, eq=False, dict=True):
     origin: "PodSpec | None" = None  # the runtime's own view of this pod
     patched: dict = field(default_factory=dict)  # pod spec key -> node path of the TrainJob's runtimePatches
     step: str | None = None  # a Trainer v2 runtime job's trainer.kubeflow.org/trainjob-ancestor-step label
+    # node path in the view -> node path in the object, for values the view takes from elsewhere in
+    # the object (a Dynamo component's ``resources.limits.gpu``, read as its main container's GPUs)
+    borrowed: dict = field(default_factory=dict)
+    written: bool = True  # False: the object writes no pod spec (a Dynamo component without extraPodSpec)
 
     @property
     def runs_trainer(self) -> bool:
@@ -914,24 +918,83 @@ def _dynamo_pods(obj: K8sObject, spec: YMap) -> Iterator[PodSpec]:
     ``extraPodSpec`` (a PodSpec) with ``mainContainer`` (a Container) as its main container,
     ``replicas`` pods (x ``multinode.nodeCount`` for a multi-node component). The operator builds
     the main container from the component's ``resources``, ``envs`` and probes too:
-    :mod:`linter.model.filled` judges only what the object writes. The component's own
-    ``resources`` form (``gpu: "1"``) is not read as the container's: a component is a GPU pod
-    here only when ``mainContainer`` or another container requests a GPU resource itself."""
+    :mod:`linter.model.filled` judges only what the object writes. Of the component's own
+    ``resources`` form, its GPUs are read (:func:`_dynamo_main`): ``limits.gpu`` is the main
+    container's GPU request and limit; a component with GPUs and no ``extraPodSpec`` is a pod of
+    its own (nothing else of it written)."""
     services = spec.get_map("services")
     for name, service in services.items() if services is not None else ():
         if not isinstance(service, YMap):
             continue
         extra_spec = service.get_map("extraPodSpec")
-        if extra_spec is None:
-            continue
         base: Path = ("spec", "services", name, "extraPodSpec")
-        main = extra_spec.get_map("mainContainer")
+        main = extra_spec.get_map("mainContainer") if extra_spec is not None else None
+        main, borrowed = _dynamo_main(service, main, base + ("mainContainer",), ("spec", "services", name))
+        if extra_spec is None:
+            if main is None:
+                continue
+            extra_spec = YMap(service.key_span("resources"))  # no pod spec written: the operator's
         extra = (("containers", main, base + ("mainContainer",), "main"),) if main is not None else ()
         replicas = _int_or(service.get("replicas"), 1)
         multinode = service.get_map("multinode")
         nodes = _int_or(multinode.get("nodeCount"), 2) if multinode is not None else 1
-        yield PodSpec(obj, extra_spec, base, None, str(name), None if replicas is None or nodes is None
-                      else replicas * nodes, extra=extra, anchor=service.key_span("extraPodSpec"))
+        anchor = service.key_span("extraPodSpec") if "extraPodSpec" in service else service.key_span("resources")
+        pod = PodSpec(obj, extra_spec, base, None, str(name), None if replicas is None or nodes is None
+                      else replicas * nodes, extra=extra, anchor=anchor)
+        pod.borrowed, pod.written = borrowed, "extraPodSpec" in service
+        yield pod
+
+
+DYNAMO_GPU = "nvidia.com/gpu"  # what the operator names a component's `gpu` (without a `gpuType`)
+
+
+def _copied(body: YMap | None, span: Span) -> YMap:
+    copy = YMap(body.span if body is not None else span)
+    if body is not None:
+        copy.update(body)
+        copy.kspans.update(body.kspans)
+        copy.vspans.update(body.vspans)
+    return copy
+
+
+def _dynamo_main(service: YMap, main: YMap | None, path: Path, where: Path) -> tuple[YMap | None, dict]:
+    """A Dynamo component's main container as its GPUs make it: the operator turns the component's
+    ``resources.limits.gpu`` into the container's ``nvidia.com/gpu`` limit (``gpuType`` names
+    another resource) and Kubernetes defaults the request to it; ``mainContainer``'s own value
+    wins (the operator merges it over: its limit replaces the component's, whose request then
+    defaults to that). ``requests.gpu`` is not read by the operator. The
+    GPU entries keep the component's spans; the second value maps their view paths to the
+    component's ``resources.limits.gpu`` (findings and baselines point there). Without GPUs the
+    container is ``main`` as written."""
+    resources = service.get_map("resources")
+    limits = resources.get_map("limits") if resources is not None else None
+    gpu = limits.get("gpu") if limits is not None else None
+    if gpu is None or isinstance(gpu, (YMap, YSeq, bool)) or gpu == "":
+        return main, {}
+    kind = limits.get("gpuType")
+    name = kind if isinstance(kind, str) and kind else DYNAMO_GPU
+    written = main.get_map("resources") if main is not None else None
+    written = written.get_map("limits") if written is not None else None
+    if written is not None and name in written:
+        return main, {}  # mainContainer's limit replaces the component's, and the request defaults to it
+    body = _copied(main, service.key_span("resources"))
+    if main is None:
+        body.kspans["resources"] = service.key_span("resources")
+    own = body.get_map("resources")
+    merged = _copied(own, limits.span)
+    borrowed = {}
+    for section in ("requests", "limits"):
+        entries = _copied(merged.get_map(section), limits.span)
+        if name not in entries:
+            entries[name] = gpu
+            entries.kspans[name] = limits.key_span("gpu")
+            entries.vspans[name] = limits.value_span("gpu")
+            borrowed[path + ("resources", section, name)] = where + ("resources", "limits", "gpu")
+        merged[section] = entries
+        merged.kspans.setdefault(section, limits.key_span("gpu"))
+    body["resources"] = merged
+    body.kspans.setdefault("resources", service.key_span("resources"))
+    return body, borrowed
 
 
 # Kinds never read for generic pod views: their bodies are schemas or data, not pods (a CRD's

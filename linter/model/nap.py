@@ -214,3 +214,60 @@ def consolidates_underutilized(obj: Any) -> bool:
         if nodes in ("0", "0%") and (not isinstance(reasons, list) or "Underutilized" in reasons):
             return False
     return True
+
+
+# the resources a NodePool's ``spec.limits`` caps that a VM size's capacity says (Karpenter leaves
+# out every instance type whose capacity exceeds what the limits leave, so with no node yet: the
+# limits themselves)
+LIMITED = ("cpu", "memory", "nvidia.com/gpu", "amd.com/gpu")
+
+
+def nodepool_limits(obj: Any) -> dict[str, tuple[Any, Any]]:
+    """A NodePool's ``spec.limits`` of :data:`LIMITED` resources: name -> (amount, raw value); a
+    value that is not a quantity (templated) is left out."""
+    from mlops_lint.model.quantity import parse_quantity
+
+    spec = obj.body.get_map("spec") if obj is not None else None
+    limits = spec.get_map("limits") if spec is not None else None
+    found = {}
+    for name in LIMITED:
+        raw = limits.get(name) if limits is not None else None
+        amount = parse_quantity(raw)
+        if amount is not None:
+            found[name] = (amount, raw)
+    return found
+
+
+def _capacity(vm: VmSize | None, name: str) -> Any:
+    if vm is None:
+        return None
+    if name == "cpu":
+        return vm.vcpus
+    if name == "memory":
+        return vm.memory_bytes
+    return vm.gpus if vm.gpu_resource == name and vm.gpus else None
+
+
+def over_limits(obj: Any, vm_size: Any, requests: dict) -> str | None:
+    """Why a NodePool's ``spec.limits`` stop Karpenter from making a node of ``vm_size`` (a name,
+    or UNKNOWN) for a pod with ``requests`` (:func:`linter.model.podrequests.pod_requests`): a
+    limit below the pod's request (no node that fits the pod fits the limit), else below one
+    node's capacity of the size; None when they do not."""
+    from mlops_lint.model.quantity import format_bytes, format_quantity
+
+    limits = nodepool_limits(obj)
+    if not limits:
+        return None
+    vm = lookup(vm_size) if isinstance(vm_size, str) else None
+    for name, (limit, raw) in limits.items():
+        asked = requests.get(name)
+        if asked is not None and asked.amount > limit:
+            shown = (format_bytes(int(asked.amount)) if name == "memory" and asked.amount.denominator == 1
+                     else format_quantity(asked.amount))
+            return f"its `limits` cap `{name}` at `{raw}`, below the pod's request of {shown}"
+    for name, (limit, raw) in limits.items():
+        capacity = _capacity(vm, name)
+        if capacity is not None and capacity > limit:
+            what = format_bytes(capacity) if name == "memory" else str(capacity)
+            return f"its `limits` cap `{name}` at `{raw}`, below one {vm.name} node's {what}"
+    return None

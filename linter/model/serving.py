@@ -16,8 +16,25 @@ linter's business there, so a workload counts as serving only on evidence:
   ``python -m vllm.entrypoints…``).
 
 :func:`serving_sign` says why (for messages), memoised on the view; :func:`long_running_server`
-is the narrower question the REL rules ask (a Deployment or StatefulSet whose pods the
-workload's own fields describe).
+is the narrower question REL001 asks of a pod's containers (a Deployment, StatefulSet or
+LeaderWorkerSet whose pods the workload's own fields describe), and :func:`replicated_server` the
+one REL002 and REL003 ask (how many copies of the model run, where that count is written, which
+pods a disruption budget must select). Per kind, from what its controller does:
+
+- Deployment, StatefulSet: ``spec.replicas`` copies of the pod template.
+- LeaderWorkerSet: ``spec.replicas`` groups, each one copy of the model spread over ``size`` pods
+  (leader and workers). Only the leader serves requests (the workers run the engine's shards), so
+  REL001 judges the leader's server container. The LWS controller labels every pod
+  ``leaderworkerset.sigs.k8s.io/name: <name>``, which a budget may select.
+- KServe InferenceService: the predictor's ``minReplicas`` copies (KServe's default is 1; the
+  autoscaler adds more under load); KServe labels the pods ``serving.kserve.io/inferenceservice:
+  <name>`` and ``component: predictor`` beside the InferenceService's and the predictor's own
+  labels. A predictor with a ``workerSpec`` spans nodes as a LeaderWorkerSet group does.
+- KubeRay RayService: none of the REL rules' counts apply. KubeRay injects the Ray containers'
+  readiness and liveness probes itself (the workers' readiness checks Ray Serve's proxy), and a
+  worker group's ``replicas`` counts Ray nodes, not copies of the model: Ray Serve places the
+  model's replicas over them (``num_replicas``, ``max_replicas_per_node``), one replica may span
+  several worker pods (tensor or pipeline parallel), and Ray's autoscaler changes the count.
 """
 
 from __future__ import annotations
@@ -25,7 +42,9 @@ from __future__ import annotations
 import posixpath
 import re
 
-from mlops_lint.model.k8s import KSERVE, Container, Workload, image_reference
+from typing import NamedTuple
+
+from mlops_lint.model.k8s import KSERVE, Container, PodSpec, Workload, image_reference
 from mlops_lint.model.images import repository_path
 from mlops_lint.model.memo import once
 from mlops_lint.model.shellc import POSIX_SHELLS, statements
@@ -143,9 +162,89 @@ def _serving_sign(workload: Workload) -> str | None:
     return None
 
 
+LWS = ("leaderworkerset.x-k8s.io", "LeaderWorkerSet")
+LWS_NAME_LABEL = "leaderworkerset.sigs.k8s.io/name"  # set by the LWS controller on every pod of the set
+KSERVE_NAME_LABEL = "serving.kserve.io/inferenceservice"  # set by KServe on every pod of the service
+_PROBED = frozenset({("apps", "Deployment"), ("apps", "StatefulSet"), LWS})
+
+
 def long_running_server(workload: Workload | None) -> str | None:
-    """:func:`serving_sign` of a Deployment or StatefulSet (the kinds whose replicas, probes and
-    disruption budgets the REL rules judge), else None."""
-    if workload is None or (workload.obj.group, workload.obj.kind) not in (("apps", "Deployment"), ("apps", "StatefulSet")):
+    """:func:`serving_sign` of a Deployment, StatefulSet or LeaderWorkerSet (the kinds whose server
+    containers REL001 judges: nothing else gives them probes), else None."""
+    if workload is None or (workload.obj.group, workload.obj.kind) not in _PROBED:
         return None
     return serving_sign(workload)
+
+
+def serves_requests(pod: PodSpec) -> bool:
+    """Whether a pod of a server workload answers the model's requests: a LeaderWorkerSet's workers
+    do not when the set has a leader template (they run the engine's shards for their leader)."""
+    workload = pod.workload
+    if workload is None or (workload.obj.group, workload.obj.kind) != LWS:
+        return True
+    return pod.role != "worker"
+
+
+class Replicas(NamedTuple):
+    """The copies of a model a server workload keeps running, where its count is written, and
+    the pods a disruption budget of it must select."""
+
+    sign: str  # why the workload serves a model (serving_sign)
+    count: int
+    holder: object  # the YMap that writes the count
+    key: str  # the count's key in it (``replicas``, ``minReplicas``)
+    node: tuple  # the count's node path
+    pods: list  # the pods of one copy that must not all go at once
+    labels: dict  # labels the controller gives those pods beside their templates' (LWS, KServe)
+    groups: bool  # each copy is a group of pods spread over nodes on purpose (LWS, multi-node KServe)
+
+
+def _literal(holder, key: str) -> int | None:
+    value = holder.get(key) if holder is not None else None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def replicated_server(workload: Workload) -> Replicas | None:
+    """The :class:`Replicas` of a workload that serves a model with a literal count (see the
+    module's list), else None (not a server, no literal count, or a kind the count means nothing
+    for: RayService)."""
+    return once(workload, "replicated_server", lambda: _replicated_server(workload))
+
+
+def _replicated_server(workload: Workload) -> Replicas | None:
+    obj, pods = workload.obj, workload.pods
+    kind = (obj.group, obj.kind)
+    spec = obj.body.get_map("spec")
+    if not pods or spec is None:
+        return None
+    if kind in (("apps", "Deployment"), ("apps", "StatefulSet"), LWS):
+        count = _literal(spec, "replicas")
+        if count is None:
+            return None
+        sign = serving_sign(workload)
+        if sign is None:
+            return None
+        groups = kind == LWS
+        labels = {LWS_NAME_LABEL: obj.name} if groups and obj.name else {}
+        return Replicas(sign, count, spec, "replicas", ("spec", "replicas"), pods, labels, groups)
+    if kind == (KSERVE, "InferenceService"):
+        predictor = spec.get_map("predictor")
+        count = _literal(predictor, "minReplicas")
+        own = [p for p in pods if p.path == ("spec", "predictor")]
+        if count is None or not own:
+            return None
+        sign = serving_sign(workload)
+        if sign is None:
+            return None
+        labels = {}
+        for holder in (obj.metadata, predictor):
+            written = holder.get("labels") if holder is not None else None
+            if isinstance(written, dict):
+                labels.update({k: v for k, v in written.items() if isinstance(v, str)})
+        if obj.name:
+            labels[KSERVE_NAME_LABEL] = obj.name
+        labels["component"] = "predictor"
+        groups = predictor.get_map("workerSpec") is not None
+        return Replicas(sign, count, predictor, "minReplicas", ("spec", "predictor", "minReplicas"), own, labels,
+                        groups)
+    return None

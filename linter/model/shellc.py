@@ -13,6 +13,7 @@ strings and here-documents are not split out: this is a reading for signals, not
 
 from __future__ import annotations
 
+import re
 import shlex
 from functools import lru_cache
 
@@ -93,11 +94,34 @@ def _masked(script: str) -> str:
     return "".join(out)
 
 
+# a here-document's operator and delimiter word (``<<EOF``, ``<<-'EOF'``, ``<< "END"``), not a here-string
+_HEREDOC = re.compile(r"(?<!<)<<(-?)[ \t]*(['\"]?)\\?([A-Za-z_][A-Za-z0-9_.-]*)\2")
+
+
+def _without_heredocs(script: str) -> str:
+    """The script without the bodies of its here-documents (their lines are data, not commands)."""
+    lines = script.split("\n")
+    out: list[str] = []
+    ending: list[tuple[str, bool]] = []  # delimiters still open on the lines that follow
+    for line in lines:
+        if ending:
+            word, tabs = ending[0]
+            if (line.lstrip("\t") if tabs else line) == word:
+                ending.pop(0)
+            continue
+        out.append(line)
+        for match in _HEREDOC.finditer(line):
+            ending.append((match.group(3), match.group(1) == "-"))
+    return "\n".join(out)
+
+
 @lru_cache(maxsize=512)  # a pure function of the text; the replicas of a job mostly share their scripts
 def statements(script: str) -> tuple[tuple[tuple[str, ...], str | None], ...]:
     """The script's simple commands, each with the operator that ends it (None at the end);
-    redirections and their targets are left out. Empty when the script cannot be split (an
-    unclosed quote)."""
+    redirections and their targets are left out, and so are here-documents' bodies. Empty when
+    the script cannot be split (an unclosed quote)."""
+    if "<<" in script:
+        script = _without_heredocs(script)
     try:
         lexer = shlex.shlex(_masked(script.replace("\\\n", " ")), posix=True, punctuation_chars=";&|()<>\n")
         lexer.whitespace = " \t\r"

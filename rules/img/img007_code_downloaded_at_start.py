@@ -17,6 +17,12 @@ The command is read directly (`command: [pip, install, …]`) or as the script o
 `bash -c` start, split into its statements (`;`, `&&`, `|`, lines). The finding points at the
 command or script item that holds the download.
 
+A shell script the container runs from a file (`bash /scripts/start.sh`, `command:
+[/scripts/start.sh]`, or `bash`, `sh`, `source` or `.` of it in a `sh -c` script) is read too
+when the file is a key of a ConfigMap of the project mounted there (a `configMap` volume at the
+script's folder, through its `items` if it lists them, or at the script's path with `subPath`):
+the finding points at the item that names the script and names the ConfigMap's key.
+
 ## Why is this bad?
 The article packages "model weights, metadata, and configurations in container images to enable
 portability, simplified versioning", builds its training image with the requirements installed
@@ -44,7 +50,8 @@ Use instead (the packages installed in the image's Dockerfile):
 ```
 
 ## Known problems
-- Scripts the container runs from a file (`bash /scripts/start.sh`) are not read.
+- A script the container runs from its image (a `COPY` of the Dockerfile), a Secret or a
+  projected volume is not read, nor a script that a script runs.
 - `apt-get install`, `conda install` and `git clone` at start are not flagged.
 - Moving the install into the image is a change of the image: there is no automatic fix.
 
@@ -159,10 +166,108 @@ def downloads(statements_: tuple[tuple[tuple[str, ...], str | None], ...], raw: 
     return None
 
 
+def _script_runs(container: Container) -> list[tuple[str, object, tuple]]:
+    """(path, span, node) of each shell script file the container's command runs: ``bash
+    /scripts/start.sh`` or ``/scripts/start.sh`` as the command, or a statement of its ``sh -c``
+    script that runs one (``bash``/``sh``, ``source``, ``.`` or the path itself)."""
+    found = []
+    start = shell_c(container)
+    if start is not None:
+        for words, _ in statements(start.script):
+            words = _strip_wrappers(words)
+            path = _script_word(words)
+            if path is not None:
+                found.append((path, start.span, start.node))
+        return found
+    strings = container.command_strings
+    path = _script_word(tuple(strings))
+    if path is None:
+        return found
+    for field in ("command", "args"):
+        seq = container.body.get_seq(field)
+        for index, item in enumerate(seq or ()):
+            if item == path:
+                return [(path, seq.item_span(index), container.path + (field, index))]
+    return found
+
+
+def _script_word(words: tuple[str, ...]) -> str | None:
+    """The script file a command runs (a word ending in ``.sh``/``.bash``), else None."""
+    if not words:
+        return None
+    program = posixpath.basename(words[0])
+    if program in POSIX_SHELLS or program in ("source", "."):
+        rest = [w for w in words[1:] if not w.startswith("-")]
+        if words[1:2] and words[1].startswith("-") and "c" in words[1][1:]:
+            return None  # `bash -c …`: inline code, read as such elsewhere
+        candidate = rest[0] if rest else None
+    else:
+        candidate = words[0]
+    if candidate is not None and candidate.endswith((".sh", ".bash")) and "$" not in candidate:
+        return candidate
+    return None
+
+
+def _mounted_script(container: Container, path: str, ctx) -> tuple[object, str] | None:
+    """(ConfigMap, key) whose text the container sees at ``path``: a ``configMap`` volume
+    mounted at its folder (through ``items`` when listed) or at the path itself (``subPath``)."""
+    working = container.body.get("workingDir")
+    if not path.startswith("/"):
+        if not isinstance(working, str) or not working.startswith("/"):
+            return None
+        path = posixpath.join(working, path)
+    path = posixpath.normpath(path)
+    volumes = {v.get("name"): v for _, v in container.pod.volumes}
+    for _, mount in container.volume_mounts:
+        where, sub = mount.get("mountPath"), mount.get("subPath")
+        volume = volumes.get(mount.get("name"))
+        source = volume.get("configMap") if volume is not None else None
+        if not isinstance(where, str) or not isinstance(source, dict) or not isinstance(source.get("name"), str):
+            continue
+        where = posixpath.normpath(where)
+        if isinstance(sub, str) and sub:
+            relative = sub if path == where else None
+        else:
+            relative = path[len(where) + 1:] if path.startswith(where.rstrip("/") + "/") else None
+        if not relative:
+            continue
+        items = source.get("items")
+        if isinstance(items, list):
+            key = next((i.get("key") for i in items if isinstance(i, dict) and i.get("path") == relative), None)
+        else:
+            key = relative if "/" not in relative else None
+        if not isinstance(key, str):
+            continue
+        namespace = container.obj.namespace
+        for config in ctx.index.named("ConfigMap", source["name"]):
+            if config.group == "" and (not namespace or not config.namespace or config.namespace == namespace):
+                return config, key
+    return None
+
+
+def _script_download(config, key: str, ctx) -> str | None:
+    data = config.body.get("data")
+    text = data.get(key) if isinstance(data, dict) else None
+    if not isinstance(text, str):
+        return None
+    return ctx.index.memo(("IMG007-script", config.key, key), lambda: downloads(statements(text), text))
+
+
 @rule(code="IMG007", name="code-downloaded-at-start", severity="warning", scope=CONTAINER, tags=("images", "supply-chain"))
 def check(container: Container, ctx):
     strings = container.command_strings
-    if not strings or not any(("pip" in s or "curl" in s or "wget" in s) for s in strings):
+    if not strings:
+        return
+    inline = list(_inline(container, strings))
+    if inline:
+        yield from inline
+    elif container.body.get("volumeMounts") and any(".sh" in s or ".bash" in s for s in strings):
+        yield from _from_scripts(container, ctx)  # cheap: a script file, and a mounted volume, are named first
+
+
+def _inline(container: Container, strings: list[str]):
+    """The finding of a download the command or its ``sh -c`` script makes itself."""
+    if not any(("pip" in s or "curl" in s or "wget" in s) for s in strings):
         return  # cheap: nothing that could download
     start = shell_c(container)
     if start is not None:
@@ -187,3 +292,27 @@ def check(container: Container, ctx):
         fix="move the install into the image's Dockerfile (`RUN python -m pip install --no-cache-dir -r "
             "requirements.txt`) and start the program directly",
     )
+
+
+def _from_scripts(container: Container, ctx):
+    for path, span, node in _script_runs(container):
+        found = _mounted_script(container, path, ctx)
+        if found is None:
+            continue
+        config, key = found
+        what = _script_download(config, key, ctx)
+        if what is None:
+            continue
+        data = config.body.get_map("data")
+        line = data.key_span(key).line if data is not None else config.span.line
+        yield Finding(
+            span,
+            f"{container.kind_label} `{container.name}` runs `{path}` (key `{key}` of ConfigMap `{config.name}`, "
+            f"{config.path}:{line}), which downloads code when it starts ({what}): every replica, restart and retry "
+            "after preemption fetches it again, gets whatever is served that day, and fails to start when the source "
+            "is down; install it in the image instead",
+            node=node,
+            fix="move the install into the image's Dockerfile (`RUN python -m pip install --no-cache-dir -r "
+                "requirements.txt`) and run the script's remaining steps directly",
+        )
+        return

@@ -12,8 +12,13 @@ project's own cluster says otherwise:
   `sku: { name: 'Automatic' }` or `nodeProvisioningProfile: { mode: 'Auto' }`. The finding
   points at the value;
 - with `aks-automatic` given: an `az aks create`, `azurerm_kubernetes_cluster` or
-  `managedClusters` resource with neither (and no NAP update of that cluster). The finding
-  points at the command or the resource.
+  `managedClusters` resource with neither (and no NAP update of that cluster), or an
+  `az aks update --node-provisioning-mode Manual` (which turns NAP off). The finding points at the
+  command or the resource (at the value for `Manual`).
+
+Scripts are read in order (files by path, then line by line): node auto-provisioning that a
+later `--node-provisioning-mode Manual` of the same cluster turns off is not reported under
+`aks-standard`, and is not what the profile is inferred from.
 
 A value the project does not determine (`--sku "$SKU"`) is not judged. This rule was asked for
 as LNT003 in issue 37; LNT003 is the expired-suppression rule, so it is LNT005.
@@ -55,8 +60,8 @@ az aks create --resource-group "$RESOURCE_GROUP" --name "$AKS_CLUSTER" --sku aut
 """
 
 from mlops_lint.profiles import AUTOMATIC_PROFILE, explicit, given_by
-from mlops_lint.model.cluster.modes import may_be_same, modes_of
-from mlops_lint.model.cluster.pools import AUTOMATIC, NAP, STANDARD
+from mlops_lint.model.cluster.modes import live, may_be_same, modes_of
+from mlops_lint.model.cluster.pools import AUTOMATIC, MANUAL, NAP, STANDARD
 from mlops_lint.rule import SHELL, Finding, rule
 
 
@@ -70,6 +75,7 @@ def check(source, ctx):
     if not any(m.origin.path == path for m in modes):
         return
     automatic = config.profile == AUTOMATIC_PROFILE
+    modes = live(modes)
     managed = [m for m in modes if m.kind in (AUTOMATIC, NAP)]
     for mode in modes:
         if mode.origin.path != path:
@@ -80,6 +86,13 @@ def check(source, ctx):
                           f"{mode.how} makes {what} cluster but the profile is aks-standard ({given_by(config)}): "
                           "the AKS node-pool and placement rules judge pools NAP never makes and the NAP rules do not "
                           "run; give --profile aks-automatic, or drop the profile to have it inferred",
+                          node=("cluster", str(mode.cluster), "profile"))
+        elif automatic and mode.kind == MANUAL and not any(may_be_same(mode.cluster, m.cluster) for m in managed):
+            yield Finding(mode.origin.target,
+                          f"{mode.how} turns node auto-provisioning off, making an AKS Standard cluster, but the "
+                          f"profile is aks-automatic ({given_by(config)}): the AKS node-pool rules (AKS001-AKS007, "
+                          "GPU006) are off for the pools this project then owns; give --profile aks-standard, or drop "
+                          "the update",
                           node=("cluster", str(mode.cluster), "profile"))
         elif automatic and mode.kind == STANDARD and not any(may_be_same(mode.cluster, m.cluster) for m in managed):
             yield Finding(mode.origin.target,

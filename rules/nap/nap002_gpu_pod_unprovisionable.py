@@ -17,6 +17,12 @@ to an `AKSNodeClass`, or none), each judged per VM size its requirements allow:
   tolerate. The finding points at the selector entry (else the affinity), or at
   `tolerations:` (else the GPU request), and names each NodePool and why.
 
+A NodePool takes the pod only within its `spec.limits` (`nvidia.com/gpu`, `amd.com/gpu`, `cpu`,
+`memory`): Karpenter never makes a node whose capacity exceeds them, so a limit below the pod's
+request, or below one node's capacity of every size the NodePool allows, keeps that NodePool
+from serving the pod. When the NodePools that would take the pod are all stopped by their limits,
+the finding points at the GPU request and names each NodePool's limit.
+
 Kueue's flavors are applied as admission applies them (their node labels and tolerations). A pod
 with `nodeName` is not judged, nor a DaemonSet's (its pods follow the nodes that exist; NAP makes
 no node for them), nor a KAITO Workspace's (KAITO provisions its GPU nodes itself). A NodePool whose requirements exclude GPU sizes (`sku-family In [D, E]`,
@@ -74,7 +80,8 @@ spec:
 - The project's NodePools are taken to be all the cluster has besides AKS's default one: a
   GPU NodePool another repository applies is not seen; suppress the finding there, or lint the
   NodePools with the workloads.
-- Subscription quota, regional availability and NodePool `limits` are not judged.
+- Subscription quota and regional availability are not judged; nor are NodePool `limits` that
+  the nodes already running use up (only what one node needs is compared with them).
 
 ## References
 - AKS, Node auto-provisioning NodePools: https://learn.microsoft.com/azure/aks/node-auto-provisioning-node-pools
@@ -86,7 +93,9 @@ from mlops_lint.model.cluster.modes import managed_cluster
 from mlops_lint.model.cluster.placement import selector_anchor
 from mlops_lint.model.gpunodes import entry_node, gpu_entries
 from mlops_lint.model.k8s import PodSpec
+from mlops_lint.model.nap import over_limits
 from mlops_lint.model.napcluster import provisioning_cluster
+from mlops_lint.model.podrequests import pod_requests
 from mlops_lint.rule import POD, Finding, rule
 
 
@@ -106,10 +115,20 @@ def check(pod: PodSpec, ctx):
     if placement is None:
         return
     serving = [v for v in placement.verdicts if v.offers != "no"]
-    if any(v.possible for v in serving) or refused_queue(pod, ctx):
+    possible = [v for v in serving if v.possible]
+    capped = _capped(possible, pod) if possible else None
+    if (possible and capped is None) or refused_queue(pod, ctx):
         return
     container, section, resource = entries[0]
     asked = f"{resource.name} ({container.kind_label} `{container.name}`)"
+    if capped is not None:
+        yield Finding(resource.key_span, f"{pod.describe()} asks for {asked} but the `limits` of every NodePool that "
+                      f"takes it stop NAP from making a node for it ({managed.why}): {capped}; NAP never makes a node "
+                      "for it and it stays Pending",
+                      node=entry_node(container, section, resource),
+                      fix="raise the NodePool's `limits` to at least one node of a size that fits the pod "
+                          "(Karpenter compares a node's whole capacity with them)")
+        return
     if not serving:
         own = sorted({str(v.pool.name) for v in placement.verdicts if v.pool.path})
         theirs = (f"the project's NodePools ({', '.join(own)}) allow no VM size with it" if own
@@ -133,6 +152,23 @@ def check(pod: PodSpec, ctx):
     yield Finding(span, f"{pod.describe()} asks for {asked} but no NodePool that can make a node with it takes "
                   f"the pod ({managed.why}): {_by_nodepool(serving)}; NAP never makes a node for it and it stays Pending",
                   node=node, fix=fix)
+
+
+def _capped(verdicts, pod, limit: int = 6) -> str | None:
+    """When each NodePool (size) that takes the pod is stopped by its ``spec.limits``: one reason
+    per NodePool (``gpu` (nodepool.yaml:9): its `limits` cap …``); else None."""
+    requests = pod_requests(pod)
+    first: dict[str, str] = {}
+    for verdict in verdicts:
+        why = over_limits(verdict.pool.nodepool, verdict.pool.vm_size, requests)
+        if why is None:
+            return None
+        obj = verdict.pool.nodepool
+        first.setdefault(str(verdict.pool.name), f"`{verdict.pool.name}` ({obj.path}:{obj.span.line}): {why}")
+    items = list(first.values())
+    if len(items) > limit:
+        items = items[:limit] + [f"and {len(items) - limit} more"]
+    return "; ".join(items)
 
 
 def _by_nodepool(verdicts, limit: int = 6) -> str:

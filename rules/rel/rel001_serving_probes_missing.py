@@ -7,9 +7,17 @@ or a command that starts one: `vllm serve`, `tritonserver`, `python -m vllm.entr
 the container has no `readinessProbe` or no `livenessProbe`. One finding per container names what
 is missing and, for a known server, its health endpoint; it points at the container's name.
 
+A LeaderWorkerSet that serves a model (vLLM, SGLang or TensorRT-LLM over several nodes) is
+judged on its leader: the leader's server container answers the requests, and the workers only
+run the engine's shards for it (without a `leaderTemplate` every pod runs the one template, and
+its server container is judged).
+
 Other containers of the pod, other Deployments (web front ends, controllers, demos), Jobs and
-training workloads are not judged. KServe InferenceServices are left out: KServe and Knative give
-the predictor container a readiness probe of their own.
+training workloads are not judged. Two serving kinds are left out because their controllers
+write the probes: KServe InferenceServices (in serverless mode Knative's queue-proxy probes the
+predictor, and a `model:` predictor runs its ServingRuntime's container, probes included) and
+KubeRay RayServices (KubeRay injects readiness and liveness probes into the head and worker
+containers, and the workers' readiness checks Ray Serve's proxy).
 
 ## Why is this bad?
 The article links AKS's resiliency and reliability practices for what keeps a pipeline up, and
@@ -45,7 +53,9 @@ Use instead:
 
 ## Known problems
 - The endpoint and the delays depend on the server and the model's load time: there is no
-  automatic fix. A `startupProbe` does not replace either probe.
+  automatic fix. A `startupProbe` does not replace either probe. The hint names a known server's
+  health path and port: its default port, or the one port the container declares instead (a
+  `--port` flag moved it); with several other ports declared, the path only.
 - A serving image the linter does not know as a model server is not judged.
 
 ## References
@@ -54,7 +64,7 @@ Use instead:
 - AKS, Resiliency and reliability best practices: https://learn.microsoft.com/azure/aks/best-practices-app-cluster-reliability
 """
 
-from mlops_lint.model.serving import long_running_server, server_image, server_program
+from mlops_lint.model.serving import long_running_server, server_image, server_program, serves_requests
 from mlops_lint.rule import CONTAINER, Finding, rule
 
 # health endpoints of the servers whose image says which one it is (path, port)
@@ -72,7 +82,7 @@ def check(container, ctx):
     if container.field != "containers":
         return
     workload = container.pod.workload
-    if workload is None or long_running_server(workload) is None:
+    if workload is None or long_running_server(workload) is None or not serves_requests(container.pod):
         return
     image = server_image(container.image)
     if image is None and server_program(container) is None:
@@ -81,7 +91,10 @@ def check(container, ctx):
     if not missing:
         return
     known = HEALTH.get(image or "")
-    where = f" (this server answers on `{known[0]}`, port {known[1]})" if known else ""
+    where = ""
+    if known:
+        port = _port(container, known[1])
+        where = f" (this server answers on `{known[0]}`" + (f", port {port})" if port else ")")
     yield Finding(
         container.span,
         f"model server `{container.name}` of {workload.kind} `{workload.obj.name}` has no "
@@ -92,3 +105,14 @@ def check(container, ctx):
         node=container.path + ("name",),
         fix=f"add {' and '.join(f'`{p}`' for p in missing)} on the server's health endpoint{where}",
     )
+
+
+def _port(container, default: int) -> int | None:
+    """The port the server listens on: its default when the container declares it or no port,
+    the one port it declares (a `--port` moved it), else None (several, none the default)."""
+    ports = container.body.get("ports")
+    declared = [p.get("containerPort") for p in ports if isinstance(p, dict)] if isinstance(ports, list) else []
+    declared = [p for p in declared if isinstance(p, int) and not isinstance(p, bool)]
+    if not declared or default in declared:
+        return default
+    return declared[0] if len(declared) == 1 else None

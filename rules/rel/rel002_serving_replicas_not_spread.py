@@ -2,12 +2,21 @@
 
 ## What it does
 Flags a Deployment or StatefulSet that serves a model (a container running a model-server image
-or command, as REL001 recognises them) with `replicas` of 2 or more when its pod template has
-neither `topologySpreadConstraints` nor a pod anti-affinity (`affinity.podAntiAffinity`, required
-or preferred). The finding points at the `replicas` value.
+or command, as REL001 recognises them) with `replicas` of 2 or more, and a KServe
+InferenceService whose predictor keeps `minReplicas` of 2 or more, when the pod template (the
+predictor's pod spec) has neither `topologySpreadConstraints` nor a pod anti-affinity
+(`affinity.podAntiAffinity`, required or preferred). The finding points at the `replicas` (or
+`minReplicas`) value.
 
-A workload without `replicas` (one replica, or an autoscaler's count) and single-replica servers
-are not judged; nor are other Deployments, Jobs and training workloads.
+A workload without a literal count (one replica, or an autoscaler's count) and single-replica
+servers are not judged; nor are other Deployments, Jobs and training workloads. Kinds whose
+copies of the model are groups of pods placed together on purpose are left out: a LeaderWorkerSet
+(each of its `replicas` is a leader and its workers, which the LWS controller and its
+`exclusive-topology` annotation keep in one topology domain, each pod usually holding a node's
+GPUs) and a multi-node KServe predictor (`workerSpec`); a constraint over the pods' labels would
+also pull a group's own pods apart. So is a KubeRay RayService, whose worker `replicas` count Ray
+nodes, not copies of the model: Ray Serve places the model's replicas over them
+(`max_replicas_per_node` spreads them) and one replica may span several workers.
 
 ## Why is this bad?
 The article asks for autoscaling "to support high model request volumes at peak times" and
@@ -30,6 +39,15 @@ spec:
         image: vllm/vllm-openai:v0.6.3
 ```
 
+For a KServe InferenceService, the same applies to the predictor:
+```yaml
+spec:
+  predictor:
+    minReplicas: 2
+    model:
+      modelFormat: {name: huggingface}
+```
+
 Use instead:
 ```yaml
 spec:
@@ -48,6 +66,20 @@ spec:
         image: vllm/vllm-openai:v0.6.3
 ```
 
+and on the predictor (its pod spec is inline):
+```yaml
+spec:
+  predictor:
+    minReplicas: 2
+    topologySpreadConstraints:
+    - maxSkew: 1
+      topologyKey: kubernetes.io/hostname
+      whenUnsatisfiable: ScheduleAnyway
+      labelSelector: {matchLabels: {serving.kserve.io/inferenceservice: llm}}
+    model:
+      modelFormat: {name: huggingface}
+```
+
 ## Known problems
 - Whether to spread over nodes or zones, and whether strictly (`DoNotSchedule`, which can leave
   replicas pending on a small GPU pool) is the user's choice: there is no automatic fix.
@@ -58,17 +90,10 @@ spec:
 - AKS, Resiliency and reliability best practices: https://learn.microsoft.com/azure/aks/best-practices-app-cluster-reliability
 """
 
-from mlops_lint.model.serving import long_running_server
+from mlops_lint.model.serving import replicated_server
 from mlops_lint.rule import WORKLOAD, Finding, rule
 
 MIN_REPLICAS = 2
-
-
-def replicas(workload) -> int | None:
-    """The literal ``spec.replicas`` of a Deployment or StatefulSet, else None."""
-    spec = workload.obj.body.get_map("spec")
-    value = spec.get("replicas") if spec is not None else None
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def spread(pod) -> bool:
@@ -81,19 +106,19 @@ def spread(pod) -> bool:
 
 @rule(code="REL002", name="serving-replicas-not-spread", severity="info", scope=WORKLOAD, tags=("reliability", "serving"))
 def check(workload, ctx):
-    count = replicas(workload)
-    if count is None or count < MIN_REPLICAS or not workload.pods:
+    if not workload.pods:
         return
-    sign = long_running_server(workload)
-    if sign is None or any(spread(pod) for pod in workload.pods):
+    found = replicated_server(workload)
+    if found is None or found.count < MIN_REPLICAS or found.groups or any(spread(pod) for pod in found.pods):
         return
-    spec = workload.obj.body.get_map("spec")
+    field = " (`minReplicas`)" if found.key == "minReplicas" else ""
     yield Finding(
-        spec.value_span("replicas"),
-        f"{workload.kind} `{workload.obj.name}` serves a model ({sign}) with {count} replicas but neither "
-        "`topologySpreadConstraints` nor a pod anti-affinity: the scheduler may put every replica on one node, "
-        "and one node drain or GPU failure takes the model offline",
-        node=("spec", "replicas"),
+        found.holder.value_span(found.key),
+        f"{workload.kind} `{workload.obj.name}` serves a model ({found.sign}) with {found.count} replicas"
+        f"{field} but neither `topologySpreadConstraints` nor a pod anti-affinity: the scheduler may put "
+        "every replica on one node, and one node drain or GPU failure takes the model offline",
+        node=found.node,
         fix="add `topologySpreadConstraints` over `kubernetes.io/hostname` (or zones) with the pods' labels, "
-            "or a preferred `podAntiAffinity`",
+            "or a preferred `podAntiAffinity`"
+            + (" (on the predictor: its pod spec is inline)" if found.key == "minReplicas" else ""),
     )

@@ -1,15 +1,27 @@
 """A multi-replica model server without a PodDisruptionBudget.
 
 ## What it does
-Flags a Deployment or StatefulSet that serves a model (a container running a model-server image
-or command, as REL001 recognises them) with `replicas` of 2 or more when no PodDisruptionBudget
-(`policy/v1`) of the project selects its pods: a PDB whose namespace is the workload's (either
-unwritten counts as a match) and whose `selector` matches the pod template's labels. The finding
-points at the `replicas` value.
+Flags a model server with two or more copies of the model and no PodDisruptionBudget
+(`policy/v1`) of the project that selects its pods: a PDB whose namespace is the workload's
+(either unwritten counts as a match) and whose `selector` matches the pods' labels. The servers
+judged, and the labels their pods carry:
+
+- a Deployment or StatefulSet that serves a model (a container running a model-server image or
+  command, as REL001 recognises them) with `replicas` of 2 or more: its pod template's labels;
+- a LeaderWorkerSet that serves a model with `replicas` (groups) of 2 or more: its leader's and
+  workers' template labels, and `leaderworkerset.sigs.k8s.io/name: <name>`, which the LWS
+  controller sets on every pod of the set;
+- a KServe InferenceService whose predictor keeps `minReplicas` of 2 or more: the
+  InferenceService's and the predictor's `labels`, and the labels KServe sets on the predictor's
+  pods (`serving.kserve.io/inferenceservice: <name>`, `component: predictor`).
+
+The finding points at the `replicas` (or `minReplicas`) value.
 
 Single-replica servers (a PDB cannot keep one replica up through a drain without blocking it),
-workloads without a literal `replicas`, other Deployments, Jobs and training workloads are not
-judged.
+servers without a literal count, other Deployments, Jobs and training workloads are not judged.
+Nor is a KubeRay RayService: its worker `replicas` count Ray nodes, not copies of the model (one
+Ray Serve replica may span several workers, and Ray's autoscaler changes the count), and its head
+pod, which every replica needs, is a single pod a budget can only pin.
 
 ## Why is this bad?
 The article points at AKS's resiliency and reliability practices, and notes that disruption
@@ -31,6 +43,9 @@ spec:
       labels: {app: llm}
 ```
 
+For a LeaderWorkerSet, a drain that evicts one pod of a group restarts the whole group (the LWS
+default `RecreateGroupOnPodRestart`), so a drain of a few nodes can take every group down.
+
 Use instead (beside it):
 ```yaml
 apiVersion: policy/v1
@@ -41,6 +56,9 @@ spec:
   selector:
     matchLabels: {app: llm}
 ```
+
+(for a LeaderWorkerSet, `matchLabels: {leaderworkerset.sigs.k8s.io/name: <name>}`; for a KServe
+InferenceService, `matchLabels: {serving.kserve.io/inferenceservice: <name>}`).
 
 ## Known problems
 - A PDB created outside the linted files (another chart, the platform team's repository) is not
@@ -54,9 +72,9 @@ spec:
 """
 
 from mlops_lint.model.selectors import selector_matches
-from mlops_lint.model.serving import long_running_server
+from mlops_lint.model.serving import KSERVE_NAME_LABEL, LWS_NAME_LABEL, replicated_server
 from mlops_lint.rule import WORKLOAD, Finding, rule
-from mlops_lint.rules.rel.rel002_serving_replicas_not_spread import MIN_REPLICAS, replicas
+from mlops_lint.rules.rel.rel002_serving_replicas_not_spread import MIN_REPLICAS
 
 
 def budgets(index) -> list:
@@ -72,23 +90,26 @@ def covered(pdb, namespace: str | None, labels) -> bool:
 
 @rule(code="REL003", name="serving-pdb-missing", severity="warning", scope=WORKLOAD, tags=("reliability", "serving"))
 def check(workload, ctx):
-    count = replicas(workload)
-    if count is None or count < MIN_REPLICAS or not workload.pods:
+    if not workload.pods:
         return
-    sign = long_running_server(workload)
-    if sign is None:
+    found = replicated_server(workload)
+    if found is None or found.count < MIN_REPLICAS:
         return
-    labels = workload.pods[0].labels
+    # the labels each pod carries: its template's, and those its controller adds
+    pod_labels = [{**pod.labels, **found.labels} if found.labels else pod.labels for pod in found.pods]
     namespace = workload.obj.namespace
-    if any(covered(pdb, namespace, labels) for pdb in budgets(ctx.index)):
+    if any(covered(pdb, namespace, labels) for pdb in budgets(ctx.index) for labels in pod_labels):
         return
-    spec = workload.obj.body.get_map("spec")
-    app = next(iter(labels.items()), None)
+    app = next((pair for pair in found.labels.items() if pair[0] in (LWS_NAME_LABEL, KSERVE_NAME_LABEL)), None)
+    if app is None:
+        app = next(iter(pod_labels[0].items()), None)
     selector = f"`selector: {{matchLabels: {{{app[0]}: {app[1]}}}}}`" if app else "a selector of its pods' labels"
+    field = " (`minReplicas`)" if found.key == "minReplicas" else " (groups of pods)" if found.groups else ""
     yield Finding(
-        spec.value_span("replicas"),
-        f"{workload.kind} `{workload.obj.name}` serves a model ({sign}) with {count} replicas but no "
-        "PodDisruptionBudget selects its pods: a node upgrade or autoscaler scale-down may evict every replica at once",
-        node=("spec", "replicas"),
+        found.holder.value_span(found.key),
+        f"{workload.kind} `{workload.obj.name}` serves a model ({found.sign}) with {found.count} replicas{field} "
+        "but no PodDisruptionBudget selects its pods: a node upgrade or autoscaler scale-down may evict every "
+        "replica at once",
+        node=found.node,
         fix=f"add a PodDisruptionBudget with `maxUnavailable: 1` and {selector}",
     )

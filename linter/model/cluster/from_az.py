@@ -37,8 +37,8 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 from mlops_lint.model.bounds import MAX_NUMBER_DIGITS
 from mlops_lint.model.cluster.autoscaler import autoscaler_profile_keys, profile_entries
-from mlops_lint.model.cluster.pools import (AUTOMATIC, NAP, STANDARD, Cluster, ClusterMode, NodePool, Origin, PoolTaint,
-                                        ProfileSetting)
+from mlops_lint.model.cluster.pools import (AUTOMATIC, MANUAL, NAP, STANDARD, Cluster, ClusterMode, NodePool, Origin,
+                                        PoolTaint, ProfileSetting)
 from mlops_lint.model.position import Span
 from mlops_lint.model.selectors import Taint, parse_taint
 from mlops_lint.model.unknown import UNKNOWN, Value, resolved
@@ -307,8 +307,8 @@ class _Builder:
     def cluster_mode(self, path: str, az: AzCommand, cluster: Value | None, sku: Value | None, sku_flag: Any,
                      provisioning: Value | None, nap_flag: Any) -> None:
         """What ``az aks create`` (or ``az aks update``: only its ``--node-provisioning-mode
-        Auto``) says of the cluster's kind (:class:`ClusterMode`); nothing when a value is not
-        determined, or words of unknown value may hold the option."""
+        Auto`` or ``Manual``, which turns NAP off) says of the cluster's kind (:class:`ClusterMode`);
+        nothing when a value is not determined, or words of unknown value may hold the option."""
         creating = az.is_("aks", "create")
         if isinstance(sku, str) and sku.lower() == "automatic":
             self.cluster.modes.append(ClusterMode(AUTOMATIC, f"`az aks create --sku {sku}`",
@@ -316,6 +316,9 @@ class _Builder:
         elif isinstance(provisioning, str) and provisioning.lower() == "auto":
             verb = "create" if creating else "update"
             self.cluster.modes.append(ClusterMode(NAP, f"`az aks {verb} --node-provisioning-mode {provisioning}`",
+                                                  _origin(path, nap_flag, az), cluster))
+        elif not creating and isinstance(provisioning, str) and provisioning.lower() == "manual":
+            self.cluster.modes.append(ClusterMode(MANUAL, f"`az aks update --node-provisioning-mode {provisioning}`",
                                                   _origin(path, nap_flag, az), cluster))
         elif creating and az.has("--enable-node-autoprovision"):
             self.cluster.modes.append(ClusterMode(NAP, "`az aks create --enable-node-autoprovision`",

@@ -4,6 +4,10 @@ The readers (:mod:`.from_az`, :mod:`.from_terraform`, :mod:`.from_bicep`) record
 :class:`~.pools.ClusterMode` for every command or resource that makes a cluster (and for
 ``az aks update --node-provisioning-mode Auto``). From them:
 
+* :func:`live` reads the records in order (files by path, then line by line): a NAP record
+  that a later ``az aks update --node-provisioning-mode Manual`` of the same (or an undetermined)
+  cluster turns off no longer counts, and the Manual record says the cluster is Standard (AKS
+  Automatic keeps NAP: a Manual update does not undo an Automatic record);
 * :func:`project_kind` decides what the project's clusters are: ``automatic`` when one is made
   AKS Automatic or switched to node auto-provisioning (NAP) and no other one is known to be
   Standard, ``standard`` when every one is Standard, ``mixed`` when both kinds are made, None
@@ -23,7 +27,7 @@ from typing import Any, Iterable
 
 from msgspec import Struct
 
-from mlops_lint.model.cluster.pools import AUTOMATIC, NAP, STANDARD, ClusterMode
+from mlops_lint.model.cluster.pools import AUTOMATIC, MANUAL, NAP, STANDARD, ClusterMode
 from mlops_lint.model.document import BICEP, TERRAFORM
 from mlops_lint.model.memo import once
 from mlops_lint.model.unknown import UNKNOWN
@@ -46,13 +50,24 @@ def may_be_same(a: Any, b: Any) -> bool:
     return a is None or b is None or a is UNKNOWN or b is UNKNOWN or a == b
 
 
-def project_kind(modes: Iterable[ClusterMode]) -> ProjectKind | None:
-    """What the records say of the project's clusters (None: nothing known). A Standard cluster
-    that a NAP record may switch (``az aks update --node-provisioning-mode Auto`` of the same
-    or an undetermined name) is a NAP one."""
+def live(modes: Iterable[ClusterMode]) -> list[ClusterMode]:
+    """The records in reading order without the NAP ones a later ``--node-provisioning-mode
+    Manual`` of the same (or an undetermined) cluster turns off."""
     modes = list(modes)
+    if not any(m.kind == MANUAL for m in modes):
+        return modes
+    return [m for i, m in enumerate(modes) if not (
+        m.kind == NAP and any(n.kind == MANUAL and may_be_same(m.cluster, n.cluster) for n in modes[i + 1:]))]
+
+
+def project_kind(modes: Iterable[ClusterMode]) -> ProjectKind | None:
+    """What the records say of the project's clusters (None: nothing known), read in order
+    (:func:`live`). A Standard cluster that a NAP record may switch (``az aks update
+    --node-provisioning-mode Auto`` of the same or an undetermined name) is a NAP one."""
+    modes = live(modes)
     managed = [m for m in modes if m.kind in (AUTOMATIC, NAP)]
-    standard = [m for m in modes if m.kind == STANDARD and not any(may_be_same(m.cluster, n.cluster) for n in managed)]
+    standard = [m for m in modes if m.kind in (STANDARD, MANUAL)
+                and not any(may_be_same(m.cluster, n.cluster) for n in managed)]
     if managed and standard:
         return ProjectKind(MIXED, managed[0], standard[0])
     if managed:
@@ -139,7 +154,7 @@ def _managed(index: Any, config: Any) -> Managed | None:
                        "the profile is aks-automatic")
     if found is None or found.kind not in (AUTOMATIC, MIXED):
         return None
-    managed = [m for m in modes_of(index, config) if m.kind in (AUTOMATIC, NAP)]
+    managed = [m for m in live(modes_of(index, config)) if m.kind in (AUTOMATIC, NAP)]
     return Managed(_said(found.evidence), tuple(m.cluster for m in managed))
 
 

@@ -294,8 +294,9 @@ class ProfileSetting(Struct):
     origin: Origin
 
 
-# The kinds of cluster a creating command or resource makes (ClusterMode.kind)
-AUTOMATIC, NAP, STANDARD = "automatic", "nap", "standard"
+# The kinds of cluster a creating command or resource makes (ClusterMode.kind); MANUAL: an
+# `az aks update --node-provisioning-mode Manual` turning NAP off (linter.model.cluster.modes)
+AUTOMATIC, NAP, STANDARD, MANUAL = "automatic", "nap", "standard", "manual"
 
 
 class ClusterMode(Struct, frozen=True):
