@@ -272,3 +272,38 @@ def test_a_project_rule_that_raises_is_reported_not_lost() -> None:
     found = [(r.path, r.span.line, r.rule, r.message) for r, _ in run_rules(documents, {"a.yaml", "b.yaml"}, rules, Config())]
     assert [f[:3] for f in found] == [("a.yaml", 1, "LNT002")]
     assert "rule STO003 (rwo-volume-shared) raised RuntimeError: boom" in found[0][3]
+
+
+def test_parse_errors_and_rule_errors_are_reported_whatever_is_selected(tmp_path: Path) -> None:
+    # `--select GPU001` alone used to end a run on an unparsable file, or over a crashing GPU001,
+    # in "All checks passed": SCH001 and LNT002 run beside any selection unless ignored
+    from msgspec.structs import replace
+
+    from mlops_lint.config import Config
+    from mlops_lint.engine import LintRequest, lint
+    from mlops_lint.registry import Registry, load_registry
+
+    (tmp_path / "bad.yaml").write_text("apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\nspec:\n  containers: [\n")
+    result = CliRunner().invoke(main, ["--select", "GPU001", "--no-color", str(tmp_path / "bad.yaml")])
+    assert result.exit_code == 1, result.output
+    assert "bad.yaml:7:1: ERROR SCH001 parse-error" in result.output
+    assert "All checks passed" not in result.output
+    ignored = CliRunner().invoke(main, ["--select", "GPU001", "--ignore", "SCH001", str(tmp_path / "bad.yaml")])
+    assert ignored.exit_code == 0, ignored.output
+
+    def broken(view, ctx):
+        raise RuntimeError("boom")
+        yield  # pragma: no cover - a generator, as rules are
+
+    registry = load_registry()
+    patched = Registry(tuple(replace(m, func=broken) if m.code == "GPU001" else m for m in registry.rules))
+    pod = tmp_path / "pod.yaml"
+    pod.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n"
+                   "  - name: c\n    image: x\n    resources: {requests: {nvidia.com/gpu: 1}}\n")
+    for ignore, expected in (([], ["LNT002"]), (["LNT002"], [])):
+        report = lint(LintRequest(paths=[pod], config=Config(), registry=patched, select=["GPU001"],
+                                  ignore=ignore, cwd=tmp_path))
+        assert [r.rule for r in report.results] == expected
+        assert ("LNT002" in {m.code for m in report.rules}) == bool(expected)
+    assert "rule GPU001 (gpu-limit-missing) raised RuntimeError: boom" in lint(LintRequest(
+        paths=[pod], config=Config(), registry=patched, select=["GPU001"], cwd=tmp_path)).results[0].message

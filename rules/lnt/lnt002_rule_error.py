@@ -3,7 +3,9 @@
 ## What it does
 When a rule fails on some input (a shape of manifest it did not expect), mlops-lint reports
 this finding at the object, naming the rule, the exception and the object, and carries on with
-every other rule and file. The run's exit status reflects it like any error.
+every other rule and file. The run's exit status reflects it like any error. It runs whenever
+any rule does, whatever `--select` or `select:` chose (`--select GPU001` alone still reports a
+crash of GPU001); only `--ignore LNT002` or the config's `ignore:` turns it off.
 
 ## Why is this bad?
 A crashing rule means one check did not run on that object, so the report may be missing a

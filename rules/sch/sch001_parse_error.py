@@ -5,7 +5,10 @@ Reports every file that mlops-lint cannot read as what its name says it is: YAML
 syntax errors (at the parser's own line and column, with its message), duplicate mapping keys,
 files that are binary or not UTF-8/UTF-16, Dockerfile instructions that BuildKit would reject,
 shell scripts whose quoting never closes, unreadable files, and inputs built to hurt a parser
-(alias bombs, absurd nesting, files over the size limit).
+(alias bombs, absurd nesting, files over the size limit). Like a compiler's syntax errors, it
+runs whenever any rule does, whatever `--select` or `select:` chose: a file no selected rule
+could read is never part of "All checks passed". Only `--ignore SCH001` or the config's
+`ignore:` (or `per-file-ignores`) turns it off.
 
 ## Why is this bad?
 A manifest that does not parse is never applied, or is applied differently from what its
