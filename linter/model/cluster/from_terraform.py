@@ -247,9 +247,11 @@ class _Reader:
                 UNKNOWN if value is None else value, Origin(path, attr.span, attr.value_span))
         storage = block.block("storage_profile")
         attr = storage.attrs.get("blob_driver_enabled") if storage is not None else None
-        self.cluster.blob_driver[name] = ProfileSetting(  # azurerm's default: off
+        group = value_text(module.evaluate(block.attrs["resource_group_name"].expr, {})) \
+            if "resource_group_name" in block.attrs else None
+        self.cluster.set_blob_driver(name, group, ProfileSetting(  # azurerm's default: off
             value_switch(module.evaluate(attr.expr, {})) if attr is not None else False,
-            Origin(path, attr.span, attr.value_span) if attr is not None else Origin(path, block.span))
+            Origin(path, attr.span, attr.value_span) if attr is not None else Origin(path, block.span)))
         default = block.block("default_node_pool")
         if default is not None:
             pool = self.pool(module, path, default, {}, name, ("tf", path.rpartition("/")[0], block.labels[1]),
