@@ -17,6 +17,7 @@ DOCKERFILE = "dockerfile"
 SHELL = "shell"
 TERRAFORM = "terraform"  # *.tf and *.tfvars (linter.sources.terraform)
 BICEP = "bicep"  # *.bicep and *.bicepparam (linter.sources.bicep)
+CONFIG = "config"  # the project's .mlops-lint.yaml when it has node-pools (linter.sources.config_pools)
 
 
 class Comment(Struct, frozen=True):
@@ -122,11 +123,11 @@ class Document(Struct):
     """One loaded source file."""
 
     path: str  # display path: relative to the working folder where possible, with /
-    kind: str  # K8S | DOCKERFILE | SHELL | TERRAFORM | BICEP
+    kind: str  # K8S | DOCKERFILE | SHELL | TERRAFORM | BICEP | CONFIG
     objects: list[K8sObject] = field(default_factory=list)
     dockerfile: Any = None  # linter.model.docker.Dockerfile
     shell: Any = None  # linter.model.azcli.ShellScript
-    iac: Any = None  # linter.sources.terraform.TfFile (of a .tf or .bicep file): infrastructure as code the cluster model reads
+    iac: Any = None  # linter.sources.terraform.TfFile (of a .tf or .bicep file), linter.sources.config_pools.ConfigPools: node pools the cluster model reads
     comments: list[Comment] = field(default_factory=list)
     errors: list[ParseIssue] = field(default_factory=list)
     skipped: str | None = None  # why nothing in the file was linted (no apiVersion/kind, ...)

@@ -124,7 +124,7 @@ def _by_script(cluster, wanted: dict) -> dict[str, list]:
     return found
 
 
-LABELS_SETTING = {"terraform": "node_labels", "bicep": "nodeLabels", "arm": "nodeLabels"}
+LABELS_SETTING = {"terraform": "node_labels", "bicep": "nodeLabels", "arm": "nodeLabels", "config": "labels"}
 RESERVED = ("kubernetes.io", "k8s.io", "kubernetes.azure.com")
 
 

@@ -165,6 +165,8 @@ def check(script: ShellScript, ctx):
             how = "is set to System mode" if pool.mode_origin is not None else "is the cluster's first agentPoolProfiles entry, a System pool"
             add = "define the GPU pool as another agent pool with " + ("`mode: 'User'`" if pool.source == "bicep"
                                                                        else '`"mode": "User"`')
+        elif pool.source == "config":
+            add = "give the GPU pool `mode: User` in `node-pools`"
         yield Finding(
             where.span,
             f"GPU node pool {describe_pool(pool)} {how}: AKS runs critical system pods there and it cannot "

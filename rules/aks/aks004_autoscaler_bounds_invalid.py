@@ -249,6 +249,8 @@ IAC_NAMES = {  # the settings' names, and who refuses them
               "switch": "enableAutoScaling: true", "tool": "the AKS API"},
     "arm": {"min_count": "minCount", "max_count": "maxCount", "node_count": "count",
             "switch": '"enableAutoScaling": true', "tool": "the AKS API"},
+    "config": {"min_count": "min-count", "max_count": "max-count", "node_count": "node-count",
+               "switch": "enable-cluster-autoscaler: true", "tool": "the AKS API"},
 }
 
 
@@ -260,7 +262,10 @@ def _terraform_pool(pool, names):
     low, high, count = pool.min_count, pool.max_count, pool.node_count
     switch = pool.autoscaler_origin
     name = switch.span if switch is not None else None
-    if pool.autoscaler is True and ("min_count" not in origins or "max_count" not in origins):
+    # a config's bounds without the switch say the pool autoscales: a bound left out is then not
+    # known rather than missing (linter.model.cluster.from_config)
+    if pool.autoscaler is True and ("min_count" not in origins or "max_count" not in origins) \
+            and (pool.source != "config" or switch is not None):
         missing = " and ".join(names[n] for n in ("min_count", "max_count") if n not in origins)
         yield Finding(name, f"{where} turns the cluster autoscaler on without {missing}; {tool} requires both "
                             "bounds", node=("pool", pool.display, switch_name.split()[0].rstrip(":")))

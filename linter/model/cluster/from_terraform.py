@@ -348,7 +348,8 @@ def read_terraform(cluster: Cluster, files: Iterable[Any]) -> None:
 def hint(pool: NodePool, what: str, value: str) -> str:
     """A setting written in the syntax of the source that defines ``pool``: ``--node-taints
     sku=gpu:NoSchedule`` for a script, ``node_taints = ["sku=gpu:NoSchedule"]`` for Terraform,
-    ``nodeTaints: ['sku=gpu:NoSchedule']`` for Bicep, ``"nodeTaints": ["sku=gpu:NoSchedule"]`` for ARM."""
+    ``nodeTaints: ['sku=gpu:NoSchedule']`` for Bicep, ``"nodeTaints": ["sku=gpu:NoSchedule"]`` for ARM,
+    ``taints: ["sku=gpu:NoSchedule"]`` for a config ``node-pools`` entry."""
     if pool.source == "terraform":
         if what == "taints":
             return f'node_taints = ["{value}"]'
@@ -367,5 +368,11 @@ def hint(pool: NodePool, what: str, value: str) -> str:
         if what == "labels":
             pairs = ", ".join(f"'{k}': '{v}'" for k, _, v in (p.partition("=") for p in value.split()))
             return f"nodeLabels: {{ {pairs} }}"
+    if pool.source == "config":  # a node-pools entry of .mlops-lint.yaml
+        if what == "taints":
+            return f'taints: ["{value}"]'
+        if what == "labels":
+            pairs = ", ".join(f"{k}: {v}" for k, _, v in (p.partition("=") for p in value.split()))
+            return f"labels: {{{pairs}}}"
     return f"--node-taints {value}" if what == "taints" else f"--labels {value}"
 

@@ -1,7 +1,7 @@
 """The cluster's data: node pools, what is known of their labels and taints, and the cluster.
 
 Every reader (:mod:`.from_az`, :mod:`.from_config`, :mod:`.from_nodepools`, :mod:`.from_terraform`,
-:mod:`.from_arm`) produces :class:`NodePool` records with the :class:`Origin` of each setting; a
+:mod:`.from_bicep`) produces :class:`NodePool` records with the :class:`Origin` of each setting; a
 rule never asks which source a pool came from except to point at it (``origin``, ``path``).
 
 
@@ -138,8 +138,9 @@ class NodePool(Struct, eq=False, dict=True):
 
     @property
     def in_linted_file(self) -> bool:
-        """Defined in a file the run lints (a script, a ``.tf``), where its findings can point."""
-        return self.source in LINTED_SOURCES
+        """Defined in a file the run lints (a script, a ``.tf``, the config file when the run lints
+        it: its entry is placed, :mod:`.from_config`), where its findings can point."""
+        return self.source in LINTED_SOURCES or (self.source == "config" and self.origin is not None)
 
     @property
     def vm(self) -> VmSize | None:
