@@ -14,7 +14,9 @@ points at the pool's `vm_size` attribute and the hint is `node_taints = ["sku=gp
 Bicep pools (`agentPoolProfiles` of a `Microsoft.ContainerService/managedClusters`,
 `managedClusters/agentPools`) too, at `vmSize`, with the hint `nodeTaints: ['sku=gpu:NoSchedule']`;
 and ARM templates (`.json` with a `deploymentTemplate` `$schema`), at the `"vmSize"` key, with
-the hint `"nodeTaints": ["sku=gpu:NoSchedule"]`.
+the hint `"nodeTaints": ["sku=gpu:NoSchedule"]`. And the entries of `node-pools:` in
+`.mlops-lint.yaml` (for pools no script or template defines), at the entry's `vm-size` key, with
+the hint `taints: ["sku=gpu:NoSchedule"]`, when the run lints the config (it is under the PATHs).
 
 ## Why is this bad?
 Without a taint, the scheduler treats GPU nodes like any other: ordinary pods (web services,
@@ -67,6 +69,15 @@ resource "azurerm_kubernetes_cluster_node_pool" "gpu" {
 }
 ```
 
+In the config's `node-pools` (`.mlops-lint.yaml`):
+```yaml
+node-pools:
+  - name: gpunp
+    vm-size: Standard_NC4as_T4_v3
+    labels: {accelerator: nvidia}
+    taints: ["sku=gpu:NoSchedule"]
+```
+
 ## Fix safety
 Unsafe. For a pool added by `az aks nodepool add` with no `--node-taints` at all (and no later
 update of its taints), the fix appends `--node-taints sku=gpu:NoSchedule` (the first
@@ -95,8 +106,11 @@ for a pool that has other taints, or when the VM size is not the first thing on 
   batch job that tolerates Spot still lands on the GPU nodes).
 - A command whose options are partly unknown (`$EXTRA_ARGS`, an update whose `--name` is
   `$POOL`) may set taints: such pools are not judged.
-- Pools from `node-pools:` in the config are cluster facts for the placement rules, not linted
-  here (a config file is not a linted file, so a finding would have nowhere to point).
+- Pools from `node-pools:` in the config are judged only when the run lints the config (a
+  `.mlops-lint.yaml` under the PATHs); one that is only context (the run lints a folder below
+  it), that its own `exclude` matches, or a `pyproject.toml` config keeps its pools as cluster
+  facts for the placement rules, without findings. The config's entries get no `--fix`: the
+  hint says the edit.
 
 ## References
 - AKS, Use GPUs for compute-intensive workloads: https://learn.microsoft.com/azure/aks/use-nvidia-gpu

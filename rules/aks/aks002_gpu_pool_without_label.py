@@ -10,7 +10,9 @@ is met by every NVIDIA GPU pool. The finding points at the pool's `--labels` (or
 
 Terraform pools are read the same way: the finding points at the pool's `node_labels` (else its
 `vm_size`) attribute, and a `node_labels` the module does not determine is not judged.
-Bicep pools and ARM templates' pools too, at `nodeLabels` (else `vmSize`).
+Bicep pools and ARM templates' pools too, at `nodeLabels` (else `vmSize`). And the entries of
+`node-pools:` in `.mlops-lint.yaml`, when the run lints the config: at the entry's `labels` (else
+`vm-size`) key, with the hint `labels: {accelerator: nvidia}` (no `--fix` there).
 
 ## Why is this bad?
 GPU pods find their nodes by label: the article's pods use `nodeSelector: {accelerator: nvidia}`

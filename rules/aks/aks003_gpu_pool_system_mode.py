@@ -9,6 +9,8 @@ Flags node pools with a GPU VM size that end up in `System` mode: the first pool
 In Terraform the cluster's `default_node_pool` is its System pool (the finding points at its
 `vm_size`), and an `azurerm_kubernetes_cluster_node_pool` with `mode = "System"` is one too (at `mode`).
 In Bicep and ARM templates the first `agentPoolProfiles` entry is the System pool unless its `mode` says otherwise.
+A `node-pools:` entry of `.mlops-lint.yaml` is a System pool when it says `mode: System` (the
+finding points at that key, when the run lints the config; no `--fix` there).
 
 ## Why is this bad?
 System pools run CoreDNS, metrics-server, konnectivity and other critical add-ons, must keep at

@@ -22,6 +22,12 @@ finding is reported once per attribute.
 Bicep pools get the same checks on `enableAutoScaling`, `minCount`, `maxCount` and `count`
 (parameter defaults, `var`s; a `.bicepparam` value that differs makes a parameter unknown), and
 ARM templates' pools likewise (`defaultValue`s; a `*.parameters.json` is an alternative).
+The entries of `node-pools:` in `.mlops-lint.yaml` (when the run lints the config) get them on
+`enable-cluster-autoscaler`, `min-count`, `max-count` and `node-count`, at the entry's keys, with
+one difference: bounds without `enable-cluster-autoscaler` say the pool autoscales (the config
+describes the pool, SPEC's `max-count: 4`), so a bound left out is unknown rather than missing;
+only a written `enable-cluster-autoscaler: true` asks for both, and a written `false` with bounds
+is reported. A `min-count` above `max-count` is a config error, before any rule runs.
 
 ## Why is this bad?
 The Azure CLI rejects each of these (`min-count and max-count are required for

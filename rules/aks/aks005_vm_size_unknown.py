@@ -16,7 +16,8 @@ suggests close catalogue names.
 
 In Terraform, the `vm_size` of an `azurerm_kubernetes_cluster_node_pool` or `default_node_pool`
 (a literal, or a variable's default) is checked the same way, at the attribute's value.
-Bicep's and ARM templates' `vmSize` likewise.
+Bicep's and ARM templates' `vmSize` likewise, and the `vm-size` of a `node-pools:` entry of
+`.mlops-lint.yaml` when the run lints the config.
 
 ## Why is this bad?
 A misspelt or retired size fails the provisioning script (`The VM size of ... is not allowed in
