@@ -635,7 +635,8 @@ INIT_TEMPLATE = """\
 # gpu-node-labels: {kubernetes.azure.com/accelerator: nvidia}
 # gpu-taints: [{key: nvidia.com/gpu, value: present, effect: NoSchedule}]
 
-# Cluster node pools, when no `az aks` script in the project creates them.
+# Cluster node pools, when no `az aks` script or IaC template in the project creates them (the
+# AKS rules then report on them in this file).
 # node-pools:
 #   - {name: gpunp, vm-size: Standard_NC24ads_A100_v4, labels: {accelerator: nvidia},
 #      taints: ["sku=gpu:NoSchedule"], min-count: 0, max-count: 4}
