@@ -1,6 +1,7 @@
 """Config ``node-pools`` linted where the config writes them (issue 36): a ``.mlops-lint.yaml``
 under the PATHs is a file of the run, and the AKS rules report on its pools at its own line and
-column, with hints in the config's syntax; suppression comments work there as in a manifest;
+column, with hints in the config's syntax and ``--fix`` as SetKey on the entry; suppression
+comments work there as in a manifest;
 every report format names it; a config that is only context, excluded or a ``pyproject.toml``
 keeps its pools as cluster facts without findings; the cache sees the config change.
 """
@@ -12,8 +13,10 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from invariants import check_report, every_rule
+from mlops_lint.cli import main
 from mlops_lint.config import load_config
 from mlops_lint.engine import LintRequest, lint
 from mlops_lint.registry import load_registry
@@ -105,7 +108,12 @@ def test_each_aks_rule_at_the_config_entry_setting(tmp_path: Path) -> None:
                                              "AKS API requires both bounds")
     assert by_line["AKS004", 19].message.startswith("node pool `gpu3` sets min-count and max-count without "
                                                     "`enable-cluster-autoscaler: true`")
-    assert all(r.autofix is None for r in report.active)  # the hint says the edit: no fix of the config
+    fixes = {(r.rule, r.line): (r.autofix.title, r.autofix.safe) for r in report.active if r.autofix is not None}
+    assert fixes == {("AKS004", 7): ("raise min-count to 1", True),  # a User GPU pool's taints, a label, a mode
+                     ("AKS003", 11): ("make the GPU pool a User pool: `mode: User`", False),  # keeping `system`
+                     ("AKS002", 10): ("add the GPU node label accelerator=nvidia", True),
+                     ("AKS002", 16): ("add the GPU node label accelerator=nvidia", True)}
+    # no fix: gpunp's taint (a System pool: AKS003 first), gpu3's other taint, bounds over 1000
     assert report.file_status == {".mlops-lint.yaml": "linted"} and report.files_linted == 1
 
 
@@ -203,3 +211,82 @@ def test_the_cache_sees_the_config_change(tmp_path: Path) -> None:
     write(project, {".mlops-lint.yaml": CONFIG.replace("    mode: System\n    max-count: 2", "    mode: User\n    max-count: 2")})
     assert ("AKS003", ".mlops-lint.yaml", 11, 5) not in found(run(project, cache=cache))
     assert found(run(project, cache=cache)) == found(run(project))
+
+
+FIX_BEFORE = """\
+# the cluster
+node-pools:
+  - name: system
+    vm-size: Standard_D4s_v5   # CPU
+    mode: System
+    enable-cluster-autoscaler: true
+    min-count: 0
+    max-count: 3
+  - name: gpunp
+    vm-size: Standard_NC24ads_A100_v4
+    mode: system
+    max-count: 2
+  - {name: gpu2, vm-size: Standard_NC4as_T4_v3, labels: {workload: x}, enable-cluster-autoscaler: false, min-count: 1, max-count: 2}
+  - name: gpu3
+    vm-size: Standard_NC4as_T4_v3
+    labels:
+      workload: training
+    taints: []
+"""
+FIX_AFTER = """\
+# the cluster
+node-pools:
+  - name: system
+    vm-size: Standard_D4s_v5   # CPU
+    mode: System
+    enable-cluster-autoscaler: true
+    min-count: 1
+    max-count: 3
+  - name: gpunp
+    vm-size: Standard_NC24ads_A100_v4
+    mode: User
+    max-count: 2
+    labels:
+      accelerator: nvidia
+    taints:
+      - sku=gpu:NoSchedule
+  - {name: gpu2, vm-size: Standard_NC4as_T4_v3, labels: {workload: x, accelerator: nvidia}, enable-cluster-autoscaler: true, \
+min-count: 1, max-count: 2, taints: ['sku=gpu:NoSchedule']}
+  - name: gpu3
+    vm-size: Standard_NC4as_T4_v3
+    labels:
+      workload: training
+      accelerator: nvidia
+    taints:
+      - sku=gpu:NoSchedule
+"""
+
+
+def test_fix_sets_the_keys_of_the_config_entries(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """--fix edits the config's entries in their own style (block or flow), one key each, until
+    the pools pass: each pass lints the text the fixes left, so a GPU pool made a User pool gets
+    its taint in the next pass. Every other byte (comments, the CPU pool) stays."""
+    write(tmp_path, {".mlops-lint.yaml": FIX_BEFORE})
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+    safe = runner.invoke(main, ["--no-cache", "--select", "AKS", "--fix", "."])
+    assert safe.exit_code == 1, safe.output  # the unsafe fixes are left: mode, the switch, taints
+    text = (tmp_path / ".mlops-lint.yaml").read_text()
+    assert "min-count: 1\n" in text and "mode: system" in text and "{workload: x, accelerator: nvidia}" in text
+    done = runner.invoke(main, ["--no-cache", "--select", "AKS", "--fix", "--unsafe-fixes", "."])
+    assert done.exit_code == 0, done.output
+    assert (tmp_path / ".mlops-lint.yaml").read_text() == FIX_AFTER.replace("\\\n", "")
+    assert load_config(tmp_path / ".mlops-lint.yaml", REGISTRY).node_pools[1]["taints"] == ["sku=gpu:NoSchedule"]
+
+
+def test_no_fix_where_it_would_change_more_than_the_finding(tmp_path: Path) -> None:
+    """The only System pool keeps its mode; a pool with other taints keeps them (the hint says the
+    edit); a System GPU pool gets no taint."""
+    text = ("node-pools:\n"
+            "  - {name: gpunp, vm-size: Standard_NC24ads_A100_v4, mode: System, labels: {accelerator: nvidia}}\n"
+            "  - {name: gpu2, vm-size: Standard_NC4as_T4_v3, labels: {accelerator: nvidia}, "
+            "taints: ['sku=gpu:PreferNoSchedule']}\n")
+    write(tmp_path, {".mlops-lint.yaml": text})
+    report = run(tmp_path)
+    assert [(r.rule, r.line, r.autofix) for r in report.active] == [
+        ("AKS001", 2, None), ("AKS003", 2, None), ("AKS001", 3, None)]

@@ -2,12 +2,12 @@
 settings are written, so that the AKS rules report on the config's pools at the config's own
 line and column, as they do on the pools of a script or a ``.tf`` file (issue 36).
 
-The settings' values are the config's: :mod:`linter.config` reads and validates the file
-(ruamel.yaml, YAML 1.2) before the run, and the cluster model takes the pools from there
-(:mod:`linter.model.cluster.from_config`). This loader only places them: it composes the same
-text with the manifests' loader (:func:`linter.sources.yaml_k8s.compose_tree`: exact positions,
-bounded depth and aliases) and keeps, for each item of ``node-pools:``, its mapping with the
-spans of its keys and values. Comments are read for suppressions (``# mlops-lint:
+The settings' values are read from the text as the config reads them
+(:func:`linter.sources.config_yaml.node_pools_in`: ruamel.yaml, YAML 1.2; the config was validated before the
+run), so a fix run, which lints the text its fixes leave, judges the fixed pools. Their places:
+the same text composed with the manifests' loader (:func:`linter.sources.yaml_k8s.compose_tree`:
+exact positions, bounded depth and aliases), keeping, for each item of ``node-pools:``, its
+mapping with the spans of its keys and values (the nodes a fix's ``SetKey`` edits). Comments are read for suppressions (``# mlops-lint:
 disable=AKS001``), as in a manifest. Never raises: a text whose pools cannot be placed (it does
 not compose as one YAML document, or breaks lines at something other than LF/CRLF) is an SCH001
 that says the AKS rules did not judge them.
@@ -34,6 +34,7 @@ class ConfigPools(Struct):
 
     path: str  # the config's display path
     entries: list[Any] = field(default_factory=list)
+    values: list[dict[str, Any]] | None = None  # the entries' data, as linter.config reads it (None: unread)
     az_commands: tuple = ()
     commands: tuple = ()
     blocks: tuple = ()
@@ -59,6 +60,9 @@ def load_text(text: str, path: str) -> Document:
     items = tree.get(NODE_POOLS)
     if isinstance(items, YSeq):
         pools.entries = [item if isinstance(item, YMap) else None for item in items]
+        from mlops_lint.sources.config_yaml import node_pools_in
+
+        pools.values = node_pools_in(body)
     if yaml_k8s.MARKER in body:
         document.comments = place_comments(yaml_k8s.read_comments(body), body.splitlines())
     return document

@@ -103,6 +103,8 @@ added on a new line beside the first bound (`enableAutoScaling: true`). A missin
 Terraform is not added (its name depends on the azurerm version: `auto_scaling_enabled` since
 4.0, `enable_auto_scaling` before), and a value that comes from a variable or parameter is never
 changed (the hint says so).
+A config `node-pools` entry gets the same two: `min-count: 0` of a System pool becomes `1`
+(safe), and bounds with `enable-cluster-autoscaler: false` get `true` (unsafe).
 No fix in a script that records commands rather than runs them (`$ ` prompts,
 Markdown fences: a terminal session, a README snippet) or that does not read cleanly (an
 unclosed quote or heredoc).
@@ -125,7 +127,7 @@ from mlops_lint.model.bounds import whole_number
 from mlops_lint.model.azcli import UNKNOWN, AzFlag, ShellScript, resolved, written_span
 from mlops_lint.model.cluster import cluster_of
 from mlops_lint.fix import Plan, Replace
-from mlops_lint.fix.iac import IAC, NAMES, add_beside, is_literal, not_literal, replace_value
+from mlops_lint.fix.iac import IAC, NAMES, add_beside, config_set, is_literal, not_literal, replace_value
 from mlops_lint.rule import SHELL, Finding, rule
 
 COMMANDS = {("aks", "create"), ("aks", "update"), ("aks nodepool", "add"), ("aks nodepool", "update")}
@@ -306,6 +308,13 @@ def _iac_raise_min(pool) -> Plan | None:
     """A literal ``min_count = 0`` (``minCount: 0``) of a System pool written ``1``, when 1 is
     within ``max_count`` and any node count (so the fixed pool gets no other finding)."""
     origin, high, count = pool.count_origin.get("min_count"), pool.max_count, pool.node_count
+    if pool.source == "config":  # a node-pools entry: its min-count is written as the value read
+        if origin is None or pool.min_count != 0 or isinstance(pool.min_count, bool) \
+                or not (isinstance(high, int) and 1 <= high <= 1000) \
+                or ("node_count" in pool.count_origin and not (isinstance(count, int) and 1 <= count <= high)):
+            return None
+        intent = config_set(pool, "min-count", 1)
+        return Plan.safe_fix("raise min-count to 1", intent) if intent is not None else None
     if pool.source not in IAC or not is_literal(origin) or origin.written[1] != 0 or isinstance(origin.written[1], bool):
         return None
     if not (isinstance(high, int) and 1 <= high <= 1000):
@@ -322,13 +331,19 @@ def _iac_enable(pool) -> Plan | None:
     first bound. A missing switch in Terraform is not added: its name depends on the azurerm
     version (``auto_scaling_enabled`` since 4.0, ``enable_auto_scaling`` before)."""
     origins, low, high, count = pool.count_origin, pool.min_count, pool.max_count, pool.node_count
-    if pool.source not in IAC or "min_count" not in origins or "max_count" not in origins:
+    if pool.source not in (*IAC, "config") or "min_count" not in origins or "max_count" not in origins:
         return None
     if not (isinstance(low, int) and isinstance(high, int) and (1 if pool.is_system is not False else 0) <= low <= high <= 1000):
         return None
     if "node_count" in origins and not (isinstance(count, int) and low <= count <= high):
         return None
     switch = pool.autoscaler_origin
+    if pool.source == "config":  # the switch written `false` (the only way a config's bounds are off)
+        if switch is None or pool.entry is None or pool.entry.get("enable-cluster-autoscaler") is not False:
+            return None
+        intent = config_set(pool, "enable-cluster-autoscaler", True)
+        return Plan.unsafe_fix("turn the cluster autoscaler on: `enable-cluster-autoscaler: true`", intent) \
+            if intent is not None else None
     if switch is not None:
         if not is_literal(switch) or switch.written[1] is not False:
             return None

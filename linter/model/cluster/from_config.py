@@ -3,7 +3,8 @@ define. In the ``aks-automatic`` profile only these (and the NodePools) count (S
 
 The values are the config's (read and validated by :mod:`linter.config`). When the run lints the
 config file (a ``.mlops-lint.yaml`` under the PATHs, :func:`linter.engine.projects.add_configs`),
-its loader (:mod:`linter.sources.config_pools`) says where each entry writes each setting: every
+its loader (:mod:`linter.sources.config_pools`) gives them as its text holds them (a fix run's
+text may have changed since the config was loaded) and says where each entry writes each setting: every
 setting then has its :class:`Origin` (the key's span, the value's span) in the config's display
 path, the pool counts as defined in a linted file (``source == "config"``, ``in_linted_file``),
 and the AKS rules report on it there as on a script's or a ``.tf`` file's pool. An entry whose
@@ -39,6 +40,9 @@ def config_pools(cluster: Cluster, pools: Iterable[dict[str, Any]], path: str, p
     """Add the config's pools to ``cluster`` (a name the scripts or Terraform define is theirs);
     ``placed``: where the config's text writes them (:class:`linter.sources.config_pools.ConfigPools`)."""
     names = {p.name for p in cluster.pools if p.in_linted_file}
+    values = getattr(placed, "values", None)
+    if values is not None and len(values) == len(getattr(placed, "entries", ())):
+        pools = values  # as the linted text holds them
     for index, entry in enumerate(pools):
         name = str(entry.get("name", ""))
         if name in names:
@@ -65,6 +69,7 @@ def config_pools(cluster: Cluster, pools: Iterable[dict[str, Any]], path: str, p
             spot=str(entry.get("priority", "Regular")).lower() == "spot",
             max_pods=entry.get("max-pods"), os_type=str(entry.get("os-type", "Linux")),
             gpu_instance_profile=entry.get("gpu-instance-profile"), gpu_driver=entry.get("gpu-driver"),
+            entry=written,
         )
         cluster.pools.append(pool)
         cluster.complete = True

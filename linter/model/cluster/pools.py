@@ -133,6 +133,9 @@ class NodePool(Struct, eq=False, dict=True):
     # what pools are keyed by with the name (see _cluster_key): the cluster's name, the text of
     # an undetermined one (``"$CLUSTER"``), or None when the command names none
     cluster_key: Any = None
+    # a config pool placed in the linted config (linter.model.cluster.from_config): its
+    # node-pools mapping (linter.model.tree.YMap), the node a fix's SetKey edits
+    entry: Any = None
 
     # -- derived ---------------------------------------------------------------------------
 
