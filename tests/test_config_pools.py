@@ -290,3 +290,24 @@ def test_no_fix_where_it_would_change_more_than_the_finding(tmp_path: Path) -> N
     report = run(tmp_path)
     assert [(r.rule, r.line, r.autofix) for r in report.active] == [
         ("AKS001", 2, None), ("AKS003", 2, None), ("AKS001", 3, None)]
+
+
+def test_a_config_whose_pools_cannot_be_placed_says_so(tmp_path: Path) -> None:
+    """Lines broken at a lone CR (classic Mac OS): the config reads, but the pools' places are
+    not counted as the reports count lines; one SCH001 at the config says the AKS rules did not
+    judge them, and they still place the job."""
+    (tmp_path / ".mlops-lint.yaml").write_bytes(CONFIG.replace("\n", "\r").encode())
+    write(tmp_path, {"job.yaml": JOB})
+    report = run(tmp_path, select=("AKS", "XPL", "SCH001"))
+    assert found(report) == [("SCH001", ".mlops-lint.yaml", 1, 1), ("XPL001", "job.yaml", 8, 22)]
+    assert "did not judge them" in report.active[0].message
+    assert report.file_status == {".mlops-lint.yaml": "linted", "job.yaml": "linted"}
+
+
+def test_crlf_and_a_byte_order_mark_keep_the_positions(tmp_path: Path) -> None:
+    (tmp_path / "lf").mkdir()
+    (tmp_path / "crlf").mkdir()
+    (tmp_path / "lf" / ".mlops-lint.yaml").write_text(CONFIG, encoding="utf-8")
+    (tmp_path / "crlf" / ".mlops-lint.yaml").write_bytes(("\ufeff" + CONFIG).replace("\n", "\r\n").encode())
+    lf, crlf = (found(run(tmp_path / name)) for name in ("lf", "crlf"))
+    assert lf == crlf and len(lf) == 10
