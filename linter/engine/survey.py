@@ -102,7 +102,7 @@ def mentions(data: bytes, kind: str) -> bool:
         # script installs (linter.model.installs) are cluster components: their names say so
         return b"aks" in data or b"gpu-operator" in data or b"device-plugin" in data or b"dcgm-exporter" in data
     if kind in (TERRAFORM, BICEP, CONFIG):
-        return True  # resources, variables and tfvars: the cluster model reads a module whole (and the config's pools)
+        return True  # resources, variables and tfvars (a module is read whole), the config's node pools
     if kind != K8S:
         return False
     return b"\x00" in data or mentions_in(data) or _arm_template(data, ".json")  # an ARM template (its node pools)

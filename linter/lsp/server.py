@@ -201,7 +201,8 @@ class Server(LanguageServer):
     def publish_open(self, project: Project, skip: str | None = None) -> None:
         for path, uri in self.open_paths().items():
             # a .mlops-lint.yaml is linted for its node-pools (linter.sources.config_pools); a pyproject.toml never
-            if path != skip and os.path.basename(path) != "pyproject.toml" and self.model().root(path) == project.folder:
+            if path != skip and os.path.basename(path) != "pyproject.toml" \
+                    and self.model().root(path) == project.folder:
                 self.publish(path, uri, project)
 
     def publish(self, path: str, uri: str, project: Project, force: bool = False) -> None:

@@ -127,7 +127,9 @@ class Document(Struct):
     objects: list[K8sObject] = field(default_factory=list)
     dockerfile: Any = None  # linter.model.docker.Dockerfile
     shell: Any = None  # linter.model.azcli.ShellScript
-    iac: Any = None  # linter.sources.terraform.TfFile (of a .tf or .bicep file), linter.sources.config_pools.ConfigPools: node pools the cluster model reads
+    # node pools the cluster model reads: linter.sources.terraform.TfFile (of a .tf or .bicep file),
+    # linter.sources.config_pools.ConfigPools (of the config)
+    iac: Any = None
     comments: list[Comment] = field(default_factory=list)
     errors: list[ParseIssue] = field(default_factory=list)
     skipped: str | None = None  # why nothing in the file was linted (no apiVersion/kind, ...)

@@ -3,11 +3,12 @@ settings are written, so that the AKS rules report on the config's pools at the 
 line and column, as they do on the pools of a script or a ``.tf`` file (issue 36).
 
 The settings' values are read from the text as the config reads them
-(:func:`linter.sources.config_yaml.node_pools_in`: ruamel.yaml, YAML 1.2; the config was validated before the
-run), so a fix run, which lints the text its fixes leave, judges the fixed pools. Their places:
-the same text composed with the manifests' loader (:func:`linter.sources.yaml_k8s.compose_tree`:
-exact positions, bounded depth and aliases), keeping, for each item of ``node-pools:``, its
-mapping with the spans of its keys and values (the nodes a fix's ``SetKey`` edits). Comments are read for suppressions (``# mlops-lint:
+(:func:`linter.sources.config_yaml.node_pools_in`: ruamel.yaml, YAML 1.2; the config was
+validated before the run), so a fix run, which lints the text its fixes leave, judges the fixed
+pools. Their places: the same text composed with the manifests' loader
+(:func:`linter.sources.yaml_k8s.compose_tree`: exact positions, bounded depth and aliases),
+keeping, for each item of ``node-pools:``, its mapping with the spans of its keys and values (the
+nodes a fix's ``SetKey`` edits). Comments are read for suppressions (``# mlops-lint:
 disable=AKS001``), as in a manifest. Never raises: a text whose pools cannot be placed (it does
 not compose as one YAML document, or breaks lines at something other than LF/CRLF) is an SCH001
 that says the AKS rules did not judge them.

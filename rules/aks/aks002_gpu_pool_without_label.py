@@ -146,7 +146,8 @@ def add_labels(pool, missing: dict, where) -> Plan | None:
         return _iac_labels(pool, missing, where)
     if pool.source == "config":
         written = pool.entry.get("labels") if pool.entry is not None else None
-        if any(key in pool.labels or _reserved(key) for key in missing) or not (written is None or isinstance(written, dict)):
+        if any(key in pool.labels or _reserved(key) for key in missing) \
+                or not (written is None or isinstance(written, dict)):
             return None
         intent = config_set(pool, "labels", dict(missing))  # merged into a labels mapping written
         pairs = " ".join(f"{k}={v}" for k, v in missing.items())

@@ -119,7 +119,8 @@ def _terraform(path: str, ctx):
     seen = set()
     for pool in cluster_of(ctx.index, ctx.config).pools_defined_in(path):
         size, origin = pool.vm_size, pool.vm_origin
-        if pool.source not in ("terraform", "bicep", "arm", "config") or origin is None or not isinstance(size, str) or not size.strip() \
+        if pool.source not in ("terraform", "bicep", "arm", "config") or origin is None \
+                or not isinstance(size, str) or not size.strip() \
                 or lookup(size) is not None or origin.target in seen:
             continue
         seen.add(origin.target)
