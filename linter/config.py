@@ -18,6 +18,12 @@ from typing import Any
 
 from msgspec import Struct, field
 
+# how a config's YAML becomes plain data, bounded against alias bombs (the linted config file's
+# loader, linter.sources.config_pools, reads its node pools the same way)
+from mlops_lint.sources.config_yaml import MAX_CONFIG_VALUES  # noqa: F401 - the bound, named here too
+from mlops_lint.sources.config_yaml import alias_growth_too_large as _alias_growth_too_large
+from mlops_lint.sources.config_yaml import plain as _plain
+
 CONFIG_NAMES = (".mlops-lint.yaml", ".mlops-lint.yml")  # as linter.roots finds them
 PROFILES = ("aks-standard", "aks-automatic")
 FAIL_ON = ("error", "warning", "info", "never")
@@ -145,79 +151,6 @@ def _where(positions: dict[tuple, tuple[int, int]], path: tuple) -> str:
             line, col = positions[path[:cut]]
             return f":{line}:{col}"
     return ""
-
-
-# Values aliases may add to a config (each alias counted as a copy of what its anchor holds): far
-# above any real config, far below what a 350-byte alias bomb expands to (billions; 60-92 s and
-# 3.1 GB before). A large config without aliases costs what its size costs and is read.
-MAX_CONFIG_VALUES = 100_000
-
-
-def _written_size(node: Any, seen: set[int]) -> int:
-    """How many values ``node`` holds as written: an alias (a node met again) counts as one."""
-    if not isinstance(node, (dict, list)):
-        return 1
-    if id(node) in seen:
-        return 1
-    seen.add(id(node))
-    children = node.values() if isinstance(node, dict) else node
-    return 1 + sum(_written_size(child, seen) for child in children)
-
-
-def _expanded_size(node: Any, memo: dict[int, int], active: set[int], limit: int) -> int:
-    """How many values ``node`` holds with every alias copied out (at most ``limit + 1``),
-    counted once per distinct node (an alias is the same object as its anchor), so nothing is
-    expanded to count it."""
-    if not isinstance(node, (dict, list)):
-        return 1
-    key = id(node)
-    if key in memo:
-        return memo[key]
-    if key in active:  # a recursive alias: infinitely many values
-        return limit + 1
-    active.add(key)
-    children = node.values() if isinstance(node, dict) else node
-    size = 1 + sum(_expanded_size(child, memo, active, limit) for child in children)
-    active.discard(key)
-    memo[key] = size = min(size, limit + 1)
-    return size
-
-
-def _alias_growth_too_large(data: Any) -> bool:
-    """Whether aliases add more than MAX_CONFIG_VALUES values to the config as written."""
-    written = _written_size(data, set())
-    return _expanded_size(data, {}, set(), written + MAX_CONFIG_VALUES) > written + MAX_CONFIG_VALUES
-
-
-def _plain(node: Any, path: tuple, positions: dict[tuple, tuple[int, int]]) -> Any:
-    """ruamel round-trip data to plain Python, recording 1-based key positions by path."""
-    from ruamel.yaml.comments import CommentedMap, CommentedSeq
-
-    if isinstance(node, CommentedMap):
-        result = {}
-        for key, value in node.items():
-            try:
-                line, col = node.lc.key(key)
-                positions[path + (key,)] = (line + 1, col + 1)
-            except (KeyError, TypeError):
-                pass
-            result[str(key) if not isinstance(key, str) else key] = _plain(value, path + (key,), positions)
-        return result
-    if isinstance(node, CommentedSeq):
-        items = []
-        for index, value in enumerate(node):
-            try:
-                line, col = node.lc.item(index)
-                positions[path + (index,)] = (line + 1, col + 1)
-            except (KeyError, TypeError, IndexError):
-                pass
-            items.append(_plain(value, path + (index,), positions))
-        return items
-    if hasattr(node, "value") and type(node).__module__.startswith("ruamel"):
-        return node.value if not isinstance(node, str) else str(node)
-    if isinstance(node, str):
-        return str(node)
-    return node
 
 
 def _read(path: Path) -> tuple[dict[str, Any], dict[tuple, tuple[int, int]], str]:
@@ -635,7 +568,8 @@ INIT_TEMPLATE = """\
 # gpu-node-labels: {kubernetes.azure.com/accelerator: nvidia}
 # gpu-taints: [{key: nvidia.com/gpu, value: present, effect: NoSchedule}]
 
-# Cluster node pools, when no `az aks` script in the project creates them.
+# Cluster node pools, when no `az aks` script or IaC template in the project creates them (the
+# AKS rules then report on them in this file).
 # node-pools:
 #   - {name: gpunp, vm-size: Standard_NC24ads_A100_v4, labels: {accelerator: nvidia},
 #      taints: ["sku=gpu:NoSchedule"], min-count: 0, max-count: 4}

@@ -15,6 +15,12 @@ def from_script(text: str):
     return build_cluster([shell.load_text("#!/bin/bash\n" + text, "setup.sh").shell]).blob_driver
 
 
+def named(records: dict, name: str):
+    """The last record of the cluster ``name`` (records are keyed by name, resource group, file)."""
+    (setting,) = [setting for key, setting in records.items() if key[0] == name][-1:]
+    return setting
+
+
 @pytest.mark.parametrize("text, value, line, col", [
     ("az aks create -g rg -n ml-aks --enable-blob-driver\n", True, 2, 31),
     ("az aks create -g rg -n ml-aks\n", False, 2, 1),  # AKS's default: off, said by the create
@@ -27,7 +33,7 @@ def from_script(text: str):
     ("az aks create -g rg -n ml-aks --enable-blob-driver --disable-blob-driver\n", UNKNOWN, 2, 52),
 ])
 def test_az_enable_and_disable_blob_driver(text: str, value, line: int, col: int) -> None:
-    setting = from_script(text)["ml-aks"]
+    setting = named(from_script(text), "ml-aks")
     assert setting.value is value or setting.value == value and type(setting.value) is type(value)
     assert (setting.origin.path, setting.origin.span.line, setting.origin.span.col) == ("setup.sh", line, col)
 
@@ -54,7 +60,7 @@ resource "azurerm_kubernetes_cluster" "aks" {
 ])
 def test_terraform_storage_profile(storage: str, value, line: int) -> None:
     tf = terraform.load((TF % storage).encode(), "mod/main.tf").iac
-    setting = build_cluster([], None, [tf]).blob_driver["ml-aks"]
+    setting = named(build_cluster([], None, [tf]).blob_driver, "ml-aks")
     assert setting.value is value and setting.origin.path == "mod/main.tf" and setting.origin.span.line == line
 
 
@@ -77,7 +83,7 @@ resource aks 'Microsoft.ContainerService/managedClusters@2024-02-01' = {
 ])
 def test_bicep_and_arm_storage_profile(storage: str, value, line: int) -> None:
     source = bicep.load((BICEP % storage).encode(), "mod/main.bicep").iac
-    setting = build_cluster([], None, [], [source]).blob_driver["ml-aks"]
+    setting = named(build_cluster([], None, [], [source]).blob_driver, "ml-aks")
     assert setting.value is value and setting.origin.span.line == line
 
 
@@ -93,8 +99,23 @@ def test_arm_storage_profile() -> None:
   }]
 }"""
     source = load_bytes(template.encode(), "mod/azuredeploy.json", "k8s").iac
-    setting = build_cluster([], None, [], [source]).blob_driver["ml-aks"]
+    setting = named(build_cluster([], None, [], [source]).blob_driver, "ml-aks")
     assert setting.value is True and (setting.origin.span.line, setting.origin.span.col) == (8, 7)
     off = load_bytes(template.replace("[parameters('blob')]", "false").replace('"enabled": "false"', '"enabled": false')
                      .encode(), "mod/azuredeploy.json", "k8s").iac
-    assert build_cluster([], None, [], [off]).blob_driver["ml-aks"].value is False
+    assert named(build_cluster([], None, [], [off]).blob_driver, "ml-aks").value is False
+
+
+def test_clusters_of_the_same_name_keep_a_record_each() -> None:
+    """Clusters of one name in other resource groups or other files are other records: keyed by
+    name alone, the last one read replaced the others (two repositories that each make `ml-aks`)."""
+    one = shell.load_text("#!/bin/bash\naz aks create -g rg -n ml-aks\n"
+                          "az aks create -g rg2 -n ml-aks --enable-blob-driver\n", "a/setup.sh").shell
+    other = shell.load_text("#!/bin/bash\naz aks create -g rg -n ml-aks --enable-blob-driver\n", "b/setup.sh").shell
+    records = build_cluster([one, other]).blob_driver
+    assert [(key, setting.value, setting.origin.span.line) for key, setting in records.items()] == [
+        (("ml-aks", "rg", "a/setup.sh"), False, 2), (("ml-aks", "rg2", "a/setup.sh"), True, 3),
+        (("ml-aks", "rg", "b/setup.sh"), True, 2)]
+    tf = terraform.load((TF % "").replace('  name = "ml-aks"', '  name = "ml-aks"\n  resource_group_name = "rg"')
+                        .encode(), "c/main.tf").iac
+    assert list(build_cluster([one], None, [tf]).blob_driver)[-1] == ("ml-aks", "rg", "c/main.tf")

@@ -1,6 +1,8 @@
 """fixtures/iac/: a Terraform module, a Bicep file and an ARM template that each define a cluster, a System pool
 and GPU pools breaking AKS001-AKS007, with a training Job XPL001 places on them; and
-their fixed twins, which pass. Each folder is a project of its own (a `.mlops-lint.yaml` root)."""
+their fixed twins, which pass. Each folder is a project of its own (a `.mlops-lint.yaml` root).
+fixtures/iac/config/ writes such pools as the config's `node-pools` (all but AKS006, which judges
+an autoscaler profile a config cannot write), at the config's own lines."""
 
 from __future__ import annotations
 
@@ -42,3 +44,21 @@ def test_conforming_twin_passes(source: str) -> None:
     report = run(IAC / source / "conforming")
     assert report.active == [], [(f.rule, f.path, f.line, f.message) for f in report.active]
     assert set(report.file_status.values()) == {"linted"}
+
+
+def test_config_node_pools_fire_every_aks_rule_in_the_config() -> None:
+    report = run(IAC / "config" / "violating")
+    config = ".mlops-lint.yaml"
+    assert sorted((f.rule, f.path, f.line, f.column) for f in report.active) == sorted([
+        ("AKS001", config, 8, 5), ("AKS002", config, 8, 5), ("AKS003", config, 9, 5),
+        ("AKS001", config, 14, 5), ("AKS002", config, 14, 5), ("AKS003", config, 15, 5), ("AKS004", config, 17, 16),
+        ("AKS005", config, 20, 27), ("XPL001", "train.yaml", 10, 22), ("AKS007", "train.yaml", 26, 38)])
+    aks007 = next(f for f in report.active if f.rule == "AKS007")
+    assert "max-graceful-termination-sec 600 (the AKS default)" in aks007.message
+    assert report.file_status == {config: "linted", "train.yaml": "linted"}
+
+
+def test_config_conforming_twin_passes() -> None:
+    report = run(IAC / "config" / "conforming")
+    assert report.active == [], [(f.rule, f.path, f.line, f.message) for f in report.active]
+    assert report.file_status == {".mlops-lint.yaml": "linted", "train.yaml": "linted"}

@@ -366,6 +366,28 @@ def test_hover_shows_the_rules_page(project, tmp_path):
 # ---- configuration --------------------------------------------------------------------------
 
 
+def test_config_node_pools_get_their_diagnostics(project, tmp_path):
+    """A config with node-pools is a linted file: its AKS findings are published for it, as the
+    last run read it (the config is read again when saved)."""
+    pools = ("fail-on: warning\nnode-pools:\n  - name: gpunp\n    vm-size: Standard_NC4as_T4_v3\n"
+             "    labels: {accelerator: nvidia}\n")
+
+    async def scenario(editor: Editor) -> None:
+        editor.open("job.yaml")
+        await editor.until("job.yaml", has("GPU001"), "GPU001")
+        editor.open(".mlops-lint.yaml", "fail-on: warning\n")
+        editor.change(".mlops-lint.yaml", pools)
+        editor.save(".mlops-lint.yaml")
+        found = await editor.until(".mlops-lint.yaml", has("AKS001"), "AKS001 on the config's GPU pool")
+        aks001 = next(d for d in found if d.code == "AKS001")
+        assert (aks001.range.start.line, aks001.range.start.character) == (3, 4)  # vm-size, 0-based
+        editor.change(".mlops-lint.yaml", pools + "    taints: [sku=gpu:NoSchedule]\n")
+        editor.save(".mlops-lint.yaml")
+        await editor.until(".mlops-lint.yaml", lacks("AKS001"), "AKS001 gone once the config taints the pool")
+
+    drive(project, tmp_path / "cache", scenario)
+
+
 def test_config_reloaded_when_it_changes(project, tmp_path):
     async def scenario(editor: Editor) -> None:
         editor.open("job.yaml")

@@ -8,9 +8,13 @@ own project with the AKS and XPL rules. Every source gives the same findings (ru
 the workload's line, the message with the source's own words and fix hint normalised), and each
 AKS finding points into its own source file at the line of the pool's attribute it is about.
 
-Config ``node-pools`` are cluster facts, not a linted file (AKS001 docs, "Known problems"): they
-give the workloads' XPL findings and no AKS finding; bounds a config cannot hold (``min-count``
-greater than ``max-count``) are a config error naming the file and line instead.
+Config ``node-pools`` are a pool source like the others: the run lints the ``.mlops-lint.yaml``
+(it is under the PATH), and each AKS finding points at the entry's setting in it. The config
+says some things in its own way, which the comparison reads as the same pool: the System pool is
+written ``mode: System`` (an AKS003 there points at ``mode:``, where the script's first pool is
+reported at its VM size), bounds without the autoscaler are written with
+``enable-cluster-autoscaler: false``, and bounds a config cannot hold (``min-count`` greater
+than ``max-count``) are a config error naming the file and line instead of an AKS004.
 """
 
 from __future__ import annotations
@@ -268,6 +272,8 @@ def _config(cluster) -> tuple[str, list[dict[str, int]]]:
         entries = [(None, f"name: {pool['name']}"), ("vm", f"vm-size: {pool['vm']}"), ("mode", f"mode: {pool['mode']}")]
         if pool.get("spot"):
             entries.append(("spot", "priority: Spot"))
+        if pool["scaling"][0] == "bounds":  # without it, a config's bounds say the pool autoscales
+            entries.append(("autoscaler", "enable-cluster-autoscaler: false"))
         entries += _scaling_words(pool, {"node_count": "node-count: {}",
                                          "autoscaler": "enable-cluster-autoscaler: true",
                                          "min_count": "min-count: {}", "max_count": "max-count: {}"})
@@ -353,6 +359,8 @@ def _words(source: str, message: str) -> str:
     message = message.replace("on with --enable-cluster-autoscaler but without", "on without")
     message = message.replace(" or --update-cluster-autoscaler", "")
     message = message.replace("default_node_pool", "first pool").replace("first agentPoolProfiles entry", "first pool")
+    # a config writes its System pool `mode: System`, where a script's first pool is one by position
+    message = message.replace("is the cluster's first pool, a System pool", "is set to System mode")
     if source == "az":
         message = re.sub(r"^`az aks (nodepool add|create)` ", "", message)
     else:
@@ -382,7 +390,10 @@ def _identity(source: str, finding, where, lines, cluster):
     text, word = lines[line - 1], SPELLING[source][concept]
     assert word in text, (source, finding, text)
     indent = len(text) - len(text.lstrip())
+    indent += 2 if text.lstrip().startswith("- ") else 0  # a config entry's first key follows its `- `
     assert indent < column <= len(text), (source, finding, text)  # at the setting's name or value
+    if code == "AKS003":  # at `--mode`/`mode`, or at the VM size of a pool that is System by position
+        concept = "mode or vm"
     return code, cluster[index]["name"], concept, _words(source, message)
 
 
@@ -409,11 +420,11 @@ def test_the_same_pools_from_every_source_give_the_same_findings(cluster, jobs) 
         assert shapes[source] == shapes["az"], source
     for code in sorted({shape[0] for shape in shapes["az"]}):
         event(code)  # `pytest --hypothesis-show-statistics` shows which rules the examples reach
-    # config node-pools: the workloads' findings, no pool finding (a config is not a linted file)
+    # config node-pools: the same findings, each AKS one at its entry's setting in .mlops-lint.yaml
     reversed_bounds = [p for p in cluster if p["scaling"][0] != "fixed" and None not in p["scaling"][1:3]
                        and p["scaling"][1] > p["scaling"][2]]
     try:
-        found, _, _ = _lint_source("config", cluster, jobs)
+        found, where, lines = _lint_source("config", cluster, jobs)
     except ConfigError as error:
         assert reversed_bounds, error
         _, where = _config(cluster)
@@ -422,9 +433,8 @@ def test_the_same_pools_from_every_source_give_the_same_findings(cluster, jobs) 
         event("config refused: reversed bounds")
         return
     assert not reversed_bounds
-    expected = [s for s in shapes["az"] if not s[0].startswith("AKS")]
-    assert sorted(_identity("config", f, [], [], cluster) for f in found) == expected
-    event(f"config: {len(expected)} workload finding(s)")
+    assert sorted(_identity("config", f, where, lines, cluster) for f in found) == shapes["az"]
+    event(f"config: {sum(1 for f in found if f[0].startswith('AKS'))} pool finding(s)")
 
 
 def test_min_count_zero_on_a_pool_added_in_system_mode_is_aks004(tmp_path: Path) -> None:

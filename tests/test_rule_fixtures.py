@@ -27,6 +27,10 @@ that needs settings reads them from the ``.mlops-lint.yaml`` in its folder (ever
 project root of its own, so `mlops-lint fixtures/` uses the same settings). A fail file that only gives
 the others their context (the ``az aks`` script whose node pools the manifests are placed on) says
 so in a ``# context: why`` comment: it expects nothing and must get no finding.
+A rule that judges the config's own ``node-pools`` (AKS001-AKS005) has its config forms in the
+subfolders ``config-fail/`` and ``config-pass/``, each a project of its own whose
+``.mlops-lint.yaml`` is linted with the rule: its findings are the ``# expect:`` lines, and none
+in ``config-pass/`` (:func:`test_config_forms`).
 Expectations are read from the fixture text here, in the test; the linter itself never greps.
 """
 
@@ -265,3 +269,24 @@ def test_positions_point_at_the_text(code: str, which: str, at_repo_root: None) 
             assert span.end_col <= len(text) + 1, f"{result.path}:{span.line}: span ends past {text!r}"
         else:
             assert span.end_line <= len(lines), result
+
+
+CONFIG_FORMS = [code for code in FOLDERS if (FIXTURES / code / "config-fail").is_dir()]
+
+
+@pytest.mark.parametrize("code", CONFIG_FORMS)
+def test_config_forms(code: str, at_repo_root: None) -> None:
+    """``config-fail/.mlops-lint.yaml``: the rule's findings on the config's node pools are its
+    ``# expect:`` lines, at the text; ``config-pass/``'s gives none. Both are linted files."""
+    for which in ("fail", "pass"):
+        folder = FIXTURES / code / f"config-{which}"
+        path = folder / ".mlops-lint.yaml"
+        report = lint(LintRequest(paths=[folder], config=None, registry=load_registry(), select=[code], cwd=REPO))
+        assert report.file_status == {rel(path): "linted"}, report.file_status
+        expected = expectations(path)
+        assert bool(expected) == (which == "fail") and {c for _, c in expected} <= {code}, rel(path)
+        assert {(r.line, r.rule) for r in report.active} == expected, f"{rel(path)}:\n{describe(report.active)}"
+        lines = fixture_lines(path)
+        for result in report.active:
+            text = lines[result.line - 1]
+            assert len(text) - len(text.lstrip()) < result.column <= len(text), (result, text)

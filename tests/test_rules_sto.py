@@ -762,6 +762,37 @@ def test_sto010_a_cluster_of_another_repository_does_not_count(tmp_path: Path) -
     assert [Path(r.path).name for r in report.active] == ["sc.yaml"]
 
 
+def test_sto010_two_repositories_with_a_cluster_of_the_same_name(tmp_path: Path) -> None:
+    """Two repositories side by side each make a cluster `ml-aks`: the one without the driver
+    governs its own Blob class, whatever the other says (the record was keyed by the cluster's
+    name alone, so the later repository's `--enable-blob-driver` replaced it and hid the class)."""
+    corpus = tmp_path / "corpus"
+    files = {"a-repo/setup.sh": "#!/bin/bash\naz aks create -g rg -n ml-aks\n", "a-repo/sc.yaml": BLOB_CLASS,
+             "b-repo/setup.sh": "#!/bin/bash\naz aks create -g rg -n ml-aks --enable-blob-driver\n",
+             "b-repo/sc.yaml": BLOB_CLASS}
+    for name, text in files.items():
+        (corpus / name).parent.mkdir(parents=True, exist_ok=True)
+        (corpus / name).write_text(text, encoding="utf-8")
+    report = lint(LintRequest(paths=[corpus], config=None, registry=REGISTRY, select=["STO010"], cwd=tmp_path))
+    assert [(r.path, r.line, r.column) for r in report.active] == [("corpus/a-repo/sc.yaml", 4, 14)]
+    assert "`ml-aks` (corpus/a-repo/setup.sh:2)" in report.active[0].message
+
+
+@pytest.mark.parametrize("update, fires", [
+    ("az aks update -g rg -n ml-aks --enable-blob-driver", False),  # the same cluster, enabled later
+    ("az aks update -g other-rg -n ml-aks --enable-blob-driver", False),  # another cluster enables it
+    ("az aks update -g rg -n ml-aks --disable-blob-driver", True),
+])
+def test_sto010_a_later_script_of_the_project_updates_the_same_cluster(tmp_path: Path, update: str,
+                                                                       fires: bool) -> None:
+    """In one project, a command in another file about the cluster of the same name and resource
+    group is that cluster's: the last one read decides (files in path order)."""
+    files = {"a-create.sh": "#!/bin/bash\naz aks create -g rg -n ml-aks --enable-blob-driver\n",
+             "b-update.sh": f"#!/bin/bash\n{update}\n"}
+    results = run(tmp_path, {**files, "sc.yaml": BLOB_CLASS}, "STO010", targets=["sc.yaml"])
+    assert [(r.rule, r.line, r.column) for r in results] == ([("STO010", 4, 14)] if fires else [])
+
+
 # ---------------------------------------------------------------------------------------------
 # STO009: multi-node access modes on Azure Disk classes without maxShares
 

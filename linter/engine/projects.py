@@ -21,7 +21,8 @@ from msgspec.structs import replace
 from mlops_lint.config import Config
 from mlops_lint import discover
 from mlops_lint.discover import Discovery, SourceFile
-from mlops_lint.roots import BY_PATH, Root, RootFinder
+from mlops_lint.model.document import CONFIG
+from mlops_lint.roots import BY_PATH, CONFIG_NAMES, Root, RootFinder
 
 
 class Project(Struct):
@@ -124,6 +125,33 @@ def _context(project: Project, finder: RootFinder, moved: list[SourceFile]) -> N
         merged = {source.path: source for source in [*project.targets.files, *taken]}  # a PATH may name it too
         project.targets.files = sorted(merged.values(), key=lambda f: str(f.path))
     project.context = files
+
+
+def add_configs(projects: list[Project], paths: list[Path]) -> None:
+    """Each project's ``.mlops-lint.yaml`` that has ``node-pools:`` becomes a file of the project
+    (kind CONFIG, :mod:`linter.sources.config_pools`): its pools feed the cluster model with
+    where they are written, and the AKS rules report on them there, as on a script's pools. It
+    is a target when a PATH of the run is the file, or a folder it is in (where the walk would
+    have taken it, were it not mlops-lint's config; the walk's skip of a named config is then
+    dropped), else context only; a config its own ``exclude`` matches is neither, and its pools
+    stay cluster facts (as the pools of a ``pyproject.toml`` config do, whose text is not placed)."""
+    given = [spelled(path) for path in paths]
+    for project in projects:
+        config = project.config
+        path = config.path
+        if path is None or not config.node_pools or path.name.lower() not in CONFIG_NAMES:
+            continue
+        spec = discover.exclude_spec(config.exclude)
+        relative = os.path.relpath(path, config.root) if config.root is not None else path.name
+        if spec is not None and spec.match_file(Path(relative).as_posix()):
+            continue
+        source = SourceFile(path, CONFIG)
+        project.context = [*(f for f in project.context if f.path != path), source]
+        if not any(path == named or (named.is_dir() and path.is_relative_to(named)) for named in given):
+            continue
+        targets = project.targets
+        targets.skipped = [(skipped, why) for skipped, why in targets.skipped if Path(skipped) != path]
+        targets.files = sorted([*(f for f in targets.files if f.path != path), source], key=lambda f: str(f.path))
 
 
 def loader(registry: Any, overrides: dict[str, Any]) -> Callable[[Path | None, Root], Config]:

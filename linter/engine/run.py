@@ -27,7 +27,7 @@ from mlops_lint.discover import SourceFile, display_path, shown as shown_path
 from mlops_lint.engine.memory import collector_paused, freeze
 from mlops_lint.engine.builds import Builds
 from mlops_lint.engine.passes import Work, build_index, prepare, skeleton
-from mlops_lint.engine.projects import Project, by_roots, explicit, loader
+from mlops_lint.engine.projects import Project, add_configs, by_roots, explicit, loader
 from mlops_lint.engine.runner import UNUSED_SUPPRESSION, FileOutcome, Job, Runner, generic_kinds_note, merged_facts
 from mlops_lint.engine.selection import enabled_rules
 from mlops_lint.engine.survey import Survey, survey_files
@@ -137,6 +137,7 @@ def lint_run(request: LintRequest, wants: Wants = Wants()) -> LintRun:
     else:
         projects = by_roots(request.paths, cwd, loader(registry, request.overrides),
                             request.stdin[0] if request.stdin is not None else None, finder)
+    add_configs(projects, request.paths)  # a config's node pools are linted where it writes them
     inferred = infer_all(projects, cwd)  # before the rules are chosen: the profile turns some off
     chosen = [enabled_rules(custom.extended(registry, project.config), project.config, request.select, request.ignore)
               for project in projects]

@@ -178,7 +178,7 @@ class Runner:
             call_all(b.dockerfile, document.dockerfile, path, None, Span(1, 1, 1, 2))
         if document.shell is not None:
             call_all(b.shell, document.shell, path, None, Span(1, 1, 1, 2))
-        if document.iac is not None:  # node pools in Terraform: the AKS rules report there as in a script
+        if document.iac is not None:  # node pools of IaC or the config: the AKS rules report there as in a script
             call_all(b.shell, document.iac, path, None, Span(1, 1, 1, 2))
 
     def collect(self, document: Document) -> dict[str, list]:

@@ -14,7 +14,7 @@ from typing import Any
 from msgspec import Struct
 
 from mlops_lint.discover import SourceFile
-from mlops_lint.model.document import BICEP, K8S, SHELL, TERRAFORM
+from mlops_lint.model.document import BICEP, CONFIG, K8S, SHELL, TERRAFORM
 from mlops_lint.sources.arm import is_template as _arm_template
 from mlops_lint.sources.files import Unreadable, read_source
 
@@ -101,8 +101,8 @@ def mentions(data: bytes, kind: str) -> bool:
         # `az aks …` commands describe the cluster's node pools; NVIDIA's charts and manifests a
         # script installs (linter.model.installs) are cluster components: their names say so
         return b"aks" in data or b"gpu-operator" in data or b"device-plugin" in data or b"dcgm-exporter" in data
-    if kind in (TERRAFORM, BICEP):
-        return True  # resources, variables and tfvars: the cluster model reads a module whole
+    if kind in (TERRAFORM, BICEP, CONFIG):
+        return True  # resources, variables and tfvars (a module is read whole), the config's node pools
     if kind != K8S:
         return False
     return b"\x00" in data or mentions_in(data) or _arm_template(data, ".json")  # an ARM template (its node pools)

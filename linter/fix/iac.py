@@ -13,6 +13,10 @@ A fix here edits one attribute of one pool, and only where the file writes what 
 
 Every byte outside the edit stays as it is: the resolver copies the neighbour's indentation and
 inserts the line at the end of the neighbour's line, before its line break.
+
+A ``node-pools`` entry of the config (``.mlops-lint.yaml``, when the run lints it) is YAML: its
+fixes are :class:`linter.fix.SetKey` on the entry's mapping (:func:`config_set`), which the YAML
+resolver writes in the entry's own style (block or flow).
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ import json
 import re
 from typing import Any
 
-from mlops_lint.fix import InsertLine, Replace
+from mlops_lint.fix import InsertLine, Replace, SetKey
 from mlops_lint.model.position import Span
 
 NAMES = {  # a pool setting's name in each source
@@ -163,3 +167,12 @@ def replace_value(source: str, origin: Any, value: Any) -> Replace | None:
     if not (is_literal(origin) or isinstance(value, list) and is_empty_list(origin)):
         return None
     return Replace(origin.value_span, value_text(source, value))
+
+
+def config_set(pool: Any, key: str, value: Any) -> SetKey | None:
+    """``key: value`` set on the config ``node-pools`` entry that defines ``pool`` (None when the
+    pool is no placed config entry)."""
+    entry = getattr(pool, "entry", None)
+    if getattr(pool, "source", None) != "config" or entry is None:
+        return None
+    return SetKey(entry, (key,), value)

@@ -390,9 +390,9 @@ def _changed_elsewhere(entry: _File, text: str, new: str, fixes: list[Fix]) -> s
     JSON files only; a Dockerfile's or script's fixes replace words at the loaders' spans."""
     from mlops_lint.fix.apply import edit_regions
     from mlops_lint.fix.invariant import unexpected_change
-    from mlops_lint.model.document import K8S
+    from mlops_lint.model.document import CONFIG, K8S
 
-    if entry.kind != K8S:
+    if entry.kind not in (K8S, CONFIG):  # a config's node-pools fixes are YAML too
         return None
     try:
         regions = edit_regions(text, [edit for fix in fixes for edit in fix.edits])

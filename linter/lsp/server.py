@@ -87,7 +87,10 @@ class Server(LanguageServer):
         """``path`` linted as its editor holds it; its diagnostics published (and those of other
         open files of its project whose findings changed). A file the project's last run did
         not lint (excluded by the config, not a manifest, new) waits for its save."""
-        if os.path.basename(path) in CONFIG_FILES:
+        if os.path.basename(path) in CONFIG_FILES:  # read on save (a reload); its node pools' findings
+            project = self.model().projects.get(self.model().root(path))  # as the last run read it
+            if project is not None and os.path.basename(path) in CONFIG_NAMES:
+                self.publish(path, uri, project)
             return
         document = self.workspace.get_text_document(uri)
         data = document.source.encode("utf-8", "surrogateescape")
@@ -197,7 +200,9 @@ class Server(LanguageServer):
 
     def publish_open(self, project: Project, skip: str | None = None) -> None:
         for path, uri in self.open_paths().items():
-            if path != skip and os.path.basename(path) not in CONFIG_FILES and self.model().root(path) == project.folder:
+            # a .mlops-lint.yaml is linted for its node-pools (linter.sources.config_pools); a pyproject.toml never
+            if path != skip and os.path.basename(path) != "pyproject.toml" \
+                    and self.model().root(path) == project.folder:
                 self.publish(path, uri, project)
 
     def publish(self, path: str, uri: str, project: Project, force: bool = False) -> None:

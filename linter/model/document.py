@@ -20,6 +20,7 @@ DOCKERFILE = "dockerfile"
 SHELL = "shell"
 TERRAFORM = "terraform"  # *.tf and *.tfvars (linter.sources.terraform)
 BICEP = "bicep"  # *.bicep and *.bicepparam (linter.sources.bicep)
+CONFIG = "config"  # the project's .mlops-lint.yaml when it has node-pools (linter.sources.config_pools)
 
 
 class Comment(Struct, frozen=True):
@@ -125,11 +126,13 @@ class Document(Struct):
     """One loaded source file."""
 
     path: str  # display path: relative to the working folder where possible, with /
-    kind: str  # K8S | DOCKERFILE | SHELL | TERRAFORM | BICEP
+    kind: str  # K8S | DOCKERFILE | SHELL | TERRAFORM | BICEP | CONFIG
     objects: list[K8sObject] = field(default_factory=list)
     dockerfile: Any = None  # linter.model.docker.Dockerfile
     shell: Any = None  # linter.model.azcli.ShellScript
-    iac: Any = None  # linter.sources.terraform.TfFile (of a .tf or .bicep file): infrastructure as code the cluster model reads
+    # node pools the cluster model reads: linter.sources.terraform.TfFile (of a .tf or .bicep file),
+    # linter.sources.config_pools.ConfigPools (of the config)
+    iac: Any = None
     comments: list[Comment] = field(default_factory=list)
     errors: list[ParseIssue] = field(default_factory=list)
     skipped: str | None = None  # why nothing in the file was linted (no apiVersion/kind, ...)

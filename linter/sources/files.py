@@ -14,7 +14,7 @@ import os
 from typing import Any, Callable
 
 from mlops_lint.discover import SourceFile
-from mlops_lint.model.document import BICEP, DOCKERFILE, SHELL, TERRAFORM, Document, ParseIssue
+from mlops_lint.model.document import BICEP, CONFIG, DOCKERFILE, SHELL, TERRAFORM, Document, ParseIssue
 from mlops_lint.sources.arm import is_template
 from mlops_lint.model.position import Span
 
@@ -103,6 +103,8 @@ def load_bytes(data: bytes, display: str, kind: str) -> Document:
         from mlops_lint.sources import terraform as loader
     elif kind == BICEP:
         from mlops_lint.sources import bicep as loader
+    elif kind == CONFIG:  # the project's .mlops-lint.yaml: where its node pools are written
+        from mlops_lint.sources import config_pools as loader
     elif is_template(data, display):  # a .json ARM template: its node pools, read as Bicep's
         from mlops_lint.sources import arm as loader
     else:

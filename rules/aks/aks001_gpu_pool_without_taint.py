@@ -14,7 +14,9 @@ points at the pool's `vm_size` attribute and the hint is `node_taints = ["sku=gp
 Bicep pools (`agentPoolProfiles` of a `Microsoft.ContainerService/managedClusters`,
 `managedClusters/agentPools`) too, at `vmSize`, with the hint `nodeTaints: ['sku=gpu:NoSchedule']`;
 and ARM templates (`.json` with a `deploymentTemplate` `$schema`), at the `"vmSize"` key, with
-the hint `"nodeTaints": ["sku=gpu:NoSchedule"]`.
+the hint `"nodeTaints": ["sku=gpu:NoSchedule"]`. And the entries of `node-pools:` in
+`.mlops-lint.yaml` (for pools no script or template defines), at the entry's `vm-size` key, with
+the hint `taints: ["sku=gpu:NoSchedule"]`, when the run lints the config (it is under the PATHs).
 
 ## Why is this bad?
 Without a taint, the scheduler treats GPU nodes like any other: ordinary pods (web services,
@@ -67,6 +69,15 @@ resource "azurerm_kubernetes_cluster_node_pool" "gpu" {
 }
 ```
 
+In the config's `node-pools` (`.mlops-lint.yaml`):
+```yaml
+node-pools:
+  - name: gpunp
+    vm-size: Standard_NC4as_T4_v3
+    labels: {accelerator: nvidia}
+    taints: ["sku=gpu:NoSchedule"]
+```
+
 ## Fix safety
 Unsafe. For a pool added by `az aks nodepool add` with no `--node-taints` at all (and no later
 update of its taints), the fix appends `--node-taints sku=gpu:NoSchedule` (the first
@@ -87,6 +98,10 @@ VM size, indented (and in Terraform `=`-aligned) as that line: `node_taints = ["
 filled. Nothing else of the file changes. No fix for the `default_node_pool` or a System pool,
 for taints that come from a variable or parameter (the hint says so: other pools may share it),
 for a pool that has other taints, or when the VM size is not the first thing on its line.
+A config `node-pools` entry of a User pool that writes no taints (or `taints: []`) gets
+`taints` set to `sku=gpu:NoSchedule`, in the entry's style (a block entry gets a
+`taints:` block below its last key, a flow entry `taints: ['sku=gpu:NoSchedule']`); no fix for
+a System pool or one with other taints.
 
 ## Known problems
 - `PreferNoSchedule` only discourages the scheduler, so it does not count. The taint AKS adds
@@ -95,8 +110,10 @@ for a pool that has other taints, or when the VM size is not the first thing on 
   batch job that tolerates Spot still lands on the GPU nodes).
 - A command whose options are partly unknown (`$EXTRA_ARGS`, an update whose `--name` is
   `$POOL`) may set taints: such pools are not judged.
-- Pools from `node-pools:` in the config are cluster facts for the placement rules, not linted
-  here (a config file is not a linted file, so a finding would have nowhere to point).
+- Pools from `node-pools:` in the config are judged only when the run lints the config (a
+  `.mlops-lint.yaml` under the PATHs); one that is only context (the run lints a folder below
+  it), that its own `exclude` matches, or a `pyproject.toml` config keeps its pools as cluster
+  facts for the placement rules, without findings.
 
 ## References
 - AKS, Use GPUs for compute-intensive workloads: https://learn.microsoft.com/azure/aks/use-nvidia-gpu
@@ -107,7 +124,7 @@ for a pool that has other taints, or when the VM size is not the first thing on 
 import shlex
 
 from mlops_lint.fix import Plan, Replace
-from mlops_lint.fix.iac import IAC, NAMES, add_beside, is_empty_list, not_literal, replace_value
+from mlops_lint.fix.iac import IAC, NAMES, add_beside, config_set, is_empty_list, not_literal, replace_value
 from mlops_lint.model.azcli import ShellScript
 from mlops_lint.model.cluster import changed_after_creation, cluster_of, describe_pool, hint
 from mlops_lint.model.selectors import parse_taint
@@ -138,6 +155,12 @@ def add_taint(pool, taints, later: bool, where, taint: str) -> Plan | None:
     literal list filled)."""
     if pool.source in IAC:
         return _iac_taint(pool, taints, where, taint)
+    if pool.source == "config":
+        written = pool.entry.get("taints") if pool.entry is not None else None
+        if taints or pool.is_system is not False or where is not pool.vm_origin or written not in (None, []):
+            return None
+        intent = config_set(pool, "taints", [taint])
+        return Plan.unsafe_fix(f"add `{hint(pool, 'taints', taint)}`", intent) if intent is not None else None
     command = where.command
     if taints or later or pool.taints_origin is not None or command is None or not command.editable or not command.is_("aks nodepool", "add") \
             or pool.is_system is True or where is not pool.vm_origin:

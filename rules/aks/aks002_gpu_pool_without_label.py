@@ -10,7 +10,9 @@ is met by every NVIDIA GPU pool. The finding points at the pool's `--labels` (or
 
 Terraform pools are read the same way: the finding points at the pool's `node_labels` (else its
 `vm_size`) attribute, and a `node_labels` the module does not determine is not judged.
-Bicep pools and ARM templates' pools too, at `nodeLabels` (else `vmSize`).
+Bicep pools and ARM templates' pools too, at `nodeLabels` (else `vmSize`). And the entries of
+`node-pools:` in `.mlops-lint.yaml`, when the run lints the config: at the entry's `labels` (else
+`vm-size`) key, with the hint `labels: {accelerator: nvidia}`.
 
 ## Why is this bad?
 GPU pods find their nodes by label: the article's pods use `nodeSelector: {accelerator: nvidia}`
@@ -81,6 +83,8 @@ on a line of its own above the first key of a Bicep or ARM map written over seve
 nothing else of the file changes. No fix for a Terraform map written over several lines (the
 reader keeps no position of its keys), for labels that come from a variable or parameter (the
 hint says so: other pools may share it), or when the line the fix would go beside holds other code.
+A config `node-pools` entry gets the label added to its `labels` mapping (or a `labels` mapping
+with it), in the entry's style; no fix when the entry has the key with another value.
 
 ## Known problems
 - AMD GPU sizes (`Standard_ND96isr_MI300X_v5`) are not checked: the default label names NVIDIA.
@@ -97,7 +101,7 @@ hint says so: other pools may share it), or when the line the fix would go besid
 import shlex
 
 from mlops_lint.fix import Plan, Replace
-from mlops_lint.fix.iac import IAC, NAMES, add_beside, add_to_map, not_literal
+from mlops_lint.fix.iac import IAC, NAMES, add_beside, add_to_map, config_set, not_literal
 from mlops_lint.model.azcli import UNKNOWN, ShellScript
 from mlops_lint.model.position import Span
 from mlops_lint.model.cluster import cluster_of, describe_pool, hint
@@ -124,7 +128,7 @@ def _by_script(cluster, wanted: dict) -> dict[str, list]:
     return found
 
 
-LABELS_SETTING = {"terraform": "node_labels", "bicep": "nodeLabels", "arm": "nodeLabels"}
+LABELS_SETTING = {"terraform": "node_labels", "bicep": "nodeLabels", "arm": "nodeLabels", "config": "labels"}
 RESERVED = ("kubernetes.io", "k8s.io", "kubernetes.azure.com")
 
 
@@ -140,6 +144,14 @@ def add_labels(pool, missing: dict, where) -> Plan | None:
     writes none (or a literal empty map filled)."""
     if pool.source in IAC:
         return _iac_labels(pool, missing, where)
+    if pool.source == "config":
+        written = pool.entry.get("labels") if pool.entry is not None else None
+        if any(key in pool.labels or _reserved(key) for key in missing) \
+                or not (written is None or isinstance(written, dict)):
+            return None
+        intent = config_set(pool, "labels", dict(missing))  # merged into a labels mapping written
+        pairs = " ".join(f"{k}={v}" for k, v in missing.items())
+        return Plan.safe_fix(f"add the GPU node label {pairs}", intent) if intent is not None else None
     command = where.command
     if command is None or not command.editable or any(key in pool.labels or _reserved(key) for key in missing):
         return None

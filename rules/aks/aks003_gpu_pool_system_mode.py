@@ -9,6 +9,8 @@ Flags node pools with a GPU VM size that end up in `System` mode: the first pool
 In Terraform the cluster's `default_node_pool` is its System pool (the finding points at its
 `vm_size`), and an `azurerm_kubernetes_cluster_node_pool` with `mode = "System"` is one too (at `mode`).
 In Bicep and ARM templates the first `agentPoolProfiles` entry is the System pool unless its `mode` says otherwise.
+A `node-pools:` entry of `.mlops-lint.yaml` is a System pool when it says `mode: System` (the
+finding points at that key, when the run lints the config).
 
 ## Why is this bad?
 System pools run CoreDNS, metrics-server, konnectivity and other critical add-ons, must keep at
@@ -80,6 +82,8 @@ In Terraform, Bicep and ARM a `mode` written as the literal `System` becomes `Us
 (`mode = var.pool_mode`) is not fixed (other pools may share it; the hint says so), nor is the
 cluster's `default_node_pool`, nor, in a cluster the project defines without a CPU System pool,
 the first of its GPU System pools (so that fixing the others leaves it a System pool).
+A config `node-pools` entry's `mode: System` becomes `mode: User` when another config pool stays
+a System pool (a CPU one, or an earlier GPU one, as above).
 No fix in a script that records commands rather than runs them (`$ ` prompts,
 Markdown fences: a terminal session, a README snippet) or that does not read cleanly (an
 unclosed quote or heredoc).
@@ -96,7 +100,7 @@ pools are. A mode the script does not determine (`--mode "$MODE"`) is not judged
 """
 
 from mlops_lint.fix import Plan, Replace
-from mlops_lint.fix.iac import IAC, attribute, is_literal, not_literal, replace_value
+from mlops_lint.fix.iac import IAC, attribute, config_set, is_literal, not_literal, replace_value
 from mlops_lint.model.azcli import ShellScript, written_span
 from mlops_lint.model.cluster import cluster_of, describe_pool
 from mlops_lint.rule import SHELL, Finding, rule
@@ -130,6 +134,15 @@ def _another_system_pool(pool, cluster) -> bool:
     return bool(system) and system[0] is not pool
 
 
+def _another_config_system_pool(pool, cluster) -> bool:
+    """The config's pools keep a System pool without ``pool`` (as :func:`_another_system_pool`:
+    a CPU System pool, or an earlier GPU System pool, which this fix leaves as it is)."""
+    system = [other for other in getattr(cluster, "pools", ()) if other.source == "config" and other.is_system is True]
+    if any(not (other.vm is not None and other.vm.is_gpu) for other in system):
+        return True
+    return bool(system) and system[0] is not pool
+
+
 def user_mode(pool, where, cluster=None) -> Plan | None:
     """``--mode System`` of a ``nodepool add/update`` replaced by ``User``; in Terraform, Bicep
     and ARM a literal ``mode`` of ``System`` (never a variable's or parameter's value)."""
@@ -141,6 +154,13 @@ def user_mode(pool, where, cluster=None) -> Plan | None:
         intent = replace_value(pool.source, where, "User")
         return Plan.unsafe_fix(f"make the GPU pool a User pool: `{attribute(pool.source, 'mode', 'User').rstrip(',')}`",
                                intent) if intent is not None else None
+    if pool.source == "config":
+        written = pool.entry.get("mode") if pool.entry is not None else None
+        if where is not pool.mode_origin or not isinstance(written, str) or written.lower() != "system" \
+                or not _another_config_system_pool(pool, cluster):
+            return None
+        intent = config_set(pool, "mode", "User")
+        return Plan.unsafe_fix("make the GPU pool a User pool: `mode: User`", intent) if intent is not None else None
     command = where.command
     if where is not pool.mode_origin or command is None or not command.editable or command.group != "aks nodepool":
         return None
@@ -165,6 +185,8 @@ def check(script: ShellScript, ctx):
             how = "is set to System mode" if pool.mode_origin is not None else "is the cluster's first agentPoolProfiles entry, a System pool"
             add = "define the GPU pool as another agent pool with " + ("`mode: 'User'`" if pool.source == "bicep"
                                                                        else '`"mode": "User"`')
+        elif pool.source == "config":
+            add = "give the GPU pool `mode: User` in `node-pools`"
         yield Finding(
             where.span,
             f"GPU node pool {describe_pool(pool)} {how}: AKS runs critical system pods there and it cannot "

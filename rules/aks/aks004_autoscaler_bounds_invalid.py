@@ -22,6 +22,12 @@ finding is reported once per attribute.
 Bicep pools get the same checks on `enableAutoScaling`, `minCount`, `maxCount` and `count`
 (parameter defaults, `var`s; a `.bicepparam` value that differs makes a parameter unknown), and
 ARM templates' pools likewise (`defaultValue`s; a `*.parameters.json` is an alternative).
+The entries of `node-pools:` in `.mlops-lint.yaml` (when the run lints the config) get them on
+`enable-cluster-autoscaler`, `min-count`, `max-count` and `node-count`, at the entry's keys, with
+one difference: bounds without `enable-cluster-autoscaler` say the pool autoscales (the config
+describes the pool, SPEC's `max-count: 4`), so a bound left out is unknown rather than missing;
+only a written `enable-cluster-autoscaler: true` asks for both, and a written `false` with bounds
+is reported. A `min-count` above `max-count` is a config error, before any rule runs.
 
 ## Why is this bad?
 The Azure CLI rejects each of these (`min-count and max-count are required for
@@ -97,6 +103,8 @@ added on a new line beside the first bound (`enableAutoScaling: true`). A missin
 Terraform is not added (its name depends on the azurerm version: `auto_scaling_enabled` since
 4.0, `enable_auto_scaling` before), and a value that comes from a variable or parameter is never
 changed (the hint says so).
+A config `node-pools` entry gets the same two: `min-count: 0` of a System pool becomes `1`
+(safe), and bounds with `enable-cluster-autoscaler: false` get `true` (unsafe).
 No fix in a script that records commands rather than runs them (`$ ` prompts,
 Markdown fences: a terminal session, a README snippet) or that does not read cleanly (an
 unclosed quote or heredoc).
@@ -119,7 +127,7 @@ from mlops_lint.model.bounds import whole_number
 from mlops_lint.model.azcli import UNKNOWN, AzFlag, ShellScript, resolved, written_span
 from mlops_lint.model.cluster import cluster_of
 from mlops_lint.fix import Plan, Replace
-from mlops_lint.fix.iac import IAC, NAMES, add_beside, is_literal, not_literal, replace_value
+from mlops_lint.fix.iac import IAC, NAMES, add_beside, config_set, is_literal, not_literal, replace_value
 from mlops_lint.rule import SHELL, Finding, rule
 
 COMMANDS = {("aks", "create"), ("aks", "update"), ("aks nodepool", "add"), ("aks nodepool", "update")}
@@ -249,6 +257,8 @@ IAC_NAMES = {  # the settings' names, and who refuses them
               "switch": "enableAutoScaling: true", "tool": "the AKS API"},
     "arm": {"min_count": "minCount", "max_count": "maxCount", "node_count": "count",
             "switch": '"enableAutoScaling": true', "tool": "the AKS API"},
+    "config": {"min_count": "min-count", "max_count": "max-count", "node_count": "node-count",
+               "switch": "enable-cluster-autoscaler: true", "tool": "the AKS API"},
 }
 
 
@@ -260,7 +270,10 @@ def _terraform_pool(pool, names):
     low, high, count = pool.min_count, pool.max_count, pool.node_count
     switch = pool.autoscaler_origin
     name = switch.span if switch is not None else None
-    if pool.autoscaler is True and ("min_count" not in origins or "max_count" not in origins):
+    # a config's bounds without the switch say the pool autoscales: a bound left out is then not
+    # known rather than missing (linter.model.cluster.from_config)
+    if pool.autoscaler is True and ("min_count" not in origins or "max_count" not in origins) \
+            and (pool.source != "config" or switch is not None):
         missing = " and ".join(names[n] for n in ("min_count", "max_count") if n not in origins)
         yield Finding(name, f"{where} turns the cluster autoscaler on without {missing}; {tool} requires both "
                             "bounds", node=("pool", pool.display, switch_name.split()[0].rstrip(":")))
@@ -295,6 +308,13 @@ def _iac_raise_min(pool) -> Plan | None:
     """A literal ``min_count = 0`` (``minCount: 0``) of a System pool written ``1``, when 1 is
     within ``max_count`` and any node count (so the fixed pool gets no other finding)."""
     origin, high, count = pool.count_origin.get("min_count"), pool.max_count, pool.node_count
+    if pool.source == "config":  # a node-pools entry: its min-count is written as the value read
+        if origin is None or pool.min_count != 0 or isinstance(pool.min_count, bool) \
+                or not (isinstance(high, int) and 1 <= high <= 1000) \
+                or ("node_count" in pool.count_origin and not (isinstance(count, int) and 1 <= count <= high)):
+            return None
+        intent = config_set(pool, "min-count", 1)
+        return Plan.safe_fix("raise min-count to 1", intent) if intent is not None else None
     if pool.source not in IAC or not is_literal(origin) or origin.written[1] != 0 or isinstance(origin.written[1], bool):
         return None
     if not (isinstance(high, int) and 1 <= high <= 1000):
@@ -311,13 +331,19 @@ def _iac_enable(pool) -> Plan | None:
     first bound. A missing switch in Terraform is not added: its name depends on the azurerm
     version (``auto_scaling_enabled`` since 4.0, ``enable_auto_scaling`` before)."""
     origins, low, high, count = pool.count_origin, pool.min_count, pool.max_count, pool.node_count
-    if pool.source not in IAC or "min_count" not in origins or "max_count" not in origins:
+    if pool.source not in (*IAC, "config") or "min_count" not in origins or "max_count" not in origins:
         return None
     if not (isinstance(low, int) and isinstance(high, int) and (1 if pool.is_system is not False else 0) <= low <= high <= 1000):
         return None
     if "node_count" in origins and not (isinstance(count, int) and low <= count <= high):
         return None
     switch = pool.autoscaler_origin
+    if pool.source == "config":  # the switch written `false` (the only way a config's bounds are off)
+        if switch is None or pool.entry is None or pool.entry.get("enable-cluster-autoscaler") is not False:
+            return None
+        intent = config_set(pool, "enable-cluster-autoscaler", True)
+        return Plan.unsafe_fix("turn the cluster autoscaler on: `enable-cluster-autoscaler: true`", intent) \
+            if intent is not None else None
     if switch is not None:
         if not is_literal(switch) or switch.written[1] is not False:
             return None

@@ -16,7 +16,8 @@ suggests close catalogue names.
 
 In Terraform, the `vm_size` of an `azurerm_kubernetes_cluster_node_pool` or `default_node_pool`
 (a literal, or a variable's default) is checked the same way, at the attribute's value.
-Bicep's and ARM templates' `vmSize` likewise.
+Bicep's and ARM templates' `vmSize` likewise, and the `vm-size` of a `node-pools:` entry of
+`.mlops-lint.yaml` when the run lints the config.
 
 ## Why is this bad?
 A misspelt or retired size fails the provisioning script (`The VM size of ... is not allowed in
@@ -108,6 +109,9 @@ def check(script: ShellScript, ctx):
         )
 
 
+_SETTING = {"bicep": "vmSize", "arm": "vmSize", "config": "vm-size"}  # the VM size's name in each source
+
+
 def _terraform(path: str, ctx):
     """The ``vm_size`` of each Terraform pool defined in ``path``, once per attribute."""
     from mlops_lint.model.cluster import cluster_of
@@ -115,7 +119,8 @@ def _terraform(path: str, ctx):
     seen = set()
     for pool in cluster_of(ctx.index, ctx.config).pools_defined_in(path):
         size, origin = pool.vm_size, pool.vm_origin
-        if pool.source not in ("terraform", "bicep", "arm") or origin is None or not isinstance(size, str) or not size.strip() \
+        if pool.source not in ("terraform", "bicep", "arm", "config") or origin is None \
+                or not isinstance(size, str) or not size.strip() \
                 or lookup(size) is not None or origin.target in seen:
             continue
         seen.add(origin.target)
@@ -124,11 +129,11 @@ def _terraform(path: str, ctx):
             yield Finding(origin.target, f"VM size `{size}` is of the {family} family, which AKS offers but mlops-lint's "
                                          "VM size catalogue does not describe: its vCPUs, memory and accelerators are "
                                          "unknown, so the node pool checks that depend on them are skipped",
-                          node=("pool", pool.display, "vmSize" if pool.source in ("bicep", "arm") else "vm_size"))
+                          node=("pool", pool.display, _SETTING.get(pool.source, "vm_size")))
             continue
         close = suggest(size)
         hint = f"; did you mean {' or '.join(f'`{name}`' for name in close)}?" if close else ""
         yield Finding(origin.target, f"VM size `{size}` is not in mlops-lint's VM size catalogue, so its GPUs, vCPUs and "
                                      f"memory are unknown and the node pool checks that depend on them are skipped{hint}",
-                      node=("pool", pool.display, "vmSize" if pool.source in ("bicep", "arm") else "vm_size"),
+                      node=("pool", pool.display, _SETTING.get(pool.source, "vm_size")),
                       fix=close[0] if close else None)

@@ -50,7 +50,10 @@ az aks update --resource-group ml-rg --name ml-aks --enable-blob-driver
 ## Known problems
 The driver enabled outside the project (the portal, another repository's pipeline) is not seen:
 the project's own cluster definition is taken at its word. Several clusters are not told apart: a
-Blob class is left alone when any cluster of the project enables the driver. StatefulSet claim
+Blob class is left alone when any cluster of the project enables the driver. Clusters of the same
+name are one cluster when their resource groups are written the same and their files go together
+(one project; in a folder of repositories, the same repository): a later command there replaces
+what an earlier one said; two repositories that each make a cluster `ml-aks` keep one each. StatefulSet claim
 templates, generic ephemeral volumes and inline `csi:` pod volumes are not read. There is no
 automatic fix: enabling the driver is a change to the cluster, not to the manifest.
 
@@ -120,8 +123,12 @@ def check(obj, ctx):
     if not settings:
         return  # no cluster definition in the project
     unit = unit_of(ctx.index, ctx.config, [obj.path, *(s.origin.path for s in settings.values())])
-    governing = [(cluster, setting) for cluster, setting in settings.items()
-                 if together(unit, setting.origin.path, obj.path)]
+    latest: dict[tuple, tuple] = {}  # a cluster (name, resource group) -> its last record that governs obj
+    for (cluster, group, _), setting in settings.items():
+        if together(unit, setting.origin.path, obj.path):
+            latest.pop((cluster, group), None)
+            latest[(cluster, group)] = (cluster, setting)
+    governing = list(latest.values())
     if not governing or any(setting.value is True or setting.value is UNKNOWN for _, setting in governing):
         return
     span, node, what, then = found

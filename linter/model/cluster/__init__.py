@@ -11,8 +11,9 @@ each concept in its own module:
   :mod:`.from_terraform` (``azurerm_kubernetes_cluster`` and its node pools in ``*.tf``),
   :mod:`.from_bicep` (``managedClusters`` ``agentPoolProfiles`` and ``agentPools`` in ``*.bicep``
   and in ARM templates, ``*.json`` read by :mod:`linter.sources.arm`),
-  :mod:`.from_config` (``node-pools:`` of the config, for pools the scripts do not define; in
-  the ``aks-automatic`` profile only these count, SPEC section 5), :mod:`.from_nodepools`
+  :mod:`.from_config` (``node-pools:`` of the config, for pools the scripts do not define, at
+  the lines of the config's text when the run lints it; in the ``aks-automatic`` profile only
+  these count, SPEC section 5), :mod:`.from_nodepools`
   (node auto-provisioning NodePools, in every profile);
 * :mod:`.autoscaler`: the ``--cluster-autoscaler-profile`` keys and values;
 * :mod:`.placement`: which pools a pod template can land on, and how messages name them;
@@ -41,7 +42,7 @@ from mlops_lint.model.cluster.placement import (  # noqa: F401 - re-exported for
 from mlops_lint.model.cluster.pools import (  # noqa: F401 - re-exported for the rules
     DEFAULT_MAX_GRACEFUL_TERMINATION_SEC, ELSEWHERE, SPOT_TAINT, Cluster, LabelView, NodePool, Origin,
     PoolTaint, ProfileSetting)
-from mlops_lint.model.document import BICEP, TERRAFORM
+from mlops_lint.model.document import BICEP, CONFIG, TERRAFORM
 from mlops_lint.model.podrequests import PodRequest, pod_requests  # noqa: F401 - re-exported for the rules
 
 if TYPE_CHECKING:  # the script model is read only when a script exists (see linter.model.unknown)
@@ -49,8 +50,10 @@ if TYPE_CHECKING:  # the script model is read only when a script exists (see lin
 
 
 def build_cluster(scripts: Iterable[ShellScript], config: Any = None, terraform: Iterable[Any] = (),
-                  bicep: Iterable[Any] = ()) -> Cluster:
-    """The cluster the scripts (in the given order), the Terraform files and the config describe."""
+                  bicep: Iterable[Any] = (), placed: Any = None) -> Cluster:
+    """The cluster the scripts (in the given order), the Terraform files and the config describe;
+    ``placed``: where the config's text writes its pools (linter.sources.config_pools.ConfigPools),
+    when the run lints it."""
     cluster = Cluster()
     automatic = getattr(config, "profile", None) == "aks-automatic"
     if not automatic:
@@ -72,7 +75,7 @@ def build_cluster(scripts: Iterable[ShellScript], config: Any = None, terraform:
     pools = getattr(config, "node_pools", ()) or ()
     if pools:
         config_path = getattr(config, "path", None)
-        config_pools(cluster, pools, str(config_path) if config_path is not None else ".mlops-lint.yaml")
+        config_pools(cluster, pools, str(config_path) if config_path is not None else ".mlops-lint.yaml", placed)
     return cluster
 
 
@@ -89,8 +92,9 @@ def cluster_of(index: Any, config: Any) -> Cluster:
         if not document.shell.path:
             document.shell.path = document.path
     iac = sorted((d for d in getattr(index, "iac", ()) if d.iac is not None), key=lambda d: d.path)
+    placed = [d.iac for d in iac if d.kind == CONFIG]  # the project's config, when the run lints it
     cluster = build_cluster([d.shell for d in scripts], config, [d.iac for d in iac if d.kind == TERRAFORM],
-                            [d.iac for d in iac if d.kind == BICEP])
+                            [d.iac for d in iac if d.kind == BICEP], placed[0] if len(placed) == 1 else None)
     add_nodepools(cluster, index)
     cluster.project = (index, config)
     _CACHE[index] = (id(config), config, cluster)

@@ -456,7 +456,7 @@ class _Builder:
         else:
             return  # an update that says nothing of it
         origin = _origin(path, flag, az) if flag is not None else _command_origin(path, az)
-        self.cluster.blob_driver[cluster] = ProfileSetting(value, origin)
+        self.cluster.set_blob_driver(cluster, _cluster_key(az, "--resource-group")[1], ProfileSetting(value, origin))
 
     def profile(self, path: str, az: AzCommand, cluster: Value | None) -> None:
         flag = az.flag("--cluster-autoscaler-profile")

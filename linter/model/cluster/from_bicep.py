@@ -128,7 +128,7 @@ class _Reader:
             value = value_text(self.module.evaluate(grace[0], {}))
             self.cluster.profiles.setdefault(name, {})["max-graceful-termination-sec"] = ProfileSetting(
                 UNKNOWN if value is None else value, Origin(path, grace[1], grace[2]))
-        self.cluster.blob_driver[name] = self.blob_driver(path, block, properties)
+        self.cluster.set_blob_driver(name, None, self.blob_driver(path, block, properties))  # the deployment's group
         items, known = self.profiles(properties)
         if known:  # the cluster describes all its pools (with its agentPools resources)
             self.cluster.complete = True

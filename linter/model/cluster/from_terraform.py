@@ -247,9 +247,11 @@ class _Reader:
                 UNKNOWN if value is None else value, Origin(path, attr.span, attr.value_span))
         storage = block.block("storage_profile")
         attr = storage.attrs.get("blob_driver_enabled") if storage is not None else None
-        self.cluster.blob_driver[name] = ProfileSetting(  # azurerm's default: off
+        group = value_text(module.evaluate(block.attrs["resource_group_name"].expr, {})) \
+            if "resource_group_name" in block.attrs else None
+        self.cluster.set_blob_driver(name, group, ProfileSetting(  # azurerm's default: off
             value_switch(module.evaluate(attr.expr, {})) if attr is not None else False,
-            Origin(path, attr.span, attr.value_span) if attr is not None else Origin(path, block.span))
+            Origin(path, attr.span, attr.value_span) if attr is not None else Origin(path, block.span)))
         default = block.block("default_node_pool")
         if default is not None:
             pool = self.pool(module, path, default, {}, name, ("tf", path.rpartition("/")[0], block.labels[1]),
@@ -346,7 +348,8 @@ def read_terraform(cluster: Cluster, files: Iterable[Any]) -> None:
 def hint(pool: NodePool, what: str, value: str) -> str:
     """A setting written in the syntax of the source that defines ``pool``: ``--node-taints
     sku=gpu:NoSchedule`` for a script, ``node_taints = ["sku=gpu:NoSchedule"]`` for Terraform,
-    ``nodeTaints: ['sku=gpu:NoSchedule']`` for Bicep, ``"nodeTaints": ["sku=gpu:NoSchedule"]`` for ARM."""
+    ``nodeTaints: ['sku=gpu:NoSchedule']`` for Bicep, ``"nodeTaints": ["sku=gpu:NoSchedule"]`` for ARM,
+    ``taints: ["sku=gpu:NoSchedule"]`` for a config ``node-pools`` entry."""
     if pool.source == "terraform":
         if what == "taints":
             return f'node_taints = ["{value}"]'
@@ -365,5 +368,11 @@ def hint(pool: NodePool, what: str, value: str) -> str:
         if what == "labels":
             pairs = ", ".join(f"'{k}': '{v}'" for k, _, v in (p.partition("=") for p in value.split()))
             return f"nodeLabels: {{ {pairs} }}"
+    if pool.source == "config":  # a node-pools entry of .mlops-lint.yaml
+        if what == "taints":
+            return f'taints: ["{value}"]'
+        if what == "labels":
+            pairs = ", ".join(f"{k}: {v}" for k, _, v in (p.partition("=") for p in value.split()))
+            return f"labels: {{{pairs}}}"
     return f"--node-taints {value}" if what == "taints" else f"--labels {value}"
 

@@ -1,7 +1,7 @@
 """The cluster's data: node pools, what is known of their labels and taints, and the cluster.
 
 Every reader (:mod:`.from_az`, :mod:`.from_config`, :mod:`.from_nodepools`, :mod:`.from_terraform`,
-:mod:`.from_arm`) produces :class:`NodePool` records with the :class:`Origin` of each setting; a
+:mod:`.from_bicep`) produces :class:`NodePool` records with the :class:`Origin` of each setting; a
 rule never asks which source a pool came from except to point at it (``origin``, ``path``).
 
 
@@ -133,13 +133,17 @@ class NodePool(Struct, eq=False, dict=True):
     # what pools are keyed by with the name (see _cluster_key): the cluster's name, the text of
     # an undetermined one (``"$CLUSTER"``), or None when the command names none
     cluster_key: Any = None
+    # a config pool placed in the linted config (linter.model.cluster.from_config): its
+    # node-pools mapping (linter.model.tree.YMap), the node a fix's SetKey edits
+    entry: Any = None
 
     # -- derived ---------------------------------------------------------------------------
 
     @property
     def in_linted_file(self) -> bool:
-        """Defined in a file the run lints (a script, a ``.tf``), where its findings can point."""
-        return self.source in LINTED_SOURCES
+        """Defined in a file the run lints (a script, a ``.tf``, the config file when the run lints
+        it: its entry is placed, :mod:`.from_config`), where its findings can point."""
+        return self.source in LINTED_SOURCES or (self.source == "config" and self.origin is not None)
 
     @property
     def vm(self) -> VmSize | None:
@@ -322,12 +326,16 @@ class Cluster(Struct, eq=False, dict=True):
     pools: list[NodePool] = field(default_factory=list)
     # cluster name (None: not determined) -> key -> setting; "" resets a cluster's profile
     profiles: dict[Value | None, dict[str, ProfileSetting]] = field(default_factory=dict)
-    # cluster name (None: not determined) -> whether its Blob CSI driver is enabled (True, False
-    # or UNKNOWN) and where that is said: `az aks create/update --enable-blob-driver` /
-    # `--disable-blob-driver`, Terraform `storage_profile { blob_driver_enabled }`, Bicep/ARM
+    # (cluster name (None: not determined), resource group as the source writes it (None: not
+    # given), file) -> whether its Blob CSI driver is enabled (True, False or UNKNOWN) and where
+    # that is said: `az aks create/update --enable-blob-driver` / `--disable-blob-driver`,
+    # Terraform `storage_profile { blob_driver_enabled }`, Bicep/ARM
     # `storageProfile.blobCSIDriver.enabled`; a cluster made without it has it off (AKS's and
-    # azurerm's default), at the command or resource that made it. For STO010.
-    blob_driver: dict[Value | None, ProfileSetting] = field(default_factory=dict)
+    # azurerm's default), at the command or resource that made it. In reading order, the latest
+    # record of a key last (:meth:`set_blob_driver`): two repositories that each make a cluster
+    # of the same name keep a record each, and STO010 decides which records are one cluster
+    # (same name and resource group, in files that go together: linter.model.locality).
+    blob_driver: dict[tuple, ProfileSetting] = field(default_factory=dict)
     complete: bool = False  # an az aks create (or config node-pools) describes every pool
     # what each cluster-making command or resource says of the cluster's kind (AKS Automatic, node
     # auto-provisioning, Standard), in reading order: profile inference and LNT005 (linter.model.clusterkind)
@@ -338,6 +346,14 @@ class Cluster(Struct, eq=False, dict=True):
     _by_signature: dict[tuple, Any] = field(default_factory=dict)
     _graceful: dict[int, list] = field(default_factory=dict)  # id(pool) -> max_graceful_termination
     _memo: dict[Any, Any] = field(default_factory=dict)
+
+    def set_blob_driver(self, name: Value | None, group: Any, setting: ProfileSetting) -> None:
+        """Record what ``setting.origin``'s file says of the Blob driver of cluster ``name`` in
+        resource group ``group``, after every earlier record (a later command of the same file
+        about the same cluster replaces its record)."""
+        key = (name, group, setting.origin.path)
+        self.blob_driver.pop(key, None)
+        self.blob_driver[key] = setting
 
     def memo(self, key: Any, build: Any) -> Any:
         """``build()``, computed once per cluster, for what depends only on the pools and on
