@@ -1,15 +1,18 @@
-"""NVIDIA components the project's shell scripts install on the cluster (``helm``, ``kubectl apply``).
+"""NVIDIA (and other cluster) components the project's shell scripts install on the cluster (``helm``, ``kubectl apply``).
 
 A script that runs ``helm install|upgrade --install RELEASE CHART`` of the GPU Operator
 (``…/gpu-operator``), the device plugin (``…/nvidia-device-plugin``) or the DCGM exporter
-(``…/dcgm-exporter``) chart, whatever the repository alias (``nvidia/``, ``oci://…/``, a
+(``…/dcgm-exporter``) chart, KAITO's (``kaito/workspace``, ``…/kaito/ragengine``), azure-workload-identity's
+webhook (``…/workload-identity-webhook``), whatever the repository alias (``nvidia/``, ``oci://…/``, a
 ``.tgz``, ``--repo URL`` with a bare chart name), or ``kubectl apply|create -f URL`` of NVIDIA's
 published device-plugin or DCGM-exporter manifest, puts that component on the cluster: the rules
-that look for a duplicate (GPU009, OBS003) count it as they count a manifest of the project.
+that look for a duplicate (GPU009, OBS003) count it as they count a manifest of the project, and
+the rules that need a component (GPU014: the operator's driver, KAI006: KAITO, AKS008: the
+workload identity webhook) take it as installed.
 
 Only what the command determines is taken: a chart or URL word of unknown value is not an
 install; for the GPU Operator, whether it deploys its device plugin and DCGM exporter is read
-from ``--set``/``--set-string`` (``devicePlugin.enabled=false``); a values file (``-f``,
+from ``--set``/``--set-string`` (``devicePlugin.enabled=false``; ``driver.enabled`` likewise); a values file (``-f``,
 ``--values``) or a word of unknown value may turn them off, so they are then unknown (a later
 ``--set`` still decides, as it overrides the files). A local manifest path is not an install
 here: the file is in the project and linted as a manifest. Nothing is run or fetched.
@@ -32,11 +35,16 @@ if TYPE_CHECKING:  # the script model is read only when a script exists
 GPU_OPERATOR: Final = "gpu-operator"
 DEVICE_PLUGIN: Final = "device-plugin"
 DCGM_EXPORTER: Final = "dcgm-exporter"
+KAITO: Final = "kaito"  # the KAITO operator's charts (workspace, ragengine): KAI006
+WORKLOAD_IDENTITY_WEBHOOK: Final = "workload-identity-webhook"  # azure-workload-identity's webhook: AKS008
 
 # chart name (the last path segment, without a .tgz version) -> component
-CHARTS: Final = {"gpu-operator": GPU_OPERATOR, "nvidia-device-plugin": DEVICE_PLUGIN, "dcgm-exporter": DCGM_EXPORTER}
+CHARTS: Final = {"gpu-operator": GPU_OPERATOR, "nvidia-device-plugin": DEVICE_PLUGIN, "dcgm-exporter": DCGM_EXPORTER,
+                 "workload-identity-webhook": WORKLOAD_IDENTITY_WEBHOOK}
+# KAITO's charts have generic names: they count when the chart's path or --repo names KAITO
+KAITO_CHARTS: Final = frozenset({"workspace", "ragengine", "kaito-workspace", "kaito-ragengine"})
 # the GPU Operator's values that turn its operands off (``<operand>.enabled``)
-OPERANDS: Final = ("devicePlugin", "dcgmExporter")
+OPERANDS: Final = ("devicePlugin", "dcgmExporter", "driver")
 # the chart's custom resources (``<name>.deployCR``) and whether it creates each by default
 OPERATOR_CRS: Final = {"clusterPolicy": True, "gpuCluster": False}
 
@@ -59,7 +67,7 @@ _DCGM_URL = re.compile(r"^https?://\S*dcgm-exporter/\S*dcgm-exporter[\w.-]*\.ya?
 class Install(Struct, frozen=True):
     """One component a script installs: what, where (the chart or URL word), how it is named.
 
-    ``operands`` (GPU Operator only): ``devicePlugin`` / ``dcgmExporter`` -> True (deployed),
+    ``operands`` (GPU Operator only): ``devicePlugin`` / ``dcgmExporter`` / ``driver`` -> True (deployed),
     False (``--set <operand>.enabled=false``) or UNKNOWN (a values file or unknown word may say);
     ``clusterPolicy`` / ``gpuCluster`` likewise for the custom resources the chart creates
     (``--set <name>.deployCR=…``; by default the ClusterPolicy and no GPUCluster).
@@ -91,11 +99,13 @@ class Install(Struct, frozen=True):
         return f"{self.what()} ({self.path}:{self.span.line})"
 
 
-def _chart_component(chart: str) -> str | None:
+def _chart_component(chart: str, repo: Any = None) -> str | None:
     name = chart.rstrip("/").rsplit("/", 1)[-1]
     name = _TGZ_VERSION.sub("", name)
     if name.endswith(".tgz"):
         name = name[:-4]
+    if name in KAITO_CHARTS and ("kaito" in chart.lower() or (isinstance(repo, str) and "kaito" in repo.lower())):
+        return KAITO
     return CHARTS.get(name)
 
 
@@ -168,7 +178,7 @@ def _helm(command: Command, path: str) -> Install | None:
     chart = chart_token.value
     if chart is UNKNOWN or not isinstance(chart, str):
         return None
-    component = _chart_component(chart)
+    component = _chart_component(chart, next((value for name, value in options if name == "--repo"), None))
     if component is None:
         return None
     release = "" if generate else positional[0].value

@@ -327,6 +327,10 @@ class Cluster(Struct, eq=False, dict=True):
     # `storageProfile.blobCSIDriver.enabled`; a cluster made without it has it off (AKS's and
     # azurerm's default), at the command or resource that made it. For STO010.
     blob_driver: dict[Value | None, ProfileSetting] = field(default_factory=dict)
+    # what each cluster-making or -changing command or resource says of the cluster-wide features
+    # rules join with manifests (workload identity, the OIDC issuer, the network policy engine,
+    # the AI toolchain operator), in reading order (linter.model.cluster.features)
+    features: list = field(default_factory=list)
     complete: bool = False  # an az aks create (or config node-pools) describes every pool
     # what each cluster-making command or resource says of the cluster's kind (AKS Automatic, node
     # auto-provisioning, Standard), in reading order: profile inference and LNT005 (linter.model.clusterkind)
