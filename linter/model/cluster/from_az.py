@@ -277,9 +277,15 @@ class _Builder:
                 pool.gpu_instance_profile = profile
         driver, flag = _flag_text(az, "--gpu-driver")
         if flag is not None:
-            pool.gpu_driver = driver
+            pool.gpu_driver, pool.gpu_driver_origin = driver, _origin(path, flag, az)
         elif az.has("--skip-gpu-driver-install"):
             pool.gpu_driver = "None"
+            pool.gpu_driver_origin = _origin(path, az.flag("--skip-gpu-driver-install"), az)
+        managed = _switch(az, "--enable-managed-gpu")
+        if managed is not None:
+            pool.managed_gpu = managed
+        elif az.has_unknown_words and creating:
+            pool.managed_gpu = UNKNOWN
 
     def create(self, path: str, az: AzCommand) -> None:
         keyed = _cluster_key(az, "--name")

@@ -356,6 +356,7 @@ class _Reader:
         gpu = _field(obj, "gpuProfile")
         if gpu is not None:
             pool.gpu_driver = value_text(self.value(gpu[0], "driver"))
+            pool.gpu_driver_origin = self.origin(path, gpu[0], "driver") or self.origin(path, obj, "gpuProfile")
         return pool
 
 

@@ -379,6 +379,7 @@ class _Reader:
             pool.gpu_instance_profile = value_text(get("gpu_instance"))
         if "gpu_driver" in block.attrs:
             pool.gpu_driver = value_text(get("gpu_driver"))
+            pool.gpu_driver_origin = self.origin(path, block, "gpu_driver")
         return pool
 
 

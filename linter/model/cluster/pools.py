@@ -122,6 +122,8 @@ class NodePool(Struct, eq=False, dict=True):
     os_type: Value = "Linux"
     gpu_instance_profile: Value | None = None
     gpu_driver: Value | None = None
+    gpu_driver_origin: Origin | None = None  # where the driver setting is written (GPU014)
+    managed_gpu: bool | Value = False  # `--enable-managed-gpu` (preview): AKS runs the GPU stack, driver included
     # a node auto-provisioning NodePool (``source == "nodepool"``, linter.model.nap): the object,
     # and the label keys its template sets (the rest of ``labels`` is Karpenter's)
     nodepool: Any = None
