@@ -56,6 +56,9 @@ def test_policy_none_is_reported_at_its_value(tmp_path: Path) -> None:
     ("$EXTRA_ARGS", {}),  # words of unknown value may hold the flag
     ("--sku automatic", {}),  # AKS Automatic runs Cilium
     ("", {"later.sh": "#!/bin/bash\naz aks update -g rg -n ml-aks --network-policy cilium\n"}),
+    ("--network-plugin none", {}),  # bring your own CNI: it may enforce policies
+    ("", {"cni.sh": "#!/bin/bash\nhelm install cilium cilium/cilium --namespace kube-system\n"}),
+    ("", {"cni.sh": "#!/bin/bash\nhelm install calico projectcalico/tigera-operator -n tigera-operator\n"}),
 ])
 def test_near_misses(tmp_path: Path, flags: str, extra: dict) -> None:
     assert run(tmp_path, {"cluster.sh": CREATE.replace("FLAGS", flags), "policy.yaml": POLICY, **extra}) == []
@@ -78,6 +81,7 @@ def test_a_cluster_of_another_top_folder_does_not_govern(tmp_path: Path) -> None
     ('  network_profile {\n    network_policy = "calico"\n  }\n', False),
     ('  network_profile {\n    ebpf_data_plane = "cilium"\n  }\n', False),
     ('  network_profile {\n    network_policy = var.policy\n  }\n', False),
+    ('  network_profile {\n    network_plugin = "none"\n  }\n', False),
 ])
 def test_terraform_network_profile(tmp_path: Path, profile: str, fires: bool) -> None:
     tf = f'variable "policy" {{}}\nresource "azurerm_kubernetes_cluster" "aks" {{\n  name = "tf-aks"\n{profile}}}\n'

@@ -17,7 +17,9 @@ It fires at the command or resource that creates a cluster without an engine (or
 NetworkPolicy it would have to enforce. A project with no cluster definition is not judged (the
 cluster is made elsewhere), nor a cluster whose engine is unknown (a variable without a default,
 words of unknown value), nor a project where another cluster that governs the same policies has
-an engine. A later `az aks update --network-policy …` gives the cluster one. In a folder of
+an engine. A later `az aks update --network-policy …` gives the cluster one; the network plugin
+`none` (bring your own CNI) leaves the engine unknown, and a script that installs Cilium's or
+Calico's chart (`cilium/cilium`, `projectcalico/tigera-operator`) installs one. In a folder of
 unrelated repositories linted by path, a cluster definition counts only for the policies of its
 own top-level folder (`linter.model.locality`). In the `aks-automatic` profile nothing is judged:
 AKS Automatic runs Cilium.
@@ -75,7 +77,8 @@ from __future__ import annotations
 
 from mlops_lint.model.cluster import cluster_of
 from mlops_lint.model.cluster.features import NETWORK_POLICY, cluster_label, hint_for, needs_unmet
-from mlops_lint.model.locality import unit_of
+from mlops_lint.model.installs import POLICY_CNI, project_installs
+from mlops_lint.model.locality import together, unit_of
 from mlops_lint.rule import PROJECT, Finding, rule
 
 GROUP = "networking.k8s.io"
@@ -118,8 +121,11 @@ def check(_found, ctx):
     if not settings:
         return  # no cluster definition in the project
     policies.sort(key=lambda p: (p.path, p.line))
-    unit = unit_of(ctx.index, ctx.config, [*(p.path for p in policies), *(s.origin.path for s in settings)])
+    engines = [i.path for i in project_installs(ctx.index) if i.component == POLICY_CNI]
+    unit = unit_of(ctx.index, ctx.config, [*(p.path for p in policies), *(s.origin.path for s in settings), *engines])
     for anchor, governed in needs_unmet(settings, NETWORK_POLICY, policies, unit):
+        if any(together(unit, path, anchor.origin.path) for path in engines):
+            continue  # the project installs a CNI that enforces policies (Cilium, Calico)
         said = "has no network policy engine" if anchor.written else "is created without a network policy engine"
         yield Finding(
             anchor.origin.target,

@@ -11,7 +11,7 @@ KAI006) ask :func:`clusters_without` which clusters have it off by every setting
 |---|---|---|---|---|
 | :data:`WORKLOAD_IDENTITY` | `--enable-workload-identity` / `--disable-workload-identity` | `workload_identity_enabled` | `securityProfile.workloadIdentity.enabled` | yes |
 | :data:`OIDC_ISSUER` | `--enable-oidc-issuer` (no way to turn it off) | `oidc_issuer_enabled` | `oidcIssuerProfile.enabled` | only when written off: AKS turns it on by default on clusters created with Kubernetes 1.34 or later, so a definition that does not say is unknown |
-| :data:`NETWORK_POLICY` | `--network-policy azure\\|calico\\|cilium\\|none`, `--network-dataplane cilium` | `network_profile { network_policy, network_data_plane, ebpf_data_plane }` | `networkProfile.networkPolicy`, `networkProfile.networkDataplane` | yes (no engine); the Cilium dataplane enforces policies itself |
+| :data:`NETWORK_POLICY` | `--network-policy azure\\|calico\\|cilium\\|none`, `--network-dataplane cilium` | `network_profile { network_policy, network_data_plane, ebpf_data_plane }` | `networkProfile.networkPolicy`, `networkProfile.networkDataplane` | yes (no engine); the Cilium dataplane enforces policies itself, and with the network plugin `none` (bring your own CNI) the engine is unknown |
 | :data:`AI_TOOLCHAIN` | `--enable-ai-toolchain-operator` / `--disable-ai-toolchain-operator` | `ai_toolchain_operator_enabled` | `aiToolchainOperatorProfile.enabled` | yes |
 
 A cluster made as AKS Automatic (``--sku automatic`` and its IaC twins) has workload identity,
@@ -110,11 +110,14 @@ def switch_value(value: Any) -> Any:
     return UNKNOWN
 
 
-def policy_value(policy: Any, dataplane: Any) -> Any:
-    """The engine of ``network_policy`` / ``networkPolicy`` and the dataplane (None: not written):
-    the engine's name, False (none), or UNKNOWN."""
+def policy_value(policy: Any, dataplane: Any, plugin: Any = None) -> Any:
+    """The engine of ``network_policy`` / ``networkPolicy``, the dataplane and the network plugin
+    (None: not written): the engine's name, False (none), or UNKNOWN. With the plugin ``none``
+    (bring your own CNI) the CNI the user installs (Cilium, Calico) may enforce policies: unknown."""
     if isinstance(dataplane, str) and dataplane.lower() == "cilium":
         return "cilium"  # Azure CNI powered by Cilium enforces NetworkPolicies itself
+    if plugin is UNKNOWN or (isinstance(plugin, str) and plugin.lower() == "none"):
+        return UNKNOWN
     if policy is None or (isinstance(policy, str) and policy.lower() == "none"):
         return UNKNOWN if dataplane is UNKNOWN else False
     if isinstance(policy, str) and policy.lower() in POLICY_ENGINES:

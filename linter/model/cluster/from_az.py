@@ -506,7 +506,8 @@ class _Builder:
         dataplane, plane_flag = _flag_text(az, "--network-dataplane")
         if policy_flag is None and plane_flag is None and not creating and not az.has_unknown_words:
             return
-        value = "cilium" if automatic else policy_value(policy if policy != "" else UNKNOWN, dataplane)
+        plugin, _ = _flag_text(az, "--network-plugin")
+        value = "cilium" if automatic else policy_value(policy if policy != "" else UNKNOWN, dataplane, plugin)
         flag = policy_flag or plane_flag
         shown = f"{flag.name} {flag.value.raw}" if flag is not None and flag.value is not None else ""
         record(NETWORK_POLICY, value, flag, f"`az aks {verb} {shown}`" if shown

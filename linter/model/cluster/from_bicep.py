@@ -208,7 +208,8 @@ class _Reader:
             record(feature, value, origin, ".".join(keys))
         policy, policy_origin = self.nested(path, block, properties, ("networkProfile", "networkPolicy"))
         plane, plane_origin = self.nested(path, block, properties, ("networkProfile", "networkDataplane"))
-        value = "cilium" if automatic else policy_value(value_text(policy), value_text(plane))
+        plugin, _ = self.nested(path, block, properties, ("networkProfile", "networkPlugin"))
+        value = "cilium" if automatic else policy_value(value_text(policy), value_text(plane), value_text(plugin))
         if value == "cilium" and plane_origin is not None and isinstance(plane, str) and plane.lower() == "cilium":
             record(NETWORK_POLICY, value, plane_origin, "networkProfile.networkDataplane")
         else:

@@ -302,7 +302,7 @@ class _Reader:
 
         plane = setting("network_data_plane")
         plane = plane if plane is not None else setting("ebpf_data_plane")
-        value = "cilium" if automatic else policy_value(setting("network_policy"), plane)
+        value = "cilium" if automatic else policy_value(setting("network_policy"), plane, setting("network_plugin"))
         written = next((n for n in ("network_data_plane", "ebpf_data_plane") if isinstance(plane, str)
                         and plane.lower() == "cilium" and network is not None and n in network.attrs), "network_policy")
         if network is None:
