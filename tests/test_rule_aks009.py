@@ -57,6 +57,7 @@ def test_policy_none_is_reported_at_its_value(tmp_path: Path) -> None:
     ("--sku automatic", {}),  # AKS Automatic runs Cilium
     ("", {"later.sh": "#!/bin/bash\naz aks update -g rg -n ml-aks --network-policy cilium\n"}),
     ("--network-plugin none", {}),  # bring your own CNI: it may enforce policies
+    ("", {"cni.tf": 'resource "helm_release" "cilium" {\n  chart = "cilium"\n  repository = "https://helm.cilium.io/"\n}\n'}),
     ("", {"cni.sh": "#!/bin/bash\nhelm install cilium cilium/cilium --namespace kube-system\n"}),
     ("", {"cni.sh": "#!/bin/bash\nhelm install calico projectcalico/tigera-operator -n tigera-operator\n"}),
 ])

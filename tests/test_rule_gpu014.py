@@ -76,3 +76,20 @@ def test_terraform(tmp_path: Path, attribute: str, fires: bool) -> None:
           f'  vm_size = "Standard_NC4as_T4_v3"\n  {attribute}\n}}\n')
     found = run(tmp_path, {"main.tf": tf})
     assert [(n, line, col) for n, line, col, _ in found] == ([("main.tf", 5, 16)] if fires else [])
+
+
+@pytest.mark.parametrize("sets, fires", [
+    ("", False),  # the operator's driver is on by default
+    ('  set {\n    name  = "driver.enabled"\n    value = "false"\n  }\n', True),
+    ('  set = [{ name = "driver.enabled", value = false }]\n', True),
+    ('  values = [file("operator-values.yaml")]\n', False),  # a values file may turn it on: unknown
+])
+def test_the_operator_installed_by_terraform(tmp_path: Path, sets: str, fires: bool) -> None:
+    """The Helm provider's helm_release installs the GPU Operator as a script's helm install does."""
+    tf = ('resource "helm_release" "gpu_operator" {\n  name       = "gpu-operator"\n'
+          '  repository = "https://helm.ngc.nvidia.com/nvidia"\n  chart      = "gpu-operator"\n' + sets + "}\n")
+    found = run(tmp_path, {"pools.sh": pool("--gpu-driver none"), "operator.tf": tf})
+    assert [n for n, _, _, _ in found] == (["pools.sh"] if fires else [])
+    if fires:
+        assert "Helm chart `https://helm.ngc.nvidia.com/nvidia/gpu-operator`, release `gpu-operator` (operator.tf:4)" \
+            in found[0][3]

@@ -99,3 +99,12 @@ def test_bicep_profile_written_off(tmp_path: Path) -> None:
     found = run(tmp_path, {"main.bicep": bicep, "ws.yaml": WORKSPACE})
     assert [(n, line, col) for n, line, col, _ in found] == [("main.bicep", 5, 16)]
     assert "turns the AI toolchain operator (KAITO) add-on off (`aiToolchainOperatorProfile.enabled: false`)" in found[0][3]
+
+
+def test_kaito_installed_by_terraform(tmp_path: Path) -> None:
+    tf = ('resource "helm_release" "kaito" {\n  name       = "kaito-workspace"\n'
+          '  repository = "https://kaito-project.github.io/kaito/charts/kaito"\n  chart      = "workspace"\n}\n')
+    files = {"cluster.sh": CREATE.replace("FLAGS", ""), "ws.yaml": WORKSPACE, "kaito.tf": tf}
+    assert run(tmp_path, files) == []
+    files["kaito.tf"] = tf.replace("kaito-project.github.io/kaito/charts/kaito", "charts.example.com/tools")
+    assert [(n, line) for n, line, _, _ in run(tmp_path / "other", files)] == [("cluster.sh", 2)]

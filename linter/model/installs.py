@@ -17,6 +17,11 @@ from ``--set``/``--set-string`` (``devicePlugin.enabled=false``; ``driver.enable
 ``--values``) or a word of unknown value may turn them off, so they are then unknown (a later
 ``--set`` still decides, as it overrides the files). A local manifest path is not an install
 here: the file is in the project and linted as a manifest. Nothing is run or fetched.
+
+Terraform's ``helm_release`` resources install charts the same way (:func:`terraform_installs`):
+the chart and repository as written, the GPU Operator's operands from its ``set`` blocks; the
+rules that only need to know a component is there read them too (``project_installs(index,
+terraform=True)``).
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from msgspec import Struct
 
+from mlops_lint.model.document import TERRAFORM
 from mlops_lint.model.position import Span
 from mlops_lint.model.unknown import UNKNOWN
 
@@ -275,10 +281,87 @@ def script_installs(script: ShellScript, path: str) -> list[Install]:
     return found
 
 
-def project_installs(index: Any) -> list[Install]:
-    """Every script's installs (scripts sorted by path), found once per index."""
+def _literal(attr: Any) -> Any:
+    """A Terraform attribute's value when it is written as a literal, else UNKNOWN (None: absent)."""
+    if attr is None:
+        return None
+    expr = attr.expr
+    return expr[1] if isinstance(expr, tuple) and len(expr) == 2 and expr[0] == "lit" else UNKNOWN
+
+
+def terraform_installs(tf: Any) -> list[Install]:
+    """The components a Terraform file installs with the Helm provider's ``helm_release``
+    resources: ``chart`` and ``repository`` as literals; for the GPU Operator, its operands from
+    the ``set`` blocks (or a ``set`` list of objects), unknown under ``values`` or a value that is
+    not a literal. A chart that is not a literal is not an install."""
+    found: list[Install] = []
+    for block in getattr(tf, "blocks", ()):
+        if block.type != "resource" or len(block.labels) != 2 or block.labels[0] != "helm_release":
+            continue
+        chart = _literal(block.attrs.get("chart"))
+        if not isinstance(chart, str):
+            continue
+        repository = _literal(block.attrs.get("repository"))
+        component = _chart_component(chart, repository)
+        if component is None:
+            continue
+        shown = f"{repository.rstrip('/')}/{chart}" if isinstance(repository, str) and "/" not in chart else chart
+        release = _literal(block.attrs.get("name"))
+        namespace = _literal(block.attrs.get("namespace"))
+        operands: dict[str, Any] = {}
+        if component == GPU_OPERATOR:
+            unknown = "values" in block.attrs or "set" in block.attrs and not _set_list(block.attrs["set"])
+            operands = {operand: UNKNOWN if unknown else True for operand in OPERANDS}
+            operands.update({cr: UNKNOWN if unknown else default for cr, default in OPERATOR_CRS.items()})
+            pairs = [(_literal(b.attrs.get("name")), _literal(b.attrs.get("value")))
+                     for b in block.blocks if b.type == "set"]
+            pairs += _set_list(block.attrs["set"]) if "set" in block.attrs else []
+            for key, value in pairs:
+                operand = key[:-len(".enabled")] if isinstance(key, str) and key.endswith(".enabled") else None
+                if isinstance(key, str) and key.endswith(".deployCR") and key[:-len(".deployCR")] in OPERATOR_CRS:
+                    operand = key[:-len(".deployCR")]
+                if not isinstance(key, str):
+                    operands = {name: UNKNOWN for name in operands}  # a key not known may set any
+                elif operand in operands:
+                    text = str(value).lower() if isinstance(value, (str, bool)) else ""
+                    operands[operand] = True if text == "true" else False if text == "false" else UNKNOWN
+        found.append(Install(component, tf.path, block.attrs["chart"].value_span, "helm", shown,
+                             release if isinstance(release, str) else "",
+                             namespace if isinstance(namespace, str) else "default", operands))
+    return found
+
+
+def _set_list(attr: Any) -> list[tuple[Any, Any]]:
+    """``set = [{ name = …, value = … }, …]`` (the Helm provider's v3 form) as (name, value) pairs
+    (UNKNOWN where not literal); empty when it is written otherwise."""
+    expr = attr.expr
+    if not (isinstance(expr, tuple) and expr and expr[0] == "tuple"):
+        return []
+    pairs = []
+    for item in expr[1]:
+        if not (isinstance(item, tuple) and item and item[0] == "object"):
+            return []
+        fields = {k[1]: v for k, v in item[1] if isinstance(k, tuple) and len(k) == 2 and k[0] == "lit"}
+        pairs.append(tuple(v[1] if isinstance(v, tuple) and len(v) == 2 and v[0] == "lit" else UNKNOWN
+                           for v in (fields.get("name"), fields.get("value"))))
+    return pairs
+
+
+def project_installs(index: Any, terraform: bool = False) -> list[Install]:
+    """Every script's installs (scripts sorted by path), found once per index; with
+    ``terraform``, then every Terraform file's ``helm_release``s (files sorted by path). The rules
+    that report at an install (GPU009, GPU013, OBS003: "this script installs …") read scripts only;
+    those that only need to know a component is installed (AKS008, AKS009, GPU014, KAI006) read both."""
     def build() -> tuple[Install, ...]:
         scripts = sorted((d for d in getattr(index, "scripts", ()) if d.shell is not None), key=lambda d: d.path)
         return tuple(install for d in scripts for install in script_installs(d.shell, d.path))
+
+    def build_terraform() -> tuple[Install, ...]:
+        files = sorted((d for d in getattr(index, "iac", ()) if d.iac is not None and d.kind == TERRAFORM),
+                       key=lambda d: d.path)
+        return tuple(install for d in files for install in terraform_installs(d.iac))
+
+    if terraform:
+        return list(index.memo("script-installs", build)) + list(index.memo("terraform-installs", build_terraform))
 
     return list(index.memo("script-installs", build))

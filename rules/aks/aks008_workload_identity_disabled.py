@@ -20,8 +20,8 @@ whose setting is unknown (a variable without a default, words of unknown value),
 where another cluster that governs the same manifests has it on. The OIDC issuer counts as off
 only when written off: AKS enables it by default on clusters created with Kubernetes 1.34 or
 later. The webhook installed by the project itself (azure-workload-identity's
-`workload-identity-webhook` Helm chart, or its `MutatingWebhookConfiguration`) stands in for the
-add-on. In a folder of unrelated repositories linted by path, a cluster definition counts only for
+`workload-identity-webhook` Helm chart, by a script or a Terraform `helm_release`, or its
+`MutatingWebhookConfiguration`) stands in for the add-on. In a folder of unrelated repositories linted by path, a cluster definition counts only for
 the manifests of its own top-level folder (`linter.model.locality`). In the `aks-automatic` profile
 nothing is judged: AKS Automatic preconfigures workload identity and the OIDC issuer.
 
@@ -181,7 +181,7 @@ def check(found, ctx):
     if not settings:
         return  # no cluster definition in the project
     webhooks = [fact.path for fact in found if isinstance(fact, SelfManagedWebhook)]
-    webhooks += [i.path for i in project_installs(ctx.index) if i.component == WORKLOAD_IDENTITY_WEBHOOK]
+    webhooks += [i.path for i in project_installs(ctx.index, terraform=True) if i.component == WORKLOAD_IDENTITY_WEBHOOK]
     unit = unit_of(ctx.index, ctx.config, [*(n.path for n in needs), *(s.origin.path for s in settings), *webhooks])
     needs.sort(key=lambda n: (n.path, n.line))
     reported: set[str] = set()

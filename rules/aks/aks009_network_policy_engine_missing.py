@@ -18,8 +18,9 @@ NetworkPolicy it would have to enforce. A project with no cluster definition is 
 cluster is made elsewhere), nor a cluster whose engine is unknown (a variable without a default,
 words of unknown value), nor a project where another cluster that governs the same policies has
 an engine. A later `az aks update --network-policy …` gives the cluster one; the network plugin
-`none` (bring your own CNI) leaves the engine unknown, and a script that installs Cilium's or
-Calico's chart (`cilium/cilium`, `projectcalico/tigera-operator`) installs one. In a folder of
+`none` (bring your own CNI) leaves the engine unknown, and a script's `helm install` (or a
+Terraform `helm_release`) of Cilium's or Calico's chart (`cilium/cilium`,
+`projectcalico/tigera-operator`) installs one. In a folder of
 unrelated repositories linted by path, a cluster definition counts only for the policies of its
 own top-level folder (`linter.model.locality`). In the `aks-automatic` profile nothing is judged:
 AKS Automatic runs Cilium.
@@ -121,7 +122,7 @@ def check(_found, ctx):
     if not settings:
         return  # no cluster definition in the project
     policies.sort(key=lambda p: (p.path, p.line))
-    engines = [i.path for i in project_installs(ctx.index) if i.component == POLICY_CNI]
+    engines = [i.path for i in project_installs(ctx.index, terraform=True) if i.component == POLICY_CNI]
     unit = unit_of(ctx.index, ctx.config, [*(p.path for p in policies), *(s.origin.path for s in settings), *engines])
     for anchor, governed in needs_unmet(settings, NETWORK_POLICY, policies, unit):
         if any(together(unit, path, anchor.origin.path) for path in engines):

@@ -11,7 +11,8 @@ It fires at that setting unless the project installs a driver another way:
 - a GPU Operator `ClusterPolicy` (`nvidia.com/v1`) whose `spec.driver.enabled` is not `false`
   (the operator's default is on);
 - a script that installs the GPU Operator chart (`helm install … nvidia/gpu-operator`) without
-  `--set driver.enabled=false` (with a values file or a `--set` of unknown value: unknown, and
+  `--set driver.enabled=false`, or a Terraform `helm_release` of the chart without a `set` of
+  `driver.enabled` to `false` (with a values file or a value that is not written out: unknown, and
   left alone).
 
 A `GPUCluster` (the operator's DRA configuration) installs no driver and does not count.
@@ -92,7 +93,7 @@ def _by_script(ctx, cluster) -> dict[str, list]:
     if not pools:
         return {}
     policies = gpu_operator_policies(ctx.index)
-    installs = [i for i in project_installs(ctx.index) if i.component == GPU_OPERATOR]
+    installs = [i for i in project_installs(ctx.index, terraform=True) if i.component == GPU_OPERATOR]
     unit = unit_of(ctx.index, ctx.config, [*(p.gpu_driver_origin.path for p in pools), *(o.path for o in policies),
                                           *(i.path for i in installs)])
     found: dict[str, list] = {}

@@ -13,7 +13,8 @@ KAITO object that needs it.
 Left alone: a project with no cluster definition (the cluster is made elsewhere); a cluster
 whose setting is unknown (a variable without a default, words of unknown value); a project where
 another cluster that governs the same objects enables the add-on; a project that installs KAITO
-itself, with a script's `helm install` of KAITO's `workspace` or `ragengine` chart or with
+itself, with a script's `helm install` (or a Terraform `helm_release`) of KAITO's `workspace` or
+`ragengine` chart or with
 KAITO's `CustomResourceDefinition`s (`*.kaito.sh`) among its manifests. In a folder of unrelated
 repositories linted by path, a cluster definition counts only for the objects of its own
 top-level folder (`linter.model.locality`). In the `aks-automatic` profile the project's scripts
@@ -99,7 +100,7 @@ def kaito_objects(obj, ctx):
 
 def _installs(ctx) -> list[str]:
     """Where the project installs KAITO itself: Helm charts in scripts, KAITO's CRDs in manifests."""
-    paths = [i.path for i in project_installs(ctx.index) if i.component == KAITO]
+    paths = [i.path for i in project_installs(ctx.index, terraform=True) if i.component == KAITO]
     for crd in ctx.index.of_kind("CustomResourceDefinition"):
         spec = crd.body.get("spec")
         if isinstance(spec, dict) and spec.get("group") == GROUP:
