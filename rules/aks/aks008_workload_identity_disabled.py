@@ -68,13 +68,21 @@ az aks create --resource-group ml-rg --name ml-aks --node-vm-size Standard_D4s_v
 In Terraform `oidc_issuer_enabled = true` and `workload_identity_enabled = true`; in Bicep
 `oidcIssuerProfile: { enabled: true }` and `securityProfile: { workloadIdentity: { enabled: true } }`.
 
+## Fix safety
+Unsafe. For a cluster made by `az aks create` without the flags (and that no other command of the
+project turns off), the fix appends `--enable-oidc-issuer --enable-workload-identity` (only the
+second when the command already enables the issuer) to that command, after its last word. It
+changes the cluster beyond the manifests: AKS installs the workload identity webhook, and the OIDC
+issuer cannot be turned off once on. Terraform, Bicep and ARM definitions and `az aks update`
+commands get the hint only.
+
 ## Known problems
 - Workload identity enabled outside the project (the portal, another repository's pipeline) is
   not seen: the project's own cluster definition is taken at its word.
 - Several clusters are not told apart by the manifests: a workload is left alone when any
   cluster that governs it has workload identity on or unknown.
 - Workload identity used without the label (a pod that mounts the projected token itself) is
-  not seen. There is no automatic fix: enabling it is a change to the cluster.
+  not seen.
 
 ## References
 - AKS, deploy and configure workload identity: https://learn.microsoft.com/azure/aks/workload-identity-deploy-cluster
@@ -86,6 +94,7 @@ from __future__ import annotations
 
 from msgspec import Struct
 
+from mlops_lint.fix import Plan, Replace
 from mlops_lint.model.cluster import cluster_of
 from mlops_lint.model.cluster.features import (OIDC_ISSUER, WORKLOAD_IDENTITY, cluster_label, hint_for,
                                                needs_unmet)
@@ -165,6 +174,20 @@ def _hint(anchor, oidc_on: bool) -> str:
                     '{"enabled": true}}` in the cluster\'s properties')
 
 
+def _autofix(anchor, settings, oidc_on: bool):
+    """The flags appended to the `az aks create` that made the cluster without them, when nothing
+    else of the project turns workload identity off for that cluster (else the flag would not be
+    the cluster's last word)."""
+    command = anchor.origin.command
+    if anchor.source != "script" or not anchor.creates or anchor.written or command is None \
+            or not command.editable or command.has_unknown_words or not command.is_("aks", "create"):
+        return None
+    if any(s.feature == WORKLOAD_IDENTITY and s.written and s.cluster == anchor.cluster for s in settings):
+        return None
+    flags = "--enable-workload-identity" if oidc_on else "--enable-oidc-issuer --enable-workload-identity"
+    return Plan.unsafe_fix(f"add `{flags}` to `az aks create`", Replace(command.end, " " + flags))
+
+
 THEN = ("no webhook gives the pods a federated token or the `AZURE_CLIENT_ID`/`AZURE_FEDERATED_TOKEN_FILE` "
         "variables, so their Azure SDK calls (datasets, registries, Key Vault) fail to authenticate")
 THEN_OIDC = ("without the issuer Microsoft Entra ID cannot verify the cluster's service account tokens, so no "
@@ -197,6 +220,7 @@ def check(found, ctx):
             path=anchor.origin.path, node=("cluster", str(anchor.cluster), WORKLOAD_IDENTITY),
             fix=("enable workload identity: " if oidc_on else "enable workload identity and the OIDC issuer: ")
             + _hint(anchor, oidc_on),
+            autofix=_autofix(anchor, settings, oidc_on),
         )
     for anchor, governed in needs_unmet(settings, OIDC_ISSUER, needs, unit):
         if str(anchor.cluster) in reported:
