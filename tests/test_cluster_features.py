@@ -85,3 +85,17 @@ def test_the_articles_blocks_give_no_false_alarm_of_the_cluster_feature_rules(tm
     (together / "cluster.sh").write_text(created.replace("--node-taints sku=gpu:NoSchedule",
                                                          "--node-taints sku=gpu:NoSchedule --gpu-driver none"))
     assert sorted(f["rule"] for f in lint(together, "--select", NEW_RULES)) == ["AKS009", "GPU014", "KAI006"]
+
+
+def test_clusters_only_updated_are_reported_once_at_their_first_disable() -> None:
+    cluster = build_cluster([shell.load_text(
+        "#!/bin/bash\naz aks update -g rg -n old --disable-workload-identity\n"
+        "az aks update -g rg -n old --disable-workload-identity\n"
+        "az aks create -g rg -n new\n", "s.sh").shell])
+    found = clusters_without(cluster.features, WORKLOAD_IDENTITY)
+    assert [(a.cluster, a.origin.span.line, a.creates) for a, _ in found] == [("old", 2, False), ("new", 4, True)]
+    # a cluster created under a name the script does not determine may be either: judged only
+    # when every cluster is off, and then once
+    cluster = build_cluster([shell.load_text("#!/bin/bash\naz aks create -g rg -n $(name)\n"
+                                             "az aks create -g rg -n b --enable-workload-identity\n", "s.sh").shell])
+    assert clusters_without(cluster.features, WORKLOAD_IDENTITY) == []

@@ -65,28 +65,51 @@ class FeatureSetting(Struct, frozen=True):
         return bool(self.value)
 
 
-def _may_be(a: Value | None, b: Value | None) -> bool:
-    """Two settings' clusters may be the same one: the same name, or a name not known."""
-    return a is None or b is None or a is UNKNOWN or b is UNKNOWN or a == b
+def _loose(name: Value | None) -> bool:
+    """A cluster name that may be any cluster's: not given, or not determined."""
+    return name is None or name is UNKNOWN
 
 
 def clusters_without(settings: Iterable[FeatureSetting], feature: str,
                      applies: Callable[[FeatureSetting], bool] = lambda s: True) -> list[tuple[FeatureSetting, list[FeatureSetting]]]:
     """The clusters the project defines on which ``feature`` is off by every setting that may apply
-    to them: (where to report, every setting of that cluster), in reading order. A cluster is
-    reported at what creates it, else (only updated here) at its first setting written off.
-    ``applies`` narrows the settings counted (a rule's project unit): a setting it rejects
-    neither turns a cluster on nor is reported."""
+    to them (its own name's, and every setting whose cluster name is not known): (where to report,
+    those settings), in reading order. A cluster is reported at what creates it, else (only updated
+    here) at its first setting written off. ``applies`` narrows the settings counted (a rule's
+    project unit): a setting it rejects neither turns a cluster on nor is reported. Linear in the
+    settings: projects with thousands of clusters exist."""
     chosen = [s for s in settings if s.feature == feature and applies(s)]
+    named: dict[Any, list[FeatureSetting]] = {}
+    loose: list[FeatureSetting] = []
+    for setting in chosen:
+        (loose if _loose(setting.cluster) else named.setdefault(setting.cluster, [])).append(setting)
+    loose_off = all(s.on is False for s in loose)
+    named_off = {name: all(s.on is False for s in group) for name, group in named.items()}
+    every_off = loose_off and all(named_off.values())
     anchors = [s for s in chosen if s.creates]
+    anchored = {a.cluster for a in anchors if not _loose(a.cluster)}
+    any_loose = any(_loose(a.cluster) for a in anchors)
     for setting in chosen:  # a cluster only updated here: where it is written off, once
-        if not setting.creates and setting.written and setting.on is False \
-                and not any(_may_be(setting.cluster, a.cluster) for a in anchors):
-            anchors.append(setting)
+        if setting.creates or not setting.written or setting.on is not False:
+            continue
+        if any_loose or (_loose(setting.cluster) and anchors) or setting.cluster in anchored:
+            continue  # an anchor may be that cluster
+        anchors.append(setting)
+        if _loose(setting.cluster):
+            any_loose = True
+        else:
+            anchored.add(setting.cluster)
     found = []
-    for anchor in anchors:
-        own = [s for s in chosen if _may_be(s.cluster, anchor.cluster)]
-        if all(s.on is False for s in own):
+    shared: dict[Any, list[FeatureSetting]] = {}
+    position = {id(s): n for n, s in enumerate(chosen)}
+    for anchor in sorted(anchors, key=lambda a: position[id(a)]):
+        if _loose(anchor.cluster):
+            if every_off:
+                found.append((anchor, chosen))
+        elif named_off[anchor.cluster] and loose_off:
+            own = shared.get(anchor.cluster)
+            if own is None:
+                own = shared[anchor.cluster] = named[anchor.cluster] + loose
             found.append((anchor, own))
     return found
 
@@ -131,23 +154,34 @@ def needs_unmet(settings: Iterable[FeatureSetting], feature: str, needs: list[An
     (anything with a ``path``: the manifests that need the feature), in the order given. A need
     counts only when every setting of ``feature`` that governs it (its project unit,
     :mod:`linter.model.locality`) is off: one cluster with it on (or unknown) may be the one the
-    manifest is applied to."""
-    from mlops_lint.model.locality import together
+    manifest is applied to. Linear in settings and needs (grouped by unit, not paired)."""
+    from mlops_lint.model.locality import ONE
 
     chosen = [s for s in settings if s.feature == feature]
     if not chosen or not needs:
         return []
-    free: dict[str, bool] = {}  # a need's unit -> every governing setting is off
+    off_in: dict[str, bool] = {}  # a unit -> every setting written there is off
+    for setting in chosen:
+        key = unit(setting.origin.path)
+        off_in[key] = off_in.get(key, True) and setting.on is False
+    every_off = all(off_in.values())
+    one_off = off_in.get(ONE, True)
 
-    def unmet(need: Any) -> bool:
-        key = unit(need.path)
-        if key not in free:
-            free[key] = all(s.on is False for s in chosen if together(unit, s.origin.path, need.path))
-        return free[key]
+    def unmet(key: str) -> bool:
+        return every_off if key == ONE else one_off and off_in.get(key, True)
+
+    units = [unit(n.path) for n in needs]
+    open_needs = [(key, n) for key, n in zip(units, needs) if unmet(key)]
+    governed_in: dict[str, list[Any]] = {}  # an anchor's unit -> the needs it governs
+
+    def governed(key: str) -> list[Any]:
+        if key not in governed_in:
+            governed_in[key] = [n for k, n in open_needs if key == ONE or k in (key, ONE)]
+        return governed_in[key]
 
     found = []
     for anchor, _ in clusters_without(chosen, feature):
-        governed = [n for n in needs if together(unit, anchor.origin.path, n.path) and unmet(n)]
-        if governed:
-            found.append((anchor, governed))
+        mine = governed(unit(anchor.origin.path))
+        if mine:
+            found.append((anchor, mine))
     return found
