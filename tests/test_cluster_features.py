@@ -99,3 +99,46 @@ def test_clusters_only_updated_are_reported_once_at_their_first_disable() -> Non
     cluster = build_cluster([shell.load_text("#!/bin/bash\naz aks create -g rg -n $(name)\n"
                                              "az aks create -g rg -n b --enable-workload-identity\n", "s.sh").shell])
     assert clusters_without(cluster.features, WORKLOAD_IDENTITY) == []
+
+
+ARM = """{
+  "$schema": "https://schema.management.azure.com/schemas/2019-04-01/deploymentTemplate.json#",
+  "contentVersion": "1.0.0.0",
+  "resources": [
+    {
+      "type": "Microsoft.ContainerService/managedClusters",
+      "apiVersion": "2024-02-01",
+      "name": "arm-aks",
+      "properties": {
+        "networkProfile": {"networkPlugin": "azure", "networkPolicy": "none"},
+        "aiToolchainOperatorProfile": {"enabled": false}
+      }
+    }
+  ]
+}
+"""
+WORKSPACE = """\
+apiVersion: kaito.sh/v1beta1
+kind: Workspace
+metadata:
+  name: ws
+resource:
+  instanceType: Standard_NC24ads_A100_v4
+inference:
+  preset:
+    name: phi-3-mini-4k-instruct
+"""
+POLICY = "apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata:\n  name: deny\nspec:\n  podSelector: {}\n"
+
+
+def test_arm_templates_are_reported_at_their_properties_with_json_hints(tmp_path: Path) -> None:
+    (tmp_path / ".mlops-lint.yaml").write_text("profile: aks-standard\n")
+    (tmp_path / "azuredeploy.json").write_text(ARM)
+    (tmp_path / "ws.yaml").write_text(WORKSPACE)
+    (tmp_path / "policy.yaml").write_text(POLICY)
+    found = {f["rule"]: f for f in lint(tmp_path, "--select", "AKS009,KAI006")}
+    assert (found["AKS009"]["path"], found["AKS009"]["line"]) == ("azuredeploy.json", 10)
+    assert '(`networkProfile.networkPolicy: "none"`)' in found["AKS009"]["message"]
+    assert '`"networkProfile": {"networkPolicy": "azure"}`' in found["AKS009"]["fix"]
+    assert (found["KAI006"]["path"], found["KAI006"]["line"]) == ("azuredeploy.json", 11)
+    assert '`"aiToolchainOperatorProfile": {"enabled": true}`' in found["KAI006"]["fix"]
