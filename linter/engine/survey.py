@@ -99,8 +99,11 @@ def mentions(data: bytes, kind: str) -> bool:
     before the index exists."""
     if kind == SHELL:
         # `az aks …` commands describe the cluster's node pools; NVIDIA's charts and manifests a
-        # script installs (linter.model.installs) are cluster components: their names say so
-        return b"aks" in data or b"gpu-operator" in data or b"device-plugin" in data or b"dcgm-exporter" in data
+        # script installs (linter.model.installs) are cluster components: their names say so, as
+        # KAITO's charts, azure-workload-identity's webhook chart and policy CNIs' charts do
+        return b"aks" in data or b"gpu-operator" in data or b"device-plugin" in data or b"dcgm-exporter" in data \
+            or b"kaito" in data or b"workload-identity-webhook" in data or b"cilium" in data \
+            or b"calico" in data or b"tigera-operator" in data
     if kind in (TERRAFORM, BICEP, CONFIG):
         return True  # resources, variables and tfvars (a module is read whole), the config's node pools
     if kind != K8S:

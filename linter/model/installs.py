@@ -1,18 +1,27 @@
-"""NVIDIA components the project's shell scripts install on the cluster (``helm``, ``kubectl apply``).
+"""NVIDIA (and other cluster) components the project's shell scripts install on the cluster (``helm``, ``kubectl apply``).
 
 A script that runs ``helm install|upgrade --install RELEASE CHART`` of the GPU Operator
 (``…/gpu-operator``), the device plugin (``…/nvidia-device-plugin``) or the DCGM exporter
-(``…/dcgm-exporter``) chart, whatever the repository alias (``nvidia/``, ``oci://…/``, a
+(``…/dcgm-exporter``) chart, KAITO's (``kaito/workspace``, ``…/kaito/ragengine``), azure-workload-identity's
+webhook (``…/workload-identity-webhook``), a CNI that enforces NetworkPolicies (``cilium/cilium``,
+Calico's ``projectcalico/tigera-operator``), whatever the repository alias (``nvidia/``, ``oci://…/``, a
 ``.tgz``, ``--repo URL`` with a bare chart name), or ``kubectl apply|create -f URL`` of NVIDIA's
 published device-plugin or DCGM-exporter manifest, puts that component on the cluster: the rules
-that look for a duplicate (GPU009, OBS003) count it as they count a manifest of the project.
+that look for a duplicate (GPU009, OBS003) count it as they count a manifest of the project, and
+the rules that need a component (GPU014: the operator's driver, KAI006: KAITO, AKS008: the
+workload identity webhook, AKS009: a policy engine) take it as installed.
 
 Only what the command determines is taken: a chart or URL word of unknown value is not an
 install; for the GPU Operator, whether it deploys its device plugin and DCGM exporter is read
-from ``--set``/``--set-string`` (``devicePlugin.enabled=false``); a values file (``-f``,
+from ``--set``/``--set-string`` (``devicePlugin.enabled=false``; ``driver.enabled`` likewise); a values file (``-f``,
 ``--values``) or a word of unknown value may turn them off, so they are then unknown (a later
 ``--set`` still decides, as it overrides the files). A local manifest path is not an install
 here: the file is in the project and linted as a manifest. Nothing is run or fetched.
+
+Terraform's ``helm_release`` resources install charts the same way (:func:`terraform_installs`):
+the chart and repository as written, the GPU Operator's operands from its ``set`` blocks; the
+rules that only need to know a component is there read them too (``project_installs(index,
+terraform=True)``).
 """
 
 from __future__ import annotations
@@ -23,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from msgspec import Struct
 
+from mlops_lint.model.document import TERRAFORM
 from mlops_lint.model.position import Span
 from mlops_lint.model.unknown import UNKNOWN
 
@@ -32,11 +42,18 @@ if TYPE_CHECKING:  # the script model is read only when a script exists
 GPU_OPERATOR: Final = "gpu-operator"
 DEVICE_PLUGIN: Final = "device-plugin"
 DCGM_EXPORTER: Final = "dcgm-exporter"
+KAITO: Final = "kaito"  # the KAITO operator's charts (workspace, ragengine): KAI006
+WORKLOAD_IDENTITY_WEBHOOK: Final = "workload-identity-webhook"  # azure-workload-identity's webhook: AKS008
+POLICY_CNI: Final = "policy-cni"  # a CNI that enforces NetworkPolicies (Cilium, Calico's operator): AKS009
 
 # chart name (the last path segment, without a .tgz version) -> component
-CHARTS: Final = {"gpu-operator": GPU_OPERATOR, "nvidia-device-plugin": DEVICE_PLUGIN, "dcgm-exporter": DCGM_EXPORTER}
+CHARTS: Final = {"gpu-operator": GPU_OPERATOR, "nvidia-device-plugin": DEVICE_PLUGIN, "dcgm-exporter": DCGM_EXPORTER,
+                 "workload-identity-webhook": WORKLOAD_IDENTITY_WEBHOOK,
+                 "cilium": POLICY_CNI, "tigera-operator": POLICY_CNI, "calico": POLICY_CNI}
+# KAITO's charts have generic names: they count when the chart's path or --repo names KAITO
+KAITO_CHARTS: Final = frozenset({"workspace", "ragengine", "kaito-workspace", "kaito-ragengine"})
 # the GPU Operator's values that turn its operands off (``<operand>.enabled``)
-OPERANDS: Final = ("devicePlugin", "dcgmExporter")
+OPERANDS: Final = ("devicePlugin", "dcgmExporter", "driver")
 # the chart's custom resources (``<name>.deployCR``) and whether it creates each by default
 OPERATOR_CRS: Final = {"clusterPolicy": True, "gpuCluster": False}
 
@@ -59,7 +76,7 @@ _DCGM_URL = re.compile(r"^https?://\S*dcgm-exporter/\S*dcgm-exporter[\w.-]*\.ya?
 class Install(Struct, frozen=True):
     """One component a script installs: what, where (the chart or URL word), how it is named.
 
-    ``operands`` (GPU Operator only): ``devicePlugin`` / ``dcgmExporter`` -> True (deployed),
+    ``operands`` (GPU Operator only): ``devicePlugin`` / ``dcgmExporter`` / ``driver`` -> True (deployed),
     False (``--set <operand>.enabled=false``) or UNKNOWN (a values file or unknown word may say);
     ``clusterPolicy`` / ``gpuCluster`` likewise for the custom resources the chart creates
     (``--set <name>.deployCR=…``; by default the ClusterPolicy and no GPUCluster).
@@ -91,11 +108,13 @@ class Install(Struct, frozen=True):
         return f"{self.what()} ({self.path}:{self.span.line})"
 
 
-def _chart_component(chart: str) -> str | None:
+def _chart_component(chart: str, repo: Any = None) -> str | None:
     name = chart.rstrip("/").rsplit("/", 1)[-1]
     name = _TGZ_VERSION.sub("", name)
     if name.endswith(".tgz"):
         name = name[:-4]
+    if name in KAITO_CHARTS and ("kaito" in chart.lower() or (isinstance(repo, str) and "kaito" in repo.lower())):
+        return KAITO
     return CHARTS.get(name)
 
 
@@ -168,7 +187,7 @@ def _helm(command: Command, path: str) -> Install | None:
     chart = chart_token.value
     if chart is UNKNOWN or not isinstance(chart, str):
         return None
-    component = _chart_component(chart)
+    component = _chart_component(chart, next((value for name, value in options if name == "--repo"), None))
     if component is None:
         return None
     release = "" if generate else positional[0].value
@@ -262,11 +281,88 @@ def script_installs(script: ShellScript, path: str) -> list[Install]:
     return found
 
 
-def project_installs(index: Any) -> list[Install]:
-    """Every script's installs (scripts sorted by path), found once per index."""
+def _literal(attr: Any) -> Any:
+    """A Terraform attribute's value when it is written as a literal, else UNKNOWN (None: absent)."""
+    if attr is None:
+        return None
+    expr = attr.expr
+    return expr[1] if isinstance(expr, tuple) and len(expr) == 2 and expr[0] == "lit" else UNKNOWN
+
+
+def terraform_installs(tf: Any) -> list[Install]:
+    """The components a Terraform file installs with the Helm provider's ``helm_release``
+    resources: ``chart`` and ``repository`` as literals; for the GPU Operator, its operands from
+    the ``set`` blocks (or a ``set`` list of objects), unknown under ``values`` or a value that is
+    not a literal. A chart that is not a literal is not an install."""
+    found: list[Install] = []
+    for block in getattr(tf, "blocks", ()):
+        if block.type != "resource" or len(block.labels) != 2 or block.labels[0] != "helm_release":
+            continue
+        chart = _literal(block.attrs.get("chart"))
+        if not isinstance(chart, str):
+            continue
+        repository = _literal(block.attrs.get("repository"))
+        component = _chart_component(chart, repository)
+        if component is None:
+            continue
+        shown = f"{repository.rstrip('/')}/{chart}" if isinstance(repository, str) and "/" not in chart else chart
+        release = _literal(block.attrs.get("name"))
+        namespace = _literal(block.attrs.get("namespace"))
+        operands: dict[str, Any] = {}
+        if component == GPU_OPERATOR:
+            unknown = "values" in block.attrs or "set" in block.attrs and not _set_list(block.attrs["set"])
+            operands = {operand: UNKNOWN if unknown else True for operand in OPERANDS}
+            operands.update({cr: UNKNOWN if unknown else default for cr, default in OPERATOR_CRS.items()})
+            pairs = [(_literal(b.attrs.get("name")), _literal(b.attrs.get("value")))
+                     for b in block.blocks if b.type == "set"]
+            pairs += _set_list(block.attrs["set"]) if "set" in block.attrs else []
+            for key, value in pairs:
+                operand = key[:-len(".enabled")] if isinstance(key, str) and key.endswith(".enabled") else None
+                if isinstance(key, str) and key.endswith(".deployCR") and key[:-len(".deployCR")] in OPERATOR_CRS:
+                    operand = key[:-len(".deployCR")]
+                if not isinstance(key, str):
+                    operands = {name: UNKNOWN for name in operands}  # a key not known may set any
+                elif operand in operands:
+                    text = str(value).lower() if isinstance(value, (str, bool)) else ""
+                    operands[operand] = True if text == "true" else False if text == "false" else UNKNOWN
+        found.append(Install(component, tf.path, block.attrs["chart"].value_span, "helm", shown,
+                             release if isinstance(release, str) else "",
+                             namespace if isinstance(namespace, str) else "default", operands))
+    return found
+
+
+def _set_list(attr: Any) -> list[tuple[Any, Any]]:
+    """``set = [{ name = …, value = … }, …]`` (the Helm provider's v3 form) as (name, value) pairs
+    (UNKNOWN where not literal); empty when it is written otherwise."""
+    expr = attr.expr
+    if not (isinstance(expr, tuple) and expr and expr[0] == "tuple"):
+        return []
+    pairs = []
+    for item in expr[1]:
+        if not (isinstance(item, tuple) and item and item[0] == "object"):
+            return []
+        fields = {k[1]: v for k, v in item[1] if isinstance(k, tuple) and len(k) == 2 and k[0] == "lit"}
+        pairs.append(tuple(v[1] if isinstance(v, tuple) and len(v) == 2 and v[0] == "lit" else UNKNOWN
+                           for v in (fields.get("name"), fields.get("value"))))
+    return pairs
+
+
+def project_installs(index: Any, terraform: bool = False) -> list[Install]:
+    """Every script's installs (scripts sorted by path), found once per index; with
+    ``terraform``, then every Terraform file's ``helm_release``s (files sorted by path). The rules
+    that report at an install (GPU009, GPU013, OBS003: "this script installs …") read scripts only;
+    those that only need to know a component is installed (AKS008, AKS009, GPU014, KAI006) read both."""
     def build() -> tuple[Install, ...]:
         scripts = sorted((d for d in getattr(index, "scripts", ()) if d.shell is not None), key=lambda d: d.path)
         return tuple(install for d in scripts for install in script_installs(d.shell, d.path))
+
+    def build_terraform() -> tuple[Install, ...]:
+        files = sorted((d for d in getattr(index, "iac", ()) if d.iac is not None and d.kind == TERRAFORM),
+                       key=lambda d: d.path)
+        return tuple(install for d in files for install in terraform_installs(d.iac))
+
+    if terraform:
+        return list(index.memo("script-installs", build)) + list(index.memo("terraform-installs", build_terraform))
 
     return list(index.memo("script-installs", build))
 

@@ -277,9 +277,15 @@ class _Builder:
                 pool.gpu_instance_profile = profile
         driver, flag = _flag_text(az, "--gpu-driver")
         if flag is not None:
-            pool.gpu_driver = driver
+            pool.gpu_driver, pool.gpu_driver_origin = driver, _origin(path, flag, az)
         elif az.has("--skip-gpu-driver-install"):
             pool.gpu_driver = "None"
+            pool.gpu_driver_origin = _origin(path, az.flag("--skip-gpu-driver-install"), az)
+        managed = _switch(az, "--enable-managed-gpu")
+        if managed is not None:
+            pool.managed_gpu = managed
+        elif az.has_unknown_words and creating:
+            pool.managed_gpu = UNKNOWN
 
     def create(self, path: str, az: AzCommand) -> None:
         keyed = _cluster_key(az, "--name")
@@ -303,6 +309,8 @@ class _Builder:
         self._created(pool)
         self.profile(path, az, cluster)
         self.blob_driver(path, az, cluster, creating=True)
+        self.features(path, az, cluster, creating=True,
+                      automatic=isinstance(sku, str) and sku.lower() == "automatic")
 
     def cluster_mode(self, path: str, az: AzCommand, cluster: Value | None, sku: Value | None, sku_flag: Any,
                      provisioning: Value | None, nap_flag: Any) -> None:
@@ -439,6 +447,7 @@ class _Builder:
                         pool.autoscaler = pool.min_count = pool.max_count = UNKNOWN
         self.profile(path, az, cluster)
         self.blob_driver(path, az, cluster, creating=False)
+        self.features(path, az, cluster, creating=False)
 
     def blob_driver(self, path: str, az: AzCommand, cluster: Value | None, *, creating: bool) -> None:
         """``--enable-blob-driver`` / ``--disable-blob-driver`` (a create without either: off;
@@ -457,6 +466,55 @@ class _Builder:
             return  # an update that says nothing of it
         origin = _origin(path, flag, az) if flag is not None else _command_origin(path, az)
         self.cluster.set_blob_driver(cluster, _cluster_key(az, "--resource-group")[1], ProfileSetting(value, origin))
+
+    def features(self, path: str, az: AzCommand, cluster: Value | None, *, creating: bool,
+                 automatic: bool = False) -> None:
+        """What the command says of the cluster-wide features (linter.model.cluster.features): a
+        switch pair per feature, the network policy engine; a create without one has the AKS
+        default (off; the OIDC issuer unknown: on by default from Kubernetes 1.34), AKS Automatic
+        its preconfigured ones (workload identity, OIDC issuer, Cilium). Words of unknown value
+        may hold any flag."""
+        from mlops_lint.model.cluster.features import (AI_TOOLCHAIN, NETWORK_POLICY, OIDC_ISSUER, WORKLOAD_IDENTITY,
+                                                   FeatureSetting, policy_value)
+
+        made = _command_origin(path, az)
+        verb = "create" if creating else "update"
+
+        def record(feature: str, value: Any, flag: AzFlag | None, how: str) -> None:
+            if flag is None and az.has_unknown_words:
+                value = UNKNOWN
+            self.cluster.features.append(FeatureSetting(
+                feature, value, _origin(path, flag, az) if flag is not None else made, cluster, creating,
+                flag is not None, "script", how))
+
+        for feature, name, default in ((WORKLOAD_IDENTITY, "workload-identity", False), (OIDC_ISSUER, "oidc-issuer", UNKNOWN),
+                                       (AI_TOOLCHAIN, "ai-toolchain-operator", False)):
+            enable, disable = _switch(az, f"--enable-{name}"), _switch(az, f"--disable-{name}")
+            flag = az.flag(f"--enable-{name}", f"--disable-{name}")
+            if enable is UNKNOWN or disable is UNKNOWN or (enable is True and disable is True):
+                value: Any = UNKNOWN
+            elif enable is not None or disable is not None:
+                value = enable is True or disable is False
+            elif automatic and feature != AI_TOOLCHAIN:
+                value = True  # preconfigured on AKS Automatic
+            elif creating:
+                value = default
+            elif az.has_unknown_words:
+                value = UNKNOWN
+            else:
+                continue  # an update that says nothing of it
+            record(feature, value, flag, f"`az aks {verb} {flag.name}`" if flag is not None
+                   else f"`az aks {verb}` without `--enable-{name}`")
+        policy, policy_flag = _flag_text(az, "--network-policy")
+        dataplane, plane_flag = _flag_text(az, "--network-dataplane")
+        if policy_flag is None and plane_flag is None and not creating and not az.has_unknown_words:
+            return
+        plugin, _ = _flag_text(az, "--network-plugin")
+        value = "cilium" if automatic else policy_value(policy if policy != "" else UNKNOWN, dataplane, plugin)
+        flag = policy_flag or plane_flag
+        shown = f"{flag.name} {flag.value.raw}" if flag is not None and flag.value is not None else ""
+        record(NETWORK_POLICY, value, flag, f"`az aks {verb} {shown}`" if shown
+               else f"`az aks {verb}` without `--network-policy`")
 
     def profile(self, path: str, az: AzCommand, cluster: Value | None) -> None:
         flag = az.flag("--cluster-autoscaler-profile")

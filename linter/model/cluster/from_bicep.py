@@ -129,6 +129,8 @@ class _Reader:
             self.cluster.profiles.setdefault(name, {})["max-graceful-termination-sec"] = ProfileSetting(
                 UNKNOWN if value is None else value, Origin(path, grace[1], grace[2]))
         self.cluster.set_blob_driver(name, None, self.blob_driver(path, block, properties))  # the deployment's group
+        self.features(path, block, properties, name,
+                      automatic=isinstance(sku, str) and sku.lower() == "automatic")
         items, known = self.profiles(properties)
         if known:  # the cluster describes all its pools (with its agentPools resources)
             self.cluster.complete = True
@@ -159,6 +161,59 @@ class _Reader:
                 return ProfileSetting(False, origin)
             value = value[key]
         return ProfileSetting(value_switch(value), origin)
+
+    def nested(self, path: str, block: Any, properties: Any, keys: tuple[str, ...]) -> tuple[Any, Origin | None]:
+        """The value at ``properties.<keys>`` (None: not written; UNKNOWN: a level not known) and
+        where it is written (None: not written)."""
+        value: Any = self.module.evaluate(properties, {}) if properties is not None else {}
+        written = properties
+        origin = None
+        for key in keys:
+            found = _field(written, key)
+            written = found[0] if found is not None else None
+            if found is not None and key == keys[-1]:
+                origin = Origin(path, found[1], found[2], written=found[0])
+            if not isinstance(value, dict):
+                return (None if value is None else UNKNOWN), origin
+            if key not in value:
+                return None, None
+            value = value[key]
+        return value, origin
+
+    def features(self, path: str, block: Any, properties: Any, name: Value, *, automatic: bool) -> None:
+        """The cluster-wide features the resource sets (linter.model.cluster.features): off when not
+        written (the OIDC issuer: unknown, on by default from Kubernetes 1.34); AKS Automatic
+        preconfigures workload identity, the issuer and Cilium."""
+        from mlops_lint.model.cluster.features import (AI_TOOLCHAIN, NETWORK_POLICY, OIDC_ISSUER, WORKLOAD_IDENTITY,
+                                                   FeatureSetting, policy_value, switch_value)
+
+        made = Origin(path, block.span)
+
+        def record(feature: str, value: Any, origin: Origin | None, written: str) -> None:
+            if origin is not None:
+                how = f"`{written}: {_shown(origin.written, self.source == 'arm')}`"
+            else:
+                how = f"`managedClusters` without `{written}`"
+            self.cluster.features.append(FeatureSetting(feature, value, origin or made, name, True, origin is not None,
+                                                        self.source, how))
+
+        for feature, keys, default in ((WORKLOAD_IDENTITY, ("securityProfile", "workloadIdentity", "enabled"), False),
+                                       (OIDC_ISSUER, ("oidcIssuerProfile", "enabled"), UNKNOWN),
+                                       (AI_TOOLCHAIN, ("aiToolchainOperatorProfile", "enabled"), False)):
+            value, origin = self.nested(path, block, properties, keys)
+            if value is None:
+                value = True if automatic and feature != AI_TOOLCHAIN else default
+            else:
+                value = switch_value(value)
+            record(feature, value, origin, ".".join(keys))
+        policy, policy_origin = self.nested(path, block, properties, ("networkProfile", "networkPolicy"))
+        plane, plane_origin = self.nested(path, block, properties, ("networkProfile", "networkDataplane"))
+        plugin, _ = self.nested(path, block, properties, ("networkProfile", "networkPlugin"))
+        value = "cilium" if automatic else policy_value(value_text(policy), value_text(plane), value_text(plugin))
+        if value == "cilium" and plane_origin is not None and isinstance(plane, str) and plane.lower() == "cilium":
+            record(NETWORK_POLICY, value, plane_origin, "networkProfile.networkDataplane")
+        else:
+            record(NETWORK_POLICY, value, policy_origin, "networkProfile.networkPolicy")
 
     def profiles(self, properties: Any) -> tuple[tuple, bool]:
         """The cluster's ``agentPoolProfiles`` items (object expressions), and whether they are
@@ -302,7 +357,20 @@ class _Reader:
         gpu = _field(obj, "gpuProfile")
         if gpu is not None:
             pool.gpu_driver = value_text(self.value(gpu[0], "driver"))
+            pool.gpu_driver_origin = self.origin(path, gpu[0], "driver") or self.origin(path, obj, "gpuProfile")
         return pool
+
+
+def _shown(written: Any, json: bool) -> str:
+    """A property's value as a message shows it: a literal as written, else ``…``."""
+    if isinstance(written, tuple) and len(written) == 2 and written[0] == "lit":
+        value = written[1]
+        if isinstance(value, bool):
+            return str(value).lower()
+        if isinstance(value, str):
+            return f'"{value}"' if json else f"'{value}'"
+        return str(value)
+    return "…"
 
 
 def rewrite(expr: Any, leaf: Any) -> Any:

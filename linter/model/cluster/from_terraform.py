@@ -132,6 +132,14 @@ class Module:
         return UNKNOWN
 
 
+def _written(expr: Any) -> str:
+    """An attribute's value as a message shows it: a literal as written, else ``…``."""
+    if isinstance(expr, tuple) and len(expr) == 2 and expr[0] == "lit":
+        value = expr[1]
+        return str(value).lower() if isinstance(value, bool) else f'"{value}"' if isinstance(value, str) else str(value)
+    return "…"
+
+
 def value_at(value: Any, path: tuple[str, ...]) -> Any:
     for step in path:
         if isinstance(value, dict):
@@ -252,6 +260,8 @@ class _Reader:
         self.cluster.set_blob_driver(name, group, ProfileSetting(  # azurerm's default: off
             value_switch(module.evaluate(attr.expr, {})) if attr is not None else False,
             Origin(path, attr.span, attr.value_span) if attr is not None else Origin(path, block.span)))
+        automatic = any(isinstance(v, str) and v.lower() == "automatic" for v in (sku, sku_name))
+        self.features(module, path, block, name, automatic)
         default = block.block("default_node_pool")
         if default is not None:
             pool = self.pool(module, path, default, {}, name, ("tf", path.rpartition("/")[0], block.labels[1]),
@@ -260,6 +270,47 @@ class _Reader:
             pool.mode, pool.mode_origin = "System", None  # the default node pool is a System pool
             self.cluster.pools.append(pool)
         return name
+
+    def features(self, module: Module, path: str, block: Any, name: Value, automatic: bool) -> None:
+        """The cluster-wide features the resource sets (linter.model.cluster.features): azurerm's
+        defaults are off (the OIDC issuer: unknown when not written, as AKS turns it on from
+        Kubernetes 1.34); AKS Automatic preconfigures workload identity, the issuer and Cilium."""
+        from mlops_lint.model.cluster.features import (AI_TOOLCHAIN, NETWORK_POLICY, OIDC_ISSUER, WORKLOAD_IDENTITY,
+                                                   FeatureSetting, policy_value)
+
+        made = Origin(path, block.span)
+
+        def record(feature: str, value: Any, owner: Any, attr_name: str | None) -> None:
+            attr = owner.attrs.get(attr_name) if owner is not None and attr_name else None
+            origin = Origin(path, attr.span, attr.value_span, written=attr.expr) if attr is not None else made
+            how = f"`{attr_name} = {_written(attr.expr)}`" if attr is not None else f"`{CLUSTER}` without `{attr_name}`"
+            self.cluster.features.append(FeatureSetting(feature, value, origin, name, True, attr is not None,
+                                                        "terraform", how))
+
+        for feature, attr_name, default in ((WORKLOAD_IDENTITY, "workload_identity_enabled", False),
+                                            (OIDC_ISSUER, "oidc_issuer_enabled", UNKNOWN),
+                                            (AI_TOOLCHAIN, "ai_toolchain_operator_enabled", False)):
+            attr = block.attrs.get(attr_name)
+            if attr is not None:
+                value = value_switch(module.evaluate(attr.expr, {}))
+            else:
+                value = True if automatic and feature != AI_TOOLCHAIN else default
+            record(feature, value, block, attr_name)
+        network = block.block("network_profile")
+
+        def setting(attr_name: str) -> Any:
+            attr = network.attrs.get(attr_name) if network is not None else None
+            return value_text(module.evaluate(attr.expr, {})) if attr is not None else None
+
+        plane = setting("network_data_plane")
+        plane = plane if plane is not None else setting("ebpf_data_plane")
+        value = "cilium" if automatic else policy_value(setting("network_policy"), plane, setting("network_plugin"))
+        written = next((n for n in ("network_data_plane", "ebpf_data_plane") if isinstance(plane, str)
+                        and plane.lower() == "cilium" and network is not None and n in network.attrs), "network_policy")
+        if network is None:
+            record(NETWORK_POLICY, value, None, "network_profile { network_policy }")
+        else:
+            record(NETWORK_POLICY, value, network, written)
 
     def read_pool(self, module: Module, path: str, block: Any, clusters: dict, folder: str) -> None:
         cluster_name: Value | None = None
@@ -330,6 +381,7 @@ class _Reader:
             pool.gpu_instance_profile = value_text(get("gpu_instance"))
         if "gpu_driver" in block.attrs:
             pool.gpu_driver = value_text(get("gpu_driver"))
+            pool.gpu_driver_origin = self.origin(path, block, "gpu_driver")
         return pool
 
 

@@ -122,6 +122,8 @@ class NodePool(Struct, eq=False, dict=True):
     os_type: Value = "Linux"
     gpu_instance_profile: Value | None = None
     gpu_driver: Value | None = None
+    gpu_driver_origin: Origin | None = None  # where the driver setting is written (GPU014)
+    managed_gpu: bool | Value = False  # `--enable-managed-gpu` (preview): AKS runs the GPU stack, driver included
     # a node auto-provisioning NodePool (``source == "nodepool"``, linter.model.nap): the object,
     # and the label keys its template sets (the rest of ``labels`` is Karpenter's)
     nodepool: Any = None
@@ -336,6 +338,10 @@ class Cluster(Struct, eq=False, dict=True):
     # of the same name keep a record each, and STO010 decides which records are one cluster
     # (same name and resource group, in files that go together: linter.model.locality).
     blob_driver: dict[tuple, ProfileSetting] = field(default_factory=dict)
+    # what each cluster-making or -changing command or resource says of the cluster-wide features
+    # rules join with manifests (workload identity, the OIDC issuer, the network policy engine,
+    # the AI toolchain operator), in reading order (linter.model.cluster.features)
+    features: list = field(default_factory=list)
     complete: bool = False  # an az aks create (or config node-pools) describes every pool
     # what each cluster-making command or resource says of the cluster's kind (AKS Automatic, node
     # auto-provisioning, Standard), in reading order: profile inference and LNT005 (linter.model.clusterkind)
