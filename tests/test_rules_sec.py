@@ -348,6 +348,24 @@ spec:
     assert [rule for _, rule, _ in lint(daemonset.replace("DaemonSet", "Deployment"), "SEC007")] == ["SEC007"]
 
 
+@pytest.mark.parametrize("field", ["hostIPC", "hostPID", "hostNetwork"])
+def test_sec007_leaves_a_template_without_containers_alone(field: str) -> None:
+    # another linter's test input (a Deployment whose template sets only the field, no container):
+    # no pod is made of it; with one container it is a workload and is judged
+    fragment = f"""
+apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: app}}
+spec:
+  template:
+    spec:
+      {field}: true
+"""
+    assert lint(fragment, "SEC007") == []
+    workload = fragment + "      containers: [{name: c, image: x:1}]\n"
+    assert [(line, rule) for line, rule, _ in lint(workload, "SEC007")] == [(8, "SEC007")]
+
+
 # ---------------------------------------------------------------------------------------------
 # SEC008: in-tree Azure provisioners
 

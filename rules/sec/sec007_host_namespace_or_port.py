@@ -14,7 +14,9 @@ host namespaces are what it is for. Nor is a device plugin run by another kind (
 mounts the kubelet's `/var/lib/kubelet/device-plugins`, as SEC004 tells node agents), nor a
 control plane's static pod (a `Pod` in `kube-system` labelled `tier: control-plane`: kubeadm's
 kube-apiserver, etcd, scheduler and controller manager), which serves the node's own network by
-design.
+design. Nor is a pod template without a single container: no pod can be made of it (SCH002
+reports the missing `containers`), so it is a fragment (a strategic-merge patch, another
+linter's test input such as `hostIPC: true` alone), not a workload.
 
 A pod whose app container runs a service of the node's network is not judged for the network
 namespace and host ports (its `hostPID` and `hostIPC` still are): a DHCP or PXE/TFTP boot server
@@ -143,6 +145,8 @@ def _uses_host(pod: PodSpec) -> bool:
 def check(pod: PodSpec, ctx):
     if pod.obj.kind == "DaemonSet" or not _uses_host(pod):
         return  # a DaemonSet is a node agent: the node's namespaces are its work
+    if not pod.containers:
+        return  # a fragment (a patch, a linter's test input): no pod is made of it, SCH002 says so
     if pod.obj.kind == "Pod" and pod.obj.namespace == "kube-system" and pod.labels.get("tier") == "control-plane":
         return  # a control plane's static pod (kube-apiserver, etcd): it serves the node's network
     if any(is_node_agent(container) for container in pod.containers):
