@@ -237,7 +237,7 @@ class Pending:
 
 def start(items: list[tuple[SourceFile, str]], config: Config, cwd: Path, jobs: int,
           cache_dir: Path | None, targets: set[str], beside: bool = False, bound: Path | None = None,
-          chart_targets: set[str] | None = None) -> Pending:
+          chart_targets: set[str] | None = None, known: dict[str, tuple[bytes, str]] | None = None) -> Pending:
     """The run's roots built (or read from the build cache), with the notes and errors they
     give: started in ``jobs`` threads (each waits on its own process). With
     ``beside`` they go on while the caller reads and parses the files, and
@@ -246,14 +246,22 @@ def start(items: list[tuple[SourceFile, str]], config: Config, cwd: Path, jobs: 
     (``jobs - 1`` threads beside the parse left 0.6 s of it).
 
     ``bound``: the project's folder; a root whose closure names anything outside it is not
-    built (a note names the kustomization and line)."""
+    built (a note names the kustomization and line). ``known``: the files the survey read
+    (absolute path -> (bytes, content hash)), which a chart's render takes instead of reading
+    them again (:class:`linter.sources.helm_sdk.ChartFiles`)."""
     out = Builds(helm_off=(config.helm or {}).get("enabled") == "never")
-    if not _any_named(items, ("Chart.yaml",)) and not _any_named(items, KUSTOMIZATION_NAMES, folders=True):
+    charts = _any_named(items, ("Chart.yaml",))
+    if not _any_named(items, KUSTOMIZATION_NAMES, folders=True):
+        if charts:  # charts and no kustomization: no roots looked for (find_roots)
+            _helm_charts(out, items, config, cwd, jobs, cache_dir,
+                         targets if chart_targets is None else chart_targets, known)
         return Pending(out)  # the common case: nothing to build, nothing more imported
     from mlops_lint.engine import kustomize as kz
     from mlops_lint.sources.kustomize import find_roots
 
-    _helm_charts(out, items, config, cwd, jobs, cache_dir, targets if chart_targets is None else chart_targets)
+    if charts:
+        _helm_charts(out, items, config, cwd, jobs, cache_dir, targets if chart_targets is None else chart_targets,
+                     known)
     enabled, configured, timeout = settings(config)
     if enabled == "never":
         return Pending(out)
@@ -366,7 +374,7 @@ def _finish(out: Builds, buildable: list, outputs: dict, keys: dict[str, str], d
 
 
 def _helm_charts(out: Builds, items: list[tuple[SourceFile, str]], config: Config, cwd: Path, jobs: int,
-                 cache_dir: Path | None, targets: set[str]) -> None:
+                 cache_dir: Path | None, targets: set[str], known: dict[str, tuple[bytes, str]] | None = None) -> None:
     """Each chart of the project rendered (``helm: {enabled: auto}``, the default): by Helm's SDK
     in a worker when the ``helm`` extra is installed (:mod:`linter.sources.helm_sdk`), else by a
     ``helm`` found on PATH, else skipped with a note saying how to get it linted; each render
@@ -400,7 +408,7 @@ def _helm_charts(out: Builds, items: list[tuple[SourceFile, str]], config: Confi
     root = os.fspath(config.root) if config.root is not None else os.fspath(cwd)
     apis = helm.api_versions(config.bundled_crds, helm.project_crds(
         (str(source.path) for source, _ in items), [folder for folder, _ in every], config))
-    plans = [helm.plan(folder, display, section, config.kubernetes_version, root, apis) for folder, display in charts]
+    plans = [helm.plan(folder, display, section, config.kubernetes_version, root, apis, known) for folder, display in charts]
     cache = None
     if cache_dir is not None:
         from mlops_lint.engine import kustomize as kz
@@ -408,7 +416,7 @@ def _helm_charts(out: Builds, items: list[tuple[SourceFile, str]], config: Confi
         cache = kz.BuildCache(cache_dir)
     timeout = float(section.get("timeout", 60.0))
 
-    prepared = helm.render_prepared(plans, renderer, timeout, cache, jobs)
+    prepared = helm.render_prepared(plans, renderer, timeout, cache, jobs, known)
     for plan in plans:
         out.notes.extend(plan.notes)
     for plan, done in zip(plans, prepared):

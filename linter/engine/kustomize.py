@@ -403,11 +403,10 @@ class BuildCache:
     def get(self, key: str) -> bytes | None:
         if self.folder is None:
             return None
-        from pathlib import Path
-
         from mlops_lint.cachedata import read_entry
 
-        data = read_entry(Path(self.folder, f"{key}.out"), MAX_OUTPUT + 4096)
+        # a str path (os.open takes it): a warm run of many charts reads thousands of entries
+        data = read_entry(os.path.join(self.folder, f"{key}.out"), MAX_OUTPUT + 4096)  # type: ignore[arg-type]
         return bytes(data) if data is not None else None
 
     def put(self, key: str, data: bytes) -> None:

@@ -649,7 +649,7 @@ class Render(Struct):
     label: str  # the values file the render is named by ("values.yaml", "ci/gpu-values.yaml")
     values: list[tuple[str, str]]
     set: list[str]
-    name: str
+    name: str | None  # the release name; None: the chart's (:func:`chart_name`)
     namespace: str
     kube_version: str | None = None
     api_versions: list[str] = []
@@ -784,10 +784,11 @@ def project_crds(files: Any, charts: list[str], config: Any) -> list[Any]:
 
 
 def plan(folder: str, display: str, section: dict, kubernetes_version: str | None, root: str,
-         apis: list[str] | None = None) -> Plan:
+         apis: list[str] | None = None, known: dict[str, tuple[bytes, str]] | None = None) -> Plan:
     """The renders of one chart the config asks for: its ``values.yaml`` (with the configured
     values files and ``set:``), plus one per ``ci/*-values.yaml`` (chart-testing's convention);
-    per-chart settings under ``charts: {FOLDER: …}`` (the chart's folder as the project spells it)."""
+    per-chart settings under ``charts: {FOLDER: …}`` (the chart's folder as the project spells it).
+    ``known``: the files the run read already (:class:`linter.sources.helm_sdk.ChartFiles`)."""
     from mlops_lint.result import Note
 
     relative = os.path.relpath(folder, root).replace(os.sep, "/")
@@ -804,9 +805,13 @@ def plan(folder: str, display: str, section: dict, kubernetes_version: str | Non
         else:
             values.append((name, path))
     sets = [str(item) for item in [*section.get("set", []), *own.get("set", [])]]
-    metadata = _chart_metadata(folder)
-    name = str(own.get("release-name") or section.get("release-name") or metadata.get("name") or
-               os.path.basename(folder))
+    # the release name the config gives, else the chart's (its Chart.yaml's name, worked out by
+    # prepare() only for a render the cache does not hold: its key holds Chart.yaml's content)
+    configured = own.get("release-name") or section.get("release-name")
+    name = str(configured) if configured else None
+    data = _chart_yaml(folder, known)
+    # a dependency is a key Chart.yaml spells (plainly, or quoted with escapes): none named, none parsed
+    metadata = _chart_metadata(data) if data is not None and (b"dependencies" in data or b"\\" in data) else {}
     namespace = str(own.get("namespace") or section.get("namespace") or "default")
     if kubernetes_version and re.fullmatch(r"v?\d+\.\d+", kubernetes_version):  # as `helm --kube-version` spells it
         kubernetes_version = "v" + kubernetes_version.lstrip("v") + ".0"
@@ -825,13 +830,31 @@ def plan(folder: str, display: str, section: dict, kubernetes_version: str | Non
     return Plan(folder, display, renders, notes)
 
 
-def _chart_metadata(folder: str) -> dict:
+def _chart_yaml(folder: str, known: dict[str, tuple[bytes, str]] | None = None) -> bytes | None:
+    """Chart.yaml's bytes (at most 1 MB, never through a link); from ``known`` when the run read
+    them already."""
+    from mlops_lint.sources.helm_sdk import read_no_link
+
+    path = os.path.join(folder, "Chart.yaml")
+    found = known.get(path) if known else None
+    if found is not None and len(found[0]) <= 1 << 20 and not os.path.islink(path):
+        return found[0]
+    return read_no_link(path, 1 << 20)[0]
+
+
+def chart_name(folder: str, files: Any) -> str:
+    """A chart's name as a render's release name by default: its Chart.yaml's (as given to
+    Helm: ``files``, :class:`linter.sources.helm_sdk.ChartFiles`), else its folder's."""
+    data = next((data for name, data in files.files if name == "Chart.yaml"), None)
+    metadata = _chart_metadata(data) if data is not None and len(data) <= 1 << 20 else {}
+    return str(metadata.get("name") or os.path.basename(folder))
+
+
+def _chart_metadata(data: bytes | None) -> dict:
     """Chart.yaml's data (none when it is not a mapping, is broken, or is beyond the YAML
     reader's bounds: libyaml's composer recurses in C, and a deep enough file crashed the run)."""
     from mlops_lint.sources import yaml_k8s
-    from mlops_lint.sources.helm_sdk import read_no_link
 
-    data, _ = read_no_link(os.path.join(folder, "Chart.yaml"), 1 << 20)
     text = (data or b"").decode("utf-8", "replace")
     if yaml_k8s.check_bounds(text) is not None:
         return {}
@@ -909,10 +932,11 @@ class Prepared:
         self.todo: list[int] = []
 
 
-def prepare(plan: Plan, renderer: tuple[str, str | None], cache: Any) -> Prepared:
-    """A chart's files and values read (confined, see :mod:`linter.sources.helm_sdk`), each
-    render's cache key (the content of every file it reads, its settings, the renderer and its
-    version) and what the cache holds."""
+def prepare(plan: Plan, renderer: tuple[str, str | None], cache: Any,
+            known: dict[str, tuple[bytes, str]] | None = None) -> Prepared:
+    """A chart's files and values read (confined, see :mod:`linter.sources.helm_sdk`; those the
+    run read already taken from ``known``), each render's cache key (the content of every file it
+    reads, its settings, the renderer and its version) and what the cache holds."""
     from mlops_lint.digest import digest, digest_text
     from mlops_lint.sources import helm_sdk
     from mlops_lint.sources.files import Unreadable, read_source
@@ -920,7 +944,7 @@ def prepare(plan: Plan, renderer: tuple[str, str | None], cache: Any) -> Prepare
     from mlops_lint.result import Note
 
     kind, program = renderer
-    files = helm_sdk.ChartFiles(plan.folder)
+    files = helm_sdk.ChartFiles(plan.folder, known)
     out = Prepared(plan, files)
     # the chart's own templates as given to Helm (a link is not), read once for the render and this
     if any(name.startswith("templates/") and _LOOKUP.search(data) for name, data in files.files):
@@ -946,7 +970,8 @@ def prepare(plan: Plan, renderer: tuple[str, str | None], cache: Any) -> Prepare
         texts = []
         try:
             for name, path in render.values:
-                texts.append((name, read_source(path).decode("utf-8", "replace")))
+                found = known.get(path) if known else None  # read by read_source too
+                texts.append((name, (found[0] if found is not None else read_source(path)).decode("utf-8", "replace")))
         except Unreadable as why:
             out.results[index] = (None, f"values file {render.values[len(texts)][0]}: {why}")
             out.keys.append(None)
@@ -954,14 +979,19 @@ def prepare(plan: Plan, renderer: tuple[str, str | None], cache: Any) -> Prepare
         spec = {"values": texts, "set": render.set, "name": render.name, "namespace": render.namespace,
                 "kube_version": render.kube_version,
                 "api_versions": sorted(own.union(render.api_versions)) if own else render.api_versions}
-        key = "helm-" + digest_text(kind, engine, json.dumps({**spec, "values": [(n, digest(t.encode()))
-                                                                             for n, t in texts]}),
+        # no release name configured: the chart's, which its Chart.yaml (in the files' key) and its
+        # folder's name give
+        named = render.name if render.name is not None else ["chart", os.path.basename(plan.folder)]
+        key = "helm-" + digest_text(kind, engine, json.dumps({**spec, "name": named,
+                                                              "values": [(n, digest(t.encode())) for n, t in texts]}),
                                      *files.key()) if cache is not None and cache.folder is not None else None
         out.keys.append(key)
         found = from_cache(key, cache.get(key)) if key is not None else None
         if found is not None:
             out.results[index] = (found, None)
             continue
+        if spec["name"] is None:
+            spec["name"] = chart_name(plan.folder, files)
         out.specs.append(spec)
         out.todo.append(index)
     return out
@@ -995,12 +1025,13 @@ def render_plans(plans: list[Plan], renderer: tuple[str, str | None], timeout: f
 
 
 def render_prepared(plans: list[Plan], renderer: tuple[str, str | None], timeout: float, cache: Any,
-                    jobs: int = 1) -> list[Prepared]:
-    """:func:`render_plans`, each chart's :class:`Prepared` (its files, render keys and results)."""
+                    jobs: int = 1, known: dict[str, tuple[bytes, str]] | None = None) -> list[Prepared]:
+    """:func:`render_plans`, each chart's :class:`Prepared` (its files, render keys and results);
+    ``known``: the files the run read already (:func:`prepare`)."""
     from mlops_lint.sources import helm_sdk
     from mlops_lint.sources.text import MAX_FILE_BYTES
 
-    prepared = [prepare(plan, renderer, cache) for plan in plans]
+    prepared = [prepare(plan, renderer, cache, known) for plan in plans]
     waiting = [p for p in prepared if p.todo]
     if renderer[0] == "sdk":
         answers = helm_sdk.render_many([(p.files, p.specs) for p in waiting], timeout, MAX_FILE_BYTES) if waiting else []
@@ -1034,7 +1065,7 @@ def _render_binary(folder: str, program: str, spec: dict, render: Render, timeou
 
     from mlops_lint.programs import MAX_OUTPUT, build_environment
 
-    arguments = [program, "template", render.name, folder, "--namespace", render.namespace, "--skip-tests"]
+    arguments = [program, "template", spec["name"], folder, "--namespace", render.namespace, "--skip-tests"]
     for _, path in render.values:
         arguments += ["--values", path]
     for expression in render.set:
