@@ -73,8 +73,8 @@ class HelmMapper:
         self.display = display  # the chart's folder as shown (a render of the project's chart)
         self.values = values  # the values file a render of the project's chart is named by
         self._templates: dict[str, list[str] | None] = {}
-        self._template_paths: dict[str, list[tuple | None]] = {}
-        self._rendered: list[tuple | None] | None = None
+        self._template_paths: dict[str, "_Paths"] = {}
+        self._rendered: "_Paths | None" = None
         self._shown: dict[str, str] = {}  # a template's display path -> its absolute path
         self._places: dict[str, tuple[str, str]] = {}  # a # Source: path -> (display, absolute)
         # rendered line -> (template shown, span there, values its line inserts): found once per
@@ -194,10 +194,11 @@ class HelmMapper:
         if wanted is not None:
             # the template's first line whose whole path matches the longest prefix of the
             # rendered path: looked up by the prefix's keys (list items as "-")
-            index = _index(absolute, self._template_paths[absolute])
+            paths = self._template_paths[absolute]
+            index = _index(absolute, paths)
             for length in range(len(wanted), 0, -1):
-                for number, have in index.get(_signature(wanted[:length]), ()):
-                    if _matched(wanted, have) == length:
+                for number in index.get(_signature(wanted[:length]), ()):
+                    if _matched(wanted, paths[number - 1]) == length:  # type: ignore[arg-type]
                         best = (length, number)
                         break
                 if best is not None:
@@ -323,32 +324,33 @@ def save_memos(mappers: dict[str, "HelmMapper"]) -> None:
             mapper._memo.save(mapper)
 
 
-_INDEXES: dict[int, tuple[Any, dict[tuple, list[tuple[int, tuple]]]]] = {}
+_INDEXES: dict[int, tuple[Any, dict[tuple, list[int]]]] = {}
 
 
 def _signature(path: tuple) -> tuple:
     return tuple("-" if part[0] == "-" else part[0] for part in path)
 
 
-def _index(absolute: str, paths: list[tuple | None]) -> dict[tuple, list[tuple[int, tuple]]]:
-    """A template's lines by their path's keys, in line order (built once per parsed template)."""
+def _index(absolute: str, paths: "_Paths") -> dict[tuple, list[int]]:
+    """A template's line numbers by their path's keys, in line order (built once per parsed
+    template; a line's named path is asked of ``paths`` when it is a candidate)."""
     found = _INDEXES.get(id(paths))
     if found is not None and found[0] is paths:
         return found[1]
-    index: dict[tuple, list[tuple[int, tuple]]] = {}
-    for number, path in enumerate(paths, 1):
+    index: dict[tuple, list[int]] = {}
+    for number, path in enumerate(paths.raw, 1):
         if path is not None:
-            index.setdefault(_signature(path), []).append((number, path))
+            index.setdefault(_signature(path), []).append(number)
     if len(_INDEXES) > 4096:
         _INDEXES.clear()
     _INDEXES[id(paths)] = (paths, index)
     return index
 
 
-_READ: dict[tuple[str, str, str], tuple[list[str] | None, list[tuple | None], str]] = {}
+_READ: dict[tuple[str, str, str], tuple[list[str] | None, "_Paths", str]] = {}
 
 
-def _read_template(absolute: str, cwd: str) -> tuple[list[str] | None, list[tuple | None], str]:
+def _read_template(absolute: str, cwd: str) -> tuple[list[str] | None, "_Paths", str]:
     """A template's lines, their key paths and its display path, read and parsed once per
     process (every render of a chart, every values file, maps to the same templates)."""
     try:
@@ -379,11 +381,11 @@ _BLOCK = re.compile(r":\s*[|>][-+0-9]*\s*(?:#.*)?$")
 _ACTION = re.compile(r"^\s*\{\{.*\}\}\s*$")
 
 
-def _paths(lines: list[str], template: bool = False) -> list[tuple | None]:
+def _paths(lines: list[str], template: bool = False) -> "_Paths":
     """Each line's key path (None: no key of its own): a tuple of ``(key,)`` and, for a list
     item, ``("-", index, name)`` (the item's ``name:`` value, a template's with its
-    ``{{ … }}``). One pass over the lines (the open keys kept as a stack), then one over the
-    paths, each named once from its parent's naming."""
+    ``{{ … }}``). One pass over the lines (the open keys kept as a stack); a path is named when
+    it is asked for (:class:`_Paths`), once, from its parent's naming."""
     out: list[tuple | None] = [None] * len(lines)
     indents: list[int] = []  # the open keys' and items' columns (an item's: its dash's + 1)
     comps: list[tuple] = []  # and their components
@@ -444,19 +446,41 @@ def _paths(lines: list[str], template: bool = False) -> list[tuple | None]:
             names[(document, path[:-1])] = rest[key.end():].split(" #")[0].strip().strip("\"'")
         if _BLOCK.search(rest):
             block = column
-    # each item component completed with its name (what matches across render and template)
-    done: dict[tuple, tuple] = {}
+    return _Paths(out, documents, names)
 
-    def named(document: int, path: tuple) -> tuple:
-        found = done.get((document, path))
+
+class _Paths:
+    """Each line's key path (:func:`_paths`), its list items completed with their names (what
+    matches across render and template) when a line's path is first asked for: a mapping asks
+    for the few lines its findings are on, and the candidates of the template's index."""
+
+    __slots__ = ("raw", "_documents", "_names", "_done", "_lines")
+
+    def __init__(self, raw: list[tuple | None], documents: list[int], names: dict[tuple, str]):
+        self.raw = raw  # the paths, items as ("-", position): what their keys' signature needs
+        self._documents = documents
+        self._names = names
+        self._done: dict[tuple, tuple] = {}  # (document, raw path) -> named path
+        self._lines: dict[int, tuple | None] = {}
+
+    def __len__(self) -> int:
+        return len(self.raw)
+
+    def __getitem__(self, index: int) -> tuple | None:
+        found = self._lines.get(index, self)
+        if found is self:
+            path = self.raw[index]
+            found = self._lines[index] = self._named(self._documents[index], path) if path is not None else None
+        return found  # type: ignore[return-value]
+
+    def _named(self, document: int, path: tuple) -> tuple:
+        found = self._done.get((document, path))
         if found is None:
-            head = named(document, path[:-1]) if len(path) > 1 else ()
+            head = self._named(document, path[:-1]) if len(path) > 1 else ()
             part = path[-1]
-            found = (*head, ("-", part[1], names.get((document, path))) if part[0] == "-" else part)
-            done[(document, path)] = found
+            found = (*head, ("-", part[1], self._names.get((document, path))) if part[0] == "-" else part)
+            self._done[(document, path)] = found
         return found
-
-    return [named(documents[index], path) if path is not None else None for index, path in enumerate(out)]
 
 
 def _matched(wanted: tuple, have: tuple) -> int:
