@@ -1075,6 +1075,8 @@ def render_prepared(plans: list[Plan], renderer: tuple[str, str | None], timeout
             if links:  # `helm template` reads a chart folder's links, wherever they point
                 return [{"error": f"not rendered by `helm template`, which would follow its links ({', '.join(links[:3])})"}
                         for _ in p.todo]
+            if _overlaid(p):  # a --fix pass changed a file of it: `helm template` of the folder would not see it
+                return _render_copy(p, renderer[1] or "helm", timeout)
             return [_render_binary(p.plan.folder, renderer[1] or "helm", spec, p.plan.renders[index], timeout)
                     for index, spec in zip(p.todo, p.specs)]
 
@@ -1089,6 +1091,53 @@ def render_plan(plan: Plan, renderer: tuple[str, str | None], timeout: float,
                 cache: Any) -> list[tuple[bytes | None, str | None]]:
     """One chart's renders (see :func:`render_plans`)."""
     return render_plans([plan], renderer, timeout, cache)[0]
+
+
+def _overlaid(p: Prepared) -> bool:
+    """Whether a ``--fix`` pass holds changed bytes of a chart's file or of a values file of its
+    renders (:data:`linter.sources.files.OVERLAY`, written when the run ends)."""
+    from mlops_lint.sources.files import OVERLAY
+
+    if not OVERLAY:
+        return False
+    paths = [os.path.join(p.plan.folder, *relative.split("/")) for relative, _ in p.files.files]
+    paths.extend(path for index in p.todo for _, path in p.plan.renders[index].values)
+    return any(os.path.realpath(path) in OVERLAY for path in paths)
+
+
+def _render_copy(p: Prepared, program: str, timeout: float) -> list[dict[str, Any]]:
+    """``helm template`` of a temporary copy of the chart as its render's key was worked out on:
+    its files as the fixes so far left them (:class:`linter.sources.helm_sdk.ChartFiles`, which
+    reads through the fix overlay) and each values file's text, so the next pass of ``--fix``
+    lints what the fix gives, and the render is cached under the key of what it rendered."""
+    import shutil
+    import tempfile
+
+    top = os.path.realpath(tempfile.mkdtemp(prefix="mlops-lint-helm-"))
+    chart = os.path.join(top, os.path.basename(p.plan.folder.rstrip(os.sep)) or "chart")
+    try:
+        for relative, data in p.files.files:
+            path = os.path.join(chart, *relative.split("/"))
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "xb") as handle:
+                handle.write(data)
+        answers = []
+        for index, spec in zip(p.todo, p.specs):
+            values = []
+            for number, (name, text) in enumerate(spec["values"]):
+                path = os.path.join(top, f"values-{index}-{number}.yaml")
+                with open(path, "xb") as handle:
+                    handle.write(text.encode("utf-8"))
+                values.append((name, path))
+            answer = _render_binary(chart, program, spec, replace(p.plan.renders[index], values=values), timeout)
+            if "error" in answer:  # the chart as the user knows it, not the copy
+                answer["error"] = answer["error"].replace(chart, p.plan.folder)
+            answers.append(answer)
+        return answers
+    except OSError as exc:
+        return [{"error": f"could not copy the chart to render it: {exc.strerror or exc}"} for _ in p.todo]
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
 
 
 def _render_binary(folder: str, program: str, spec: dict, render: Render, timeout: float) -> dict[str, Any]:
