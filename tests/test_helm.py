@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import time
 from pathlib import Path
@@ -345,6 +346,40 @@ def test_a_warm_run_maps_its_findings_without_reading_a_template(tmp_path: Path,
     monkeypatch.setattr(helm, "_READ", {})
     second = lint(tmp_path, "charts", *cache)[1]
     assert read == [] and second == first and where(first)
+
+
+def test_the_render_cache_is_pruned_as_the_result_cache_is(tmp_path: Path) -> None:
+    """A render and its map stay while a run file the result cache keeps was saved by a run that
+    used them; a run that writes an entry removes the others, and temporaries of runs that died."""
+    folder = chart(tmp_path, "trainer")
+    cache = tmp_path / "cache"
+    renders = cache / "kustomize"
+
+    def entries() -> set[str]:
+        return {path.name for path in renders.iterdir()}
+
+    def run(select: str, limit: int) -> None:
+        values = folder / "values.yaml"
+        values.write_text(re.sub(r"limit: \d+", f"limit: {limit}", values.read_text()))
+        lint(tmp_path, "charts", "--cache-dir", str(cache), "--select", select)
+
+    run("GPU003", 2)  # run key A
+    first = entries()
+    for path in cache.rglob("*"):  # that run 10 s ago (however coarse the file system's times)
+        if path.is_file():
+            info = path.stat()
+            os.utime(path, ns=(info.st_atime_ns - 10**10, info.st_mtime_ns - 10**10))
+    assert {name.split("-")[0] for name in first} == {"helm", "helmmap"}
+    stale, fresh = renders / ".died.tmp", renders / ".running.tmp"
+    for path in (stale, fresh):
+        path.write_text("")
+    os.utime(stale, (time.time() - 7200, time.time() - 7200))
+    run("GPU005", 3)  # run key B: A's run file is kept, so are the renders A used
+    second = entries()
+    assert first | {".running.tmp"} < second and not stale.exists()
+    run("GPU003", 4)  # A again: no run file kept was saved by a run that used the first renders
+    third = entries()
+    assert third.isdisjoint(first) and (second - first) < third
 
 
 def test_an_edited_template_is_mapped_again(tmp_path: Path) -> None:

@@ -162,7 +162,15 @@ def new_run() -> None:
 
 
 def end_run() -> None:
+    """The run's builds done: its budget forgotten, and the build cache entries it used kept
+    fresh and the folder pruned (:func:`linter.engine.kustomize.end_run`; called after the result
+    cache saved its run file)."""
+    import sys
+
     _RUN.clear()
+    built = sys.modules.get("mlops_lint.engine.kustomize")  # not imported: no build cache used
+    if built is not None:
+        built.end_run()
 
 
 def _deadline() -> float:
