@@ -155,6 +155,37 @@ def test_a_subchart_comes_from_charts_and_a_missing_dependency_is_a_note(tmp_pat
         ("charts/stack/Chart.yaml", "dependency 'redis' is not in charts/")]
 
 
+def test_a_warm_run_names_a_missing_dependency_without_parsing_chart_yaml(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """The dependencies a Chart.yaml lists are kept in the build cache for its bytes: a warm run
+    gives the same note without parsing it; an entry that is not a list of plain names is a miss."""
+    from mlops_lint.sources import helm
+
+    chart(tmp_path, "stack")
+    parsed: list[int] = []
+    real = helm._chart_metadata
+
+    def counted(data: bytes | None) -> dict:
+        parsed.append(1)
+        return real(data)
+
+    monkeypatch.setattr(helm, "_chart_metadata", counted)
+    cache = ["--cache-dir", str(tmp_path / "cache")]
+    expected = [("charts/stack/Chart.yaml", "dependency 'redis' is not in charts/")]
+    counts = []
+    for _ in range(2):
+        report = lint(tmp_path, "charts", *cache)[1]
+        assert [(n["path"], n["message"].split(":")[0]) for n in report["notes"]] == expected
+        counts.append(len(parsed))
+    assert counts[0] > 0 and counts[1] == counts[0]  # the warm run parsed no Chart.yaml
+    [entry] = (tmp_path / "cache" / "kustomize").glob("helmdeps-*.out")
+    assert json.loads(entry.read_bytes()) == ["cache", "redis"]
+    entry.write_text('["../../../etc", "cache"]')  # planted: not a plain name, so parsed again
+    report = lint(tmp_path, "charts", *cache)[1]
+    assert [(n["path"], n["message"].split(":")[0]) for n in report["notes"]] == expected
+    assert len(parsed) == counts[1] + 1 and json.loads(entry.read_bytes()) == ["cache", "redis"]
+
+
 def test_a_chart_that_refuses_the_default_namespace(tmp_path: Path) -> None:
     chart(tmp_path, "serving")
     code, report = lint(tmp_path, "charts", "--no-cache")

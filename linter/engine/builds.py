@@ -416,12 +416,13 @@ def _helm_charts(out: Builds, items: list[tuple[SourceFile, str]], config: Confi
     root = os.fspath(config.root) if config.root is not None else os.fspath(cwd)
     apis = helm.api_versions(config.bundled_crds, helm.project_crds(
         (str(source.path) for source, _ in items), [folder for folder, _ in every], config))
-    plans = [helm.plan(folder, display, section, config.kubernetes_version, root, apis, known) for folder, display in charts]
     cache = None
     if cache_dir is not None:
         from mlops_lint.engine import kustomize as kz
 
         cache = kz.BuildCache(cache_dir)
+    plans = [helm.plan(folder, display, section, config.kubernetes_version, root, apis, known, cache)
+             for folder, display in charts]
     timeout = float(section.get("timeout", 60.0))
 
     prepared = helm.render_prepared(plans, renderer, timeout, cache, jobs, known)

@@ -816,11 +816,13 @@ def project_crds(files: Any, charts: list[str], config: Any) -> list[Any]:
 
 
 def plan(folder: str, display: str, section: dict, kubernetes_version: str | None, root: str,
-         apis: list[str] | None = None, known: dict[str, tuple[bytes, str]] | None = None) -> Plan:
+         apis: list[str] | None = None, known: dict[str, tuple[bytes, str]] | None = None,
+         cache: Any = None) -> Plan:
     """The renders of one chart the config asks for: its ``values.yaml`` (with the configured
     values files and ``set:``), plus one per ``ci/*-values.yaml`` (chart-testing's convention);
     per-chart settings under ``charts: {FOLDER: …}`` (the chart's folder as the project spells it).
-    ``known``: the files the run read already (:class:`linter.sources.helm_sdk.ChartFiles`)."""
+    ``known``: the files the run read already (:class:`linter.sources.helm_sdk.ChartFiles`);
+    ``cache``: the build cache, which keeps the dependencies Chart.yaml names (:func:`dependencies`)."""
     from mlops_lint.result import Note
 
     relative = os.path.relpath(folder, root).replace(os.sep, "/")
@@ -842,8 +844,6 @@ def plan(folder: str, display: str, section: dict, kubernetes_version: str | Non
     configured = own.get("release-name") or section.get("release-name")
     name = str(configured) if configured else None
     data = _chart_yaml(folder, known)
-    # a dependency is a key Chart.yaml spells (plainly, or quoted with escapes): none named, none parsed
-    metadata = _chart_metadata(data) if data is not None and (b"dependencies" in data or b"\\" in data) else {}
     namespace = str(own.get("namespace") or section.get("namespace") or "default")
     if kubernetes_version and re.fullmatch(r"v?\d+\.\d+", kubernetes_version):  # as `helm --kube-version` spells it
         kubernetes_version = "v" + kubernetes_version.lstrip("v") + ".0"
@@ -855,9 +855,9 @@ def plan(folder: str, display: str, section: dict, kubernetes_version: str | Non
             if entry.endswith("-values.yaml") and os.path.isfile(path) and not os.path.islink(path):
                 renders.append(Render(f"ci/{entry}", [*values, (f"ci/{entry}", path)], sets, name, namespace,
                                       kubernetes_version, apis or []))
-    for dependency in metadata.get("dependencies") or []:
-        if isinstance(dependency, dict) and dependency.get("name") and not _has_subchart(folder, str(dependency["name"])):
-            notes.append(Note(chart_file(display), f"dependency {dependency['name']!r} is not in charts/: rendered "
+    for dependency in dependencies(data, cache):
+        if not _has_subchart(folder, dependency):
+            notes.append(Note(chart_file(display), f"dependency {dependency!r} is not in charts/: rendered "
                                                      "without it (no repository or registry is contacted)"))
     return Plan(folder, display, renders, notes)
 
@@ -872,6 +872,39 @@ def _chart_yaml(folder: str, known: dict[str, tuple[bytes, str]] | None = None) 
     if found is not None and len(found[0]) <= 1 << 20 and not os.path.islink(path):
         return found[0]
     return read_no_link(path, 1 << 20)[0]
+
+
+DEPENDENCIES_FORMAT = 1
+
+
+def dependencies(data: bytes | None, cache: Any = None) -> list[str]:
+    """The names of the dependencies a Chart.yaml lists (its ``dependencies``' items' ``name``).
+    A key is spelled in the text (plainly, or quoted with escapes): a Chart.yaml without the word
+    or a backslash names none, unparsed. Else the build cache's answer for these bytes, when it
+    is a list of plain names (an entry is untrusted: anything else is a miss); else parsed, and
+    kept there, so a warm run neither parses Chart.yaml nor imports the YAML reader."""
+    if data is None or (b"dependencies" not in data and b"\\" not in data):
+        return []
+    from mlops_lint.digest import digest, digest_text
+
+    key = "helmdeps-" + digest_text(DEPENDENCIES_FORMAT, digest(data)) if cache is not None and cache.folder else None
+    if key is not None:
+        try:
+            found = json.loads(cache.get(key) or b"null")
+        except ValueError:
+            found = None
+        if isinstance(found, list) and all(_plain_name(name) for name in found):
+            return found
+    listed = _chart_metadata(data).get("dependencies")
+    names = [str(item["name"]) for item in (listed if isinstance(listed, list) else [])
+             if isinstance(item, dict) and item.get("name")]
+    if key is not None and all(_plain_name(name) for name in names):
+        cache.put(key, json.dumps(names).encode())
+    return names
+
+
+def _plain_name(name: Any) -> bool:
+    return type(name) is str and 0 < len(name) <= 253 and not any(c in name for c in "/\\\0") and name not in (".", "..")
 
 
 def chart_name(folder: str, files: Any) -> str:
