@@ -423,7 +423,7 @@ def test_an_edited_template_is_mapped_again(tmp_path: Path) -> None:
     assert after == [(path, line + 1, column, rule) for path, line, column, rule in before] and before
 
 
-@pytest.mark.parametrize("tamper", ["line", "column", "source", "rendered", "values", "key", "shape", "junk"])
+@pytest.mark.parametrize("tamper", ["line", "column", "source", "rendered", "values", "key", "shape", "junk", "bool"])
 def test_a_cached_map_is_checked_before_it_is_used(tmp_path: Path, tamper: str) -> None:
     chart(tmp_path, "inference")
     cache = ["--cache-dir", str(tmp_path / "cache")]
@@ -445,6 +445,8 @@ def test_a_cached_map_is_checked_before_it_is_used(tmp_path: Path, tamper: str) 
             data["key"] = "helmmap-" + "0" * 32
         elif tamper == "shape":
             row.append(1)
+        elif tamper == "bool":
+            row[3] = True  # a column of 1 spelled as JSON true: not a whole number
         entry.write_text("not json {" if tamper == "junk" else json.dumps(data))
     again = lint(tmp_path, "charts", *cache)[1]
     assert again == first and where(first)

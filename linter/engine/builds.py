@@ -429,7 +429,7 @@ def _helm_charts(out: Builds, items: list[tuple[SourceFile, str]], config: Confi
     for plan in plans:
         out.notes.extend(plan.notes)
     for plan, done in zip(plans, prepared):
-        sizes = None
+        files = None
         for render, (output, error), key in zip(plan.renders, done.results, done.keys or [None] * len(plan.renders)):
             if output is None:
                 where, span = helm.error_place(str(error), plan.folder, plan.display, os.fspath(cwd))
@@ -443,9 +443,9 @@ def _helm_charts(out: Builds, items: list[tuple[SourceFile, str]], config: Confi
             mapper.render = render  # its values sources (a values.yaml fix is made only where they do not set the value)
             out.helm[virtual] = mapper
             if key is not None:  # the positions an earlier run found on this render (linter.sources.helm.Memo)
-                if sizes is None:
-                    sizes = {name: (data.count(b"\n") + 1, len(data)) for name, data in done.files.files}
-                mapper.use_memo(helm.Memo(cache, helm.Memo.key_of(key, mapper), sizes))
+                if files is None:
+                    files = dict(done.files.files)
+                mapper.use_memo(helm.Memo(cache, helm.Memo.key_of(key, mapper), files))
             out.documents.append((Unparsed(virtual, output), output, True))
         out.rendered.update(helm.templates_folders(plan.folder))
 

@@ -234,15 +234,25 @@ class Memo:
     is untrusted (:mod:`linter.cache`): read only as a bounded regular file, JSON of one shape,
     and every row checked against what this run knows before it is used: its rendered line is
     in the render, its template is the one that line's ``# Source:`` names, its line is within
-    that template as read for the render (``sizes``), its columns within the file's size, the
+    that template as read for the render (:meth:`size`), its columns within the file's size, the
     values it names spelled as values are. One row that does not check makes the whole entry a
     miss (found again and written anew)."""
 
-    def __init__(self, cache: Any, key: str, sizes: dict[str, tuple[int, int]]):
+    def __init__(self, cache: Any, key: str, files: dict[str, bytes]):
         self.cache = cache
         self.key = key
-        self.sizes = sizes  # a chart file's path within the chart -> (lines, bytes)
+        self.files = files  # a chart file's path within the chart -> its bytes as rendered
+        self._sizes: dict[str, tuple[int, int]] = {}
         self.dirty = False
+
+    def size(self, name: str) -> tuple[int, int]:
+        """A chart file's lines and bytes (1 and 0 for none), counted once, for the templates
+        a render's rows name."""
+        found = self._sizes.get(name)
+        if found is None:
+            data = self.files.get(name)
+            found = self._sizes[name] = (data.count(b"\n") + 1, len(data)) if data is not None else (1, 0)
+        return found
 
     @staticmethod
     def key_of(render_key: str, mapper: "HelmMapper") -> str:
@@ -252,18 +262,19 @@ class Memo:
                                          mapper.display, mapper.values)
 
     def load(self, mapper: "HelmMapper") -> dict[int, tuple[str, Span, tuple[str, ...]]]:
+        import msgspec
+
         data = self.cache.get(self.key) if self.cache is not None else None
         if data is None:
             return {}
         try:
-            loaded = json.loads(data)
+            loaded = _memo_decoder().decode(data)  # the shape and the types (whole numbers, not bools)
             return self._checked(loaded, mapper)
-        except (ValueError, TypeError, KeyError, IndexError, RecursionError):
+        except (msgspec.DecodeError, ValueError, TypeError, KeyError, IndexError, RecursionError):
             return {}
 
-    def _checked(self, loaded: Any, mapper: "HelmMapper") -> dict[int, tuple[str, Span, tuple[str, ...]]]:
-        if (not isinstance(loaded, dict) or loaded.get("format") != MEMO_FORMAT or loaded.get("key") != self.key
-                or not isinstance(loaded.get("lines"), list) or len(loaded["lines"]) > len(mapper.lines)):
+    def _checked(self, loaded: "_MemoFile", mapper: "HelmMapper") -> dict[int, tuple[str, Span, tuple[str, ...]]]:
+        if loaded.format != MEMO_FORMAT or loaded.key != self.key or len(loaded.lines) > len(mapper.lines):
             raise ValueError("not a map of this render")
         out: dict[int, tuple[str, Span, tuple[str, ...]]] = {}
         count = len(mapper.lines)
@@ -272,22 +283,18 @@ class Memo:
         for index, (start, source) in enumerate(mapper.sources):
             end = mapper.sources[index + 1][0] - 1 if index + 1 < len(mapper.sources) else count
             parts = source.replace("\\", "/").split("/")
-            lines, size = self.sizes.get("/".join(parts[1:]), (1, 0)) if len(parts) > 1 else (1, 0)
+            lines, size = self.size("/".join(parts[1:])) if len(parts) > 1 else (1, 0)
             sources.append((mapper.place(source)[0], start, end, max(1, lines), size + 2))
-        for row in loaded["lines"]:
-            # seven fields (a list of another length fails to unpack), six whole numbers (not bools)
-            rendered, source, line, column, end_line, end_column, names = row
-            if not (type(rendered) is int and type(source) is int and type(line) is int and type(column) is int
-                    and type(end_line) is int and type(end_column) is int and type(names) is list
-                    and 0 <= source < len(sources)):
-                raise ValueError(row)
+        for rendered, source, line, column, end_line, end_column, names in loaded.lines:
+            if not 0 <= source < len(sources):
+                raise ValueError(source)
             shown, start, end, lines, columns = sources[source]
             # a line this # Source: covers (the comment's own too), a span within its template
             if not (start <= rendered <= end and 1 <= line <= end_line <= lines and 0 < column <= columns
                     and 0 < end_column <= columns and len(names) <= 64):
-                raise ValueError(row)
-            if names and not all(type(name) is str and _VALUES.fullmatch(name) for name in names):
-                raise ValueError(row)
+                raise ValueError(rendered)
+            if names and not all(_VALUES.fullmatch(name) for name in names):
+                raise ValueError(names)
             out[rendered] = (shown, Span(line, column, end_line, end_column), tuple(names))
         return out
 
@@ -303,6 +310,22 @@ class Memo:
         self.cache.put(self.key, json.dumps({"format": MEMO_FORMAT, "key": self.key, "lines": rows},
                                             separators=(",", ":")).encode())
         self.dirty = False
+
+
+class _MemoFile(Struct):
+    """A cached map as :meth:`Memo.save` writes it: each row (rendered line, index of its
+    ``# Source:``, line, column, end line, end column, the values the line inserts)."""
+
+    format: int
+    key: str
+    lines: list[tuple[int, int, int, int, int, int, list[str]]]
+
+
+@lru_cache(maxsize=1)
+def _memo_decoder() -> Any:
+    import msgspec
+
+    return msgspec.json.Decoder(_MemoFile)
 
 
 @lru_cache(maxsize=1)
