@@ -1070,8 +1070,10 @@ def prepare(plan: Plan, renderer: tuple[str, str | None], cache: Any,
         # no release name configured: the chart's, which its Chart.yaml (in the files' key) and its
         # folder's name give
         named = render.name if render.name is not None else ["chart", os.path.basename(plan.folder)]
-        key = "helm-" + digest_text(kind, engine, json.dumps({**spec, "name": named,
-                                                              "values": [(n, digest(t.encode())) for n, t in texts]}),
+        # the API versions (the bundled CRDs' and the project's: a few thousand bytes, most often the
+        # same list for every render of the run) by their hash, worked out once per list
+        key = "helm-" + digest_text(kind, engine, json.dumps({**spec, "name": named, "api_versions": _listed(
+            spec["api_versions"]), "values": [(n, digest(t.encode())) for n, t in texts]}),
                                      *files.key()) if cache is not None and cache.folder is not None else None
         out.keys.append(key)
         found = from_cache(key, cache.get(key)) if key is not None else None
@@ -1083,6 +1085,21 @@ def prepare(plan: Plan, renderer: tuple[str, str | None], cache: Any,
         out.specs.append(spec)
         out.todo.append(index)
     return out
+
+
+_LISTED: dict[int, tuple[list[str], str]] = {}
+
+
+def _listed(items: list[str]) -> str:
+    """The hash of a list of strings, worked out once for the same list object."""
+    found = _LISTED.get(id(items))
+    if found is None or found[0] is not items:
+        from mlops_lint.digest import digest_text
+
+        if len(_LISTED) > 256:
+            _LISTED.clear()
+        found = _LISTED[id(items)] = (items, digest_text(json.dumps(items)))
+    return found[1]
 
 
 def finish(prepared: Prepared, answers: list[dict[str, Any]], cache: Any) -> list[tuple[bytes | None, str | None]]:
