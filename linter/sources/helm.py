@@ -938,9 +938,11 @@ def chart_name(folder: str, files: Any) -> str:
     return str(metadata.get("name") or os.path.basename(folder))
 
 
+@lru_cache(maxsize=256)
 def _chart_metadata(data: bytes | None) -> dict:
     """Chart.yaml's data (none when it is not a mapping, is broken, or is beyond the YAML
-    reader's bounds: libyaml's composer recurses in C, and a deep enough file crashed the run)."""
+    reader's bounds: libyaml's composer recurses in C, and a deep enough file crashed the run);
+    parsed once for the same bytes (a chart's dependencies and its name; read, never changed)."""
     from mlops_lint.sources import yaml_k8s
 
     text = (data or b"").decode("utf-8", "replace")
@@ -1054,6 +1056,7 @@ def prepare(plan: Plan, renderer: tuple[str, str | None], cache: Any,
         if name.endswith(_CRD_SUFFIXES) and "crds" in parts[:-1] and (
                 parts[0] == "crds" or all(part == "charts" for part in parts[:parts.index("crds")][::2])):
             own.update(crd_versions(crds_in(data, os.path.join(plan.folder, *parts))))
+    chart: str | None = None  # the chart's name, as a release name
     for index, render in enumerate(plan.renders):
         texts = []
         try:
@@ -1081,7 +1084,9 @@ def prepare(plan: Plan, renderer: tuple[str, str | None], cache: Any,
             out.results[index] = (found, None)
             continue
         if spec["name"] is None:
-            spec["name"] = chart_name(plan.folder, files)
+            if chart is None:  # once for the chart's renders
+                chart = chart_name(plan.folder, files)
+            spec["name"] = chart
         out.specs.append(spec)
         out.todo.append(index)
     return out
