@@ -460,14 +460,15 @@ def _paths(lines: list[str], template: bool = False) -> "_Paths":
         while indents and (indents[-1] > column or indents[-1] == column and comps[-1][0] != "-"):
             indents.pop()
             comps.pop()
-        counters.pop((*comps, (name,)), None)
+        if counters:  # a key met again: the lists under its last value are counted anew
+            counters.pop((*comps, (name,)), None)
         indents.append(column)
         comps.append((name,))
         path = tuple(comps)
         out[index] = path
         if name == "name" and len(path) > 1 and path[-2][0] == "-":
             names[(document, path[:-1])] = rest[key.end():].split(" #")[0].strip().strip("\"'")
-        if _BLOCK.search(rest):
+        if ("|" in rest or ">" in rest) and _BLOCK.search(rest):  # the search only where it can match
             block = column
     return _Paths(out, documents, names)
 
