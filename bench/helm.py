@@ -20,10 +20,12 @@ CPU (user + system of the linter and its render worker) as medians of 5 paired r
 before and after interleaved, bytecode cached (this machine's PYTHONDONTWRITEBYTECODE unset: an
 installed mlops-lint has its .pyc files); the charts' CPU over the plain files':
 
-- ``--charts 1000`` (2,332 rendered objects): before (ac9d15b) cold 2.34x, warm 2.87x;
-  after (2e2f7a2) cold 2.25x (4.06 s against 1.80 s), warm 2.47x (0.87 s against
-  0.35 s). ``--charts 300`` (700 objects): before cold 2.05x, warm 2.03x; after cold 2.07x
-  (1.58 s against 0.76 s), warm 1.77x (0.39 s against 0.22 s). The 1.5x target is not met.
+- ``--charts 1000`` (2,332 rendered objects): before (ac9d15b) cold 2.52x (4.68 s against
+  1.86 s), warm 3.01x (1.11 s against 0.37 s); after (7c348a0) cold 2.18x (4.15 s against
+  1.90 s), warm 2.44x (0.90 s against 0.37 s). ``--charts 300`` (700 objects): before cold
+  2.08x, warm 2.07x; after cold 2.06x (1.48 s against 0.72 s), warm 1.71x (0.37 s against
+  0.22 s). Another session of the same pairs gave ratios within 0.2x of these. The 1.5x target
+  is not met.
 - Where a warm run of 1,000 charts still spends its CPU beyond the plain files' (in-process,
   per function): the renders' keys, 0.17 s (every chart file walked, its templates read and
   hashed: ChartFiles 0.09 s; the cached render read and its hash checked), the cached template
