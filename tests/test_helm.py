@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import time
 from pathlib import Path
@@ -152,6 +153,37 @@ def test_a_subchart_comes_from_charts_and_a_missing_dependency_is_a_note(tmp_pat
     assert "cache:2.0.0" in report["findings"][0]["message"]  # the parent's values reach the subchart
     assert [(n["path"], n["message"].split(":")[0]) for n in report["notes"]] == [
         ("charts/stack/Chart.yaml", "dependency 'redis' is not in charts/")]
+
+
+def test_a_warm_run_names_a_missing_dependency_without_parsing_chart_yaml(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """The dependencies a Chart.yaml lists are kept in the build cache for its bytes: a warm run
+    gives the same note without parsing it; an entry that is not a list of plain names is a miss."""
+    from mlops_lint.sources import helm
+
+    chart(tmp_path, "stack")
+    parsed: list[int] = []
+    real = helm._chart_metadata
+
+    def counted(data: bytes | None) -> dict:
+        parsed.append(1)
+        return real(data)
+
+    monkeypatch.setattr(helm, "_chart_metadata", counted)
+    cache = ["--cache-dir", str(tmp_path / "cache")]
+    expected = [("charts/stack/Chart.yaml", "dependency 'redis' is not in charts/")]
+    counts = []
+    for _ in range(2):
+        report = lint(tmp_path, "charts", *cache)[1]
+        assert [(n["path"], n["message"].split(":")[0]) for n in report["notes"]] == expected
+        counts.append(len(parsed))
+    assert counts[0] > 0 and counts[1] == counts[0]  # the warm run parsed no Chart.yaml
+    [entry] = (tmp_path / "cache" / "kustomize").glob("helmdeps-*.out")
+    assert json.loads(entry.read_bytes()) == ["cache", "redis"]
+    entry.write_text('["../../../etc", "cache"]')  # planted: not a plain name, so parsed again
+    report = lint(tmp_path, "charts", *cache)[1]
+    assert [(n["path"], n["message"].split(":")[0]) for n in report["notes"]] == expected
+    assert len(parsed) == counts[1] + 1 and json.loads(entry.read_bytes()) == ["cache", "redis"]
 
 
 def test_a_chart_that_refuses_the_default_namespace(tmp_path: Path) -> None:
@@ -347,6 +379,40 @@ def test_a_warm_run_maps_its_findings_without_reading_a_template(tmp_path: Path,
     assert read == [] and second == first and where(first)
 
 
+def test_the_render_cache_is_pruned_as_the_result_cache_is(tmp_path: Path) -> None:
+    """A render and its map stay while a run file the result cache keeps was saved by a run that
+    used them; a run that writes an entry removes the others, and temporaries of runs that died."""
+    folder = chart(tmp_path, "trainer")
+    cache = tmp_path / "cache"
+    renders = cache / "kustomize"
+
+    def entries() -> set[str]:
+        return {path.name for path in renders.iterdir()}
+
+    def run(select: str, limit: int) -> None:
+        values = folder / "values.yaml"
+        values.write_text(re.sub(r"limit: \d+", f"limit: {limit}", values.read_text()))
+        lint(tmp_path, "charts", "--cache-dir", str(cache), "--select", select)
+
+    run("GPU003", 2)  # run key A
+    first = entries()
+    for path in cache.rglob("*"):  # that run 10 s ago (however coarse the file system's times)
+        if path.is_file():
+            info = path.stat()
+            os.utime(path, ns=(info.st_atime_ns - 10**10, info.st_mtime_ns - 10**10))
+    assert {name.split("-")[0] for name in first} == {"helm", "helmmap"}
+    stale, fresh = renders / ".died.tmp", renders / ".running.tmp"
+    for path in (stale, fresh):
+        path.write_text("")
+    os.utime(stale, (time.time() - 7200, time.time() - 7200))
+    run("GPU005", 3)  # run key B: A's run file is kept, so are the renders A used
+    second = entries()
+    assert first | {".running.tmp"} < second and not stale.exists()
+    run("GPU003", 4)  # A again: no run file kept was saved by a run that used the first renders
+    third = entries()
+    assert third.isdisjoint(first) and (second - first) < third
+
+
 def test_an_edited_template_is_mapped_again(tmp_path: Path) -> None:
     folder = chart(tmp_path, "trainer")
     cache = ["--cache-dir", str(tmp_path / "cache")]
@@ -357,7 +423,7 @@ def test_an_edited_template_is_mapped_again(tmp_path: Path) -> None:
     assert after == [(path, line + 1, column, rule) for path, line, column, rule in before] and before
 
 
-@pytest.mark.parametrize("tamper", ["line", "column", "source", "rendered", "values", "key", "shape", "junk"])
+@pytest.mark.parametrize("tamper", ["line", "column", "source", "rendered", "values", "key", "shape", "junk", "bool"])
 def test_a_cached_map_is_checked_before_it_is_used(tmp_path: Path, tamper: str) -> None:
     chart(tmp_path, "inference")
     cache = ["--cache-dir", str(tmp_path / "cache")]
@@ -379,6 +445,8 @@ def test_a_cached_map_is_checked_before_it_is_used(tmp_path: Path, tamper: str) 
             data["key"] = "helmmap-" + "0" * 32
         elif tamper == "shape":
             row.append(1)
+        elif tamper == "bool":
+            row[3] = True  # a column of 1 spelled as JSON true: not a whole number
         entry.write_text("not json {" if tamper == "junk" else json.dumps(data))
     again = lint(tmp_path, "charts", *cache)[1]
     assert again == first and where(first)

@@ -405,6 +405,48 @@ def test_charts_are_rendered_with_helm_when_configured(tmp_path: Path, monkeypat
         "template", "trainer", str(chart), "--namespace", "ml", "--skip-tests", "--values", str(chart / "values-prod.yaml")]
 
 
+VALUES_JOB = ("apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: {{ .Release.Name }}\nspec:\n  template:\n    spec:\n"
+              "      containers:\n      - name: a\n        image: {{ .Values.image }}\n        env:\n"
+              "        - name: NCCL_DEBUG\n          value: {{ .Values.nccl.debug }}\n")
+# a `helm template NAME CHART ...` rendering VALUES_JOB from the chart folder's values.yaml as it is on disk
+VALUES_HELM = (
+    "#!/bin/sh\n"
+    "debug=$(sed -n 's/^  debug: *\\([A-Za-z]*\\).*/\\1/p' \"$3/values.yaml\")\n"
+    "printf -- '---\\n# Source: c/templates/job.yaml\\napiVersion: batch/v1\\nkind: Job\\nmetadata:\\n  name: c\\n"
+    "spec:\\n  template:\\n    spec:\\n      containers:\\n      - name: a\\n        image: mcr.microsoft.com/x:1.0\\n"
+    "        env:\\n        - name: NCCL_DEBUG\\n          value: %s\\n' \"$debug\"\n")
+
+
+@pytest.mark.parametrize("cache", [False, True])
+def test_a_values_fix_is_what_the_binarys_next_render_reads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                            cache: bool) -> None:
+    """--fix with `helm template` (no SDK): the values.yaml fix of the first pass, held in the fix
+    overlay until the run ends, is what the next pass renders (a copy of the chart as the fixes
+    left it), so the fixed finding is gone from the report; and the render cached under the fixed
+    chart's key is the fixed chart's, so the next run does not bring the finding back."""
+    from mlops_lint.sources import helm_sdk
+
+    chart = tmp_path / "c"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: c\nversion: 0.1.0\n")
+    (chart / "values.yaml").write_text("nccl:\n  debug: INFO\nimage: mcr.microsoft.com/x:1.0\n")
+    (chart / "templates" / "job.yaml").write_text(VALUES_JOB)
+    bin_folder = tmp_path / "bin"
+    bin_folder.mkdir()
+    (bin_folder / "helm").write_text(VALUES_HELM)
+    (bin_folder / "helm").chmod(0o755)
+    monkeypatch.setattr(helm_sdk, "available", lambda: False)
+    monkeypatch.setenv("PATH", f"{bin_folder}{os.pathsep}{os.environ['PATH']}")
+    options = ["--cache-dir", str(tmp_path / "cache")] if cache else ["--no-cache"]
+    [finding] = lint(tmp_path, "c", "--select", "DST006", *options)[1]["findings"]
+    assert (finding["path"], finding["line"], finding["autofix"]["edits"][0]["path"]) == (
+        "c/templates/job.yaml", 13, "c/values.yaml")
+    code, report = lint(tmp_path, "c", "--select", "DST006", "--fix", *options)
+    assert (chart / "values.yaml").read_text() == "nccl:\n  debug: WARN\nimage: mcr.microsoft.com/x:1.0\n"
+    assert (code, report["findings"]) == (0, [])
+    assert lint(tmp_path, "c", "--select", "DST006", *options)[1]["findings"] == []
+
+
 def test_without_helm_the_templates_are_skipped_with_a_note(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from mlops_lint.sources import helm_sdk
 

@@ -162,7 +162,15 @@ def new_run() -> None:
 
 
 def end_run() -> None:
+    """The run's builds done: its budget forgotten, and the build cache entries it used kept
+    fresh and the folder pruned (:func:`linter.engine.kustomize.end_run`; called after the result
+    cache saved its run file)."""
+    import sys
+
     _RUN.clear()
+    built = sys.modules.get("mlops_lint.engine.kustomize")  # not imported: no build cache used
+    if built is not None:
+        built.end_run()
 
 
 def _deadline() -> float:
@@ -237,7 +245,7 @@ class Pending:
 
 def start(items: list[tuple[SourceFile, str]], config: Config, cwd: Path, jobs: int,
           cache_dir: Path | None, targets: set[str], beside: bool = False, bound: Path | None = None,
-          chart_targets: set[str] | None = None) -> Pending:
+          chart_targets: set[str] | None = None, known: dict[str, tuple[bytes, str]] | None = None) -> Pending:
     """The run's roots built (or read from the build cache), with the notes and errors they
     give: started in ``jobs`` threads (each waits on its own process). With
     ``beside`` they go on while the caller reads and parses the files, and
@@ -246,14 +254,22 @@ def start(items: list[tuple[SourceFile, str]], config: Config, cwd: Path, jobs: 
     (``jobs - 1`` threads beside the parse left 0.6 s of it).
 
     ``bound``: the project's folder; a root whose closure names anything outside it is not
-    built (a note names the kustomization and line)."""
+    built (a note names the kustomization and line). ``known``: the files the survey read
+    (absolute path -> (bytes, content hash)), which a chart's render takes instead of reading
+    them again (:class:`linter.sources.helm_sdk.ChartFiles`)."""
     out = Builds(helm_off=(config.helm or {}).get("enabled") == "never")
-    if not _any_named(items, ("Chart.yaml",)) and not _any_named(items, KUSTOMIZATION_NAMES, folders=True):
+    charts = _any_named(items, ("Chart.yaml",))
+    if not _any_named(items, KUSTOMIZATION_NAMES, folders=True):
+        if charts:  # charts and no kustomization: no roots looked for (find_roots)
+            _helm_charts(out, items, config, cwd, jobs, cache_dir,
+                         targets if chart_targets is None else chart_targets, known)
         return Pending(out)  # the common case: nothing to build, nothing more imported
     from mlops_lint.engine import kustomize as kz
     from mlops_lint.sources.kustomize import find_roots
 
-    _helm_charts(out, items, config, cwd, jobs, cache_dir, targets if chart_targets is None else chart_targets)
+    if charts:
+        _helm_charts(out, items, config, cwd, jobs, cache_dir, targets if chart_targets is None else chart_targets,
+                     known)
     enabled, configured, timeout = settings(config)
     if enabled == "never":
         return Pending(out)
@@ -366,7 +382,7 @@ def _finish(out: Builds, buildable: list, outputs: dict, keys: dict[str, str], d
 
 
 def _helm_charts(out: Builds, items: list[tuple[SourceFile, str]], config: Config, cwd: Path, jobs: int,
-                 cache_dir: Path | None, targets: set[str]) -> None:
+                 cache_dir: Path | None, targets: set[str], known: dict[str, tuple[bytes, str]] | None = None) -> None:
     """Each chart of the project rendered (``helm: {enabled: auto}``, the default): by Helm's SDK
     in a worker when the ``helm`` extra is installed (:mod:`linter.sources.helm_sdk`), else by a
     ``helm`` found on PATH, else skipped with a note saying how to get it linted; each render
@@ -400,19 +416,20 @@ def _helm_charts(out: Builds, items: list[tuple[SourceFile, str]], config: Confi
     root = os.fspath(config.root) if config.root is not None else os.fspath(cwd)
     apis = helm.api_versions(config.bundled_crds, helm.project_crds(
         (str(source.path) for source, _ in items), [folder for folder, _ in every], config))
-    plans = [helm.plan(folder, display, section, config.kubernetes_version, root, apis) for folder, display in charts]
     cache = None
     if cache_dir is not None:
         from mlops_lint.engine import kustomize as kz
 
         cache = kz.BuildCache(cache_dir)
+    plans = [helm.plan(folder, display, section, config.kubernetes_version, root, apis, known, cache)
+             for folder, display in charts]
     timeout = float(section.get("timeout", 60.0))
 
-    prepared = helm.render_prepared(plans, renderer, timeout, cache, jobs)
+    prepared = helm.render_prepared(plans, renderer, timeout, cache, jobs, known)
     for plan in plans:
         out.notes.extend(plan.notes)
     for plan, done in zip(plans, prepared):
-        sizes = None
+        files = None
         for render, (output, error), key in zip(plan.renders, done.results, done.keys or [None] * len(plan.renders)):
             if output is None:
                 where, span = helm.error_place(str(error), plan.folder, plan.display, os.fspath(cwd))
@@ -426,9 +443,9 @@ def _helm_charts(out: Builds, items: list[tuple[SourceFile, str]], config: Confi
             mapper.render = render  # its values sources (a values.yaml fix is made only where they do not set the value)
             out.helm[virtual] = mapper
             if key is not None:  # the positions an earlier run found on this render (linter.sources.helm.Memo)
-                if sizes is None:
-                    sizes = {name: (data.count(b"\n") + 1, len(data)) for name, data in done.files.files}
-                mapper.use_memo(helm.Memo(cache, helm.Memo.key_of(key, mapper), sizes))
+                if files is None:
+                    files = dict(done.files.files)
+                mapper.use_memo(helm.Memo(cache, helm.Memo.key_of(key, mapper), files))
             out.documents.append((Unparsed(virtual, output), output, True))
         out.rendered.update(helm.templates_folders(plan.folder))
 

@@ -395,7 +395,14 @@ class BuildCache:
     is read only from a regular file opened without following a link (a link is a miss), and
     written to a new temporary file (``O_CREAT|O_EXCL|O_NOFOLLOW``, never through a link planted
     under any name) renamed over the entry; a temporary that could not be written whole (a full
-    disk) or whose run is interrupted is removed."""
+    disk) or whose run is interrupted is removed.
+
+    Pruned as the result cache is (:func:`end_run`): an entry is kept while one of the run files
+    the result cache keeps (its ``KEEP_RUNS`` most recently used) was saved by a run that used it.
+    Every entry a run read or wrote is touched when the run ends, after its run file was saved, so
+    an entry older than the oldest run file kept was used by none of them; such entries, and
+    temporaries left by runs that died more than ``STALE_SECONDS`` ago, are removed when a run
+    wrote an entry (the folder only grows then)."""
 
     def __init__(self, folder: Any):
         self.folder = os.path.join(str(folder), "kustomize") if folder is not None else None
@@ -403,12 +410,15 @@ class BuildCache:
     def get(self, key: str) -> bytes | None:
         if self.folder is None:
             return None
-        from pathlib import Path
-
         from mlops_lint.cachedata import read_entry
 
-        data = read_entry(Path(self.folder, f"{key}.out"), MAX_OUTPUT + 4096)
-        return bytes(data) if data is not None else None
+        # a str path (os.open takes it): a warm run of many charts reads thousands of entries
+        path = os.path.join(self.folder, f"{key}.out")
+        data = read_entry(path, MAX_OUTPUT + 4096)  # type: ignore[arg-type]
+        if data is None:
+            return None
+        _USED.add(path)
+        return bytes(data)
 
     def put(self, key: str, data: bytes) -> None:
         if self.folder is None:
@@ -425,6 +435,8 @@ class BuildCache:
             with os.fdopen(descriptor, "wb") as handle:
                 handle.write(data)
             os.replace(temporary, os.path.join(self.folder, f"{key}.out"))
+            _USED.add(os.path.join(self.folder, f"{key}.out"))
+            _WRITTEN.add(self.folder)
         except OSError:
             try:
                 os.unlink(temporary)
@@ -432,6 +444,62 @@ class BuildCache:
                 pass
         finally:
             _TEMPORARY.discard(temporary)
+
+
+_USED: set[str] = set()  # the build cache entries this run read or wrote (paths)
+_WRITTEN: set[str] = set()  # the build cache folders this run wrote an entry in
+
+
+def end_run() -> None:
+    """At a run's end, after the result cache saved its run file (:func:`linter.engine.run.lint_run`):
+    every build cache entry the run used touched, and each folder the run wrote in pruned
+    (:class:`BuildCache`)."""
+    used, written = sorted(_USED), sorted(_WRITTEN)
+    _USED.clear()
+    _WRITTEN.clear()
+    if os.getpid() != _OWNER:
+        return
+    for path in used:
+        try:
+            os.utime(path, follow_symlinks=False)  # a link planted there is touched itself, never followed
+        except (OSError, NotImplementedError):
+            pass
+    for folder in written:
+        prune(folder)
+
+
+def prune(folder: str, keep: int | None = None) -> None:
+    """Remove from a build cache folder the entries no run the result cache keeps used (older
+    than the oldest of its ``keep`` most recent run files, beside the folder; none when there is
+    no run file) and temporaries older than ``STALE_SECONDS``. Links are removed, never followed."""
+    import time
+
+    from mlops_lint.cache import KEEP_RUNS, PREFIX, STALE_SECONDS, SUFFIX
+
+    runs = []
+    try:
+        with os.scandir(os.path.dirname(folder)) as listing:
+            for entry in listing:
+                if entry.name.startswith(PREFIX) and entry.name.endswith(SUFFIX) and entry.is_file(follow_symlinks=False):
+                    runs.append(entry.stat(follow_symlinks=False).st_mtime)
+        with os.scandir(folder) as listing:
+            entries = list(listing)
+    except OSError:
+        return
+    runs.sort(reverse=True)
+    kept = runs[:KEEP_RUNS if keep is None else keep]
+    oldest = kept[-1] if kept else None
+    now = time.time()
+    for entry in entries:
+        try:
+            modified = entry.stat(follow_symlinks=False).st_mtime
+            if entry.name.startswith(".") and entry.name.endswith(".tmp"):
+                if now - modified > STALE_SECONDS:
+                    os.unlink(entry.path)
+            elif entry.name.endswith(".out") and oldest is not None and modified < oldest:
+                os.unlink(entry.path)
+        except OSError:
+            continue
 
 
 # ---------------------------------------------------------------------------------------------

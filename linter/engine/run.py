@@ -321,8 +321,12 @@ def _lint_project(project: Project, rules: list, key: str, request: LintRequest,
     # the charts to render: those a target file is in (a named template too; not the stdin document)
     chart_targets = {display for _, display in items if display in target_paths} | {
         display_path(path, cwd) for path, why in project.targets.skipped if why == "Helm chart template"}
+    # the survey first: a chart's render is keyed by its files' content, and those the survey
+    # read (its Chart.yaml and values files) are not read and hashed again (a warm run)
+    survey = survey_files(items, read=cache is not None or wants.targets)
+    known = {os.fspath(s.source.path): (s.data, s.digest) for s in survey if s.data is not None and s.digest is not None}
     pending = start(items, config, cwd, request.jobs, request.cache_dir, target_paths, beside=request.jobs > 1,
-                    bound=bound, chart_targets=chart_targets)
+                    bound=bound, chart_targets=chart_targets, known=known)
 
     def settle() -> tuple[Builds, Job]:
         builds = pending.result()
@@ -347,7 +351,7 @@ def _lint_project(project: Project, rules: list, key: str, request: LintRequest,
         return builds, Job(rules, config, custom.extended(request.registry, config), target_paths | built, key,
                            builds.raw_only)
 
-    done = run(items, stdin, settle, config, request.jobs, cache, wants)
+    done = run(survey, stdin, settle, config, request.jobs, cache, wants)
     for display, target in done.targets.items():
         if display in target_paths and target.config is None:
             done.targets[display] = replace(target, config=config)
@@ -422,16 +426,16 @@ class Sources:
         return root, uris
 
 
-def run(items: Work, stdin: tuple[Document, bytes] | None, settle: Callable[[], tuple[Builds, Job]],
+def run(survey: list[Survey], stdin: tuple[Document, bytes] | None, settle: Callable[[], tuple[Builds, Job]],
         config: Config, jobs: int, cache: Any, wants: Wants = Wants()) -> ProjectRun:
-    """Survey, cache, lint what is new, reduce: every finding of ``items`` (and ``stdin``, and
+    """Cache, lint what is new, reduce: every finding of the ``survey``'s files (and ``stdin``, and
     the kustomize builds' outputs), after suppressions, each target file's status, and the
     notes (objects defined differently in several files, kinds read generically). ``settle``
     gives the builds and the job once they are first needed: as late as can be, so that builds
-    under way go on while the files are read. The steps, each below with its inputs and
-    outputs: survey -> cache keys (and what the cache answers) -> first pass (the shared files
-    parsed, the index built) -> builds -> lint (the second pass) -> project pass -> cache write."""
-    survey = survey_files(items, read=cache is not None or wants.targets)
+    under way go on while the shared files are parsed (a run without the cache). The steps, each below with its inputs and
+    outputs: (the survey, made by the caller before the builds start: :func:`survey_files`) ->
+    cache keys (and what the cache answers) -> first pass (the shared files parsed, the index
+    built) -> builds -> lint (the second pass) -> project pass -> cache write."""
     builds: Builds | None = None
     job: Job | None = None
     if cache is not None or wants.targets:

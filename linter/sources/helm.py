@@ -73,8 +73,8 @@ class HelmMapper:
         self.display = display  # the chart's folder as shown (a render of the project's chart)
         self.values = values  # the values file a render of the project's chart is named by
         self._templates: dict[str, list[str] | None] = {}
-        self._template_paths: dict[str, list[tuple | None]] = {}
-        self._rendered: list[tuple | None] | None = None
+        self._template_paths: dict[str, "_Paths"] = {}
+        self._rendered: "_Paths | None" = None
         self._shown: dict[str, str] = {}  # a template's display path -> its absolute path
         self._places: dict[str, tuple[str, str]] = {}  # a # Source: path -> (display, absolute)
         # rendered line -> (template shown, span there, values its line inserts): found once per
@@ -194,10 +194,11 @@ class HelmMapper:
         if wanted is not None:
             # the template's first line whose whole path matches the longest prefix of the
             # rendered path: looked up by the prefix's keys (list items as "-")
-            index = _index(absolute, self._template_paths[absolute])
+            paths = self._template_paths[absolute]
+            index = _index(absolute, paths)
             for length in range(len(wanted), 0, -1):
-                for number, have in index.get(_signature(wanted[:length]), ()):
-                    if _matched(wanted, have) == length:
+                for number in index.get(_signature(wanted[:length]), ()):
+                    if _matched(wanted, paths[number - 1]) == length:  # type: ignore[arg-type]
                         best = (length, number)
                         break
                 if best is not None:
@@ -233,15 +234,25 @@ class Memo:
     is untrusted (:mod:`linter.cache`): read only as a bounded regular file, JSON of one shape,
     and every row checked against what this run knows before it is used: its rendered line is
     in the render, its template is the one that line's ``# Source:`` names, its line is within
-    that template as read for the render (``sizes``), its columns within the file's size, the
+    that template as read for the render (:meth:`size`), its columns within the file's size, the
     values it names spelled as values are. One row that does not check makes the whole entry a
     miss (found again and written anew)."""
 
-    def __init__(self, cache: Any, key: str, sizes: dict[str, tuple[int, int]]):
+    def __init__(self, cache: Any, key: str, files: dict[str, bytes]):
         self.cache = cache
         self.key = key
-        self.sizes = sizes  # a chart file's path within the chart -> (lines, bytes)
+        self.files = files  # a chart file's path within the chart -> its bytes as rendered
+        self._sizes: dict[str, tuple[int, int]] = {}
         self.dirty = False
+
+    def size(self, name: str) -> tuple[int, int]:
+        """A chart file's lines and bytes (1 and 0 for none), counted once, for the templates
+        a render's rows name."""
+        found = self._sizes.get(name)
+        if found is None:
+            data = self.files.get(name)
+            found = self._sizes[name] = (data.count(b"\n") + 1, len(data)) if data is not None else (1, 0)
+        return found
 
     @staticmethod
     def key_of(render_key: str, mapper: "HelmMapper") -> str:
@@ -251,18 +262,19 @@ class Memo:
                                          mapper.display, mapper.values)
 
     def load(self, mapper: "HelmMapper") -> dict[int, tuple[str, Span, tuple[str, ...]]]:
+        import msgspec
+
         data = self.cache.get(self.key) if self.cache is not None else None
         if data is None:
             return {}
         try:
-            loaded = json.loads(data)
+            loaded = _memo_decoder().decode(data)  # the shape and the types (whole numbers, not bools)
             return self._checked(loaded, mapper)
-        except (ValueError, TypeError, KeyError, IndexError, RecursionError):
+        except (msgspec.DecodeError, ValueError, TypeError, KeyError, IndexError, RecursionError):
             return {}
 
-    def _checked(self, loaded: Any, mapper: "HelmMapper") -> dict[int, tuple[str, Span, tuple[str, ...]]]:
-        if (not isinstance(loaded, dict) or loaded.get("format") != MEMO_FORMAT or loaded.get("key") != self.key
-                or not isinstance(loaded.get("lines"), list) or len(loaded["lines"]) > len(mapper.lines)):
+    def _checked(self, loaded: "_MemoFile", mapper: "HelmMapper") -> dict[int, tuple[str, Span, tuple[str, ...]]]:
+        if loaded.format != MEMO_FORMAT or loaded.key != self.key or len(loaded.lines) > len(mapper.lines):
             raise ValueError("not a map of this render")
         out: dict[int, tuple[str, Span, tuple[str, ...]]] = {}
         count = len(mapper.lines)
@@ -271,22 +283,18 @@ class Memo:
         for index, (start, source) in enumerate(mapper.sources):
             end = mapper.sources[index + 1][0] - 1 if index + 1 < len(mapper.sources) else count
             parts = source.replace("\\", "/").split("/")
-            lines, size = self.sizes.get("/".join(parts[1:]), (1, 0)) if len(parts) > 1 else (1, 0)
+            lines, size = self.size("/".join(parts[1:])) if len(parts) > 1 else (1, 0)
             sources.append((mapper.place(source)[0], start, end, max(1, lines), size + 2))
-        for row in loaded["lines"]:
-            # seven fields (a list of another length fails to unpack), six whole numbers (not bools)
-            rendered, source, line, column, end_line, end_column, names = row
-            if not (type(rendered) is int and type(source) is int and type(line) is int and type(column) is int
-                    and type(end_line) is int and type(end_column) is int and type(names) is list
-                    and 0 <= source < len(sources)):
-                raise ValueError(row)
+        for rendered, source, line, column, end_line, end_column, names in loaded.lines:
+            if not 0 <= source < len(sources):
+                raise ValueError(source)
             shown, start, end, lines, columns = sources[source]
             # a line this # Source: covers (the comment's own too), a span within its template
             if not (start <= rendered <= end and 1 <= line <= end_line <= lines and 0 < column <= columns
                     and 0 < end_column <= columns and len(names) <= 64):
-                raise ValueError(row)
-            if names and not all(type(name) is str and _VALUES.fullmatch(name) for name in names):
-                raise ValueError(row)
+                raise ValueError(rendered)
+            if names and not all(_VALUES.fullmatch(name) for name in names):
+                raise ValueError(names)
             out[rendered] = (shown, Span(line, column, end_line, end_column), tuple(names))
         return out
 
@@ -302,6 +310,22 @@ class Memo:
         self.cache.put(self.key, json.dumps({"format": MEMO_FORMAT, "key": self.key, "lines": rows},
                                             separators=(",", ":")).encode())
         self.dirty = False
+
+
+class _MemoFile(Struct):
+    """A cached map as :meth:`Memo.save` writes it: each row (rendered line, index of its
+    ``# Source:``, line, column, end line, end column, the values the line inserts)."""
+
+    format: int
+    key: str
+    lines: list[tuple[int, int, int, int, int, int, list[str]]]
+
+
+@lru_cache(maxsize=1)
+def _memo_decoder() -> Any:
+    import msgspec
+
+    return msgspec.json.Decoder(_MemoFile)
 
 
 @lru_cache(maxsize=1)
@@ -323,32 +347,33 @@ def save_memos(mappers: dict[str, "HelmMapper"]) -> None:
             mapper._memo.save(mapper)
 
 
-_INDEXES: dict[int, tuple[Any, dict[tuple, list[tuple[int, tuple]]]]] = {}
+_INDEXES: dict[int, tuple[Any, dict[tuple, list[int]]]] = {}
 
 
 def _signature(path: tuple) -> tuple:
     return tuple("-" if part[0] == "-" else part[0] for part in path)
 
 
-def _index(absolute: str, paths: list[tuple | None]) -> dict[tuple, list[tuple[int, tuple]]]:
-    """A template's lines by their path's keys, in line order (built once per parsed template)."""
+def _index(absolute: str, paths: "_Paths") -> dict[tuple, list[int]]:
+    """A template's line numbers by their path's keys, in line order (built once per parsed
+    template; a line's named path is asked of ``paths`` when it is a candidate)."""
     found = _INDEXES.get(id(paths))
     if found is not None and found[0] is paths:
         return found[1]
-    index: dict[tuple, list[tuple[int, tuple]]] = {}
-    for number, path in enumerate(paths, 1):
+    index: dict[tuple, list[int]] = {}
+    for number, path in enumerate(paths.raw, 1):
         if path is not None:
-            index.setdefault(_signature(path), []).append((number, path))
+            index.setdefault(_signature(path), []).append(number)
     if len(_INDEXES) > 4096:
         _INDEXES.clear()
     _INDEXES[id(paths)] = (paths, index)
     return index
 
 
-_READ: dict[tuple[str, str, str], tuple[list[str] | None, list[tuple | None], str]] = {}
+_READ: dict[tuple[str, str, str], tuple[list[str] | None, "_Paths", str]] = {}
 
 
-def _read_template(absolute: str, cwd: str) -> tuple[list[str] | None, list[tuple | None], str]:
+def _read_template(absolute: str, cwd: str) -> tuple[list[str] | None, "_Paths", str]:
     """A template's lines, their key paths and its display path, read and parsed once per
     process (every render of a chart, every values file, maps to the same templates)."""
     try:
@@ -379,11 +404,11 @@ _BLOCK = re.compile(r":\s*[|>][-+0-9]*\s*(?:#.*)?$")
 _ACTION = re.compile(r"^\s*\{\{.*\}\}\s*$")
 
 
-def _paths(lines: list[str], template: bool = False) -> list[tuple | None]:
+def _paths(lines: list[str], template: bool = False) -> "_Paths":
     """Each line's key path (None: no key of its own): a tuple of ``(key,)`` and, for a list
     item, ``("-", index, name)`` (the item's ``name:`` value, a template's with its
-    ``{{ … }}``). One pass over the lines (the open keys kept as a stack), then one over the
-    paths, each named once from its parent's naming."""
+    ``{{ … }}``). One pass over the lines (the open keys kept as a stack); a path is named when
+    it is asked for (:class:`_Paths`), once, from its parent's naming."""
     out: list[tuple | None] = [None] * len(lines)
     indents: list[int] = []  # the open keys' and items' columns (an item's: its dash's + 1)
     comps: list[tuple] = []  # and their components
@@ -435,28 +460,51 @@ def _paths(lines: list[str], template: bool = False) -> list[tuple | None]:
         while indents and (indents[-1] > column or indents[-1] == column and comps[-1][0] != "-"):
             indents.pop()
             comps.pop()
-        counters.pop((*comps, (name,)), None)
+        if counters:  # a key met again: the lists under its last value are counted anew
+            counters.pop((*comps, (name,)), None)
         indents.append(column)
         comps.append((name,))
         path = tuple(comps)
         out[index] = path
         if name == "name" and len(path) > 1 and path[-2][0] == "-":
             names[(document, path[:-1])] = rest[key.end():].split(" #")[0].strip().strip("\"'")
-        if _BLOCK.search(rest):
+        if ("|" in rest or ">" in rest) and _BLOCK.search(rest):  # the search only where it can match
             block = column
-    # each item component completed with its name (what matches across render and template)
-    done: dict[tuple, tuple] = {}
+    return _Paths(out, documents, names)
 
-    def named(document: int, path: tuple) -> tuple:
-        found = done.get((document, path))
+
+class _Paths:
+    """Each line's key path (:func:`_paths`), its list items completed with their names (what
+    matches across render and template) when a line's path is first asked for: a mapping asks
+    for the few lines its findings are on, and the candidates of the template's index."""
+
+    __slots__ = ("raw", "_documents", "_names", "_done", "_lines")
+
+    def __init__(self, raw: list[tuple | None], documents: list[int], names: dict[tuple, str]):
+        self.raw = raw  # the paths, items as ("-", position): what their keys' signature needs
+        self._documents = documents
+        self._names = names
+        self._done: dict[tuple, tuple] = {}  # (document, raw path) -> named path
+        self._lines: dict[int, tuple | None] = {}
+
+    def __len__(self) -> int:
+        return len(self.raw)
+
+    def __getitem__(self, index: int) -> tuple | None:
+        found = self._lines.get(index, self)
+        if found is self:
+            path = self.raw[index]
+            found = self._lines[index] = self._named(self._documents[index], path) if path is not None else None
+        return found  # type: ignore[return-value]
+
+    def _named(self, document: int, path: tuple) -> tuple:
+        found = self._done.get((document, path))
         if found is None:
-            head = named(document, path[:-1]) if len(path) > 1 else ()
+            head = self._named(document, path[:-1]) if len(path) > 1 else ()
             part = path[-1]
-            found = (*head, ("-", part[1], names.get((document, path))) if part[0] == "-" else part)
-            done[(document, path)] = found
+            found = (*head, ("-", part[1], self._names.get((document, path))) if part[0] == "-" else part)
+            self._done[(document, path)] = found
         return found
-
-    return [named(documents[index], path) if path is not None else None for index, path in enumerate(out)]
 
 
 def _matched(wanted: tuple, have: tuple) -> int:
@@ -649,7 +697,7 @@ class Render(Struct):
     label: str  # the values file the render is named by ("values.yaml", "ci/gpu-values.yaml")
     values: list[tuple[str, str]]
     set: list[str]
-    name: str
+    name: str | None  # the release name; None: the chart's (:func:`chart_name`)
     namespace: str
     kube_version: str | None = None
     api_versions: list[str] = []
@@ -693,13 +741,21 @@ def api_versions(bundled: bool, crds: Any = ()) -> list[str]:
     each as ``group/version`` and ``group/version/Kind``."""
     out: set[str] = set(crd_versions(crds))
     if bundled:
-        from mlops_lint.validation.bundle import index
-
-        for entry in index().get("kinds", []):
+        for entry in _bundled_index().get("kinds", []):
             for version, about in (entry.get("versions") or {}).items():
                 if about.get("served", True):
                     out.update((f"{entry['group']}/{version}", f"{entry['group']}/{version}/{entry['kind']}"))
     return sorted(out)
+
+
+@lru_cache(maxsize=1)
+def _bundled_index() -> dict:
+    """The index of the bundled CRDs, as :func:`linter.validation.bundle.index` reads it, read
+    here without importing the validation package (about 20 ms of start-up a warm run, which
+    validates nothing, does not otherwise spend)."""
+    from importlib import resources
+
+    return json.loads((resources.files("mlops_lint") / "data" / "crds" / "index.json").read_text("utf-8"))
 
 
 def crd_versions(crds: Any) -> set[str]:
@@ -784,10 +840,13 @@ def project_crds(files: Any, charts: list[str], config: Any) -> list[Any]:
 
 
 def plan(folder: str, display: str, section: dict, kubernetes_version: str | None, root: str,
-         apis: list[str] | None = None) -> Plan:
+         apis: list[str] | None = None, known: dict[str, tuple[bytes, str]] | None = None,
+         cache: Any = None) -> Plan:
     """The renders of one chart the config asks for: its ``values.yaml`` (with the configured
     values files and ``set:``), plus one per ``ci/*-values.yaml`` (chart-testing's convention);
-    per-chart settings under ``charts: {FOLDER: …}`` (the chart's folder as the project spells it)."""
+    per-chart settings under ``charts: {FOLDER: …}`` (the chart's folder as the project spells it).
+    ``known``: the files the run read already (:class:`linter.sources.helm_sdk.ChartFiles`);
+    ``cache``: the build cache, which keeps the dependencies Chart.yaml names (:func:`dependencies`)."""
     from mlops_lint.result import Note
 
     relative = os.path.relpath(folder, root).replace(os.sep, "/")
@@ -804,9 +863,11 @@ def plan(folder: str, display: str, section: dict, kubernetes_version: str | Non
         else:
             values.append((name, path))
     sets = [str(item) for item in [*section.get("set", []), *own.get("set", [])]]
-    metadata = _chart_metadata(folder)
-    name = str(own.get("release-name") or section.get("release-name") or metadata.get("name") or
-               os.path.basename(folder))
+    # the release name the config gives, else the chart's (its Chart.yaml's name, worked out by
+    # prepare() only for a render the cache does not hold: its key holds Chart.yaml's content)
+    configured = own.get("release-name") or section.get("release-name")
+    name = str(configured) if configured else None
+    data = _chart_yaml(folder, known)
     namespace = str(own.get("namespace") or section.get("namespace") or "default")
     if kubernetes_version and re.fullmatch(r"v?\d+\.\d+", kubernetes_version):  # as `helm --kube-version` spells it
         kubernetes_version = "v" + kubernetes_version.lstrip("v") + ".0"
@@ -818,20 +879,73 @@ def plan(folder: str, display: str, section: dict, kubernetes_version: str | Non
             if entry.endswith("-values.yaml") and os.path.isfile(path) and not os.path.islink(path):
                 renders.append(Render(f"ci/{entry}", [*values, (f"ci/{entry}", path)], sets, name, namespace,
                                       kubernetes_version, apis or []))
-    for dependency in metadata.get("dependencies") or []:
-        if isinstance(dependency, dict) and dependency.get("name") and not _has_subchart(folder, str(dependency["name"])):
-            notes.append(Note(chart_file(display), f"dependency {dependency['name']!r} is not in charts/: rendered "
+    for dependency in dependencies(data, cache):
+        if not _has_subchart(folder, dependency):
+            notes.append(Note(chart_file(display), f"dependency {dependency!r} is not in charts/: rendered "
                                                      "without it (no repository or registry is contacted)"))
     return Plan(folder, display, renders, notes)
 
 
-def _chart_metadata(folder: str) -> dict:
-    """Chart.yaml's data (none when it is not a mapping, is broken, or is beyond the YAML
-    reader's bounds: libyaml's composer recurses in C, and a deep enough file crashed the run)."""
-    from mlops_lint.sources import yaml_k8s
+def _chart_yaml(folder: str, known: dict[str, tuple[bytes, str]] | None = None) -> bytes | None:
+    """Chart.yaml's bytes (at most 1 MB, never through a link); from ``known`` when the run read
+    them already."""
     from mlops_lint.sources.helm_sdk import read_no_link
 
-    data, _ = read_no_link(os.path.join(folder, "Chart.yaml"), 1 << 20)
+    path = os.path.join(folder, "Chart.yaml")
+    found = known.get(path) if known else None
+    if found is not None and len(found[0]) <= 1 << 20 and not os.path.islink(path):
+        return found[0]
+    return read_no_link(path, 1 << 20)[0]
+
+
+DEPENDENCIES_FORMAT = 1
+
+
+def dependencies(data: bytes | None, cache: Any = None) -> list[str]:
+    """The names of the dependencies a Chart.yaml lists (its ``dependencies``' items' ``name``).
+    A key is spelled in the text (plainly, or quoted with escapes): a Chart.yaml without the word
+    or a backslash names none, unparsed. Else the build cache's answer for these bytes, when it
+    is a list of plain names (an entry is untrusted: anything else is a miss); else parsed, and
+    kept there, so a warm run neither parses Chart.yaml nor imports the YAML reader."""
+    if data is None or (b"dependencies" not in data and b"\\" not in data):
+        return []
+    from mlops_lint.digest import digest, digest_text
+
+    key = "helmdeps-" + digest_text(DEPENDENCIES_FORMAT, digest(data)) if cache is not None and cache.folder else None
+    if key is not None:
+        try:
+            found = json.loads(cache.get(key) or b"null")
+        except ValueError:
+            found = None
+        if isinstance(found, list) and all(_plain_name(name) for name in found):
+            return found
+    listed = _chart_metadata(data).get("dependencies")
+    names = [str(item["name"]) for item in (listed if isinstance(listed, list) else [])
+             if isinstance(item, dict) and item.get("name")]
+    if key is not None and all(_plain_name(name) for name in names):
+        cache.put(key, json.dumps(names).encode())
+    return names
+
+
+def _plain_name(name: Any) -> bool:
+    return type(name) is str and 0 < len(name) <= 253 and not any(c in name for c in "/\\\0") and name not in (".", "..")
+
+
+def chart_name(folder: str, files: Any) -> str:
+    """A chart's name as a render's release name by default: its Chart.yaml's (as given to
+    Helm: ``files``, :class:`linter.sources.helm_sdk.ChartFiles`), else its folder's."""
+    data = next((data for name, data in files.files if name == "Chart.yaml"), None)
+    metadata = _chart_metadata(data) if data is not None and len(data) <= 1 << 20 else {}
+    return str(metadata.get("name") or os.path.basename(folder))
+
+
+@lru_cache(maxsize=256)
+def _chart_metadata(data: bytes | None) -> dict:
+    """Chart.yaml's data (none when it is not a mapping, is broken, or is beyond the YAML
+    reader's bounds: libyaml's composer recurses in C, and a deep enough file crashed the run);
+    parsed once for the same bytes (a chart's dependencies and its name; read, never changed)."""
+    from mlops_lint.sources import yaml_k8s
+
     text = (data or b"").decode("utf-8", "replace")
     if yaml_k8s.check_bounds(text) is not None:
         return {}
@@ -909,10 +1023,11 @@ class Prepared:
         self.todo: list[int] = []
 
 
-def prepare(plan: Plan, renderer: tuple[str, str | None], cache: Any) -> Prepared:
-    """A chart's files and values read (confined, see :mod:`linter.sources.helm_sdk`), each
-    render's cache key (the content of every file it reads, its settings, the renderer and its
-    version) and what the cache holds."""
+def prepare(plan: Plan, renderer: tuple[str, str | None], cache: Any,
+            known: dict[str, tuple[bytes, str]] | None = None) -> Prepared:
+    """A chart's files and values read (confined, see :mod:`linter.sources.helm_sdk`; those the
+    run read already taken from ``known``), each render's cache key (the content of every file it
+    reads, its settings, the renderer and its version) and what the cache holds."""
     from mlops_lint.digest import digest, digest_text
     from mlops_lint.sources import helm_sdk
     from mlops_lint.sources.files import Unreadable, read_source
@@ -920,7 +1035,7 @@ def prepare(plan: Plan, renderer: tuple[str, str | None], cache: Any) -> Prepare
     from mlops_lint.result import Note
 
     kind, program = renderer
-    files = helm_sdk.ChartFiles(plan.folder)
+    files = helm_sdk.ChartFiles(plan.folder, known)
     out = Prepared(plan, files)
     # the chart's own templates as given to Helm (a link is not), read once for the render and this
     if any(name.startswith("templates/") and _LOOKUP.search(data) for name, data in files.files):
@@ -942,11 +1057,13 @@ def prepare(plan: Plan, renderer: tuple[str, str | None], cache: Any) -> Prepare
         if name.endswith(_CRD_SUFFIXES) and "crds" in parts[:-1] and (
                 parts[0] == "crds" or all(part == "charts" for part in parts[:parts.index("crds")][::2])):
             own.update(crd_versions(crds_in(data, os.path.join(plan.folder, *parts))))
+    chart: str | None = None  # the chart's name, as a release name
     for index, render in enumerate(plan.renders):
         texts = []
         try:
             for name, path in render.values:
-                texts.append((name, read_source(path).decode("utf-8", "replace")))
+                found = known.get(path) if known else None  # read by read_source too
+                texts.append((name, (found[0] if found is not None else read_source(path)).decode("utf-8", "replace")))
         except Unreadable as why:
             out.results[index] = (None, f"values file {render.values[len(texts)][0]}: {why}")
             out.keys.append(None)
@@ -954,17 +1071,41 @@ def prepare(plan: Plan, renderer: tuple[str, str | None], cache: Any) -> Prepare
         spec = {"values": texts, "set": render.set, "name": render.name, "namespace": render.namespace,
                 "kube_version": render.kube_version,
                 "api_versions": sorted(own.union(render.api_versions)) if own else render.api_versions}
-        key = "helm-" + digest_text(kind, engine, json.dumps({**spec, "values": [(n, digest(t.encode()))
-                                                                             for n, t in texts]}),
+        # no release name configured: the chart's, which its Chart.yaml (in the files' key) and its
+        # folder's name give
+        named = render.name if render.name is not None else ["chart", os.path.basename(plan.folder)]
+        # the API versions (the bundled CRDs' and the project's: a few thousand bytes, most often the
+        # same list for every render of the run) by their hash, worked out once per list
+        key = "helm-" + digest_text(kind, engine, json.dumps({**spec, "name": named, "api_versions": _listed(
+            spec["api_versions"]), "values": [(n, digest(t.encode())) for n, t in texts]}),
                                      *files.key()) if cache is not None and cache.folder is not None else None
         out.keys.append(key)
         found = from_cache(key, cache.get(key)) if key is not None else None
         if found is not None:
             out.results[index] = (found, None)
             continue
+        if spec["name"] is None:
+            if chart is None:  # once for the chart's renders
+                chart = chart_name(plan.folder, files)
+            spec["name"] = chart
         out.specs.append(spec)
         out.todo.append(index)
     return out
+
+
+_LISTED: dict[int, tuple[list[str], str]] = {}
+
+
+def _listed(items: list[str]) -> str:
+    """The hash of a list of strings, worked out once for the same list object."""
+    found = _LISTED.get(id(items))
+    if found is None or found[0] is not items:
+        from mlops_lint.digest import digest_text
+
+        if len(_LISTED) > 256:
+            _LISTED.clear()
+        found = _LISTED[id(items)] = (items, digest_text(json.dumps(items)))
+    return found[1]
 
 
 def finish(prepared: Prepared, answers: list[dict[str, Any]], cache: Any) -> list[tuple[bytes | None, str | None]]:
@@ -995,12 +1136,13 @@ def render_plans(plans: list[Plan], renderer: tuple[str, str | None], timeout: f
 
 
 def render_prepared(plans: list[Plan], renderer: tuple[str, str | None], timeout: float, cache: Any,
-                    jobs: int = 1) -> list[Prepared]:
-    """:func:`render_plans`, each chart's :class:`Prepared` (its files, render keys and results)."""
+                    jobs: int = 1, known: dict[str, tuple[bytes, str]] | None = None) -> list[Prepared]:
+    """:func:`render_plans`, each chart's :class:`Prepared` (its files, render keys and results);
+    ``known``: the files the run read already (:func:`prepare`)."""
     from mlops_lint.sources import helm_sdk
     from mlops_lint.sources.text import MAX_FILE_BYTES
 
-    prepared = [prepare(plan, renderer, cache) for plan in plans]
+    prepared = [prepare(plan, renderer, cache, known) for plan in plans]
     waiting = [p for p in prepared if p.todo]
     if renderer[0] == "sdk":
         answers = helm_sdk.render_many([(p.files, p.specs) for p in waiting], timeout, MAX_FILE_BYTES) if waiting else []
@@ -1012,6 +1154,8 @@ def render_prepared(plans: list[Plan], renderer: tuple[str, str | None], timeout
             if links:  # `helm template` reads a chart folder's links, wherever they point
                 return [{"error": f"not rendered by `helm template`, which would follow its links ({', '.join(links[:3])})"}
                         for _ in p.todo]
+            if _overlaid(p):  # a --fix pass changed a file of it: `helm template` of the folder would not see it
+                return _render_copy(p, renderer[1] or "helm", timeout)
             return [_render_binary(p.plan.folder, renderer[1] or "helm", spec, p.plan.renders[index], timeout)
                     for index, spec in zip(p.todo, p.specs)]
 
@@ -1028,13 +1172,60 @@ def render_plan(plan: Plan, renderer: tuple[str, str | None], timeout: float,
     return render_plans([plan], renderer, timeout, cache)[0]
 
 
+def _overlaid(p: Prepared) -> bool:
+    """Whether a ``--fix`` pass holds changed bytes of a chart's file or of a values file of its
+    renders (:data:`linter.sources.files.OVERLAY`, written when the run ends)."""
+    from mlops_lint.sources.files import OVERLAY
+
+    if not OVERLAY:
+        return False
+    paths = [os.path.join(p.plan.folder, *relative.split("/")) for relative, _ in p.files.files]
+    paths.extend(path for index in p.todo for _, path in p.plan.renders[index].values)
+    return any(os.path.realpath(path) in OVERLAY for path in paths)
+
+
+def _render_copy(p: Prepared, program: str, timeout: float) -> list[dict[str, Any]]:
+    """``helm template`` of a temporary copy of the chart as its render's key was worked out on:
+    its files as the fixes so far left them (:class:`linter.sources.helm_sdk.ChartFiles`, which
+    reads through the fix overlay) and each values file's text, so the next pass of ``--fix``
+    lints what the fix gives, and the render is cached under the key of what it rendered."""
+    import shutil
+    import tempfile
+
+    top = os.path.realpath(tempfile.mkdtemp(prefix="mlops-lint-helm-"))
+    chart = os.path.join(top, os.path.basename(p.plan.folder.rstrip(os.sep)) or "chart")
+    try:
+        for relative, data in p.files.files:
+            path = os.path.join(chart, *relative.split("/"))
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "xb") as handle:
+                handle.write(data)
+        answers = []
+        for index, spec in zip(p.todo, p.specs):
+            values = []
+            for number, (name, text) in enumerate(spec["values"]):
+                path = os.path.join(top, f"values-{index}-{number}.yaml")
+                with open(path, "xb") as handle:
+                    handle.write(text.encode("utf-8"))
+                values.append((name, path))
+            answer = _render_binary(chart, program, spec, replace(p.plan.renders[index], values=values), timeout)
+            if "error" in answer:  # the chart as the user knows it, not the copy
+                answer["error"] = answer["error"].replace(chart, p.plan.folder)
+            answers.append(answer)
+        return answers
+    except OSError as exc:
+        return [{"error": f"could not copy the chart to render it: {exc.strerror or exc}"} for _ in p.todo]
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
+
+
 def _render_binary(folder: str, program: str, spec: dict, render: Render, timeout: float) -> dict[str, Any]:
     """``helm template NAME CHART`` by the ``helm`` on PATH, with the render's settings."""
     import subprocess
 
     from mlops_lint.programs import MAX_OUTPUT, build_environment
 
-    arguments = [program, "template", render.name, folder, "--namespace", render.namespace, "--skip-tests"]
+    arguments = [program, "template", spec["name"], folder, "--namespace", render.namespace, "--skip-tests"]
     for _, path in render.values:
         arguments += ["--values", path]
     for expression in render.set:
