@@ -155,6 +155,23 @@ def test_a_subchart_comes_from_charts_and_a_missing_dependency_is_a_note(tmp_pat
         ("charts/stack/Chart.yaml", "dependency 'redis' is not in charts/")]
 
 
+def test_a_dependency_name_that_leaves_charts_is_never_looked_up(tmp_path: Path) -> None:
+    """A Chart.yaml's dependency name is the tree's text: `../../../outside/dep` must not make the
+    linter look for a Chart.yaml outside the chart (it would find this one and stay silent)."""
+    outside = tmp_path / "outside" / "dep"
+    outside.mkdir(parents=True)
+    (outside / "Chart.yaml").write_text("apiVersion: v2\nname: dep\nversion: 0.1.0\n")
+    chart_folder = tmp_path / "repo" / "chart"
+    (chart_folder / "templates").mkdir(parents=True)
+    (chart_folder / "charts").mkdir()
+    (chart_folder / "Chart.yaml").write_text("apiVersion: v2\nname: c\nversion: 0.1.0\ndependencies:\n"
+                                             "- name: ../../../outside/dep\n  version: 0.1.0\n")
+    (chart_folder / "templates" / "cm.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n")
+    code, report = lint(tmp_path / "repo", ".", "--no-cache")
+    assert [(n["path"], n["message"].split(":")[0]) for n in report["notes"] if "dependency" in n["message"]] == [
+        ("chart/Chart.yaml", "dependency '../../../outside/dep' is not in charts/")]
+
+
 def test_a_warm_run_names_a_missing_dependency_without_parsing_chart_yaml(tmp_path: Path,
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     """The dependencies a Chart.yaml lists are kept in the build cache for its bytes: a warm run

@@ -959,6 +959,8 @@ def _chart_metadata(data: bytes | None) -> dict:
 
 
 def _has_subchart(folder: str, name: str) -> bool:
+    if not _plain_name(name):
+        return False  # `../x` or `/x` from the tree's Chart.yaml: nothing outside charts/ is looked up
     charts = os.path.join(folder, "charts")
     if os.path.isfile(os.path.join(charts, name, "Chart.yaml")):
         return True
