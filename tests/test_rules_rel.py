@@ -116,6 +116,10 @@ def test_rel001_both_probes_pass() -> None:
           "[{topologyKey: kubernetes.io/hostname, labelSelector: {matchLabels: {app: llm}}}]}}", False),
     ("3", "affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: "
           "[{matchExpressions: [{key: gpu, operator: Exists}]}]}}}", True),  # node affinity spreads nothing
+    ("3", "affinity: {podAntiAffinity: {preferredDuringSchedulingIgnoredDuringExecution: []}}", True),  # no term
+    ("3", "affinity: {podAntiAffinity: {}}", True),
+    ("3", "affinity: {podAntiAffinity: {preferredDuringSchedulingIgnoredDuringExecution: [{weight: 100, "
+          "podAffinityTerm: {topologyKey: kubernetes.io/hostname, labelSelector: {matchLabels: {app: llm}}}}]}}", False),
 ])
 def test_rel002(replicas: str, spec: str, fires: bool) -> None:
     results = lint(deployment(replicas=replicas, spec=spec), select=("REL002",))

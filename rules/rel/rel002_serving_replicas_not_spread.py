@@ -5,8 +5,8 @@ Flags a Deployment or StatefulSet that serves a model (a container running a mod
 or command, as REL001 recognises them) with `replicas` of 2 or more, and a KServe
 InferenceService whose predictor keeps `minReplicas` of 2 or more, when the pod template (the
 predictor's pod spec) has neither `topologySpreadConstraints` nor a pod anti-affinity
-(`affinity.podAntiAffinity`, required or preferred). The finding points at the `replicas` (or
-`minReplicas`) value.
+(`affinity.podAntiAffinity` with at least one required or preferred term: an empty list keeps
+nothing apart). The finding points at the `replicas` (or `minReplicas`) value.
 
 A workload without a literal count (one replica, or an autoscaler's count) and single-replica
 servers are not judged; nor are other Deployments, Jobs and training workloads. Kinds whose
@@ -101,7 +101,11 @@ def spread(pod) -> bool:
     if pod.spec.get("topologySpreadConstraints"):
         return True
     affinity = pod.spec.get("affinity")
-    return isinstance(affinity, dict) and bool(affinity.get("podAntiAffinity"))
+    anti = affinity.get("podAntiAffinity") if isinstance(affinity, dict) else None
+    # a term to keep apart by: an empty list (or a map of empty lists) keeps nothing apart
+    return isinstance(anti, dict) and any(
+        isinstance(terms, list) and terms for key, terms in anti.items()
+        if key in ("requiredDuringSchedulingIgnoredDuringExecution", "preferredDuringSchedulingIgnoredDuringExecution"))
 
 
 @rule(code="REL002", name="serving-replicas-not-spread", severity="info", scope=WORKLOAD, tags=("reliability", "serving"))
