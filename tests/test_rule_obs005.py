@@ -156,3 +156,10 @@ def test_a_managed_monitor_where_only_the_operator_runs(tmp_path: Path) -> None:
 ])
 def test_a_managed_monitor_is_left_alone(tmp_path: Path, others: dict) -> None:
     assert project(tmp_path, {"managed.yaml": MANAGED_MONITOR, **others}) == []
+
+
+@pytest.mark.parametrize("label", ["release: kube-prometheus-stack", "prometheus: k8s"])
+def test_a_monitor_addressed_to_an_operator_release_is_left_alone(tmp_path: Path, label: str) -> None:
+    monitor = OSS_MONITOR.replace("  namespace: gpu-operator\n", f"  namespace: gpu-operator\n  labels:\n    {label}\n")
+    assert project(tmp_path, {"monitor.yaml": monitor, "cluster.sh": AZ_ON}) == []
+    assert len(project(tmp_path, {"monitor.yaml": OSS_MONITOR})) == 1  # the same project without the label

@@ -14,7 +14,9 @@ reads, and only when the project says which Prometheus it runs:
   Bicep/ARM `azureMonitorProfile.metrics.enabled: true`). The Operator is shown by a
   `monitoring.coreos.com` `Prometheus` or `PrometheusAgent`, or a Helm install of
   `kube-prometheus-stack`, `kube-prometheus` or `prometheus-operator` (a script's `helm`, a
-  Terraform `helm_release`);
+  Terraform `helm_release`). A monitor labelled `release` (kube-prometheus-stack selects
+  monitors by `release: <Helm release>`) or `prometheus` is addressed to an Operator's
+  Prometheus installed elsewhere and is not judged;
 - an `azmonitoring.coreos.com` monitor in a project that runs the Operator's `Prometheus` (or
   `PrometheusAgent`) with a `podMonitorSelector` or `serviceMonitorSelector`, holds no
   `monitoring.coreos.com` monitor for it, and shows managed Prometheus by nothing but the
@@ -73,6 +75,8 @@ sure its `Prometheus` selects the monitor.
   Terraform (a Flux `HelmRelease`, an Argo CD `Application`, a cluster shared with another
   repository) is not seen: a `monitoring.coreos.com` monitor it reads is reported in a project
   that also shows managed Prometheus. Suppress the finding, or add the `Prometheus` to the project.
+- The Operator's RBAC (a RoleBinding for `prometheus-k8s` in `monitoring`) does not count as
+  evidence of it.
 - Whether the Operator's `Prometheus` selects a given monitor (its selectors and
   `serviceMonitorNamespaceSelector`) is not checked.
 
@@ -98,6 +102,9 @@ from mlops_lint.rule import PROJECT, Finding, rule
 
 OPERATOR_GROUP = "monitoring.coreos.com"
 MANAGED_GROUP = "azmonitoring.coreos.com"
+# labels by which an Operator's Prometheus selects monitors: kube-prometheus-stack's default
+# `release: <Helm release>`, kube-prometheus's `prometheus: <name>`
+OPERATOR_SELECTOR_LABELS = frozenset({"release", "prometheus"})
 # the ConfigMaps that configure managed Prometheus's agent (ama-metrics), in kube-system
 AMA_CONFIGMAPS = frozenset({"ama-metrics-settings-configmap", "ama-metrics-prometheus-config",
                             "ama-metrics-prometheus-config-node", "ama-metrics-prometheus-config-node-windows"})
@@ -148,6 +155,8 @@ def check(found, ctx):
     for monitor, path in operator_monitors:
         if _first(servers, unit, path) is not None or _first(installs, unit, path) is not None:
             continue  # the Prometheus Operator reads it
+        if any(key in OPERATOR_SELECTOR_LABELS for key in monitor.labels):
+            continue  # addressed to an Operator's Prometheus installed elsewhere (a Helm release)
         setting = _first(managed_on, unit, path)
         configmap = _first(configmaps, unit, path)
         other = _first(managed_monitors, unit, path)
