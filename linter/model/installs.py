@@ -4,12 +4,13 @@ A script that runs ``helm install|upgrade --install RELEASE CHART`` of the GPU O
 (``…/gpu-operator``), the device plugin (``…/nvidia-device-plugin``) or the DCGM exporter
 (``…/dcgm-exporter``) chart, KAITO's (``kaito/workspace``, ``…/kaito/ragengine``), azure-workload-identity's
 webhook (``…/workload-identity-webhook``), a CNI that enforces NetworkPolicies (``cilium/cilium``,
-Calico's ``projectcalico/tigera-operator``), whatever the repository alias (``nvidia/``, ``oci://…/``, a
+Calico's ``projectcalico/tigera-operator``), the Prometheus Operator (``…/kube-prometheus-stack``,
+``…/kube-prometheus``, ``…/prometheus-operator``), whatever the repository alias (``nvidia/``, ``oci://…/``, a
 ``.tgz``, ``--repo URL`` with a bare chart name), or ``kubectl apply|create -f URL`` of NVIDIA's
 published device-plugin or DCGM-exporter manifest, puts that component on the cluster: the rules
 that look for a duplicate (GPU009, OBS003) count it as they count a manifest of the project, and
 the rules that need a component (GPU014: the operator's driver, KAI006: KAITO, AKS008: the
-workload identity webhook, AKS009: a policy engine) take it as installed.
+workload identity webhook, AKS009: a policy engine, OBS005: the Prometheus Operator) take it as installed.
 
 Only what the command determines is taken: a chart or URL word of unknown value is not an
 install; for the GPU Operator, whether it deploys its device plugin and DCGM exporter is read
@@ -45,11 +46,14 @@ DCGM_EXPORTER: Final = "dcgm-exporter"
 KAITO: Final = "kaito"  # the KAITO operator's charts (workspace, ragengine): KAI006
 WORKLOAD_IDENTITY_WEBHOOK: Final = "workload-identity-webhook"  # azure-workload-identity's webhook: AKS008
 POLICY_CNI: Final = "policy-cni"  # a CNI that enforces NetworkPolicies (Cilium, Calico's operator): AKS009
+PROMETHEUS_OPERATOR: Final = "prometheus-operator"  # the Prometheus Operator and its Prometheus: OBS005
 
 # chart name (the last path segment, without a .tgz version) -> component
 CHARTS: Final = {"gpu-operator": GPU_OPERATOR, "nvidia-device-plugin": DEVICE_PLUGIN, "dcgm-exporter": DCGM_EXPORTER,
                  "workload-identity-webhook": WORKLOAD_IDENTITY_WEBHOOK,
-                 "cilium": POLICY_CNI, "tigera-operator": POLICY_CNI, "calico": POLICY_CNI}
+                 "cilium": POLICY_CNI, "tigera-operator": POLICY_CNI, "calico": POLICY_CNI,
+                 "kube-prometheus-stack": PROMETHEUS_OPERATOR, "kube-prometheus": PROMETHEUS_OPERATOR,
+                 "prometheus-operator": PROMETHEUS_OPERATOR}
 # KAITO's charts have generic names: they count when the chart's path or --repo names KAITO
 KAITO_CHARTS: Final = frozenset({"workspace", "ragengine", "kaito-workspace", "kaito-ragengine"})
 # the GPU Operator's values that turn its operands off (``<operand>.enabled``)

@@ -13,6 +13,7 @@ KAI006) ask :func:`clusters_without` which clusters have it off by every setting
 | :data:`OIDC_ISSUER` | `--enable-oidc-issuer` (no way to turn it off) | `oidc_issuer_enabled` | `oidcIssuerProfile.enabled` | only when written off: AKS turns it on by default on clusters created with Kubernetes 1.34 or later, so a definition that does not say is unknown |
 | :data:`NETWORK_POLICY` | `--network-policy azure\\|calico\\|cilium\\|none`, `--network-dataplane cilium` | `network_profile { network_policy, network_data_plane, ebpf_data_plane }` | `networkProfile.networkPolicy`, `networkProfile.networkDataplane` | yes (no engine); the Cilium dataplane enforces policies itself, and with the network plugin `none` (bring your own CNI) the engine is unknown |
 | :data:`AI_TOOLCHAIN` | `--enable-ai-toolchain-operator` / `--disable-ai-toolchain-operator` | `ai_toolchain_operator_enabled` | `aiToolchainOperatorProfile.enabled` | yes |
+| :data:`MANAGED_PROMETHEUS` | `--enable-azure-monitor-metrics` / `--disable-azure-monitor-metrics` | a `monitor_metrics` block | `azureMonitorProfile.metrics.enabled` | yes |
 
 A cluster made as AKS Automatic (``--sku automatic`` and its IaC twins) has workload identity,
 the OIDC issuer and Cilium's policy engine preconfigured: those are recorded on. A value a source
@@ -33,6 +34,7 @@ WORKLOAD_IDENTITY = "workload-identity"
 OIDC_ISSUER = "oidc-issuer"
 NETWORK_POLICY = "network-policy"
 AI_TOOLCHAIN = "ai-toolchain-operator"
+MANAGED_PROMETHEUS = "azure-monitor-metrics"  # Azure Monitor managed Prometheus (OBS005)
 
 # the network policy engines AKS runs (``--network-policy``); ``none`` is no engine
 POLICY_ENGINES = ("azure", "calico", "cilium")

@@ -474,8 +474,8 @@ class _Builder:
         default (off; the OIDC issuer unknown: on by default from Kubernetes 1.34), AKS Automatic
         its preconfigured ones (workload identity, OIDC issuer, Cilium). Words of unknown value
         may hold any flag."""
-        from mlops_lint.model.cluster.features import (AI_TOOLCHAIN, NETWORK_POLICY, OIDC_ISSUER, WORKLOAD_IDENTITY,
-                                                   FeatureSetting, policy_value)
+        from mlops_lint.model.cluster.features import (AI_TOOLCHAIN, MANAGED_PROMETHEUS, NETWORK_POLICY, OIDC_ISSUER,
+                                                   WORKLOAD_IDENTITY, FeatureSetting, policy_value)
 
         made = _command_origin(path, az)
         verb = "create" if creating else "update"
@@ -488,14 +488,15 @@ class _Builder:
                 flag is not None, "script", how))
 
         for feature, name, default in ((WORKLOAD_IDENTITY, "workload-identity", False), (OIDC_ISSUER, "oidc-issuer", UNKNOWN),
-                                       (AI_TOOLCHAIN, "ai-toolchain-operator", False)):
+                                       (AI_TOOLCHAIN, "ai-toolchain-operator", False),
+                                       (MANAGED_PROMETHEUS, "azure-monitor-metrics", False)):
             enable, disable = _switch(az, f"--enable-{name}"), _switch(az, f"--disable-{name}")
             flag = az.flag(f"--enable-{name}", f"--disable-{name}")
             if enable is UNKNOWN or disable is UNKNOWN or (enable is True and disable is True):
                 value: Any = UNKNOWN
             elif enable is not None or disable is not None:
                 value = enable is True or disable is False
-            elif automatic and feature != AI_TOOLCHAIN:
+            elif automatic and feature not in (AI_TOOLCHAIN, MANAGED_PROMETHEUS):
                 value = True  # preconfigured on AKS Automatic
             elif creating:
                 value = default

@@ -184,8 +184,8 @@ class _Reader:
         """The cluster-wide features the resource sets (linter.model.cluster.features): off when not
         written (the OIDC issuer: unknown, on by default from Kubernetes 1.34); AKS Automatic
         preconfigures workload identity, the issuer and Cilium."""
-        from mlops_lint.model.cluster.features import (AI_TOOLCHAIN, NETWORK_POLICY, OIDC_ISSUER, WORKLOAD_IDENTITY,
-                                                   FeatureSetting, policy_value, switch_value)
+        from mlops_lint.model.cluster.features import (AI_TOOLCHAIN, MANAGED_PROMETHEUS, NETWORK_POLICY, OIDC_ISSUER,
+                                                   WORKLOAD_IDENTITY, FeatureSetting, policy_value, switch_value)
 
         made = Origin(path, block.span)
 
@@ -199,10 +199,11 @@ class _Reader:
 
         for feature, keys, default in ((WORKLOAD_IDENTITY, ("securityProfile", "workloadIdentity", "enabled"), False),
                                        (OIDC_ISSUER, ("oidcIssuerProfile", "enabled"), UNKNOWN),
-                                       (AI_TOOLCHAIN, ("aiToolchainOperatorProfile", "enabled"), False)):
+                                       (AI_TOOLCHAIN, ("aiToolchainOperatorProfile", "enabled"), False),
+                                       (MANAGED_PROMETHEUS, ("azureMonitorProfile", "metrics", "enabled"), False)):
             value, origin = self.nested(path, block, properties, keys)
             if value is None:
-                value = True if automatic and feature != AI_TOOLCHAIN else default
+                value = True if automatic and feature not in (AI_TOOLCHAIN, MANAGED_PROMETHEUS) else default
             else:
                 value = switch_value(value)
             record(feature, value, origin, ".".join(keys))

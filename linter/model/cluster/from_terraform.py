@@ -275,8 +275,8 @@ class _Reader:
         """The cluster-wide features the resource sets (linter.model.cluster.features): azurerm's
         defaults are off (the OIDC issuer: unknown when not written, as AKS turns it on from
         Kubernetes 1.34); AKS Automatic preconfigures workload identity, the issuer and Cilium."""
-        from mlops_lint.model.cluster.features import (AI_TOOLCHAIN, NETWORK_POLICY, OIDC_ISSUER, WORKLOAD_IDENTITY,
-                                                   FeatureSetting, policy_value)
+        from mlops_lint.model.cluster.features import (AI_TOOLCHAIN, MANAGED_PROMETHEUS, NETWORK_POLICY, OIDC_ISSUER,
+                                                   WORKLOAD_IDENTITY, FeatureSetting, policy_value)
 
         made = Origin(path, block.span)
 
@@ -296,6 +296,11 @@ class _Reader:
             else:
                 value = True if automatic and feature != AI_TOOLCHAIN else default
             record(feature, value, block, attr_name)
+        metrics = block.block("monitor_metrics")  # managed Prometheus: on when the block is written
+        self.cluster.features.append(FeatureSetting(
+            MANAGED_PROMETHEUS, metrics is not None, Origin(path, metrics.span) if metrics is not None else made, name,
+            True, metrics is not None, "terraform",
+            "`monitor_metrics {}`" if metrics is not None else f"`{CLUSTER}` without `monitor_metrics`"))
         network = block.block("network_profile")
 
         def setting(attr_name: str) -> Any:
