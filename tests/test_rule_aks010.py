@@ -99,3 +99,16 @@ def test_a_terraform_pool_without_a_count_is_not_judged(tmp_path: Path) -> None:
     [result] = results(tmp_path, tmp_path)
     assert (result.line, result.column) == (10, len("  node_count = ") + 1)
     assert "auto_scaling_enabled = true, min_count = 0, max_count = 4" in result.message
+
+
+def test_node_auto_provisioning_spares_only_its_own_cluster(tmp_path: Path) -> None:
+    # a NAP cluster beside a Standard one: the Standard cluster's fixed GPU pool is still judged
+    # (two kinds of cluster: the profile is not inferred, the project is linted as aks-standard)
+    path = _script(tmp_path, "az aks create -g rg -n napaks --node-provisioning-mode Auto\n"
+                   "az aks nodepool add -g rg --cluster-name napaks -n napgpu "
+                   "--node-vm-size Standard_NC24ads_A100_v4 --node-count 2\n"
+                   "az aks create -g rg -n aks\n" + ADD + "--node-count 2\n")
+    assert [(r.line, "`gpunp`" in r.message) for r in results(path, tmp_path)] == [(5, True)]
+    # a NAP mode whose cluster name the script does not determine may be any cluster
+    path.write_text(path.read_text("utf-8").replace("-n napaks", '-n "$NAME"'), "utf-8")
+    assert results(path, tmp_path) == []

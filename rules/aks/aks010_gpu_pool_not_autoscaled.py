@@ -23,9 +23,10 @@ article's way to keep serving capacity warm), a fixed count of 0 (an empty pool 
 System pools (they host the cluster's own pods), CPU pools, pools whose mode, size, count or
 switch the files do not determine, a config entry that writes neither a count nor the switch,
 bounds written without the switch (the CLI and the providers refuse them: AKS004 reports it),
-and every pool of a project that uses node auto-provisioning or AKS Automatic (`--sku
-automatic`, `--node-provisioning-mode Auto`; the `aks-automatic` profile turns the AKS rules
-off), where nodes follow the pods.
+and the pools of a cluster that uses node auto-provisioning or AKS Automatic (`--sku automatic`,
+`--node-provisioning-mode Auto`, their Terraform and Bicep forms), where nodes follow the pods: a
+pool is spared when its cluster has that name, or when either name is not determined (every pool
+when the mode's value is not known). The `aks-automatic` profile turns the AKS rules off.
 
 ## Why is this bad?
 A fixed-size GPU pool is billed for every node around the clock, whether or not a job runs, and
@@ -115,6 +116,7 @@ syntax.
 
 from mlops_lint.model.azcli import ShellScript
 from mlops_lint.model.cluster import changed_after_creation, cluster_of, describe_pool
+from mlops_lint.model.cluster.pools import AUTOMATIC, NAP
 from mlops_lint.rule import SHELL, Finding, rule
 
 
@@ -132,13 +134,21 @@ def autoscaler_hint(pool, count: int) -> str:
     return f"--enable-cluster-autoscaler --min-count 0 --max-count {count}"
 
 
+def _same_cluster(name, other) -> bool:
+    """Whether two cluster names may be one cluster (a name not determined may be any)."""
+    return not isinstance(name, str) or not isinstance(other, str) or name == other
+
+
 def fixed_gpu_pools(cluster) -> dict[str, list]:
     """(pool, count, where) of each User GPU pool with a fixed nonzero node count and the
     autoscaler off, by the file its finding goes to: once per cluster, not once per script."""
     found: dict[str, list] = {}
-    if cluster.auto_provisioning:  # NAP or AKS Automatic: nodes come and go with the pods
-        return found
+    provisioned = [m.cluster for m in cluster.modes if m.kind in (AUTOMATIC, NAP)]
+    if cluster.auto_provisioning and not provisioned:
+        return found  # NAP or Automatic said with a value not known here: which cluster is not known
     for pool in cluster.pools:
+        if any(_same_cluster(name, pool.cluster) for name in provisioned):
+            continue  # NAP or AKS Automatic: nodes come and go with the pods
         vm, count = pool.vm, pool.node_count
         if not pool.in_linted_file or not pool.created or vm is None or not vm.is_gpu:
             continue
