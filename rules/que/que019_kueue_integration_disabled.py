@@ -1,0 +1,298 @@
+"""A workload queued to Kueue whose integration the project's Kueue Configuration does not enable.
+
+## What it does
+Reads the project's Kueue manager `Configuration` (`apiVersion: config.kueue.x-k8s.io/v1beta1`
+or `v1beta2`, `kind: Configuration`): as a document of its own (Kueue's
+`controller_manager_config.yaml`, which kustomize turns into a ConfigMap), or as a string value of
+a ConfigMap (`data.controller_manager_config.yaml`, the installed manifests' `kueue-manager-config`).
+Its `integrations.frameworks` lists the job types Kueue manages; when it lists none (no
+`integrations`, or an empty list), Kueue enables only `batch/job`. `integrations.externalFrameworks`
+(`Kind.version.group`) counts too.
+
+Then flags every workload that carries the `kueue.x-k8s.io/queue-name` label (or the older
+annotation) and whose framework, under Kueue's own integration name, is not enabled:
+`batch/job` (a Job, and a CronJob's Jobs), `kubeflow.org/pytorchjob`, `kubeflow.org/tfjob`,
+`kubeflow.org/mpijob`, `kubeflow.org/xgboostjob`, `kubeflow.org/paddlejob`, `kubeflow.org/jaxjob`,
+`trainer.kubeflow.org/trainjob`, `jobset.x-k8s.io/jobset`, `ray.io/rayjob`, `ray.io/raycluster`,
+`workload.codeflare.dev/appwrapper`, `pod`, `deployment`, `statefulset`,
+`leaderworkerset.x-k8s.io/leaderworkerset`. The finding points at the queue-name value and names
+the Configuration's file and line.
+
+Judged only when the project holds a Configuration: without one, which integrations the
+installed Kueue enables is not known here. A Configuration whose frameworks are templated or not
+a list is not judged. With several Configurations (overlays, test setups), those of the
+workload's own file, else of its folder, else all of them are used, and each must leave the
+framework out. In a folder of unrelated repositories (no config file, no `.git`), a Configuration
+governs only the workloads of its own top-level folder (`linter.model.locality`).
+
+## Why is this bad?
+Kueue only manages the job types whose integration is enabled: for any other kind its webhook
+does nothing with the queue-name label. A job created with `suspend: true`, as Kueue asks, is
+never un-suspended and waits forever; one created running starts at once, outside the team's
+ClusterQueue quota, ahead of the queued jobs and without gang admission. The article says to
+"install a Kueue version compatible with the Kubernetes version and enable integrations for the
+workload types you use" before allocating multi-tenant GPU quota with Kueue.
+
+## Example
+```yaml
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: kueue-manager-config
+  namespace: kueue-system
+data:
+  controller_manager_config.yaml: |
+    apiVersion: config.kueue.x-k8s.io/v1beta1
+    kind: Configuration
+    integrations:
+      frameworks:
+      - "batch/job"
+      - "jobset.x-k8s.io/jobset"
+---
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata:
+  name: bert-finetune
+  namespace: team-a
+  labels:
+    kueue.x-k8s.io/queue-name: team-a-queue
+spec:
+  runPolicy:
+    suspend: true
+  pytorchReplicaSpecs:
+    Worker:
+      replicas: 2
+      template:
+        spec:
+          containers:
+          - name: trainer
+            image: myacr.azurecr.io/bert:1.4.2
+            resources:
+              limits:
+                nvidia.com/gpu: 1
+```
+
+Use instead:
+```yaml
+data:
+  controller_manager_config.yaml: |
+    apiVersion: config.kueue.x-k8s.io/v1beta1
+    kind: Configuration
+    integrations:
+      frameworks:
+      - "batch/job"
+      - "jobset.x-k8s.io/jobset"
+      - "kubeflow.org/pytorchjob"
+```
+
+## Fix safety
+No automatic fix: the Configuration belongs to the Kueue installation (often another team's, and
+enabling an integration needs that operator's CRDs installed and the Kueue controller restarted).
+The hint names the framework to add.
+
+## Known problems
+- A Configuration given only as Helm values (`managerConfig.controllerManagerConfigYaml` of the
+  Kueue chart) is not read: the rule then stays silent.
+- A Configuration read from a ConfigMap value is reported at the line of `frameworks:` inside the
+  value when the value is a literal block, else at the value's key.
+- Integrations that depend on another (`deployment`, `statefulset` and `leaderworkerset` on
+  `pod`) are Kueue's own start-up check, not this rule's.
+
+## References
+- Kueue, Installation (the manager configuration): https://kueue.sigs.k8s.io/docs/installation/
+- Kueue, Configuration API (`integrations`): https://kueue.sigs.k8s.io/docs/reference/kueue-config.v1beta1/
+- Kueue, Run a Kubeflow PyTorchJob: https://kueue.sigs.k8s.io/docs/tasks/run/kubeflow/pytorchjobs/
+"""
+
+from __future__ import annotations
+
+import posixpath
+
+from msgspec import Struct
+
+from mlops_lint.model.document import ObjectStub
+from mlops_lint.model.k8s import is_templated
+from mlops_lint.model.kueue import QUEUE_NAME_KEY, queue_ref
+from mlops_lint.model.locality import together, unit_of
+from mlops_lint.model.mig import parse_embedded_yaml
+from mlops_lint.model.position import Span
+from mlops_lint.model.tree import YMap
+from mlops_lint.rule import PROJECT, Finding, rule
+
+CONFIG_GROUP = "config.kueue.x-k8s.io"
+DEFAULT_FRAMEWORKS = ("batch/job",)  # Kueue's SetDefaults_Configuration: an empty list gets this one
+# (group, kind) -> the integration that manages it (Kueue's jobframework names); a CronJob's Jobs are batch Jobs
+FRAMEWORKS = {
+    ("batch", "Job"): "batch/job",
+    ("batch", "CronJob"): "batch/job",
+    ("jobset.x-k8s.io", "JobSet"): "jobset.x-k8s.io/jobset",
+    ("ray.io", "RayJob"): "ray.io/rayjob",
+    ("ray.io", "RayCluster"): "ray.io/raycluster",
+    ("trainer.kubeflow.org", "TrainJob"): "trainer.kubeflow.org/trainjob",
+    ("workload.codeflare.dev", "AppWrapper"): "workload.codeflare.dev/appwrapper",
+    **{("kubeflow.org", kind): f"kubeflow.org/{kind.lower()}"
+       for kind in ("PyTorchJob", "TFJob", "MPIJob", "XGBoostJob", "PaddleJob", "JAXJob")},
+    ("", "Pod"): "pod",
+    ("apps", "Deployment"): "deployment",
+    ("apps", "StatefulSet"): "statefulset",
+    ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"): "leaderworkerset.x-k8s.io/leaderworkerset",
+}
+
+
+GATED = ("pod", "deployment", "statefulset", "leaderworkerset.x-k8s.io/leaderworkerset")  # no suspend: Kueue gates the pods
+
+
+class KueueConfiguration(Struct, frozen=True):
+    """What a Kueue ``Configuration`` enables: its frameworks (Kueue's default when it lists none),
+    its external frameworks' ``(kind, group)``, and where it is said (for the message)."""
+
+    frameworks: tuple[str, ...]
+    external: tuple[tuple[str, str], ...]
+    defaulted: bool
+    where: str
+    path: str
+
+
+class QueuedWorkload(Struct, frozen=True):
+    obj: ObjectStub
+    span: Span
+    node: tuple
+    framework: str
+    group: str
+    queue: str
+
+
+class _Place:
+    """Lines inside a ConfigMap value, in the file (a literal block under its key), else the key's."""
+
+    def __init__(self, data: YMap, key: str, text: str):
+        self.key_line = data.key_span(key).line
+        value = data.vspans.get(key)
+        height = value.end_line - value.line if value is not None else 0
+        self.offset = value.line if value is not None and height >= 1 \
+            and text.count("\n") in (height - 1, height - 2, height) else None
+
+    def line(self, span: Span) -> int:
+        return self.key_line if self.offset is None else span.line + self.offset
+
+
+def _configuration(body: YMap, describe: str, path: str, place) -> KueueConfiguration | None:
+    """The frameworks ``body`` (a Configuration) enables; None when they are not known (templated,
+    not a list)."""
+    integrations = body.get("integrations")
+    if integrations is not None and not isinstance(integrations, YMap):
+        return None
+    listed = integrations.get("frameworks") if integrations is not None else None
+    if listed is not None and not isinstance(listed, list):
+        return None
+    names = []
+    for name in listed or ():
+        if not isinstance(name, str) or is_templated(name):
+            return None
+        names.append(name.strip())
+    external = []
+    for name in (integrations.get("externalFrameworks") if integrations is not None else None) or ():
+        if not isinstance(name, str) or is_templated(name):
+            return None
+        kind, _, rest = name.strip().partition(".")
+        external.append((kind, rest.partition(".")[2]))  # Kind.version.group
+    if integrations is not None and "frameworks" in integrations.kspans:
+        line = place(integrations.key_span("frameworks"))
+    elif integrations is not None:
+        line = place(body.key_span("integrations"))
+    else:
+        line = place(body.span)
+    if names:
+        listed_text = ", ".join(f"`{n}`" for n in names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+        said = f"enables {listed_text}"
+    else:
+        said = "lists no `integrations.frameworks`, so Kueue enables only `batch/job`"
+    return KueueConfiguration(tuple(names) or DEFAULT_FRAMEWORKS, tuple(external), not names,
+                              f"{describe} ({path}:{line}) {said}", path)
+
+
+def _configmap_configurations(obj):
+    data = obj.body.get_map("data")
+    if data is None:
+        return
+    for key, text in data.items():
+        if not isinstance(text, str) or CONFIG_GROUP not in text:
+            continue
+        tree = parse_embedded_yaml(text)
+        if not isinstance(tree, YMap) or tree.get("kind") != "Configuration" \
+                or not str(tree.get("apiVersion", "")).startswith(CONFIG_GROUP + "/"):
+            continue
+        place = _Place(data, key, text)
+        found = _configuration(tree, f"the Kueue Configuration in ConfigMap `{obj.name}` key `{key}`", obj.path,
+                               place.line)
+        if found is not None:
+            yield found
+
+
+def integration_facts(obj, ctx):
+    """The facts QUE019 collects from every file: Kueue Configurations (their own documents, or
+    inside a ConfigMap's value) and the workloads queued to Kueue."""
+    if obj.kind == "Configuration":
+        if obj.group == CONFIG_GROUP:
+            found = _configuration(obj.body, "Kueue Configuration", obj.path, lambda span: span.line)
+            if found is not None:
+                yield found
+        return
+    if obj.kind == "ConfigMap":
+        if obj.group == "":
+            yield from _configmap_configurations(obj)
+        return
+    framework = FRAMEWORKS.get((obj.group, obj.kind))
+    if framework is None:
+        return
+    ref = queue_ref(obj)
+    if ref is not None:
+        yield QueuedWorkload(obj.stub(), ref.span, ref.node, framework, obj.group, ref.name)
+
+
+def _nearest(configs: list[KueueConfiguration], path: str) -> list[KueueConfiguration]:
+    """The Configurations of the workload's file, else of its folder, else all (samples and
+    overlays keep several: a verdict must hold for each of the nearest)."""
+    same = [c for c in configs if c.path == path]
+    if same:
+        return same
+    folder = posixpath.dirname(path)
+    near = [c for c in configs if posixpath.dirname(c.path) == folder]
+    return near or configs
+
+
+def _enables(config: KueueConfiguration, workload: QueuedWorkload) -> bool:
+    return workload.framework in config.frameworks or (workload.obj.kind, workload.group) in config.external
+
+
+def _shown(configs: list[KueueConfiguration]) -> str:
+    shown = "; ".join(c.where for c in configs[:2])
+    return shown + (f"; and {len(configs) - 2} more" if len(configs) > 2 else "")
+
+
+@rule(code="QUE019", name="kueue-integration-disabled", severity="error", scope=PROJECT, collect=integration_facts,
+      tags=("queues", "kueue"))
+def check(found, ctx):
+    configs = [fact for fact in found if isinstance(fact, KueueConfiguration)]
+    if not configs:
+        return
+    queued = sorted((f for f in found if isinstance(f, QueuedWorkload)),
+                    key=lambda w: (w.obj.path, w.span.line, w.span.col))
+    if not queued:
+        return
+    unit = unit_of(ctx.index, ctx.config, [*(w.obj.path for w in queued), *(c.path for c in configs)])
+    for workload in queued:
+        governing = _nearest([c for c in configs if together(unit, c.path, workload.obj.path)], workload.obj.path)
+        if not governing or any(_enables(c, workload) for c in governing):
+            continue
+        kind = workload.obj.kind
+        effect = "its pods start at once" if workload.framework in GATED else \
+            "created suspended it never starts, else it starts at once"
+        yield Finding(
+            workload.span,
+            f"{kind} `{workload.obj.name}` is queued to LocalQueue `{workload.queue}` ({QUEUE_NAME_KEY}), but "
+            f"Kueue's `{workload.framework}` integration is not enabled: {_shown(governing)}; Kueue ignores the "
+            f"{kind}: {effect}, outside the queue's quota",
+            obj=workload.obj, node=workload.node,
+            fix=f'add "{workload.framework}" to `integrations.frameworks` of the Kueue Configuration',
+        )
