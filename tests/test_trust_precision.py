@@ -310,3 +310,29 @@ def test_the_articles_blocks_and_issue_37_rules(tmp_path: Path) -> None:
     (together / "all.yaml").write_text("---\n".join(blocks))
     found = lint(together, *select)
     assert [(f["rule"], f["object"]["kind"], f["object"]["name"]) for f in found] == expected
+
+
+STOP42_RULES = "AKS008,AKS009,AKS010,GPU014,GPU015,KAI006,OBS005,QUE018,QUE019"
+
+
+def test_the_articles_blocks_give_no_false_alarm_of_the_cluster_join_rules(tmp_path: Path) -> None:
+    """The rules that join the project's cluster definition with its workloads (workload identity,
+    the policy engine, the GPU driver, fixed-size GPU pools, node agents and GPU taints, KAITO's
+    add-on, the monitors' API group, priorities, Kueue integrations), on the article's manifests
+    with its az commands, together and one block at a time: the article's cluster serves its own
+    workloads, so none of them fires."""
+    if not ARTICLE.is_file():
+        pytest.skip(f"{ARTICLE} is not on this machine")
+    script, blocks = article_script(), article_blocks()
+    projects = {"together": dict(enumerate(blocks, 1))} | {f"alone{n:02d}": {n: b} for n, b in enumerate(blocks, 1)}
+    for name, chosen in projects.items():
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / ".mlops-lint.yaml").write_text("profile: aks-standard\n")
+        (folder / "cluster.sh").write_text(script)
+        for n, block in chosen.items():
+            (folder / f"block{n:02d}.yaml").write_text(block)
+        assert lint(folder, "--select", STOP42_RULES) == [], name
+    # they do judge this cluster: its GPU pool made without the driver gives GPU014
+    (tmp_path / "together" / "cluster.sh").write_text(script.replace("--node-vm-size", "--gpu-driver none --node-vm-size", 1))
+    assert {f["rule"] for f in lint(tmp_path / "together", "--select", STOP42_RULES)} == {"GPU014"}
