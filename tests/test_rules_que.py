@@ -602,6 +602,69 @@ def test_que012_needs_every_alternative_priority_class_to_be_preemptible() -> No
     assert lint(pc("batch", 100), pc("batch", 1000000), pc("urgent", 1000), job, select=("QUE012",), paths=paths) == []
     found = lint(pc("batch", 100), pc("batch", 500), pc("urgent", 1000), job, select=("QUE012",), paths=paths)
     assert [r.rule for r in found] == ["QUE012"] and "`batch` (500)" in found[0].message
+
+
+MPI_PI = """
+apiVersion: kubeflow.org/v2beta1
+kind: MPIJob
+metadata:
+  name: pi
+  labels: {kueue.x-k8s.io/queue-name: user-queue}
+spec:
+  runPolicy: {suspend: true}
+  mpiReplicaSpecs:
+    Launcher:
+      replicas: 1
+      template:
+        spec:
+          containers:
+          - image: mpioperator/mpi-pi:openmpi
+            name: mpi-launcher
+            command: [mpirun, -n, "2", /home/mpiuser/pi]
+    Worker:
+      replicas: 2
+      template:
+        spec:
+          containers:
+          - image: mpioperator/mpi-pi:openmpi
+            name: mpi-worker
+            command: [/usr/sbin/sshd, -De]
+            resources: {limits: {cpu: 1}}
+"""
+
+RAY_COUNTER = """
+apiVersion: ray.io/v1
+kind: RayJob
+metadata:
+  name: rayjob-sample
+  labels: {kueue.x-k8s.io/queue-name: user-queue}
+spec:
+  suspend: true
+  entrypoint: python /home/ray/samples/sample_code.py
+  rayClusterSpec:
+    headGroupSpec:
+      rayStartParams: {}
+      template:
+        spec:
+          containers:
+          - {name: ray-head, image: "rayproject/ray:2.9.0", resources: {limits: {cpu: "1"}}}
+"""
+
+
+@pytest.mark.parametrize("workload", [MPI_PI, RAY_COUNTER])
+def test_que012_a_cpu_ray_or_mpi_job_trains_only_when_it_shows_training(workload: str) -> None:
+    """Kueue's MPIJob `pi` and its RayJob counter sample: their operators run any program, so on
+    CPUs their kind shows no training and there is nothing to checkpoint (as NAP004 judges them);
+    the same jobs running a training script, or holding a GPU, are flagged."""
+    assert lint(workload, select=("QUE012",)) == []
+    training = workload.replace("/home/mpiuser/pi", "python train.py").replace("sample_code.py", "train_resnet.py")
+    found = lint(training, select=("QUE012",))
+    assert [(r.rule, r.line, r.column) for r in found] == [("QUE012", 16, 13 if "MPIJob" in workload else 14)]  # the name
+    assert "`train` in its entrypoint or pods" in found[0].message
+    on_gpu = workload.replace("limits: {cpu: 1}", "limits: {nvidia.com/gpu: 1}").replace('cpu: "1"', "nvidia.com/gpu: 1")
+    assert [r.rule for r in lint(on_gpu, select=("QUE012",))] == ["QUE012"]
+
+
 # ---------------------------------------------------------------------------------------------
 # QUE013: distributed GPU jobs without gang admission
 
