@@ -247,6 +247,67 @@ def test_gpu005_follows_the_configured_taints(tmp_path: Path) -> None:
     assert run(tmp_path, {"job.yaml": job}, "GPU005", Config(root=tmp_path, gpu_taints=())) == []
 
 
+QUEUED_GPU_JOB = """\
+apiVersion: batch/v1
+kind: Job
+metadata: {name: t, namespace: default, labels: {kueue.x-k8s.io/queue-name: tas-user-queue}}
+spec:
+  suspend: true
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: trainer
+        image: nvcr.io/nvidia/pytorch:24.05-py3
+        resources: {limits: {cpu: 1, nvidia.com/gpu: 1}}
+"""
+
+
+def _queues(gpu: bool) -> str:
+    """Kueue's TAS sample queues: the CPU variant, or the GPU one whose flavor tolerates the GPU taint."""
+    covered = '["cpu", "nvidia.com/gpu"]' if gpu else '["cpu"]'
+    quota = '{name: "nvidia.com/gpu", nominalQuota: 8}' if gpu else ""
+    tolerations = "tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]" if gpu else ""
+    return f"""\
+kind: ResourceFlavor
+apiVersion: kueue.x-k8s.io/v1beta1
+metadata: {{name: tas-flavor}}
+spec:
+  nodeLabels: {{cloud.provider.com/node-group: tas-group}}
+  {tolerations}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {{name: tas-cluster-queue}}
+spec:
+  namespaceSelector: {{}}
+  resourceGroups:
+  - coveredResources: {covered}
+    flavors:
+    - name: tas-flavor
+      resources: [{{name: cpu, nominalQuota: 100}}, {quota}]
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {{namespace: default, name: tas-user-queue}}
+spec: {{clusterQueue: tas-cluster-queue}}
+"""
+
+
+def test_gpu005_queue_variants_that_cannot_admit_the_gpus_do_not_place_the_pod(tmp_path: Path) -> None:
+    """Kueue's samples define the TAS queues twice (a CPU and a GPU variant file, one applied): a GPU
+    pod can be admitted only by the variant whose ClusterQueue covers `nvidia.com/gpu` (Kueue refuses
+    a resource no resource group covers), and that flavor injects the GPU toleration. Before, the
+    CPU variant counted as a way to place it and GPU005 said it tolerates no GPU taint."""
+    files = {"job.yaml": QUEUED_GPU_JOB, "gpu-queues.yaml": _queues(True), "queues.yaml": _queues(False)}
+    assert run(tmp_path, files, "GPU005") == []
+    # the CPU variant alone cannot admit it either: the pod is judged as before (what its flavor injects)
+    alone = tmp_path / "cpu"
+    alone.mkdir()
+    found = run(alone, {"job.yaml": QUEUED_GPU_JOB, "queues.yaml": _queues(False)}, "GPU005")
+    assert [(r.rule, Path(r.path).name, r.line, r.column) for r in found] == [("GPU005", "job.yaml", 12, 38)]  # at the GPU request
+
+
 # ---------------------------------------------------------------------------------------------
 # RES006 grades its findings; RES007 follows pod-level resources
 
