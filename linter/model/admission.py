@@ -13,6 +13,11 @@ refuses a resource its ClusterQueue does not cover): its assignments count only 
 covers them all (Kueue's TAS samples: a CPU and a GPU variant of one queue; the GPU pod runs only
 under the GPU one, whose flavor injects the GPU toleration). A flavor written in several files is
 taken from beside the ClusterQueue variant when one is there (:func:`linter.model.kueue.nearest`).
+The nodeLabels of the flavor holding the pod's GPUs in a resource group of their own (one that
+covers a GPU resource the pod asks for, and neither cpu nor memory) are kept apart
+(``Admission.gpu_labels``): such a flavor stands for the nodes whose GPUs its quota counts, and
+its labels pin the pod to them as a GPU node label would (a flavor for cpu, memory and GPUs
+alike may stand for a zone or a capacity type instead).
 
 A pod that is not queued, whose queue or a flavor of it the project does not define, or that no
 flavor can hold (QUE006's finding), is placed as it is written: one admission, nothing injected.
@@ -36,6 +41,9 @@ class Admission(Struct, frozen=True):
     placement: Placement
     tolerations: tuple[Mapping[str, Any], ...]
     flavors: tuple[str, ...] = ()  # the flavors injected (empty: the pod as written)
+    # the nodeLabels injected by the flavor that holds the pod's GPUs in a resource group of their
+    # own (neither cpu nor memory): they keep it to the nodes whose GPUs that quota counts
+    gpu_labels: tuple[tuple[str, str], ...] = ()
 
 
 def own(pod: Any) -> Admission:
@@ -50,6 +58,7 @@ def admissions(pod: Any, index: Any) -> tuple[Admission, ...]:
 
 
 def _admissions(pod: Any, index: Any) -> tuple[Admission, ...]:
+    from mlops_lint.model.k8s import gpu_resources
     from mlops_lint.model.kueue import (cluster_queues_of, flavor_node_labels, flavor_node_taints, flavor_tolerations,
                                     named, nearest, queue_ref, resource_groups)
 
@@ -64,6 +73,7 @@ def _admissions(pod: Any, index: Any) -> tuple[Admission, ...]:
     found: list[Admission] = []
     refusing: list[Admission] = []  # from a ClusterQueue that covers not every resource the pod asks for
     asked = {name for name, request in pod_requests(pod).items() if request.amount}
+    gpus = {name for name, request in pod_requests(pod).items() if request.amount and gpu_resources({name: None})}
     for cq in queues:
         choices = []
         covered = {resource for group in resource_groups(cq) for resource in group.covered}
@@ -72,6 +82,8 @@ def _admissions(pod: Any, index: Any) -> tuple[Admission, ...]:
             if not requested & set(group.covered):
                 continue
             fitting = []
+            # a group of the pod's GPUs apart from cpu and memory: its flavors stand for GPU nodes
+            devices = bool(gpus & set(group.covered)) and not {"cpu", "memory"} & set(group.covered)
             for name in group.flavor_names:
                 # several: variant files, each a flavor it may be given; those beside the ClusterQueue
                 # (its file, else its folder) go with it
@@ -86,7 +98,7 @@ def _admissions(pod: Any, index: Any) -> tuple[Admission, ...]:
                         continue
                     if any(base.placement.node_selector.get(k, v) != v for k, v in labels.items()):
                         continue
-                    fitting.append((name, labels, extra))
+                    fitting.append((name, labels, extra, devices))
             if not fitting:
                 return (base,)  # never admitted: QUE006's finding
             choices.append(fitting)
@@ -100,11 +112,15 @@ def _admissions(pod: Any, index: Any) -> tuple[Admission, ...]:
         for assignment in product(*choices):
             selector = dict(base.placement.node_selector)
             tolerations = list(base.tolerations)
-            for _, labels, extra in assignment:
+            gpu_labels: dict[str, str] = {}
+            for _, labels, extra, holds_gpus in assignment:
                 selector.update(labels)
                 tolerations.extend(extra)
+                if holds_gpus:
+                    gpu_labels.update(labels)
             placement = Placement(selector, base.placement.terms, base.placement.unknown_terms)
-            into.append(Admission(placement, tuple(tolerations), tuple(name for name, _, _ in assignment)))
+            into.append(Admission(placement, tuple(tolerations), tuple(choice[0] for choice in assignment),
+                                  tuple(gpu_labels.items())))
     return tuple(found) or tuple(refusing) or (base,)
 
 
