@@ -665,6 +665,40 @@ def test_que012_a_cpu_ray_or_mpi_job_trains_only_when_it_shows_training(workload
     assert [r.rule for r in lint(on_gpu, select=("QUE012",))] == ["QUE012"]
 
 
+def test_que012_a_volcano_job_holding_a_cpu_ray_cluster_trains_only_when_it_shows_training() -> None:
+    """Volcano's Ray example: a Job whose pods start a Ray cluster from a Ray image and run nothing
+    else; Ray runs whatever is submitted to it, so its image alone shows no training (as a RayJob's
+    kind shows none on CPUs). The same Job running a training script is flagged."""
+    job = """
+    apiVersion: batch.volcano.sh/v1alpha1
+    kind: Job
+    metadata: {name: ray-cluster-job}
+    spec:
+      minAvailable: 3
+      schedulerName: volcano
+      plugins: {ray: []}
+      queue: default
+      tasks:
+      - replicas: 1
+        name: head
+        template:
+          spec:
+            containers: [{name: head, image: "bitnami/ray:2.49.0", resources: {}}]
+            restartPolicy: OnFailure
+      - replicas: 2
+        name: worker
+        template:
+          spec:
+            containers: [{name: worker, image: "bitnami/ray:2.49.0", resources: {}}]
+            restartPolicy: OnFailure
+    """
+    assert lint(job, select=("QUE012",)) == []
+    training = job.replace('name: head, image: "bitnami/ray:2.49.0"', 'name: head, image: "bitnami/ray:2.49.0", command: [python, train.py]')
+    found = lint(training, select=("QUE012",))
+    assert [(r.rule, r.line, r.column) for r in found] == [("QUE012", 15, 23)]  # the first container's name
+    assert "`ray` in the image of container `head`, `train` in its entrypoint or pods" in found[0].message
+
+
 # ---------------------------------------------------------------------------------------------
 # QUE013: distributed GPU jobs without gang admission
 

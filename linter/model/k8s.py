@@ -432,11 +432,12 @@ def training_word(workload: "Workload") -> str | None:
 
 def trains_shown(workload: "Workload") -> str | None:
     """Why the workload trains (:attr:`Workload.trains`), for messages, else None; a Ray or MPI
-    workload on CPUs (:func:`runs_any_program`) trains only when its entrypoint or pods show a
+    workload on CPUs (:func:`runs_any_program`), or one whose sign of training is Ray itself (a Ray
+    image: a Volcano Job holding a Ray cluster), trains only when its entrypoint or pods show a
     training word (:func:`training_word`), and the reason then names it. With a GPU it held, the
     kind is enough (:attr:`Workload.trains` already leaves out `nvidia-smi` smoke tests)."""
     sign = workload.trains
-    if sign is None or workload.uses_gpu or not runs_any_program(workload):
+    if sign is None or workload.uses_gpu or not (runs_any_program(workload) or sign.startswith("`ray` ")):
         return sign
     found = training_word(workload)
     return f"{sign}, `{found}` in its entrypoint or pods" if found is not None else None

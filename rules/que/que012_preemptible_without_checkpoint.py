@@ -12,7 +12,8 @@ CUDA sample image), has
 nothing to checkpoint. Ray (`RayJob`) and MPI (`MPIJob`) run whatever program they are given,
 batches and demos as often as training: on CPUs they train only when their entrypoint or pods
 show a training word (`train`, `torchrun`, `epoch`, `tune`, `mnist` …), so Kueue's MPIJob `pi`
-and its RayJob counter have nothing to checkpoint (NAP004 judges them the same way). The message
+and its RayJob counter have nothing to checkpoint (NAP004 judges them the same way); so does a
+workload whose only sign is a Ray image (a Volcano Job holding a Ray cluster). The message
 names the sign of training it found. It can be preempted when:
 
 - **low priority**: its pods run with a PriorityClass (their `priorityClassName`, a Volcano
