@@ -699,6 +699,55 @@ def test_que012_a_volcano_job_holding_a_cpu_ray_cluster_trains_only_when_it_show
     assert "`ray` in the image of container `head`, `train` in its entrypoint or pods" in found[0].message
 
 
+RUNTIME = """
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata: {name: torch-distributed}
+spec:
+  mlPolicy: {numNodes: 1, torch: {numProcPerNode: auto}}
+  template:
+    spec:
+      replicatedJobs:
+      - name: node
+        template:
+          metadata:
+            labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}
+          spec:
+            template:
+              spec:
+                containers:
+                - name: node
+                  image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime
+"""
+
+QUEUED_TRAINJOB = """
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata:
+  name: kueue-example
+  labels:
+    # Tells Kueue which LocalQueue to admit this TrainJob into.
+    kueue.x-k8s.io/queue-name: training-queue
+spec:
+  runtimeRef: {apiGroup: trainer.kubeflow.org, kind: ClusterTrainingRuntime, name: torch-distributed}
+  suspend: true
+  trainer:
+    numNodes: 3
+    image: python:3.11-slim
+    command: [python3, -c, "print('Training started via Kueue')"]
+"""
+
+
+def test_que012_on_a_trainjob_points_into_the_runtime_that_sets_the_containers() -> None:
+    """Kubeflow Trainer's Kueue example: the TrainJob is queued, its containers (and their missing
+    volumeMounts) are the runtime's. QUE012 pointed at the runtime container's line and column in
+    the TrainJob's file (a comment there); it is reported at the runtime's container, saying which
+    TrainJob runs it, as the pod rules' findings on runtime values are."""
+    found = lint(RUNTIME, QUEUED_TRAINJOB, select=("QUE012",), paths=("runtime.yaml", "trainjob.yaml"))
+    assert [(r.rule, r.path, r.line, r.column) for r in found] == [("QUE012", "runtime.yaml", 18, 19)]  # `name: node`
+    assert found[0].message.endswith("(as TrainJob `kueue-example` runs it)")
+
+
 # ---------------------------------------------------------------------------------------------
 # QUE013: distributed GPU jobs without gang admission
 
