@@ -247,6 +247,134 @@ def test_gpu005_follows_the_configured_taints(tmp_path: Path) -> None:
     assert run(tmp_path, {"job.yaml": job}, "GPU005", Config(root=tmp_path, gpu_taints=())) == []
 
 
+QUEUED_GPU_JOB = """\
+apiVersion: batch/v1
+kind: Job
+metadata: {name: t, namespace: default, labels: {kueue.x-k8s.io/queue-name: tas-user-queue}}
+spec:
+  suspend: true
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: trainer
+        image: nvcr.io/nvidia/pytorch:24.05-py3
+        resources: {limits: {cpu: 1, nvidia.com/gpu: 1}}
+"""
+
+
+def _queues(gpu: bool) -> str:
+    """Kueue's TAS sample queues: the CPU variant, or the GPU one whose flavor tolerates the GPU taint."""
+    covered = '["cpu", "nvidia.com/gpu"]' if gpu else '["cpu"]'
+    quota = '{name: "nvidia.com/gpu", nominalQuota: 8}' if gpu else ""
+    tolerations = "tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]" if gpu else ""
+    return f"""\
+kind: ResourceFlavor
+apiVersion: kueue.x-k8s.io/v1beta1
+metadata: {{name: tas-flavor}}
+spec:
+  nodeLabels: {{cloud.provider.com/node-group: tas-group}}
+  {tolerations}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {{name: tas-cluster-queue}}
+spec:
+  namespaceSelector: {{}}
+  resourceGroups:
+  - coveredResources: {covered}
+    flavors:
+    - name: tas-flavor
+      resources: [{{name: cpu, nominalQuota: 100}}, {quota}]
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {{namespace: default, name: tas-user-queue}}
+spec: {{clusterQueue: tas-cluster-queue}}
+"""
+
+
+def test_gpu005_queue_variants_that_cannot_admit_the_gpus_do_not_place_the_pod(tmp_path: Path) -> None:
+    """Kueue's samples define the TAS queues twice (a CPU and a GPU variant file, one applied): a GPU
+    pod can be admitted only by the variant whose ClusterQueue covers `nvidia.com/gpu` (Kueue refuses
+    a resource no resource group covers), and that flavor injects the GPU toleration. Before, the
+    CPU variant counted as a way to place it and GPU005 said it tolerates no GPU taint."""
+    files = {"job.yaml": QUEUED_GPU_JOB, "gpu-queues.yaml": _queues(True), "queues.yaml": _queues(False)}
+    assert run(tmp_path, files, "GPU005") == []
+    # the CPU variant alone cannot admit it either: the pod is judged as before (what its flavor injects)
+    alone = tmp_path / "cpu"
+    alone.mkdir()
+    found = run(alone, {"job.yaml": QUEUED_GPU_JOB, "queues.yaml": _queues(False)}, "GPU005")
+    assert [(r.rule, Path(r.path).name, r.line, r.column) for r in found] == [("GPU005", "job.yaml", 12, 38)]  # at the GPU request
+
+
+def _hami(gpu_flavor_labels: str, cpu_group: bool = False) -> str:
+    """Kueue's HAMi sample: one ClusterQueue whose GPU resource group has flavor `hami-flavor`
+    (with ``gpu_flavor_labels``); with ``cpu_group``, a second group gives cpu to `cpu-flavor`
+    (nodeLabels `pool: cpu`)."""
+    cpu = """
+  - coveredResources: [cpu]
+    flavors: [{name: cpu-flavor, resources: [{name: cpu, nominalQuota: 100}]}]""" if cpu_group else ""
+    return f"""\
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {{name: hami-flavor}}
+spec: {{nodeLabels: {gpu_flavor_labels}}}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {{name: cpu-flavor}}
+spec: {{nodeLabels: {{pool: cpu}}}}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {{name: hami-queue}}
+spec:
+  namespaceSelector: {{}}
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors: [{{name: hami-flavor, resources: [{{name: nvidia.com/gpu, nominalQuota: 20}}]}}]{cpu}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {{name: user-queue, namespace: kueue-test}}
+spec: {{clusterQueue: hami-queue}}
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {{name: gpu-burn, namespace: kueue-test, labels: {{kueue.x-k8s.io/queue-name: user-queue}}}}
+spec:
+  suspend: true
+  template:
+    spec:
+      restartPolicy: Never
+      tolerations: [{{key: sku, operator: Equal, value: gpu, effect: NoSchedule}}]
+      containers:
+      - name: main
+        image: oguzpastirmaci/gpu-burn:latest
+        resources: {{limits: {{nvidia.com/gpu: "2", cpu: "1"}}}}
+"""
+
+
+def test_gpu006_the_labels_of_a_gpu_only_flavor_keep_the_pod_to_gpu_nodes(tmp_path: Path) -> None:
+    """Kueue gives the pod's GPUs quota of the flavor its ClusterQueue lists for `nvidia.com/gpu`
+    in a resource group of their own, and injects that flavor's nodeLabels (`gpu: "on"`): the pod is kept to the nodes whose GPUs the
+    quota counts, and the autoscaler sees which ones, whether or not the label is a known GPU one.
+    Before, GPU006 said nothing keeps it to GPU nodes. A flavor without labels, labels that only
+    a CPU resource group's flavor injects, or a flavor for cpu and GPUs alike keep it nowhere in
+    particular."""
+    assert run(tmp_path, {"hami.yaml": _hami('{gpu: "on"}')}, "GPU006") == []
+    assert run(tmp_path, {"hami.yaml": _hami('{gpu: "on"}', cpu_group=True)}, "GPU006") == []
+    for labels, cpu_group in (("{}", False), ("{}", True)):
+        found = run(tmp_path, {"hami.yaml": _hami(labels, cpu_group)}, "GPU006")
+        assert [(r.rule, r.line, r.column) for r in found] == [("GPU006", 33 if cpu_group else 31, 5)]  # the pod spec
+    # a flavor for cpu and GPUs alike may stand for a zone or a capacity type: its labels pin no GPU nodes
+    mixed = _hami('{gpu: "on"}').replace("coveredResources: [nvidia.com/gpu]", "coveredResources: [cpu, nvidia.com/gpu]")
+    mixed = mixed.replace("resources: [{name: nvidia.com/gpu, nominalQuota: 20}]",
+                          "resources: [{name: cpu, nominalQuota: 100}, {name: nvidia.com/gpu, nominalQuota: 20}]")
+    assert [r.rule for r in run(tmp_path, {"hami.yaml": mixed}, "GPU006")] == ["GPU006"]
+
+
 # ---------------------------------------------------------------------------------------------
 # RES006 grades its findings; RES007 follows pod-level resources
 

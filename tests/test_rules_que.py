@@ -602,6 +602,152 @@ def test_que012_needs_every_alternative_priority_class_to_be_preemptible() -> No
     assert lint(pc("batch", 100), pc("batch", 1000000), pc("urgent", 1000), job, select=("QUE012",), paths=paths) == []
     found = lint(pc("batch", 100), pc("batch", 500), pc("urgent", 1000), job, select=("QUE012",), paths=paths)
     assert [r.rule for r in found] == ["QUE012"] and "`batch` (500)" in found[0].message
+
+
+MPI_PI = """
+apiVersion: kubeflow.org/v2beta1
+kind: MPIJob
+metadata:
+  name: pi
+  labels: {kueue.x-k8s.io/queue-name: user-queue}
+spec:
+  runPolicy: {suspend: true}
+  mpiReplicaSpecs:
+    Launcher:
+      replicas: 1
+      template:
+        spec:
+          containers:
+          - image: mpioperator/mpi-pi:openmpi
+            name: mpi-launcher
+            command: [mpirun, -n, "2", /home/mpiuser/pi]
+    Worker:
+      replicas: 2
+      template:
+        spec:
+          containers:
+          - image: mpioperator/mpi-pi:openmpi
+            name: mpi-worker
+            command: [/usr/sbin/sshd, -De]
+            resources: {limits: {cpu: 1}}
+"""
+
+RAY_COUNTER = """
+apiVersion: ray.io/v1
+kind: RayJob
+metadata:
+  name: rayjob-sample
+  labels: {kueue.x-k8s.io/queue-name: user-queue}
+spec:
+  suspend: true
+  entrypoint: python /home/ray/samples/sample_code.py
+  rayClusterSpec:
+    headGroupSpec:
+      rayStartParams: {}
+      template:
+        spec:
+          containers:
+          - {name: ray-head, image: "rayproject/ray:2.9.0", resources: {limits: {cpu: "1"}}}
+"""
+
+
+@pytest.mark.parametrize("workload", [MPI_PI, RAY_COUNTER])
+def test_que012_a_cpu_ray_or_mpi_job_trains_only_when_it_shows_training(workload: str) -> None:
+    """Kueue's MPIJob `pi` and its RayJob counter sample: their operators run any program, so on
+    CPUs their kind shows no training and there is nothing to checkpoint (as NAP004 judges them);
+    the same jobs running a training script, or holding a GPU, are flagged."""
+    assert lint(workload, select=("QUE012",)) == []
+    training = workload.replace("/home/mpiuser/pi", "python train.py").replace("sample_code.py", "train_resnet.py")
+    found = lint(training, select=("QUE012",))
+    assert [(r.rule, r.line, r.column) for r in found] == [("QUE012", 16, 13 if "MPIJob" in workload else 14)]  # the name
+    assert "`train` in its entrypoint or pods" in found[0].message
+    on_gpu = workload.replace("limits: {cpu: 1}", "limits: {nvidia.com/gpu: 1}").replace('cpu: "1"', "nvidia.com/gpu: 1")
+    assert [r.rule for r in lint(on_gpu, select=("QUE012",))] == ["QUE012"]
+
+
+def test_que012_a_volcano_job_holding_a_cpu_ray_cluster_trains_only_when_it_shows_training() -> None:
+    """Volcano's Ray example: a Job whose pods start a Ray cluster from a Ray image and run nothing
+    else; Ray runs whatever is submitted to it, so its image alone shows no training (as a RayJob's
+    kind shows none on CPUs). The same Job running a training script is flagged."""
+    job = """
+    apiVersion: batch.volcano.sh/v1alpha1
+    kind: Job
+    metadata: {name: ray-cluster-job}
+    spec:
+      minAvailable: 3
+      schedulerName: volcano
+      plugins: {ray: []}
+      queue: default
+      tasks:
+      - replicas: 1
+        name: head
+        template:
+          spec:
+            containers: [{name: head, image: "bitnami/ray:2.49.0", resources: {}}]
+            restartPolicy: OnFailure
+      - replicas: 2
+        name: worker
+        template:
+          spec:
+            containers: [{name: worker, image: "bitnami/ray:2.49.0", resources: {}}]
+            restartPolicy: OnFailure
+    """
+    assert lint(job, select=("QUE012",)) == []
+    training = job.replace('name: head, image: "bitnami/ray:2.49.0"', 'name: head, image: "bitnami/ray:2.49.0", command: [python, train.py]')
+    found = lint(training, select=("QUE012",))
+    assert [(r.rule, r.line, r.column) for r in found] == [("QUE012", 15, 23)]  # the first container's name
+    assert "`ray` in the image of container `head`, `train` in its entrypoint or pods" in found[0].message
+
+
+RUNTIME = """
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata: {name: torch-distributed}
+spec:
+  mlPolicy: {numNodes: 1, torch: {numProcPerNode: auto}}
+  template:
+    spec:
+      replicatedJobs:
+      - name: node
+        template:
+          metadata:
+            labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}
+          spec:
+            template:
+              spec:
+                containers:
+                - name: node
+                  image: pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime
+"""
+
+QUEUED_TRAINJOB = """
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata:
+  name: kueue-example
+  labels:
+    # Tells Kueue which LocalQueue to admit this TrainJob into.
+    kueue.x-k8s.io/queue-name: training-queue
+spec:
+  runtimeRef: {apiGroup: trainer.kubeflow.org, kind: ClusterTrainingRuntime, name: torch-distributed}
+  suspend: true
+  trainer:
+    numNodes: 3
+    image: python:3.11-slim
+    command: [python3, -c, "print('Training started via Kueue')"]
+"""
+
+
+def test_que012_on_a_trainjob_points_into_the_runtime_that_sets_the_containers() -> None:
+    """Kubeflow Trainer's Kueue example: the TrainJob is queued, its containers (and their missing
+    volumeMounts) are the runtime's. QUE012 pointed at the runtime container's line and column in
+    the TrainJob's file (a comment there); it is reported at the runtime's container, saying which
+    TrainJob runs it, as the pod rules' findings on runtime values are."""
+    found = lint(RUNTIME, QUEUED_TRAINJOB, select=("QUE012",), paths=("runtime.yaml", "trainjob.yaml"))
+    assert [(r.rule, r.path, r.line, r.column) for r in found] == [("QUE012", "runtime.yaml", 18, 19)]  # `name: node`
+    assert found[0].message.endswith("(as TrainJob `kueue-example` runs it)")
+
+
 # ---------------------------------------------------------------------------------------------
 # QUE013: distributed GPU jobs without gang admission
 

@@ -7,6 +7,17 @@ and injects the flavor's ``spec.nodeLabels`` into the pods' nodeSelector and its
 those whose ``nodeTaints`` it tolerates and whose labels its own selection does not contradict
 (``linter.model.kueue``'s flavor assignment). Each possible assignment is one
 :class:`Admission`; the placement rules judge every one and report what holds for all of them.
+When the queue's ClusterQueue is written in several variant files (alternatives, one applied), a
+variant whose resource groups leave out a resource the pod asks for cannot admit it (Kueue
+refuses a resource its ClusterQueue does not cover): its assignments count only when no variant
+covers them all (Kueue's TAS samples: a CPU and a GPU variant of one queue; the GPU pod runs only
+under the GPU one, whose flavor injects the GPU toleration). A flavor written in several files is
+taken from beside the ClusterQueue variant when one is there (:func:`linter.model.kueue.nearest`).
+The nodeLabels of the flavor holding the pod's GPUs in a resource group of their own (one that
+covers a GPU resource the pod asks for, and neither cpu nor memory) are kept apart
+(``Admission.gpu_labels``): such a flavor stands for the nodes whose GPUs its quota counts, and
+its labels pin the pod to them as a GPU node label would (a flavor for cpu, memory and GPUs
+alike may stand for a zone or a capacity type instead).
 
 A pod that is not queued, whose queue or a flavor of it the project does not define, or that no
 flavor can hold (QUE006's finding), is placed as it is written: one admission, nothing injected.
@@ -30,6 +41,9 @@ class Admission(Struct, frozen=True):
     placement: Placement
     tolerations: tuple[Mapping[str, Any], ...]
     flavors: tuple[str, ...] = ()  # the flavors injected (empty: the pod as written)
+    # the nodeLabels injected by the flavor that holds the pod's GPUs in a resource group of their
+    # own (neither cpu nor memory): they keep it to the nodes whose GPUs that quota counts
+    gpu_labels: tuple[tuple[str, str], ...] = ()
 
 
 def own(pod: Any) -> Admission:
@@ -44,8 +58,9 @@ def admissions(pod: Any, index: Any) -> tuple[Admission, ...]:
 
 
 def _admissions(pod: Any, index: Any) -> tuple[Admission, ...]:
+    from mlops_lint.model.k8s import gpu_resources
     from mlops_lint.model.kueue import (cluster_queues_of, flavor_node_labels, flavor_node_taints, flavor_tolerations,
-                                    named, queue_ref, resource_groups)
+                                    named, nearest, queue_ref, resource_groups)
 
     workload = pod.workload
     if workload is None or workload.generic or queue_ref(pod.obj) is None:
@@ -56,17 +71,26 @@ def _admissions(pod: Any, index: Any) -> tuple[Admission, ...]:
         return (own(pod),)
     base = own(pod)
     found: list[Admission] = []
+    refusing: list[Admission] = []  # from a ClusterQueue that covers not every resource the pod asks for
+    asked = {name for name, request in pod_requests(pod).items() if request.amount}
+    gpus = {name for name, request in pod_requests(pod).items() if request.amount and gpu_resources({name: None})}
     for cq in queues:
         choices = []
+        covered = {resource for group in resource_groups(cq) for resource in group.covered}
+        into = found if asked <= covered else refusing
         for group in resource_groups(cq):
             if not requested & set(group.covered):
                 continue
             fitting = []
+            # a group of the pod's GPUs apart from cpu and memory: its flavors stand for GPU nodes
+            devices = bool(gpus & set(group.covered)) and not {"cpu", "memory"} & set(group.covered)
             for name in group.flavor_names:
-                flavors = named(index, "ResourceFlavor", name, pod.obj)
+                # several: variant files, each a flavor it may be given; those beside the ClusterQueue
+                # (its file, else its folder) go with it
+                flavors = nearest(named(index, "ResourceFlavor", name, pod.obj), cq)
                 if not flavors:
                     return (base,)  # a flavor the project does not define: what it injects is unknown
-                for flavor in flavors:  # several: variant files, each a flavor it may be given
+                for flavor in flavors:
                     labels = flavor_node_labels(flavor)
                     extra = tuple(flavor_tolerations(flavor))
                     if any(t.effect in ("NoSchedule", "NoExecute") and not tolerated_by([*base.tolerations, *extra], t)
@@ -74,7 +98,7 @@ def _admissions(pod: Any, index: Any) -> tuple[Admission, ...]:
                         continue
                     if any(base.placement.node_selector.get(k, v) != v for k, v in labels.items()):
                         continue
-                    fitting.append((name, labels, extra))
+                    fitting.append((name, labels, extra, devices))
             if not fitting:
                 return (base,)  # never admitted: QUE006's finding
             choices.append(fitting)
@@ -88,12 +112,16 @@ def _admissions(pod: Any, index: Any) -> tuple[Admission, ...]:
         for assignment in product(*choices):
             selector = dict(base.placement.node_selector)
             tolerations = list(base.tolerations)
-            for _, labels, extra in assignment:
+            gpu_labels: dict[str, str] = {}
+            for _, labels, extra, holds_gpus in assignment:
                 selector.update(labels)
                 tolerations.extend(extra)
+                if holds_gpus:
+                    gpu_labels.update(labels)
             placement = Placement(selector, base.placement.terms, base.placement.unknown_terms)
-            found.append(Admission(placement, tuple(tolerations), tuple(name for name, _, _ in assignment)))
-    return tuple(found) or (base,)
+            into.append(Admission(placement, tuple(tolerations), tuple(choice[0] for choice in assignment),
+                                  tuple(gpu_labels.items())))
+    return tuple(found) or tuple(refusing) or (base,)
 
 
 def refused_queue(pod: Any, ctx: Any) -> bool:

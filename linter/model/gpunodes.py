@@ -192,13 +192,14 @@ def gpu_pools_only(pod: Any, index: Any, config: Any) -> list[Any] | None:
 def places_on_gpu_nodes(pod: Any, index: Any, config: Any) -> bool:
     """Whether a pod template can only land on GPU nodes (see the module docs); a pod that names
     its node (``nodeName``) or whose affinity uses ``matchFields`` is taken to be placed. A queued
-    pod is placed with what every Kueue flavor it may get injects (``linter.model.admission``)."""
+    pod is placed with what every Kueue flavor it may get injects (``linter.model.admission``); the
+    nodeLabels of the flavor holding its GPUs keep it to the nodes whose GPUs that quota counts."""
     from mlops_lint.model.admission import admissions
 
     placement = pod.placement
     if pod.spec.get("nodeName") or placement.unknown_terms:
         return True
-    if all(gpu_label_pins(a.placement, config) is not None for a in admissions(pod, index)):
+    if all(gpu_label_pins(a.placement, config) is not None or a.gpu_labels for a in admissions(pod, index)):
         return True
     return gpu_pools_only(pod, index, config) is not None
 

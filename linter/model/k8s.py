@@ -400,6 +400,49 @@ def _name_word(word: str) -> bool:
     return word.startswith(_NAME_STEMS)
 
 
+# words of a training run (a sign of training stronger than a framework's name or `python`)
+TRAINING_WORDS = ("train", "pretrain", "retrain", "finetun", "torchrun", "deepspeed", "horovod", "epoch", "accelerate")
+_TRAINING_WORD = re.compile(r"[a-z][a-z0-9]*")
+# and on the CPU pods of Ray and MPI: Ray Tune searches and RLlib train too, and MNIST is every
+# framework's first model
+_GENERAL_TRAINING = TRAINING_WORDS + ("tune", "rllib", "mnist", "xgboost", "lightgbm", "fit")
+
+
+def runs_any_program(workload: "Workload") -> bool:
+    """A Ray workload (``ray.io``) or a Kubeflow ``MPIJob``: their operators run whatever program
+    they are given, batches and demos (a Ray Data resize, a counter, MPI's `pi`) as often as
+    training, so their kind alone does not show that they train."""
+    return workload.obj.group == "ray.io" or (workload.obj.group, workload.kind) == ("kubeflow.org", "MPIJob")
+
+
+def training_word(workload: "Workload") -> str | None:
+    """A training word in a RayJob's entrypoint, or in the commands, images or names of the
+    workload's containers (a Trainer v2 TrainJob's runtime containers are its pods)."""
+    spec = workload.obj.body.get_map("spec")
+    entrypoint = spec.get("entrypoint") if spec is not None else None
+    texts = [entrypoint] if isinstance(entrypoint, str) else []
+    texts += (text for container in workload.containers()
+              for text in (*container.command_strings, container.image or "", container.name))
+    for text in texts:
+        found = next((w for w in _TRAINING_WORD.findall(text.lower()) if w.startswith(_GENERAL_TRAINING)), None)
+        if found is not None:
+            return found
+    return None
+
+
+def trains_shown(workload: "Workload") -> str | None:
+    """Why the workload trains (:attr:`Workload.trains`), for messages, else None; a Ray or MPI
+    workload on CPUs (:func:`runs_any_program`), or one whose sign of training is Ray itself (a Ray
+    image: a Volcano Job holding a Ray cluster), trains only when its entrypoint or pods show a
+    training word (:func:`training_word`), and the reason then names it. With a GPU it held, the
+    kind is enough (:attr:`Workload.trains` already leaves out `nvidia-smi` smoke tests)."""
+    sign = workload.trains
+    if sign is None or workload.uses_gpu or not (runs_any_program(workload) or sign.startswith("`ray` ")):
+        return sign
+    found = training_word(workload)
+    return f"{sign}, `{found}` in its entrypoint or pods" if found is not None else None
+
+
 # Programs that only look at the node, print or wait: a pod whose every app container runs only
 # these is a smoke test or a placeholder (``nvidia-smi``, ``sleep infinity``), not a trainer, even on
 # a GPU and in a framework's image

@@ -268,12 +268,12 @@ def route(finding: Any, view: Any, func: Callable, ctx: Any) -> Any:
     """Where a finding on a TrainJob's view belongs: the TrainJob (its node path into
     ``spec.trainer``), the runtime (``finding.obj``, its node path there), or None when the
     runtime's own view gives it (it is reported where the runtime is linted)."""
-    if hasattr(view, "pods"):  # the workload
-        pod, workload = None, view
+    node = tuple(finding.node)
+    if hasattr(view, "pods"):  # the workload: the pod its finding's node leads into, if any
+        pod, workload = _pod_at(view, node), view
     else:
         pod = view if hasattr(view, "spec") else view.pod
         workload = pod.workload
-    node = tuple(finding.node)
     if pod is not None and finding.span == pod.anchor:
         return replace(finding, node=("spec", "trainer"))  # about the pod the TrainJob's values make
     patched = getattr(pod, "patched", None) or {}
@@ -302,6 +302,18 @@ def route(finding: Any, view: Any, func: Callable, ctx: Any) -> Any:
     where = f"{obj.namespace}/{obj.name}" if obj.namespace else obj.name
     return replace(finding, obj=workload.runtime, node=runtime_node,
                    message=f"{finding.message} (as TrainJob `{where}` runs it)")
+
+
+def _pod_at(workload: Any, node: tuple) -> Any:
+    """The pod of a TrainJob's workload view that a workload finding's node points into (a
+    container or key of it, as QUE012 points at a container's ``volumeMounts``): the trainer pod
+    for ``spec.trainer…`` (the TrainJob's trainer merged with the runtime's container), else the
+    pod whose path the node extends; None for a node about the TrainJob as a whole. Routed as
+    that pod's finding, a key the runtime sets is reported in the runtime, not at the runtime's
+    line in the TrainJob's file."""
+    if node[:2] == ("spec", "trainer") and len(node) > 2:
+        return next((pod for pod in workload.pods if pod.merged), None)
+    return next((pod for pod in workload.pods if len(node) > len(pod.path) and node[:len(pod.path)] == pod.path), None)
 
 
 def _runtime_node(node: tuple, pod: Any) -> tuple | None:

@@ -14,7 +14,14 @@ label set by GPU feature discovery or the GPU Operator, `karpenter.azure.com/sku
 the project's GPU pools also counts: a label only its GPU pools carry (`NodeGroupType: gpu` set
 by `--labels` on the GPU pool alone), a pool's name (`kubernetes.azure.com/agentpool: gpunp`: a
 pool the project does not describe has another name), or `karpenter.sh/nodepool` of a NodePool
-whose requirements allow only GPU sizes. When the pod has a node selection, the message names it
+whose requirements allow only GPU sizes. A pod queued to Kueue is kept to GPU nodes by the
+`nodeLabels` of the flavor holding its GPUs too, when its ClusterQueue gives the GPUs a resource
+group of their own (covering a GPU resource the pod asks for, and neither cpu nor memory): Kueue
+injects them into its nodeSelector, and they select the nodes whose GPUs that quota counts,
+whatever the label (Kueue's HAMi sample's `gpu: "on"`). A flavor without `nodeLabels`, the labels
+of a CPU group's flavor, or a flavor for cpu and GPUs alike (a zone, a capacity type) keep it
+nowhere in particular.
+When the pod has a node selection, the message names it
 and says why it is not known to reach only GPU nodes (the non-GPU pools of the project it also
 matches, or that none of its labels is known), and that `gpu-node-labels` teaches the label. Preferred node affinity does not: it does not keep a pod off other nodes.
 The rule is off in the `aks-automatic` profile. The finding points at `nodeSelector:`, else

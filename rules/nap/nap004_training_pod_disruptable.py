@@ -69,10 +69,8 @@ a shared runtime's) or a bare Pod.
 - AKS, Node auto-provisioning disruption: https://learn.microsoft.com/azure/aks/node-auto-provisioning-disruption
 """
 
-import re
-
 from mlops_lint.fix.plans import plan, set_path
-from mlops_lint.model.k8s import PodSpec
+from mlops_lint.model.k8s import ML_GROUPS, TRAINING_WORDS, PodSpec, runs_any_program, trains_shown
 from mlops_lint.model.cluster.modes import nap_in_play as in_play
 from mlops_lint.model.nap import consolidates_underutilized
 from mlops_lint.model.napcluster import hosts
@@ -81,50 +79,23 @@ from mlops_lint.rule import POD, Finding, rule
 ANNOTATION = "karpenter.sh/do-not-disrupt"
 
 
-# words of a training run (its evidence's first word must be one, for a CPU workload of no ML operator)
-_TRAINING = ("train", "pretrain", "retrain", "finetun", "torchrun", "deepspeed", "horovod", "epoch", "accelerate")
-
-
 def _trains(workload) -> str | None:
     """Why the workload is a training run that eviction sets back, else None: it trains
     (:attr:`~linter.model.k8s.Workload.trains`) and holds a GPU, is an ML operator's kind, or shows
     a training word (a CPU Job whose only sign is `python`, `checkpoint` or a serving image may be
     a conversion or a data job)."""
-    from mlops_lint.model.k8s import ML_GROUPS
-
     sign = workload.trains
     if sign is None or workload.uses_gpu:
         return sign
     word = sign.split("`")[1].lower() if sign.count("`") >= 2 else ""
-    if word.startswith(_TRAINING):
+    if word.startswith(TRAINING_WORDS):
         return sign
-    if workload.obj.group == "ray.io" or (workload.obj.group, workload.kind) == ("kubeflow.org", "MPIJob"):
+    if runs_any_program(workload):
         # Ray and MPI on CPUs run batches and demos (a Ray Data resize, MPI's `pi`) as often as
         # training: judged only when the entrypoint or pods show training
-        found = _training_word(workload)
-        return f"{sign}, `{found}` in its entrypoint or pods" if found is not None else None
+        return trains_shown(workload)
     if workload.obj.group in ML_GROUPS:  # the training operators (PyTorchJob, TrainJob, …): training by kind
         return sign
-    return None
-
-
-_WORD = re.compile(r"[a-z][a-z0-9]*")
-# and on an operator's CPU pods: Ray Tune searches and RLlib train too, and MNIST is every framework's first model
-_RAY_TRAINING = _TRAINING + ("tune", "rllib", "mnist", "xgboost", "lightgbm", "fit")
-
-
-def _training_word(workload) -> str | None:
-    """A training word in a RayJob's entrypoint, or in the commands, images or names of the
-    workload's containers (a Trainer v2 TrainJob's runtime containers are its pods)."""
-    spec = workload.obj.body.get_map("spec")
-    entrypoint = spec.get("entrypoint") if spec is not None else None
-    texts = [entrypoint] if isinstance(entrypoint, str) else []
-    texts += (text for container in workload.containers()
-              for text in (*container.command_strings, container.image or "", container.name))
-    for text in texts:
-        found = next((w for w in _WORD.findall(text.lower()) if w.startswith(_RAY_TRAINING)), None)
-        if found is not None:
-            return found
     return None
 
 

@@ -9,7 +9,12 @@ KubeRay), names an ML framework or training in its pods' images, commands or env
 a name (the workload's, a container's, a `training-batch` class), or uses a GPU: a queued
 `sleep` or web-server Job, or a GPU smoke test that only runs `nvidia-smi` and `sleep` (or a
 CUDA sample image), has
-nothing to checkpoint. The message names the sign of training it found. It can be preempted when:
+nothing to checkpoint. Ray (`RayJob`) and MPI (`MPIJob`) run whatever program they are given,
+batches and demos as often as training: on CPUs they train only when their entrypoint or pods
+show a training word (`train`, `torchrun`, `epoch`, `tune`, `mnist` …), so Kueue's MPIJob `pi`
+and its RayJob counter have nothing to checkpoint (NAP004 judges them the same way); so does a
+workload whose only sign is a Ray image (a Volcano Job holding a Ray cluster). The message
+names the sign of training it found. It can be preempted when:
 
 - **low priority**: its pods run with a PriorityClass (their `priorityClassName`, a Volcano
   Job's `spec.priorityClassName` for tasks naming none, else the project's `globalDefault` class)
@@ -88,6 +93,7 @@ Use instead:
 - AKS, storage options for applications: https://learn.microsoft.com/azure/aks/concepts-storage
 """
 
+from mlops_lint.model.k8s import trains_shown
 from mlops_lint.model.kueue import QUEUE_NAME_KEY, pod_priority, preemptors, queue_ref
 from mlops_lint.model.storage import CLAIM, PERSISTENT, is_checkpoint_destination, literal_env, pod_volumes, volume_storage
 from mlops_lint.rule import WORKLOAD, Finding, rule
@@ -154,7 +160,7 @@ def _why(workload, index) -> str | None:
 @rule(code="QUE012", name="preemptible-without-checkpoint", severity="warning", scope=WORKLOAD,
       tags=("priorities", "preemption", "storage"))
 def check(workload, ctx):
-    sign = workload.trains
+    sign = trains_shown(workload)
     if sign is None:
         return
     containers = [c for pod in workload.pods for c in pod.app_containers]
