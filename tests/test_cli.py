@@ -310,7 +310,8 @@ def test_dockerfile_and_shell_parse_errors_and_inline_suppressions(tmp_path: Pat
     (tmp_path / "pool.sh").write_text(
         "#!/usr/bin/env bash\n"
         "# mlops-lint: disable=parse-error nothing to suppress here\n"
-        "az aks nodepool add --name gpunp --node-vm-size Standard_NC4as_T4_v3 --labels accelerator=nvidia --node-taints sku=gpu:NoSchedule\n"
+        "az aks nodepool add --name gpunp --node-vm-size Standard_NC4as_T4_v3 --labels accelerator=nvidia --node-taints sku=gpu:NoSchedule"
+        " --enable-cluster-autoscaler --min-count 0 --max-count 2\n"
         "echo 'never closed\n"
     )
     (tmp_path / "provision").write_text("#!/bin/sh\naz aks update --name c --enable-blob-driver\n")
