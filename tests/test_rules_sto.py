@@ -615,6 +615,8 @@ def sto007(text: str, tmp_path: Path) -> list:
     ("file.csi.azure.com", "{protocol: smb}", ["-o mfsymlinks"], [(7, "blobfuse")]),
     ("file.csi.azure.com", "{protocol: nfs}", ["nconnect=4", "mfsymlinks", "-o x"], [(8, "SMB"), (9, "blobfuse")]),
     ("disk.csi.azure.com", "{}", ["-o nconnect=4", "uid=0"], []),  # another driver
+    ("[file.csi.azure.com]", "{protocol: nfs}", ["mfsymlinks"], []),  # not a name (SCH002's): no LNT002
+    ("{a: b}", "{protocol: nfs}", ["mfsymlinks"], []),
 ])
 def test_sto007_options_by_protocol(tmp_path: Path, provisioner: str, parameters: str, options: list[str],
                                     expected: list[tuple[int, str]]) -> None:

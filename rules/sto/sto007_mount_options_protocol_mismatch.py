@@ -134,7 +134,7 @@ def _mount(obj) -> tuple[str, str, YSeq, tuple] | None:
             return None
         driver, params, options, node = csi.get("driver"), csi.get_map("volumeAttributes"), \
             spec.get_seq("mountOptions"), ("spec", "mountOptions")
-    if driver not in _DEFAULT_PROTOCOL or not options:
+    if not isinstance(driver, str) or driver not in _DEFAULT_PROTOCOL or not options:  # a list or map: SCH002's
         return None
     protocol = _parameter(params, "protocol")
     if protocol is None:
