@@ -114,3 +114,39 @@ def test_a_pool_described_elsewhere_that_may_take_the_pod_is_not_judged(tmp_path
     (tmp_path / "cluster.sh").write_text("az aks create -g rg --name aks --node-vm-size Standard_D4s_v5 "
                                          "--node-count 2\n", "utf-8")
     assert lint_it() == [("serve.yaml", 9, 5)]  # no selector: the pod template's spec
+
+
+RAYSERVICE = """apiVersion: ray.io/v1
+kind: RayService
+metadata: {name: rs, namespace: serving}
+spec:
+  serveConfigV2: |
+    applications: []
+  rayClusterConfig:
+    headGroupSpec:
+      template:
+        spec:
+          containers:
+          - {name: head, image: rayproject/ray:2.9.0}
+    workerGroupSpecs:
+    - groupName: gpu
+      minReplicas: MIN
+      maxReplicas: 4
+      template:
+        spec:
+          tolerations: [{key: sku, operator: Equal, value: gpu, effect: NoSchedule}]
+          containers:
+          - name: worker
+            image: rayproject/ray:2.9.0-gpu
+            resources: {limits: {nvidia.com/gpu: 1}}
+"""
+
+
+@pytest.mark.parametrize("minimum, fires", [(0, False), (1, True)])
+def test_a_ray_worker_group_that_scales_to_zero_is_the_authors_choice(tmp_path: Path, minimum: int, fires: bool) -> None:
+    (tmp_path / "rs.yaml").write_text(RAYSERVICE.replace("MIN", str(minimum)), "utf-8")
+    pools = [pool("a100np", **{"min-count": 0, "max-count": 4}),
+             {"name": "cpu", "vm-size": "Standard_D4s_v5", "node-count": 2}]
+    report = lint(LintRequest(paths=[tmp_path / "rs.yaml"], config=Config(root=tmp_path, node_pools=pools),
+                              registry=REGISTRY, select=["XPL008"], cwd=tmp_path))
+    assert [(r.line, r.column) for r in report.active] == ([(18, 9)] if fires else [])  # the worker template's spec

@@ -13,11 +13,11 @@ The finding points at the pod's node selection (the selector entry, else the req
 else the pod) and names each pool with the file and line of its minimum.
 
 Left alone: a pod that can also land on a pool kept warm (a minimum above 0, a fixed size, a CPU
-pool); a server that scales itself to zero (`replicas: 0`, a KServe predictor's
-`minReplicas: 0`: the author chose the cold start); training and batch workloads (scale to zero
-is what the article recommends for them); a cluster whose pools the project does not define (no
-`az aks create`, no `node-pools:`, node auto-provisioning), where a pool described elsewhere may
-take the pod.
+pool); a server that scales itself to zero (`replicas: 0`, a KServe predictor's `minReplicas: 0`,
+a KubeRay worker group's `minReplicas: 0`: the author chose the cold start); training and batch
+workloads (scale to zero is what the article recommends for them); a cluster whose pools the
+project does not define (no `az aks create`, no `node-pools:`, node auto-provisioning), where a
+pool described elsewhere may take the pod.
 
 {{pod-views}}
 
@@ -99,6 +99,24 @@ def _where(pool) -> str:
     return f"`{pool.display}` (minimum 0 at {where})"
 
 
+def _group_scales_to_zero(pod) -> bool:
+    """The group the pod template belongs to keeps no replica when idle: a KubeRay worker group
+    (`minReplicas: 0`, Ray's autoscaler adds workers on demand), the template's holder otherwise."""
+    path = pod.path
+    if len(path) < 3 or path[-2:] != ("template", "spec"):
+        return False
+    node = pod.obj.body
+    for step in path[:-2]:
+        if isinstance(node, dict):
+            node = node.get(step)
+        elif isinstance(node, list) and isinstance(step, int) and 0 <= step < len(node):
+            node = node[step]
+        else:
+            return False
+    minimum = node.get("minReplicas") if isinstance(node, dict) else None
+    return minimum == 0 and not isinstance(minimum, bool)
+
+
 def _cold_pools(placement):
     pools = placement.known_candidates
     if not pools or not all(_cold(v) for v in pools):
@@ -115,6 +133,8 @@ def check(pod: PodSpec, ctx):
     replicas = replicated_server(workload)
     if replicas is not None and replicas.count == 0:
         return  # the server scales itself to zero: the cold start is the author's choice
+    if _group_scales_to_zero(pod):
+        return
     placement = cluster_of(ctx.index, ctx.config).placement(pod)
     if placement is None:
         return
