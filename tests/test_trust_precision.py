@@ -336,3 +336,46 @@ def test_the_articles_blocks_give_no_false_alarm_of_the_cluster_join_rules(tmp_p
     # they do judge this cluster: its GPU pool made without the driver gives GPU014
     (tmp_path / "together" / "cluster.sh").write_text(script.replace("--node-vm-size", "--gpu-driver none --node-vm-size", 1))
     assert {f["rule"] for f in lint(tmp_path / "together", "--select", STOP42_RULES)} == {"GPU014"}
+
+
+STOP45_RULES = "XPL008,DST010,QUE020"
+
+
+def test_the_articles_blocks_give_no_false_alarm_of_the_lifecycle_rules(tmp_path: Path) -> None:
+    """XPL008 (serving pools that scale to zero), DST010 (TFJob replica layouts) and QUE020 (Volcano
+    lifecycle policies) on the article's manifests with its az commands (its GPU pool scales to
+    zero: `--min-count 0`), together and one block at a time: its TFJob runs Workers only, its
+    Volcano Job restarts on `PodEvicted` and `PodFailed`, and it runs no model server, so none
+    fires. They do judge these blocks: without the Volcano Job's eviction policy QUE020 fires
+    there, a TFJob whose Workers become parameter servers gives DST010, and a vLLM server on the
+    article's pool gives XPL008."""
+    if not ARTICLE.is_file():
+        pytest.skip(f"{ARTICLE} is not on this machine")
+    script, blocks = article_script(), article_blocks()
+    assert "--min-count 0" in script
+    projects = {"together": dict(enumerate(blocks, 1))} | {f"alone{n:02d}": {n: b} for n, b in enumerate(blocks, 1)}
+    for name, chosen in projects.items():
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / ".mlops-lint.yaml").write_text("profile: aks-standard\n")
+        (folder / "cluster.sh").write_text(script)
+        for n, block in chosen.items():
+            (folder / f"block{n:02d}.yaml").write_text(block)
+        assert lint(folder, "--select", STOP45_RULES) == [], name
+    together = tmp_path / "together"
+    volcano = next(n for n, b in enumerate(blocks, 1) if "batch.volcano.sh" in b and "\nkind: Job" in b)
+    tfjob = next(n for n, b in enumerate(blocks, 1) if "\nkind: TFJob" in b)
+    evicted = "  - event: PodEvicted\n    action: RestartJob\n"
+    assert evicted in blocks[volcano - 1] and "    Worker:\n" in blocks[tfjob - 1]
+    (together / f"block{volcano:02d}.yaml").write_text(blocks[volcano - 1].replace(evicted, ""))
+    (together / f"block{tfjob:02d}.yaml").write_text(blocks[tfjob - 1].replace("    Worker:\n", "    PS:\n"))
+    (together / "serve.yaml").write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: llm, namespace: serving}\nspec:\n  replicas: 1\n"
+        "  selector: {matchLabels: {app: llm}}\n  template:\n    metadata: {labels: {app: llm}}\n    spec:\n"
+        "      nodeSelector: {accelerator: nvidia}\n"
+        "      tolerations: [{key: sku, operator: Equal, value: gpu, effect: NoSchedule}]\n"
+        "      containers:\n      - name: vllm\n        image: vllm/vllm-openai:v0.6.3\n"
+        "        resources: {limits: {nvidia.com/gpu: 1}}\n")
+    found = sorted((f["rule"], f["object"]["name"]) for f in lint(together, "--select", STOP45_RULES))
+    assert found == [("DST010", "tensorflow-multiworker-example"), ("QUE020", "volcano-gpu-training"),
+                     ("XPL008", "llm")]
