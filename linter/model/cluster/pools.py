@@ -30,7 +30,12 @@ on such a key targets the pools described here. A cluster with node auto-provisi
 (``--node-provisioning-mode Auto``, ``--sku automatic``) can make nodes of any shape: the extra
 pool then matches everything but the label keys the project's NodePools set and none of their
 requirements lets vary (Karpenter only puts a label on a node a NodePool allows), and
-``karpenter.sh/nodepool`` is none of the project's NodePools there.
+``karpenter.sh/nodepool`` is none of the project's NodePools there. Node auto-provisioning is
+said per cluster (:meth:`Cluster.auto_provisioned`: the clusters its records name, or every one
+when a name or the mode is not determined): beside a NAP cluster, the label keys that only the
+pools of the project's other (Standard) clusters set mark those clusters' nodes, and the extra
+pool does not match them either. AKS010 spares only the NAP clusters' pools; NAP002 leaves alone a
+pod that a Standard cluster's pool with its GPUs takes.
 
 **NodePools** (``karpenter.sh/v1``, :mod:`linter.model.nap`) of the project are pools too
 (``source == "nodepool"``), one per VM size they allow, in every profile (``aks-automatic`` too).
