@@ -568,3 +568,41 @@ def test_nap001_terraform_judges_only_the_nap_clusters_resources(tmp_path: Path)
     # a cluster name Terraform does not write literally may be the NAP cluster's
     found = lint_tree(tmp_path, {"main.tf": MIXED_TF.replace('name = "aks"', "name = var.name")}, ["NAP001"])
     assert [r.line for r in found] == [8, 16, 23, 29]
+
+
+MIXED_BICEP = """\
+resource nap 'Microsoft.ContainerService/managedClusters@2025-05-01' = {
+  name: 'napaks'
+  properties: {
+    nodeProvisioningProfile: { mode: 'Auto' }
+  }
+}
+
+resource std 'Microsoft.ContainerService/managedClusters@2025-05-01' = {
+  name: 'aks'
+  properties: {
+    agentPoolProfiles: [
+      { name: 'system', mode: 'System', enableAutoScaling: true }
+    ]
+  }
+}
+
+resource gpu 'Microsoft.ContainerService/managedClusters/agentPools@2025-05-01' = {
+  parent: std
+  name: 'gpunp'
+  properties: { enableAutoScaling: true }
+}
+
+resource napgpu 'Microsoft.ContainerService/managedClusters/agentPools@2025-05-01' = {
+  parent: nap
+  name: 'napgpu'
+  properties: { enableAutoScaling: true }
+}
+"""
+
+
+def test_nap001_bicep_judges_only_the_nap_clusters_resources(tmp_path: Path) -> None:
+    """Bicep with a NAP cluster and a Standard one: only the NAP cluster's pool (by its `parent`)
+    is reported (before: all three switches were)."""
+    found = lint_tree(tmp_path, {"main.bicep": MIXED_BICEP}, ["NAP001"])
+    assert [(r.rule, r.line) for r in found] == [("NAP001", 26)]
