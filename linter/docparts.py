@@ -33,7 +33,10 @@ provisioning `NodePool`s (`karpenter.sh/v1`) are pools of the cluster model with
 labels, Karpenter's labels (`karpenter.sh/nodepool`, `node.kubernetes.io/instance-type`,
 `karpenter.azure.com/sku-*`), taints and the VM sizes their requirements allow; and a pod asking for
 a GPU, a MIG profile or DRA GPUs is judged only on the pools that can offer it, when its selection
-reaches one (a pool made with `--gpu-instance-profile` offers that MIG profile)."""
+reaches one (a pool made with `--gpu-instance-profile` offers that MIG profile). Where a cluster
+of the project uses node auto-provisioning or AKS Automatic, nodes it does not describe may
+appear; a label that only the pools of a Standard cluster beside it set (`--labels`,
+`node_labels`) keeps a pod to that cluster's pools."""
     ),
 }
 

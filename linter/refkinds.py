@@ -24,5 +24,6 @@ REFERENCE_KINDS = frozenset({
     "ValidatingPolicy",  # Kyverno's CEL admission policies (ADM001)
     "Namespace",  # namespace labels, for the admission policies' namespaceSelector
     "PodDisruptionBudget",  # the budgets that keep model-serving replicas up through drains (REL003)
+    "Configuration",  # Kueue's manager Configuration: the integrations it enables (linter.model.kueueconfig)
     "ConfigMap",  # start scripts a container runs from a mounted ConfigMap (IMG007)
 })

@@ -133,3 +133,121 @@ def test_repositories_side_by_side(tmp_path: Path, marker: str | None, fires: bo
     if marker:
         (corpus / marker).write_text("{}\n", "utf-8")
     assert bool(results(corpus, tmp_path)) is fires
+
+
+ONE_CAUSE = """
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: kueue-manager-config, namespace: kueue-system}
+data:
+  controller_manager_config.yaml: |
+    apiVersion: config.kueue.x-k8s.io/v1beta1
+    kind: Configuration
+    integrations:
+      frameworks:
+      - "batch/job"FRAMEWORK
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: cpu-flavor}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: team-cq}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors: [{name: cpu-flavor, resources: [{name: cpu, nominalQuota: 4}]}]
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: Topology
+metadata: {name: default}
+spec:
+  levels: [{nodeLabel: kubernetes.io/hostname}]
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: team-queue, namespace: team-a}
+spec: {clusterQueue: team-cq}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: WorkloadPriorityClass
+metadata: {name: kueue-high}
+value: 1000
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: WorkloadPriorityClass
+metadata: {name: kueue-low}
+value: 10
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: pod-high}
+value: 1000
+preemptionPolicy: Never  # (QUE012 would judge pod-low preemptible by it, whatever Kueue does)
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: pod-low}
+value: 10
+---
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata:
+  name: unsuspended
+  namespace: team-a
+  labels: {kueue.x-k8s.io/queue-name: no-such-queue, kueue.x-k8s.io/priority-class: kueue-high}
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      replicas: 1
+      template:
+        spec:
+          priorityClassName: pod-low
+          containers:
+          - name: pytorch
+            image: myacr.azurecr.io/bert-train:1.0
+            command: [torchrun, train.py]
+---
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata:
+  name: too-big
+  namespace: team-a
+  labels: {kueue.x-k8s.io/queue-name: team-queue, kueue.x-k8s.io/priority-class: kueue-low}
+spec:
+  runPolicy: {suspend: true}
+  pytorchReplicaSpecs:
+    Master:
+      replicas: 1
+      template:
+        metadata:
+          annotations:
+            kueue.x-k8s.io/podset-required-topology: cloud.provider.com/topology-zone
+        spec:
+          priorityClassName: pod-high
+          containers:
+          - name: pytorch
+            image: myacr.azurecr.io/bert-train:1.0
+            command: [torchrun, train.py]
+            resources: {limits: {cpu: "8", nvidia.com/gpu: 1}}
+"""
+JOB_QUEUE_RULES = ["QUE001", "QUE002", "QUE005", "QUE006", "QUE012", "QUE017", "QUE018"]
+
+
+def test_a_kind_kueue_does_not_manage_gets_only_the_integration_finding(tmp_path: Path) -> None:
+    """One cause, one finding: a PyTorchJob whose integration the Configuration leaves out is not
+    managed by Kueue, so the rules that judge what Kueue does with a queued job (QUE001 suspension,
+    QUE002 its LocalQueue, QUE005 and QUE006 its ClusterQueue's quota, QUE012 Kueue's preemption,
+    QUE017 Kueue's topology annotations, QUE018 Kueue's workload priority) leave it to QUE019. With the integration enabled each
+    of them judges the same jobs (before, they did so in both cases)."""
+    def rules(framework: str) -> list[tuple[str, int]]:
+        _write(tmp_path, {"all.yaml": ONE_CAUSE.replace("FRAMEWORK", framework)})
+        report = lint(LintRequest(paths=[tmp_path], config=Config(), registry=REGISTRY,
+                                  select=[*JOB_QUEUE_RULES, "QUE019"], cwd=tmp_path))
+        return sorted({(r.rule, r.line) for r in report.active if r.rule.startswith("QUE")})
+
+    assert rules("") == [("QUE019", 62), ("QUE019", 80)]  # each PyTorchJob's queue-name
+    enabled = rules('\n      - "kubeflow.org/pytorchjob"')
+    assert sorted({rule for rule, _ in enabled}) == JOB_QUEUE_RULES

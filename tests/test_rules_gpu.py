@@ -375,6 +375,25 @@ def test_gpu006_the_labels_of_a_gpu_only_flavor_keep_the_pod_to_gpu_nodes(tmp_pa
     assert [r.rule for r in run(tmp_path, {"hami.yaml": mixed}, "GPU006")] == ["GPU006"]
 
 
+def test_gpu006_names_the_node_labels_a_kueue_flavor_injects(tmp_path: Path) -> None:
+    """A pod without a node selection of its own whose Kueue flavors inject nodeLabels that keep it
+    to no GPU nodes in particular: the verdict stands, and the message names the injected labels
+    and their flavor instead of saying that nothing selects its nodes."""
+    [found] = run(tmp_path, {"hami.yaml": _hami("{}", cpu_group=True)}, "GPU006")
+    assert "the nodeLabels Kueue injects at admission (`{pool: cpu}` from ResourceFlavors `hami-flavor`, " \
+           "`cpu-flavor`) are not known to either" in found.message
+    assert "add that label to `gpu-node-labels`" in found.message
+    # its own nodeSelector and the injected labels are named together
+    own = _hami("{}", cpu_group=True).replace("      restartPolicy: Never", "      restartPolicy: Never\n"
+                                               "      nodeSelector: {team: a}")
+    [found] = run(tmp_path, {"hami.yaml": own}, "GPU006")
+    assert "its nodeSelector `{team: a}` (with the nodeLabels Kueue injects at admission: `{pool: cpu}` from " \
+           "ResourceFlavors `hami-flavor`, `cpu-flavor`) is not known to keep it to GPU nodes" in found.message
+    # nothing injected: the message is unchanged
+    [found] = run(tmp_path, {"hami.yaml": _hami("{}")}, "GPU006")
+    assert "but neither its nodeSelector nor a required node affinity keeps it to GPU nodes: it may" in found.message
+
+
 # ---------------------------------------------------------------------------------------------
 # RES006 grades its findings; RES007 follows pod-level resources
 

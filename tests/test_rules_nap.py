@@ -509,3 +509,100 @@ def test_nap002_nodepool_limits_below_one_node_of_its_only_size(tmp_path: Path) 
         in found[0].message
     assert lint_tree(tmp_path, {"pool.yaml": limited("a100", "{cpu: '24'}", sizes) + big_job(cpu="4")}, ["NAP002"],
                      overrides=AUTOMATIC) == []
+
+
+def test_nap002_a_pod_a_standard_clusters_pool_takes_is_not_judged(tmp_path: Path) -> None:
+    """A NAP cluster beside a Standard one with a tainted GPU pool: a GPU pod that selects and
+    tolerates that pool may be meant for the Standard cluster, where NAP makes no node (before:
+    NAP002 said no NodePool makes a node for it). A pod no Standard pool takes is still judged."""
+    script = ("#!/bin/bash\naz aks create -g rg -n napaks --node-provisioning-mode Auto --node-vm-size Standard_D4s_v3\n"
+              "az aks create -g rg -n aks --node-vm-size Standard_D4s_v3\n"
+              "az aks nodepool add -g rg --cluster-name aks -n gpunp --node-vm-size Standard_NC4as_T4_v3 "
+              "--labels accelerator=nvidia --node-taints sku=gpu:NoSchedule\n")
+    placed = gpu_job("      nodeSelector: {accelerator: nvidia}\n"
+                     "      tolerations: [{key: sku, operator: Equal, value: gpu, effect: NoSchedule}]\n")
+    assert lint_tree(tmp_path, {"c.sh": script, "job.yaml": placed}, ["NAP002"]) == []
+    found = lint_tree(tmp_path, {"c.sh": script, "job.yaml": gpu_job()}, ["NAP002"])  # the taint repels it
+    assert [(r.rule, r.line) for r in found] == [("NAP002", 14)]
+
+
+MIXED_TF = """\
+resource "azurerm_kubernetes_cluster" "nap" {
+  name = "napaks"
+  node_provisioning_profile {
+    mode = "Auto"
+  }
+  default_node_pool {
+    name                 = "system"
+    auto_scaling_enabled = true
+  }
+}
+
+resource "azurerm_kubernetes_cluster" "std" {
+  name = "aks"
+  default_node_pool {
+    name                 = "system"
+    auto_scaling_enabled = true
+  }
+}
+
+resource "azurerm_kubernetes_cluster_node_pool" "gpu" {
+  name                  = "gpunp"
+  kubernetes_cluster_id = azurerm_kubernetes_cluster.std.id
+  auto_scaling_enabled  = true
+}
+
+resource "azurerm_kubernetes_cluster_node_pool" "napgpu" {
+  name                  = "napgpu"
+  kubernetes_cluster_id = azurerm_kubernetes_cluster.nap.id
+  auto_scaling_enabled  = true
+}
+"""
+
+
+def test_nap001_terraform_judges_only_the_nap_clusters_resources(tmp_path: Path) -> None:
+    """Terraform with a NAP cluster and a Standard one: the autoscaler switches of the NAP cluster
+    and of its pool are reported, not the Standard cluster's (before: all four were)."""
+    found = lint_tree(tmp_path, {"main.tf": MIXED_TF}, ["NAP001"])
+    assert [(r.rule, r.line) for r in found] == [("NAP001", 8), ("NAP001", 29)]
+    # a cluster name Terraform does not write literally may be the NAP cluster's
+    found = lint_tree(tmp_path, {"main.tf": MIXED_TF.replace('name = "aks"', "name = var.name")}, ["NAP001"])
+    assert [r.line for r in found] == [8, 16, 23, 29]
+
+
+MIXED_BICEP = """\
+resource nap 'Microsoft.ContainerService/managedClusters@2025-05-01' = {
+  name: 'napaks'
+  properties: {
+    nodeProvisioningProfile: { mode: 'Auto' }
+  }
+}
+
+resource std 'Microsoft.ContainerService/managedClusters@2025-05-01' = {
+  name: 'aks'
+  properties: {
+    agentPoolProfiles: [
+      { name: 'system', mode: 'System', enableAutoScaling: true }
+    ]
+  }
+}
+
+resource gpu 'Microsoft.ContainerService/managedClusters/agentPools@2025-05-01' = {
+  parent: std
+  name: 'gpunp'
+  properties: { enableAutoScaling: true }
+}
+
+resource napgpu 'Microsoft.ContainerService/managedClusters/agentPools@2025-05-01' = {
+  parent: nap
+  name: 'napgpu'
+  properties: { enableAutoScaling: true }
+}
+"""
+
+
+def test_nap001_bicep_judges_only_the_nap_clusters_resources(tmp_path: Path) -> None:
+    """Bicep with a NAP cluster and a Standard one: only the NAP cluster's pool (by its `parent`)
+    is reported (before: all three switches were)."""
+    found = lint_tree(tmp_path, {"main.bicep": MIXED_BICEP}, ["NAP001"])
+    assert [(r.rule, r.line) for r in found] == [("NAP001", 26)]

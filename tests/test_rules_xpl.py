@@ -177,3 +177,96 @@ def test_pools_of_another_repository_are_not_combined(tmp_path: Path) -> None:
     assert findings() == []
     (corpus / ".mlops-lint.yaml").write_text("{}\n", encoding="utf-8")  # one project by the user's word
     assert [Path(r.path).name for r in findings()] == ["job.yaml"]
+
+
+# ---------------------------------------------------------------------------------------------
+# A node auto-provisioning cluster beside a Standard one: the Standard cluster's pools are judged
+
+MIXED_AZ = """\
+az aks create -g rg -n napaks --node-provisioning-mode Auto --node-vm-size Standard_D4s_v3
+az aks create -g rg -n aks --node-vm-size Standard_D4s_v3
+az aks nodepool add -g rg --cluster-name aks -n gpunp --node-vm-size Standard_NC4as_T4_v3 \\
+  --enable-cluster-autoscaler --min-count 0 --max-count 2 --labels accelerator=nvidia --node-taints sku=gpu:NoSchedule
+"""
+MIXED_TF = """\
+resource "azurerm_kubernetes_cluster" "nap" {
+  name = "napaks"
+  default_node_pool {
+    name    = "system"
+    vm_size = "Standard_D4s_v3"
+  }
+  node_provisioning_profile {
+    mode = "Auto"
+  }
+}
+
+resource "azurerm_kubernetes_cluster" "std" {
+  name = "aks"
+  default_node_pool {
+    name    = "system"
+    vm_size = "Standard_D4s_v3"
+  }
+}
+
+resource "azurerm_kubernetes_cluster_node_pool" "gpu" {
+  name                  = "gpunp"
+  kubernetes_cluster_id = azurerm_kubernetes_cluster.std.id
+  vm_size               = "Standard_NC4as_T4_v3"
+  auto_scaling_enabled  = true
+  min_count             = 0
+  max_count             = 2
+  node_labels           = { accelerator = "nvidia" }
+  node_taints           = ["sku=gpu:NoSchedule"]
+}
+"""
+FOUR_GPUS = """\
+apiVersion: batch/v1
+kind: Job
+metadata: {name: train}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      nodeSelector: {accelerator: nvidia}
+      tolerations: [{key: sku, operator: Equal, value: gpu, effect: NoSchedule}]
+      containers:
+      - name: main
+        image: myacr.azurecr.io/train:1.0
+        resources: {limits: {nvidia.com/gpu: 4}}
+"""
+
+
+@pytest.mark.parametrize("name, infra", [("setup.sh", MIXED_AZ), ("main.tf", MIXED_TF)])
+def test_a_label_only_the_standard_clusters_pools_set_keeps_the_pod_there(tmp_path: Path, name: str,
+                                                                           infra: str) -> None:
+    """A NAP cluster beside a Standard one: NAP makes no node with `accelerator: nvidia`, which only
+    the Standard cluster's T4 pool sets, so the pod lands on that pool only and XPL003 judges it
+    (before, nodes NAP might make stood beside the pool and hid it). A label the NAP cluster's own
+    pools set too stays open for the nodes NAP makes."""
+    (tmp_path / name).write_text(infra, encoding="utf-8")
+    (tmp_path / "job.yaml").write_text(FOUR_GPUS, encoding="utf-8")
+
+    def found() -> list:
+        report = lint(LintRequest(paths=[tmp_path], config=Config(root=tmp_path), registry=REGISTRY,
+                                  select=["XPL003"], cwd=tmp_path))
+        return [(r.rule, Path(r.path).name, r.line, r.column) for r in report.active]
+
+    assert found() == [("XPL003", "job.yaml", 13, 46)]  # the GPU count
+    assert "`gpunp` (Standard_NC4as_T4_v3) has 1 nvidia.com/gpu" in lint(LintRequest(
+        paths=[tmp_path], config=Config(root=tmp_path), registry=REGISTRY, select=["XPL003"],
+        cwd=tmp_path)).active[0].message
+    # the NAP cluster's own pool sets the label too: NAP's nodes may carry it, nothing is known
+    nap_label = infra.replace("--node-provisioning-mode Auto --node-vm-size Standard_D4s_v3",
+                              "--node-provisioning-mode Auto --node-vm-size Standard_D4s_v3 "
+                              "--nodepool-labels accelerator=nvidia")
+    nap_label = nap_label.replace('''    name    = "system"
+    vm_size = "Standard_D4s_v3"
+  }
+  node_provisioning_profile''', '''    name        = "system"
+    vm_size     = "Standard_D4s_v3"
+    node_labels = { accelerator = "nvidia" }
+  }
+  node_provisioning_profile''')
+    assert nap_label != infra
+    (tmp_path / name).write_text(nap_label, encoding="utf-8")
+    assert found() == []

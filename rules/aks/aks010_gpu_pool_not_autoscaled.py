@@ -116,7 +116,6 @@ syntax.
 
 from mlops_lint.model.azcli import ShellScript
 from mlops_lint.model.cluster import changed_after_creation, cluster_of, describe_pool
-from mlops_lint.model.cluster.pools import AUTOMATIC, NAP
 from mlops_lint.rule import SHELL, Finding, rule
 
 
@@ -134,20 +133,12 @@ def autoscaler_hint(pool, count: int) -> str:
     return f"--enable-cluster-autoscaler --min-count 0 --max-count {count}"
 
 
-def _same_cluster(name, other) -> bool:
-    """Whether two cluster names may be one cluster (a name not determined may be any)."""
-    return not isinstance(name, str) or not isinstance(other, str) or name == other
-
-
 def fixed_gpu_pools(cluster) -> dict[str, list]:
     """(pool, count, where) of each User GPU pool with a fixed nonzero node count and the
     autoscaler off, by the file its finding goes to: once per cluster, not once per script."""
     found: dict[str, list] = {}
-    provisioned = [m.cluster for m in cluster.modes if m.kind in (AUTOMATIC, NAP)]
-    if cluster.auto_provisioning and not provisioned:
-        return found  # NAP or Automatic said with a value not known here: which cluster is not known
     for pool in cluster.pools:
-        if any(_same_cluster(name, pool.cluster) for name in provisioned):
+        if cluster.auto_provisioned(pool.cluster):
             continue  # NAP or AKS Automatic: nodes come and go with the pods
         vm, count = pool.vm, pool.node_count
         if not pool.in_linted_file or not pool.created or vm is None or not vm.is_gpu:

@@ -21,8 +21,8 @@ injects them into its nodeSelector, and they select the nodes whose GPUs that qu
 whatever the label (Kueue's HAMi sample's `gpu: "on"`). A flavor without `nodeLabels`, the labels
 of a CPU group's flavor, or a flavor for cpu and GPUs alike (a zone, a capacity type) keep it
 nowhere in particular.
-When the pod has a node selection, the message names it
-and says why it is not known to reach only GPU nodes (the non-GPU pools of the project it also
+When the pod has a node selection, or its Kueue flavors inject `nodeLabels` at admission, the
+message names them (the flavors too) and says why it is not known to reach only GPU nodes (the non-GPU pools of the project it also
 matches, or that none of its labels is known), and that `gpu-node-labels` teaches the label. Preferred node affinity does not: it does not keep a pod off other nodes.
 The rule is off in the `aks-automatic` profile. The finding points at `nodeSelector:`, else
 `affinity:`, else the pod template's `spec:`.
@@ -93,7 +93,7 @@ TrainJobs).
 """
 
 from mlops_lint.fix.plans import plan, set_path
-from mlops_lint.model.admission import refused_queue
+from mlops_lint.model.admission import admissions, refused_queue
 from mlops_lint.model.cluster import cluster_of, on_aks_managed_mig_pools
 from mlops_lint.model.gpunodes import gpu_entries, places_on_gpu_nodes
 from mlops_lint.model.mig import is_mig_resource
@@ -139,10 +139,15 @@ def check(pod: PodSpec, ctx):
         span, node = pod.span, pod.path
     labels = ctx.config.effective_gpu_node_labels
     shown = ", ".join(f"{k}: {v}" for k, v in labels.items()) or "accelerator: nvidia"
-    found = _selection(pod)
+    found, injected = _selection(pod), _injected(pod, ctx)
     what, hint = "neither its nodeSelector nor a required node affinity keeps it to GPU nodes", ""
-    if found is not None:
-        what = f"its {found} is not known to keep it to GPU nodes ({_why(pod, ctx)})"
+    if injected and found is None:
+        what = (f"neither its nodeSelector nor a required node affinity keeps it to GPU nodes, and the nodeLabels "
+                f"Kueue injects at admission ({injected}) are not known to either")
+        hint = "; if a label of them marks your GPU pools, add that label to `gpu-node-labels` in the config"
+    elif found is not None:
+        with_injected = f" (with the nodeLabels Kueue injects at admission: {injected})" if injected else ""
+        what = f"its {found}{with_injected} is not known to keep it to GPU nodes ({_why(pod, ctx)})"
         hint = "; if a label of it marks your GPU pools, add that label to `gpu-node-labels` in the config"
     yield Finding(
         span,
@@ -164,6 +169,24 @@ def _selection(pod: PodSpec) -> str | None:
     if placement.terms:
         parts.append("required node affinity")
     return " and ".join(parts) or None
+
+
+def _injected(pod: PodSpec, ctx) -> str:
+    """The nodeLabels Kueue's ResourceFlavors inject into the pod's nodeSelector at admission
+    (those it does not select itself), with the flavors of each admission that injects some
+    (``linter.model.admission``); empty when none does."""
+    own = pod.placement.node_selector
+    shown: list[str] = []
+    for admission in admissions(pod, ctx.index):
+        added = {k: v for k, v in admission.placement.node_selector.items() if own.get(k) != v}
+        if not added:
+            continue
+        pairs = ", ".join(f"{k}: {v}" for k, v in added.items())
+        flavors = ", ".join(f"`{name}`" for name in admission.flavors)
+        text = f"`{{{pairs}}}` from ResourceFlavor{'s' if len(admission.flavors) > 1 else ''} {flavors}"
+        if text not in shown:
+            shown.append(text)
+    return "; or ".join(shown[:2]) + (f"; or {len(shown) - 2} more" if len(shown) > 2 else "")
 
 
 def _why(pod: PodSpec, ctx) -> str:

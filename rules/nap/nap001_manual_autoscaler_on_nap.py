@@ -15,7 +15,9 @@ makes AKS Automatic or node auto-provisioned (NAP), flags the manual autoscaler 
   `agentPools` resource, and a cluster's `autoScalerProfile`.
 
 Only the commands and resources of that cluster are judged when the project makes several (a
-name the project does not determine may be any of them); `--disable-cluster-autoscaler` (the
+Terraform or Bicep cluster by its literal `name`, a node pool by its `kubernetes_cluster_id`
+reference, or its `parent`, to a cluster of the same file; a name the project does not determine
+may be any of them); `--disable-cluster-autoscaler` (the
 repair) is not flagged; Terraform and Bicep values are judged when literal.
 
 ## Why is this bad?
@@ -108,16 +110,49 @@ def check(source, ctx):
                           fix="drop it; NAP's scale-down is the NodePools' `disruption` settings")
 
 
+def _literal_name(block):
+    """A Terraform or Bicep cluster's `name` when it is a literal string, else None (any)."""
+    attr = block.attrs.get("name")
+    return attr.expr[1] if attr is not None and attr.expr[0] == "lit" and isinstance(attr.expr[1], str) else None
+
+
+def _is_cluster(kind: str) -> bool:
+    """A Terraform or Bicep resource type that makes a cluster."""
+    return kind == "azurerm_kubernetes_cluster" or (kind.startswith("Microsoft.ContainerService/managedClusters")
+                                                    and "/agentPools" not in kind)
+
+
+def _cluster_name(block, names: dict):
+    """The name of the cluster a Terraform or Bicep cluster or node pool block belongs to (None:
+    not known): a cluster's literal `name`; a Terraform pool's by its `kubernetes_cluster_id`
+    reference, a Bicep pool's by its `parent`, to a cluster of the same file."""
+    if _is_cluster(block.labels[0]):
+        return names.get(block.labels[1]) if len(block.labels) > 1 else None
+    attr = block.attrs.get("kubernetes_cluster_id") or block.attrs.get("parent")
+    if attr is None or attr.expr[0] != "ref" or not attr.expr[1]:
+        return None
+    if attr.expr[1][0] == "azurerm_kubernetes_cluster":
+        return names.get(attr.expr[1][1]) if len(attr.expr[1]) >= 2 else None
+    return names.get(attr.expr[1][0]) if len(attr.expr[1]) == 1 else None
+
+
 def _true(expr) -> bool:
     return expr[0] == "lit" and expr[1] is True
 
 
 def _iac(source, managed):
-    """Terraform's and Bicep's autoscaling switches and profiles (literal values)."""
-    for block in getattr(source, "blocks", ()):
+    """Terraform's and Bicep's autoscaling switches and profiles (literal values), of the clusters
+    ``managed`` covers (a Terraform cluster's literal `name`, a pool's by its `kubernetes_cluster_id`
+    reference to a cluster of the same file; any cluster when the name is not known there)."""
+    blocks = getattr(source, "blocks", ())
+    names = {block.labels[1]: _literal_name(block) for block in blocks
+             if block.type == "resource" and len(block.labels) > 1 and _is_cluster(block.labels[0])}
+    for block in blocks:
         if block.type != "resource" or not block.labels:
             continue
         kind = block.labels[0]
+        if not managed.covers(_cluster_name(block, names)):
+            continue  # a Standard cluster beside the NAP one, or its pool
         if kind == "azurerm_kubernetes_cluster":
             profile = block.block("auto_scaler_profile")
             if profile is not None:

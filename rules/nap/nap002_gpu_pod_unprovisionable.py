@@ -29,6 +29,11 @@ no node for them), nor a KAITO Workspace's (KAITO provisions its GPU nodes itsel
 `sku-gpu-count In [0]`) offers none, whatever its sizes. In the `aks-automatic` profile this rule replaces GPU005, whose
 fixed `sku=gpu:NoSchedule` taint is the Standard recipe's, not a NodePool's.
 
+In a project that makes a Standard cluster beside the NAP one (`aks-standard`), a pod that can
+land on a pool of the Standard cluster that has its GPUs (its labels, affinity and taints match,
+as XPL001 reads them) is not judged: it may well be meant for that cluster, where NAP makes no
+node and the placement rules (XPL, GPU005) judge it.
+
 ## Why is this bad?
 The article: "AKS Automatic can provision eligible GPU capacity in response to pending pods. The
 workload must still request nvidia.com/gpu, and any node selectors, affinities, tolerations …
@@ -89,6 +94,7 @@ spec:
 """
 
 from mlops_lint.model.admission import refused_queue
+from mlops_lint.model.cluster import cluster_of
 from mlops_lint.model.cluster.modes import managed_cluster
 from mlops_lint.model.cluster.placement import selector_anchor
 from mlops_lint.model.gpunodes import entry_node, gpu_entries
@@ -97,6 +103,18 @@ from mlops_lint.model.nap import over_limits
 from mlops_lint.model.napcluster import provisioning_cluster
 from mlops_lint.model.podrequests import pod_requests
 from mlops_lint.rule import POD, Finding, rule
+
+
+def _standard_cluster_takes(pod: PodSpec, ctx) -> bool:
+    """The pod can land on a pool, with its GPUs, of a cluster the project does not make NAP or
+    Automatic (a Standard one beside the NAP one): it may be meant for that cluster."""
+    cluster = cluster_of(ctx.index, ctx.config)
+    if not cluster.auto_provisioning:
+        return False
+    placement = cluster.placement(pod)
+    return placement is not None and any(
+        v.possible and v.offers != "no" and not v.elsewhere and v.pool.nodepool is None
+        and not cluster.auto_provisioned(v.pool.cluster) for v in placement.verdicts)
 
 
 @rule(code="NAP002", name="gpu-pod-unprovisionable", severity="warning", scope=POD, tags=("aks", "gpu", "scheduling"))
@@ -109,7 +127,7 @@ def check(pod: PodSpec, ctx):
     if not entries or pod.spec.get("nodeName"):
         return
     managed = managed_cluster(ctx.index, ctx.config)
-    if managed is None:
+    if managed is None or _standard_cluster_takes(pod, ctx):
         return
     placement = provisioning_cluster(ctx.index, ctx.config).placement(pod)
     if placement is None:

@@ -15,6 +15,10 @@ Pods, Deployments, StatefulSets and LeaderWorkerSets have no suspend flag: Kueue
 pods back with a scheduling gate, so they are not checked. The finding points at the flag when
 it is written (`suspend: false`), else at its nearest parent key (`spec:`, `runPolicy:`).
 
+A workload whose framework the project's Kueue `Configuration` leaves out of
+`integrations.frameworks` is left to QUE019: Kueue does not manage it, and created suspended it
+would never start.
+
 ## Why is this bad?
 "Kueue provides admission control and quota management before pods begin running": it admits a
 job by un-suspending it once the job's quota is free. A queued job created unsuspended starts its
@@ -68,14 +72,15 @@ manifest; the rule asks for the flag anyway, as the article does.
 from mlops_lint.fix.plans import plan, set_path
 from mlops_lint.model.k8s import is_templated
 from mlops_lint.model.kueue import queue_ref, suspend_field
+from mlops_lint.model.kueueconfig import ignored_by_kueue
 from mlops_lint.rule import OBJECT, Finding, rule
 
 
 @rule(code="QUE001", name="kueue-job-not-suspended", severity="warning", scope=OBJECT, tags=("queues", "kueue"))
 def check(obj, ctx):
     ref = queue_ref(obj)
-    if ref is None:
-        return
+    if ref is None or ignored_by_kueue(obj, ctx.index, ctx.config):
+        return  # (Kueue does not manage its kind here: QUE019's finding, and suspended it would never start)
     flag = suspend_field(obj)
     if flag is None or flag.suspended:
         return

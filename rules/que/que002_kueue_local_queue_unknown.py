@@ -12,6 +12,9 @@ the closest LocalQueue name of that namespace, or says where a LocalQueue of tha
 This is a reference rule: it runs only when the project defines at least one LocalQueue (a
 project without any is taken to get its queues from elsewhere).
 
+A workload whose framework the project's Kueue `Configuration` leaves out of
+`integrations.frameworks` is left to QUE019: Kueue does not manage it, whatever queue it names.
+
 ## Why is this bad?
 Kueue maps "each team's namespace to its assigned quota through a LocalQueue". A job whose
 queue does not exist is never admitted (`LocalQueue … doesn't exist`): a job stays suspended, a
@@ -47,6 +50,7 @@ add their manifests to the project, or suppress the finding. Kueue's default Loc
 
 from mlops_lint.model.k8s import is_templated
 from mlops_lint.model.kueue import QUEUE_NAME_KEY, has_kueue_kind, kueue_objects, local_queues, queue_ref
+from mlops_lint.model.kueueconfig import ignored_by_kueue
 from mlops_lint.rule import OBJECT, Finding, rule
 from mlops_lint.suggest import close_matches
 
@@ -68,6 +72,8 @@ def check(obj, ctx):
     ref = queue_ref(obj)
     if ref is None or is_templated(ref.name) or not has_kueue_kind(ctx.index, "LocalQueue"):
         return
+    if ignored_by_kueue(obj, ctx.index, ctx.config):
+        return  # Kueue does not manage its kind here, whatever the queue: QUE019's finding
     namespace = obj.namespace or "default"
     if local_queues(ctx.index, ref.name, namespace, obj):
         return

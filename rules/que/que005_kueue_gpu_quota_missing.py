@@ -19,6 +19,9 @@ that holds such a flavor, naming the flavor and the workloads that are stuck.
 
 One workload (kind, namespace and name) written in several files is named and counted once.
 
+A workload whose framework the project's Kueue `Configuration` leaves out of
+`integrations.frameworks` is not queued to the ClusterQueue (Kueue does not manage it: QUE019).
+
 ## Why is this bad?
 The article's ClusterQueues carry "CPU, memory, and nvidia.com/gpu quotas". Kueue admits a
 workload only when its ClusterQueue covers every resource it requests: a GPU job sent to a queue
@@ -70,6 +73,7 @@ Use instead:
 from mlops_lint.model.document import distinct, identity
 from mlops_lint.model.k8s import is_gpu_resource
 from mlops_lint.model.kueue import cluster_queues_of, covered_resources, gpu_flavors, queue_ref, resource_groups
+from mlops_lint.model.kueueconfig import ignored_by_kueue
 from mlops_lint.rule import PROJECT, Finding, rule
 from mlops_lint.validation.validate import malformed
 
@@ -86,8 +90,8 @@ def _gpus(workload) -> set[str]:
 def uncovered(obj, ctx):
     """(ClusterQueue, GPU resource, workload) for each GPU resource a queued workload requests that
     no definition of its ClusterQueue covers."""
-    if queue_ref(obj) is None:
-        return
+    if queue_ref(obj) is None or ignored_by_kueue(obj, ctx.index, ctx.config):
+        return  # (a kind Kueue does not manage here is not queued to it: QUE019's finding)
     workload = ctx.index.workload(obj)
     gpus = _gpus(workload) if workload is not None else ()
     queues = cluster_queues_of(ctx.index, obj) if gpus else []

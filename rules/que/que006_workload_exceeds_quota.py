@@ -26,6 +26,9 @@ ClusterQueue"); (2) a pod set that no matching flavor can hold; (3) a pod set th
 flavor at all; (4) pod sets that together need more than all the group's flavors could give.
 The finding points at the request of the container that asks the most of the resource.
 
+A workload whose framework the project's Kueue `Configuration` leaves out of
+`integrations.frameworks` is left to QUE019: Kueue does not manage it, so does not admit it at all.
+
 ## Why is this bad?
 "A ClusterQueue quota is a scheduling quota": Kueue admits a workload only when its whole request
 fits, all pods at once ("Admit distributed workers as a group"). A workload larger than anything
@@ -100,6 +103,7 @@ from mlops_lint.model.kueue import (
     quota_tree,
     quotas,
 )
+from mlops_lint.model.kueueconfig import ignored_by_kueue
 from mlops_lint.model.position import Span
 from mlops_lint.rule import WORKLOAD, Finding, rule
 from mlops_lint.validation.validate import malformed
@@ -154,8 +158,8 @@ def _message(problem, workload, cq, index) -> str:
 @rule(code="QUE006", name="workload-exceeds-quota", severity="error", scope=WORKLOAD, tags=("queues", "kueue"),
       options={"exclude-resource-prefixes": list[str]}, defaults={"exclude-resource-prefixes": []})
 def check(workload, ctx):
-    if queue_ref(workload.obj) is None:
-        return
+    if queue_ref(workload.obj) is None or ignored_by_kueue(workload.obj, ctx.index, ctx.config):
+        return  # (Kueue does not manage its kind here, so does not admit it at all: QUE019's finding)
     verdicts = []
     for cq in cluster_queues_of(ctx.index, workload.obj):
         if malformed(cq, ctx, "spec", "resourceGroups"):

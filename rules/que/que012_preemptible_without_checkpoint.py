@@ -21,7 +21,9 @@ names the sign of training it found. It can be preempted when:
   that another PriorityClass of the project may preempt: a higher `value` and a
   `preemptionPolicy` other than `Never`;
 - **queued**: Kueue queues it (`kueue.x-k8s.io/queue-name`), or it is a Volcano Job or has pods
-  scheduled by Volcano: both systems evict admitted workloads to reclaim or rebalance quota.
+  scheduled by Volcano: both systems evict admitted workloads to reclaim or rebalance quota. A
+  queue name does not count when the project's Kueue `Configuration` leaves the workload's
+  framework out of `integrations.frameworks` (Kueue does not manage it: QUE019's finding).
 
 Persistent means a writable mount of a PersistentVolumeClaim, or of an inline network volume
 (`azureFile`, `azureDisk`, `nfs`, a CSI driver for Azure Files, Blob or Disk …), a Volcano Job's
@@ -95,6 +97,7 @@ Use instead:
 
 from mlops_lint.model.k8s import trains_shown
 from mlops_lint.model.kueue import QUEUE_NAME_KEY, pod_priority, preemptors, queue_ref
+from mlops_lint.model.kueueconfig import ignored_by_kueue
 from mlops_lint.model.storage import CLAIM, PERSISTENT, is_checkpoint_destination, literal_env, pod_volumes, volume_storage
 from mlops_lint.rule import WORKLOAD, Finding, rule
 
@@ -139,7 +142,7 @@ def _persistent(workload) -> bool:
     return False
 
 
-def _why(workload, index) -> str | None:
+def _why(workload, index, config) -> str | None:
     for pod in workload.pods:
         priority = pod_priority(pod, index)
         if priority.value is None or priority.class_name is None:
@@ -150,7 +153,7 @@ def _why(workload, index) -> str | None:
             return (f"runs with {how} `{priority.class_name}` ({priority.value}), which PriorityClass "
                     f"`{above[0].name}` ({above[0].body.get('value')}) may preempt")
     ref = queue_ref(workload.obj)
-    if ref is not None:
+    if ref is not None and not ignored_by_kueue(workload.obj, index, config):
         return f"is queued by Kueue (`{QUEUE_NAME_KEY}: {ref.name}`), which evicts admitted workloads to reclaim quota"
     if workload.obj.group == "batch.volcano.sh" or any(p.spec.get("schedulerName") == "volcano" for p in workload.pods):
         return "is gang-scheduled by Volcano, whose queues reclaim and preempt running jobs"
@@ -166,7 +169,7 @@ def check(workload, ctx):
     containers = [c for pod in workload.pods for c in pod.app_containers]
     if not containers or _persistent(workload):
         return
-    why = _why(workload, ctx.index)
+    why = _why(workload, ctx.index, ctx.config)
     if why is None:
         return
     first = containers[0]

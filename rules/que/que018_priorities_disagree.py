@@ -10,7 +10,9 @@ above workload B while the pod priority puts A's pods strictly below B's. The fi
 A's `priorityClassName` (A is the workload Kueue favours and the scheduler does not) and names B
 and the four classes with their values.
 
-Left alone: a workload that names only one of the two (a pod without `priorityClassName` runs at
+Left alone: a workload whose framework the project's Kueue `Configuration` leaves out of
+`integrations.frameworks` (Kueue does not manage it, so its workload priority ranks nothing;
+QUE019 reports it when it is queued); a workload that names only one of the two (a pod without `priorityClassName` runs at
 the global default, which is a choice, not a ranking); classes the project does not define or
 whose `value` is not a whole number; equal values on either side. A class defined several times
 is read from the definitions nearest the workload (its file, else its folder), and a pair is
@@ -73,6 +75,7 @@ from msgspec import Struct
 from mlops_lint.model.document import ObjectStub
 from mlops_lint.model.kueue import (KUEUE_GROUP, SCHEDULING_GROUP, SYSTEM_PRIORITY_CLASSES, WORKLOAD_PRIORITY_LABEL,
                                     is_kueue_managed_kind, nearest, priority_refs, priority_value)
+from mlops_lint.model.kueueconfig import ignored_by_kueue
 from mlops_lint.model.locality import together, unit_of
 from mlops_lint.model.position import Span
 from mlops_lint.rule import PROJECT, Finding, rule
@@ -90,8 +93,8 @@ class Ranked(Struct, frozen=True):
 
 def ranked_workloads(obj, ctx):
     """The facts QUE018 collects: each Kueue workload's two priority classes (kind first)."""
-    if not is_kueue_managed_kind(obj):
-        return
+    if not is_kueue_managed_kind(obj) or ignored_by_kueue(obj, ctx.index, ctx.config):
+        return  # (a kind whose integration the project's Kueue Configuration leaves out: Kueue ranks nothing)
     workload = ctx.index.workload(obj)
     if workload is None:
         return

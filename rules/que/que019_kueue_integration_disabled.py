@@ -106,127 +106,11 @@ The hint names the framework to add.
 
 from __future__ import annotations
 
-import posixpath
-
-from msgspec import Struct
-
-from mlops_lint.model.document import ObjectStub
-from mlops_lint.model.k8s import is_templated
 from mlops_lint.model.kueue import QUEUE_NAME_KEY, queue_ref
+from mlops_lint.model.kueueconfig import (CONFIG_GROUP, FRAMEWORKS, GATED, KueueConfiguration, QueuedWorkload,
+                                          configmap_configurations, configuration, enables, nearest)
 from mlops_lint.model.locality import together, unit_of
-from mlops_lint.model.mig import parse_embedded_yaml
-from mlops_lint.model.position import Span
-from mlops_lint.model.tree import YMap
 from mlops_lint.rule import PROJECT, Finding, rule
-
-CONFIG_GROUP = "config.kueue.x-k8s.io"
-DEFAULT_FRAMEWORKS = ("batch/job",)  # Kueue's SetDefaults_Configuration: an empty list gets this one
-# (group, kind) -> the integration that manages it (Kueue's jobframework names); a CronJob's Jobs are batch Jobs
-FRAMEWORKS = {
-    ("batch", "Job"): "batch/job",
-    ("batch", "CronJob"): "batch/job",
-    ("jobset.x-k8s.io", "JobSet"): "jobset.x-k8s.io/jobset",
-    ("ray.io", "RayJob"): "ray.io/rayjob",
-    ("ray.io", "RayCluster"): "ray.io/raycluster",
-    ("trainer.kubeflow.org", "TrainJob"): "trainer.kubeflow.org/trainjob",
-    ("workload.codeflare.dev", "AppWrapper"): "workload.codeflare.dev/appwrapper",
-    **{("kubeflow.org", kind): f"kubeflow.org/{kind.lower()}"
-       for kind in ("PyTorchJob", "TFJob", "MPIJob", "XGBoostJob", "PaddleJob", "JAXJob")},
-    ("", "Pod"): "pod",
-    ("apps", "Deployment"): "deployment",
-    ("apps", "StatefulSet"): "statefulset",
-    ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"): "leaderworkerset.x-k8s.io/leaderworkerset",
-}
-
-
-GATED = ("pod", "deployment", "statefulset", "leaderworkerset.x-k8s.io/leaderworkerset")  # no suspend: Kueue gates the pods
-
-
-class KueueConfiguration(Struct, frozen=True):
-    """What a Kueue ``Configuration`` enables: its frameworks (Kueue's default when it lists none),
-    its external frameworks' ``(kind, group)``, and where it is said (for the message)."""
-
-    frameworks: tuple[str, ...]
-    external: tuple[tuple[str, str], ...]
-    defaulted: bool
-    where: str
-    path: str
-
-
-class QueuedWorkload(Struct, frozen=True):
-    obj: ObjectStub
-    span: Span
-    node: tuple
-    framework: str
-    group: str
-    queue: str
-
-
-class _Place:
-    """Lines inside a ConfigMap value, in the file (a literal block under its key), else the key's."""
-
-    def __init__(self, data: YMap, key: str, text: str):
-        self.key_line = data.key_span(key).line
-        value = data.vspans.get(key)
-        height = value.end_line - value.line if value is not None else 0
-        self.offset = value.line if value is not None and height >= 1 \
-            and text.count("\n") in (height - 1, height - 2, height) else None
-
-    def line(self, span: Span) -> int:
-        return self.key_line if self.offset is None else span.line + self.offset
-
-
-def _configuration(body: YMap, describe: str, path: str, place) -> KueueConfiguration | None:
-    """The frameworks ``body`` (a Configuration) enables; None when they are not known (templated,
-    not a list)."""
-    integrations = body.get("integrations")
-    if integrations is not None and not isinstance(integrations, YMap):
-        return None
-    listed = integrations.get("frameworks") if integrations is not None else None
-    if listed is not None and not isinstance(listed, list):
-        return None
-    names = []
-    for name in listed or ():
-        if not isinstance(name, str) or is_templated(name):
-            return None
-        names.append(name.strip())
-    external = []
-    for name in (integrations.get("externalFrameworks") if integrations is not None else None) or ():
-        if not isinstance(name, str) or is_templated(name):
-            return None
-        kind, _, rest = name.strip().partition(".")
-        external.append((kind, rest.partition(".")[2]))  # Kind.version.group
-    if integrations is not None and "frameworks" in integrations.kspans:
-        line = place(integrations.key_span("frameworks"))
-    elif integrations is not None:
-        line = place(body.key_span("integrations"))
-    else:
-        line = place(body.span)
-    if names:
-        listed_text = ", ".join(f"`{n}`" for n in names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
-        said = f"enables {listed_text}"
-    else:
-        said = "lists no `integrations.frameworks`, so Kueue enables only `batch/job`"
-    return KueueConfiguration(tuple(names) or DEFAULT_FRAMEWORKS, tuple(external), not names,
-                              f"{describe} ({path}:{line}) {said}", path)
-
-
-def _configmap_configurations(obj):
-    data = obj.body.get_map("data")
-    if data is None:
-        return
-    for key, text in data.items():
-        if not isinstance(text, str) or CONFIG_GROUP not in text:
-            continue
-        tree = parse_embedded_yaml(text)
-        if not isinstance(tree, YMap) or tree.get("kind") != "Configuration" \
-                or not str(tree.get("apiVersion", "")).startswith(CONFIG_GROUP + "/"):
-            continue
-        place = _Place(data, key, text)
-        found = _configuration(tree, f"the Kueue Configuration in ConfigMap `{obj.name}` key `{key}`", obj.path,
-                               place.line)
-        if found is not None:
-            yield found
 
 
 def integration_facts(obj, ctx):
@@ -234,13 +118,13 @@ def integration_facts(obj, ctx):
     inside a ConfigMap's value) and the workloads queued to Kueue."""
     if obj.kind == "Configuration":
         if obj.group == CONFIG_GROUP:
-            found = _configuration(obj.body, "Kueue Configuration", obj.path, lambda span: span.line)
+            found = configuration(obj.body, "Kueue Configuration", obj.path, lambda span: span.line)
             if found is not None:
                 yield found
         return
     if obj.kind == "ConfigMap":
         if obj.group == "":
-            yield from _configmap_configurations(obj)
+            yield from configmap_configurations(obj)
         return
     framework = FRAMEWORKS.get((obj.group, obj.kind))
     if framework is None:
@@ -248,21 +132,6 @@ def integration_facts(obj, ctx):
     ref = queue_ref(obj)
     if ref is not None:
         yield QueuedWorkload(obj.stub(), ref.span, ref.node, framework, obj.group, ref.name)
-
-
-def _nearest(configs: list[KueueConfiguration], path: str) -> list[KueueConfiguration]:
-    """The Configurations of the workload's file, else of its folder, else all (samples and
-    overlays keep several: a verdict must hold for each of the nearest)."""
-    same = [c for c in configs if c.path == path]
-    if same:
-        return same
-    folder = posixpath.dirname(path)
-    near = [c for c in configs if posixpath.dirname(c.path) == folder]
-    return near or configs
-
-
-def _enables(config: KueueConfiguration, workload: QueuedWorkload) -> bool:
-    return workload.framework in config.frameworks or (workload.obj.kind, workload.group) in config.external
 
 
 def _shown(configs: list[KueueConfiguration]) -> str:
@@ -282,8 +151,8 @@ def check(found, ctx):
         return
     unit = unit_of(ctx.index, ctx.config, [*(w.obj.path for w in queued), *(c.path for c in configs)])
     for workload in queued:
-        governing = _nearest([c for c in configs if together(unit, c.path, workload.obj.path)], workload.obj.path)
-        if not governing or any(_enables(c, workload) for c in governing):
+        governing = nearest([c for c in configs if together(unit, c.path, workload.obj.path)], workload.obj.path)
+        if not governing or any(enables(c, workload.obj.kind, workload.group, workload.framework) for c in governing):
             continue
         kind = workload.obj.kind
         effect = "its pods start at once" if workload.framework in GATED else \

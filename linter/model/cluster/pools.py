@@ -30,7 +30,12 @@ on such a key targets the pools described here. A cluster with node auto-provisi
 (``--node-provisioning-mode Auto``, ``--sku automatic``) can make nodes of any shape: the extra
 pool then matches everything but the label keys the project's NodePools set and none of their
 requirements lets vary (Karpenter only puts a label on a node a NodePool allows), and
-``karpenter.sh/nodepool`` is none of the project's NodePools there.
+``karpenter.sh/nodepool`` is none of the project's NodePools there. Node auto-provisioning is
+said per cluster (:meth:`Cluster.auto_provisioned`: the clusters its records name, or every one
+when a name or the mode is not determined): beside a NAP cluster, the label keys that only the
+pools of the project's other (Standard) clusters set mark those clusters' nodes, and the extra
+pool does not match them either. AKS010 spares only the NAP clusters' pools; NAP002 leaves alone a
+pod that a Standard cluster's pool with its GPUs takes.
 
 **NodePools** (``karpenter.sh/v1``, :mod:`linter.model.nap`) of the project are pools too
 (``source == "nodepool"``), one per VM size they allow, in every profile (``aks-automatic`` too).
@@ -377,6 +382,22 @@ class Cluster(Struct, eq=False, dict=True):
         return frozenset(key for pool in self.pools
                          for key in (pool.template_label_keys if pool.source == "nodepool" else pool.labels))
 
+    def provisioned_clusters(self) -> list[Value | None] | None:
+        """The names of the clusters the project makes AKS Automatic or node auto-provisioned (NAP)
+        (a name not determined: None or UNKNOWN); None when any cluster may be (the mode is said with
+        a value not known here, so which cluster is not known either)."""
+        if not self.auto_provisioning:
+            return []
+        return [m.cluster for m in self.modes if m.kind in (AUTOMATIC, NAP)] or None
+
+    def auto_provisioned(self, cluster: Value | None) -> bool:
+        """Whether NAP (or AKS Automatic) makes nodes for the cluster ``cluster`` (a pool's
+        ``cluster``): a cluster of that name is made so, or either name is not determined."""
+        names = self.provisioned_clusters()
+        if names is None:
+            return True
+        return any(not isinstance(name, str) or not isinstance(cluster, str) or name == cluster for name in names)
+
     @cached_property
     def elsewhere(self) -> NodePool | None:
         """The stand-in for pools the project does not describe (None when it describes all)."""
@@ -392,6 +413,13 @@ class Cluster(Struct, eq=False, dict=True):
             # are the project's (AKS's default NodePools set no custom labels)
             free = frozenset(req.key for p in self.pools if p.nodepool is not None for req in p.requirements)
             closed = frozenset(k for p in self.pools if p.nodepool is not None for k in p.template_label_keys) - free
+            # with a Standard cluster beside the NAP one, a label only the Standard cluster's pools set
+            # marks that cluster's nodes, which it describes: NAP makes no node that carries it
+            nap = frozenset(k for p in self.pools if p.nodepool is None and self.auto_provisioned(p.cluster)
+                            for k in p.labels)
+            standard = frozenset(k for p in self.pools if p.nodepool is None and not self.auto_provisioned(p.cluster)
+                                 for k in p.labels)
+            closed |= standard - nap - free
         names = frozenset(str(p.name) for p in self.pools if p.source == "nodepool")
         excluded = (("karpenter.sh/nodepool", names),) if names else ()
         # AKS labels a node with its pool's name: a pool the project does not describe has
