@@ -434,9 +434,10 @@ def walk(paths: Iterable[Path], *, root: Path | None, exclude: Iterable[str] = (
             if "templates" in dirs and any(entry.name == "Chart.yaml" for entry in entries):
                 dirs.remove("templates")
                 for inner, _, names in os.walk(here / "templates", followlinks=False):
+                    base = Path(inner)  # once per folder; a name's kind without a Path (classify, sniff=False)
                     for name in sorted(names):
-                        if classify(Path(inner) / name, sniff=False) is not None:
-                            found.skipped.append((Path(inner) / name, "Helm chart template"))
+                        if classify_name(name) is not None:
+                            found.skipped.append((base / name, "Helm chart template"))
                 chart_note(here)
             dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not excluded(here / d, True))
             if skip_tests and TESTDATA in dirs:

@@ -30,7 +30,17 @@ from msgspec.structs import replace
 from mlops_lint.model.position import Span
 
 _SOURCE = re.compile(r"^# Source: (\S[^\r\n]*?)\s*$")
+# a # Source: comment's line, where lines end only at \n (_OTHER_BREAKS: what else str.splitlines ends one at)
+_SOURCE_LINE = re.compile(r"^# Source: (\S[^\r\n]*?)[^\S\n]*$", re.MULTILINE)
+_OTHER_BREAKS = re.compile("[\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
 _KEY = re.compile(r"^\s*(?:-\s+)?((?:\"[^\"]*\"|'[^']*'|[^:#\s][^:#]*?)):(?:\s|$)")
+
+
+@lru_cache(maxsize=4096)
+def _template_place(chart: str | None, cwd: str, source: str) -> tuple[str, str]:
+    """:meth:`HelmMapper.template_path`, worked out once for every render of a chart (each of
+    its values files' renders names the same templates)."""
+    return HelmMapper("", chart, cwd).template_path(source)
 
 
 def chart_folder(name: str | None, cwd: str) -> str | None:
@@ -61,13 +71,23 @@ class HelmMapper:
 
     def __init__(self, text: str, chart: str | None, cwd: str, display: str | None = None,
                  values: str | None = None):
-        self.lines = text.splitlines()
+        self._text = text
+        self._lines: list[str] | None = None  # split when a position is looked for (a warm run's may never be)
         self.sources: list[tuple[int, str]] = []  # (1-based line of the comment, template path)
-        for number, line in enumerate(self.lines, 1):
-            if line.startswith("# Source: "):
-                match = _SOURCE.match(line)
-                if match:
-                    self.sources.append((number, match.group(1)))
+        if _OTHER_BREAKS.search(text) is None:  # lines end only at \n: found without splitting the text
+            self.count = text.count("\n") + (0 if not text or text.endswith("\n") else 1)
+            at, number = 0, 1
+            for match in _SOURCE_LINE.finditer(text):
+                number += text.count("\n", at, match.start())
+                at = match.start()
+                self.sources.append((number, match.group(1)))
+        else:
+            self.count = len(self.lines)
+            for number, line in enumerate(self.lines, 1):
+                if line.startswith("# Source: "):
+                    match = _SOURCE.match(line)
+                    if match:
+                        self.sources.append((number, match.group(1)))
         self.chart = chart
         self.cwd = cwd
         self.display = display  # the chart's folder as shown (a render of the project's chart)
@@ -83,6 +103,13 @@ class HelmMapper:
         self._memo: Memo | None = None
         self.render: Render | None = None  # the render of a project's chart this output is
 
+    @property
+    def lines(self) -> list[str]:
+        """The rendered output's lines (``str.splitlines``)."""
+        if self._lines is None:
+            self._lines = self._text.splitlines()
+        return self._lines
+
     def __bool__(self) -> bool:
         return bool(self.sources)
 
@@ -90,7 +117,7 @@ class HelmMapper:
         """(display path, absolute path) of a ``# Source:`` path, worked out once."""
         found = self._places.get(source)
         if found is None:
-            found = self._places[source] = self.template_path(source)
+            found = self._places[source] = _template_place(self.chart, self.cwd, source)
         return found
 
     def template_path(self, source: str) -> tuple[str, str]:
@@ -274,10 +301,10 @@ class Memo:
             return {}
 
     def _checked(self, loaded: "_MemoFile", mapper: "HelmMapper") -> dict[int, tuple[str, Span, tuple[str, ...]]]:
-        if loaded.format != MEMO_FORMAT or loaded.key != self.key or len(loaded.lines) > len(mapper.lines):
+        if loaded.format != MEMO_FORMAT or loaded.key != self.key or len(loaded.lines) > mapper.count:
             raise ValueError("not a map of this render")
         out: dict[int, tuple[str, Span, tuple[str, ...]]] = {}
-        count = len(mapper.lines)
+        count = mapper.count
         # per # Source: its display path, the lines it covers, its template's line count and size
         sources = []
         for index, (start, source) in enumerate(mapper.sources):
@@ -653,8 +680,22 @@ def error_place(error: str, folder: str, display: str, cwd: str) -> tuple[str, S
     return chart_file(display), FILE_START
 
 
-def templates_folders(folder: str) -> list[str]:
-    """The templates folders a render of a chart covers: its own and its subcharts' in charts/."""
+def templates_folders(folder: str, files: Any = None) -> list[str]:
+    """The templates folders a render of a chart covers: its own and its subcharts' in charts/.
+    ``files``: the chart's files as given to Helm (:class:`linter.sources.helm_sdk.ChartFiles`),
+    whose names tell the subcharts without looking at the folders again (a subchart's Chart.yaml
+    left out of them, a link or ignored, is no subchart Helm renders)."""
+    if files is not None and files.error is None:
+        names = {name for name, _ in files.files}
+        out = [os.path.join(folder, "templates")]
+        for name in sorted(names):
+            parts = name.split("/")
+            # charts/A/Chart.yaml, charts/A/charts/B/Chart.yaml (each chart on the way one too)
+            if (parts[-1] == "Chart.yaml" and len(parts) >= 3 and len(parts) % 2 == 1
+                    and all(part == "charts" for part in parts[0:-1:2])
+                    and all("/".join(parts[:end]) + "/Chart.yaml" in names for end in range(2, len(parts) - 1, 2))):
+                out.append(os.path.join(folder, *parts[:-1], "templates"))
+        return out
     out = [os.path.join(folder, "templates")]
     charts = os.path.join(folder, "charts")
     if os.path.isdir(charts) and not os.path.islink(charts):
@@ -849,9 +890,11 @@ def plan(folder: str, display: str, section: dict, kubernetes_version: str | Non
     ``cache``: the build cache, which keeps the dependencies Chart.yaml names (:func:`dependencies`)."""
     from mlops_lint.result import Note
 
-    relative = os.path.relpath(folder, root).replace(os.sep, "/")
     own = {}
-    for key, value in (section.get("charts") or {}).items():
+    configured_charts = section.get("charts") or {}
+    # the chart's folder as the project spells it, for the per-chart settings (none: not worked out)
+    relative = os.path.relpath(folder, root).replace(os.sep, "/") if configured_charts else ""
+    for key, value in configured_charts.items():
         if key.strip("/") in (relative, display.strip("/")) or (key in (".", "./") and relative == "."):
             own = dict(value)
     notes: list[Any] = []
