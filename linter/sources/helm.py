@@ -30,9 +30,15 @@ from msgspec.structs import replace
 from mlops_lint.model.position import Span
 
 _SOURCE = re.compile(r"^# Source: (\S[^\r\n]*?)\s*$")
-# a # Source: comment's line, where lines end only at \n (_OTHER_BREAKS: what else str.splitlines ends one at)
-_SOURCE_LINE = re.compile(r"^# Source: (\S[^\r\n]*?)[^\S\n]*$", re.MULTILINE)
-_OTHER_BREAKS = re.compile("[\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
+_OTHER_BREAKS = re.compile("[\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")  # what else str.splitlines ends a line at
+
+
+def _only_newlines(text: str) -> bool:
+    """Whether ``str.splitlines`` would end the text's lines only at \\n (an ASCII text is
+    looked at by a few scans for a character, faster than the pattern's)."""
+    if "\r" in text or "\v" in text or "\f" in text or "\x1c" in text or "\x1d" in text or "\x1e" in text:
+        return False
+    return text.isascii() or _OTHER_BREAKS.search(text) is None
 _KEY = re.compile(r"^\s*(?:-\s+)?((?:\"[^\"]*\"|'[^']*'|[^:#\s][^:#]*?)):(?:\s|$)")
 
 
@@ -74,13 +80,20 @@ class HelmMapper:
         self._text = text
         self._lines: list[str] | None = None  # split when a position is looked for (a warm run's may never be)
         self.sources: list[tuple[int, str]] = []  # (1-based line of the comment, template path)
-        if _OTHER_BREAKS.search(text) is None:  # lines end only at \n: found without splitting the text
+        if _only_newlines(text):  # lines end only at \n: found without splitting the text
             self.count = text.count("\n") + (0 if not text or text.endswith("\n") else 1)
             at, number = 0, 1
-            for match in _SOURCE_LINE.finditer(text):
-                number += text.count("\n", at, match.start())
-                at = match.start()
-                self.sources.append((number, match.group(1)))
+            start = 0 if text.startswith("# Source: ") else text.find("\n# Source: ") + 1
+            while start > 0 or (start == 0 and text.startswith("# Source: ")):
+                number += text.count("\n", at, start)
+                at = start
+                end = text.find("\n", start)
+                match = _SOURCE.match(text[start:end] if end >= 0 else text[start:])
+                if match:
+                    self.sources.append((number, match.group(1)))
+                start = text.find("\n# Source: ", start) + 1
+                if start == 0:
+                    break
         else:
             self.count = len(self.lines)
             for number, line in enumerate(self.lines, 1):
