@@ -603,23 +603,21 @@ def remap(pairs: list[tuple[Any, Any]], mappers: dict[str, HelmMapper]) -> list[
         if found is None:  # a render's own fix (on its text) is never one to apply
             out.append((replace(result, autofix=None) if mapper is not None and result.autofix is not None else result, key))
             continue
-        moved = replace(result, path=found[0], span=found[1], autofix=None)
         if mapper.values is None:
-            out.append((moved, key))
+            out.append((replace(result, path=found[0], span=found[1], autofix=None), key))
             continue
         inserted = found[2]
-        if inserted:
-            moved = replace(moved, message=f"{result.message} (this line inserts {', '.join(inserted)})")
-        same = (result.rule, found[0], found[1], moved.message)
-        if same in merged:
+        message = f"{result.message} (this line inserts {', '.join(inserted)})" if inserted else result.message
+        same = (result.rule, found[0], found[1], message)
+        if same in merged:  # another render's: named in the first one's message (made below, once)
             merged[same][1].append(mapper.values)
             merged[same][2].append(mapper)
             continue
         merged[same] = (len(out), [mapper.values], [mapper], result, found)
-        out.append((moved, key))
+        out.append((result, key))
     helper: Any = None
     for (_, _, _, message), (position, values, renders, original, found) in merged.items():
-        result, key = out[position]
+        key = out[position][1]
         values.sort(key=lambda label: (label != "values.yaml", label))
         message = f"{message} (Helm values: {', '.join(values)})"
         fix = None
@@ -632,7 +630,7 @@ def remap(pairs: list[tuple[Any, Any]], mappers: dict[str, HelmMapper]) -> list[
                 fix = helper.values_fix(original, found, renders)
             except helper.NoFix as why:
                 message = f"{message} (no values.yaml fix: {why})"
-        out[position] = (replace(result, message=message, autofix=fix), key)
+        out[position] = (replace(original, path=found[0], span=found[1], message=message, autofix=fix), key)
     return out
 
 
