@@ -73,6 +73,12 @@ class Discovery(Struct):
     # each folder PATH walked (its real path) -> every file its walk took, for a later walk of a
     # folder above it with the same root and excludes (the project's context: see walk's reuse)
     walked: dict[str, list[SourceFile]] = field(default_factory=dict)
+    # folders listed that hold none of MARK_NAMES (no config file, no .git): a root's look at
+    # them needs no stat (linter.roots.RootFinder.bare)
+    bare: set[str] = field(default_factory=set)
+
+
+MARK_NAMES = frozenset((".mlops-lint.yaml", ".mlops-lint.yml", "pyproject.toml", ".git"))  # what linter.roots looks for
 
 
 def is_dockerfile_name(name: str) -> bool:
@@ -422,6 +428,10 @@ def walk(paths: Iterable[Path], *, root: Path | None, exclude: Iterable[str] = (
         skip_tests = not testdata and TESTDATA not in given.parts  # a testdata folder named: walked whole
         for folder, dirs, entries in _folders(os.fspath(given), unlisted):
             here = Path(folder)
+            # (names lowered: a file system that ignores case finds .MLOPS-LINT.yaml by its name)
+            if not any(name.lower() in MARK_NAMES for name in dirs) and \
+                    not any(entry.name.lower() in MARK_NAMES for entry in entries):
+                found.bare.add(folder)
             if here == given and any(entry.name == VENV_MARKER for entry in entries):
                 mine = None  # a walk from above would skip it: nothing to reuse
             if (any(entry.name == VENV_MARKER for entry in entries) and here != given) or \

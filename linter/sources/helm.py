@@ -333,8 +333,12 @@ class Memo:
             if not (start <= rendered <= end and 1 <= line <= end_line <= lines and 0 < column <= columns
                     and 0 < end_column <= columns and len(names) <= 64):
                 raise ValueError(rendered)
-            if names and not all(_VALUES.fullmatch(name) for name in names):
-                raise ValueError(names)
+            for name in names:  # each spelled as a value is (a name checked once per run)
+                if name not in _CHECKED_NAMES:
+                    if type(name) is not str or not _VALUES.fullmatch(name):
+                        raise ValueError(names)
+                    if len(_CHECKED_NAMES) < 4096:
+                        _CHECKED_NAMES.add(name)
             out[rendered] = (shown, Span(line, column, end_line, end_column), tuple(names))
         return out
 
@@ -439,6 +443,7 @@ def _read_template(absolute: str, cwd: str) -> tuple[list[str] | None, "_Paths",
 
 
 _VALUES = re.compile(r"\.Values(?:\.[A-Za-z_][\w-]*)+")
+_CHECKED_NAMES: set[str] = set()  # values' names a cached map gave that _VALUES matched (Memo._checked)
 _ITEM = re.compile(r"^(\s*)-(?:\s+|$)")
 _BLOCK = re.compile(r":\s*[|>][-+0-9]*\s*(?:#.*)?$")
 _ACTION = re.compile(r"^\s*\{\{.*\}\}\s*$")
