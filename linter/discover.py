@@ -269,10 +269,11 @@ def display_path(path: Path, cwd: Path) -> str:
         return shown(path.as_posix())
 
 
-def _folders(top: str, onerror: Callable[[OSError], None]) -> Iterator[tuple[str, list[str], list[os.DirEntry]]]:
+def _folders(top: str, onerror: Callable[[OSError], None]) -> Iterator[tuple[str, list[str], list[os.DirEntry], bool]]:
     """``os.walk(top)``, top-down and without entering links to folders, giving each file's
     directory entry instead of its name: the entry knows the file's type from the listing, so
-    no file costs a system call of its own. Prune the folder names in place, as with os.walk."""
+    no file costs a system call of its own. Prune the folder names in place, as with os.walk.
+    The last item: whether the folder holds a name of :data:`MARK_NAMES` (a file or a folder)."""
     stack = [top]
     while stack:
         folder = stack.pop()
@@ -285,7 +286,10 @@ def _folders(top: str, onerror: Callable[[OSError], None]) -> Iterator[tuple[str
         names: list[str] = []
         files: list[os.DirEntry] = []
         links: set[str] = set()
+        marked = False  # a name of MARK_NAMES here (lowered: a file system may ignore case)
         for entry in entries:
+            if entry.name[:1] in ".pP" and entry.name.lower() in MARK_NAMES:
+                marked = True
             try:
                 is_folder = entry.is_dir()
                 if is_folder and entry.is_symlink():
@@ -296,7 +300,7 @@ def _folders(top: str, onerror: Callable[[OSError], None]) -> Iterator[tuple[str
                 names.append(entry.name)
             else:
                 files.append(entry)
-        yield folder, names, files
+        yield folder, names, files, marked
         stack.extend(os.path.join(folder, name) for name in reversed(names) if name not in links)
 
 
@@ -426,11 +430,9 @@ def walk(paths: Iterable[Path], *, root: Path | None, exclude: Iterable[str] = (
             continue
         mine = []
         skip_tests = not testdata and TESTDATA not in given.parts  # a testdata folder named: walked whole
-        for folder, dirs, entries in _folders(os.fspath(given), unlisted):
+        for folder, dirs, entries, marked in _folders(os.fspath(given), unlisted):
             here = Path(folder)
-            # (names lowered: a file system that ignores case finds .MLOPS-LINT.yaml by its name)
-            if not any(name.lower() in MARK_NAMES for name in dirs) and \
-                    not any(entry.name.lower() in MARK_NAMES for entry in entries):
+            if not marked:
                 found.bare.add(folder)
             if here == given and any(entry.name == VENV_MARKER for entry in entries):
                 mine = None  # a walk from above would skip it: nothing to reuse
