@@ -73,6 +73,12 @@ class Discovery(Struct):
     # each folder PATH walked (its real path) -> every file its walk took, for a later walk of a
     # folder above it with the same root and excludes (the project's context: see walk's reuse)
     walked: dict[str, list[SourceFile]] = field(default_factory=dict)
+    # folders listed that hold none of MARK_NAMES (no config file, no .git): a root's look at
+    # them needs no stat (linter.roots.RootFinder.bare)
+    bare: set[str] = field(default_factory=set)
+
+
+MARK_NAMES = frozenset((".mlops-lint.yaml", ".mlops-lint.yml", "pyproject.toml", ".git"))  # what linter.roots looks for
 
 
 def is_dockerfile_name(name: str) -> bool:
@@ -263,10 +269,11 @@ def display_path(path: Path, cwd: Path) -> str:
         return shown(path.as_posix())
 
 
-def _folders(top: str, onerror: Callable[[OSError], None]) -> Iterator[tuple[str, list[str], list[os.DirEntry]]]:
+def _folders(top: str, onerror: Callable[[OSError], None]) -> Iterator[tuple[str, list[str], list[os.DirEntry], bool]]:
     """``os.walk(top)``, top-down and without entering links to folders, giving each file's
     directory entry instead of its name: the entry knows the file's type from the listing, so
-    no file costs a system call of its own. Prune the folder names in place, as with os.walk."""
+    no file costs a system call of its own. Prune the folder names in place, as with os.walk.
+    The last item: whether the folder holds a name of :data:`MARK_NAMES` (a file or a folder)."""
     stack = [top]
     while stack:
         folder = stack.pop()
@@ -279,7 +286,10 @@ def _folders(top: str, onerror: Callable[[OSError], None]) -> Iterator[tuple[str
         names: list[str] = []
         files: list[os.DirEntry] = []
         links: set[str] = set()
+        marked = False  # a name of MARK_NAMES here (lowered: a file system may ignore case)
         for entry in entries:
+            if entry.name[:1] in ".pP" and entry.name.lower() in MARK_NAMES:
+                marked = True
             try:
                 is_folder = entry.is_dir()
                 if is_folder and entry.is_symlink():
@@ -290,7 +300,7 @@ def _folders(top: str, onerror: Callable[[OSError], None]) -> Iterator[tuple[str
                 names.append(entry.name)
             else:
                 files.append(entry)
-        yield folder, names, files
+        yield folder, names, files, marked
         stack.extend(os.path.join(folder, name) for name in reversed(names) if name not in links)
 
 
@@ -420,8 +430,10 @@ def walk(paths: Iterable[Path], *, root: Path | None, exclude: Iterable[str] = (
             continue
         mine = []
         skip_tests = not testdata and TESTDATA not in given.parts  # a testdata folder named: walked whole
-        for folder, dirs, entries in _folders(os.fspath(given), unlisted):
+        for folder, dirs, entries, marked in _folders(os.fspath(given), unlisted):
             here = Path(folder)
+            if not marked:
+                found.bare.add(folder)
             if here == given and any(entry.name == VENV_MARKER for entry in entries):
                 mine = None  # a walk from above would skip it: nothing to reuse
             if (any(entry.name == VENV_MARKER for entry in entries) and here != given) or \
@@ -434,9 +446,10 @@ def walk(paths: Iterable[Path], *, root: Path | None, exclude: Iterable[str] = (
             if "templates" in dirs and any(entry.name == "Chart.yaml" for entry in entries):
                 dirs.remove("templates")
                 for inner, _, names in os.walk(here / "templates", followlinks=False):
+                    base = Path(inner)  # once per folder; a name's kind without a Path (classify, sniff=False)
                     for name in sorted(names):
-                        if classify(Path(inner) / name, sniff=False) is not None:
-                            found.skipped.append((Path(inner) / name, "Helm chart template"))
+                        if classify_name(name) is not None:
+                            found.skipped.append((base / name, "Helm chart template"))
                 chart_note(here)
             dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not excluded(here / d, True))
             if skip_tests and TESTDATA in dirs:

@@ -8,7 +8,8 @@ different roots are separate projects: each has its own config, index, cluster m
 
 Each folder is looked at once (four ``stat`` calls: the two config names, ``pyproject.toml`` and
 ``.git``) and what it gives is kept, so finding the roots of 10,000 files in 300 folders costs 300
-looks plus those of their parents, never one per file. No subprocess (``git``) is started.
+looks plus those of their parents, never one per file; a folder the run's walk listed without any
+of those names (:attr:`RootFinder.bare`) costs none. No subprocess (``git``) is started.
 """
 
 from __future__ import annotations
@@ -111,6 +112,9 @@ class RootFinder:
         self._roots: dict[tuple[str, Path], Root] = {}  # (folder, PATH given) -> its root
         self.ignored: list[tuple[str, str]] = []  # config files passed over: (path, why), see unsafe_because
         self.looked = 0  # folders looked at (for tests of the speed budget)
+        # folders a walk of this run listed with none of linter.discover.MARK_NAMES in them: no
+        # config file or .git looked for there (linter.discover.Discovery.bare)
+        self.bare: set[str] = set()
 
     def marks(self, folder: str) -> tuple[str | None, str | None]:
         """The nearest config file upward from ``folder`` (absolute) and the nearest git top."""
@@ -125,8 +129,11 @@ class RootFinder:
         found = self._marks.get(here, (None, None)) if here not in climb else (None, None)
         for current in reversed(climb):
             self.looked += 1
-            config = config_in(current, self.ignored)
-            git = current if os.path.lexists(os.path.join(current, ".git")) else None
+            if current in self.bare:
+                config = git = None
+            else:
+                config = config_in(current, self.ignored)
+                git = current if os.path.lexists(os.path.join(current, ".git")) else None
             found = (config or found[0], git or found[1])
             self._marks[current] = found
         return self._marks[folder]

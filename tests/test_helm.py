@@ -659,3 +659,36 @@ def test_the_binary_does_not_render_a_chart_with_links(tmp_path: Path, monkeypat
     assert not ran.exists()
     assert [(f["path"], f["rule"]) for f in report["findings"]] == [("c/Chart.yaml", "SCH001")]
     assert "would follow its links (linked.txt)" in report["findings"][0]["message"]
+
+
+def test_a_render_s_sources_are_found_on_the_lines_splitlines_gives() -> None:
+    """HelmMapper finds each ``# Source:`` without splitting the render when its lines end only at
+    \\n; a render with another line break (\\r\\n, U+2028 inside a value) is numbered as
+    ``str.splitlines`` numbers it, which is what the YAML reader's positions are checked against."""
+    from mlops_lint.sources.helm import HelmMapper
+
+    plain = HelmMapper("---\n# Source: c/templates/a.yaml  \nkind: A\n---\n# Source: c/templates/b.yaml\nkind: B", None, "/")
+    assert (plain.sources, plain.count) == ([(2, "c/templates/a.yaml"), (5, "c/templates/b.yaml")], 6)
+    crlf = HelmMapper("---\r\n# Source: c/templates/a.yaml\r\nkind: A\r\n", None, "/")
+    assert (crlf.sources, crlf.count) == ([(2, "c/templates/a.yaml")], 3)
+    separator = HelmMapper("a: \u2028b\n# Source: c/templates/a.yaml\nkind: A\n", None, "/")
+    assert (separator.sources, separator.count) == ([(3, "c/templates/a.yaml")], 4)
+    assert separator.count == len(separator.lines)
+
+
+def test_the_templates_folders_rendered_are_told_by_the_chart_files(tmp_path: Path) -> None:
+    """The subcharts whose templates a render covers come from the files given to Helm (no
+    folder looked at again); a subchart whose Chart.yaml is a link is not given to Helm, so its
+    templates are not counted as rendered."""
+    from mlops_lint.sources.helm import templates_folders
+
+    chart = tmp_path / "stack"
+    shutil.copytree(HELM / "stack", chart)
+    folder = os.fspath(chart)
+    assert sorted(templates_folders(folder, helm_sdk.ChartFiles(folder))) == sorted(templates_folders(folder)) == [
+        os.path.join(folder, "charts", "cache", "templates"), os.path.join(folder, "templates")]
+    outside = tmp_path / "Chart.yaml"
+    outside.write_bytes((chart / "charts" / "cache" / "Chart.yaml").read_bytes())
+    (chart / "charts" / "cache" / "Chart.yaml").unlink()
+    (chart / "charts" / "cache" / "Chart.yaml").symlink_to(outside)
+    assert templates_folders(folder, helm_sdk.ChartFiles(folder)) == [os.path.join(folder, "templates")]

@@ -325,3 +325,37 @@ def _restore_cwd():
     old = os.getcwd()
     yield
     os.chdir(old)
+
+
+def test_folders_the_walk_listed_bare_are_not_looked_at_and_give_the_same_roots(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The walk tells which folders it listed without a config name or .git in them; a root's
+    look at those needs no stat, and the roots are the ones the stats give: a nested config, a
+    nested git file, a pyproject.toml without our table and a folder named .git still count."""
+    from mlops_lint import discover, roots
+
+    repo = git_repo(tmp_path / "repo", {"a/b/x.yaml": "", "team/.mlops-lint.yaml": "", "team/c/x.yaml": "",
+                                        "tools/pyproject.toml": "[tool.black]\n", "tools/x.yaml": "",
+                                        "sub/.git": "gitdir: ../.git/modules/sub\n", "sub/d/x.yaml": "",
+                                        "up/.MLOPS-LINT.yaml": "", "up/x.yaml": ""})
+    found = discover.walk([repo], root=None)
+    assert os.fspath(repo / "a" / "b") in found.bare and os.fspath(repo / "team") not in found.bare
+    assert os.fspath(repo / "up") not in found.bare  # a name that only differs in case: looked at as before
+    looked: list[str] = []
+    real = roots.config_in
+    monkeypatch.setattr(roots, "config_in", lambda folder, ignored=None: looked.append(folder) or real(folder, ignored))
+    plain, hinted = RootFinder(tmp_path), RootFinder(tmp_path)
+    hinted.bare.update(found.bare)
+    folders = sorted({os.path.dirname(os.fspath(source.path)) for source in found.files})
+    assert [hinted.root(folder, repo) for folder in folders] == [plain.root(folder, repo) for folder in folders]
+    assert {hinted.root(os.fspath(repo / "team" / "c"), repo).folder, hinted.root(os.fspath(repo / "sub" / "d"), repo).folder} \
+        == {repo / "team", repo / "sub"}
+    looked.clear()
+    RootFinder(tmp_path).root(os.fspath(repo / "a" / "b"), repo)
+    unhinted = len(looked)
+    looked.clear()
+    again = RootFinder(tmp_path)
+    again.bare.update(found.bare)
+    again.root(os.fspath(repo / "a" / "b"), repo)
+    assert os.fspath(repo / "a" / "b") not in looked and os.fspath(repo / "a") not in looked
+    assert len(looked) == unhinted - 2

@@ -447,7 +447,7 @@ def _helm_charts(out: Builds, items: list[tuple[SourceFile, str]], config: Confi
                     files = dict(done.files.files)
                 mapper.use_memo(helm.Memo(cache, helm.Memo.key_of(key, mapper), files))
             out.documents.append((Unparsed(virtual, output), output, True))
-        out.rendered.update(helm.templates_folders(plan.folder))
+        out.rendered.update(helm.templates_folders(plan.folder, done.files))
 
 
 def with_helm(builds: Builds, stdin: tuple[str, bytes] | None, shown: str, cwd: Path) -> None:

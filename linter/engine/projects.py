@@ -90,6 +90,7 @@ def by_roots(paths: list[Path], cwd: Path, load: Callable[[Path | None, Root], C
         root, config = project.root, project.config
         found = discover.walk(project.paths, root=config.root, exclude=config.exclude, testdata=config.lint_testdata,
                               bound=root.folder if root.found != BY_PATH else None)
+        finder.bare.update(found.bare)
         own = []
         for source in found.files:
             home = finder.root(os.path.dirname(os.fspath(source.path)), root.folder)

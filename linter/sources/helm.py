@@ -30,7 +30,23 @@ from msgspec.structs import replace
 from mlops_lint.model.position import Span
 
 _SOURCE = re.compile(r"^# Source: (\S[^\r\n]*?)\s*$")
+_OTHER_BREAKS = re.compile("[\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")  # what else str.splitlines ends a line at
+
+
+def _only_newlines(text: str) -> bool:
+    """Whether ``str.splitlines`` would end the text's lines only at \\n (an ASCII text is
+    looked at by a few scans for a character, faster than the pattern's)."""
+    if "\r" in text or "\v" in text or "\f" in text or "\x1c" in text or "\x1d" in text or "\x1e" in text:
+        return False
+    return text.isascii() or _OTHER_BREAKS.search(text) is None
 _KEY = re.compile(r"^\s*(?:-\s+)?((?:\"[^\"]*\"|'[^']*'|[^:#\s][^:#]*?)):(?:\s|$)")
+
+
+@lru_cache(maxsize=4096)
+def _template_place(chart: str | None, cwd: str, source: str) -> tuple[str, str]:
+    """:meth:`HelmMapper.template_path`, worked out once for every render of a chart (each of
+    its values files' renders names the same templates)."""
+    return HelmMapper("", chart, cwd).template_path(source)
 
 
 def chart_folder(name: str | None, cwd: str) -> str | None:
@@ -61,13 +77,30 @@ class HelmMapper:
 
     def __init__(self, text: str, chart: str | None, cwd: str, display: str | None = None,
                  values: str | None = None):
-        self.lines = text.splitlines()
+        self._text = text
+        self._lines: list[str] | None = None  # split when a position is looked for (a warm run's may never be)
         self.sources: list[tuple[int, str]] = []  # (1-based line of the comment, template path)
-        for number, line in enumerate(self.lines, 1):
-            if line.startswith("# Source: "):
-                match = _SOURCE.match(line)
+        if _only_newlines(text):  # lines end only at \n: found without splitting the text
+            self.count = text.count("\n") + (0 if not text or text.endswith("\n") else 1)
+            at, number = 0, 1
+            start = 0 if text.startswith("# Source: ") else text.find("\n# Source: ") + 1
+            while start > 0 or (start == 0 and text.startswith("# Source: ")):
+                number += text.count("\n", at, start)
+                at = start
+                end = text.find("\n", start)
+                match = _SOURCE.match(text[start:end] if end >= 0 else text[start:])
                 if match:
                     self.sources.append((number, match.group(1)))
+                start = text.find("\n# Source: ", start) + 1
+                if start == 0:
+                    break
+        else:
+            self.count = len(self.lines)
+            for number, line in enumerate(self.lines, 1):
+                if line.startswith("# Source: "):
+                    match = _SOURCE.match(line)
+                    if match:
+                        self.sources.append((number, match.group(1)))
         self.chart = chart
         self.cwd = cwd
         self.display = display  # the chart's folder as shown (a render of the project's chart)
@@ -83,6 +116,13 @@ class HelmMapper:
         self._memo: Memo | None = None
         self.render: Render | None = None  # the render of a project's chart this output is
 
+    @property
+    def lines(self) -> list[str]:
+        """The rendered output's lines (``str.splitlines``)."""
+        if self._lines is None:
+            self._lines = self._text.splitlines()
+        return self._lines
+
     def __bool__(self) -> bool:
         return bool(self.sources)
 
@@ -90,7 +130,7 @@ class HelmMapper:
         """(display path, absolute path) of a ``# Source:`` path, worked out once."""
         found = self._places.get(source)
         if found is None:
-            found = self._places[source] = self.template_path(source)
+            found = self._places[source] = _template_place(self.chart, self.cwd, source)
         return found
 
     def template_path(self, source: str) -> tuple[str, str]:
@@ -274,10 +314,10 @@ class Memo:
             return {}
 
     def _checked(self, loaded: "_MemoFile", mapper: "HelmMapper") -> dict[int, tuple[str, Span, tuple[str, ...]]]:
-        if loaded.format != MEMO_FORMAT or loaded.key != self.key or len(loaded.lines) > len(mapper.lines):
+        if loaded.format != MEMO_FORMAT or loaded.key != self.key or len(loaded.lines) > mapper.count:
             raise ValueError("not a map of this render")
         out: dict[int, tuple[str, Span, tuple[str, ...]]] = {}
-        count = len(mapper.lines)
+        count = mapper.count
         # per # Source: its display path, the lines it covers, its template's line count and size
         sources = []
         for index, (start, source) in enumerate(mapper.sources):
@@ -293,8 +333,12 @@ class Memo:
             if not (start <= rendered <= end and 1 <= line <= end_line <= lines and 0 < column <= columns
                     and 0 < end_column <= columns and len(names) <= 64):
                 raise ValueError(rendered)
-            if names and not all(_VALUES.fullmatch(name) for name in names):
-                raise ValueError(names)
+            for name in names:  # each spelled as a value is (a name checked once per run)
+                if name not in _CHECKED_NAMES:
+                    if type(name) is not str or not _VALUES.fullmatch(name):
+                        raise ValueError(names)
+                    if len(_CHECKED_NAMES) < 4096:
+                        _CHECKED_NAMES.add(name)
             out[rendered] = (shown, Span(line, column, end_line, end_column), tuple(names))
         return out
 
@@ -399,6 +443,7 @@ def _read_template(absolute: str, cwd: str) -> tuple[list[str] | None, "_Paths",
 
 
 _VALUES = re.compile(r"\.Values(?:\.[A-Za-z_][\w-]*)+")
+_CHECKED_NAMES: set[str] = set()  # values' names a cached map gave that _VALUES matched (Memo._checked)
 _ITEM = re.compile(r"^(\s*)-(?:\s+|$)")
 _BLOCK = re.compile(r":\s*[|>][-+0-9]*\s*(?:#.*)?$")
 _ACTION = re.compile(r"^\s*\{\{.*\}\}\s*$")
@@ -563,23 +608,21 @@ def remap(pairs: list[tuple[Any, Any]], mappers: dict[str, HelmMapper]) -> list[
         if found is None:  # a render's own fix (on its text) is never one to apply
             out.append((replace(result, autofix=None) if mapper is not None and result.autofix is not None else result, key))
             continue
-        moved = replace(result, path=found[0], span=found[1], autofix=None)
         if mapper.values is None:
-            out.append((moved, key))
+            out.append((replace(result, path=found[0], span=found[1], autofix=None), key))
             continue
         inserted = found[2]
-        if inserted:
-            moved = replace(moved, message=f"{result.message} (this line inserts {', '.join(inserted)})")
-        same = (result.rule, found[0], found[1], moved.message)
-        if same in merged:
+        message = f"{result.message} (this line inserts {', '.join(inserted)})" if inserted else result.message
+        same = (result.rule, found[0], found[1], message)
+        if same in merged:  # another render's: named in the first one's message (made below, once)
             merged[same][1].append(mapper.values)
             merged[same][2].append(mapper)
             continue
         merged[same] = (len(out), [mapper.values], [mapper], result, found)
-        out.append((moved, key))
+        out.append((result, key))
     helper: Any = None
     for (_, _, _, message), (position, values, renders, original, found) in merged.items():
-        result, key = out[position]
+        key = out[position][1]
         values.sort(key=lambda label: (label != "values.yaml", label))
         message = f"{message} (Helm values: {', '.join(values)})"
         fix = None
@@ -592,7 +635,7 @@ def remap(pairs: list[tuple[Any, Any]], mappers: dict[str, HelmMapper]) -> list[
                 fix = helper.values_fix(original, found, renders)
             except helper.NoFix as why:
                 message = f"{message} (no values.yaml fix: {why})"
-        out[position] = (replace(result, message=message, autofix=fix), key)
+        out[position] = (replace(original, path=found[0], span=found[1], message=message, autofix=fix), key)
     return out
 
 
@@ -653,8 +696,22 @@ def error_place(error: str, folder: str, display: str, cwd: str) -> tuple[str, S
     return chart_file(display), FILE_START
 
 
-def templates_folders(folder: str) -> list[str]:
-    """The templates folders a render of a chart covers: its own and its subcharts' in charts/."""
+def templates_folders(folder: str, files: Any = None) -> list[str]:
+    """The templates folders a render of a chart covers: its own and its subcharts' in charts/.
+    ``files``: the chart's files as given to Helm (:class:`linter.sources.helm_sdk.ChartFiles`),
+    whose names tell the subcharts without looking at the folders again (a subchart's Chart.yaml
+    left out of them, a link or ignored, is no subchart Helm renders)."""
+    if files is not None and files.error is None:
+        names = {name for name, _ in files.files}
+        out = [os.path.join(folder, "templates")]
+        for name in sorted(names):
+            parts = name.split("/")
+            # charts/A/Chart.yaml, charts/A/charts/B/Chart.yaml (each chart on the way one too)
+            if (parts[-1] == "Chart.yaml" and len(parts) >= 3 and len(parts) % 2 == 1
+                    and all(part == "charts" for part in parts[0:-1:2])
+                    and all("/".join(parts[:end]) + "/Chart.yaml" in names for end in range(2, len(parts) - 1, 2))):
+                out.append(os.path.join(folder, *parts[:-1], "templates"))
+        return out
     out = [os.path.join(folder, "templates")]
     charts = os.path.join(folder, "charts")
     if os.path.isdir(charts) and not os.path.islink(charts):
@@ -849,9 +906,11 @@ def plan(folder: str, display: str, section: dict, kubernetes_version: str | Non
     ``cache``: the build cache, which keeps the dependencies Chart.yaml names (:func:`dependencies`)."""
     from mlops_lint.result import Note
 
-    relative = os.path.relpath(folder, root).replace(os.sep, "/")
     own = {}
-    for key, value in (section.get("charts") or {}).items():
+    configured_charts = section.get("charts") or {}
+    # the chart's folder as the project spells it, for the per-chart settings (none: not worked out)
+    relative = os.path.relpath(folder, root).replace(os.sep, "/") if configured_charts else ""
+    for key, value in configured_charts.items():
         if key.strip("/") in (relative, display.strip("/")) or (key in (".", "./") and relative == "."):
             own = dict(value)
     notes: list[Any] = []

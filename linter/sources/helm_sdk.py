@@ -27,7 +27,6 @@ import io
 import json
 import os
 import sys
-import tarfile
 from functools import lru_cache
 from typing import Any
 
@@ -71,8 +70,13 @@ class ChartFiles:
               limit: int) -> None:
         """Each folder's files (sorted), then its folders' (sorted), as ``os.walk`` top-down
         without following links gives them (a stack, not recursion: a deep tree is no error)."""
+        from operator import attrgetter
+
         from mlops_lint.sources.files import OVERLAY
 
+        by_name = attrgetter("name")
+        # no .helmignore (or an empty one): Helm's default rule alone, tested here without a call
+        default = ignored == [_DEFAULT_RULE]
         stack = [(folder, "")]
         while stack:
             inner, within = stack.pop()
@@ -88,12 +92,12 @@ class ChartFiles:
                 except OSError:
                     is_folder = False
                 (dirs if is_folder else names).append(entry)
-            dirs.sort(key=lambda entry: entry.name)
-            names.sort(key=lambda entry: entry.name)
+            dirs.sort(key=by_name)
+            names.sort(key=by_name)
             walked = []
             for entry in dirs:
                 relative = within + entry.name
-                if _ignored(relative, True, ignored):
+                if (_default_ignored(relative) if default else _ignored(relative, True, ignored)):
                     continue
                 if entry.is_symlink():
                     self.left_out.append((relative, "a link"))
@@ -101,7 +105,7 @@ class ChartFiles:
                 walked.append((entry.path, relative + "/"))
             for entry in names:
                 relative = within + entry.name
-                if _ignored(relative, False, ignored):
+                if (_default_ignored(relative) if default else _ignored(relative, False, ignored)):
                     continue
                 found = known.get(entry.path)
                 if found is not None and not entry.is_symlink() and entry.is_file(follow_symlinks=False):
@@ -149,6 +153,8 @@ class ChartFiles:
         return packer.compress(b"".join(parts)) + packer.flush()
 
     def _tarfile(self, top: str) -> bytes:
+        import tarfile  # only for a name the ustar header cannot hold (a warm run imports none of it: 3 ms)
+
         buffer = io.BytesIO()
         with tarfile.open(fileobj=buffer, mode="w:gz", compresslevel=1) as tar:
             for relative, data in self.files:
@@ -210,7 +216,7 @@ def read_no_link(path: str, limit: int) -> tuple[bytes | None, str]:
 def _ignore_rules(folder: str) -> list[tuple[bool, bool, str]]:
     """The chart's ``.helmignore`` as Helm reads it: ``(negated, folders only, pattern)`` per line,
     after Helm's default (hidden files under ``templates/``)."""
-    rules = [(False, False, "templates/.?*")]
+    rules = [_DEFAULT_RULE]
     data, _ = read_no_link(os.path.join(folder, ".helmignore"), 1 << 20)
     for line in (data or b"").decode("utf-8", "replace").splitlines():
         line = line.strip()
@@ -220,6 +226,15 @@ def _ignore_rules(folder: str) -> list[tuple[bool, bool, str]]:
         line = line[1:] if negated else line
         rules.append((negated, line.endswith("/"), line.rstrip("/").lstrip("/")))
     return rules
+
+
+_DEFAULT_RULE = (False, False, "templates/.?*")  # Helm's own: hidden files and folders under templates/
+
+
+def _default_ignored(relative: str) -> bool:
+    """:func:`_ignored` when the rules are Helm's default alone: ``templates/.?*`` (``*``
+    crosses ``/`` in fnmatch) matches a path that starts ``templates/.`` and has one more character."""
+    return relative.startswith("templates/.") and len(relative) > 11
 
 
 def _ignored(relative: str, folder: bool, rules: list[tuple[bool, bool, str]]) -> bool:
