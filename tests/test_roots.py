@@ -22,7 +22,7 @@ REGISTRY = load_registry()
 
 POOLS = """#!/bin/bash
 az aks nodepool add --resource-group ml-rg --cluster-name ml-aks --name gpunp \\
-  --node-vm-size Standard_NC24ads_A100_v4 --node-count 1 \\
+  --node-vm-size Standard_NC24ads_A100_v4 --enable-cluster-autoscaler --min-count 0 --max-count 1 \\
   --node-taints sku=gpu:NoSchedule --labels accelerator=nvidia
 """
 QUEUE = """apiVersion: kueue.x-k8s.io/v1beta1
