@@ -41,6 +41,8 @@ SITES = {
     ("linter/discover.py", "read_head"): "reads only (O_RDONLY|O_NONBLOCK), fstat",
     ("linter/sources/files.py", "read_source"): "reads only (O_RDONLY|O_NONBLOCK), fstat",
     ("linter/docs.py", "main"): "writes the repository's own docs/rules (a developer's command), never the linted tree",
+    ("linter/sources/helm.py", "_write_new"): "O_CREAT|O_EXCL|O_NOFOLLOW in _render_copy's own mkdtemp folder, names "
+                                              "that leave it refused: test_the_helm_binary_copy_writes_only_new_files_in_its_own_folder",
     ("linter/sources/helm_sdk.py", "read_no_link"): "reads only (O_RDONLY|O_NOFOLLOW|O_NONBLOCK), fstat: a chart's "
                                                     "linked file is never given to Helm (tests/test_helm.py, .Files.Get)",
     # the kustomize build cache: h1's (issue 32 items 03, 04), tested there
@@ -215,3 +217,31 @@ def test_fix_refuses_links_to_files_and_folders(tmp_path: Path, monkeypatch: pyt
     assert (outside / "job.yaml").read_text() == job
     assert (project / "link.yaml").is_symlink()
     assert "Fixed" not in result.stdout
+
+
+def test_the_helm_binary_copy_writes_only_new_files_in_its_own_folder(tmp_path: Path) -> None:
+    """`--fix` with the `helm` binary renders a temporary copy of the chart (linter.sources.helm
+    ._render_copy): each file is created new in the copy's own folder (O_EXCL, O_NOFOLLOW), never
+    through a link or over a file, and a name that would leave the copy is refused."""
+    from types import SimpleNamespace
+
+    from mlops_lint.sources import helm
+
+    target = tmp_path / "target"
+    target.write_text("keep\n")
+    link = tmp_path / "link.yaml"
+    link.symlink_to(target)
+    for path in (link, target):
+        with pytest.raises(FileExistsError):
+            helm._write_new(str(path), b"pwned\n")
+    assert target.read_text() == "keep\n"
+    helm._write_new(str(tmp_path / "new.yaml"), b"a: 1\n")
+    assert (tmp_path / "new.yaml").read_bytes() == b"a: 1\n"
+    escape = tmp_path / "escaped.yaml"
+    for name in ("../../escaped.yaml", "templates/../../../escaped.yaml", "/abs.yaml"):
+        prepared = SimpleNamespace(plan=SimpleNamespace(folder=str(tmp_path / "chart")),
+                                   files=SimpleNamespace(files=[("Chart.yaml", b"name: c\n"), (name, b"x: 1\n")]),
+                                   todo=[0], specs=[{"values": []}])
+        [answer] = helm._render_copy(prepared, "/nonexistent/helm", 5.0)
+        assert "could not copy the chart" in answer["error"] and name in answer["error"]
+    assert not escape.exists()

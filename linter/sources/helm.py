@@ -1253,21 +1253,22 @@ def _render_copy(p: Prepared, program: str, timeout: float) -> list[dict[str, An
     import shutil
     import tempfile
 
-    top = os.path.realpath(tempfile.mkdtemp(prefix="mlops-lint-helm-"))
+    top = os.path.realpath(tempfile.mkdtemp(prefix="mlops-lint-helm-"))  # 0700, ours alone
     chart = os.path.join(top, os.path.basename(p.plan.folder.rstrip(os.sep)) or "chart")
     try:
         for relative, data in p.files.files:
-            path = os.path.join(chart, *relative.split("/"))
+            parts = relative.split("/")
+            if any(part in ("", ".", "..") for part in parts):  # a chart's own names never are
+                raise OSError(f"a chart file named {relative!r} cannot be copied")
+            path = os.path.join(chart, *parts)
             os.makedirs(os.path.dirname(path), exist_ok=True)
-            with open(path, "xb") as handle:
-                handle.write(data)
+            _write_new(path, data)
         answers = []
         for index, spec in zip(p.todo, p.specs):
             values = []
             for number, (name, text) in enumerate(spec["values"]):
                 path = os.path.join(top, f"values-{index}-{number}.yaml")
-                with open(path, "xb") as handle:
-                    handle.write(text.encode("utf-8"))
+                _write_new(path, text.encode("utf-8"))
                 values.append((name, path))
             answer = _render_binary(chart, program, spec, replace(p.plan.renders[index], values=values), timeout)
             if "error" in answer:  # the chart as the user knows it, not the copy
@@ -1278,6 +1279,14 @@ def _render_copy(p: Prepared, program: str, timeout: float) -> list[dict[str, An
         return [{"error": f"could not copy the chart to render it: {exc.strerror or exc}"} for _ in p.todo]
     finally:
         shutil.rmtree(top, ignore_errors=True)
+
+
+def _write_new(path: str, data: bytes) -> None:
+    """A new file in :func:`_render_copy`'s own temporary folder: created, never opened through a
+    link or over a file that exists (O_EXCL, O_NOFOLLOW)."""
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    with os.fdopen(descriptor, "wb") as handle:
+        handle.write(data)
 
 
 def _render_binary(folder: str, program: str, spec: dict, render: Render, timeout: float) -> dict[str, Any]:
