@@ -96,8 +96,8 @@ from msgspec import Struct
 
 from mlops_lint.fix import Plan, Replace
 from mlops_lint.model.cluster import cluster_of
-from mlops_lint.model.cluster.features import (OIDC_ISSUER, WORKLOAD_IDENTITY, cluster_label, hint_for,
-                                               needs_unmet)
+from mlops_lint.model.cluster.features import (OIDC_ISSUER, WORKLOAD_IDENTITY, cluster_label, cluster_name,
+                                               first_and_more, hint_for, needs_unmet)
 from mlops_lint.model.installs import WORKLOAD_IDENTITY_WEBHOOK, project_installs
 from mlops_lint.model.locality import together, unit_of
 from mlops_lint.rule import PROJECT, Finding, rule
@@ -150,13 +150,11 @@ def identity_facts(obj, ctx):
 
 
 def _named(needs: list[NeedsIdentity]) -> str:
-    first = needs[0]
-    more = f" and {len(needs) - 1} more" if len(needs) > 1 else ""
-    return f"{first.what} ({first.path}:{first.line}, {first.why}){more}"
+    return first_and_more(needs, lambda first: f"{first.what} ({first.path}:{first.line}, {first.why})")
 
 
 def _hint(anchor, oidc_on: bool) -> str:
-    name = anchor.cluster if isinstance(anchor.cluster, str) and anchor.cluster else "<cluster>"
+    name = cluster_name(anchor)
     if oidc_on:
         return hint_for(anchor,
                         f"`az aks update --resource-group <rg> --name {name} --enable-workload-identity`"

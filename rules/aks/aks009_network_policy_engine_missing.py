@@ -77,7 +77,8 @@ dataplane).
 from __future__ import annotations
 
 from mlops_lint.model.cluster import cluster_of
-from mlops_lint.model.cluster.features import NETWORK_POLICY, cluster_label, hint_for, needs_unmet
+from mlops_lint.model.cluster.features import (NETWORK_POLICY, cluster_label, cluster_name, first_and_more, hint_for,
+                                               needs_unmet)
 from mlops_lint.model.installs import POLICY_CNI, project_installs
 from mlops_lint.model.locality import together, unit_of
 from mlops_lint.rule import PROJECT, Finding, rule
@@ -95,13 +96,11 @@ class _Policy:
 
 
 def _named(policies: list[_Policy]) -> str:
-    first = policies[0]
-    more = f" and {len(policies) - 1} more" if len(policies) > 1 else ""
-    return f"NetworkPolicy `{first.name}` ({first.path}:{first.line}){more}"
+    return first_and_more(policies, lambda first: f"NetworkPolicy `{first.name}` ({first.path}:{first.line})")
 
 
 def _hint(anchor) -> str:
-    name = anchor.cluster if isinstance(anchor.cluster, str) and anchor.cluster else "<cluster>"
+    name = cluster_name(anchor)
     return "choose a network policy engine: " + hint_for(
         anchor,
         ("`--network-policy azure` (or `calico`; `cilium` with `--network-dataplane cilium`) on `az aks create`"

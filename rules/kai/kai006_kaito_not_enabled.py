@@ -75,7 +75,8 @@ from __future__ import annotations
 from msgspec import Struct
 
 from mlops_lint.model.cluster import cluster_of
-from mlops_lint.model.cluster.features import AI_TOOLCHAIN, cluster_label, hint_for, needs_unmet
+from mlops_lint.model.cluster.features import (AI_TOOLCHAIN, cluster_label, cluster_name, first_and_more, hint_for,
+                                               needs_unmet)
 from mlops_lint.model.installs import KAITO, project_installs
 from mlops_lint.model.locality import together, unit_of
 from mlops_lint.rule import PROJECT, Finding, rule
@@ -109,13 +110,11 @@ def _installs(ctx) -> list[str]:
 
 
 def _named(objects: list[KaitoObject]) -> str:
-    first = objects[0]
-    more = f" and {len(objects) - 1} more" if len(objects) > 1 else ""
-    return f"{first.what} ({first.path}:{first.line}){more}"
+    return first_and_more(objects, lambda first: f"{first.what} ({first.path}:{first.line})")
 
 
 def _hint(anchor) -> str:
-    name = anchor.cluster if isinstance(anchor.cluster, str) and anchor.cluster else "<cluster>"
+    name = cluster_name(anchor)
     return "enable the AI toolchain operator add-on: " + hint_for(
         anchor,
         f"`az aks update --resource-group <rg> --name {name} --enable-ai-toolchain-operator`"

@@ -121,6 +121,17 @@ def hint_for(setting: FeatureSetting, script: str, terraform: str, bicep: str, a
     return {"terraform": terraform, "bicep": bicep, "arm": arm}.get(setting.source, script)
 
 
+def cluster_name(setting: FeatureSetting) -> str:
+    """The cluster's name for an `az aks update --name …` hint: its literal name, else ``<cluster>``."""
+    return setting.cluster if isinstance(setting.cluster, str) and setting.cluster else "<cluster>"
+
+
+def first_and_more(items: list[Any], describe: Callable[[Any], str]) -> str:
+    """How a message names what needs the feature: the first item (``describe``) and how many more."""
+    more = f" and {len(items) - 1} more" if len(items) > 1 else ""
+    return describe(items[0]) + more
+
+
 def cluster_label(setting: FeatureSetting) -> str:
     """How a message names the cluster: ``cluster `ml-aks``` or ``the cluster``."""
     return f"cluster `{setting.cluster}`" if isinstance(setting.cluster, str) and setting.cluster else "the cluster"
