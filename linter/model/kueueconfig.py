@@ -20,7 +20,7 @@ enables is not known here, and Kueue is taken to manage every kind it can.
 from __future__ import annotations
 
 import posixpath
-from typing import Any
+from typing import Any, Iterable
 
 from msgspec import Struct
 
@@ -185,7 +185,14 @@ def ignored_by_kueue(obj: Any, index: Any, config: Any) -> tuple[KueueConfigurat
     if not configs:
         return ()
     unit = unit_of(index, config, [obj.path, *(c.path for c in configs)])
-    governing = nearest([c for c in configs if together(unit, c.path, obj.path)], obj.path)
-    if not governing or any(enables(c, obj.kind, obj.group, framework) for c in governing):
+    return left_out(configs, unit, obj.path, obj.kind, obj.group, framework)
+
+
+def left_out(configs: Iterable[KueueConfiguration], unit: Any, path: str, kind: str, group: str,
+             framework: str) -> tuple[KueueConfiguration, ...]:
+    """The Configurations that govern a workload of ``kind`` at ``path`` (its locality ``unit``'s,
+    the nearest) when every one leaves its ``framework`` out, else an empty tuple."""
+    governing = nearest([c for c in configs if together(unit, c.path, path)], path)
+    if not governing or any(enables(c, kind, group, framework) for c in governing):
         return ()
     return tuple(governing)

@@ -108,8 +108,8 @@ from __future__ import annotations
 
 from mlops_lint.model.kueue import QUEUE_NAME_KEY, queue_ref
 from mlops_lint.model.kueueconfig import (CONFIG_GROUP, FRAMEWORKS, GATED, KueueConfiguration, QueuedWorkload,
-                                          configmap_configurations, configuration, enables, nearest)
-from mlops_lint.model.locality import together, unit_of
+                                          configmap_configurations, configuration, left_out)
+from mlops_lint.model.locality import unit_of
 from mlops_lint.rule import PROJECT, Finding, rule
 
 
@@ -134,7 +134,7 @@ def integration_facts(obj, ctx):
         yield QueuedWorkload(obj.stub(), ref.span, ref.node, framework, obj.group, ref.name)
 
 
-def _shown(configs: list[KueueConfiguration]) -> str:
+def _shown(configs: tuple[KueueConfiguration, ...]) -> str:
     shown = "; ".join(c.where for c in configs[:2])
     return shown + (f"; and {len(configs) - 2} more" if len(configs) > 2 else "")
 
@@ -151,8 +151,8 @@ def check(found, ctx):
         return
     unit = unit_of(ctx.index, ctx.config, [*(w.obj.path for w in queued), *(c.path for c in configs)])
     for workload in queued:
-        governing = nearest([c for c in configs if together(unit, c.path, workload.obj.path)], workload.obj.path)
-        if not governing or any(enables(c, workload.obj.kind, workload.group, workload.framework) for c in governing):
+        governing = left_out(configs, unit, workload.obj.path, workload.obj.kind, workload.group, workload.framework)
+        if not governing:
             continue
         kind = workload.obj.kind
         effect = "its pods start at once" if workload.framework in GATED else \
