@@ -290,6 +290,15 @@ def test_parse_errors_and_rule_errors_are_reported_whatever_is_selected(tmp_path
     assert "All checks passed" not in result.output
     ignored = CliRunner().invoke(main, ["--select", "GPU001", "--ignore", "SCH001", str(tmp_path / "bad.yaml")])
     assert ignored.exit_code == 0, ignored.output
+    # ... and with SCH001 ignored, a file that does not parse was not linted: never a green "All
+    # checks passed (1 file)", but a skipped file (the summary, JSON's counts and JUnit say so)
+    assert "All checks passed" not in ignored.output
+    assert "No files linted: 1 file skipped (1 does not parse, and SCH001 is off)." in ignored.output
+    (tmp_path / "ok.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ok}\n")
+    both = CliRunner().invoke(main, ["--ignore", "SCH001", "--format", "json", str(tmp_path)])
+    assert both.exit_code == 0, both.output
+    data = json.loads(both.output)
+    assert (data["summary"]["files"], data["summary"]["skipped"], data["findings"]) == (1, 1, [])
 
     def broken(view, ctx):
         raise RuntimeError("boom")

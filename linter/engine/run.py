@@ -150,7 +150,7 @@ def lint_run(request: LintRequest, wants: Wants = Wants()) -> LintRun:
     with collector_paused():  # young generations are collected while linting (see lint_files)
         for project, rules, key in zip(projects, chosen, keys):
             done = _lint_project(project, rules, key, request, cwd, cache, sources, merged.notes, wants)
-            merged.add(project, done, cwd, sources)
+            merged.add(project, done, cwd, sources, rules)
             out.targets.update(done.targets)
             if done.part is not None:
                 out.parts.append(done.part)
@@ -186,12 +186,16 @@ class Merged(Struct):
     fail_on: dict[str, str] = field(default_factory=dict)
     unsafe_fixing: set[str] = field(default_factory=set)
 
-    def add(self, project: Project, done: ProjectRun, cwd: Path, sources: "Sources") -> None:
+    def add(self, project: Project, done: ProjectRun, cwd: Path, sources: "Sources", rules: list = ()) -> None:
         from mlops_lint.result import Note
 
         self.results.extend(done.results)
         self.notes.extend(Note(path, message) for path, message in done.notes)
         self.statuses.update(done.statuses)
+        if rules and not any(meta.code == PARSE_ERRORS for meta in rules):
+            # nothing of a file that does not parse was linted, and with SCH001 off nothing says so:
+            # it is counted as skipped, never as a linted file of a green run
+            self.statuses.update({path: NOT_PARSED for path, status in done.statuses.items() if status == "parse error"})
         self.skipped.update({display_path(path, cwd): "linted" if why == RENDERED else f"skipped: {why}"
                              for path, why in project.targets.skipped})
         for note in project.targets.notes:
@@ -200,6 +204,10 @@ class Merged(Struct):
         self.fail_on.update(dict.fromkeys(done.statuses, project.config.fail_on))
         if project.config.fix_unsafe:
             self.unsafe_fixing.update(done.statuses)
+
+
+PARSE_ERRORS = "SCH001"  # the rule that reports a file that does not parse
+NOT_PARSED = f"skipped: does not parse, and {PARSE_ERRORS} is off"
 
 
 def report_of(merged: Merged, request: LintRequest, projects: list[Project], chosen: list[list], sources: "Sources",
