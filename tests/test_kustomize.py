@@ -147,6 +147,37 @@ def test_without_a_command_files_are_linted_raw_with_a_note_per_root(project: Pa
         (f"k/overlays/{name}/kustomization.yaml", "kustomize build not run") for name in ("dev", "prod", "staging")]
     assert "no kustomize or kubectl found on PATH" in notes[0]["message"]
     assert ("k/base/job.yaml", 35, 13, "GPU005") in where(report)
+    # a patch is not a whole object: linted as one, every field it leaves to its base was a finding
+    patches = ("k/components/gpu-pool/gpu-placement.yaml", "k/overlays/prod/gpu-limit.yaml")
+    assert not [f for f in where(report) if f[0] in patches]
+    assert notes[1]["message"].endswith(f", except its patch files ({', '.join(patches)}) are not linted "
+                                        "as whole objects: a patch sets only what it changes")
+
+
+SMP = ("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  template:\n    spec:\n"
+       "      containers:\n      - name: web\n        env: [{name: A, value: b}]\n")
+
+
+@needs_build
+def test_the_patches_of_a_failed_build_are_not_linted_as_whole_objects(tmp_path: Path) -> None:
+    # kubeflow/kueue-style overlays whose build fails here: their strategic merge patches used to
+    # be linted as Deployments of their own (RES001, RES002, SEC001-SEC003 on a patch that sets an
+    # env var) and indexed as second definitions of the base's object
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "kustomization.yaml").write_text(
+        "resources:\n- missing.yaml\n- deploy.yaml\npatches:\n- path: env.yaml\n")
+    (tmp_path / "app" / "env.yaml").write_text(SMP)
+    (tmp_path / "app" / "deploy.yaml").write_text(SMP.replace("  template:", "  replicas: 1\n  template:"))
+    code, report = lint(tmp_path, "app", "--no-cache")
+    found = {(path, rule) for path, _, _, rule in where(report)}
+    assert ("app/kustomization.yaml", "SCH001") in found  # the failed build
+    assert not [f for f in found if f[0] == "app/env.yaml"], found
+    assert {"RES001", "SEC001"} <= {rule for path, rule in found if path == "app/deploy.yaml"}  # a resource: as written
+    (note,) = [n for n in report["notes"] if "patch files" in n["message"]]
+    assert (note["path"], note["message"].split(",")[0]) == ("app/kustomization.yaml", "the build failed")
+    assert "(app/env.yaml)" in note["message"]
+    assert not [n for n in report["notes"] if "defined differently" in n["message"]]  # not a second definition
+    assert code == 1
 
 
 def test_always_without_a_command_is_an_error_per_root(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:

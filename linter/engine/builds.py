@@ -44,7 +44,9 @@ class Builds(Struct):
     # (built, output, targeted); a Helm render's document is Unparsed until parsed() is called
     documents: list[tuple[Any, bytes, bool]] = field(default_factory=list)
     mappers: dict[str, Any] = field(default_factory=dict)  # virtual path -> its mapper
-    raw_only: frozenset[str] = frozenset()  # display paths linted through a build
+    # display paths linted through a build, and the patch files of roots not built: their objects
+    # are not linted nor indexed as written (see _patches_unbuilt)
+    raw_only: frozenset[str] = frozenset()
     errors: list[tuple[Result, None]] = field(default_factory=list)  # SCH001 of roots that failed to build
     notes: list[Note] = field(default_factory=list)
     helm: dict[str, Any] = field(default_factory=dict)  # path -> linter.sources.helm.HelmMapper of rendered output
@@ -271,7 +273,7 @@ def start(items: list[tuple[SourceFile, str]], config: Config, cwd: Path, jobs: 
         _helm_charts(out, items, config, cwd, jobs, cache_dir, targets if chart_targets is None else chart_targets,
                      known)
     enabled, configured, timeout = settings(config)
-    if enabled == "never":
+    if enabled == "never":  # every file linted raw, patches too, as the config asks
         return Pending(out)
     roots = find_roots(((str(source.path), display) for source, display in items),
                           os.fspath(bound) if bound is not None else None)
@@ -316,6 +318,8 @@ def start(items: list[tuple[SourceFile, str]], config: Config, cwd: Path, jobs: 
                                                 "files are linted as they are (set kustomize.command to build it)"))
         else:
             buildable.append(root)
+    _patches_unbuilt(out, [root for root in roots if targeted(root) and root not in buildable], roots, shown,
+                     "the build was not run")
     if not buildable:
         return Pending(out)
     cache = kz.BuildCache(cache_dir)
@@ -362,13 +366,15 @@ def _finish(out: Builds, buildable: list, outputs: dict, keys: dict[str, str], d
     from mlops_lint.engine import kustomize as kz
     from mlops_lint.sources.files import load_bytes
 
-    raw_only: set[str] = set()
+    raw_only: set[str] = set(out.raw_only)  # the patch files of roots not built
+    failed = []
     for root in buildable:
         built = outputs[root.path]
         if built.error is not None or built.output is None:
             if targeted(root):
                 out.errors.append(_error(root, f"kustomize build failed: {built.error}", severity,
                                          kz.error_span(root, built.error)))
+                failed.append(root)
             continue
         virtual = kz.virtual_path(root)
         output = built.output
@@ -379,6 +385,33 @@ def _finish(out: Builds, buildable: list, outputs: dict, keys: dict[str, str], d
         out.documents.append((document, output, targeted(root)))
         raw_only.update(shown(path) for path in root.inputs if path not in {k.path for k in root.chain})
     out.raw_only = frozenset(raw_only)
+    _patches_unbuilt(out, failed, buildable, shown, "the build failed")
+
+
+def _patches_unbuilt(out: Builds, unbuilt: list, roots: list, shown: Callable[[str], str], why: str) -> None:
+    """The patch files of roots that are not built (``why``) are not linted as whole objects:
+    a strategic merge patch sets only what it changes, so every field it leaves to its base
+    would be a false finding (a container without resources, capabilities …), and the object
+    it patches is its base's, not a second definition in the index. Their raw reading keeps
+    their parse errors and comments, as a built root's files do; a note per root names them.
+    A file some kustomization of the project lists as a resource stays linted as written."""
+    resources = {path for root in roots for kustomization in root.chain
+                 for path in kustomization.inputs - {patch.file for patch in kustomization.patches}}
+    noted = set(out.raw_only)
+    for root in unbuilt:
+        files = sorted({shown(patch.file) for kustomization in root.chain for patch in kustomization.patches
+                        if patch.file and patch.file not in resources and os.path.isfile(patch.file)})
+        if not files:
+            continue
+        noted.update(files)
+        said = f"its patch files ({', '.join(files)}) are not linted as whole objects: a patch sets only what it changes"
+        for index, note in enumerate(out.notes):  # the root's own "build not run" note says it
+            if note.path == root.display and note.message.startswith("kustomize build not run"):
+                out.notes[index] = Note(note.path, f"{note.message}, except {said}")
+                break
+        else:
+            out.notes.append(Note(root.display, f"{why}, so {said} (build the root to lint them as they apply)"))
+    out.raw_only = frozenset(noted)
 
 
 def _helm_charts(out: Builds, items: list[tuple[SourceFile, str]], config: Config, cwd: Path, jobs: int,
