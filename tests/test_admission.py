@@ -442,3 +442,40 @@ def test_pool_placement_of_a_job_kueue_does_not_manage_has_no_flavor_toleration(
     # batch/job left out: the flavor's toleration never reaches the pod, the pool's taint repels it
     (tmp_path / "kueue-config.yaml").write_text(KUEUE_CONFIG.replace("%FRAMEWORKS%", '"pod"'), encoding="utf-8")
     assert run(tmp_path, {}, ["XPL002"]) == [("XPL002", "job.yaml", 10)]
+
+
+KAITO_WORKSPACE = """\
+apiVersion: kaito.sh/v1beta1
+kind: Workspace
+metadata: {name: custom-llm, namespace: ml}
+resource:
+  instanceType: Standard_NC24ads_A100_v4
+  labelSelector:
+    matchLabels: {apps: custom-llm}
+inference:
+  template:
+    spec:
+      containers:
+      - name: llm
+        image: mcr.microsoft.com/aks/kaito/kaito-base:0.2.0
+        resources:
+          requests: {nvidia.com/gpu: 1}
+          limits: {nvidia.com/gpu: 1}
+"""
+
+
+def test_kaito_appends_its_gpu_tolerations_to_the_inference_template(tmp_path: Path) -> None:
+    # KAITO's workspace controller appends `nvidia.com/gpu` (Exists) and `sku=gpu` (NoSchedule)
+    # tolerations to the pods it makes from `inference.template`: no GPU taint repels them
+    assert run(tmp_path, {"workspace.yaml": KAITO_WORKSPACE}, ["GPU005"]) == []
+    inference_set = ("apiVersion: kaito.sh/v1alpha1\nkind: InferenceSet\nmetadata: {name: custom-llm, namespace: ml}\n"
+                     "spec:\n  replicas: 2\n  template:\n"
+                     + "".join(f"    {line}\n" for line in KAITO_WORKSPACE.split("\n", 3)[3].splitlines()))
+    (tmp_path / "workspace.yaml").unlink()
+    assert run(tmp_path, {"inferenceset.yaml": inference_set}, ["GPU005"]) == []
+    # the same pod template in a Deployment of the user's: nothing appends them
+    (tmp_path / "inferenceset.yaml").unlink()
+    deployment = ("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: custom-llm, namespace: ml}\nspec:\n"
+                  "  selector: {matchLabels: {app: llm}}\n  template:\n    metadata: {labels: {app: llm}}\n"
+                  + KAITO_WORKSPACE.split("  template:\n", 1)[1])
+    assert [rule for rule, _, _ in run(tmp_path, {"deployment.yaml": deployment}, ["GPU005"])] == ["GPU005"]

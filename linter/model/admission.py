@@ -1,4 +1,4 @@
-"""What admission adds to a pod's placement before the scheduler sees it: Kueue's flavors.
+"""What admission adds to a pod's placement before the scheduler sees it: Kueue's flavors, KAITO's tolerations.
 
 Kueue admits a queued workload (its ``kueue.x-k8s.io/queue-name`` LocalQueue -> ClusterQueue)
 by giving each pod set one ``ResourceFlavor`` per resource group that covers what it requests,
@@ -18,6 +18,12 @@ covers a GPU resource the pod asks for, and neither cpu nor memory) are kept apa
 (``Admission.gpu_labels``): such a flavor stands for the nodes whose GPUs its quota counts, and
 its labels pin the pod to them as a GPU node label would (a flavor for cpu, memory and GPUs
 alike may stand for a zone or a capacity type instead).
+
+KAITO's workspace controller adds to the pods it makes from a ``Workspace``'s (or an
+``InferenceSet``'s Workspaces') ``inference.template``: it appends the tolerations of the GPU
+nodes it provisions, ``nvidia.com/gpu`` (``Exists``) and ``sku=gpu`` (``NoSchedule``)
+(``GenerateDeploymentManifestWithPodTemplate`` in its ``pkg/workspace/manifests``): they are
+part of the pod as written (:func:`own`), whatever else admission injects.
 
 A pod that is not queued, whose queue or a flavor of it the project does not define, that no
 flavor can hold (QUE006's finding), or whose workload Kueue does not manage (every Kueue
@@ -49,8 +55,19 @@ class Admission(Struct, frozen=True):
     gpu_labels: tuple[tuple[str, str], ...] = ()
 
 
+# appended by KAITO to the tolerations of a Workspace's inference pods (its ``tolerations`` variable)
+KAITO_TOLERATIONS: tuple[Mapping[str, Any], ...] = (
+    {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
+    {"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"},
+)
+
+
 def own(pod: Any) -> Admission:
-    return Admission(pod.placement, tuple(t for _, t in pod.tolerations))
+    """The pod as written (with what KAITO appends to a Workspace's inference pods)."""
+    written = tuple(t for _, t in pod.tolerations)
+    if pod.obj.group == "kaito.sh" and pod.obj.kind in ("Workspace", "InferenceSet"):
+        written += KAITO_TOLERATIONS
+    return Admission(pod.placement, written)
 
 
 def admissions(pod: Any, index: Any, config: Any) -> tuple[Admission, ...]:
