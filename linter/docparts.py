@@ -28,7 +28,11 @@ and any other object's pod template read generically (README, supported kinds)."
 `ResourceFlavor` it may be admitted to injects (`nodeLabels` into its nodeSelector, `tolerations`
 into its tolerations; with several flavors, a finding must hold for every one; of a ClusterQueue
 written in several variant files, a variant that does not cover every resource the pod asks for
-cannot admit it and counts only when none does, and a flavor is taken from beside its variant); node auto-
+cannot admit it and counts only when none does, and a flavor is taken from beside its variant; a
+workload whose framework the project's Kueue `Configuration` leaves out of `integrations.frameworks`
+is not admitted by Kueue and is placed as written, QUE019's finding); a KAITO `Workspace`'s (or
+`InferenceSet`'s) inference pods carry the tolerations KAITO appends (`nvidia.com/gpu` and
+`sku=gpu`, `NoSchedule`); node auto-
 provisioning `NodePool`s (`karpenter.sh/v1`) are pools of the cluster model with their template
 labels, Karpenter's labels (`karpenter.sh/nodepool`, `node.kubernetes.io/instance-type`,
 `karpenter.azure.com/sku-*`), taints and the VM sizes their requirements allow; and a pod asking for

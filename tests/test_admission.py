@@ -410,3 +410,72 @@ spec:
     workload = workload_of(load_text(text, "lws.yaml").objects[0])
     assert [(p.replicas) for p in workload.pods] == [3, 9]  # every pod of the LeaderWorkerSet
     assert [(s.name, s.count) for s in podsets(workload)] == [("leader", 1), ("worker", 3)]  # one group
+
+
+KUEUE_CONFIG = """\
+apiVersion: config.kueue.x-k8s.io/v1beta1
+kind: Configuration
+integrations:
+  frameworks: [%FRAMEWORKS%]
+"""
+
+
+def test_a_job_kueue_does_not_manage_gets_no_flavor(tmp_path: Path) -> None:
+    # the project's Kueue Configuration leaves batch/job out: Kueue's webhook ignores the Job's
+    # queue-name label, admits nothing, and injects no flavor's labels or tolerations
+    files = {"job.yaml": GPU_JOB, "queues.yaml": flavors(("a100", "accelerator: nvidia")),
+             "kueue-config.yaml": KUEUE_CONFIG.replace("%FRAMEWORKS%", '"jobset.x-k8s.io/jobset"')}
+    assert {rule for rule, _, _ in run(tmp_path, files, ["GPU005", "GPU006"])} == {"GPU005", "GPU006"}
+    # the same Configuration with batch/job enabled: the flavor places the Job
+    (tmp_path / "kueue-config.yaml").write_text(KUEUE_CONFIG.replace("%FRAMEWORKS%", '"batch/job"'), encoding="utf-8")
+    assert run(tmp_path, {}, ["GPU005", "GPU006"]) == []
+
+
+def test_pool_placement_of_a_job_kueue_does_not_manage_has_no_flavor_toleration(tmp_path: Path) -> None:
+    script = ("az aks create -g rg -n aks --node-vm-size Standard_D4s_v5\n"
+              "az aks nodepool add -g rg --cluster-name aks -n gpunp --node-vm-size Standard_NC24ads_A100_v4 "
+              "--labels accelerator=nvidia --node-taints sku=gpu:NoSchedule\n")
+    job = GPU_JOB.replace("      restartPolicy: Never\n", "      restartPolicy: Never\n      nodeSelector: {accelerator: nvidia}\n")
+    files = {"job.yaml": job, "cluster.sh": script, "queues.yaml": flavors(("a100", "accelerator: nvidia")),
+             "kueue-config.yaml": KUEUE_CONFIG.replace("%FRAMEWORKS%", '"batch/job"')}
+    assert run(tmp_path, files, ["XPL002"]) == []
+    # batch/job left out: the flavor's toleration never reaches the pod, the pool's taint repels it
+    (tmp_path / "kueue-config.yaml").write_text(KUEUE_CONFIG.replace("%FRAMEWORKS%", '"pod"'), encoding="utf-8")
+    assert run(tmp_path, {}, ["XPL002"]) == [("XPL002", "job.yaml", 10)]
+
+
+KAITO_WORKSPACE = """\
+apiVersion: kaito.sh/v1beta1
+kind: Workspace
+metadata: {name: custom-llm, namespace: ml}
+resource:
+  instanceType: Standard_NC24ads_A100_v4
+  labelSelector:
+    matchLabels: {apps: custom-llm}
+inference:
+  template:
+    spec:
+      containers:
+      - name: llm
+        image: mcr.microsoft.com/aks/kaito/kaito-base:0.2.0
+        resources:
+          requests: {nvidia.com/gpu: 1}
+          limits: {nvidia.com/gpu: 1}
+"""
+
+
+def test_kaito_appends_its_gpu_tolerations_to_the_inference_template(tmp_path: Path) -> None:
+    # KAITO's workspace controller appends `nvidia.com/gpu` (Exists) and `sku=gpu` (NoSchedule)
+    # tolerations to the pods it makes from `inference.template`: no GPU taint repels them
+    assert run(tmp_path, {"workspace.yaml": KAITO_WORKSPACE}, ["GPU005"]) == []
+    inference_set = ("apiVersion: kaito.sh/v1alpha1\nkind: InferenceSet\nmetadata: {name: custom-llm, namespace: ml}\n"
+                     "spec:\n  replicas: 2\n  template:\n"
+                     + "".join(f"    {line}\n" for line in KAITO_WORKSPACE.split("\n", 3)[3].splitlines()))
+    (tmp_path / "workspace.yaml").unlink()
+    assert run(tmp_path, {"inferenceset.yaml": inference_set}, ["GPU005"]) == []
+    # the same pod template in a Deployment of the user's: nothing appends them
+    (tmp_path / "inferenceset.yaml").unlink()
+    deployment = ("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: custom-llm, namespace: ml}\nspec:\n"
+                  "  selector: {matchLabels: {app: llm}}\n  template:\n    metadata: {labels: {app: llm}}\n"
+                  + KAITO_WORKSPACE.split("  template:\n", 1)[1])
+    assert [rule for rule, _, _ in run(tmp_path, {"deployment.yaml": deployment}, ["GPU005"])] == ["GPU005"]

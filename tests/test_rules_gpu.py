@@ -966,3 +966,28 @@ def test_gpu012_repositories_side_by_side(tmp_path: Path, marker: str | None, fi
         _write_tree(corpus, {marker: "ref: refs/heads/main\n"})
     results = _lint_folder(corpus, "GPU012", cwd=tmp_path)
     assert [(Path(r.path).name, r.line, r.column) for r in results] == ([("job.yaml", 9, 32)] if fires else [])
+
+
+# ---------------------------------------------------------------------------------------------
+# GPU002 and a zero limit (GPU003's finding)
+
+
+def test_a_zero_gpu_limit_is_left_to_gpu003(tmp_path: Path) -> None:
+    # a CPU variant that limits nvidia.com/gpu to 0 asks for no GPU: GPU003 asks to remove the
+    # entry; GPU002 asking to add `requests: nvidia.com/gpu: 0` beside it would contradict that
+    pod = """\
+        apiVersion: v1
+        kind: Pod
+        metadata: {name: cpu-pod}
+        spec:
+          containers:
+          - name: train
+            image: tensorflow/tensorflow:2.16.1
+            resources:
+              limits:
+                nvidia.com/gpu: %s
+        """
+    assert [(r.rule, r.line) for r in run(tmp_path, {"pod.yaml": pod % "0"}, "GPU003")] == [("GPU003", 10)]
+    assert run(tmp_path, {"pod.yaml": pod % "0"}, "GPU002") == []
+    assert run(tmp_path, {"pod.yaml": pod % '"0"'}, "GPU002") == []
+    assert [(r.rule, r.line, r.column) for r in run(tmp_path, {"pod.yaml": pod % "1"}, "GPU002")] == [("GPU002", 10, 9)]

@@ -1136,3 +1136,70 @@ def test_kueue_v1beta2_objects_are_validated_against_the_v1beta2_schema() -> Non
         """
     found = [(r.rule, r.line, r.column, r.message) for r in lint(workload, select=("SCH002",))]
     assert found == [("SCH002", 7, 5, 'missing required field "spec.podSets[0].template"')]
+
+
+# ---------------------------------------------------------------------------------------------
+# QUE012: Volcano evicts only with its preempt or reclaim action
+
+VOLCANO_JOB = """
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: mnist, namespace: ml}
+spec:
+  minAvailable: 2
+  schedulerName: volcano
+  tasks:
+  - {replicas: 2, name: worker, template: {spec: {containers: [{name: c, image: myacr.azurecr.io/ml/trainer:1.0.0, command: [python, train.py]}]}}}
+"""
+
+
+def scheduler_conf(actions: str, key: str = "volcano-scheduler.conf") -> str:
+    return f"""
+    apiVersion: v1
+    kind: ConfigMap
+    metadata: {{name: volcano-scheduler-configmap, namespace: volcano-system}}
+    data:
+      {key}: |
+        actions: "{actions}"
+        tiers:
+        - plugins:
+          - name: gang
+    """
+
+
+@pytest.mark.parametrize("confs,fires", [
+    ((), True),                                                        # no configuration: taken to evict
+    (("enqueue, allocate, backfill",), False),                         # Volcano's shipped actions: no eviction
+    (("enqueue, allocate, preempt, backfill",), True),
+    (("enqueue, reclaim, allocate, backfill",), True),
+    (("enqueue, allocate, backfill", "enqueue, allocate, reclaim"), True),  # one of the nearest evicts
+    (("{{ .Values.actions }}",), True),                                # templated: not known
+])
+def test_que012_volcano_needs_an_evicting_scheduler_action(confs: tuple[str, ...], fires: bool) -> None:
+    texts = [VOLCANO_JOB, *(scheduler_conf(a) for a in confs)]
+    paths = ("jobs/mnist.yaml", *(f"installer/conf{i}.yaml" for i in range(len(confs))))
+    found = lint(*texts, select=("QUE012",), paths=paths, config=PROJECT)
+    assert [(r.rule, r.path, r.line) for r in found] == ([("QUE012", "jobs/mnist.yaml", 9)] if fires else [])
+    message = "is gang-scheduled by Volcano, whose queues reclaim and preempt running jobs"
+    assert all(message in r.message for r in found)
+
+
+PROJECT = Config(path=Path(".mlops-lint.yaml"))  # one project: its statements govern every file
+
+
+def test_que012_which_volcano_scheduler_conf_governs_the_job() -> None:
+    # the agent scheduler's conf (agent-scheduler.conf) is a Volcano scheduler configuration too
+    assert lint(VOLCANO_JOB, scheduler_conf("allocate", "agent-scheduler.conf"), select=("QUE012",),
+                paths=("jobs/mnist.yaml", "installer/agent.yaml"), config=PROJECT) == []
+    # the conf in the job's folder governs it, not the one elsewhere
+    texts = (VOLCANO_JOB, scheduler_conf("enqueue, allocate, backfill"), scheduler_conf("allocate, preempt"))
+    assert lint(*texts, select=("QUE012",), paths=("jobs/mnist.yaml", "jobs/conf.yaml", "installer/conf.yaml"),
+                config=PROJECT) == []
+    assert len(lint(*texts, select=("QUE012",), paths=("jobs/mnist.yaml", "installer/conf.yaml", "jobs/conf.yaml"),
+                    config=PROJECT)) == 1
+    # repositories side by side (no config, no .git): another repository's conf says nothing of this job
+    assert len(lint(VOLCANO_JOB, scheduler_conf("enqueue, allocate, backfill"), select=("QUE012",),
+                    paths=("repo-a/jobs/mnist.yaml", "repo-b/installer/conf.yaml"))) == 1
+    # a ConfigMap value that is not a scheduler configuration is not read as one
+    assert len(lint(VOLCANO_JOB, scheduler_conf("enqueue, allocate, backfill", "settings.yaml"), select=("QUE012",),
+                    paths=("jobs/mnist.yaml", "installer/conf.yaml"), config=PROJECT)) == 1

@@ -1,4 +1,4 @@
-"""What admission adds to a pod's placement before the scheduler sees it: Kueue's flavors.
+"""What admission adds to a pod's placement before the scheduler sees it: Kueue's flavors, KAITO's tolerations.
 
 Kueue admits a queued workload (its ``kueue.x-k8s.io/queue-name`` LocalQueue -> ClusterQueue)
 by giving each pod set one ``ResourceFlavor`` per resource group that covers what it requests,
@@ -19,8 +19,17 @@ covers a GPU resource the pod asks for, and neither cpu nor memory) are kept apa
 its labels pin the pod to them as a GPU node label would (a flavor for cpu, memory and GPUs
 alike may stand for a zone or a capacity type instead).
 
-A pod that is not queued, whose queue or a flavor of it the project does not define, or that no
-flavor can hold (QUE006's finding), is placed as it is written: one admission, nothing injected.
+KAITO's workspace controller adds to the pods it makes from a ``Workspace``'s (or an
+``InferenceSet``'s Workspaces') ``inference.template``: it appends the tolerations of the GPU
+nodes it provisions, ``nvidia.com/gpu`` (``Exists``) and ``sku=gpu`` (``NoSchedule``)
+(``GenerateDeploymentManifestWithPodTemplate`` in its ``pkg/workspace/manifests``): they are
+part of the pod as written (:func:`own`), whatever else admission injects.
+
+A pod that is not queued, whose queue or a flavor of it the project does not define, that no
+flavor can hold (QUE006's finding), or whose workload Kueue does not manage (every Kueue
+``Configuration`` governing it leaves its framework out of ``integrations.frameworks``:
+QUE019's finding, :func:`linter.model.kueueconfig.ignored_by_kueue`; Kueue's webhook ignores its
+queue-name label and admits nothing) is placed as it is written: one admission, nothing injected.
 """
 
 from __future__ import annotations
@@ -46,24 +55,37 @@ class Admission(Struct, frozen=True):
     gpu_labels: tuple[tuple[str, str], ...] = ()
 
 
+# appended by KAITO to the tolerations of a Workspace's inference pods (its ``tolerations`` variable)
+KAITO_TOLERATIONS: tuple[Mapping[str, Any], ...] = (
+    {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
+    {"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"},
+)
+
+
 def own(pod: Any) -> Admission:
-    return Admission(pod.placement, tuple(t for _, t in pod.tolerations))
+    """The pod as written (with what KAITO appends to a Workspace's inference pods)."""
+    written = tuple(t for _, t in pod.tolerations)
+    if pod.obj.group == "kaito.sh" and pod.obj.kind in ("Workspace", "InferenceSet"):
+        written += KAITO_TOLERATIONS
+    return Admission(pod.placement, written)
 
 
-def admissions(pod: Any, index: Any) -> tuple[Admission, ...]:
-    """Every way admission may place ``pod`` (one: as written, when nothing is injected)."""
+def admissions(pod: Any, index: Any, config: Any) -> tuple[Admission, ...]:
+    """Every way admission may place ``pod`` (one: as written, when nothing is injected);
+    ``config`` (the run's) says which Kueue Configurations govern it (:mod:`linter.model.locality`)."""
     if index is None:
         return (own(pod),)
-    return once(pod, ("admissions", id(index)), lambda: _admissions(pod, index))
+    return once(pod, ("admissions", id(index), id(config)), lambda: _admissions(pod, index, config))
 
 
-def _admissions(pod: Any, index: Any) -> tuple[Admission, ...]:
+def _admissions(pod: Any, index: Any, config: Any) -> tuple[Admission, ...]:
     from mlops_lint.model.k8s import gpu_resources
     from mlops_lint.model.kueue import (cluster_queues_of, flavor_node_labels, flavor_node_taints, flavor_tolerations,
                                     named, nearest, queue_ref, resource_groups)
+    from mlops_lint.model.kueueconfig import ignored_by_kueue
 
     workload = pod.workload
-    if workload is None or workload.generic or queue_ref(pod.obj) is None:
+    if workload is None or workload.generic or queue_ref(pod.obj) is None or ignored_by_kueue(pod.obj, index, config):
         return (own(pod),)
     queues = cluster_queues_of(index, pod.obj)
     requested = set(pod_requests(pod))  # what Kueue assigns flavors for
@@ -127,17 +149,20 @@ def _admissions(pod: Any, index: Any) -> tuple[Admission, ...]:
 def refused_queue(pod: Any, ctx: Any) -> bool:
     """Whether ``pod`` is queued to a ClusterQueue whose resource groups the schema refuses
     (SCH002's finding there): what Kueue's flavors would inject is unknown, and a placement finding
-    on the pod (no GPU selector, no toleration) would only repeat that one cause."""
+    on the pod (no GPU selector, no toleration) would only repeat that one cause. A workload Kueue
+    does not manage (QUE019's finding) is placed as written: its queue refuses nothing."""
     from mlops_lint.model.kueue import cluster_queues_of, queue_ref
+    from mlops_lint.model.kueueconfig import ignored_by_kueue
     from mlops_lint.validation.validate import malformed
 
     workload = pod.workload
-    if workload is None or workload.generic or queue_ref(pod.obj) is None:
+    if workload is None or workload.generic or queue_ref(pod.obj) is None \
+            or ignored_by_kueue(pod.obj, ctx.index, ctx.config):
         return False
 
     return any(malformed(cq, ctx, "spec", "resourceGroups") for cq in cluster_queues_of(ctx.index, pod.obj))
 
 
-def injected(pod: Any, index: Any) -> bool:
+def injected(pod: Any, index: Any, config: Any) -> bool:
     """Whether admission injects anything into the pod (a queued workload with known flavors)."""
-    return any(a.flavors for a in admissions(pod, index))
+    return any(a.flavors for a in admissions(pod, index, config))

@@ -199,7 +199,7 @@ def places_on_gpu_nodes(pod: Any, index: Any, config: Any) -> bool:
     placement = pod.placement
     if pod.spec.get("nodeName") or placement.unknown_terms:
         return True
-    if all(gpu_label_pins(a.placement, config) is not None or a.gpu_labels for a in admissions(pod, index)):
+    if all(gpu_label_pins(a.placement, config) is not None or a.gpu_labels for a in admissions(pod, index, config)):
         return True
     return gpu_pools_only(pod, index, config) is not None
 
@@ -209,7 +209,7 @@ def tolerates_gpu_taints_at_admission(pod: Any, index: Any, config: Any) -> bool
     flavor injects), tolerates a GPU taint."""
     from mlops_lint.model.admission import admissions
 
-    return all(gpu_toleration(enumerate(a.tolerations), config) is not None for a in admissions(pod, index))
+    return all(gpu_toleration(enumerate(a.tolerations), config) is not None for a in admissions(pod, index, config))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -3,7 +3,8 @@
 ## What it does
 Flags containers (init and sidecar containers included) with a GPU resource
 (`nvidia.com/gpu`, `nvidia.com/mig-<profile>`, …) under `resources.limits` but not under
-`resources.requests`. The finding points at the limit.
+`resources.requests`. The finding points at the limit. A limit of `0` asks for no GPU and is
+left to GPU003, which asks to remove it (a zero request beside it would say nothing more).
 
 {{pod-views}}
 
@@ -58,7 +59,7 @@ from mlops_lint.rule import CONTAINER, Finding, rule
 def check(container: Container, ctx):
     requests = container.requests
     for name, limit in gpu_resources(container.limits, ctx.options["gpu-resource-prefixes"]).items():
-        if name not in requests:
+        if name not in requests and limit.value != 0:  # a zero limit asks for no GPU: GPU003's finding
             yield Finding(
                 limit.key_span,
                 f"{container.kind_label} `{container.name}` limits {name} to {limit.raw} but does not request it; "

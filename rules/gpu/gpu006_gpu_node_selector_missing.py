@@ -177,7 +177,7 @@ def _injected(pod: PodSpec, ctx) -> str:
     (``linter.model.admission``); empty when none does."""
     own = pod.placement.node_selector
     shown: list[str] = []
-    for admission in admissions(pod, ctx.index):
+    for admission in admissions(pod, ctx.index, ctx.config):
         added = {k: v for k, v in admission.placement.node_selector.items() if own.get(k) != v}
         if not added:
             continue

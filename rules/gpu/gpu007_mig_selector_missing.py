@@ -74,7 +74,7 @@ def check(pod: PodSpec, ctx):
     mig = [(c, s, r) for c, s, r in gpu_entries(pod) if is_mig_resource(r.name)]
     if not mig:
         return
-    options = [a.placement for a in admissions(pod, ctx.index)]  # with what Kueue flavors inject
+    options = [a.placement for a in admissions(pod, ctx.index, ctx.config)]  # with what Kueue flavors inject
     missing = []
     if not all(placement.selects(MIG_CONFIG) for placement in options):
         missing.append(f"`{MIG_CONFIG}`")

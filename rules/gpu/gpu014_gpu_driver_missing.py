@@ -58,7 +58,9 @@ helm install gpu-operator nvidia/gpu-operator -n gpu-operator --create-namespace
 - A GPU Operator installed outside the project (another repository, a GitOps application) is not
   seen; add the ClusterPolicy, or suppress the finding with the reason.
 - A driver installed by a custom DaemonSet is not recognised. Node auto-provisioning's
-  `AKSNodeClass` `spec.gpu.mode: none` is not read.
+  `AKSNodeClass` `spec.gpu.mode: None` (NAP skips the driver on the GPU nodes it makes) is not
+  read: the NodePools that use such a class are not judged, so a missing driver there is not
+  reported (never a finding that should not be).
 - There is no automatic fix: which driver to run is a choice.
 
 ## References

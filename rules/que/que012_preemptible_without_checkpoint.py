@@ -24,6 +24,11 @@ names the sign of training it found. It can be preempted when:
   scheduled by Volcano: both systems evict admitted workloads to reclaim or rebalance quota. A
   queue name does not count when the project's Kueue `Configuration` leaves the workload's
   framework out of `integrations.frameworks` (Kueue does not manage it: QUE019's finding).
+  Volcano evicts only with the `preempt` or `reclaim` action: when every Volcano scheduler
+  configuration of the project that governs the job (a ConfigMap value under a key ending in
+  `scheduler.conf`, as Volcano's `volcano-scheduler.conf`; that of its file, else its folder, else
+  all) lists neither (Volcano ships
+  `actions: "enqueue, allocate, backfill"`), being scheduled by Volcano does not count.
 
 Persistent means a writable mount of a PersistentVolumeClaim, or of an inline network volume
 (`azureFile`, `azureDisk`, `nfs`, a CSI driver for Azure Files, Blob or Disk …), a Volcano Job's
@@ -92,6 +97,7 @@ Use instead:
 ## References
 - Kubernetes, Pod priority and preemption: https://kubernetes.io/docs/concepts/scheduling-eviction/pod-priority-preemption/
 - Kueue, Preemption: https://kueue.sigs.k8s.io/docs/concepts/preemption/
+- Volcano, scheduler actions (`preempt`, `reclaim`): https://volcano.sh/en/docs/actions/
 - AKS, storage options for applications: https://learn.microsoft.com/azure/aks/concepts-storage
 """
 
@@ -99,6 +105,7 @@ from mlops_lint.model.k8s import trains_shown
 from mlops_lint.model.kueue import QUEUE_NAME_KEY, pod_priority, preemptors, queue_ref
 from mlops_lint.model.kueueconfig import ignored_by_kueue
 from mlops_lint.model.storage import CLAIM, PERSISTENT, is_checkpoint_destination, literal_env, pod_volumes, volume_storage
+from mlops_lint.model.volcanoconf import volcano_evicts
 from mlops_lint.rule import WORKLOAD, Finding, rule
 
 OBJECT_STORES = ("s3://", "s3a://", "gs://", "az://", "abfs://", "abfss://", "wasb://", "wasbs://", "hdfs://", "oci://")
@@ -155,7 +162,8 @@ def _why(workload, index, config) -> str | None:
     ref = queue_ref(workload.obj)
     if ref is not None and not ignored_by_kueue(workload.obj, index, config):
         return f"is queued by Kueue (`{QUEUE_NAME_KEY}: {ref.name}`), which evicts admitted workloads to reclaim quota"
-    if workload.obj.group == "batch.volcano.sh" or any(p.spec.get("schedulerName") == "volcano" for p in workload.pods):
+    if (workload.obj.group == "batch.volcano.sh" or any(p.spec.get("schedulerName") == "volcano" for p in workload.pods)) \
+            and volcano_evicts(workload.obj, index, config):
         return "is gang-scheduled by Volcano, whose queues reclaim and preempt running jobs"
     return None
 

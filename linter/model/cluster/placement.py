@@ -280,7 +280,7 @@ def place(cluster: Cluster, pod: Any) -> PodPlacement | None:
 def _admissions_of(cluster: Cluster, pod: Any) -> tuple:
     from mlops_lint.model.admission import admissions, own
 
-    return admissions(pod, cluster.project[0]) if cluster.project is not None else (own(pod),)
+    return admissions(pod, *cluster.project) if cluster.project is not None else (own(pod),)
 
 
 def _rank(verdict: PoolVerdict) -> int:
