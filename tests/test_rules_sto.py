@@ -48,6 +48,8 @@ def run(tmp_path: Path, files: dict[str, str], select: str, *, targets: list[str
     ("async_checkpointing", False), ("resume_from_checkpoint", False), ("PRETRAINED_CKPT_PATH", False),
     ("load_checkpoint_dir", False), ("init_checkpoint", False), ("output_dir", False),
     ("--checkpoint-file", True), ("CKPT_FILE", True), ("--load-checkpoint-file", False), ("config_file", False),
+    # torchtune's checkpointer reads the model from checkpoint_dir (and checkpoint_files)
+    ("checkpointer.checkpoint_dir", False), ("checkpointer.checkpoint_files", False),
 ])
 def test_checkpoint_destination_names(name: str, expected: bool) -> None:
     assert is_checkpoint_destination(name) is expected
@@ -317,6 +319,10 @@ spec:
     ('"--output_dir", "../up"', None),  # above WORKDIR: where, is unknown
     ('"output_dir=/results"', None),  # a setting without dashes: not the trainer flag
     ('"--load-checkpoint-file", "/tmp/last.pt"', None),  # read, not written
+    # torchtune (kubeflow/trainer's runtimes): reads checkpointer.checkpoint_dir, writes to output_dir
+    ('"tune", "run", "full_finetune_distributed", "checkpointer.checkpoint_dir=/tmp/model", "output_dir=/results"',
+     "/results (output_dir)"),
+    ('"tune", "run", "lora_finetune_single_device", "checkpointer.checkpoint_dir=/tmp/model"', None),
 ])
 def test_sto002_finds_checkpoints_where_trainers_write_them(tmp_path: Path, args: str, found: str | None) -> None:
     job = TRAINER_JOB.replace("ARGS", args)

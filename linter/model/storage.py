@@ -397,7 +397,13 @@ def is_checkpoint_destination(name: str) -> bool:
     (``--resume-from-checkpoint``, ``PRETRAINED_CKPT_PATH``)."""
     squashed = _NOT_ALNUM.sub("", name.lower())
     return bool(_CHECKPOINT.search(squashed) and _CHECKPOINT_DESTINATION.search(_CHECKPOINT.sub(" ", squashed))
-                and not _SOURCE.search(squashed))
+                and not _SOURCE.search(squashed) and not squashed.endswith(_CHECKPOINTER_INPUTS))
+
+
+# torchtune's checkpointer reads the model from ``checkpointer.checkpoint_dir`` (its
+# ``checkpoint_files``) and writes to ``checkpointer.output_dir``, or the recipe's ``output_dir``:
+# the first two are sources though their names say checkpoint and dir
+_CHECKPOINTER_INPUTS = ("checkpointercheckpointdir", "checkpointercheckpointfiles")
 
 
 @lru_cache(maxsize=4096)
@@ -526,11 +532,16 @@ def _checkpoint_paths(container: Container) -> list[CheckpointPath]:
         if path is not None and _names_checkpoints(var.name, path):
             found.append(CheckpointPath(path, var.value_span, var.path + ("value",), f"env {var.name}"))
     words = list(_tokens(container))
+    # ``tune run RECIPE … output_dir=/out``: torchtune's recipes write their checkpoints to the
+    # override ``output_dir`` (key=value, no dashes)
+    torchtune = len(words) > 1 and posixpath.basename(words[0][0]) == "tune" and words[1][0] == "run"
     for position, (word, span, node) in enumerate(words):
         match = _FLAG.match(word)
         if match is None or not (is_checkpoint_destination(match["name"]) or is_destination(match["name"])):
             continue
-        trainer_output = bool(match["dashes"]) and _NOT_ALNUM.sub("", match["name"].lower()) in _TRAINER_OUTPUT_FLAGS
+        squashed = _NOT_ALNUM.sub("", match["name"].lower())
+        trainer_output = (bool(match["dashes"]) and squashed in _TRAINER_OUTPUT_FLAGS) or (
+            torchtune and not match["dashes"] and squashed == "outputdir")
         value = match["value"]
         if value is None:
             if not match["dashes"] or position + 1 >= len(words):

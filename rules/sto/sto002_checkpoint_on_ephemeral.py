@@ -15,8 +15,9 @@ container names, in an env var (`CHECKPOINT_DIR`, `CKPT_PATH`, `SAVE_CHECKPOINT_
 command-line flag or setting (`--checkpoint-dir /ckpt`, `--ckpt_path=/ckpt`,
 `--checkpoint-file /ckpt/last.pt`, `checkpointer.output_dir=/ckpt`, also inside a `bash -c`
 script, line continuations joined), the flags real trainers write their checkpoints under
-(Hugging Face Trainer's `--output_dir`, fairseq's `--save-dir`, `--save_dir`, whatever the path
-is called), or any other destination flag or env var (`SCRATCH_DIR`, `--save-path` …) whose path
+(Hugging Face Trainer's `--output_dir`, fairseq's `--save-dir`, `--save_dir`, torchtune's
+`output_dir=` override of a `tune run` command, whatever the path is called; torchtune's
+`checkpointer.checkpoint_dir` is where it reads the model from, not a destination), or any other destination flag or env var (`SCRATCH_DIR`, `--save-path` …) whose path
 itself mentions checkpoints (`--scratch-dir=/scratch/checkpoints`). `$(VAR)`, `${VAR}` and
 `$VAR` are expanded from the container's literal env values, and relative paths from its
 `workingDir`; without one a relative path (`--save_dir ./checkpoints`) is under the image's
