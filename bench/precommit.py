@@ -6,13 +6,14 @@ repository is the project context), with the result cache warm and with it off.
 
 The hook is installed the way users get it (`repo:` this repository at its HEAD commit, so commit
 first); each measured run changes one manifest, stages it and runs `pre-commit run` (the staged
-files only), as a commit does. Prints the minimum wall time of each over ``--repeat`` runs.
+files only), as a commit does. Prints the median wall time of each over ``--repeat`` runs.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -70,10 +71,10 @@ def main(argv: list[str] | None = None) -> int:
             return elapsed
 
         count = sum(1 for p in repo.rglob("*") if p.is_file() and ".git" not in p.parts) - 2
-        print(f"pre-commit run on 1 changed file of {count} (minimum of {args.repeat} runs):")
+        print(f"pre-commit run on 1 changed file of {count} (median of {args.repeat} runs):")
         for what, target in targets.items():
             assert target.is_file(), target
-            rows = {label: min(once(target, extra, number) for number in range(args.repeat))
+            rows = {label: statistics.median(once(target, extra, number) for number in range(args.repeat))
                     for label, extra in (("cache warm", {}), ("no cache", {"MLOPS_LINT_NO_CACHE": "1"}))}
             print(f"  {what} ({target.relative_to(repo)}): "
                   + ", ".join(f"{label} {seconds:.2f} s" for label, seconds in rows.items()))

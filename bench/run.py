@@ -19,8 +19,8 @@ one run on those files (every command runs with this checkout's code, from the c
 parent folder, which holds nothing else, so that paths are the same in every report):
 
 - **lint**: ``python -m mlops_lint DIR -q -o FILE --fail-on never --no-cache`` at ``--jobs 1`` and
-  ``--jobs 2``: wall time (the minimum of ``--repeat`` runs, the usual estimate of a command's
-  cost on a noisy machine), and in one more run the peak memory of the whole process tree,
+  ``--jobs 2``: wall time (the median of ``--repeat`` runs: a minimum flatters a noisy
+  machine), and in one more run the peak memory of the whole process tree,
   sampled every 10 ms from ``/proc``: the sum of every process's proportional set size (``Pss``,
   which counts a page shared by forked workers once) and, as an upper bound, the sum of their
   resident sets (``VmRSS``, which counts it in every process). The reports at both ``--jobs`` must
@@ -43,7 +43,7 @@ parent folder, which holds nothing else, so that paths are the same in every rep
   ``mlops-lint server`` driven through the protocol: the median time from an edit to its file's
   diagnostics, over 90 edits of 30 files picked with a fixed seed.
 - **startup**: ``python -m mlops_lint ONE.yaml`` (a conforming Pod) against ``python -c "import click,
-  ruamel.yaml, jsonschema"``, the linter's own dependencies' import, the minimum of 10 runs each:
+  ruamel.yaml, jsonschema"``, the linter's own dependencies' import, the median of 10 runs each:
   the file just edited (the default result cache holds the rule index, not this file's result:
   the target), unchanged since the last run, and with ``--no-cache``.
 - **cache**: a cold run into an empty ``--cache-dir`` and a warm repeat on the unchanged tree, at
@@ -66,6 +66,7 @@ import json
 import os
 import platform
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -146,9 +147,9 @@ class _Sampler(threading.Thread):
 
 @dataclass
 class Measured:
-    seconds: float  # minimum wall time of the timed runs
+    seconds: float  # median wall time of the timed runs
     runs: list[float] = field(default_factory=list)
-    cpu: float | None = None  # minimum CPU time (user + system, the command and every process it ran)
+    cpu: float | None = None  # median CPU time (user + system, the command and every process it ran)
     pss_mib: float | None = None
     rss_mib: float | None = None
     output: bytes = b""
@@ -170,7 +171,7 @@ def measure(command: list[str], cwd: Path, repeat: int, memory: bool = False, ou
         cpus.append(after.ru_utime - used.ru_utime + after.ru_stime - used.ru_stime)
         if done.returncode not in (0, 1):
             raise SystemExit(f"bench: {' '.join(command)} exited {done.returncode}:\n{done.stderr.decode()[-2000:]}")
-    result = Measured(min(runs), runs, min(cpus))
+    result = Measured(statistics.median(runs), runs, statistics.median(cpus))
     if output is not None:
         result.output = output.read_bytes()
     if memory and sys.platform.startswith("linux"):
@@ -192,7 +193,7 @@ CPU_WORK = "for _ in range(25):\n    d = [{'a': i, 'b': [i, str(i)]} for i in ra
 
 def parallel_throughput(cwd: Path, repeat: int) -> dict:
     """What this machine gives two processes: the same CPU-bound work as one process and as two
-    at once (the minimum of ``repeat`` each, alternated). ``2 * one / two`` is the throughput two
+    at once (the median of ``repeat`` each, alternated). ``2 * one / two`` is the throughput two
     processes get over one: the ceiling of ``--jobs 1 / --jobs 2`` for work with no serial part
     (2.0 on two idle cores; less where the two CPUs share a core or the host is busy)."""
     command = [sys.executable, "-c", CPU_WORK]
@@ -204,7 +205,8 @@ def parallel_throughput(cwd: Path, repeat: int) -> dict:
         for process in processes:
             process.wait()
         twos.append(time.perf_counter() - start)
-    return {"one": min(ones), "two": min(twos), "throughput": 2 * min(ones) / min(twos)}
+    one, two = statistics.median(ones), statistics.median(twos)
+    return {"one": one, "two": two, "throughput": 2 * one / two}
 
 
 def lint_command(folder: str, out: Path, jobs: int, cache: Path | None) -> list[str]:
@@ -338,7 +340,7 @@ def startup(base: Path, repeat: int) -> dict:
         runs["edited"].append(measure([sys.executable, "-m", "mlops_lint", "one.yaml", "--cache-dir", str(cache)], base, 1).seconds)
         runs["unchanged"].append(measure([sys.executable, "-m", "mlops_lint", "one.yaml", "--cache-dir", str(cache)], base, 1).seconds)
         runs["uncached"].append(measure([sys.executable, "-m", "mlops_lint", "one.yaml", "--no-cache"], base, 1).seconds)
-    best = {name: min(values) for name, values in runs.items()}
+    best = {name: statistics.median(values) for name, values in runs.items()}
     return {"lint": best["edited"], "unchanged": best["unchanged"], "uncached": best["uncached"],
             "imports": best["imports"], "ratio": best["edited"] / best["imports"],
             "ratio_unchanged": best["unchanged"] / best["imports"], "ratio_uncached": best["uncached"] / best["imports"]}
@@ -476,7 +478,7 @@ def main(argv: list[str] | None = None) -> int:
                              "only when named)")
     parser.add_argument("--scaling", default="1000,2000,5000,10000",
                         help="sizes for the per-rule scaling curve (bench/scaling.py), or 'none'")
-    parser.add_argument("--repeat", type=int, default=3, help="timed runs per measurement (the minimum is kept)")
+    parser.add_argument("--repeat", type=int, default=3, help="timed runs per measurement (the median is kept)")
     parser.add_argument("--json", type=Path, help="also write the results as JSON")
     parser.add_argument("--checkov", help="the checkov command (default: checkov on PATH, if any)")
     parser.add_argument("--keep", type=Path, help="write the corpora here and keep them")

@@ -16,7 +16,7 @@ time per file at the smallest N. On a loaded machine, or past the CPU caches, ev
 per file alike; the last column divides each rule's growth by the median rule's, which is what
 the rule's own algorithm adds (a rule that scans the project per view shows there at any load). Rules that cost less than ``--floor-ms`` (20 ms) at the largest
 N are shown but not judged: their totals are dominated by timer and machine noise. Each size is
-timed ``--repeat`` times and the minimum per rule kept, the usual estimate on a noisy machine.
+timed ``--repeat`` times and the median per rule kept (a minimum would flatter a noisy machine).
 ``--check`` exits 1 when a judged rule is not linear.
 """
 
@@ -26,6 +26,7 @@ import argparse
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -167,14 +168,15 @@ def rule_times_apart(folder: Path) -> tuple[dict[str, float], float, int]:
 def measure(folders: dict[int, Path], repeat: int) -> dict[int, dict]:
     results = {}
     for n, folder in folders.items():
-        best: dict[str, float] = {}
+        runs: dict[str, list[float]] = {}
         walls = []
         for _ in range(repeat):
             totals, wall, files = rule_times_apart(folder)
             walls.append(wall)
             for code, seconds in totals.items():
-                best[code] = min(best.get(code, seconds), seconds)
-        results[n] = {"files": n, "wall": min(walls), "rules": best}
+                runs.setdefault(code, []).append(seconds)
+        results[n] = {"files": n, "wall": statistics.median(walls),
+                      "rules": {code: statistics.median(values) for code, values in runs.items()}}
     return results
 
 
