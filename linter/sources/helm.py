@@ -331,17 +331,20 @@ class Memo:
             raise ValueError("not a map of this render")
         out: dict[int, tuple[str, Span, tuple[str, ...]]] = {}
         count = mapper.count
-        # per # Source: its display path, the lines it covers, its template's line count and size
-        sources = []
-        for index, (start, source) in enumerate(mapper.sources):
-            end = mapper.sources[index + 1][0] - 1 if index + 1 < len(mapper.sources) else count
-            parts = source.replace("\\", "/").split("/")
-            lines, size = self.size("/".join(parts[1:])) if len(parts) > 1 else (1, 0)
-            sources.append((mapper.place(source)[0], start, end, max(1, lines), size + 2))
+        # per # Source: a row names, its display path, the lines it covers, its template's line
+        # count and size (worked out for those the rows name, once)
+        sources: dict[int, tuple[str, int, int, int, int]] = {}
         for rendered, source, line, column, end_line, end_column, names in loaded.lines:
-            if not 0 <= source < len(sources):
-                raise ValueError(source)
-            shown, start, end, lines, columns = sources[source]
+            found = sources.get(source)
+            if found is None:
+                if type(source) is not int or not 0 <= source < len(mapper.sources):
+                    raise ValueError(source)
+                start, path = mapper.sources[source]
+                end = mapper.sources[source + 1][0] - 1 if source + 1 < len(mapper.sources) else count
+                parts = path.replace("\\", "/").split("/")
+                lines, size = self.size("/".join(parts[1:])) if len(parts) > 1 else (1, 0)
+                found = sources[source] = (mapper.place(path)[0], start, end, max(1, lines), size + 2)
+            shown, start, end, lines, columns = found
             # a line this # Source: covers (the comment's own too), a span within its template
             if not (start <= rendered <= end and 1 <= line <= end_line <= lines and 0 < column <= columns
                     and 0 < end_column <= columns and len(names) <= 64):
