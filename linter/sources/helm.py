@@ -237,8 +237,9 @@ class HelmMapper:
             # rendered path: looked up by the prefix's keys (list items as "-")
             paths = self._template_paths[absolute]
             index = _index(absolute, paths)
+            signature = _signature(wanted)  # a prefix's is the prefix of the whole path's
             for length in range(len(wanted), 0, -1):
-                for number in index.get(_signature(wanted[:length]), ()):
+                for number in index.get(signature[:length], ()):
                     if _matched(wanted, paths[number - 1]) == length:  # type: ignore[arg-type]
                         best = (length, number)
                         break
@@ -698,9 +699,14 @@ def _matched(wanted: tuple, have: tuple) -> int:
 def _name_matches(template: str, rendered: str) -> bool:
     if "{{" not in template:
         return template == rendered
-    pattern = "".join(".*" if part.startswith("{{") else re.escape(part)
-                      for part in re.split(r"(\{\{.*?\}\})", template))
-    return re.fullmatch(pattern, rendered, re.DOTALL) is not None
+    return _name_pattern(template).fullmatch(rendered) is not None
+
+
+@lru_cache(maxsize=4096)
+def _name_pattern(template: str) -> "re.Pattern[str]":
+    """A template's list item name as a pattern (each ``{{ … }}`` any text), made once per name."""
+    return re.compile("".join(".*" if part.startswith("{{") else re.escape(part)
+                              for part in re.split(r"(\{\{.*?\}\})", template)), re.DOTALL)
 
 
 def _insertion(template: list[str], number: int) -> int | None:
