@@ -351,8 +351,9 @@ def _decode_outcomes(files: Any, block: Any) -> dict[str, Any]:
     return out
 
 
-def _decode_project(block: Any) -> tuple[Any, list[tuple[str, str]]]:
-    """A project's entry: its PROJECT-rule findings and notes, each checked (else Invalid)."""
+def _decode_project(block: Any) -> tuple[Any, ...]:
+    """A project's entry: its PROJECT-rule findings and notes, each checked (else Invalid); a
+    finished run's (:meth:`Cache.get_finished`) has each target's status too."""
     if type(block) is not dict or type(block.get("notes")) is not list:
         raise Invalid("a project entry is not a mapping of findings and notes")
     notes = []
@@ -360,7 +361,12 @@ def _decode_project(block: Any) -> tuple[Any, list[tuple[str, str]]]:
         if type(note) is not list or len(note) != 2 or not all(type(part) is str for part in note):
             raise Invalid("a project note is not a path and a message")
         notes.append((note[0], note[1]))
-    return _decode_results(block.get("findings")), notes
+    if "statuses" not in block:
+        return _decode_results(block.get("findings")), notes
+    statuses = block["statuses"]
+    if type(statuses) is not dict or not all(type(status) is str for status in statuses.values()):
+        raise Invalid("a finished run's statuses are not paths and words")
+    return _decode_results(block.get("findings")), notes, statuses
 
 
 class Pending:
@@ -521,9 +527,24 @@ class Cache:
         """A project's PROJECT-rule findings (a run holds one entry per project)."""
         self._load()
         found = self._old_projects.get(key)
-        if found is not None:
+        if found is not None and len(found) == 2:
             self.projects[key] = found
-        return found
+            return found
+        return None
+
+    def get_finished(self, key: str) -> Any:
+        """A finished run of a project (its findings after every suppression, at the places the
+        user edits, its notes and its targets' statuses: linter.engine.run.finish), or None."""
+        self._load()
+        found = self._old_projects.get(key)
+        if found is not None and len(found) == 3:
+            self.projects[key] = found
+            return found
+        return None
+
+    def put_finished(self, key: str, results: list, statuses: dict[str, str], notes: list[tuple[str, str]]) -> None:
+        self.projects[key] = ([(result, None) for result in results], notes, statuses)
+        self.changed = True
 
     def put_project(self, key: str, results: Any, notes: list[tuple[str, str]]) -> None:
         """A project's PROJECT-rule findings and its notes (objects defined differently in several
@@ -546,11 +567,13 @@ class Cache:
             except (Invalid, RecursionError, ValueError):
                 continue  # not stored: linted again next time
         projects = {}
-        for key, (results, notes) in self.projects.items():
+        for key, (results, notes, *statuses) in self.projects.items():
             try:
                 projects[key] = {"findings": _encode_results(results), "notes": [[path, text] for path, text in notes]}
             except Invalid:
                 continue
+            if statuses:
+                projects[key]["statuses"] = dict(statuses[0])
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             _tag(self.folder)

@@ -468,6 +468,8 @@ def test_a_cached_map_is_checked_before_it_is_used(tmp_path: Path, tamper: str) 
             row[3] = True  # a column of 1 spelled as JSON true: not a whole number
     # the record's hash made right again: only the rows' own checks stand between them and the run
     write_record(entry, b"not json {" if tamper == "junk" else json.dumps(meta).encode(), outputs)
+    for run in (tmp_path / "cache").glob("run-*.cache"):
+        run.unlink()  # the findings found and mapped again (a finished run's would not look at a map)
     again = lint(tmp_path, "charts", *cache)[1]
     assert again == first and where(first)
     meta = record(entry)[0]  # written anew: every map of this render's
@@ -645,10 +647,51 @@ def test_a_chart_record_that_does_not_check_is_a_miss(tmp_path: Path, monkeypatc
     monkeypatch.setattr(helm_sdk, "render_many", lambda *a, **k: calls.append(1) or real(*a, **k))
     again = lint(tmp_path, "charts/inference", *cache)[1]
     assert again == first and calls == []  # each render's own entry checked and used
-    if tamper == "link":  # the planted file left as it was: the record was written anew beside it, not through it
-        assert not entry.is_symlink() and record(target)[1] == privileged and record(entry)[1] == outputs
+    if tamper == "link":  # the planted file left as it was: never written through
+        assert record(target)[1] == privileged and (entry.is_symlink() or record(entry)[1] == outputs)
     assert lint(tmp_path, "charts/inference", "--no-cache")[1] == first
     assert folder.exists() and other.exists()
+
+
+def test_a_project_that_finished_as_before_is_not_mapped_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fully warm run of charts, each with its record, restores the project's finished run (the
+    findings at the template lines, after suppressions, the notes and statuses) in one read."""
+    from mlops_lint.sources import helm
+
+    chart(tmp_path, "inference")
+    chart(tmp_path, "stack")
+    cache = ["--cache-dir", str(tmp_path / "cache")]
+    first = lint(tmp_path, ".", *cache)[1]
+    mapped: list[int] = []
+    real = helm.remap
+    monkeypatch.setattr(helm, "remap", lambda *a: mapped.append(1) or real(*a))
+    assert lint(tmp_path, ".", *cache)[1] == first and mapped == []
+    assert first == lint(tmp_path, ".", "--no-cache")[1] and where(first) and first["notes"]
+    # a template whose output is the same, its lines moved: another record, so another finished run
+    job = tmp_path / "charts" / "inference" / "templates" / "deployment.yaml"
+    job.write_text("{{- /* moved */}}\n" + job.read_text())
+    moved = lint(tmp_path, ".", *cache)[1]
+    assert mapped and moved == lint(tmp_path, ".", "--no-cache")[1] != first
+
+
+@pytest.mark.parametrize("tamper", ["statuses", "status", "findings"])
+def test_a_finished_run_that_does_not_check_is_a_miss(tmp_path: Path, tamper: str) -> None:
+    from mlops_lint import cachedata
+
+    chart(tmp_path, "inference")
+    cache = tmp_path / "cache"
+    first = lint(tmp_path, ".", "--cache-dir", str(cache))[1]
+    [entry] = cache.glob("run-*.cache")
+    payload = cachedata.loads(entry.read_bytes())
+    [key] = [key for key in payload["projects"] if key.startswith("finished-")]
+    if tamper == "statuses":
+        payload["projects"][key]["statuses"] = ["linted"]
+    elif tamper == "status":
+        payload["projects"][key]["statuses"]["charts/inference/values.yaml"] = 1
+    else:
+        payload["projects"][key]["findings"] = {"results": []}
+    entry.write_bytes(cachedata.dumps(payload))
+    assert lint(tmp_path, ".", "--cache-dir", str(cache))[1] == first
 
 
 MONITOR = ("apiVersion: monitoring.coreos.com/v1\nkind: PodMonitor\nmetadata:\n  name: servers\n  namespace: default\n"

@@ -114,6 +114,7 @@ class HelmMapper:
         # line, and kept in the cache with the render (use_memo)
         self._found: dict[int, tuple[str, Span, tuple[str, ...]] | None] = {}
         self._memo: Memo | None = None
+        self._unread = False  # a memo given, its positions not read yet (use_memo)
         self.render: Render | None = None  # the render of a project's chart this output is
         self.output: bytes | None = None  # its bytes (a render of a project's chart: kept in its ChartRecord)
 
@@ -183,12 +184,18 @@ class HelmMapper:
 
     def use_memo(self, memo: "Memo") -> None:
         """Positions found by an earlier run on the same render of the same chart files (the
-        cache's, checked by :meth:`Memo.load`): a warm run reads no template."""
+        cache's, checked by :meth:`Memo.load` when a position is first looked for: a warm run
+        reads no template, a run whose project finished as before looks for none)."""
         self._memo = memo
-        self._found.update(memo.load(self))
+        self._unread = True
+        if memo.record is not None:
+            memo.record.mappers.append(self)
 
     def found(self, span: Span) -> tuple[str, Span, tuple[str, ...]] | None:
         """:meth:`locate`, with the values the template line inserts; once per rendered line."""
+        if self._unread:
+            self._unread = False
+            self._found.update(self._memo.load(self))  # type: ignore[union-attr]
         if span.line in self._found:
             return self._found[span.line]
         located = self._locate(span)
@@ -309,7 +316,6 @@ class Memo:
         import msgspec
 
         if self.record is not None:
-            self.record.mappers.append(mapper)
             loaded = self.record.maps.get(self.key) if self.record.maps is not None else None
             if loaded is None:
                 return {}
@@ -361,6 +367,9 @@ class Memo:
 
     def rows(self, mapper: "HelmMapper") -> dict[str, Any]:
         """The map as it is kept: the positions found on the render, each with its ``# Source:``."""
+        if mapper._unread:  # not looked at this run: the positions it held kept
+            mapper._unread = False
+            mapper._found.update(self.load(mapper))
         rows = []
         for rendered, entry in sorted(mapper._found.items()):
             source = mapper.source_at(rendered) if entry is not None else None
