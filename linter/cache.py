@@ -449,6 +449,9 @@ class Cache:
         self.projects: dict[str, Any] = {}  # project key -> its PROJECT rules' findings, for save()
         self.changed = False
         self.invalid = 0  # parts that did not validate (each a miss)
+        self._projects_read = False
+        # file keys a finished run used without decoding their outcomes (keep): kept as they are
+        self._kept: set[str] = set()
 
     @classmethod
     def open(cls, folder: Path, key: str) -> "Cache":
@@ -475,13 +478,30 @@ class Cache:
             self._old = self._decoded(lambda: _decode_outcomes(payload.get("files"), payload.get("results"))) or {}
             if len(self._old) != len(payload.get("files") or ()):
                 self.invalid += 1
-            projects = payload.get("projects")
-            for key, block in projects.items() if type(projects) is dict else ():
-                found = self._decoded(lambda: _decode_project(block))
-                if found is not None:
-                    self._old_projects[key] = found
+            self._load_projects(payload)
             gc.freeze()  # they live to the end of the run: never rescanned by the collector
         return self._old
+
+    def _load_projects(self, payload: dict | None = None) -> None:
+        """The projects' entries decoded (once), the files' outcomes not (a finished run's)."""
+        if self._projects_read:
+            return
+        self._projects_read = True
+        projects = (payload if payload is not None else self._payload or {}).get("projects")
+        for key, block in projects.items() if type(projects) is dict else ():
+            found = self._decoded(lambda: _decode_project(block))
+            if found is not None:
+                self._old_projects[key] = found
+
+    def holds(self, keys: Any) -> bool:
+        """Whether the cache has an entry for every one of the files' ``keys`` (undecoded: a
+        finished run, :meth:`get_finished`, needs none of their outcomes)."""
+        files = self._old if self._old is not None else (self._payload or {}).get("files")
+        return type(files) is dict and all(key in files for key in keys)
+
+    def keep(self, keys: Any) -> None:
+        """The files' entries used as they are, undecoded, by a finished run: kept by :meth:`save`."""
+        self._kept.update(keys)
 
     def _decoded(self, decoder: Any) -> Any:
         enabled = gc.isenabled()
@@ -525,7 +545,7 @@ class Cache:
 
     def get_project(self, key: str) -> Any:
         """A project's PROJECT-rule findings (a run holds one entry per project)."""
-        self._load()
+        self._load_projects()
         found = self._old_projects.get(key)
         if found is not None and len(found) == 2:
             self.projects[key] = found
@@ -535,7 +555,7 @@ class Cache:
     def get_finished(self, key: str) -> Any:
         """A finished run of a project (its findings after every suppression, at the places the
         user edits, its notes and its targets' statuses: linter.engine.run.finish), or None."""
-        self._load()
+        self._load_projects()
         found = self._old_projects.get(key)
         if found is not None and len(found) == 3:
             self.projects[key] = found
@@ -554,6 +574,17 @@ class Cache:
 
     def save(self) -> None:
         """Write this run's entries (if any changed, or some were dropped) and prune old run keys."""
+        if self._kept:
+            raw = (self._payload or {}).get("files") if self._old is None else None
+            if (not self.changed and not self.files and type(raw) is dict and raw.keys() == self._kept
+                    and self.projects.keys() == self._old_projects.keys() and not self.invalid):
+                self._touch()  # every entry used, none decoded (finished runs): the file as it is
+                return
+            old = self._load()  # else the kept entries are written with the others
+            for key in self._kept:
+                if key in old and key not in self.files:
+                    self.files[key] = old[key]
+            self._kept = set()
         if (not self.changed and self.files.keys() == self._load().keys()
                 and self.projects.keys() == self._old_projects.keys() and not self.invalid):
             self._touch()

@@ -694,6 +694,42 @@ def test_a_finished_run_that_does_not_check_is_a_miss(tmp_path: Path, tamper: st
     assert lint(tmp_path, ".", "--cache-dir", str(cache))[1] == first
 
 
+def test_a_finished_run_decodes_no_outcome_and_keeps_every_entry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A finished project's files' outcomes are neither decoded nor dropped: the run file stays
+    as it is, and when another project of the run changes, they are written with its new ones."""
+    from mlops_lint import cache as result_cache, cachedata
+
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / ".mlops-lint.yaml").write_text("helm: {enabled: auto}\n")
+        (tmp_path / name / "cm.yaml").write_text(f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n")
+    shutil.copytree(HELM / "inference", tmp_path / "a" / "inference")
+    decoded: list[int] = []
+    real = result_cache._decode_outcomes
+    monkeypatch.setattr(result_cache, "_decode_outcomes", lambda *a: decoded.append(1) or real(*a))
+    alone = tmp_path / "alone"
+    first = lint(tmp_path, "a", "--cache-dir", str(alone))[1]
+    [run] = alone.glob("run-*.cache")
+    data, decoded[:] = run.read_bytes(), []
+    assert lint(tmp_path, "a", "--cache-dir", str(alone))[1] == first and decoded == [] and run.read_bytes() == data
+
+    cache = tmp_path / "cache"
+    args = ["a", "b", "--cache-dir", str(cache)]
+
+    def entries() -> set[str]:
+        [run] = cache.glob("run-*.cache")
+        return set(cachedata.loads(run.read_bytes())["files"])
+
+    lint(tmp_path, *args)
+    kept = entries()
+    (tmp_path / "b" / "cm.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: changed\n")
+    changed = lint(tmp_path, *args)[1]  # a finished as before, b linted again: the run file written anew
+    assert changed == lint(tmp_path, "a", "b", "--no-cache")[1]
+    after = entries()
+    assert len(after) == len(kept) and len(kept - after) == 1  # b's file under its new key, a's all kept
+    assert lint(tmp_path, *args)[1] == changed
+
+
 MONITOR = ("apiVersion: monitoring.coreos.com/v1\nkind: PodMonitor\nmetadata:\n  name: servers\n  namespace: default\n"
            "spec:\n  selector:\n    matchLabels:\n      app.kubernetes.io/name: server\n"
            "  podMetricsEndpoints:\n  - port: metrics\n")

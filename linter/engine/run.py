@@ -449,15 +449,19 @@ def run(survey: list[Survey], stdin: tuple[Document, bytes] | None, settle: Call
 
         keys = Keys(job.key, survey, stdin[1] if stdin is not None else None, builds,  # type: ignore[union-attr]
                     job.targets)  # type: ignore[union-attr]
-        outcomes = cached(cache, keys)
         finished = finished_key(keys, job, builds, stdin, wants)  # type: ignore[arg-type]
+        if finished is not None and not wants.indexed and cache.holds(keys.files.values()):
+            found = cache.get_finished(finished)
+            if found is not None and cache.get_project(keys.project) is not None:
+                # the charts' renders, their findings mapped and suppressed, as they were: no file's
+                # outcome decoded (each kept in the cache as it is)
+                cache.keep(keys.files.values())
+                return ProjectRun([result for result, _ in found[0]], found[2], found[1], targets)
+        outcomes = cached(cache, keys)
         if (len(outcomes) == len(survey) + len(builds.documents)  # type: ignore[union-attr]
                 and stdin is None and not wants.indexed):
             project = cache.get_project(keys.project)
             if project is not None:
-                found = cache.get_finished(finished) if finished is not None else None
-                if found is not None:  # the charts' renders, their findings mapped and suppressed, as they were
-                    return ProjectRun([result for result, _ in found[0]], found[2], found[1], targets)
                 results, notes = project
                 done = finish([outcomes[path] for path in sorted(outcomes)], results, job, notes, builds)
                 if finished is not None:
