@@ -274,7 +274,8 @@ MEMO_FORMAT = 1
 
 
 class Memo:
-    """The template positions found on one render, kept in the cache folder beside the render
+    """The template positions found on one render, kept in the cache folder: in its chart's
+    record (:class:`ChartRecord`, every render of the chart keyed), else beside the render
     (``helmmap-<key>.out``), so a warm run maps its findings without reading a template.
 
     Its key holds the render's (every chart file's content, the values, the settings, the SDK's
