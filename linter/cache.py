@@ -351,8 +351,9 @@ def _decode_outcomes(files: Any, block: Any) -> dict[str, Any]:
     return out
 
 
-def _decode_project(block: Any) -> tuple[Any, list[tuple[str, str]]]:
-    """A project's entry: its PROJECT-rule findings and notes, each checked (else Invalid)."""
+def _decode_project(block: Any) -> tuple[Any, ...]:
+    """A project's entry: its PROJECT-rule findings and notes, each checked (else Invalid); a
+    finished run's (:meth:`Cache.get_finished`) has each target's status too."""
     if type(block) is not dict or type(block.get("notes")) is not list:
         raise Invalid("a project entry is not a mapping of findings and notes")
     notes = []
@@ -360,7 +361,12 @@ def _decode_project(block: Any) -> tuple[Any, list[tuple[str, str]]]:
         if type(note) is not list or len(note) != 2 or not all(type(part) is str for part in note):
             raise Invalid("a project note is not a path and a message")
         notes.append((note[0], note[1]))
-    return _decode_results(block.get("findings")), notes
+    if "statuses" not in block:
+        return _decode_results(block.get("findings")), notes
+    statuses = block["statuses"]
+    if type(statuses) is not dict or not all(type(status) is str for status in statuses.values()):
+        raise Invalid("a finished run's statuses are not paths and words")
+    return _decode_results(block.get("findings")), notes, statuses
 
 
 class Pending:
@@ -443,6 +449,9 @@ class Cache:
         self.projects: dict[str, Any] = {}  # project key -> its PROJECT rules' findings, for save()
         self.changed = False
         self.invalid = 0  # parts that did not validate (each a miss)
+        self._projects_read = False
+        # file keys a finished run used without decoding their outcomes (keep): kept as they are
+        self._kept: set[str] = set()
 
     @classmethod
     def open(cls, folder: Path, key: str) -> "Cache":
@@ -469,13 +478,30 @@ class Cache:
             self._old = self._decoded(lambda: _decode_outcomes(payload.get("files"), payload.get("results"))) or {}
             if len(self._old) != len(payload.get("files") or ()):
                 self.invalid += 1
-            projects = payload.get("projects")
-            for key, block in projects.items() if type(projects) is dict else ():
-                found = self._decoded(lambda: _decode_project(block))
-                if found is not None:
-                    self._old_projects[key] = found
+            self._load_projects(payload)
             gc.freeze()  # they live to the end of the run: never rescanned by the collector
         return self._old
+
+    def _load_projects(self, payload: dict | None = None) -> None:
+        """The projects' entries decoded (once), the files' outcomes not (a finished run's)."""
+        if self._projects_read:
+            return
+        self._projects_read = True
+        projects = (payload if payload is not None else self._payload or {}).get("projects")
+        for key, block in projects.items() if type(projects) is dict else ():
+            found = self._decoded(lambda: _decode_project(block))
+            if found is not None:
+                self._old_projects[key] = found
+
+    def holds(self, keys: Any) -> bool:
+        """Whether the cache has an entry for every one of the files' ``keys`` (undecoded: a
+        finished run, :meth:`get_finished`, needs none of their outcomes)."""
+        files = self._old if self._old is not None else (self._payload or {}).get("files")
+        return type(files) is dict and all(key in files for key in keys)
+
+    def keep(self, keys: Any) -> None:
+        """The files' entries used as they are, undecoded, by a finished run: kept by :meth:`save`."""
+        self._kept.update(keys)
 
     def _decoded(self, decoder: Any) -> Any:
         enabled = gc.isenabled()
@@ -519,11 +545,26 @@ class Cache:
 
     def get_project(self, key: str) -> Any:
         """A project's PROJECT-rule findings (a run holds one entry per project)."""
-        self._load()
+        self._load_projects()
         found = self._old_projects.get(key)
-        if found is not None:
+        if found is not None and len(found) == 2:
             self.projects[key] = found
-        return found
+            return found
+        return None
+
+    def get_finished(self, key: str) -> Any:
+        """A finished run of a project (its findings after every suppression, at the places the
+        user edits, its notes and its targets' statuses: linter.engine.run.finish), or None."""
+        self._load_projects()
+        found = self._old_projects.get(key)
+        if found is not None and len(found) == 3:
+            self.projects[key] = found
+            return found
+        return None
+
+    def put_finished(self, key: str, results: list, statuses: dict[str, str], notes: list[tuple[str, str]]) -> None:
+        self.projects[key] = ([(result, None) for result in results], notes, statuses)
+        self.changed = True
 
     def put_project(self, key: str, results: Any, notes: list[tuple[str, str]]) -> None:
         """A project's PROJECT-rule findings and its notes (objects defined differently in several
@@ -533,6 +574,17 @@ class Cache:
 
     def save(self) -> None:
         """Write this run's entries (if any changed, or some were dropped) and prune old run keys."""
+        if self._kept:
+            raw = (self._payload or {}).get("files") if self._old is None else None
+            if (not self.changed and not self.files and type(raw) is dict and raw.keys() == self._kept
+                    and self.projects.keys() == self._old_projects.keys() and not self.invalid):
+                self._touch()  # every entry used, none decoded (finished runs): the file as it is
+                return
+            old = self._load()  # else the kept entries are written with the others
+            for key in self._kept:
+                if key in old and key not in self.files:
+                    self.files[key] = old[key]
+            self._kept = set()
         if (not self.changed and self.files.keys() == self._load().keys()
                 and self.projects.keys() == self._old_projects.keys() and not self.invalid):
             self._touch()
@@ -546,11 +598,13 @@ class Cache:
             except (Invalid, RecursionError, ValueError):
                 continue  # not stored: linted again next time
         projects = {}
-        for key, (results, notes) in self.projects.items():
+        for key, (results, notes, *statuses) in self.projects.items():
             try:
                 projects[key] = {"findings": _encode_results(results), "notes": [[path, text] for path, text in notes]}
             except Invalid:
                 continue
+            if statuses:
+                projects[key]["statuses"] = dict(statuses[0])
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             _tag(self.folder)

@@ -381,8 +381,9 @@ def test_a_warm_run_maps_its_findings_without_reading_a_template(tmp_path: Path,
     chart(tmp_path, "inference")
     cache = ["--cache-dir", str(tmp_path / "cache")]
     first = lint(tmp_path, "charts", *cache)[1]
+    # values.yaml and ci/two-gpu-values.yaml: a render each, and the chart's record (both, and their maps)
     assert sorted(p.name.split("-")[0] for p in (tmp_path / "cache" / "kustomize").iterdir()) == [
-        "helm", "helm", "helmmap", "helmmap"]  # values.yaml and ci/two-gpu-values.yaml: a render and its map each
+        "helm", "helm", "helmchart"]
     read: list[str] = []
     real = helm._read_template
 
@@ -417,7 +418,7 @@ def test_the_render_cache_is_pruned_as_the_result_cache_is(tmp_path: Path) -> No
         if path.is_file():
             info = path.stat()
             os.utime(path, ns=(info.st_atime_ns - 10**10, info.st_mtime_ns - 10**10))
-    assert {name.split("-")[0] for name in first} == {"helm", "helmmap"}
+    assert {name.split("-")[0] for name in first} == {"helm", "helmchart"}
     stale, fresh = renders / ".died.tmp", renders / ".running.tmp"
     for path in (stale, fresh):
         path.write_text("")
@@ -445,8 +446,9 @@ def test_a_cached_map_is_checked_before_it_is_used(tmp_path: Path, tamper: str) 
     chart(tmp_path, "inference")
     cache = ["--cache-dir", str(tmp_path / "cache")]
     first = lint(tmp_path, "charts", *cache)[1]
-    for entry in (tmp_path / "cache" / "kustomize").glob("helmmap-*.out"):
-        data = json.loads(entry.read_text())
+    [entry] = (tmp_path / "cache" / "kustomize").glob("helmchart-*.out")
+    meta, outputs = record(entry)
+    for data in [found for found in meta["maps"] if found["lines"]][:1]:
         row = data["lines"][0]
         if tamper == "line":
             row[2] = row[4] = 9999  # past the template's end
@@ -464,10 +466,34 @@ def test_a_cached_map_is_checked_before_it_is_used(tmp_path: Path, tamper: str) 
             row.append(1)
         elif tamper == "bool":
             row[3] = True  # a column of 1 spelled as JSON true: not a whole number
-        entry.write_text("not json {" if tamper == "junk" else json.dumps(data))
+    # the record's hash made right again: only the rows' own checks stand between them and the run
+    write_record(entry, b"not json {" if tamper == "junk" else json.dumps(meta).encode(), outputs)
+    for run in (tmp_path / "cache").glob("run-*.cache"):
+        run.unlink()  # the findings found and mapped again (a finished run's would not look at a map)
     again = lint(tmp_path, "charts", *cache)[1]
     assert again == first and where(first)
-    assert all(json.loads(e.read_text())["key"] == e.stem for e in (tmp_path / "cache" / "kustomize").glob("helmmap-*"))
+    meta = record(entry)[0]  # written anew: every map of this render's
+    assert len(meta["maps"]) == 2 and all(found["key"] != "helmmap-" + "0" * 32 and found["lines"]
+                                          for found in meta["maps"])
+
+
+def record(entry: Path) -> tuple[dict, bytes]:
+    """A chart record's JSON line and its outputs (linter.sources.helm.ChartRecord), its header checked."""
+    header, key, hashed, body = entry.read_bytes().split(b"\n", 3)
+    from mlops_lint.digest import digest
+
+    assert header == b"mlops-lint helm chart 1" and key.decode() == entry.stem and hashed == digest(body).encode()
+    meta, _, outputs = body.partition(b"\n")
+    return json.loads(meta), outputs
+
+
+def write_record(entry: Path, meta: bytes, outputs: bytes, key: str | None = None) -> None:
+    """A record written as the linter writes one (its hash right), of any content."""
+    from mlops_lint.digest import digest
+
+    body = meta + b"\n" + outputs
+    entry.write_bytes(b"mlops-lint helm chart 1\n%s\n%s\n%s" % ((key or entry.stem).encode(), digest(body).encode(),
+                                                                 body))
 
 
 @pytest.mark.parametrize("tamper", ["output", "truncated", "renamed", "no header"])
@@ -476,6 +502,8 @@ def test_a_cached_render_that_does_not_check_is_rendered_again(tmp_path: Path, m
     folder = chart(tmp_path, "trainer")
     cache = ["--cache-dir", str(tmp_path / "cache")]
     first = lint(tmp_path, "charts", *cache)[1]
+    for found in (tmp_path / "cache" / "kustomize").glob("helmchart-*.out"):
+        found.unlink()  # each render's own entry read (the chart's record is the next test's)
     [entry] = (tmp_path / "cache" / "kustomize").glob("helm-*.out")
     data = entry.read_bytes()
     if tamper == "output":  # a privileged container slipped in: the header's hash no longer matches
@@ -495,6 +523,237 @@ def test_a_cached_render_that_does_not_check_is_rendered_again(tmp_path: Path, m
     monkeypatch.setattr(helm_sdk, "render_many", lambda *a, **k: calls.append(1) or real(*a, **k))
     again = lint(tmp_path, "charts", *cache)[1]
     assert calls == [1] and again == first
+
+
+# -- the chart record: an unchanged chart's renders and maps in one read ---------------------------
+
+def test_a_warm_run_of_an_unchanged_chart_reads_its_record_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from mlops_lint.sources import helm
+
+    chart(tmp_path, "inference")
+    chart(tmp_path, "stack")
+    cache = ["--cache-dir", str(tmp_path / "cache")]
+    first = lint(tmp_path, "charts", *cache)[1]
+    read: list[str] = []
+    monkeypatch.setattr(helm, "from_cache", lambda key, data: read.append(key))  # a render's own entry
+    monkeypatch.setattr(helm_sdk, "render_many", lambda *a, **k: read.append("rendered"))
+    monkeypatch.setattr(helm, "_read_template", lambda *a: read.append("template"))
+    monkeypatch.setattr(helm, "_READ", {})
+    assert lint(tmp_path, "charts", *cache)[1] == first and read == [] and where(first)
+
+
+CHANGES = {  # what a render reads, or how it is made: each change is another record
+    "template": ("charts/inference/templates/deployment.yaml", lambda t: "{{- /* moved */}}\n" + t),
+    "helper": ("charts/guarded/templates/_helpers.tpl", lambda t: t.replace("Version }}", "Version }}-x")),
+    "values": ("charts/inference/values.yaml", lambda t: t.replace("tag: latest", "tag: 1.2.3")),
+    "ci values": ("charts/inference/ci/two-gpu-values.yaml", lambda t: t.replace("nvidia.com/gpu: 2", "nvidia.com/gpu: 3")),
+    "subchart": ("charts/stack/charts/cache/templates/deployment.yaml", lambda t: "{{- /* moved */}}\n" + t),
+    "Chart.yaml": ("charts/inference/Chart.yaml", lambda t: t.replace("name: inference", "name: server")),
+    ".helmignore": ("charts/inference/.helmignore", lambda t: "templates/batch.yaml\n"),
+    "namespace": (".mlops-lint.yaml", lambda t: "helm: {namespace: serving}\n"),
+    "release name": (".mlops-lint.yaml", lambda t: "helm: {release-name: other}\n"),
+    "set": (".mlops-lint.yaml", lambda t: "helm: {set: [image.tag=2.0.0]}\n"),
+    "values file": (".mlops-lint.yaml", lambda t: "helm: {values: [../../extra.yaml]}\n"),
+    "kubernetes-version": (".mlops-lint.yaml", lambda t: "kubernetes-version: '1.29'\n"),
+    "project CRD": ("crds/widget.yaml", lambda t: WIDGET_CRD),
+}
+
+
+@pytest.mark.parametrize("change", sorted(CHANGES))
+def test_any_change_to_what_a_render_reads_is_linted_fresh(tmp_path: Path, change: str) -> None:
+    """Each change of a file a chart's render reads, or of its settings, gives the findings a
+    run without the cache gives (never the chart's record of before), and changes them."""
+    chart(tmp_path, "inference")
+    chart(tmp_path, "stack")
+    widgets = gated(tmp_path / "charts")  # renders its privileged Pod when the cluster serves Widgets
+    shutil.move(widgets, tmp_path / "charts" / "widgets")
+    guarded = tmp_path / "charts" / "guarded"  # its image names the release, its namespace and the cluster's version
+    (guarded / "templates").mkdir(parents=True)
+    (guarded / "Chart.yaml").write_text("apiVersion: v2\nname: guarded\nversion: 0.1.0\n")
+    (guarded / "templates" / "_helpers.tpl").write_text(
+        '{{- define "guarded.tag" -}}{{ .Capabilities.KubeVersion.Version }}{{- end -}}\n')
+    (guarded / "templates" / "pod.yaml").write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: a\n"
+        '    image: "myacr.azurecr.io/{{ .Release.Name }}/{{ .Release.Namespace }}:{{ include \"guarded.tag\" . }}"\n')
+    (tmp_path / "extra.yaml").write_text("image:\n  tag: 3.0.0\n")
+    (tmp_path / ".mlops-lint.yaml").write_text("")
+    cache = ["--cache-dir", str(tmp_path / "cache")]
+    before = lint(tmp_path, ".", *cache)[1]
+    assert lint(tmp_path, ".", *cache)[1] == before  # warm
+    name, edit = CHANGES[change]
+    path = tmp_path / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(edit(path.read_text() if path.exists() else ""))
+    after = lint(tmp_path, ".", *cache)[1]
+    assert after == lint(tmp_path, ".", "--no-cache")[1]
+    assert [(f["path"], f["line"], f["rule"], f["message"]) for f in after["findings"]] != [
+        (f["path"], f["line"], f["rule"], f["message"]) for f in before["findings"]]
+    assert lint(tmp_path, ".", *cache)[1] == after  # and warm again
+
+
+def test_a_rule_selection_is_another_run(tmp_path: Path) -> None:
+    chart(tmp_path, "inference")
+    cache = ["--cache-dir", str(tmp_path / "cache")]
+    every = lint(tmp_path, "charts", *cache)[1]
+    only = lint(tmp_path, "charts", *cache, "--select", "SEC004")[1]
+    assert {f["rule"] for f in only["findings"]} == {"SEC004"} < {f["rule"] for f in every["findings"]}
+    assert only == lint(tmp_path, "charts", "--no-cache", "--select", "SEC004")[1]
+
+
+@pytest.mark.parametrize("tamper", ["flipped", "truncated", "empty", "renamed", "sizes", "count", "meta", "link",
+                                    "folder"])
+def test_a_chart_record_that_does_not_check_is_a_miss(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                      tamper: str) -> None:
+    """A corrupt, truncated, misnamed or ill-shaped record, or a link (whatever it points at), is
+    a miss: the renders come from their own entries, and nothing of the record is used."""
+    folder = chart(tmp_path, "inference")
+    other = chart(tmp_path, "trainer")
+    cache = ["--cache-dir", str(tmp_path / "cache")]
+    first = lint(tmp_path, "charts/inference", *cache)[1]
+    [entry] = (tmp_path / "cache" / "kustomize").glob("helmchart-*.out")
+    meta, outputs = record(entry)
+    lint(tmp_path, "charts/trainer", "--cache-dir", str(tmp_path / "elsewhere"))
+    [moved] = (tmp_path / "elsewhere" / "kustomize").glob("helmchart-*.out")
+    data = entry.read_bytes()
+    privileged = outputs.replace(b"privileged: true", b"privileged: false")  # a finding less, were it used
+    assert privileged != outputs
+    if tamper == "flipped":  # the hash no longer matches
+        entry.write_bytes(data.replace(b"privileged: true", b"privileged: fals", 1))
+    elif tamper == "truncated":
+        entry.write_bytes(data[:len(data) // 2])
+    elif tamper == "empty":
+        entry.write_bytes(b"")
+    elif tamper == "renamed":  # another chart's record under this key
+        entry.write_bytes(moved.read_bytes())
+    elif tamper == "sizes":  # sizes that do not add up to the outputs' (a byte more)
+        write_record(entry, json.dumps({**meta, "sizes": [meta["sizes"][0] + 1, meta["sizes"][1]]}).encode(), outputs)
+    elif tamper == "count":  # one render for two
+        write_record(entry, json.dumps({**meta, "sizes": [len(outputs)]}).encode(), outputs)
+    elif tamper == "meta":
+        write_record(entry, b'{"sizes": "all", "maps": []}', outputs)
+    elif tamper == "link":  # a record that would pass every check, reached through a link: never followed
+        target = tmp_path / "planted" / entry.name
+        target.parent.mkdir()
+        sizes = [size - (len(outputs) - len(privileged)) if number == 0 else size
+                 for number, size in enumerate(meta["sizes"])]
+        write_record(target, json.dumps({**meta, "sizes": sizes}).encode(), privileged)
+        entry.unlink()
+        entry.symlink_to(target)
+    else:  # a folder under the record's name
+        entry.unlink()
+        entry.mkdir()
+    calls: list[int] = []
+    real = helm_sdk.render_many
+    monkeypatch.setattr(helm_sdk, "render_many", lambda *a, **k: calls.append(1) or real(*a, **k))
+    again = lint(tmp_path, "charts/inference", *cache)[1]
+    assert again == first and calls == []  # each render's own entry checked and used
+    if tamper == "link":  # the planted file left as it was: never written through
+        assert record(target)[1] == privileged and (entry.is_symlink() or record(entry)[1] == outputs)
+    assert lint(tmp_path, "charts/inference", "--no-cache")[1] == first
+    assert folder.exists() and other.exists()
+
+
+def test_a_project_that_finished_as_before_is_not_mapped_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fully warm run of charts, each with its record, restores the project's finished run (the
+    findings at the template lines, after suppressions, the notes and statuses) in one read."""
+    from mlops_lint.sources import helm
+
+    chart(tmp_path, "inference")
+    chart(tmp_path, "stack")
+    cache = ["--cache-dir", str(tmp_path / "cache")]
+    first = lint(tmp_path, ".", *cache)[1]
+    mapped: list[int] = []
+    real = helm.remap
+    monkeypatch.setattr(helm, "remap", lambda *a: mapped.append(1) or real(*a))
+    assert lint(tmp_path, ".", *cache)[1] == first and mapped == []
+    assert first == lint(tmp_path, ".", "--no-cache")[1] and where(first) and first["notes"]
+    # a template whose output is the same, its lines moved: another record, so another finished run
+    job = tmp_path / "charts" / "inference" / "templates" / "deployment.yaml"
+    job.write_text("{{- /* moved */}}\n" + job.read_text())
+    moved = lint(tmp_path, ".", *cache)[1]
+    assert mapped and moved == lint(tmp_path, ".", "--no-cache")[1] != first
+
+
+@pytest.mark.parametrize("tamper", ["statuses", "status", "findings"])
+def test_a_finished_run_that_does_not_check_is_a_miss(tmp_path: Path, tamper: str) -> None:
+    from mlops_lint import cachedata
+
+    chart(tmp_path, "inference")
+    cache = tmp_path / "cache"
+    first = lint(tmp_path, ".", "--cache-dir", str(cache))[1]
+    [entry] = cache.glob("run-*.cache")
+    payload = cachedata.loads(entry.read_bytes())
+    [key] = [key for key in payload["projects"] if key.startswith("finished-")]
+    if tamper == "statuses":
+        payload["projects"][key]["statuses"] = ["linted"]
+    elif tamper == "status":
+        payload["projects"][key]["statuses"]["charts/inference/values.yaml"] = 1
+    else:
+        payload["projects"][key]["findings"] = {"results": []}
+    entry.write_bytes(cachedata.dumps(payload))
+    assert lint(tmp_path, ".", "--cache-dir", str(cache))[1] == first
+
+
+def test_a_finished_run_decodes_no_outcome_and_keeps_every_entry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A finished project's files' outcomes are neither decoded nor dropped: the run file stays
+    as it is, and when another project of the run changes, they are written with its new ones."""
+    from mlops_lint import cache as result_cache, cachedata
+
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / ".mlops-lint.yaml").write_text("helm: {enabled: auto}\n")
+        (tmp_path / name / "cm.yaml").write_text(f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n")
+    shutil.copytree(HELM / "inference", tmp_path / "a" / "inference")
+    decoded: list[int] = []
+    real = result_cache._decode_outcomes
+    monkeypatch.setattr(result_cache, "_decode_outcomes", lambda *a: decoded.append(1) or real(*a))
+    alone = tmp_path / "alone"
+    first = lint(tmp_path, "a", "--cache-dir", str(alone))[1]
+    [run] = alone.glob("run-*.cache")
+    data, decoded[:] = run.read_bytes(), []
+    assert lint(tmp_path, "a", "--cache-dir", str(alone))[1] == first and decoded == [] and run.read_bytes() == data
+
+    cache = tmp_path / "cache"
+    args = ["a", "b", "--cache-dir", str(cache)]
+
+    def entries() -> set[str]:
+        [run] = cache.glob("run-*.cache")
+        return set(cachedata.loads(run.read_bytes())["files"])
+
+    lint(tmp_path, *args)
+    kept = entries()
+    (tmp_path / "b" / "cm.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: changed\n")
+    changed = lint(tmp_path, *args)[1]  # a finished as before, b linted again: the run file written anew
+    assert changed == lint(tmp_path, "a", "b", "--no-cache")[1]
+    after = entries()
+    assert len(after) == len(kept) and len(kept - after) == 1  # b's file under its new key, a's all kept
+    assert lint(tmp_path, *args)[1] == changed
+
+
+MONITOR = ("apiVersion: monitoring.coreos.com/v1\nkind: PodMonitor\nmetadata:\n  name: servers\n  namespace: default\n"
+           "spec:\n  selector:\n    matchLabels:\n      app.kubernetes.io/name: server\n"
+           "  podMetricsEndpoints:\n  - port: metrics\n")
+
+
+def test_a_project_rule_sees_the_rendered_objects_warm(tmp_path: Path) -> None:
+    """OBS001 (a PROJECT rule) judges a plain PodMonitor against the pods a chart renders: its
+    finding stays on a warm run, on one that lints another file again (the index then holds the
+    renders, from the chart's record), and goes when the chart's pods take the selected label."""
+    folder = chart(tmp_path, "inference")
+    (tmp_path / "monitor.yaml").write_text(MONITOR)
+    cache = ["--cache-dir", str(tmp_path / "cache")]
+
+    def monitors(report: dict) -> list[tuple[str, int]]:
+        return [(f["path"], f["line"]) for f in report["findings"] if f["rule"] == "OBS001"]
+
+    cold = lint(tmp_path, ".", *cache)[1]
+    assert monitors(cold) == [("monitor.yaml", 7)]
+    assert lint(tmp_path, ".", *cache)[1] == cold
+    (tmp_path / "other.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n")
+    assert monitors(lint(tmp_path, ".", *cache)[1]) == [("monitor.yaml", 7)]
+    chart_yaml = folder / "Chart.yaml"
+    chart_yaml.write_text(chart_yaml.read_text().replace("name: inference", "name: server"))
+    assert monitors(lint(tmp_path, ".", *cache)[1]) == [] == monitors(lint(tmp_path, ".", "--no-cache")[1])
 
 
 # -- the project's CRDs are API versions of the render ------------------------------------------

@@ -458,7 +458,7 @@ def _helm_charts(out: Builds, items: list[tuple[SourceFile, str]], config: Confi
              for folder, display in charts]
     timeout = float(section.get("timeout", 60.0))
 
-    prepared = helm.render_prepared(plans, renderer, timeout, cache, jobs, known)
+    prepared = helm.render_prepared(plans, renderer, timeout, cache, jobs, known, os.fspath(cwd))
     for plan in plans:
         out.notes.extend(plan.notes)
     for plan, done in zip(plans, prepared):
@@ -474,11 +474,12 @@ def _helm_charts(out: Builds, items: list[tuple[SourceFile, str]], config: Confi
             mapper = helm.HelmMapper(output.decode("utf-8", "replace"), plan.folder, os.fspath(cwd),
                                      display=plan.display, values=render.label)
             mapper.render = render  # its values sources (a values.yaml fix is made only where they do not set the value)
+            mapper.output = output
             out.helm[virtual] = mapper
             if key is not None:  # the positions an earlier run found on this render (linter.sources.helm.Memo)
                 if files is None:
                     files = dict(done.files.files)
-                mapper.use_memo(helm.Memo(cache, helm.Memo.key_of(key, mapper), files))
+                mapper.use_memo(helm.Memo(cache, helm.Memo.key_of(key, mapper), files, done.record))
             out.documents.append((Unparsed(virtual, output), output, True))
         out.rendered.update(helm.templates_folders(plan.folder, done.files))
 

@@ -450,20 +450,31 @@ def run(survey: list[Survey], stdin: tuple[Document, bytes] | None, settle: Call
         builds, job = settle()
     targets = fix_targets(survey, job.targets) if wants.targets else {}  # type: ignore[union-attr]
     keys: Keys | None = None
+    finished: str | None = None  # the key of the project's finished run, where it is kept (finished_key)
     outcomes: dict[str, FileOutcome] = {}
     if cache is not None:
         from mlops_lint.cache import Keys
 
         keys = Keys(job.key, survey, stdin[1] if stdin is not None else None, builds,  # type: ignore[union-attr]
                     job.targets)  # type: ignore[union-attr]
+        finished = finished_key(keys, job, builds, stdin, wants)  # type: ignore[arg-type]
+        if finished is not None and not wants.indexed and cache.holds(keys.files.values()):
+            found = cache.get_finished(finished)
+            if found is not None and cache.get_project(keys.project) is not None:
+                # the charts' renders, their findings mapped and suppressed, as they were: no file's
+                # outcome decoded (each kept in the cache as it is)
+                cache.keep(keys.files.values())
+                return ProjectRun([result for result, _ in found[0]], found[2], found[1], targets)
         outcomes = cached(cache, keys)
         if (len(outcomes) == len(survey) + len(builds.documents)  # type: ignore[union-attr]
                 and stdin is None and not wants.indexed):
             project = cache.get_project(keys.project)
             if project is not None:
                 results, notes = project
-                return ProjectRun(*finish([outcomes[path] for path in sorted(outcomes)], results, job, notes, builds),
-                                  targets)
+                done = finish([outcomes[path] for path in sorted(outcomes)], results, job, notes, builds)
+                if finished is not None:
+                    cache.put_finished(finished, *done)
+                return ProjectRun(*done, targets)
         # the PROJECT rules run: the cached outcomes' facts are decoded now (a fully warm run never
         # needs them); one whose facts do not validate is a miss, linted again (linter.cache)
         outcomes = cache.load_facts(outcomes)
@@ -481,7 +492,37 @@ def run(survey: list[Survey], stdin: tuple[Document, bytes] | None, settle: Call
     if cache is not None:
         write(cache, keys, found, fresh, outcomes, runner.out if stdin is None else None, notes, job)  # type: ignore[arg-type]
     part = Part(survey, kept, index, runner, outcomes, job, builds) if wants.parts else None
-    return ProjectRun(*finish(ordered, runner.out, job, notes, builds), targets, part)
+    done = finish(ordered, runner.out, job, notes, builds)
+    if cache is not None and finished is not None:
+        cache.put_finished(finished, *done)
+    return ProjectRun(*done, targets, part)
+
+
+FINISHED_FORMAT = 1
+
+
+def finished_key(keys: Keys, job: Job, builds: Builds, stdin: Any, wants: Wants) -> str | None:
+    """The key of the project's finished run (:meth:`linter.cache.Cache.get_finished`), for a
+    project of Helm charts each with its record (:class:`linter.sources.helm.ChartRecord`) and
+    no other build: a fully warm run then neither checks the charts' template maps nor maps
+    their findings nor applies the suppressions again. Made of the project's key (the linter's
+    code, its rules and config, every file's and render's content and key), the targets, and
+    every chart record's key (the content of every file each render reads, templates too: a
+    template edited without changing the output moves the findings, where the project's key
+    alone would not tell). None: not kept (a project without charts, one with a kustomize
+    build, a render that failed or has no record, stdin, a fix run)."""
+    if not builds.helm or builds.mappers or builds.errors or stdin is not None or wants.targets:
+        return None
+    records = set()
+    for mapper in builds.helm.values():
+        memo = getattr(mapper, "_memo", None)
+        if memo is None or memo.record is None:
+            return None
+        records.add(memo.record.key)
+    from mlops_lint.digest import digest_text
+
+    return "finished-" + digest_text(FINISHED_FORMAT, keys.project, *sorted(job.targets), *sorted(builds.helm),
+                                     *sorted(records))
 
 
 def fix_targets(survey: list[Survey], targets: set[str]) -> dict[str, FixTarget]:

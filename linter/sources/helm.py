@@ -114,7 +114,9 @@ class HelmMapper:
         # line, and kept in the cache with the render (use_memo)
         self._found: dict[int, tuple[str, Span, tuple[str, ...]] | None] = {}
         self._memo: Memo | None = None
+        self._unread = False  # a memo given, its positions not read yet (use_memo)
         self.render: Render | None = None  # the render of a project's chart this output is
+        self.output: bytes | None = None  # its bytes (a render of a project's chart: kept in its ChartRecord)
 
     @property
     def lines(self) -> list[str]:
@@ -182,12 +184,18 @@ class HelmMapper:
 
     def use_memo(self, memo: "Memo") -> None:
         """Positions found by an earlier run on the same render of the same chart files (the
-        cache's, checked by :meth:`Memo.load`): a warm run reads no template."""
+        cache's, checked by :meth:`Memo.load` when a position is first looked for: a warm run
+        reads no template, a run whose project finished as before looks for none)."""
         self._memo = memo
-        self._found.update(memo.load(self))
+        self._unread = True
+        if memo.record is not None:
+            memo.record.mappers.append(self)
 
     def found(self, span: Span) -> tuple[str, Span, tuple[str, ...]] | None:
         """:meth:`locate`, with the values the template line inserts; once per rendered line."""
+        if self._unread:
+            self._unread = False
+            self._found.update(self._memo.load(self))  # type: ignore[union-attr]
         if span.line in self._found:
             return self._found[span.line]
         located = self._locate(span)
@@ -236,8 +244,9 @@ class HelmMapper:
             # rendered path: looked up by the prefix's keys (list items as "-")
             paths = self._template_paths[absolute]
             index = _index(absolute, paths)
+            signature = _signature(wanted)  # a prefix's is the prefix of the whole path's
             for length in range(len(wanted), 0, -1):
-                for number in index.get(_signature(wanted[:length]), ()):
+                for number in index.get(signature[:length], ()):
                     if _matched(wanted, paths[number - 1]) == length:  # type: ignore[arg-type]
                         best = (length, number)
                         break
@@ -265,7 +274,8 @@ MEMO_FORMAT = 1
 
 
 class Memo:
-    """The template positions found on one render, kept in the cache folder beside the render
+    """The template positions found on one render, kept in the cache folder: in its chart's
+    record (:class:`ChartRecord`, every render of the chart keyed), else beside the render
     (``helmmap-<key>.out``), so a warm run maps its findings without reading a template.
 
     Its key holds the render's (every chart file's content, the values, the settings, the SDK's
@@ -278,12 +288,14 @@ class Memo:
     values it names spelled as values are. One row that does not check makes the whole entry a
     miss (found again and written anew)."""
 
-    def __init__(self, cache: Any, key: str, files: dict[str, bytes]):
+    def __init__(self, cache: Any, key: str, files: dict[str, bytes], record: "ChartRecord | None" = None):
         self.cache = cache
         self.key = key
         self.files = files  # a chart file's path within the chart -> its bytes as rendered
         self._sizes: dict[str, tuple[int, int]] = {}
         self.dirty = False
+        # the chart's record, which holds this map (read and written with it) instead of an entry of its own
+        self.record = record
 
     def size(self, name: str) -> tuple[int, int]:
         """A chart file's lines and bytes (1 and 0 for none), counted once, for the templates
@@ -304,6 +316,15 @@ class Memo:
     def load(self, mapper: "HelmMapper") -> dict[int, tuple[str, Span, tuple[str, ...]]]:
         import msgspec
 
+        if self.record is not None:
+            loaded = self.record.maps.get(self.key) if self.record.maps is not None else None
+            if loaded is None:
+                return {}
+            try:
+                return self._checked(loaded, mapper)
+            except (ValueError, TypeError, KeyError, IndexError, RecursionError):
+                self.dirty = True  # written anew with the chart's record
+                return {}
         data = self.cache.get(self.key) if self.cache is not None else None
         if data is None:
             return {}
@@ -318,17 +339,20 @@ class Memo:
             raise ValueError("not a map of this render")
         out: dict[int, tuple[str, Span, tuple[str, ...]]] = {}
         count = mapper.count
-        # per # Source: its display path, the lines it covers, its template's line count and size
-        sources = []
-        for index, (start, source) in enumerate(mapper.sources):
-            end = mapper.sources[index + 1][0] - 1 if index + 1 < len(mapper.sources) else count
-            parts = source.replace("\\", "/").split("/")
-            lines, size = self.size("/".join(parts[1:])) if len(parts) > 1 else (1, 0)
-            sources.append((mapper.place(source)[0], start, end, max(1, lines), size + 2))
+        # per # Source: a row names, its display path, the lines it covers, its template's line
+        # count and size (worked out for those the rows name, once)
+        sources: dict[int, tuple[str, int, int, int, int]] = {}
         for rendered, source, line, column, end_line, end_column, names in loaded.lines:
-            if not 0 <= source < len(sources):
-                raise ValueError(source)
-            shown, start, end, lines, columns = sources[source]
+            found = sources.get(source)
+            if found is None:
+                if type(source) is not int or not 0 <= source < len(mapper.sources):
+                    raise ValueError(source)
+                start, path = mapper.sources[source]
+                end = mapper.sources[source + 1][0] - 1 if source + 1 < len(mapper.sources) else count
+                parts = path.replace("\\", "/").split("/")
+                lines, size = self.size("/".join(parts[1:])) if len(parts) > 1 else (1, 0)
+                found = sources[source] = (mapper.place(path)[0], start, end, max(1, lines), size + 2)
+            shown, start, end, lines, columns = found
             # a line this # Source: covers (the comment's own too), a span within its template
             if not (start <= rendered <= end and 1 <= line <= end_line <= lines and 0 < column <= columns
                     and 0 < end_column <= columns and len(names) <= 64):
@@ -342,18 +366,112 @@ class Memo:
             out[rendered] = (shown, Span(line, column, end_line, end_column), tuple(names))
         return out
 
-    def save(self, mapper: "HelmMapper") -> None:
-        if not self.dirty or self.cache is None:
-            return
+    def rows(self, mapper: "HelmMapper") -> dict[str, Any]:
+        """The map as it is kept: the positions found on the render, each with its ``# Source:``."""
+        if mapper._unread:  # not looked at this run: the positions it held kept
+            mapper._unread = False
+            mapper._found.update(self.load(mapper))
         rows = []
         for rendered, entry in sorted(mapper._found.items()):
             source = mapper.source_at(rendered) if entry is not None else None
             if entry is None or source is None or mapper.place(mapper.sources[source][1])[0] != entry[0]:
                 continue
             rows.append([rendered, source, *entry[1], list(entry[2])])
-        self.cache.put(self.key, json.dumps({"format": MEMO_FORMAT, "key": self.key, "lines": rows},
-                                            separators=(",", ":")).encode())
+        return {"format": MEMO_FORMAT, "key": self.key, "lines": rows}
+
+    def save(self, mapper: "HelmMapper") -> None:
+        if not self.dirty or self.cache is None:
+            return
+        if self.record is not None:  # written with the chart's record (save_memos)
+            self.record.dirty = True
+            return
+        self.cache.put(self.key, json.dumps(self.rows(mapper), separators=(",", ":")).encode())
         self.dirty = False
+
+
+CHART_FORMAT = 1
+_CHART_ENTRY = b"mlops-lint helm chart %d\n" % CHART_FORMAT
+
+
+class ChartRecord:
+    """One chart's renders and their template maps (:class:`Memo`) as one build cache entry
+    (``helmchart-<key>.out``): a warm run of an unchanged chart reads it instead of one entry per
+    render and one per map. Its key is made of every render's key (each the content of every
+    file the render reads: the chart's files as given to Helm, its subcharts in ``charts/``,
+    ``.helmignore``, every values file; the render's settings: values, ``set``, release name,
+    namespace, kube-version, API versions; the renderer and its version), the code that maps,
+    and where the findings are shown from (the working folder, the chart's folder and display,
+    each render's values label): any change of those is another key, never a stale record.
+
+    Untrusted as every entry (:class:`linter.engine.kustomize.BuildCache`: a regular file opened
+    without following a link, bounded): a header naming its key and the hash of the rest, a JSON
+    line of the renders' sizes and maps (one shape, decoded strictly), then the outputs; a record
+    whose header, key, hash, count, sizes or shape do not check is a miss (rendered or read again
+    and written anew), and each map's rows are checked as :meth:`Memo.load` checks them."""
+
+    def __init__(self, cache: Any, key: str, count: int):
+        self.cache = cache
+        self.key = key
+        self.count = count  # the chart's renders
+        self.maps: dict[str, _MemoFile] | None = None  # a map's key -> its rows, as the record held them
+        self.outputs: list[bytes] | None = None  # as read (None: a miss, written when the run ends)
+        self.mappers: list[HelmMapper] = []  # the renders' mappers, in order (their maps, :meth:`save`)
+        self.dirty = False
+
+    @staticmethod
+    def key_of(plan: "Plan", place: str, keys: list[str]) -> str:
+        from mlops_lint.digest import digest_text
+
+        return "helmchart-" + digest_text(CHART_FORMAT, _mapping_code(), place, plan.folder, plan.display,
+                                          *(render.label for render in plan.renders), *keys)
+
+    def load(self) -> list[bytes] | None:
+        """The renders' outputs the record holds (its maps kept for :meth:`Memo.load`), or None."""
+        import msgspec
+
+        from mlops_lint.digest import digest
+        from mlops_lint.sources.text import MAX_FILE_BYTES
+
+        data = self.cache.get(self.key) if self.cache is not None else None
+        if data is None or not data.startswith(_CHART_ENTRY):
+            return None
+        parts = data[len(_CHART_ENTRY):].split(b"\n", 2)
+        if len(parts) != 3 or parts[0] != self.key.encode("ascii") or parts[1] != digest(parts[2]).encode("ascii"):
+            return None
+        meta, _, rest = parts[2].partition(b"\n")
+        try:
+            loaded = _record_decoder().decode(meta)
+        except (msgspec.DecodeError, ValueError, TypeError, RecursionError):
+            return None
+        sizes = loaded.sizes
+        if (len(sizes) != self.count or len(loaded.maps) > self.count or sum(sizes) != len(rest)
+                or any(not 0 <= size <= MAX_FILE_BYTES for size in sizes)):
+            return None
+        outputs, at = [], 0
+        for size in sizes:
+            outputs.append(rest[at:at + size])
+            at += size
+        self.maps = {found.key: found for found in loaded.maps if found.format == MEMO_FORMAT}
+        self.outputs = outputs
+        return outputs
+
+    def save(self, outputs: list[bytes]) -> None:
+        """Written when it was not read, or when a map found positions it did not hold."""
+        if self.cache is None or (self.outputs is not None and not self.dirty):
+            return
+        if len(outputs) != self.count or len(self.mappers) != self.count:
+            return  # a render failed, or was not mapped: each render's own entries stand
+        from mlops_lint.digest import digest
+
+        maps = [mapper._memo.rows(mapper) for mapper in self.mappers if mapper._memo is not None]
+        body = b"%s\n%s" % (json.dumps({"sizes": [len(output) for output in outputs], "maps": maps},
+                                        separators=(",", ":")).encode(), b"".join(outputs))
+        self.cache.put(self.key, b"%s%s\n%s\n%s" % (_CHART_ENTRY, self.key.encode("ascii"),
+                                                      digest(body).encode("ascii"), body))
+        self.outputs, self.dirty = outputs, False
+        for mapper in self.mappers:
+            if mapper._memo is not None:
+                mapper._memo.dirty = False
 
 
 class _MemoFile(Struct):
@@ -372,6 +490,20 @@ def _memo_decoder() -> Any:
     return msgspec.json.Decoder(_MemoFile)
 
 
+class _RecordFile(Struct):
+    """A :class:`ChartRecord`'s JSON line: each render's output size, in order, and the maps."""
+
+    sizes: list[int]
+    maps: list[_MemoFile]
+
+
+@lru_cache(maxsize=1)
+def _record_decoder() -> Any:
+    import msgspec
+
+    return msgspec.json.Decoder(_RecordFile)
+
+
 @lru_cache(maxsize=1)
 def _mapping_code() -> str:
     """The code that maps, as a map's key holds it: mlops-lint's version and this module's file."""
@@ -385,10 +517,16 @@ def _mapping_code() -> str:
 
 
 def save_memos(mappers: dict[str, "HelmMapper"]) -> None:
-    """Every render's newly found positions written to the cache (after the run's mapping)."""
+    """Every render's newly found positions written to the cache (after the run's mapping): in
+    its chart's record (:class:`ChartRecord`, with the renders) where it has one."""
+    records: dict[int, ChartRecord] = {}
     for mapper in mappers.values():
         if mapper._memo is not None:
             mapper._memo.save(mapper)
+            if mapper._memo.record is not None:
+                records[id(mapper._memo.record)] = mapper._memo.record
+    for record in records.values():
+        record.save([mapper.output for mapper in record.mappers])
 
 
 _INDEXES: dict[int, tuple[Any, dict[tuple, list[int]]]] = {}
@@ -571,9 +709,14 @@ def _matched(wanted: tuple, have: tuple) -> int:
 def _name_matches(template: str, rendered: str) -> bool:
     if "{{" not in template:
         return template == rendered
-    pattern = "".join(".*" if part.startswith("{{") else re.escape(part)
-                      for part in re.split(r"(\{\{.*?\}\})", template))
-    return re.fullmatch(pattern, rendered, re.DOTALL) is not None
+    return _name_pattern(template).fullmatch(rendered) is not None
+
+
+@lru_cache(maxsize=4096)
+def _name_pattern(template: str) -> "re.Pattern[str]":
+    """A template's list item name as a pattern (each ``{{ … }}`` any text), made once per name."""
+    return re.compile("".join(".*" if part.startswith("{{") else re.escape(part)
+                              for part in re.split(r"(\{\{.*?\}\})", template)), re.DOTALL)
 
 
 def _insertion(template: list[str], number: int) -> int | None:
@@ -1082,13 +1225,16 @@ class Prepared:
         self.specs: list[dict[str, Any]] = []
         self.keys: list[str | None] = []
         self.todo: list[int] = []
+        self.record: ChartRecord | None = None  # every render keyed, with a cache folder
 
 
 def prepare(plan: Plan, renderer: tuple[str, str | None], cache: Any,
-            known: dict[str, tuple[bytes, str]] | None = None) -> Prepared:
+            known: dict[str, tuple[bytes, str]] | None = None, place: str | None = None) -> Prepared:
     """A chart's files and values read (confined, see :mod:`linter.sources.helm_sdk`; those the
     run read already taken from ``known``), each render's cache key (the content of every file it
-    reads, its settings, the renderer and its version) and what the cache holds."""
+    reads, its settings, the renderer and its version) and what the cache holds: with ``place``
+    (the working folder its findings are shown from), the chart's :class:`ChartRecord` first,
+    else each render's own entry."""
     from mlops_lint.digest import digest, digest_text
     from mlops_lint.sources import helm_sdk
     from mlops_lint.sources.files import Unreadable, read_source
@@ -1119,6 +1265,7 @@ def prepare(plan: Plan, renderer: tuple[str, str | None], cache: Any,
                 parts[0] == "crds" or all(part == "charts" for part in parts[:parts.index("crds")][::2])):
             own.update(crd_versions(crds_in(data, os.path.join(plan.folder, *parts))))
     chart: str | None = None  # the chart's name, as a release name
+    specs: list[tuple[int, dict[str, Any]]] = []  # (render's index, its settings) of those keyed
     for index, render in enumerate(plan.renders):
         texts = []
         try:
@@ -1141,6 +1288,16 @@ def prepare(plan: Plan, renderer: tuple[str, str | None], cache: Any,
             spec["api_versions"]), "values": [(n, digest(t.encode())) for n, t in texts]}),
                                      *files.key()) if cache is not None and cache.folder is not None else None
         out.keys.append(key)
+        specs.append((index, spec))
+    if place is not None and len(specs) == len(plan.renders) and all(key is not None for key in out.keys):
+        # every render keyed: the chart's record (its renders and their template maps) in one read
+        out.record = ChartRecord(cache, ChartRecord.key_of(plan, place, out.keys), len(plan.renders))  # type: ignore[arg-type]
+        outputs = out.record.load()
+        if outputs is not None:
+            out.results = [(output, None) for output in outputs]
+            return out
+    for index, spec in specs:
+        key = out.keys[index]
         found = from_cache(key, cache.get(key)) if key is not None else None
         if found is not None:
             out.results[index] = (found, None)
@@ -1197,13 +1354,15 @@ def render_plans(plans: list[Plan], renderer: tuple[str, str | None], timeout: f
 
 
 def render_prepared(plans: list[Plan], renderer: tuple[str, str | None], timeout: float, cache: Any,
-                    jobs: int = 1, known: dict[str, tuple[bytes, str]] | None = None) -> list[Prepared]:
+                    jobs: int = 1, known: dict[str, tuple[bytes, str]] | None = None,
+                    place: str | None = None) -> list[Prepared]:
     """:func:`render_plans`, each chart's :class:`Prepared` (its files, render keys and results);
-    ``known``: the files the run read already (:func:`prepare`)."""
+    ``known``: the files the run read already, ``place``: the working folder, whose charts'
+    records are read (:func:`prepare`)."""
     from mlops_lint.sources import helm_sdk
     from mlops_lint.sources.text import MAX_FILE_BYTES
 
-    prepared = [prepare(plan, renderer, cache, known) for plan in plans]
+    prepared = [prepare(plan, renderer, cache, known, place) for plan in plans]
     waiting = [p for p in prepared if p.todo]
     if renderer[0] == "sdk":
         answers = helm_sdk.render_many([(p.files, p.specs) for p in waiting], timeout, MAX_FILE_BYTES) if waiting else []
