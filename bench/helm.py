@@ -11,7 +11,7 @@ renders each once with Helm's SDK (the ``helm`` extra) and writes the rendered o
 them as plain files, then times ``python -m mlops_lint DIR`` on the charts (rendered in a worker:
 ``helm: {enabled: auto}``) and on the plain files, cold (``--no-cache``) and with the cache warm.
 The charts' cost per rendered object over the plain files' is the ratio the issue's budget is
-about (1.5x). Wall times are the minimum of ``--repeat`` runs; on a loaded machine (others'
+about (1.5x). Wall and CPU times are the medians of ``--repeat`` runs; on a loaded machine (others'
 processes on its cores) wall times mislead, so the CPU ratio (the linter's and its render
 worker's user + system time) is printed beside the wall one.
 
@@ -104,7 +104,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CHARTS = ("trainer", "inference", "stack")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from kustomize import timed  # noqa: E402  (the same timing: minimum wall, children's CPU)
+from kustomize import timed  # noqa: E402  (the same timing: median wall and CPU, the children included)
 
 
 def main() -> int:
