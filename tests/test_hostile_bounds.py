@@ -191,7 +191,13 @@ def test_loaders_and_the_cluster_model_are_linear(scenario: str) -> None:
     make, action, n = LINEAR[scenario]
     small, large = make(n), make(4 * n)
     action(small)  # imports and first-use caches out of the measurement
-    ratio = _cpu_seconds(lambda: action(large)) / max(_cpu_seconds(lambda: action(small)), 1e-3)
+    # the best of three tries: a busy machine (the other core's cache and memory traffic) only
+    # inflates a ratio, to 6.5x once in a full run beside other work; quadratic code stays at 16x
+    ratio = float("inf")
+    for _ in range(3):
+        ratio = min(ratio, _cpu_seconds(lambda: action(large)) / max(_cpu_seconds(lambda: action(small)), 1e-3))
+        if ratio < 6:
+            break
     assert ratio < 6, f"{scenario}: 4x the input took {ratio:.1f}x the time"
 
 
