@@ -951,3 +951,42 @@ def test_the_templates_folders_rendered_are_told_by_the_chart_files(tmp_path: Pa
     (chart / "charts" / "cache" / "Chart.yaml").unlink()
     (chart / "charts" / "cache" / "Chart.yaml").symlink_to(outside)
     assert templates_folders(folder, helm_sdk.ChartFiles(folder)) == [os.path.join(folder, "templates")]
+
+
+# -- suppression comments in templates -------------------------------------------------------------
+
+POD_TEMPLATE = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: p
+spec:
+  containers:
+  - name: c
+    {comment}
+    image: {{{{ .Values.image }}}}
+"""
+
+
+@pytest.mark.parametrize("cache", [["--no-cache"], []])
+def test_a_suppression_on_its_own_line_above_a_template_line_applies(tmp_path: Path, cache: list[str]) -> None:
+    # an own-line comment covers the next line: in a render it was placed by the first key after
+    # it (`spec:`), so it covered the wrong template line and suppressed nothing; an unused or
+    # expired one was reported at `spec:` (5:1) naming the render's line
+    (tmp_path / "chart" / "templates").mkdir(parents=True)
+    (tmp_path / "chart" / "Chart.yaml").write_text("apiVersion: v2\nname: c\nversion: 0.1.0\n")
+    (tmp_path / "chart" / "values.yaml").write_text("image: nginx:1.27\n")
+    pod = tmp_path / "chart" / "templates" / "pod.yaml"
+    args = ["--cache-dir", str(tmp_path / "cache")] if not cache else cache
+    pod.write_text(POD_TEMPLATE.format(comment="# mlops-lint: disable=IMG002 pinned by the release pipeline"))
+    _, report = lint(tmp_path, "chart", "--select", "IMG002,LNT001", *args)
+    assert where(report) == []
+    assert [(f["line"], f["rule"]) for f in report["findings"] if f["suppressed"]] == [(9, "IMG002")]
+    pod.write_text(POD_TEMPLATE.format(comment="# mlops-lint: disable=GPU001 no GPU here"))
+    _, report = lint(tmp_path, "chart", "--select", "GPU001,LNT001", *args)
+    assert where(report) == [("chart/templates/pod.yaml", 8, 5, "LNT001")]
+    assert "comment at line 8 suppressed no GPU001 finding" in report["findings"][0]["message"]
+    pod.write_text(POD_TEMPLATE.format(comment="# mlops-lint: disable=IMG002 until=2020-01-01 old"))
+    _, report = lint(tmp_path, "chart", "--select", "IMG002,LNT003", *args)
+    assert sorted(where(report)) == [("chart/templates/pod.yaml", 8, 5, "LNT003"),
+                                     ("chart/templates/pod.yaml", 9, 5, "IMG002")]
