@@ -674,6 +674,27 @@ def test_a_project_that_finished_as_before_is_not_mapped_again(tmp_path: Path, m
     assert mapped and moved == lint(tmp_path, ".", "--no-cache")[1] != first
 
 
+def test_a_finished_run_is_not_kept_past_the_day_a_suppression_expires(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a finished run keeps is after its suppressions, and an `until=` one stops applying
+    after its day: the next day's warm run must not restore yesterday's suppressed finding."""
+    from datetime import date
+
+    from mlops_lint import suppress
+
+    (tmp_path / "chart" / "templates").mkdir(parents=True)
+    (tmp_path / "chart" / "Chart.yaml").write_text("apiVersion: v2\nname: c\nversion: 0.1.0\n")
+    (tmp_path / "chart" / "values.yaml").write_text("image: nginx:1.27\n")
+    (tmp_path / "chart" / "templates" / "pod.yaml").write_text(
+        POD_TEMPLATE.format(comment="# mlops-lint: disable=IMG002 until=2027-03-01 pinned by the release pipeline"))
+    args = ["chart", "--select", "IMG002,LNT003", "--cache-dir", str(tmp_path / "cache")]
+    monkeypatch.setattr(suppress, "today_utc", lambda: date(2027, 3, 1))
+    assert where(lint(tmp_path, *args)[1]) == [] and where(lint(tmp_path, *args)[1]) == []  # cold, then finished
+    monkeypatch.setattr(suppress, "today_utc", lambda: date(2027, 3, 2))
+    assert sorted(where(lint(tmp_path, *args)[1])) == [("chart/templates/pod.yaml", 8, 5, "LNT003"),
+                                                       ("chart/templates/pod.yaml", 9, 5, "IMG002")]
+
+
 @pytest.mark.parametrize("tamper", ["statuses", "status", "findings"])
 def test_a_finished_run_that_does_not_check_is_a_miss(tmp_path: Path, tamper: str) -> None:
     from mlops_lint import cachedata
