@@ -268,11 +268,16 @@ def split_reason(reason: str) -> tuple[str | None, str]:
     return match.group(1), reason[match.end():].strip()
 
 
+def today_utc() -> date:
+    """The day (UTC) an ``until=`` expiry is judged against."""
+    return datetime.now(timezone.utc).date()
+
+
 def govern(directives: Iterable[Directive], *, registry: Any, severity: dict[str, str], enabled: set[str],
            require_reason: bool, today: date | None = None) -> tuple[list[Directive], list[Result]]:
     """The directives that apply (an expired one, or one whose ``until=`` is no date, does not)
     and the LNT003/LNT004 findings on them, for the rules of those that run."""
-    today = today or datetime.now(timezone.utc).date()
+    today = today or today_utc()
     kept: list[Directive] = []
     found: list[Result] = []
 

@@ -674,6 +674,27 @@ def test_a_project_that_finished_as_before_is_not_mapped_again(tmp_path: Path, m
     assert mapped and moved == lint(tmp_path, ".", "--no-cache")[1] != first
 
 
+def test_a_finished_run_is_not_kept_past_the_day_a_suppression_expires(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a finished run keeps is after its suppressions, and an `until=` one stops applying
+    after its day: the next day's warm run must not restore yesterday's suppressed finding."""
+    from datetime import date
+
+    from mlops_lint import suppress
+
+    (tmp_path / "chart" / "templates").mkdir(parents=True)
+    (tmp_path / "chart" / "Chart.yaml").write_text("apiVersion: v2\nname: c\nversion: 0.1.0\n")
+    (tmp_path / "chart" / "values.yaml").write_text("image: nginx:1.27\n")
+    (tmp_path / "chart" / "templates" / "pod.yaml").write_text(
+        POD_TEMPLATE.format(comment="# mlops-lint: disable=IMG002 until=2027-03-01 pinned by the release pipeline"))
+    args = ["chart", "--select", "IMG002,LNT003", "--cache-dir", str(tmp_path / "cache")]
+    monkeypatch.setattr(suppress, "today_utc", lambda: date(2027, 3, 1))
+    assert where(lint(tmp_path, *args)[1]) == [] and where(lint(tmp_path, *args)[1]) == []  # cold, then finished
+    monkeypatch.setattr(suppress, "today_utc", lambda: date(2027, 3, 2))
+    assert sorted(where(lint(tmp_path, *args)[1])) == [("chart/templates/pod.yaml", 8, 5, "LNT003"),
+                                                       ("chart/templates/pod.yaml", 9, 5, "IMG002")]
+
+
 @pytest.mark.parametrize("tamper", ["statuses", "status", "findings"])
 def test_a_finished_run_that_does_not_check_is_a_miss(tmp_path: Path, tamper: str) -> None:
     from mlops_lint import cachedata
@@ -951,3 +972,42 @@ def test_the_templates_folders_rendered_are_told_by_the_chart_files(tmp_path: Pa
     (chart / "charts" / "cache" / "Chart.yaml").unlink()
     (chart / "charts" / "cache" / "Chart.yaml").symlink_to(outside)
     assert templates_folders(folder, helm_sdk.ChartFiles(folder)) == [os.path.join(folder, "templates")]
+
+
+# -- suppression comments in templates -------------------------------------------------------------
+
+POD_TEMPLATE = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: p
+spec:
+  containers:
+  - name: c
+    {comment}
+    image: {{{{ .Values.image }}}}
+"""
+
+
+@pytest.mark.parametrize("cache", [["--no-cache"], []])
+def test_a_suppression_on_its_own_line_above_a_template_line_applies(tmp_path: Path, cache: list[str]) -> None:
+    # an own-line comment covers the next line: in a render it was placed by the first key after
+    # it (`spec:`), so it covered the wrong template line and suppressed nothing; an unused or
+    # expired one was reported at `spec:` (5:1) naming the render's line
+    (tmp_path / "chart" / "templates").mkdir(parents=True)
+    (tmp_path / "chart" / "Chart.yaml").write_text("apiVersion: v2\nname: c\nversion: 0.1.0\n")
+    (tmp_path / "chart" / "values.yaml").write_text("image: nginx:1.27\n")
+    pod = tmp_path / "chart" / "templates" / "pod.yaml"
+    args = ["--cache-dir", str(tmp_path / "cache")] if not cache else cache
+    pod.write_text(POD_TEMPLATE.format(comment="# mlops-lint: disable=IMG002 pinned by the release pipeline"))
+    _, report = lint(tmp_path, "chart", "--select", "IMG002,LNT001", *args)
+    assert where(report) == []
+    assert [(f["line"], f["rule"]) for f in report["findings"] if f["suppressed"]] == [(9, "IMG002")]
+    pod.write_text(POD_TEMPLATE.format(comment="# mlops-lint: disable=GPU001 no GPU here"))
+    _, report = lint(tmp_path, "chart", "--select", "GPU001,LNT001", *args)
+    assert where(report) == [("chart/templates/pod.yaml", 8, 5, "LNT001")]
+    assert "comment at line 8 suppressed no GPU001 finding" in report["findings"][0]["message"]
+    pod.write_text(POD_TEMPLATE.format(comment="# mlops-lint: disable=IMG002 until=2020-01-01 old"))
+    _, report = lint(tmp_path, "chart", "--select", "IMG002,LNT003", *args)
+    assert sorted(where(report)) == [("chart/templates/pod.yaml", 8, 5, "LNT003"),
+                                     ("chart/templates/pod.yaml", 9, 5, "IMG002")]

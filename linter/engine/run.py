@@ -520,8 +520,12 @@ def finished_key(keys: Keys, job: Job, builds: Builds, stdin: Any, wants: Wants)
             return None
         records.add(memo.record.key)
     from mlops_lint.digest import digest_text
+    from mlops_lint.suppress import today_utc
 
-    return "finished-" + digest_text(FINISHED_FORMAT, keys.project, *sorted(job.targets), *sorted(builds.helm),
+    # the day (UTC) too: suppressions are applied in what is kept, and one with `until=` stops
+    # applying after its day (linter.suppress.govern), which no file's content tells
+    today = today_utc().isoformat()
+    return "finished-" + digest_text(FINISHED_FORMAT, keys.project, today, *sorted(job.targets), *sorted(builds.helm),
                                      *sorted(records))
 
 

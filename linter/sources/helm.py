@@ -786,11 +786,52 @@ def remap_directive(directive: Any, mappers: dict[str, HelmMapper]) -> Any:
     """A suppression comment of the rendered output moved to its template line (the lines it
     covers move with it)."""
     mapper = mappers.get(directive.path)
-    found = mapper.locate(directive.span) if mapper is not None else None
+    if mapper is None:
+        return directive
+    below = sorted(line for line in directive.lines if line > directive.span.line)
+    if below:  # a comment on its own line covers the next: placed by that line's node, as findings are
+        return _own_line_directive(directive, mapper, below[0]) or directive
+    found = mapper.locate(directive.span)
     if found is None:
         return directive
     shift = found[1].line - directive.span.line
-    return replace(directive, path=found[0], span=found[1], lines=frozenset(line + shift for line in directive.lines))
+    return replace(directive, path=found[0], span=found[1], lines=frozenset(line + shift for line in directive.lines),
+                   where=_comment_where(directive.where, found[1].line))
+
+
+def _comment_where(where: str, line: int) -> str:
+    """``comment at line N`` with the template's line (N was the render's)."""
+    return f"comment at line {line}" if where.startswith("comment at line ") else where
+
+
+def _own_line_directive(directive: Any, mapper: HelmMapper, covered: int) -> Any:
+    """A suppression comment on its own line of a render, at the template: the line it covers is
+    located as a finding on it is (a comment line has no key path of its own: located alone it
+    landed on the first key after it, ``spec:``, so it covered the wrong line); the comment
+    itself is the nearest line above that one in the template that holds its text."""
+    lines = mapper.lines
+    if not 0 < covered <= len(lines):
+        return None
+    text = lines[covered - 1]
+    column = len(text) - len(text.lstrip()) + 1
+    found = mapper.locate(Span(covered, column, covered, column + 1))
+    if found is None:
+        return None
+    path, span = found
+    comment = lines[directive.span.line - 1].strip() if 0 < directive.span.line <= len(lines) else ""
+    absolute = mapper._shown.get(path)
+    template = mapper._templates.get(absolute) if absolute is not None else None
+    line = span.line - 1
+    if template and comment:
+        for number in range(span.line - 1, max(0, span.line - 50), -1):
+            if template[number - 1].strip() == comment:
+                line = number
+                break
+    width = directive.span.end_col - directive.span.col
+    start = directive.span.col
+    line = max(1, line)
+    return replace(directive, path=path, span=Span(line, start, line, start + width),
+                   lines=frozenset({line, span.line}), where=_comment_where(directive.where, line))
 
 
 # ---------------------------------------------------------------------------------------------
