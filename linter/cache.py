@@ -545,19 +545,19 @@ class Cache:
 
     def get_project(self, key: str) -> Any:
         """A project's PROJECT-rule findings (a run holds one entry per project)."""
-        self._load_projects()
-        found = self._old_projects.get(key)
-        if found is not None and len(found) == 2:
-            self.projects[key] = found
-            return found
-        return None
+        return self._project_entry(key, 2)
 
     def get_finished(self, key: str) -> Any:
         """A finished run of a project (its findings after every suppression, at the places the
         user edits, its notes and its targets' statuses: linter.engine.run.finish), or None."""
+        return self._project_entry(key, 3)
+
+    def _project_entry(self, key: str, parts: int) -> Any:
+        """A project entry of this shape (findings and notes; a finished run's has statuses
+        too), kept for the next run's file; None when there is none of that shape."""
         self._load_projects()
         found = self._old_projects.get(key)
-        if found is not None and len(found) == 3:
+        if found is not None and len(found) == parts:
             self.projects[key] = found
             return found
         return None
