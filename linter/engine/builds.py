@@ -45,7 +45,7 @@ class Builds(Struct):
     documents: list[tuple[Any, bytes, bool]] = field(default_factory=list)
     mappers: dict[str, Any] = field(default_factory=dict)  # virtual path -> its mapper
     # display paths linted through a build, and the patch files of roots not built: their objects
-    # are not linted nor indexed as written (see _patches_unbuilt)
+    # are not linted nor indexed as written (see _leave_patches)
     raw_only: frozenset[str] = frozenset()
     errors: list[tuple[Result, None]] = field(default_factory=list)  # SCH001 of roots that failed to build
     notes: list[Note] = field(default_factory=list)
@@ -295,31 +295,36 @@ def start(items: list[tuple[SourceFile, str]], config: Config, cwd: Path, jobs: 
                           for root in roots if targeted(root))
         return Pending(out)
     buildable = []
+    resources = _resources(roots)
+
+    def not_built(root: Any, message: str) -> None:  # its note names the patch files it leaves out
+        said = _leave_patches(out, root, resources, shown)
+        out.notes.append(Note(root.display, f"{message}, except {said}" if said else message))
+
     for root in roots:
         if not targeted(root):
             continue  # nothing of it is reported: its files stay as they are for other files' look-ups
         if root.refused is not None:
             where, line, why = root.refused
-            out.notes.append(Note(root.display, f"kustomize build not run: {shown(where)}:{line}: {why}; mlops-lint "
-                                                "builds nothing it cannot read as kustomize would, nor anything "
-                                                "outside the project; its files are linted as they are"))
+            not_built(root, f"kustomize build not run: {shown(where)}:{line}: {why}; mlops-lint builds nothing it "
+                            "cannot read as kustomize would, nor anything outside the project; its files are linted "
+                            "as they are")
         elif root.remote:
-            out.notes.append(Note(root.display, f"kustomize build not run: it names a remote base ({root.remote[0]}) "
-                                                "and mlops-lint builds without network access; its files are linted "
-                                                "as they are"))
+            not_built(root, f"kustomize build not run: it names a remote base ({root.remote[0]}) and mlops-lint "
+                            "builds without network access; its files are linted as they are")
         elif root.helm:
-            out.notes.append(Note(root.display, "kustomize build not run: it inflates Helm charts (helmCharts), "
-                                                "which mlops-lint does not run; its files are linted as they are"))
+            not_built(root, "kustomize build not run: it inflates Helm charts (helmCharts), which mlops-lint does "
+                            "not run; its files are linted as they are")
         elif command is None and enabled == "always":
             out.errors.append(_error(root, "kustomize.enabled is always, but no kustomize or kubectl was found on "
                                            "PATH (set kustomize.command or install one)", severity))
+            if said := _leave_patches(out, root, resources, shown):
+                out.notes.append(Note(root.display, f"the build was not run, so {said} {_BUILD_THEM}"))
         elif command is None:
-            out.notes.append(Note(root.display, "kustomize build not run: no kustomize or kubectl found on PATH; its "
-                                                "files are linted as they are (set kustomize.command to build it)"))
+            not_built(root, "kustomize build not run: no kustomize or kubectl found on PATH; its files are linted as "
+                            "they are (set kustomize.command to build it)")
         else:
             buildable.append(root)
-    _patches_unbuilt(out, [root for root in roots if targeted(root) and root not in buildable], roots, shown,
-                     "the build was not run")
     if not buildable:
         return Pending(out)
     cache = kz.BuildCache(cache_dir)
@@ -385,33 +390,34 @@ def _finish(out: Builds, buildable: list, outputs: dict, keys: dict[str, str], d
         out.documents.append((document, output, targeted(root)))
         raw_only.update(shown(path) for path in root.inputs if path not in {k.path for k in root.chain})
     out.raw_only = frozenset(raw_only)
-    _patches_unbuilt(out, failed, buildable, shown, "the build failed")
+    resources = _resources(buildable)
+    for root in failed:
+        if said := _leave_patches(out, root, resources, shown):
+            out.notes.append(Note(root.display, f"the build failed, so {said} {_BUILD_THEM}"))
 
 
-def _patches_unbuilt(out: Builds, unbuilt: list, roots: list, shown: Callable[[str], str], why: str) -> None:
-    """The patch files of roots that are not built (``why``) are not linted as whole objects:
-    a strategic merge patch sets only what it changes, so every field it leaves to its base
-    would be a false finding (a container without resources, capabilities …), and the object
-    it patches is its base's, not a second definition in the index. Their raw reading keeps
-    their parse errors and comments, as a built root's files do; a note per root names them.
-    A file some kustomization of the project lists as a resource stays linted as written."""
-    resources = {path for root in roots for kustomization in root.chain
-                 for path in kustomization.inputs - {patch.file for patch in kustomization.patches}}
-    noted = set(out.raw_only)
-    for root in unbuilt:
-        files = sorted({shown(patch.file) for kustomization in root.chain for patch in kustomization.patches
-                        if patch.file and patch.file not in resources and os.path.isfile(patch.file)})
-        if not files:
-            continue
-        noted.update(files)
-        said = f"its patch files ({', '.join(files)}) are not linted as whole objects: a patch sets only what it changes"
-        for index, note in enumerate(out.notes):  # the root's own "build not run" note says it
-            if note.path == root.display and note.message.startswith("kustomize build not run"):
-                out.notes[index] = Note(note.path, f"{note.message}, except {said}")
-                break
-        else:
-            out.notes.append(Note(root.display, f"{why}, so {said} (build the root to lint them as they apply)"))
-    out.raw_only = frozenset(noted)
+_BUILD_THEM = "(build the root to lint them as they apply)"
+
+
+def _resources(roots: list) -> set[str]:
+    """The files some kustomization of ``roots`` reads other than as its own patches."""
+    return {path for root in roots for kustomization in root.chain
+            for path in kustomization.inputs - {patch.file for patch in kustomization.patches}}
+
+
+def _leave_patches(out: Builds, root: Any, resources: set[str], shown: Callable[[str], str]) -> str:
+    """The patch files of a root that is not built are not linted as whole objects: a strategic
+    merge patch sets only what it changes, so every field it leaves to its base would be a false
+    finding (a container without resources, capabilities …), and the object it patches is its
+    base's, not a second definition in the index. Their raw reading keeps their parse errors and
+    comments, as a built root's files do. A file some kustomization of the project lists as a
+    resource (``resources``) stays linted as written. What the root's note says of them ("": none)."""
+    files = sorted({shown(patch.file) for kustomization in root.chain for patch in kustomization.patches
+                    if patch.file and patch.file not in resources and os.path.isfile(patch.file)})
+    if not files:
+        return ""
+    out.raw_only = out.raw_only | frozenset(files)
+    return f"its patch files ({', '.join(files)}) are not linted as whole objects: a patch sets only what it changes"
 
 
 def _helm_charts(out: Builds, items: list[tuple[SourceFile, str]], config: Config, cwd: Path, jobs: int,
