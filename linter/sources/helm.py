@@ -159,6 +159,18 @@ class HelmMapper:
             self._shown[shown] = absolute
         return self._templates[absolute]
 
+    def line_above(self, shown: str, line: int, text: str, reach: int = 50) -> int | None:
+        """The nearest line above ``line`` of the template shown as ``shown`` that reads ``text``
+        (stripped), within ``reach`` lines; None when there is none or the template is not read."""
+        absolute = self._shown.get(shown)
+        lines = self._templates.get(absolute) if absolute is not None else None
+        if not lines or not text:
+            return None
+        for number in range(min(line, len(lines) + 1) - 1, max(0, line - reach), -1):
+            if lines[number - 1].strip() == text:
+                return number
+        return None
+
     def inserted(self, found: tuple[str, Span]) -> list[str]:
         """The values a template line inserts (``.Values.image.tag``), as it spells them."""
         absolute = self._shown.get(found[0])
@@ -819,17 +831,8 @@ def _own_line_directive(directive: Any, mapper: HelmMapper, covered: int) -> Any
         return None
     path, span = found
     comment = lines[directive.span.line - 1].strip() if 0 < directive.span.line <= len(lines) else ""
-    absolute = mapper._shown.get(path)
-    template = mapper._templates.get(absolute) if absolute is not None else None
-    line = span.line - 1
-    if template and comment:
-        for number in range(span.line - 1, max(0, span.line - 50), -1):
-            if template[number - 1].strip() == comment:
-                line = number
-                break
-    width = directive.span.end_col - directive.span.col
-    start = directive.span.col
-    line = max(1, line)
+    line = max(1, mapper.line_above(path, span.line, comment) or span.line - 1)
+    start, width = directive.span.col, directive.span.end_col - directive.span.col
     return replace(directive, path=path, span=Span(line, start, line, start + width),
                    lines=frozenset({line, span.line}), where=_comment_where(directive.where, line))
 
