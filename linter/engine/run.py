@@ -28,7 +28,7 @@ from mlops_lint.engine.memory import collector_paused, freeze
 from mlops_lint.engine.builds import Builds
 from mlops_lint.engine.passes import Work, build_index, prepare, skeleton
 from mlops_lint.engine.projects import Project, add_configs, by_roots, explicit, loader
-from mlops_lint.engine.runner import UNUSED_SUPPRESSION, FileOutcome, Job, Runner, generic_kinds_note, merged_facts
+from mlops_lint.engine.runner import PARSE_ERROR, UNUSED_SUPPRESSION, FileOutcome, Job, Runner, generic_kinds_note, merged_facts
 from mlops_lint.engine.selection import enabled_rules
 from mlops_lint.engine.survey import Survey, survey_files
 from mlops_lint.engine.workers import lint_all
@@ -192,7 +192,7 @@ class Merged(Struct):
         self.results.extend(done.results)
         self.notes.extend(Note(path, message) for path, message in done.notes)
         self.statuses.update(done.statuses)
-        if rules and not any(meta.code == PARSE_ERRORS for meta in rules):
+        if rules and not any(meta.code == PARSE_ERROR for meta in rules):
             # nothing of a file that does not parse was linted, and with SCH001 off nothing says so:
             # it is counted as skipped, never as a linted file of a green run
             self.statuses.update({path: NOT_PARSED for path, status in done.statuses.items() if status == "parse error"})
@@ -206,8 +206,7 @@ class Merged(Struct):
             self.unsafe_fixing.update(done.statuses)
 
 
-PARSE_ERRORS = "SCH001"  # the rule that reports a file that does not parse
-NOT_PARSED = f"skipped: does not parse, and {PARSE_ERRORS} is off"
+NOT_PARSED = f"skipped: does not parse, and {PARSE_ERROR} is off"
 
 
 def report_of(merged: Merged, request: LintRequest, projects: list[Project], chosen: list[list], sources: "Sources",
